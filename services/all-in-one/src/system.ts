@@ -1,0 +1,136 @@
+// The whole service in one process: the five programs on one HTTP port. PostgreSQL is DATABASE_URL or, unset,
+// PGlite under DATA_DIR; the transport is NATS_URL or, unset, the in-process transport with the same subjects and
+// bytes. Used by `npm start` and by the end-to-end tests.
+import { createServer, type Server } from 'node:http';
+import { resolve } from 'node:path';
+import { EnvReader, readCommonConfig } from '../../runtime/src/config.ts';
+import { Database, migrate } from '../../runtime/src/db/database.ts';
+import { type EmbeddedPostgres, startEmbeddedPostgres } from '../../runtime/src/db/embedded.ts';
+import { createHttpApp } from '../../runtime/src/http/app.ts';
+import { createLogger, type Logger } from '../../runtime/src/logger.ts';
+import { createMetrics } from '../../runtime/src/metrics.ts';
+import { PlatformSwitch } from '../../runtime/src/platform-switch.ts';
+import { closeServer, listen, type Program } from '../../runtime/src/program.ts';
+import { InProcessTransport } from '../../runtime/src/transport/in-process.ts';
+import { NatsTransport } from '../../runtime/src/transport/nats.ts';
+import type { ServedService, Transport } from '../../runtime/src/transport/operation.ts';
+import { allPrograms, stateOwners } from './programs.ts';
+
+export interface SystemOptions {
+  env?: Record<string, string | undefined>;
+  /** Overrides PORT; 0 picks a free port. */
+  port?: number;
+  host?: string;
+  logger?: Logger;
+}
+
+export interface RunningSystem {
+  url: string;
+  port: number;
+  databaseDescription: string;
+  transportKind: Transport['kind'];
+  dataDir: string;
+  server: Server;
+  /** Graceful stop: HTTP first, then services (in-flight finish), programs, transport, database. */
+  stop(): Promise<void>;
+  isShuttingDown: () => boolean;
+  markShuttingDown(): void;
+}
+
+export async function startSystem(options: SystemOptions = {}): Promise<RunningSystem> {
+  const reader = new EnvReader(options.env ?? process.env);
+  const common = readCommonConfig(reader);
+  const port = options.port ?? reader.int('PORT', 8080, { min: 0, max: 65535 });
+  const dataDir = resolve(reader.string('DATA_DIR', './.data'));
+  const databaseUrl = reader.url('DATABASE_URL', ['postgres:', 'postgresql:']);
+  const configs = allPrograms.map((module) => module.readConfig(reader));
+  reader.done();
+
+  const logger = options.logger ?? createLogger('all-in-one', common.logLevel);
+  const metrics = createMetrics();
+  let embedded: EmbeddedPostgres | undefined;
+  let url = databaseUrl;
+  if (!url) {
+    embedded = await startEmbeddedPostgres(dataDir);
+    url = embedded.url;
+  }
+  await migrate(
+    url,
+    stateOwners.map((m) => m.database!.migrations),
+    logger,
+  );
+  const database = await Database.open({
+    url,
+    entities: stateOwners.flatMap((m) => m.database!.entities),
+    poolMax: embedded ? 1 : 10,
+    logger,
+  });
+  const transport: Transport = common.natsUrl
+    ? await NatsTransport.connect({
+        url: common.natsUrl,
+        connectionName: 'all-in-one',
+        requestTimeoutMs: common.natsRequestTimeoutMs,
+        logger,
+        metrics,
+      })
+    : new InProcessTransport(logger, metrics);
+  const platform = new PlatformSwitch(transport);
+
+  const programs: Program[] = [];
+  const served: ServedService[] = [];
+  for (const [index, module] of allPrograms.entries()) {
+    const program = await module.create(
+      {
+        logger: logger.child({ program: module.name }),
+        metrics,
+        transport,
+        platform,
+        database: module.database ? database : undefined,
+        dataDir,
+      },
+      configs[index],
+    );
+    programs.push(program);
+    for (const definition of program.services ?? []) served.push(await transport.serve(definition));
+  }
+
+  let shuttingDown = false;
+  const app = createHttpApp({
+    program: 'all-in-one',
+    logger,
+    metrics,
+    routes: programs.flatMap((p) => (p.routes ? [p.routes] : [])),
+    readiness: async () => ({ transport: transport.isReady(), database: await database.ping() }),
+    isShuttingDown: () => shuttingDown,
+  });
+  const server = createServer(app.callback());
+  const boundPort = await listen(server, port, options.host);
+  const host = options.host ?? 'localhost';
+  return {
+    url: `http://${host}:${boundPort}`,
+    port: boundPort,
+    databaseDescription: embedded ? `embedded PostgreSQL (PGlite) in ${embedded.dataDir}` : redactUrl(url),
+    transportKind: transport.kind,
+    dataDir,
+    server,
+    isShuttingDown: () => shuttingDown,
+    markShuttingDown: () => {
+      shuttingDown = true;
+    },
+    async stop() {
+      shuttingDown = true;
+      await closeServer(server);
+      await Promise.all(served.map((s) => s.stop()));
+      for (const program of programs) await program.close?.();
+      await transport.close();
+      await database.close();
+      await embedded?.stop();
+    },
+  };
+}
+
+function redactUrl(url: string): string {
+  const parsed = new URL(url);
+  if (parsed.password) parsed.password = '***';
+  return parsed.toString();
+}

@@ -1,0 +1,8 @@
+import type { MigrationSet } from '../../../runtime/src/db/migrations.ts';
+import { IdentityInitial } from './0001-initial.ts';
+
+/** The identity schema's migrations, in order. Append new ones; never edit an applied one. */
+export const identityMigrations: MigrationSet = {
+  schema: 'identity',
+  migrations: [{ name: '0001-initial', class: IdentityInitial }],
+};

@@ -1,0 +1,8 @@
+import type { MigrationSet } from '../../../runtime/src/db/migrations.ts';
+import { LedgerInitial } from './0001-initial.ts';
+
+/** The ledger schema's migrations, in order. Append new ones; never edit an applied one. */
+export const ledgerMigrations: MigrationSet = {
+  schema: 'ledger',
+  migrations: [{ name: '0001-initial', class: LedgerInitial }],
+};

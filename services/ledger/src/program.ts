@@ -1,0 +1,23 @@
+// ledger: owner of the `ledger` schema. Console actions, snapshot and records, event decisions, link intents and
+// public configuration data; every mutation is one transaction here.
+import type { EnvReader } from '../../runtime/src/config.ts';
+import type { ProgramModule } from '../../runtime/src/program.ts';
+import { ledgerMigrations } from './migrations/index.ts';
+
+export interface LedgerConfig {
+  eventRateLimitPerMinute: number;
+}
+
+export const ledger: ProgramModule<LedgerConfig> = {
+  name: 'ledger',
+  database: { migrations: ledgerMigrations, entities: [] },
+  readConfig(reader: EnvReader): LedgerConfig {
+    return { eventRateLimitPerMinute: reader.int('EVENT_RATE_LIMIT_PER_MINUTE', 120, { min: 1, max: 1_000_000 }) };
+  },
+  async create() {
+    return {
+      name: 'ledger',
+      services: [{ service: 'ledger', version: '1.0.0', description: 'Console, events, links and configuration', endpoints: [] }],
+    };
+  },
+};

@@ -1,0 +1,125 @@
+// Configuration from environment variables. Every program declares what it reads; a missing or malformed variable
+// stops start-up with a message that names it (all problems at once, not one per restart).
+
+export class ConfigError extends Error {
+  readonly problems: string[];
+
+  constructor(problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+    this.problems = problems;
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+/** Collects typed values and problems; `done()` throws one ConfigError listing every problem. */
+export class EnvReader {
+  private readonly env: Env;
+  private readonly problems: string[] = [];
+
+  constructor(env: Env = process.env) {
+    this.env = env;
+  }
+
+  private raw(name: string): string | undefined {
+    const value = this.env[name];
+    return value === undefined || value.trim() === '' ? undefined : value.trim();
+  }
+
+  string(name: string, fallback: string): string;
+  string(name: string): string | undefined;
+  string(name: string, fallback?: string): string | undefined {
+    return this.raw(name) ?? fallback;
+  }
+
+  required(name: string, why: string): string {
+    const value = this.raw(name);
+    if (value === undefined) {
+      this.problems.push(`${name} is required (${why})`);
+      return '';
+    }
+    return value;
+  }
+
+  int(name: string, fallback: number, { min, max }: { min: number; max: number }): number {
+    const value = this.raw(name);
+    if (value === undefined) return fallback;
+    if (!/^-?\d+$/.test(value) || Number(value) < min || Number(value) > max) {
+      this.problems.push(`${name} must be an integer from ${min} to ${max}, got ${JSON.stringify(value)}`);
+      return fallback;
+    }
+    return Number(value);
+  }
+
+  bool(name: string, fallback: boolean): boolean {
+    const value = this.raw(name);
+    if (value === undefined) return fallback;
+    if (value === 'true' || value === '1') return true;
+    if (value === 'false' || value === '0') return false;
+    this.problems.push(`${name} must be true or false, got ${JSON.stringify(value)}`);
+    return fallback;
+  }
+
+  oneOf<T extends string>(name: string, choices: readonly T[], fallback: T): T {
+    const value = this.raw(name);
+    if (value === undefined) return fallback;
+    if (!(choices as readonly string[]).includes(value)) {
+      this.problems.push(`${name} must be one of ${choices.join(', ')}, got ${JSON.stringify(value)}`);
+      return fallback;
+    }
+    return value as T;
+  }
+
+  list(name: string, itemPattern?: RegExp, describe?: string): string[] {
+    const value = this.raw(name);
+    if (value === undefined) return [];
+    const items = value
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s !== '');
+    for (const item of items) {
+      if (itemPattern && !itemPattern.test(item)) {
+        this.problems.push(`${name} has an invalid entry ${JSON.stringify(item)}${describe ? ` (${describe})` : ''}`);
+      }
+    }
+    return items;
+  }
+
+  url(name: string, protocols: string[]): string | undefined {
+    const value = this.raw(name);
+    if (value === undefined) return undefined;
+    for (const part of value.split(',')) {
+      try {
+        const parsed = new URL(part.trim());
+        if (!protocols.includes(parsed.protocol)) throw new Error('protocol');
+      } catch {
+        this.problems.push(`${name} must be a URL with scheme ${protocols.join(' or ')}, got ${JSON.stringify(part)}`);
+      }
+    }
+    return value;
+  }
+
+  check(condition: boolean, problem: string): void {
+    if (!condition) this.problems.push(problem);
+  }
+
+  done(): void {
+    if (this.problems.length > 0) throw new ConfigError(this.problems);
+  }
+}
+
+/** Settings every program shares. */
+export interface CommonConfig {
+  logLevel: string;
+  natsUrl: string | undefined;
+  natsRequestTimeoutMs: number;
+}
+
+export function readCommonConfig(reader: EnvReader): CommonConfig {
+  return {
+    logLevel: reader.oneOf('LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
+    natsUrl: reader.url('NATS_URL', ['nats:', 'tls:', 'ws:', 'wss:']),
+    natsRequestTimeoutMs: reader.int('NATS_REQUEST_TIMEOUT_MS', 5000, { min: 100, max: 60000 }),
+  };
+}

@@ -1,0 +1,99 @@
+// PostgreSQL through MikroORM. Each state owner owns one schema (`ledger`, `identity`) with its own migrations;
+// in the all-in-one process both share one Database (and, on PGlite, its single connection).
+import { type EntitySchema, MikroORM } from '@mikro-orm/postgresql';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { Migrator } from '@mikro-orm/migrations';
+import type { Logger } from '../logger.ts';
+import type { MigrationSet } from './migrations.ts';
+
+export interface DatabaseOptions {
+  url: string;
+  // biome-ignore lint/suspicious/noExplicitAny: MikroORM's entity schemas are generic over their own shapes.
+  entities: EntitySchema<any, any>[];
+  /** Connection pool size; exactly 1 on PGlite, which serves one session at a time. */
+  poolMax: number;
+  logger: Logger;
+}
+
+export class Database {
+  // biome-ignore lint/suspicious/noExplicitAny: the ORM is shared by programs with different entity sets.
+  readonly orm: MikroORM<any, any>;
+  private readonly logger: Logger;
+
+  // biome-ignore lint/suspicious/noExplicitAny: see above.
+  private constructor(orm: MikroORM<any, any>, logger: Logger) {
+    this.orm = orm;
+    this.logger = logger;
+  }
+
+  static async open(options: DatabaseOptions): Promise<Database> {
+    const orm = await MikroORM.init({
+      clientUrl: options.url,
+      entities: options.entities,
+      pool: { min: 0, max: options.poolMax },
+      allowGlobalContext: false,
+      debug: false,
+      discovery: { warnWhenNoEntities: false },
+      ensureDatabase: false,
+      // Credits are bigint columns; values up to 1e12 are exact as numbers.
+      forceUtcTimezone: true,
+    });
+    return new Database(orm, options.logger);
+  }
+
+  /** A fresh entity manager for one unit of work (one request). */
+  em(): EntityManager {
+    return this.orm.em.fork() as EntityManager;
+  }
+
+  /** Raw SQL with positional `?` parameters, outside any transaction. */
+  async query<T = Record<string, unknown>>(sql: string, params: unknown[] = []): Promise<T[]> {
+    return (await this.em().execute(sql, params)) as T[];
+  }
+
+  async ping(): Promise<boolean> {
+    try {
+      await this.query('select 1');
+      return true;
+    } catch (error) {
+      this.logger.warn({ err: error }, 'database ping failed');
+      return false;
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.orm.close(true);
+  }
+}
+
+/**
+ * Applies the committed migrations of each set, in order, each set tracked in its own schema's table. Uses one
+ * connection for all sets (PGlite serves one at a time). MikroORM migrations run in one transaction per set.
+ */
+export async function migrate(url: string, sets: MigrationSet[], logger: Logger): Promise<void> {
+  const orm = await MikroORM.init({
+    clientUrl: url,
+    entities: [],
+    discovery: { warnWhenNoEntities: false },
+    ensureDatabase: false,
+    pool: { min: 0, max: 1 },
+  });
+  try {
+    for (const set of sets) {
+      orm.config.set('migrations', {
+        ...orm.config.get('migrations'),
+        tableName: `${set.schema}.mikro_orm_migrations`,
+        migrationsList: set.migrations,
+        transactional: true,
+        allOrNothing: true,
+        snapshot: false,
+        silent: true,
+      });
+      await orm.em.getConnection().execute(`create schema if not exists ${set.schema}`);
+      const applied = await new Migrator(orm.em).up();
+      logger.info({ schema: set.schema, applied: applied.map((m) => m.name) }, 'migrations applied');
+    }
+  } finally {
+    await orm.close(true);
+  }
+}

@@ -1,0 +1,9 @@
+import type { Migration } from '@mikro-orm/migrations';
+
+export type MigrationClass = new (...args: ConstructorParameters<typeof Migration>) => Migration;
+
+/** The ordered, committed migrations of one schema. Names are stable: they are recorded in the database. */
+export interface MigrationSet {
+  schema: 'ledger' | 'identity';
+  migrations: Array<{ name: string; class: MigrationClass }>;
+}

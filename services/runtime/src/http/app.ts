@@ -1,0 +1,109 @@
+// The HTTP side every program shares: request ids, structured access logs, metrics, the error envelope for every
+// failure (404 and 405 included), and the probes /healthz, /readyz and /metrics.
+import { randomUUID } from 'node:crypto';
+import Router from '@koa/router';
+import Koa from 'koa';
+import { AppError } from '../errors.ts';
+import type { Logger } from '../logger.ts';
+import type { Metrics } from '../metrics.ts';
+import type { CallContext } from '../transport/operation.ts';
+
+declare module 'koa' {
+  interface DefaultState {
+    requestId: string;
+    log: Logger;
+    call: CallContext;
+  }
+}
+
+export type Readiness = () => Promise<Record<string, boolean>>;
+
+export interface HttpAppOptions {
+  /** Label for metrics and logs: the program, or `all-in-one`. */
+  program: string;
+  logger: Logger;
+  metrics: Metrics;
+  readiness: Readiness;
+  /** Each program adds its routes to the shared router. */
+  routes: Array<(router: Router) => void>;
+  /** Set once shutdown begins: /readyz answers 503 so that load balancers stop sending traffic. */
+  isShuttingDown?: () => boolean;
+}
+
+const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export function createHttpApp(options: HttpAppOptions): Koa {
+  const app = new Koa();
+  app.proxy = true;
+  const { metrics, program } = options;
+
+  app.use(async (ctx, next) => {
+    const started = performance.now();
+    const incoming = ctx.get('X-Request-Id');
+    const requestId = REQUEST_ID_PATTERN.test(incoming) ? incoming : randomUUID();
+    ctx.state.requestId = requestId;
+    ctx.state.log = options.logger.child({ requestId });
+    ctx.state.call = { requestId, traceparent: ctx.get('traceparent') || undefined };
+    ctx.set('X-Request-Id', requestId);
+    try {
+      await next();
+      if (ctx.status === 404 && ctx.body === undefined) {
+        throw new AppError(404, 'not_found', `No route for ${ctx.method} ${ctx.path}.`);
+      }
+    } catch (error) {
+      writeError(ctx, error);
+    } finally {
+      const route = (ctx as { _matchedRoute?: string })._matchedRoute ?? 'unmatched';
+      const labels = { program, method: ctx.method, route: String(route), status: String(ctx.status) };
+      const seconds = (performance.now() - started) / 1000;
+      metrics.httpRequests.inc(labels);
+      metrics.httpDuration.observe(labels, seconds);
+      ctx.state.log[ctx.status >= 500 ? 'warn' : 'info'](
+        { method: ctx.method, path: ctx.path, route: labels.route, status: ctx.status, ms: Math.round(seconds * 1000) },
+        'request',
+      );
+    }
+  });
+
+  const router = new Router();
+  router.get('/healthz', (ctx) => {
+    ctx.body = { status: 'ok' };
+  });
+  router.get('/readyz', async (ctx) => {
+    const checks = await options.readiness();
+    const shuttingDown = options.isShuttingDown?.() ?? false;
+    const ready = !shuttingDown && Object.values(checks).every(Boolean);
+    ctx.status = ready ? 200 : 503;
+    ctx.body = { status: ready ? 'ready' : shuttingDown ? 'shutting-down' : 'not-ready', checks };
+  });
+  router.get('/metrics', async (ctx) => {
+    ctx.type = metrics.registry.contentType;
+    ctx.body = await metrics.registry.metrics();
+  });
+  for (const addRoutes of options.routes) addRoutes(router);
+  app.use(router.routes());
+  app.use(router.allowedMethods({ throw: true }));
+  return app;
+}
+
+function writeError(ctx: Koa.Context, error: unknown): void {
+  let appError: AppError;
+  if (error instanceof AppError) {
+    appError = error;
+  } else if (isHttpError(error) && error.status === 405) {
+    appError = new AppError(405, 'method_not_allowed', `Method ${ctx.method} is not allowed on ${ctx.path}.`);
+    if (error.headers?.Allow) ctx.set('Allow', error.headers.Allow);
+  } else if (isHttpError(error) && error.status === 501) {
+    appError = new AppError(405, 'method_not_allowed', `Method ${ctx.method} is not supported.`);
+  } else {
+    ctx.state.log?.error({ err: error }, 'unhandled error');
+    appError = new AppError(500, 'internal_error', 'The service failed to handle the request.');
+  }
+  if (appError.status === 503 && !ctx.response.get('Retry-After')) ctx.set('Retry-After', '1');
+  ctx.status = appError.status;
+  ctx.body = appError.toEnvelope();
+}
+
+function isHttpError(error: unknown): error is { status: number; headers?: Record<string, string> } {
+  return typeof error === 'object' && error !== null && 'status' in error && typeof error.status === 'number';
+}

@@ -1,0 +1,46 @@
+// Prometheus metrics. One registry per process; in the all-in-one process the programs share it and are told apart
+// by the `program` label.
+import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+
+export interface Metrics {
+  registry: Registry;
+  httpRequests: Counter<'program' | 'method' | 'route' | 'status'>;
+  httpDuration: Histogram<'program' | 'method' | 'route' | 'status'>;
+  transportRequests: Counter<'subject' | 'outcome'>;
+  transportDuration: Histogram<'subject' | 'outcome'>;
+}
+
+export function createMetrics(): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const buckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+  return {
+    registry,
+    httpRequests: new Counter({
+      name: 'http_requests_total',
+      help: 'HTTP requests answered, by program, method, route and status',
+      labelNames: ['program', 'method', 'route', 'status'],
+      registers: [registry],
+    }),
+    httpDuration: new Histogram({
+      name: 'http_request_duration_seconds',
+      help: 'HTTP request duration in seconds',
+      labelNames: ['program', 'method', 'route', 'status'],
+      buckets,
+      registers: [registry],
+    }),
+    transportRequests: new Counter({
+      name: 'transport_requests_total',
+      help: 'Requests sent to state owners, by subject and outcome (ok, error, unavailable)',
+      labelNames: ['subject', 'outcome'],
+      registers: [registry],
+    }),
+    transportDuration: new Histogram({
+      name: 'transport_request_duration_seconds',
+      help: 'Duration of requests to state owners in seconds',
+      labelNames: ['subject', 'outcome'],
+      buckets,
+      registers: [registry],
+    }),
+  };
+}

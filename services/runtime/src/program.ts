@@ -1,0 +1,155 @@
+// A program is one of the five: edges contribute HTTP routes, state owners serve operations over the transport.
+// `runStandalone` runs one program alone (Kubernetes, `npm run start:<program>`); the all-in-one process
+// composes all five with the same pieces.
+import { createServer, type Server } from 'node:http';
+import type Router from '@koa/router';
+import type { EntitySchema } from '@mikro-orm/postgresql';
+import { EnvReader, readCommonConfig } from './config.ts';
+import { Database, migrate } from './db/database.ts';
+import type { MigrationSet } from './db/migrations.ts';
+import { createHttpApp } from './http/app.ts';
+import { createLogger, type Logger } from './logger.ts';
+import { createMetrics, type Metrics } from './metrics.ts';
+import { PlatformSwitch } from './platform-switch.ts';
+import { NatsTransport } from './transport/nats.ts';
+import type { ServedService, ServiceDefinition, Transport } from './transport/operation.ts';
+
+export type ProgramName = 'gateway' | 'ingest' | 'links' | 'ledger' | 'identity-admission';
+
+export interface ProgramDeps {
+  logger: Logger;
+  metrics: Metrics;
+  transport: Transport;
+  platform: PlatformSwitch;
+  /** State owners only. */
+  database?: Database;
+  /** DATA_DIR of the all-in-one process (development identity provider keys); undefined when run alone. */
+  dataDir?: string;
+}
+
+export interface Program {
+  name: ProgramName;
+  routes?: (router: Router) => void;
+  services?: ServiceDefinition[];
+  close?: () => Promise<void>;
+}
+
+export interface ProgramModule<C> {
+  name: ProgramName;
+  /** State owners: their schema's migrations and entities. */
+  database?: {
+    migrations: MigrationSet;
+    // biome-ignore lint/suspicious/noExplicitAny: entity schemas are generic over their own shapes.
+    entities: EntitySchema<any, any>[];
+  };
+  readConfig(reader: EnvReader): C;
+  create(deps: ProgramDeps, config: C): Promise<Program>;
+}
+
+/** Closes things in order on SIGTERM/SIGINT; a second signal or a stuck step past the deadline exits at once. */
+export function onShutdown(logger: Logger, steps: Array<[string, () => Promise<void>]>, deadlineMs = 10_000): () => boolean {
+  let shuttingDown = false;
+  const shutdown = async (signal: string) => {
+    if (shuttingDown) {
+      logger.warn({ signal }, 'second signal: exiting now');
+      process.exit(1);
+    }
+    shuttingDown = true;
+    logger.info({ signal }, 'shutting down');
+    const timer = setTimeout(() => {
+      logger.error({ deadlineMs }, 'shutdown deadline passed: exiting');
+      process.exit(1);
+    }, deadlineMs);
+    timer.unref();
+    let code = 0;
+    for (const [name, step] of steps) {
+      try {
+        await step();
+      } catch (error) {
+        code = 1;
+        logger.error({ err: error, step: name }, 'shutdown step failed');
+      }
+    }
+    logger.info('stopped');
+    process.exit(code);
+  };
+  process.once('SIGTERM', () => void shutdown('SIGTERM'));
+  process.once('SIGINT', () => void shutdown('SIGINT'));
+  return () => shuttingDown;
+}
+
+export function listen(server: Server, port: number, host?: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      const address = server.address();
+      resolve(typeof address === 'object' && address ? address.port : port);
+    });
+  });
+}
+
+export function closeServer(server: Server): Promise<void> {
+  return new Promise((resolve) => {
+    server.close(() => resolve());
+    server.closeIdleConnections();
+  });
+}
+
+/** Runs one program alone against real NATS (and PostgreSQL for state owners). */
+export async function runStandalone<C>(module: ProgramModule<C>): Promise<void> {
+  const reader = new EnvReader();
+  const common = readCommonConfig(reader);
+  const httpPort = reader.int('HTTP_PORT', 8080, { min: 0, max: 65535 });
+  reader.check(common.natsUrl !== undefined, 'NATS_URL is required when a program runs alone');
+  const databaseUrl = module.database ? reader.url('DATABASE_URL', ['postgres:', 'postgresql:']) : undefined;
+  if (module.database) reader.check(databaseUrl !== undefined, 'DATABASE_URL is required for a state owner');
+  const config = module.readConfig(reader);
+  const logger = createLogger(module.name, common.logLevel);
+  try {
+    reader.done();
+  } catch (error) {
+    logger.fatal((error as Error).message);
+    process.exit(2);
+  }
+
+  const metrics = createMetrics();
+  const transport = await NatsTransport.connect({
+    url: common.natsUrl as string,
+    connectionName: module.name,
+    requestTimeoutMs: common.natsRequestTimeoutMs,
+    logger,
+    metrics,
+  });
+  let database: Database | undefined;
+  if (module.database && databaseUrl) {
+    await migrate(databaseUrl, [module.database.migrations], logger);
+    database = await Database.open({ url: databaseUrl, entities: module.database.entities, poolMax: 10, logger });
+  }
+  const platform = new PlatformSwitch(transport);
+  const program = await module.create({ logger, metrics, transport, platform, database }, config);
+  const served: ServedService[] = [];
+  for (const definition of program.services ?? []) served.push(await transport.serve(definition));
+
+  let isShuttingDown = () => false;
+  const app = createHttpApp({
+    program: module.name,
+    logger,
+    metrics,
+    routes: program.routes ? [program.routes] : [],
+    readiness: async () => ({
+      nats: transport.isReady(),
+      ...(database ? { database: await database.ping() } : {}),
+    }),
+    isShuttingDown: () => isShuttingDown(),
+  });
+  const server = createServer(app.callback());
+  const port = await listen(server, httpPort);
+  logger.info({ port }, `${module.name} listening`);
+  isShuttingDown = onShutdown(logger, [
+    ['http', () => closeServer(server)],
+    ['services', async () => void (await Promise.all(served.map((s) => s.stop())))],
+    ['program', async () => program.close?.()],
+    ['transport', () => transport.close()],
+    ['database', async () => database?.close()],
+  ]);
+}

@@ -1,0 +1,75 @@
+// Encoding shared by both transports, so that the in-process transport carries exactly the NATS bytes.
+import { create, fromBinary, toBinary, type DescMessage, type MessageInitShape, type MessageShape } from '@bufbuild/protobuf';
+import { ServiceErrorSchema } from '../contracts/gen/rewards/v1/errors_pb.ts';
+import { AppError } from '../errors.ts';
+import type { Logger } from '../logger.ts';
+import type { CallContext, EndpointBinding, Operation } from './operation.ts';
+
+export type HandlerOutcome = { ok: true; data: Uint8Array } | { ok: false; status: number; code: string; data: Uint8Array };
+
+export function encodeRequest<I extends DescMessage>(operation: Operation<I>, request: MessageInitShape<I>): Uint8Array {
+  return toBinary(operation.request, create(operation.request, request));
+}
+
+export function decodeReply<O extends DescMessage>(operation: Operation<DescMessage, O>, data: Uint8Array): MessageShape<O> {
+  return fromBinary(operation.reply, data);
+}
+
+export function encodeError(error: AppError): Uint8Array {
+  const extraJson: Record<string, string> = {};
+  for (const [key, value] of Object.entries(error.extra ?? {})) extraJson[key] = JSON.stringify(value);
+  return toBinary(
+    ServiceErrorSchema,
+    create(ServiceErrorSchema, { status: error.status, code: error.code, message: error.message, extraJson }),
+  );
+}
+
+export function decodeError(data: Uint8Array): AppError {
+  const message = fromBinary(ServiceErrorSchema, data);
+  const extra: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(message.extraJson)) extra[key] = JSON.parse(value);
+  return new AppError(message.status, message.code, message.message, Object.keys(extra).length ? extra : undefined);
+}
+
+/** Decodes a request, runs the handler and encodes its reply or its error. Never throws. */
+export async function runEndpoint(
+  binding: EndpointBinding,
+  data: Uint8Array,
+  ctx: CallContext,
+  logger: Logger,
+): Promise<HandlerOutcome> {
+  try {
+    const request = fromBinary(binding.operation.request, data);
+    const reply = await binding.handle(request, ctx);
+    return { ok: true, data: toBinary(binding.operation.reply, create(binding.operation.reply, reply)) };
+  } catch (error) {
+    const appError =
+      error instanceof AppError ? error : new AppError(500, 'internal_error', 'The service failed to handle the request.');
+    if (!(error instanceof AppError) || appError.status >= 500) {
+      logger.error(
+        { err: error, subject: binding.operation.subject, requestId: ctx.requestId },
+        'operation failed',
+      );
+    }
+    return { ok: false, status: appError.status, code: appError.code, data: encodeError(appError) };
+  }
+}
+
+/** Counts in-flight handler runs so that a stop can wait for them. */
+export class InFlight {
+  private readonly running = new Set<Promise<unknown>>();
+
+  track<T>(promise: Promise<T>): Promise<T> {
+    this.running.add(promise);
+    promise.finally(() => this.running.delete(promise)).catch(() => undefined);
+    return promise;
+  }
+
+  async settle(): Promise<void> {
+    while (this.running.size > 0) await Promise.allSettled([...this.running]);
+  }
+
+  get size(): number {
+    return this.running.size;
+  }
+}

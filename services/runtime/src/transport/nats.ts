@@ -1,0 +1,157 @@
+// The NATS transport: request-reply with protobuf bodies, one queue group per state owner, served through the
+// NATS service framework (ADR-32: $SRV.PING/INFO/STATS discovery, per-endpoint stats, error headers).
+import type { DescMessage, MessageInitShape, MessageShape } from '@bufbuild/protobuf';
+import { ServiceError, Svcm, type Service } from '@nats-io/services';
+import { connect, headers as natsHeaders, type NatsConnection, RequestError, TimeoutError } from '@nats-io/transport-node';
+import { randomUUID } from 'node:crypto';
+import { DependencyUnavailableError } from '../errors.ts';
+import type { Logger } from '../logger.ts';
+import type { Metrics } from '../metrics.ts';
+import { decodeError, decodeReply, encodeRequest, InFlight, runEndpoint } from './codec.ts';
+import {
+  type CallContext,
+  headerNames,
+  type Operation,
+  type ServedService,
+  type ServiceDefinition,
+  serviceNames,
+  type Transport,
+} from './operation.ts';
+
+export interface NatsTransportOptions {
+  url: string;
+  /** Shown in the server's connection list, e.g. `ledger` or `all-in-one`. */
+  connectionName: string;
+  requestTimeoutMs: number;
+  logger: Logger;
+  metrics: Metrics;
+}
+
+export class NatsTransport implements Transport {
+  readonly kind = 'nats' as const;
+  private readonly nc: NatsConnection;
+  private readonly options: NatsTransportOptions;
+  private readonly served = new Set<ServedService>();
+  private connected = true;
+
+  private constructor(nc: NatsConnection, options: NatsTransportOptions) {
+    this.nc = nc;
+    this.options = options;
+    void this.watchStatus();
+  }
+
+  static async connect(options: NatsTransportOptions): Promise<NatsTransport> {
+    const nc = await connect({
+      servers: options.url.split(',').map((s) => s.trim()),
+      name: options.connectionName,
+      maxReconnectAttempts: -1,
+      reconnectTimeWait: 500,
+      waitOnFirstConnect: false,
+    });
+    options.logger.info({ server: nc.getServer() }, 'connected to NATS');
+    return new NatsTransport(nc, options);
+  }
+
+  private async watchStatus(): Promise<void> {
+    for await (const status of this.nc.status()) {
+      if (status.type === 'disconnect') this.connected = false;
+      if (status.type === 'reconnect') this.connected = true;
+      if (status.type === 'disconnect' || status.type === 'reconnect') {
+        this.options.logger.warn({ status: status.type }, 'NATS connection status changed');
+      }
+    }
+  }
+
+  async call<I extends DescMessage, O extends DescMessage>(
+    operation: Operation<I, O>,
+    request: MessageInitShape<I>,
+    ctx: CallContext,
+  ): Promise<MessageShape<O>> {
+    const started = performance.now();
+    let outcome = 'ok';
+    try {
+      const headers = natsHeaders();
+      headers.set(headerNames.requestId, ctx.requestId);
+      if (ctx.traceparent) headers.set(headerNames.traceparent, ctx.traceparent);
+      let reply: Awaited<ReturnType<NatsConnection['request']>>;
+      try {
+        reply = await this.nc.request(operation.subject, encodeRequest(operation, request), {
+          timeout: this.options.requestTimeoutMs,
+          headers,
+        });
+      } catch (error) {
+        outcome = 'unavailable';
+        throw new DependencyUnavailableError(operation.service, describeRequestFailure(error, operation.subject));
+      }
+      if (ServiceError.isServiceError(reply)) {
+        outcome = 'error';
+        throw decodeError(reply.data);
+      }
+      return decodeReply(operation, reply.data);
+    } finally {
+      const seconds = (performance.now() - started) / 1000;
+      this.options.metrics.transportRequests.inc({ subject: operation.subject, outcome });
+      this.options.metrics.transportDuration.observe({ subject: operation.subject, outcome }, seconds);
+    }
+  }
+
+  async serve(definition: ServiceDefinition): Promise<ServedService> {
+    const name = serviceNames[definition.service];
+    const service: Service = await new Svcm(this.nc).add({
+      name,
+      version: definition.version,
+      description: definition.description,
+      queue: name,
+    });
+    const inFlight = new InFlight();
+    const logger = this.options.logger;
+    for (const binding of definition.endpoints) {
+      service.addEndpoint(binding.operation.name, {
+        subject: binding.operation.subject,
+        handler: (err, msg) => {
+          if (err) {
+            logger.error({ err, subject: binding.operation.subject }, 'NATS endpoint stopped with an error');
+            return;
+          }
+          const ctx: CallContext = {
+            requestId: msg.headers?.get(headerNames.requestId) || randomUUID(),
+            traceparent: msg.headers?.get(headerNames.traceparent) || undefined,
+          };
+          void inFlight.track(
+            runEndpoint(binding, msg.data, ctx, logger).then((outcome) => {
+              if (outcome.ok) msg.respond(outcome.data);
+              else msg.respondError(outcome.status, outcome.code, outcome.data);
+            }),
+          );
+        },
+      });
+    }
+    logger.info({ service: name, endpoints: definition.endpoints.length }, 'serving on NATS');
+    const served: ServedService = {
+      stop: async () => {
+        await service.stop();
+        await inFlight.settle();
+        this.served.delete(served);
+      },
+    };
+    this.served.add(served);
+    return served;
+  }
+
+  isReady(): boolean {
+    return this.connected && !this.nc.isClosed();
+  }
+
+  async close(): Promise<void> {
+    for (const served of [...this.served]) await served.stop();
+    if (!this.nc.isClosed()) await this.nc.drain();
+  }
+}
+
+function describeRequestFailure(error: unknown, subject: string): string {
+  if (error instanceof RequestError && error.isNoResponders()) return `no responders for ${subject}`;
+  if (error instanceof TimeoutError || (error instanceof Error && error.cause instanceof TimeoutError)) {
+    return `request to ${subject} timed out`;
+  }
+  return `request to ${subject} failed: ${error instanceof Error ? error.message : String(error)}`;
+}

@@ -1,0 +1,83 @@
+// Operations are the request-reply calls between programs: one NATS subject each, protobuf request and reply
+// messages from proto/. A Transport carries them; the NATS one between processes, the in-process one inside
+// `npm start`. Both move the same subjects, headers and encoded bytes.
+import type { DescMessage, MessageInitShape, MessageShape } from '@bufbuild/protobuf';
+
+export type ServiceName = 'ledger' | 'identity';
+
+/** Queue group and NATS service name of each state owner. */
+export const serviceNames: Record<ServiceName, string> = {
+  ledger: 'ledger',
+  identity: 'identity-admission',
+};
+
+export interface Operation<I extends DescMessage = DescMessage, O extends DescMessage = DescMessage> {
+  readonly service: ServiceName;
+  readonly name: string;
+  /** `rewards.v1.<service>.<name>` */
+  readonly subject: string;
+  readonly request: I;
+  readonly reply: O;
+}
+
+export function defineOperation<I extends DescMessage, O extends DescMessage>(
+  service: ServiceName,
+  name: string,
+  request: I,
+  reply: O,
+): Operation<I, O> {
+  return { service, name, subject: `rewards.v1.${service}.${name}`, request, reply };
+}
+
+/** What travels with every call besides the message: correlation for logs and traces. */
+export interface CallContext {
+  requestId: string;
+  traceparent?: string | undefined;
+}
+
+export type Handler<I extends DescMessage, O extends DescMessage> = (
+  request: MessageShape<I>,
+  ctx: CallContext,
+) => Promise<MessageInitShape<O>>;
+
+export interface EndpointBinding {
+  readonly operation: Operation;
+  readonly handle: Handler<DescMessage, DescMessage>;
+}
+
+export function bind<I extends DescMessage, O extends DescMessage>(
+  operation: Operation<I, O>,
+  handle: Handler<I, O>,
+): EndpointBinding {
+  return { operation, handle: handle as unknown as Handler<DescMessage, DescMessage> };
+}
+
+export interface ServiceDefinition {
+  service: ServiceName;
+  version: string;
+  description: string;
+  endpoints: EndpointBinding[];
+}
+
+export interface ServedService {
+  /** Stops taking requests, then waits for the ones in flight to be answered. */
+  stop(): Promise<void>;
+}
+
+export interface Transport {
+  readonly kind: 'nats' | 'in-process';
+  call<I extends DescMessage, O extends DescMessage>(
+    operation: Operation<I, O>,
+    request: MessageInitShape<I>,
+    ctx: CallContext,
+  ): Promise<MessageShape<O>>;
+  serve(definition: ServiceDefinition): Promise<ServedService>;
+  isReady(): boolean;
+  /** Drains: stops served services (finishing in-flight requests), then closes the connection. */
+  close(): Promise<void>;
+}
+
+export const headerNames = {
+  requestId: 'Rewards-Request-Id',
+  traceparent: 'traceparent',
+} as const;

@@ -1,0 +1,84 @@
+// The committed migrations create both schemas, on real PostgreSQL and on PGlite, and the database itself refuses
+// an overspend written by hand.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { identityMigrations } from '../../services/identity-admission/src/migrations/index.ts';
+import { ledgerMigrations } from '../../services/ledger/src/migrations/index.ts';
+import { migrate } from '../../services/runtime/src/db/database.ts';
+import { startEmbeddedPostgres } from '../../services/runtime/src/db/embedded.ts';
+import { createTestDatabase, sql } from '../support/database.ts';
+
+const logger = pino({ level: 'silent' });
+const sets = [identityMigrations, ledgerMigrations];
+
+async function expectSchemas(url: string) {
+  const schemas = await sql<{ nspname: string }>(url, `select nspname from pg_namespace where nspname in ('ledger','identity') order by 1`);
+  expect(schemas.map((r) => r.nspname)).toEqual(['identity', 'ledger']);
+  const applied = await sql<{ name: string }>(url, 'select name from ledger.mikro_orm_migrations order by id');
+  expect(applied.map((r) => r.name)).toEqual(ledgerMigrations.migrations.map((m) => m.name));
+}
+
+async function insertGame(url: string) {
+  const org = '11111111-1111-4111-8111-111111111111';
+  const project = '22222222-2222-4222-8222-222222222222';
+  const game = '33333333-3333-4333-8333-333333333333';
+  await sql(url, `insert into ledger.organizations (id, name, created_by) values ($1, 'Org', 'sub')`, [org]);
+  await sql(url, `insert into ledger.projects (id, organization_id, name, max_payout_credits, budget_credits, allocated_credits)
+                  values ($1, $2, 'P', 1000, 500, 100)`, [project, org]);
+  await sql(url, `insert into ledger.games (id, project_id, organization_id, slug, name, platform, max_payout_credits,
+                  budget_credits, spent_credits, daily_player_cap_credits)
+                  values ($1, $2, $3, gen_random_uuid(), 'G', 'web', 1000, 100, 0, 50)`, [game, project, org]);
+  return { org, project, game };
+}
+
+describe('migrations on real PostgreSQL', () => {
+  let url: string;
+  beforeAll(async () => {
+    url = await createTestDatabase();
+    await migrate(url, sets, logger);
+  });
+
+  it('create the ledger and identity schemas and record the applied migrations', async () => {
+    await expectSchemas(url);
+  });
+
+  it('are idempotent: a second run applies nothing and keeps the data', async () => {
+    await sql(url, `update identity.platform_state set enabled = false`);
+    await migrate(url, sets, logger);
+    expect(await sql(url, 'select enabled from identity.platform_state')).toEqual([{ enabled: false }]);
+  });
+
+  it('let a CHECK constraint refuse an overspend written by hand', async () => {
+    const { game, org, project } = await insertGame(url);
+    await expect(sql(url, `update ledger.games set spent_credits = 101 where id = $1`, [game])).rejects.toThrow(
+      /game_spent_within_budget/,
+    );
+    await expect(sql(url, `update ledger.organizations set balance_credits = -1 where id = $1`, [org])).rejects.toThrow(
+      /balance_credits_check/,
+    );
+    await expect(sql(url, `update ledger.projects set budget_credits = 1001 where id = $1`, [project])).rejects.toThrow(
+      /project_budget_within_ceiling/,
+    );
+    await expect(sql(url, `update ledger.games set spent_credits = 100 where id = $1`, [game])).resolves.toEqual([]);
+  });
+});
+
+describe('migrations on PGlite (the embedded default)', () => {
+  it('create both schemas and enforce the same constraints', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rewards-pglite-'));
+    const embedded = await startEmbeddedPostgres(dir);
+    try {
+      await migrate(embedded.url, sets, logger);
+      await expectSchemas(embedded.url);
+      const { game } = await insertGame(embedded.url);
+      await expect(sql(embedded.url, `update ledger.games set spent_credits = 101 where id = $1`, [game])).rejects.toThrow(
+        /game_spent_within_budget/,
+      );
+    } finally {
+      await embedded.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

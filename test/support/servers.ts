@@ -1,0 +1,158 @@
+// Throwaway PostgreSQL and NATS servers for the test suite and the benchmarks.
+// `npm test` uses DATABASE_URL / NATS_URL when they are given; otherwise it starts its own servers on free ports
+// (initdb in a temporary folder, nats-server on loopback) and stops them afterwards.
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, rmSync, chownSync } from 'node:fs';
+import * as net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export interface StartedServers {
+  databaseUrl: string;
+  natsUrl: string;
+  stop: () => Promise<void>;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+function findPostgresBin(): string {
+  const candidates: string[] = [];
+  if (process.env.PG_BIN) candidates.push(process.env.PG_BIN);
+  if (existsSync('/usr/lib/postgresql')) {
+    for (const version of readdirSync('/usr/lib/postgresql').sort().reverse()) {
+      candidates.push(join('/usr/lib/postgresql', version, 'bin'));
+    }
+  }
+  for (const dir of candidates) if (existsSync(join(dir, 'initdb'))) return dir;
+  throw new Error(
+    'PostgreSQL binaries (initdb, pg_ctl) not found. Install them with `apt-get install postgresql`, ' +
+      'set PG_BIN to their folder, or set DATABASE_URL to a server the tests may use.',
+  );
+}
+
+function findNatsServer(): string {
+  for (const dir of (process.env.PATH ?? '').split(':').concat(['/usr/sbin', '/usr/bin', '/usr/local/bin'])) {
+    const candidate = join(dir, 'nats-server');
+    if (dir && existsSync(candidate)) return candidate;
+  }
+  throw new Error(
+    'nats-server not found. Install it with `apt-get install nats-server`, or set NATS_URL to a server the tests may use.',
+  );
+}
+
+async function waitFor(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 15000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    try {
+      if (await check()) return;
+    } catch {
+      // not ready yet
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`${what} did not become ready within ${timeoutMs} ms`);
+}
+
+/** Starts a PostgreSQL cluster in a temporary folder. Runs as the `postgres` user when this process is root. */
+export async function startPostgres(): Promise<{ url: string; stop: () => Promise<void> }> {
+  const bin = findPostgresBin();
+  const dir = mkdtempSync(join(tmpdir(), 'rewards-pg-'));
+  const asRoot = process.getuid?.() === 0;
+  const run = (cmd: string, args: string[]) => {
+    const full = join(bin, cmd);
+    if (asRoot) execFileSync('runuser', ['-u', 'postgres', '--', full, ...args], { stdio: 'pipe' });
+    else execFileSync(full, args, { stdio: 'pipe' });
+  };
+  if (asRoot) {
+    const uid = Number(execFileSync('id', ['-u', 'postgres']).toString().trim());
+    const gid = Number(execFileSync('id', ['-g', 'postgres']).toString().trim());
+    chownSync(dir, uid, gid);
+  }
+  const port = await freePort();
+  const data = join(dir, 'data');
+  run('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-instructions']);
+  run('pg_ctl', [
+    '-D',
+    data,
+    '-l',
+    join(dir, 'postgres.log'),
+    '-w',
+    '-o',
+    `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300`,
+    'start',
+  ]);
+  return {
+    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    stop: async () => {
+      try {
+        run('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  };
+}
+
+export async function startNats(port?: number): Promise<{ url: string; process: ChildProcess; stop: () => Promise<void> }> {
+  const binary = findNatsServer();
+  const natsPort = port ?? (await freePort());
+  const child = spawn(binary, ['-a', '127.0.0.1', '-p', String(natsPort)], { stdio: 'ignore' });
+  await waitFor(
+    () =>
+      new Promise<boolean>((resolve) => {
+        const socket = net.connect(natsPort, '127.0.0.1');
+        socket.once('connect', () => {
+          socket.destroy();
+          resolve(true);
+        });
+        socket.once('error', () => resolve(false));
+      }),
+    'nats-server',
+  );
+  return {
+    url: `nats://127.0.0.1:${natsPort}`,
+    process: child,
+    stop: async () => {
+      if (child.exitCode !== null) return;
+      await new Promise<void>((resolve) => {
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      });
+    },
+  };
+}
+
+
+/** Uses DATABASE_URL / NATS_URL when set, otherwise starts throwaway servers. */
+export async function startServers(): Promise<StartedServers> {
+  const stops: Array<() => Promise<void>> = [];
+  let databaseUrl = process.env.DATABASE_URL;
+  let natsUrl = process.env.NATS_URL;
+  if (!databaseUrl) {
+    const pg = await startPostgres();
+    databaseUrl = pg.url;
+    stops.push(pg.stop);
+  }
+  if (!natsUrl) {
+    const nats = await startNats();
+    natsUrl = nats.url;
+    stops.push(nats.stop);
+  }
+  return {
+    databaseUrl,
+    natsUrl,
+    stop: async () => {
+      for (const stop of stops.reverse()) await stop();
+    },
+  };
+}
