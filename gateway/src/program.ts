@@ -2,10 +2,10 @@
 // operator API; every rule lives in a state owner, reached over the transport.
 import type Router from '@koa/router';
 import type { EnvReader } from '../../services/runtime/src/config.ts';
-import { identityOps } from '../../services/runtime/src/contracts/operations.ts';
-import { relabelUnavailable } from '../../services/runtime/src/errors.ts';
 import { platformGate } from '../../services/runtime/src/http/platform-gate.ts';
 import type { ProgramDeps, ProgramModule } from '../../services/runtime/src/program.ts';
+import { admitDeveloper } from './auth/developer-session.ts';
+import { addAdminRoutes } from './rest/admin.ts';
 
 export interface GatewayConfig {
   adminToken: string | undefined;
@@ -18,24 +18,18 @@ export const gateway: ProgramModule<GatewayConfig> = {
     reader.check(adminToken === undefined || adminToken.length >= 32, 'ADMIN_TOKEN must be at least 32 characters');
     return { adminToken };
   },
-  async create(deps: ProgramDeps) {
+  async create(deps: ProgramDeps, config: GatewayConfig) {
     const { transport, platform } = deps;
+    const adminToken = config.adminToken;
     return {
       name: 'gateway',
       routes(router: Router) {
         router.get('/api/developer/v1/access', platformGate(platform), async (ctx) => {
-          const reply = await transport
-            .call(
-              identityOps.admitDeveloper,
-              { authorization: ctx.get('Authorization'), origin: ctx.get('Origin') },
-              ctx.state.call,
-            )
-            .catch((error) => {
-              throw relabelUnavailable(error, 'AUTH_UNAVAILABLE', 'The identity service is temporarily unavailable.');
-            });
           ctx.set('Cache-Control', 'no-store');
-          ctx.body = { data: { authorized: true, email: reply.principal?.email ?? '', mode: 'sandbox' } };
+          const principal = await admitDeveloper(transport, ctx);
+          ctx.body = { data: { authorized: true, email: principal.email, mode: 'sandbox' } };
         });
+        addAdminRoutes(router, { transport, platform, adminToken });
       },
     };
   },

@@ -14,7 +14,10 @@ const logger = pino({ level: 'silent' });
 const sets = [identityMigrations, ledgerMigrations];
 
 async function expectSchemas(url: string) {
-  const schemas = await sql<{ nspname: string }>(url, `select nspname from pg_namespace where nspname in ('ledger','identity') order by 1`);
+  const schemas = await sql<{ nspname: string }>(
+    url,
+    `select nspname from pg_namespace where nspname in ('ledger','identity') order by 1`,
+  );
   expect(schemas.map((r) => r.nspname)).toEqual(['identity', 'ledger']);
   const applied = await sql<{ name: string }>(url, 'select name from ledger.mikro_orm_migrations order by id');
   expect(applied.map((r) => r.name)).toEqual(ledgerMigrations.migrations.map((m) => m.name));
@@ -25,11 +28,19 @@ async function insertGame(url: string) {
   const project = '22222222-2222-4222-8222-222222222222';
   const game = '33333333-3333-4333-8333-333333333333';
   await sql(url, `insert into ledger.organizations (id, name, created_by) values ($1, 'Org', 'sub')`, [org]);
-  await sql(url, `insert into ledger.projects (id, organization_id, name, max_payout_credits, budget_credits, allocated_credits)
-                  values ($1, $2, 'P', 1000, 500, 100)`, [project, org]);
-  await sql(url, `insert into ledger.games (id, project_id, organization_id, slug, name, platform, max_payout_credits,
+  await sql(
+    url,
+    `insert into ledger.projects (id, organization_id, name, max_payout_credits, budget_credits, allocated_credits)
+                  values ($1, $2, 'P', 1000, 500, 100)`,
+    [project, org],
+  );
+  await sql(
+    url,
+    `insert into ledger.games (id, project_id, organization_id, slug, name, platform, max_payout_credits,
                   budget_credits, spent_credits, daily_player_cap_credits)
-                  values ($1, $2, $3, gen_random_uuid(), 'G', 'web', 1000, 100, 0, 50)`, [game, project, org]);
+                  values ($1, $2, $3, gen_random_uuid(), 'G', 'web', 1000, 100, 0, 50)`,
+    [game, project, org],
+  );
   return { org, project, game };
 }
 
@@ -73,9 +84,9 @@ describe('migrations on PGlite (the embedded default)', () => {
       await migrate(embedded.url, sets, logger);
       await expectSchemas(embedded.url);
       const { game } = await insertGame(embedded.url);
-      await expect(sql(embedded.url, `update ledger.games set spent_credits = 101 where id = $1`, [game])).rejects.toThrow(
-        /game_spent_within_budget/,
-      );
+      await expect(
+        sql(embedded.url, `update ledger.games set spent_credits = 101 where id = $1`, [game]),
+      ).rejects.toThrow(/game_spent_within_budget/);
     } finally {
       await embedded.stop();
       rmSync(dir, { recursive: true, force: true });

@@ -2,7 +2,7 @@
 // `npm test` uses DATABASE_URL / NATS_URL when they are given; otherwise it starts its own servers on free ports
 // (initdb in a temporary folder, nats-server on loopback) and stops them afterwards.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync, chownSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import * as net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -103,7 +103,9 @@ export async function startPostgres(): Promise<{ url: string; stop: () => Promis
   };
 }
 
-export async function startNats(port?: number): Promise<{ url: string; process: ChildProcess; stop: () => Promise<void> }> {
+export async function startNats(
+  port?: number,
+): Promise<{ url: string; process: ChildProcess; stop: () => Promise<void> }> {
   const binary = findNatsServer();
   const natsPort = port ?? (await freePort());
   const child = spawn(binary, ['-a', '127.0.0.1', '-p', String(natsPort)], { stdio: 'ignore' });
@@ -131,7 +133,6 @@ export async function startNats(port?: number): Promise<{ url: string; process: 
     },
   };
 }
-
 
 /** Uses DATABASE_URL / NATS_URL when set, otherwise starts throwaway servers. */
 export async function startServers(): Promise<StartedServers> {

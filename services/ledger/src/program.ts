@@ -17,7 +17,9 @@ export const ledger: ProgramModule<LedgerConfig> = {
   async create() {
     return {
       name: 'ledger',
-      services: [{ service: 'ledger', version: '1.0.0', description: 'Console, events, links and configuration', endpoints: [] }],
+      services: [
+        { service: 'ledger', version: '1.0.0', description: 'Console, events, links and configuration', endpoints: [] },
+      ],
     };
   },
 };

@@ -1,5 +1,5 @@
 // Structured JSON logs (pino). Every line names the program; request-scoped lines also carry the request id.
-import { pino, type Logger } from 'pino';
+import { type Logger, pino } from 'pino';
 
 export type { Logger };
 

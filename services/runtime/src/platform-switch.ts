@@ -1,7 +1,8 @@
 // The operator's platform switch as the edges see it: while disabled, every non-operator API route answers
 // 503 PLATFORM_DISABLED. The state lives in identity-admission; edges cache it for at most one second.
-import { AppError } from './errors.ts';
+
 import { identityOps } from './contracts/operations.ts';
+import { AppError } from './errors.ts';
 import type { CallContext, Transport } from './transport/operation.ts';
 
 export const PLATFORM_CACHE_MS = 1000;

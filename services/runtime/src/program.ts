@@ -47,7 +47,11 @@ export interface ProgramModule<C> {
 }
 
 /** Closes things in order on SIGTERM/SIGINT; a second signal or a stuck step past the deadline exits at once. */
-export function onShutdown(logger: Logger, steps: Array<[string, () => Promise<void>]>, deadlineMs = 10_000): () => boolean {
+export function onShutdown(
+  logger: Logger,
+  steps: Array<[string, () => Promise<void>]>,
+  deadlineMs = 10_000,
+): () => boolean {
   let shuttingDown = false;
   const shutdown = async (signal: string) => {
     if (shuttingDown) {

@@ -4,13 +4,55 @@ import { defineOperation } from '../transport/operation.ts';
 import {
   AdmitDeveloperRequestSchema,
   AdmitDeveloperResponseSchema,
+  CreateInvitationRequestSchema,
+  CreateInvitationResponseSchema,
   GetPlatformStateRequestSchema,
   GetPlatformStateResponseSchema,
+  ListInvitationsRequestSchema,
+  ListInvitationsResponseSchema,
+  RevokeInvitationRequestSchema,
+  RevokeInvitationResponseSchema,
+  SetPlatformStateRequestSchema,
+  SetPlatformStateResponseSchema,
 } from './gen/rewards/v1/identity_pb.ts';
 
 export const identityOps = {
-  getPlatformState: defineOperation('identity', 'GetPlatformState', GetPlatformStateRequestSchema, GetPlatformStateResponseSchema),
-  admitDeveloper: defineOperation('identity', 'AdmitDeveloper', AdmitDeveloperRequestSchema, AdmitDeveloperResponseSchema),
+  getPlatformState: defineOperation(
+    'identity',
+    'GetPlatformState',
+    GetPlatformStateRequestSchema,
+    GetPlatformStateResponseSchema,
+  ),
+  admitDeveloper: defineOperation(
+    'identity',
+    'AdmitDeveloper',
+    AdmitDeveloperRequestSchema,
+    AdmitDeveloperResponseSchema,
+  ),
+  setPlatformState: defineOperation(
+    'identity',
+    'SetPlatformState',
+    SetPlatformStateRequestSchema,
+    SetPlatformStateResponseSchema,
+  ),
+  createInvitation: defineOperation(
+    'identity',
+    'CreateInvitation',
+    CreateInvitationRequestSchema,
+    CreateInvitationResponseSchema,
+  ),
+  listInvitations: defineOperation(
+    'identity',
+    'ListInvitations',
+    ListInvitationsRequestSchema,
+    ListInvitationsResponseSchema,
+  ),
+  revokeInvitation: defineOperation(
+    'identity',
+    'RevokeInvitation',
+    RevokeInvitationRequestSchema,
+    RevokeInvitationResponseSchema,
+  ),
 } as const;
 
 export const ledgerOps = {} as const;

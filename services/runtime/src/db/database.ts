@@ -1,8 +1,9 @@
 // PostgreSQL through MikroORM. Each state owner owns one schema (`ledger`, `identity`) with its own migrations;
 // in the all-in-one process both share one Database (and, on PGlite, its single connection).
-import { type EntitySchema, MikroORM } from '@mikro-orm/postgresql';
-import type { EntityManager } from '@mikro-orm/postgresql';
+
 import { Migrator } from '@mikro-orm/migrations';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { type EntitySchema, MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from '../logger.ts';
 import type { MigrationSet } from './migrations.ts';
 

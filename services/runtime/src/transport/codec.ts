@@ -1,17 +1,32 @@
 // Encoding shared by both transports, so that the in-process transport carries exactly the NATS bytes.
-import { create, fromBinary, toBinary, type DescMessage, type MessageInitShape, type MessageShape } from '@bufbuild/protobuf';
+import {
+  create,
+  type DescMessage,
+  fromBinary,
+  type MessageInitShape,
+  type MessageShape,
+  toBinary,
+} from '@bufbuild/protobuf';
 import { ServiceErrorSchema } from '../contracts/gen/rewards/v1/errors_pb.ts';
 import { AppError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { CallContext, EndpointBinding, Operation } from './operation.ts';
 
-export type HandlerOutcome = { ok: true; data: Uint8Array } | { ok: false; status: number; code: string; data: Uint8Array };
+export type HandlerOutcome =
+  | { ok: true; data: Uint8Array }
+  | { ok: false; status: number; code: string; data: Uint8Array };
 
-export function encodeRequest<I extends DescMessage>(operation: Operation<I>, request: MessageInitShape<I>): Uint8Array {
+export function encodeRequest<I extends DescMessage>(
+  operation: Operation<I>,
+  request: MessageInitShape<I>,
+): Uint8Array {
   return toBinary(operation.request, create(operation.request, request));
 }
 
-export function decodeReply<O extends DescMessage>(operation: Operation<DescMessage, O>, data: Uint8Array): MessageShape<O> {
+export function decodeReply<O extends DescMessage>(
+  operation: Operation<DescMessage, O>,
+  data: Uint8Array,
+): MessageShape<O> {
   return fromBinary(operation.reply, data);
 }
 
@@ -44,12 +59,11 @@ export async function runEndpoint(
     return { ok: true, data: toBinary(binding.operation.reply, create(binding.operation.reply, reply)) };
   } catch (error) {
     const appError =
-      error instanceof AppError ? error : new AppError(500, 'internal_error', 'The service failed to handle the request.');
+      error instanceof AppError
+        ? error
+        : new AppError(500, 'internal_error', 'The service failed to handle the request.');
     if (!(error instanceof AppError) || appError.status >= 500) {
-      logger.error(
-        { err: error, subject: binding.operation.subject, requestId: ctx.requestId },
-        'operation failed',
-      );
+      logger.error({ err: error, subject: binding.operation.subject, requestId: ctx.requestId }, 'operation failed');
     }
     return { ok: false, status: appError.status, code: appError.code, data: encodeError(appError) };
   }

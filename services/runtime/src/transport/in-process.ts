@@ -4,7 +4,14 @@ import { DependencyUnavailableError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics.ts';
 import { decodeError, decodeReply, encodeRequest, InFlight, runEndpoint } from './codec.ts';
-import type { CallContext, EndpointBinding, Operation, ServedService, ServiceDefinition, Transport } from './operation.ts';
+import type {
+  CallContext,
+  EndpointBinding,
+  Operation,
+  ServedService,
+  ServiceDefinition,
+  Transport,
+} from './operation.ts';
 
 export class InProcessTransport implements Transport {
   readonly kind = 'in-process' as const;

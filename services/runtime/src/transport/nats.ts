@@ -1,9 +1,16 @@
 // The NATS transport: request-reply with protobuf bodies, one queue group per state owner, served through the
 // NATS service framework (ADR-32: $SRV.PING/INFO/STATS discovery, per-endpoint stats, error headers).
-import type { DescMessage, MessageInitShape, MessageShape } from '@bufbuild/protobuf';
-import { ServiceError, Svcm, type Service } from '@nats-io/services';
-import { connect, headers as natsHeaders, type NatsConnection, RequestError, TimeoutError } from '@nats-io/transport-node';
+
 import { randomUUID } from 'node:crypto';
+import type { DescMessage, MessageInitShape, MessageShape } from '@bufbuild/protobuf';
+import { type Service, ServiceError, Svcm } from '@nats-io/services';
+import {
+  connect,
+  type NatsConnection,
+  headers as natsHeaders,
+  RequestError,
+  TimeoutError,
+} from '@nats-io/transport-node';
 import { DependencyUnavailableError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics.ts';

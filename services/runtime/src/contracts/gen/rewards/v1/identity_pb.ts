@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file rewards/v1/identity.proto.
  */
 export const file_rewards_v1_identity: GenFile = /*@__PURE__*/
-  fileDesc("ChlyZXdhcmRzL3YxL2lkZW50aXR5LnByb3RvEgpyZXdhcmRzLnYxIj4KFUFkbWl0RGV2ZWxvcGVyUmVxdWVzdBIVCg1hdXRob3JpemF0aW9uGAEgASgJEg4KBm9yaWdpbhgCIAEoCSJoChJEZXZlbG9wZXJQcmluY2lwYWwSGAoQaWRlbnRpdHlfdXNlcl9pZBgBIAEoCRINCgVlbWFpbBgCIAEoCRIpCiFjYW5fY3JlYXRlX3VubGltaXRlZF9vcmdhbml6YXRpb24YAyABKAgiSwoWQWRtaXREZXZlbG9wZXJSZXNwb25zZRIxCglwcmluY2lwYWwYASABKAsyHi5yZXdhcmRzLnYxLkRldmVsb3BlclByaW5jaXBhbCIZChdHZXRQbGF0Zm9ybVN0YXRlUmVxdWVzdCIrChhHZXRQbGF0Zm9ybVN0YXRlUmVzcG9uc2USDwoHZW5hYmxlZBgBIAEoCGIGcHJvdG8z");
+  fileDesc("ChlyZXdhcmRzL3YxL2lkZW50aXR5LnByb3RvEgpyZXdhcmRzLnYxIj4KFUFkbWl0RGV2ZWxvcGVyUmVxdWVzdBIVCg1hdXRob3JpemF0aW9uGAEgASgJEg4KBm9yaWdpbhgCIAEoCSJoChJEZXZlbG9wZXJQcmluY2lwYWwSGAoQaWRlbnRpdHlfdXNlcl9pZBgBIAEoCRINCgVlbWFpbBgCIAEoCRIpCiFjYW5fY3JlYXRlX3VubGltaXRlZF9vcmdhbml6YXRpb24YAyABKAgiSwoWQWRtaXREZXZlbG9wZXJSZXNwb25zZRIxCglwcmluY2lwYWwYASABKAsyHi5yZXdhcmRzLnYxLkRldmVsb3BlclByaW5jaXBhbCIZChdHZXRQbGF0Zm9ybVN0YXRlUmVxdWVzdCIrChhHZXRQbGF0Zm9ybVN0YXRlUmVzcG9uc2USDwoHZW5hYmxlZBgBIAEoCCLOAQoKSW52aXRhdGlvbhIKCgJpZBgBIAEoCRINCgVlbWFpbBgCIAEoCRIOCgZzdGF0dXMYAyABKAkSHQoQaWRlbnRpdHlfdXNlcl9pZBgEIAEoCUgAiAEBEikKIWNhbl9jcmVhdGVfdW5saW1pdGVkX29yZ2FuaXphdGlvbhgFIAEoCBISCgpjcmVhdGVkX2F0GAYgASgJEhUKCGJvdW5kX2F0GAcgASgJSAGIAQFCEwoRX2lkZW50aXR5X3VzZXJfaWRCCwoJX2JvdW5kX2F0IlMKF0NyZWF0ZUludml0YXRpb25SZXF1ZXN0Eg0KBWVtYWlsGAEgASgJEikKIWNhbl9jcmVhdGVfdW5saW1pdGVkX29yZ2FuaXphdGlvbhgCIAEoCCJGChhDcmVhdGVJbnZpdGF0aW9uUmVzcG9uc2USKgoKaW52aXRhdGlvbhgBIAEoCzIWLnJld2FyZHMudjEuSW52aXRhdGlvbiIYChZMaXN0SW52aXRhdGlvbnNSZXF1ZXN0IkYKF0xpc3RJbnZpdGF0aW9uc1Jlc3BvbnNlEisKC2ludml0YXRpb25zGAEgAygLMhYucmV3YXJkcy52MS5JbnZpdGF0aW9uIiUKF1Jldm9rZUludml0YXRpb25SZXF1ZXN0EgoKAmlkGAEgASgJIkYKGFJldm9rZUludml0YXRpb25SZXNwb25zZRIqCgppbnZpdGF0aW9uGAEgASgLMhYucmV3YXJkcy52MS5JbnZpdGF0aW9uIioKF1NldFBsYXRmb3JtU3RhdGVSZXF1ZXN0Eg8KB2VuYWJsZWQYASABKAgiKwoYU2V0UGxhdGZvcm1TdGF0ZVJlc3BvbnNlEg8KB2VuYWJsZWQYASABKAhiBnByb3RvMw");
 
 /**
  * AdmitDeveloperRequest carries what the edge saw of a developer request (CONTRACT section 4).
@@ -117,4 +117,192 @@ export type GetPlatformStateResponse = Message<"rewards.v1.GetPlatformStateRespo
  */
 export const GetPlatformStateResponseSchema: GenMessage<GetPlatformStateResponse> = /*@__PURE__*/
   messageDesc(file_rewards_v1_identity, 4);
+
+/**
+ * Invitation of a developer (operator API, CONTRACT section 3). Timestamps are RFC 3339 strings.
+ *
+ * @generated from message rewards.v1.Invitation
+ */
+export type Invitation = Message<"rewards.v1.Invitation"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string email = 2;
+   */
+  email: string;
+
+  /**
+   * "active" or "revoked".
+   *
+   * @generated from field: string status = 3;
+   */
+  status: string;
+
+  /**
+   * @generated from field: optional string identity_user_id = 4;
+   */
+  identityUserId?: string | undefined;
+
+  /**
+   * @generated from field: bool can_create_unlimited_organization = 5;
+   */
+  canCreateUnlimitedOrganization: boolean;
+
+  /**
+   * @generated from field: string created_at = 6;
+   */
+  createdAt: string;
+
+  /**
+   * @generated from field: optional string bound_at = 7;
+   */
+  boundAt?: string | undefined;
+};
+
+/**
+ * Describes the message rewards.v1.Invitation.
+ * Use `create(InvitationSchema)` to create a new message.
+ */
+export const InvitationSchema: GenMessage<Invitation> = /*@__PURE__*/
+  messageDesc(file_rewards_v1_identity, 5);
+
+/**
+ * @generated from message rewards.v1.CreateInvitationRequest
+ */
+export type CreateInvitationRequest = Message<"rewards.v1.CreateInvitationRequest"> & {
+  /**
+   * @generated from field: string email = 1;
+   */
+  email: string;
+
+  /**
+   * @generated from field: bool can_create_unlimited_organization = 2;
+   */
+  canCreateUnlimitedOrganization: boolean;
+};
+
+/**
+ * Describes the message rewards.v1.CreateInvitationRequest.
+ * Use `create(CreateInvitationRequestSchema)` to create a new message.
+ */
+export const CreateInvitationRequestSchema: GenMessage<CreateInvitationRequest> = /*@__PURE__*/
+  messageDesc(file_rewards_v1_identity, 6);
+
+/**
+ * @generated from message rewards.v1.CreateInvitationResponse
+ */
+export type CreateInvitationResponse = Message<"rewards.v1.CreateInvitationResponse"> & {
+  /**
+   * @generated from field: rewards.v1.Invitation invitation = 1;
+   */
+  invitation?: Invitation | undefined;
+};
+
+/**
+ * Describes the message rewards.v1.CreateInvitationResponse.
+ * Use `create(CreateInvitationResponseSchema)` to create a new message.
+ */
+export const CreateInvitationResponseSchema: GenMessage<CreateInvitationResponse> = /*@__PURE__*/
+  messageDesc(file_rewards_v1_identity, 7);
+
+/**
+ * @generated from message rewards.v1.ListInvitationsRequest
+ */
+export type ListInvitationsRequest = Message<"rewards.v1.ListInvitationsRequest"> & {
+};
+
+/**
+ * Describes the message rewards.v1.ListInvitationsRequest.
+ * Use `create(ListInvitationsRequestSchema)` to create a new message.
+ */
+export const ListInvitationsRequestSchema: GenMessage<ListInvitationsRequest> = /*@__PURE__*/
+  messageDesc(file_rewards_v1_identity, 8);
+
+/**
+ * @generated from message rewards.v1.ListInvitationsResponse
+ */
+export type ListInvitationsResponse = Message<"rewards.v1.ListInvitationsResponse"> & {
+  /**
+   * @generated from field: repeated rewards.v1.Invitation invitations = 1;
+   */
+  invitations: Invitation[];
+};
+
+/**
+ * Describes the message rewards.v1.ListInvitationsResponse.
+ * Use `create(ListInvitationsResponseSchema)` to create a new message.
+ */
+export const ListInvitationsResponseSchema: GenMessage<ListInvitationsResponse> = /*@__PURE__*/
+  messageDesc(file_rewards_v1_identity, 9);
+
+/**
+ * @generated from message rewards.v1.RevokeInvitationRequest
+ */
+export type RevokeInvitationRequest = Message<"rewards.v1.RevokeInvitationRequest"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+};
+
+/**
+ * Describes the message rewards.v1.RevokeInvitationRequest.
+ * Use `create(RevokeInvitationRequestSchema)` to create a new message.
+ */
+export const RevokeInvitationRequestSchema: GenMessage<RevokeInvitationRequest> = /*@__PURE__*/
+  messageDesc(file_rewards_v1_identity, 10);
+
+/**
+ * @generated from message rewards.v1.RevokeInvitationResponse
+ */
+export type RevokeInvitationResponse = Message<"rewards.v1.RevokeInvitationResponse"> & {
+  /**
+   * @generated from field: rewards.v1.Invitation invitation = 1;
+   */
+  invitation?: Invitation | undefined;
+};
+
+/**
+ * Describes the message rewards.v1.RevokeInvitationResponse.
+ * Use `create(RevokeInvitationResponseSchema)` to create a new message.
+ */
+export const RevokeInvitationResponseSchema: GenMessage<RevokeInvitationResponse> = /*@__PURE__*/
+  messageDesc(file_rewards_v1_identity, 11);
+
+/**
+ * @generated from message rewards.v1.SetPlatformStateRequest
+ */
+export type SetPlatformStateRequest = Message<"rewards.v1.SetPlatformStateRequest"> & {
+  /**
+   * @generated from field: bool enabled = 1;
+   */
+  enabled: boolean;
+};
+
+/**
+ * Describes the message rewards.v1.SetPlatformStateRequest.
+ * Use `create(SetPlatformStateRequestSchema)` to create a new message.
+ */
+export const SetPlatformStateRequestSchema: GenMessage<SetPlatformStateRequest> = /*@__PURE__*/
+  messageDesc(file_rewards_v1_identity, 12);
+
+/**
+ * @generated from message rewards.v1.SetPlatformStateResponse
+ */
+export type SetPlatformStateResponse = Message<"rewards.v1.SetPlatformStateResponse"> & {
+  /**
+   * @generated from field: bool enabled = 1;
+   */
+  enabled: boolean;
+};
+
+/**
+ * Describes the message rewards.v1.SetPlatformStateResponse.
+ * Use `create(SetPlatformStateResponseSchema)` to create a new message.
+ */
+export const SetPlatformStateResponseSchema: GenMessage<SetPlatformStateResponse> = /*@__PURE__*/
+  messageDesc(file_rewards_v1_identity, 13);
 

@@ -1,0 +1,117 @@
+// The operator API (CONTRACT section 3) under /api/admin/v1: a bearer ADMIN_TOKEN compared in constant time;
+// unset ADMIN_TOKEN hides the API (404). Bodies are strict JSON; answers use the `{ data }` envelope.
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type Router from '@koa/router';
+import type Koa from 'koa';
+import type { Invitation } from '../../../services/runtime/src/contracts/gen/rewards/v1/identity_pb.ts';
+import { identityOps } from '../../../services/runtime/src/contracts/operations.ts';
+import { AppError } from '../../../services/runtime/src/errors.ts';
+import { readJsonBody } from '../../../services/runtime/src/http/body.ts';
+import type { PlatformSwitch } from '../../../services/runtime/src/platform-switch.ts';
+import type { Transport } from '../../../services/runtime/src/transport/operation.ts';
+import { createAjv, describeAjvError } from '../../../services/runtime/src/validation/ajv.ts';
+import { isUuid } from '../../../services/runtime/src/validation/uuid.ts';
+
+export const ADMIN_PREFIX = '/api/admin/v1';
+
+const ajv = createAjv();
+const schemas = {
+  createInvitation: ajv.compile({
+    type: 'object',
+    additionalProperties: false,
+    required: ['email'],
+    properties: {
+      email: { type: 'string', minLength: 3, maxLength: 320, pattern: '^[^\\s@]{1,64}@[^\\s@]{1,255}$' },
+      canCreateUnlimitedOrganization: { type: 'boolean' },
+    },
+  }),
+  platform: ajv.compile({
+    type: 'object',
+    additionalProperties: false,
+    required: ['enabled'],
+    properties: { enabled: { type: 'boolean' } },
+  }),
+};
+
+export function invitationJson(invitation: Invitation | undefined) {
+  if (!invitation) throw new AppError(500, 'internal_error', 'The identity service returned no invitation.');
+  return {
+    id: invitation.id,
+    email: invitation.email,
+    status: invitation.status,
+    identityUserId: invitation.identityUserId ?? null,
+    canCreateUnlimitedOrganization: invitation.canCreateUnlimitedOrganization,
+    createdAt: invitation.createdAt,
+    boundAt: invitation.boundAt ?? null,
+  };
+}
+
+/** Reads and validates a strict JSON body; schema errors answer 400 INVALID_REQUEST. */
+export async function strictBody<T>(
+  ctx: Koa.Context,
+  validate: ((body: unknown) => boolean) & { errors?: unknown },
+): Promise<T> {
+  const body = await readJsonBody(ctx);
+  if (!validate(body)) {
+    throw new AppError(400, 'INVALID_REQUEST', describeAjvError(validate.errors as never));
+  }
+  return body as T;
+}
+
+function adminGuard(adminToken: string | undefined): Koa.Middleware {
+  const expected = adminToken ? createHash('sha256').update(adminToken).digest() : undefined;
+  return async (ctx, next) => {
+    if (!expected) throw new AppError(404, 'not_found', `No route for ${ctx.method} ${ctx.path}.`);
+    const match = /^Bearer (.+)$/.exec(ctx.get('Authorization'));
+    // Hashing both sides gives equal lengths, so the comparison time does not depend on the token.
+    const given = createHash('sha256')
+      .update(match?.[1] ?? '')
+      .digest();
+    if (!match || !timingSafeEqual(given, expected)) {
+      throw new AppError(401, 'UNAUTHORIZED', 'The operator token is missing or wrong.');
+    }
+    await next();
+  };
+}
+
+export interface AdminRouteDeps {
+  transport: Transport;
+  platform: PlatformSwitch;
+  adminToken: string | undefined;
+}
+
+export function addAdminRoutes(router: Router, deps: AdminRouteDeps): void {
+  const { transport } = deps;
+  const guard = adminGuard(deps.adminToken);
+  const uuidParam = (value: string | undefined): string => {
+    if (!value || !isUuid(value)) throw new AppError(404, 'not_found', 'No such object.');
+    return value;
+  };
+
+  router.post(`${ADMIN_PREFIX}/invitations`, guard, async (ctx) => {
+    const body = await strictBody<{ email: string; canCreateUnlimitedOrganization?: boolean }>(
+      ctx,
+      schemas.createInvitation,
+    );
+    const reply = await transport.call(
+      identityOps.createInvitation,
+      { email: body.email, canCreateUnlimitedOrganization: body.canCreateUnlimitedOrganization ?? false },
+      ctx.state.call,
+    );
+    ctx.body = { data: invitationJson(reply.invitation) };
+  });
+  router.get(`${ADMIN_PREFIX}/invitations`, guard, async (ctx) => {
+    const reply = await transport.call(identityOps.listInvitations, {}, ctx.state.call);
+    ctx.body = { data: { records: reply.invitations.map(invitationJson) } };
+  });
+  router.post(`${ADMIN_PREFIX}/invitations/:id/revoke`, guard, async (ctx) => {
+    const reply = await transport.call(identityOps.revokeInvitation, { id: uuidParam(ctx.params.id) }, ctx.state.call);
+    ctx.body = { data: invitationJson(reply.invitation) };
+  });
+  router.put(`${ADMIN_PREFIX}/platform`, guard, async (ctx) => {
+    const body = await strictBody<{ enabled: boolean }>(ctx, schemas.platform);
+    const reply = await transport.call(identityOps.setPlatformState, { enabled: body.enabled }, ctx.state.call);
+    deps.platform.invalidate();
+    ctx.body = { data: { enabled: reply.enabled } };
+  });
+}

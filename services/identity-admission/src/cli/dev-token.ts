@@ -1,0 +1,65 @@
+// `npm run dev:token -- --email you@example.com`: prints a session token of the local development identity
+// provider (the one `npm start` trusts when no DEVELOPER_JWKS / NATIVE_JWKS is set). Only the token goes to stdout.
+import { createHash, randomUUID } from 'node:crypto';
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { loadDevProvider } from '../sessions/dev-identity-provider.ts';
+
+const usage = `Usage:
+  npm run dev:token -- --email you@example.com [--sub SUBJECT] [--unverified] [--expires-in 12h]
+  npm run dev:token -- --native [--sub CREDITS_USER_UUID] [--sid SESSION_ID] [--username NAME]
+
+Prints a token signed by the local development identity provider whose keys live in DATA_DIR
+(default ./.data, the same folder \`npm start\` uses). Developer tokens carry sub, email and
+email_verified; the e-mail must also be invited (npm run admin -- invite EMAIL).`;
+
+function fail(message: string): never {
+  process.stderr.write(`dev:token: ${message}\n\n${usage}\n`);
+  process.exit(2);
+}
+
+let values: Record<string, string | boolean | undefined>;
+try {
+  ({ values } = parseArgs({
+    options: {
+      email: { type: 'string' },
+      sub: { type: 'string' },
+      sid: { type: 'string' },
+      username: { type: 'string' },
+      native: { type: 'boolean', default: false },
+      unverified: { type: 'boolean', default: false },
+      'expires-in': { type: 'string', default: '12h' },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+    strict: true,
+  }));
+} catch (error) {
+  fail((error as Error).message);
+}
+if (values.help) {
+  process.stdout.write(`${usage}\n`);
+  process.exit(0);
+}
+
+const dataDir = resolve(process.env.DATA_DIR || './.data');
+const expiresIn = values['expires-in'] as string;
+if (values.native) {
+  const provider = await loadDevProvider(dataDir, 'native');
+  const sub = (values.sub as string | undefined) ?? randomUUID();
+  const sid = (values.sid as string | undefined) ?? `dev-session-${randomUUID()}`;
+  const claims: Record<string, unknown> = { sid };
+  if (values.username) claims.preferred_username = values.username;
+  process.stdout.write(`${await provider.sign(claims, { subject: sub, expiresIn })}\n`);
+  process.stderr.write(`native session: sub (creditsUserId) ${sub}, sid ${sid}\n`);
+} else {
+  const email = values.email as string | undefined;
+  if (!email?.includes('@')) fail('--email is required for a developer token');
+  const provider = await loadDevProvider(dataDir, 'developer');
+  // A stable subject per e-mail, so that repeated tokens are the same developer.
+  const sub =
+    (values.sub as string | undefined) ??
+    `dev|${createHash('sha256').update(email.toLowerCase()).digest('hex').slice(0, 24)}`;
+  const token = await provider.sign({ email, email_verified: !values.unverified }, { subject: sub, expiresIn });
+  process.stdout.write(`${token}\n`);
+  process.stderr.write(`developer session for ${email} (sub ${sub}), valid ${expiresIn}\n`);
+}

@@ -1,0 +1,66 @@
+// Developer admission (CONTRACT section 4), checks in this order, first failure wins:
+// 1 token (401 UNAUTHORIZED), 2 Origin (403 INVALID_SESSION_ORIGIN), 3 verified e-mail (403
+// EMAIL_VERIFICATION_REQUIRED), 4 invitation bound to this subject (403 DEVELOPER_INVITATION_REQUIRED; the first
+// admitted request binds it for good), 5 identity store unreachable (503 AUTH_UNAVAILABLE).
+import { AppError } from '../../../runtime/src/errors.ts';
+import type { InvitationRow } from '../repositories/invitations.ts';
+import { bearerToken, type TokenVerifier } from '../sessions/token-verifier.ts';
+
+export interface DeveloperPrincipal {
+  identityUserId: string;
+  email: string;
+  canCreateUnlimitedOrganization: boolean;
+}
+
+export interface InvitationStore {
+  bindFirstUse(email: string, subject: string): Promise<InvitationRow | undefined>;
+  findActiveByEmail(email: string): Promise<InvitationRow | undefined>;
+}
+
+export interface DeveloperAdmissionDeps {
+  verifier: TokenVerifier;
+  invitations: InvitationStore;
+  allowedOrigins: string[];
+}
+
+const unauthorized = () => new AppError(401, 'UNAUTHORIZED', 'A valid developer session token is required.');
+const storeUnavailable = () => new AppError(503, 'AUTH_UNAVAILABLE', 'The identity store is temporarily unavailable.');
+
+export async function admitDeveloper(
+  deps: DeveloperAdmissionDeps,
+  request: { authorization: string; origin: string },
+): Promise<DeveloperPrincipal> {
+  const token = bearerToken(request.authorization);
+  if (!token) throw unauthorized();
+  const verified = await deps.verifier.verify(token);
+  if (!verified.ok) {
+    if (verified.reason === 'keys_unavailable') throw storeUnavailable();
+    throw unauthorized();
+  }
+  const { sub, email, email_verified: emailVerified } = verified.payload as Record<string, unknown>;
+  if (typeof sub !== 'string' || sub === '' || sub.length > 200 || typeof email !== 'string' || email === '') {
+    throw unauthorized();
+  }
+  if (request.origin !== '' && !deps.allowedOrigins.includes(request.origin)) {
+    throw new AppError(403, 'INVALID_SESSION_ORIGIN', 'This origin may not call the developer API.');
+  }
+  if (emailVerified !== true) {
+    throw new AppError(403, 'EMAIL_VERIFICATION_REQUIRED', 'The session e-mail address is not verified.');
+  }
+  let invitation: InvitationRow | undefined;
+  try {
+    const current = await deps.invitations.findActiveByEmail(email);
+    invitation =
+      current && current.identity_user_id === null ? await deps.invitations.bindFirstUse(email, sub) : current;
+  } catch {
+    throw storeUnavailable();
+  }
+  if (!invitation || invitation.identity_user_id !== sub) {
+    throw new AppError(403, 'DEVELOPER_INVITATION_REQUIRED', 'An active developer invitation is required.');
+  }
+  return {
+    identityUserId: sub,
+    email,
+    canCreateUnlimitedOrganization: invitation.can_create_unlimited_organization,
+  };
+}

@@ -1,0 +1,76 @@
+// Invitations of developers in identity.invitations.
+import { randomUUID } from 'node:crypto';
+import type { Database } from '../../../runtime/src/db/database.ts';
+import { isoSql } from '../../../runtime/src/db/sql.ts';
+
+export interface InvitationRow {
+  id: string;
+  email: string;
+  status: 'active' | 'revoked';
+  identity_user_id: string | null;
+  can_create_unlimited_organization: boolean;
+  /** RFC 3339 */
+  created_at: string;
+  bound_at: string | null;
+}
+
+const COLUMNS = `id, email, status, identity_user_id, can_create_unlimited_organization, ${isoSql('created_at')}, ${isoSql('bound_at')}`;
+
+export class InvitationRepository {
+  private readonly db: Database;
+
+  constructor(db: Database) {
+    this.db = db;
+  }
+
+  /** The active invitation of an e-mail (case-insensitive), if any. */
+  async findActiveByEmail(email: string): Promise<InvitationRow | undefined> {
+    const rows = await this.db.query<InvitationRow>(
+      `select ${COLUMNS} from identity.invitations where lower(email) = lower(?) and status = 'active'`,
+      [email],
+    );
+    return rows[0];
+  }
+
+  /**
+   * Binds the active invitation of `email` to `subject` if it is not bound yet; returns the invitation as it is
+   * afterwards (bound to `subject` or to whoever bound it first).
+   */
+  async bindFirstUse(email: string, subject: string): Promise<InvitationRow | undefined> {
+    const bound = await this.db.query<InvitationRow>(
+      `update identity.invitations set identity_user_id = ?, bound_at = now()
+        where lower(email) = lower(?) and status = 'active' and identity_user_id is null
+        returning ${COLUMNS}`,
+      [subject, email],
+    );
+    return bound[0] ?? (await this.findActiveByEmail(email));
+  }
+
+  /** Creates an active invitation; undefined if the e-mail already has one. */
+  async create(email: string, canCreateUnlimitedOrganization: boolean): Promise<InvitationRow | undefined> {
+    const rows = await this.db.query<InvitationRow>(
+      `insert into identity.invitations (id, email, status, can_create_unlimited_organization)
+       values (?, ?, 'active', ?)
+       on conflict (lower(email)) where status = 'active' do nothing
+       returning ${COLUMNS}`,
+      [randomUUID(), email, canCreateUnlimitedOrganization],
+    );
+    return rows[0];
+  }
+
+  async list(): Promise<InvitationRow[]> {
+    return this.db.query<InvitationRow>(
+      `select ${COLUMNS} from identity.invitations order by created_at desc, id desc limit 10000`,
+    );
+  }
+
+  /** Revokes an invitation (idempotent); undefined if there is none with this id. */
+  async revoke(id: string): Promise<InvitationRow | undefined> {
+    const rows = await this.db.query<InvitationRow>(
+      `update identity.invitations set status = 'revoked', revoked_at = coalesce(revoked_at, now())
+        where id = ? returning ${COLUMNS}`,
+      [id],
+    );
+    return rows[0];
+  }
+}

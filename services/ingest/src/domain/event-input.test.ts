@@ -1,0 +1,126 @@
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import fc from 'fast-check';
+import { gameEventInputSchema, validateEventInput } from './event-input.ts';
+
+const base = {
+  eventId: '123e4567-e89b-42d3-a456-426614174000',
+  playerId: 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11',
+  eventType: 'level.complete',
+  occurredAt: '2026-02-03T04:05+01:00',
+};
+
+function codeOf(body: unknown): string {
+  const r = validateEventInput(body);
+  return r.ok ? 'ok' : r.code;
+}
+
+describe('validateEventInput', () => {
+  test('valid body without metadata', () => {
+    expect(validateEventInput(base)).toEqual({
+      ok: true,
+      input: {
+        ...base,
+        occurredAtMs: Date.parse('2026-02-03T03:05:00Z'),
+        occurredAtNormalized: '2026-02-03T03:05:00.000Z',
+      },
+    });
+  });
+
+  test('valid body with metadata keeps it; empty metadata is present', () => {
+    const r = validateEventInput({ ...base, metadata: { score: 10, tags: ['a'] } });
+    expect(r.ok && r.input.metadata).toEqual({ score: 10, tags: ['a'] });
+    const empty = validateEventInput({ ...base, metadata: {} });
+    expect(empty.ok && 'metadata' in empty.input).toBe(true);
+    const none = validateEventInput(base);
+    expect(none.ok && 'metadata' in none.input).toBe(false);
+  });
+
+  test.each([
+    [null, 'body must be object'],
+    [[], 'body must be object'],
+    ['x', 'body must be object'],
+    [42, 'body must be object'],
+    [{}, 'body.eventId is required'],
+    [{ ...base, extra: 1 }, "unknown field 'extra'"],
+    [{ ...base, eventId: '123e4567-e89b-02d3-a456-426614174000' }, 'body.eventId must be a valid uuid'],
+    [{ ...base, playerId: '123e4567-e89b-42d3-c456-426614174000' }, 'body.playerId must be a valid uuid'],
+    [{ ...base, eventType: 'Level' }, 'body.eventType must match pattern ^[a-z][a-z0-9_.-]{0,63}$'],
+    [{ ...base, eventType: '' }, 'body.eventType must NOT have fewer than 1 characters'],
+    [{ ...base, eventType: `a${'b'.repeat(64)}` }, 'body.eventType must NOT have more than 64 characters'],
+    [{ ...base, occurredAt: '2026-02-03T04:05:06' }, 'body.occurredAt must be a valid date-time'],
+    [{ ...base, occurredAt: '2023-02-29T04:05Z' }, 'body.occurredAt must be a valid date-time'],
+    [{ ...base, occurredAt: 1770091506000 }, 'body.occurredAt must be string'],
+    [{ ...base, metadata: [] }, 'body.metadata must be object'],
+    [{ ...base, metadata: null }, 'body.metadata must be object'],
+    [{ ...base, metadata: 'x' }, 'body.metadata must be object'],
+  ])('invalid_event: %j', (body, message) => {
+    expect(validateEventInput(body)).toEqual({ ok: false, code: 'invalid_event', message });
+  });
+
+  test('eventType bounds: 64 characters accepted', () => {
+    expect(codeOf({ ...base, eventType: `a${'b'.repeat(63)}` })).toBe('ok');
+    expect(codeOf({ ...base, eventType: 'a0_.-z' })).toBe('ok');
+    expect(codeOf({ ...base, eventType: '0a' })).toBe('invalid_event');
+  });
+
+  test('nil and max UUIDs accepted', () => {
+    expect(codeOf({ ...base, eventId: '00000000-0000-0000-0000-000000000000' })).toBe('ok');
+    expect(codeOf({ ...base, playerId: 'FFFFFFFF-FFFF-FFFF-FFFF-FFFFFFFFFFFF' })).toBe('ok');
+  });
+
+  test('invalid_metadata after the schema passes', () => {
+    expect(validateEventInput({ ...base, metadata: { a: 'x\u0000' } })).toEqual({
+      ok: false,
+      code: 'invalid_metadata',
+      message: 'a metadata string contains NUL (U+0000)',
+    });
+    expect(codeOf({ ...base, metadata: { a: 'x'.repeat(4089) } })).toBe('invalid_metadata');
+    expect(codeOf({ ...base, metadata: { a: 'x'.repeat(4088) } })).toBe('ok');
+    expect(codeOf({ ...base, metadata: { a: [[[[[[]]]]]] } })).toBe('invalid_metadata');
+    expect(codeOf({ ...base, metadata: JSON.parse('{"\\udc00":1}') })).toBe('invalid_metadata');
+  });
+
+  test('schema errors win over metadata errors', () => {
+    expect(codeOf({ ...base, eventType: 'BAD', metadata: { a: '\u0000' } })).toBe('invalid_event');
+    expect(codeOf({ ...base, extra: 1, metadata: { a: '\u0000' } })).toBe('invalid_event');
+  });
+
+  test('the exported schema is a valid, standalone JSON Schema 2020-12 (no custom keywords)', () => {
+    const plain = new Ajv2020({ strict: true, validateFormats: false });
+    const v = plain.compile(gameEventInputSchema);
+    expect(v(base)).toBe(true);
+    expect(v({ ...base, eventId: '123e4567-e89b-92d3-a456-426614174000' })).toBe(false); // pattern alone enforces the rule
+  });
+
+  test('property: valid generated bodies pass and keep every field', () => {
+    const body = fc.record(
+      {
+        eventId: fc.uuid(),
+        playerId: fc.uuid(),
+        eventType: fc.stringMatching(/^[a-z][a-z0-9_.-]{0,63}$/),
+        occurredAt: fc
+          .date({ min: new Date('2000-01-01T00:00:00Z'), max: new Date('2100-01-01T00:00:00Z'), noInvalidDate: true })
+          .map((d) => d.toISOString()),
+        metadata: fc.dictionary(
+          fc.string({ maxLength: 5 }).filter((s) => !s.includes('\u0000')),
+          fc.integer(),
+          {
+            maxKeys: 5,
+          },
+        ),
+      },
+      { requiredKeys: ['eventId', 'playerId', 'eventType', 'occurredAt'] },
+    );
+    fc.assert(
+      fc.property(body, (b) => {
+        const r = validateEventInput(b);
+        expect(r.ok).toBe(true);
+        if (!r.ok) return;
+        expect(r.input.occurredAtNormalized).toBe(b.occurredAt);
+        expect(r.input.occurredAtMs).toBe(Date.parse(b.occurredAt));
+        expect(r.input.metadata).toEqual(b.metadata);
+      }),
+      { numRuns: 300 },
+    );
+  });
+});

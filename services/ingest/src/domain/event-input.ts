@@ -1,0 +1,96 @@
+/**
+ * GameEventInput (spec "Event input"): schema and the ingest validation order of CONTRACT §7:
+ * schema violation or unknown field -> `invalid_event`, then metadata limits -> `invalid_metadata`.
+ * The schema is compiled once at module load.
+ */
+import { createAjv, describeAjvError } from '../../../runtime/src/validation/ajv.ts';
+import { UUID_PATTERN } from '../../../runtime/src/validation/uuid.ts';
+import { checkMetadata } from './metadata.ts';
+import { parseOccurredAt } from './occurred-at.ts';
+
+export const EVENT_TYPE_PATTERN = '^[a-z][a-z0-9_.-]{0,63}$';
+
+/**
+ * JSON Schema 2020-12 of the request body, reusable as-is in the OpenAPI 3.1 document. UUIDs carry
+ * both `format: uuid` and the spec's exact `pattern`, so external validators see the same rule.
+ * `occurredAt` is documented as `date-time`; in this module's Ajv instance `date-time` is the
+ * spec's occurredAt grammar (seconds optional), see occurred-at.ts.
+ */
+export const gameEventInputSchema = {
+  title: 'GameEventInput',
+  type: 'object',
+  additionalProperties: false,
+  required: ['eventId', 'playerId', 'eventType', 'occurredAt'],
+  properties: {
+    eventId: { type: 'string', format: 'uuid', pattern: UUID_PATTERN, description: 'Idempotency id.' },
+    playerId: { type: 'string', format: 'uuid', pattern: UUID_PATTERN },
+    eventType: { type: 'string', minLength: 1, maxLength: 64, pattern: EVENT_TYPE_PATTERN },
+    occurredAt: {
+      type: 'string',
+      format: 'date-time',
+      description:
+        'YYYY-MM-DDTHH:MM[:SS[.fraction]] followed by Z, +hh:mm or -hh:mm; calendar-valid; within 5 minutes of receipt.',
+    },
+    metadata: {
+      type: 'object',
+      description:
+        'Canonical (RFC 8785) UTF-8 size at most 4096 bytes, depth at most 6, at most 100 items per array and ' +
+        '100 entries per object, no NUL, no unpaired surrogate, finite numbers. Part of the replay identity.',
+    },
+  },
+} as const;
+
+export interface GameEventInput {
+  eventId: string;
+  playerId: string;
+  eventType: string;
+  /** The caller's exact text (part of the payload identity). */
+  occurredAt: string;
+  /** Parsed instant, fraction truncated to milliseconds. */
+  occurredAtMs: number;
+  /** UTC RFC 3339 with milliseconds, for storage and responses. */
+  occurredAtNormalized: string;
+  /** Absent when the body had no `metadata` member (presence is part of the payload identity). */
+  metadata?: Record<string, unknown>;
+}
+
+export type EventInputResult =
+  | { ok: true; input: GameEventInput }
+  | { ok: false; code: 'invalid_event' | 'invalid_metadata'; message: string };
+
+const ajv = createAjv({
+  formats: { 'date-time': { type: 'string', validate: (s: string) => parseOccurredAt(s) !== null } },
+});
+const validateSchema = ajv.compile(gameEventInputSchema);
+
+interface SchemaValidBody {
+  eventId: string;
+  playerId: string;
+  eventType: string;
+  occurredAt: string;
+  metadata?: Record<string, unknown>;
+}
+
+export function validateEventInput(body: unknown): EventInputResult {
+  // A non-object body (array, string, number, null) fails `type: object` -> invalid_event.
+  if (!validateSchema(body)) {
+    return { ok: false, code: 'invalid_event', message: describeAjvError(validateSchema.errors) };
+  }
+  const b = body as SchemaValidBody;
+  const at = parseOccurredAt(b.occurredAt);
+  if (at === null) return { ok: false, code: 'invalid_event', message: 'body.occurredAt must be a valid date-time' };
+  const input: GameEventInput = {
+    eventId: b.eventId,
+    playerId: b.playerId,
+    eventType: b.eventType,
+    occurredAt: b.occurredAt,
+    occurredAtMs: at.epochMs,
+    occurredAtNormalized: at.normalized,
+  };
+  if (b.metadata !== undefined) {
+    const check = checkMetadata(b.metadata);
+    if (!check.ok) return { ok: false, code: 'invalid_metadata', message: check.reason };
+    input.metadata = b.metadata;
+  }
+  return { ok: true, input };
+}

@@ -1,0 +1,106 @@
+/**
+ * Event metadata limits (spec "Limits", CONTRACT §7): a JSON object whose canonical (RFC 8785) UTF-8
+ * form is at most 4,096 bytes, nesting depth at most 6 (the metadata object is level 1, every
+ * nested array or object adds one), at most 100 items per array and 100 entries per object, no NUL
+ * in strings or keys, no unpaired surrogate in strings or keys, finite numbers only.
+ *
+ * One recursive walk (depth is capped at 6, so recursion is bounded) that also adds up the exact
+ * canonical byte size, so the canonical text is never built and the walk stops at the first
+ * violation. Size rule: bytes of canonicalJson(metadata) itself, not of the whole body nor of the
+ * `"metadata":` member. Strings and keys are measured with JSON.stringify, which escapes exactly like
+ * RFC 8785 once lone surrogates are excluded; numbers with String(n), which is the JCS number form.
+ */
+
+export const METADATA_MAX_CANONICAL_BYTES = 4096;
+export const METADATA_MAX_DEPTH = 6;
+export const METADATA_MAX_ARRAY_ITEMS = 100;
+export const METADATA_MAX_OBJECT_ENTRIES = 100;
+
+export type MetadataCheck = { ok: true } | { ok: false; reason: string };
+
+/** Thrown internally to unwind the walk at the first violation. */
+class Violation {
+  readonly reason: string;
+  constructor(reason: string) {
+    this.reason = reason;
+  }
+}
+
+function isPlainObject(v: object): v is Record<string, unknown> {
+  const proto = Object.getPrototypeOf(v);
+  return proto === Object.prototype || proto === null;
+}
+
+/** Canonical UTF-8 size of a string literal (with quotes), after the NUL and surrogate checks. */
+function stringSize(s: string, what: string): number {
+  if (s.includes('\u0000')) throw new Violation(`${what} contains NUL (U+0000)`);
+  if (!s.isWellFormed()) throw new Violation(`${what} contains an unpaired surrogate`);
+  return Buffer.byteLength(JSON.stringify(s), 'utf8');
+}
+
+/** Mutable running total shared by the walk; checked after every addition. */
+interface Budget {
+  size: number;
+}
+
+function add(budget: Budget, n: number): void {
+  budget.size += n;
+  if (budget.size > METADATA_MAX_CANONICAL_BYTES) {
+    throw new Violation(`metadata exceeds ${METADATA_MAX_CANONICAL_BYTES} canonical UTF-8 bytes`);
+  }
+}
+
+function walk(value: unknown, depth: number, budget: Budget): void {
+  switch (typeof value) {
+    case 'string':
+      add(budget, stringSize(value, 'a metadata string'));
+      return;
+    case 'number':
+      if (!Number.isFinite(value)) throw new Violation('metadata numbers must be finite');
+      add(budget, String(value).length); // ASCII; String(-0) is "0" like JCS
+      return;
+    case 'boolean':
+      add(budget, value ? 4 : 5);
+      return;
+    case 'object':
+      break;
+    default:
+      throw new Violation(`metadata cannot contain a value of type ${typeof value}`);
+  }
+  if (value === null) {
+    add(budget, 4);
+    return;
+  }
+  if (depth > METADATA_MAX_DEPTH) throw new Violation(`metadata nesting exceeds depth ${METADATA_MAX_DEPTH}`);
+  if (Array.isArray(value)) {
+    const n = value.length;
+    if (n > METADATA_MAX_ARRAY_ITEMS) throw new Violation(`a metadata array exceeds ${METADATA_MAX_ARRAY_ITEMS} items`);
+    add(budget, n === 0 ? 2 : n + 1); // brackets + commas
+    for (let i = 0; i < n; i++) walk(value[i], depth + 1, budget);
+    return;
+  }
+  if (!isPlainObject(value)) throw new Violation('metadata cannot contain non-JSON objects');
+  const keys = Object.keys(value);
+  const n = keys.length;
+  if (n > METADATA_MAX_OBJECT_ENTRIES) {
+    throw new Violation(`a metadata object exceeds ${METADATA_MAX_OBJECT_ENTRIES} entries`);
+  }
+  add(budget, n === 0 ? 2 : 2 * n + 1); // braces + colons + commas
+  for (const key of keys) {
+    add(budget, stringSize(key, 'a metadata key'));
+    walk(value[key], depth + 1, budget);
+  }
+}
+
+export function checkMetadata(value: unknown): MetadataCheck {
+  if (value === null || typeof value !== 'object' || Array.isArray(value) || !isPlainObject(value)) {
+    return { ok: false, reason: 'metadata must be a JSON object' };
+  }
+  try {
+    walk(value, 1, { size: 0 });
+    return { ok: true };
+  } catch (e) {
+    if (e instanceof Violation) return { ok: false, reason: e.reason };
+    throw e;
+  }
+}

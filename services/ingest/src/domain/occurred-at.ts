@@ -1,0 +1,73 @@
+/**
+ * `occurredAt` input grammar (spec, General rules):
+ *
+ *   YYYY-MM-DD "T" HH:MM [":" SS ["." 1*DIGIT]] ("Z" | ("+" / "-") hh:mm)
+ *
+ * Decisions where the spec is silent:
+ * - Separators: only upper-case `T` and `Z`. RFC 3339 allows lower case (and notes a space), but the
+ *   spec's grammar names `T`/`Z`; being strict keeps one spelling per instant family.
+ * - Seconds: 00-59. A leap second (`:60`) is rejected: JavaScript Date and the 5-minute window
+ *   cannot represent it faithfully, and PostgreSQL would silently roll it over.
+ * - Fraction: only after seconds; 1 or more digits, no upper bound (the 16 KiB body limit bounds
+ *   it); digits beyond milliseconds are truncated (floored), never rounded, so an instant never
+ *   moves to the next millisecond/second.
+ * - Offsets: hours 00-23, minutes 00-59; `-00:00` is accepted and means UTC, like `Z`.
+ * - Range: the UTC instant must fall in years 0000-9999 so that `normalized` is a valid 4-digit
+ *   RFC 3339 text; anything else is rejected as malformed (it is far outside the window anyway).
+ * The exact input text is what the payload hash covers; `normalized` is for storage/responses.
+ */
+
+const GRAMMAR = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?(?:Z|([+-])(\d{2}):(\d{2}))$/;
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+const MS_PER_MINUTE = 60_000;
+// 400 Gregorian years are exactly 146,097 days. Shifting the year by 400 before Date.UTC avoids
+// its mapping of years 0-99 to 1900-1999 without changing the weekday/leap pattern.
+const SHIFT_400Y_MS = 146_097 * 86_400_000;
+const MIN_MS = Date.UTC(2000, 0, 1) - 5 * SHIFT_400Y_MS; // 0000-01-01T00:00:00.000Z
+const MAX_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999); // 9999-12-31T23:59:59.999Z
+
+/** Default window: CONTRACT §7, `occurredAt` at most 5 minutes from receipt, either way. */
+export const OCCURRED_AT_WINDOW_MS = 300_000;
+
+function isLeapYear(y: number): boolean {
+  return y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0);
+}
+
+export interface ParsedOccurredAt {
+  /** Milliseconds since the Unix epoch (fraction truncated to milliseconds). */
+  epochMs: number;
+  /** UTC RFC 3339 with milliseconds, e.g. `2026-02-03T04:05:06.000Z`. */
+  normalized: string;
+}
+
+export function parseOccurredAt(text: string): ParsedOccurredAt | null {
+  if (typeof text !== 'string') return null;
+  const m = GRAMMAR.exec(text);
+  if (m === null) return null;
+  const year = Number(m[1]);
+  const month = Number(m[2]);
+  const day = Number(m[3]);
+  const hour = Number(m[4]);
+  const minute = Number(m[5]);
+  const second = m[6] === undefined ? 0 : Number(m[6]);
+  if (month < 1 || month > 12 || day < 1) return null;
+  if (day > (month === 2 && isLeapYear(year) ? 29 : DAYS_IN_MONTH[month - 1]!)) return null;
+  if (hour > 23 || minute > 59 || second > 59) return null;
+  const millis = m[7] === undefined ? 0 : Number(m[7].slice(0, 3).padEnd(3, '0'));
+  let offsetMinutes = 0;
+  if (m[8] !== undefined) {
+    const oh = Number(m[9]);
+    const om = Number(m[10]);
+    if (oh > 23 || om > 59) return null;
+    offsetMinutes = (m[8] === '-' ? -1 : 1) * (oh * 60 + om);
+  }
+  const local = Date.UTC(year + 400, month - 1, day, hour, minute, second, millis) - SHIFT_400Y_MS;
+  const epochMs = local - offsetMinutes * MS_PER_MINUTE;
+  if (epochMs < MIN_MS || epochMs > MAX_MS) return null;
+  return { epochMs, normalized: new Date(epochMs).toISOString() };
+}
+
+/** True when `epochMs` is at most `windowMs` away from receipt, either direction (inclusive). */
+export function isWithinWindow(epochMs: number, receivedAtMs: number, windowMs = OCCURRED_AT_WINDOW_MS): boolean {
+  return Math.abs(epochMs - receivedAtMs) <= windowMs;
+}
