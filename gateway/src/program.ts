@@ -24,7 +24,7 @@ export const gateway: ProgramModule<GatewayConfig> = {
     return {
       name: 'gateway',
       routes(router: Router) {
-        router.get('/api/developer/v1/access', platformGate(platform), async (ctx) => {
+        router.get('/api/developer/v1/access', platformGate(platform, 'AUTH_UNAVAILABLE'), async (ctx) => {
           ctx.set('Cache-Control', 'no-store');
           const principal = await admitDeveloper(transport, ctx);
           ctx.body = { data: { authorized: true, email: principal.email, mode: 'sandbox' } };

@@ -1,10 +1,19 @@
 import type Koa from 'koa';
+import { relabelUnavailable } from '../errors.ts';
 import type { PlatformSwitch } from '../platform-switch.ts';
 
-/** Route middleware: the platform switch is the first check of every non-operator API route. */
-export function platformGate(platform: PlatformSwitch): Koa.Middleware {
+/**
+ * Route middleware: the platform switch is the first check of every non-operator API route. The switch lives in
+ * identity-admission; when it cannot be read, the route answers its own 503 code (`AUTH_UNAVAILABLE` on developer
+ * routes, `retry_later` on game SDK routes, ...), as it would for any other unreachable dependency.
+ */
+export function platformGate(platform: PlatformSwitch, unavailableCode = 'PLATFORM_UNAVAILABLE'): Koa.Middleware {
   return async (ctx, next) => {
-    await platform.assertEnabled(ctx.state.call);
+    try {
+      await platform.assertEnabled(ctx.state.call);
+    } catch (error) {
+      throw relabelUnavailable(error, unavailableCode);
+    }
     await next();
   };
 }
