@@ -1,6 +1,7 @@
 // gateway: the developer console's edge. REST console, records and access adapters, the GraphQL console and the
 // operator API; every rule lives in a state owner, reached over the transport.
 import type Router from '@koa/router';
+import type Koa from 'koa';
 import type { EnvReader } from '../../services/runtime/src/config.ts';
 import { platformGate } from '../../services/runtime/src/http/platform-gate.ts';
 import type { ProgramDeps, ProgramModule } from '../../services/runtime/src/program.ts';
@@ -24,8 +25,13 @@ export const gateway: ProgramModule<GatewayConfig> = {
     return {
       name: 'gateway',
       routes(router: Router) {
-        router.get('/api/developer/v1/access', platformGate(platform, 'AUTH_UNAVAILABLE'), async (ctx) => {
+        const noStore: Koa.Middleware = async (ctx, next) => {
+          // Set before any check, so that denials are not cached either.
           ctx.set('Cache-Control', 'no-store');
+          await next();
+        };
+        const developerGate = platformGate(platform, 'AUTH_UNAVAILABLE');
+        router.get('/api/developer/v1/access', noStore, developerGate, async (ctx) => {
           const principal = await admitDeveloper(transport, ctx);
           ctx.body = { data: { authorized: true, email: principal.email, mode: 'sandbox' } };
         });

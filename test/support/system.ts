@@ -9,41 +9,58 @@ import { pino } from 'pino';
 import { type RunningSystem, startSystem } from '../../services/all-in-one/src/system.ts';
 import { loadDevProvider } from '../../services/identity-admission/src/sessions/dev-identity-provider.ts';
 import { createTestDatabase } from './database.ts';
+import { startNats } from './servers.ts';
 
 export const TEST_ADMIN_TOKEN = 'test-admin-token-0123456789abcdef0123456789';
 
 export interface TestSystem {
   url: string;
   databaseUrl: string | undefined;
+  /** The system's own NATS server (real mode), undefined on the embedded default. */
+  natsUrl: string | undefined;
   dataDir: string;
   running: RunningSystem;
   stop(): Promise<void>;
 }
 
 export interface TestSystemOptions {
-  /** `real` (default): a fresh PostgreSQL database and NATS; `embedded`: PGlite and the in-process transport. */
+  /**
+   * `real` (default): a fresh PostgreSQL database and a private nats-server (so that systems running at the same
+   * time, in this file or another, never answer each other's operations); `embedded`: PGlite and the in-process
+   * transport. `env.NATS_URL` overrides the private server.
+   */
   mode?: 'real' | 'embedded';
   env?: Record<string, string | undefined>;
 }
 
 export async function startTestSystem(options: TestSystemOptions = {}): Promise<TestSystem> {
   const dataDir = mkdtempSync(join(tmpdir(), 'rewards-system-'));
-  const databaseUrl = options.mode === 'embedded' ? undefined : await createTestDatabase();
+  const real = options.mode !== 'embedded';
+  const databaseUrl = real ? await createTestDatabase() : undefined;
+  const nats = real && !options.env?.NATS_URL ? await startNats() : undefined;
   const env: Record<string, string | undefined> = {
     DATA_DIR: dataDir,
     ADMIN_TOKEN: TEST_ADMIN_TOKEN,
     LOG_LEVEL: 'silent',
-    ...(options.mode === 'embedded' ? {} : { DATABASE_URL: databaseUrl, NATS_URL: process.env.TEST_NATS_URL }),
+    ...(real ? { DATABASE_URL: databaseUrl, NATS_URL: nats?.url } : {}),
     ...options.env,
   };
-  const running = await startSystem({ env, port: 0, host: '127.0.0.1', logger: pino({ level: 'silent' }) });
+  let running: RunningSystem;
+  try {
+    running = await startSystem({ env, port: 0, host: '127.0.0.1', logger: pino({ level: 'silent' }) });
+  } catch (error) {
+    await nats?.stop();
+    throw error;
+  }
   return {
     url: running.url,
     databaseUrl,
+    natsUrl: real ? env.NATS_URL : undefined,
     dataDir,
     running,
     async stop() {
       await running.stop();
+      await nats?.stop();
       rmSync(dataDir, { recursive: true, force: true });
     },
   };

@@ -29,6 +29,8 @@ export interface RunningSystem {
   port: number;
   databaseDescription: string;
   transportKind: Transport['kind'];
+  /** The transport the programs share (tests call operations through it). */
+  transport: Transport;
   dataDir: string;
   server: Server;
   /** Graceful stop: HTTP first, then services (in-flight finish), programs, transport, database. */
@@ -111,6 +113,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<RunningS
     port: boundPort,
     databaseDescription: embedded ? `embedded PostgreSQL (PGlite) in ${embedded.dataDir}` : redactUrl(url),
     transportKind: transport.kind,
+    transport,
     dataDir,
     server,
     isShuttingDown: () => shuttingDown,

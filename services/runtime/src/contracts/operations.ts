@@ -4,12 +4,18 @@ import { defineOperation } from '../transport/operation.ts';
 import {
   AdmitDeveloperRequestSchema,
   AdmitDeveloperResponseSchema,
+  AdmitNativeRequestSchema,
+  AdmitNativeResponseSchema,
+  CreateDevicePermitRequestSchema,
+  CreateDevicePermitResponseSchema,
   CreateInvitationRequestSchema,
   CreateInvitationResponseSchema,
   GetPlatformStateRequestSchema,
   GetPlatformStateResponseSchema,
   ListInvitationsRequestSchema,
   ListInvitationsResponseSchema,
+  PutNativeAccountRequestSchema,
+  PutNativeAccountResponseSchema,
   RevokeInvitationRequestSchema,
   RevokeInvitationResponseSchema,
   SetPlatformStateRequestSchema,
@@ -52,6 +58,19 @@ export const identityOps = {
     'RevokeInvitation',
     RevokeInvitationRequestSchema,
     RevokeInvitationResponseSchema,
+  ),
+  admitNative: defineOperation('identity', 'AdmitNative', AdmitNativeRequestSchema, AdmitNativeResponseSchema),
+  putNativeAccount: defineOperation(
+    'identity',
+    'PutNativeAccount',
+    PutNativeAccountRequestSchema,
+    PutNativeAccountResponseSchema,
+  ),
+  createDevicePermit: defineOperation(
+    'identity',
+    'CreateDevicePermit',
+    CreateDevicePermitRequestSchema,
+    CreateDevicePermitResponseSchema,
   ),
 } as const;
 
