@@ -1,6 +1,6 @@
 // Tokens for the identity tests: keys of a test identity provider, tokens signed with any claims, and forged tokens
 // (alg `none`, HS256 keyed with the public key) that a correct verifier refuses.
-import { createHmac, randomUUID } from 'node:crypto';
+import { constants, createHmac, sign as cryptoSign, KeyObject, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type CryptoKey, exportJWK, exportSPKI, generateKeyPair, importJWK, type JWK, SignJWT } from 'jose';
@@ -70,6 +70,36 @@ export function hs256WithPublicKey(key: { kid: string; publicPem: string }, clai
   const signingInput = `${b64url({ alg: 'HS256', typ: 'JWT', kid: key.kid })}.${b64url(claims)}`;
   const mac = createHmac('sha256', key.publicPem).update(signingInput).digest('base64url');
   return `${signingInput}.${mac}`;
+}
+
+/**
+ * An RSA key signing with RS512 or PS256 (WebCrypto keys are bound to one algorithm, so this signs with node:crypto):
+ * a token of an algorithm the verifier must refuse although the key itself is trusted.
+ */
+export function signRsaWith(
+  key: TestKey,
+  alg: 'RS512' | 'PS256',
+  claims: Record<string, unknown>,
+  options: { issuer: string; audience: string },
+): string {
+  const payload = {
+    ...claims,
+    iss: options.issuer,
+    aud: options.audience,
+    iat: nowSeconds(),
+    exp: nowSeconds() + 3600,
+  };
+  const signingInput = `${b64url({ alg, typ: 'JWT', kid: key.kid })}.${b64url(payload)}`;
+  const privateKey = KeyObject.from(key.privateKey);
+  const signature =
+    alg === 'RS512'
+      ? cryptoSign('sha512', Buffer.from(signingInput), privateKey)
+      : cryptoSign('sha256', Buffer.from(signingInput), {
+          key: privateKey,
+          padding: constants.RSA_PKCS1_PSS_PADDING,
+          saltLength: 32,
+        });
+  return `${signingInput}.${signature.toString('base64url')}`;
 }
 
 /** The local development provider's key of a test system (npm start's provider), to sign arbitrary claims. */
