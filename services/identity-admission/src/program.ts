@@ -1,6 +1,7 @@
 // identity-admission: owner of the `identity` schema. Verifies developer and native sessions (jose), keeps
 // invitations, native accounts, device permits and the platform switch. Handlers only translate between the
 // transport's messages and the domain.
+import { Counter } from 'prom-client';
 import { identityOps } from '../../runtime/src/contracts/operations.ts';
 import type { Database } from '../../runtime/src/db/database.ts';
 import { AppError } from '../../runtime/src/errors.ts';
@@ -99,6 +100,12 @@ export const identityAdmission: ProgramModule<IdentityConfig> = {
       },
       'native admission policy',
     );
+    const deviceDenials = new Counter({
+      name: 'native_admission_device_denials_total',
+      help: 'Native sessions denied by the device check (step 5); enforced="false" counts monitor mode denials not enforced',
+      labelNames: ['code', 'enforced'],
+      registers: [deps.metrics.registry],
+    });
     // Operator calls and the platform switch: a failing store is a 503 the edges relabel for their route.
     const storeError = (error: unknown): never => {
       if (error instanceof AppError) throw error;
@@ -137,6 +144,7 @@ export const identityAdmission: ProgramModule<IdentityConfig> = {
                     supportedCountries: config.supportedCountries,
                   },
                   log: deps.logger,
+                  countDeviceDenial: (code, enforced) => deviceDenials.inc({ code, enforced: String(enforced) }),
                 },
                 request,
               );

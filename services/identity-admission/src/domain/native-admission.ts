@@ -48,6 +48,8 @@ export interface NativeAdmissionDeps {
   accounts: NativeAccountStore;
   permits: DevicePermitStore;
   policy: NativeAdmissionPolicy;
+  /** Counts step-5 denials, enforced or (monitor mode) only observed, so that operators can size a switch to enforce. */
+  countDeviceDenial?: (code: string, enforced: boolean) => void;
   /** Monitor mode's record of a device denial it did not enforce; store failures for the operator. */
   log: {
     warn(fields: Record<string, unknown>, message: string): void;
@@ -123,7 +125,9 @@ export async function admitNative(
   if (deps.policy.mode !== 'off') {
     const denial = await deviceDenial(deps, request.capabilities, sessionId, creditsUserId);
     if (denial) {
-      if (deps.policy.mode === 'enforce') throw denial;
+      const enforced = deps.policy.mode === 'enforce';
+      deps.countDeviceDenial?.(denial.code, enforced);
+      if (enforced) throw denial;
       deps.log.warn(
         { creditsUserId, sessionId, code: denial.code, status: denial.status },
         'native admission (monitor mode): device check would deny this session',
