@@ -115,7 +115,7 @@ export async function devKey(system: TestSystem, kind: 'developer' | 'native') {
   };
 }
 
-export function access(system: TestSystem, token?: string, headers: Record<string, string> = {}) {
+export function access(system: { url: string }, token?: string, headers: Record<string, string> = {}) {
   return api(system.url, 'GET', '/api/developer/v1/access', { token, headers });
 }
 
