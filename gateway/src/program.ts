@@ -3,13 +3,16 @@
 import type Router from '@koa/router';
 import type Koa from 'koa';
 import type { EnvReader } from '../../services/runtime/src/config.ts';
+import { readAllowedOrigins } from '../../services/runtime/src/http/origins.ts';
 import { platformGate } from '../../services/runtime/src/http/platform-gate.ts';
 import type { ProgramDeps, ProgramModule } from '../../services/runtime/src/program.ts';
 import { admitDeveloper } from './auth/developer-session.ts';
+import { addDeveloperCors } from './http/cors.ts';
 import { addAdminRoutes } from './rest/admin.ts';
 
 export interface GatewayConfig {
   adminToken: string | undefined;
+  allowedOrigins: string[];
 }
 
 export const gateway: ProgramModule<GatewayConfig> = {
@@ -17,7 +20,7 @@ export const gateway: ProgramModule<GatewayConfig> = {
   readConfig(reader: EnvReader): GatewayConfig {
     const adminToken = reader.string('ADMIN_TOKEN');
     reader.check(adminToken === undefined || adminToken.length >= 32, 'ADMIN_TOKEN must be at least 32 characters');
-    return { adminToken };
+    return { adminToken, allowedOrigins: readAllowedOrigins(reader) };
   },
   async create(deps: ProgramDeps, config: GatewayConfig) {
     const { transport, platform } = deps;
@@ -25,6 +28,7 @@ export const gateway: ProgramModule<GatewayConfig> = {
     return {
       name: 'gateway',
       routes(router: Router) {
+        addDeveloperCors(router, config.allowedOrigins);
         const noStore: Koa.Middleware = async (ctx, next) => {
           // Set before any check, so that denials are not cached either.
           ctx.set('Cache-Control', 'no-store');

@@ -141,6 +141,48 @@ describe('developer sessions (CONTRACT section 4)', () => {
     });
   });
 
+  describe('CORS for the allowed origins', () => {
+    it('allowed origins get Access-Control-Allow-Origin on answers and denials; others get none', async () => {
+      const email = newEmail();
+      await invite(email);
+      const jwt = await developerToken(system, email);
+      const ok = await access(system, jwt, { Origin: CONSOLE_ORIGIN });
+      expect(ok.status).toBe(200);
+      expect(ok.headers.get('access-control-allow-origin')).toBe(CONSOLE_ORIGIN);
+      expect(ok.headers.get('vary')).toMatch(/Origin/);
+      const unauthorized = await access(system, 'garbage', { Origin: CONSOLE_ORIGIN });
+      expect(unauthorized.status).toBe(401);
+      expect(unauthorized.headers.get('access-control-allow-origin')).toBe(CONSOLE_ORIGIN);
+      const foreign = await access(system, jwt, { Origin: 'https://evil.example' });
+      expect(foreign.status).toBe(403);
+      expect(foreign.headers.get('access-control-allow-origin')).toBeNull();
+      expect((await access(system, jwt)).headers.get('access-control-allow-origin')).toBeNull();
+    });
+
+    it('answers preflight requests of allowed origins (204) and refuses others (403 INVALID_SESSION_ORIGIN)', async () => {
+      const preflight = (origin?: string) =>
+        fetch(`${system.url}/api/developer/v1/access`, {
+          method: 'OPTIONS',
+          headers: {
+            ...(origin ? { Origin: origin } : {}),
+            'Access-Control-Request-Method': 'GET',
+            'Access-Control-Request-Headers': 'authorization',
+          },
+        });
+      const allowed = await preflight(CONSOLE_ORIGIN);
+      expect(allowed.status).toBe(204);
+      expect(allowed.headers.get('access-control-allow-origin')).toBe(CONSOLE_ORIGIN);
+      expect(allowed.headers.get('access-control-allow-methods')).toMatch(/GET/);
+      expect(allowed.headers.get('access-control-allow-headers')).toMatch(/Authorization/);
+      for (const origin of ['https://evil.example', undefined]) {
+        const refused = await preflight(origin);
+        expect(refused.status).toBe(403);
+        expect(await refused.json()).toEqual(errorBody('INVALID_SESSION_ORIGIN'));
+        expect(refused.headers.get('access-control-allow-origin')).toBeNull();
+      }
+    });
+  });
+
   describe('3. e-mail verification: 403 EMAIL_VERIFICATION_REQUIRED', () => {
     it('email_verified false, or anything but the boolean true', async () => {
       const email = newEmail();

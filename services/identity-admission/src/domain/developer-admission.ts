@@ -6,6 +6,7 @@
 // `email_verified` and `exp`; a token without `email_verified` is therefore not a valid session (401), while
 // `email_verified` present but not exactly `true` (false, "true") is step 3.
 import { AppError } from '../../../runtime/src/errors.ts';
+import { isAllowedOrigin } from '../../../runtime/src/http/origins.ts';
 import type { InvitationRow } from '../repositories/invitations.ts';
 import { bearerToken, type TokenVerifier } from '../sessions/token-verifier.ts';
 
@@ -76,10 +77,4 @@ export async function admitDeveloper(
     email,
     canCreateUnlimitedOrganization: invitation.can_create_unlimited_organization,
   };
-}
-
-/** Origins compare as scheme://host[:port], case-insensitively (browsers send them in lower case). */
-export function isAllowedOrigin(origin: string, allowedOrigins: string[]): boolean {
-  const given = origin.trim().toLowerCase();
-  return allowedOrigins.some((allowed) => allowed.toLowerCase() === given);
 }
