@@ -1,7 +1,10 @@
 // CONTRACT section 4 over HTTP, on real PostgreSQL and NATS, with npm start's local development identity provider:
 // every denial with its status and code, the order of the checks, invitation binding, Cache-Control.
+import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { promisify } from 'node:util';
 import { DEV_ISSUER, devAudience } from '../../../services/identity-admission/src/sessions/dev-identity-provider.ts';
+import { identityOps } from '../../../services/runtime/src/contracts/operations.ts';
 import { sql } from '../../support/database.ts';
 import { admin, developerToken, startTestSystem, type TestSystem } from '../../support/system.ts';
 import { access, devKey, errorBody, hs256WithPublicKey, nowSeconds, sign, unsecuredToken } from './support.ts';
@@ -364,6 +367,48 @@ describe('developer sessions (CONTRACT section 4)', () => {
         expect((await admin(system, 'PUT', '/platform', { enabled: true })).body).toEqual({ data: { enabled: true } });
       }
       expect((await access(system, jwt)).status).toBe(200);
+    });
+  });
+
+  describe('npm run dev:token', () => {
+    const devToken = async (args: string[]) =>
+      promisify(execFile)(process.execPath, ['services/identity-admission/src/cli/dev-token.ts', ...args], {
+        env: { PATH: process.env.PATH, DATA_DIR: system.dataDir },
+      });
+
+    it('prints a developer session token of the provider npm start trusts', async () => {
+      const email = newEmail();
+      await invite(email);
+      const { stdout, stderr } = await devToken(['--email', email]);
+      expect(stdout).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+\n$/);
+      expect(stderr).toContain(email);
+      const response = await access(system, stdout.trim());
+      expect(response.body).toEqual({ data: { authorized: true, email, mode: 'sandbox' } });
+      const unverified = await devToken(['--email', email, '--unverified']);
+      expect((await access(system, unverified.stdout.trim())).body).toEqual(errorBody('EMAIL_VERIFICATION_REQUIRED'));
+    });
+
+    it('prints a native session token with the given sub and sid (--native)', async () => {
+      const sub = randomUUID();
+      const { stdout } = await devToken(['--native', '--sub', sub, '--sid', 'sid-from-cli', '--username', 'Cli']);
+      const permit = await admin(system, 'POST', '/device-permits', {
+        sessionId: 'sid-from-cli',
+        creditsUserId: sub,
+        expiresInSeconds: 60,
+      });
+      expect(permit.status).toBe(200);
+      const reply = await system.running.transport.call(
+        identityOps.admitNative,
+        { authorization: `Bearer ${stdout.trim()}`, country: 'DE', build: '1', capabilities: 'challenge-v1' },
+        { requestId: randomUUID() },
+      );
+      expect(reply.principal).toMatchObject({ creditsUserId: sub, sessionId: 'sid-from-cli', username: 'Cli' });
+    });
+
+    it('refuses a native --sub that is not a UUID, with usage and exit code 2', async () => {
+      const failure = await devToken(['--native', '--sub', 'player-1']).catch((error: unknown) => error);
+      expect(failure).toMatchObject({ code: 2 });
+      expect((failure as { stderr: string }).stderr).toMatch(/--sub must be a UUID/);
     });
   });
 });

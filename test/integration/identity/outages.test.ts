@@ -120,6 +120,52 @@ describe('identity-admission stopped mid-run (gateway and identity-admission as 
   });
 });
 
+describe('platform switch across gateway processes', () => {
+  it('a change made through one gateway reaches another gateway process by itself (its cache is at most 1 s old)', async () => {
+    const nats = await startNats();
+    const key = await testKey('ES256');
+    const processes: ProgramProcess[] = [];
+    try {
+      processes.push(
+        await startProgram('identity-admission', {
+          NATS_URL: nats.url,
+          DATABASE_URL: await createTestDatabase(),
+          DEVELOPER_JWKS: jwks(key),
+          DEVELOPER_JWT_ISSUER: ISSUER,
+          DEVELOPER_JWT_AUDIENCE: AUDIENCE,
+        }),
+      );
+      const [one, two] = await Promise.all(
+        [1, 2].map(() => startProgram('gateway', { NATS_URL: nats.url, ADMIN_TOKEN: TEST_ADMIN_TOKEN })),
+      );
+      processes.push(one!, two!);
+      const operator = (enabled: boolean) =>
+        api(one!.url, 'PUT', '/api/admin/v1/platform', { token: TEST_ADMIN_TOKEN, body: { enabled } });
+      expect((await access(two!)).body).toEqual(errorBody('UNAUTHORIZED'));
+
+      expect((await operator(false)).body).toEqual({ data: { enabled: false } });
+      expect((await access(one!)).body).toEqual(errorBody('PLATFORM_DISABLED'));
+      const off = await waitUntil(
+        'the second gateway sees the switch',
+        () => access(two!),
+        (r) => r.status === 503,
+      );
+      expect(off.body).toEqual(errorBody('PLATFORM_DISABLED'));
+
+      expect((await operator(true)).body).toEqual({ data: { enabled: true } });
+      const on = await waitUntil(
+        'the second gateway sees it again',
+        () => access(two!),
+        (r) => r.status !== 503,
+      );
+      expect(on.body).toEqual(errorBody('UNAUTHORIZED'));
+    } finally {
+      for (const program of processes.reverse()) await program.stop();
+      await nats.stop();
+    }
+  });
+});
+
 describe('identity database refusing connections (all-in-one process on real PostgreSQL and NATS)', () => {
   let system: TestSystem;
   let databaseName: string;
