@@ -185,3 +185,25 @@ export async function insertEvents(
     [playerId, keyId, count, gameId, options.sameCreatedAt ?? false],
   );
 }
+
+/** Inserts `count` players of one game in one statement; ids in creation order (distinct created_at each). */
+export async function insertPlayers(
+  system: TestSystem,
+  gameId: string,
+  count: number,
+  options: { linked?: boolean } = {},
+): Promise<string[]> {
+  const linked = options.linked ?? true;
+  const rows = await sql<{ id: string }>(
+    system.databaseUrl!,
+    `insert into ledger.players (id, game_id, organization_id, external_player_id, credits_user_id, username, linked_at,
+                                 created_at)
+     select gen_random_uuid(), g.id, g.organization_id, 'bulk-' || i || '-' || gen_random_uuid(),
+            case when $2 then gen_random_uuid() end, case when $2 then 'player ' || i end,
+            case when $2 then now() end, now() + make_interval(secs => i / 1000.0)
+       from ledger.games g, generate_series(1, $3) i where g.id = $1
+     returning id::text as id, created_at`,
+    [gameId, linked, count],
+  );
+  return rows.sort((a: any, b: any) => a.created_at - b.created_at).map((r) => r.id);
+}
