@@ -84,8 +84,11 @@ export class ConsoleActions {
     permission: Permission,
   ): Promise<OrganizationRow> {
     if (organizationId === undefined) throw notFound();
+    // Outsiders are turned away before any lock: they cannot make members wait on their organization's row.
+    if (!(await tx.memberRole(organizationId, principal.identityUserId))) throw notFound();
     const organization = await tx.lockOrganization(organizationId);
     if (!organization) throw notFound();
+    // Read again under the lock: a concurrent removal or demotion committed before the lock is seen.
     const role = await tx.memberRole(organizationId, principal.identityUserId);
     if (!role) throw notFound();
     if (permission === 'members' && role !== 'owner') throw forbidden('manage members; only its owner can');
