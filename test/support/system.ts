@@ -9,6 +9,7 @@ import { pino } from 'pino';
 import { type RunningSystem, startSystem } from '../../services/all-in-one/src/system.ts';
 import { loadDevProvider } from '../../services/identity-admission/src/sessions/dev-identity-provider.ts';
 import { createTestDatabase } from './database.ts';
+import { startNats } from './servers.ts';
 
 export const TEST_ADMIN_TOKEN = 'test-admin-token-0123456789abcdef0123456789';
 
@@ -29,22 +30,35 @@ export interface TestSystemOptions {
 export async function startTestSystem(options: TestSystemOptions = {}): Promise<TestSystem> {
   const dataDir = mkdtempSync(join(tmpdir(), 'rewards-system-'));
   const databaseUrl = options.mode === 'embedded' ? undefined : await createTestDatabase();
+  // Each system gets its own nats-server: systems of test files running in parallel would otherwise serve the same
+  // subjects in the same queue groups and answer each other's requests (another database, another identity key).
+  const nats = options.mode === 'embedded' ? undefined : await startNats();
   const env: Record<string, string | undefined> = {
     DATA_DIR: dataDir,
     ADMIN_TOKEN: TEST_ADMIN_TOKEN,
     LOG_LEVEL: 'silent',
-    ...(options.mode === 'embedded' ? {} : { DATABASE_URL: databaseUrl, NATS_URL: process.env.TEST_NATS_URL }),
+    ...(nats ? { DATABASE_URL: databaseUrl, NATS_URL: nats.url } : {}),
     ...options.env,
   };
-  const running = await startSystem({ env, port: 0, host: '127.0.0.1', logger: pino({ level: 'silent' }) });
+  let running: RunningSystem;
+  try {
+    running = await startSystem({ env, port: 0, host: '127.0.0.1', logger: pino({ level: 'silent' }) });
+  } catch (error) {
+    await nats?.stop();
+    throw error;
+  }
   return {
     url: running.url,
     databaseUrl,
     dataDir,
     running,
     async stop() {
-      await running.stop();
-      rmSync(dataDir, { recursive: true, force: true });
+      try {
+        await running.stop();
+      } finally {
+        await nats?.stop();
+        rmSync(dataDir, { recursive: true, force: true });
+      }
     },
   };
 }
