@@ -8,7 +8,14 @@ import { platformGate } from '../../services/runtime/src/http/platform-gate.ts';
 import type { ProgramDeps, ProgramModule } from '../../services/runtime/src/program.ts';
 import { admitDeveloper } from './auth/developer-session.ts';
 import { addDeveloperCors } from './http/cors.ts';
+import { addOpenApiRoute, type OpenApiFragment } from './openapi.ts';
 import { addAdminRoutes } from './rest/admin.ts';
+import { addConsoleRoutes } from './rest/console.ts';
+import { adminOpenApi } from './schemas/admin.ts';
+import { consoleOpenApi } from './schemas/console.ts';
+
+/** The REST endpoints /openapi.json describes; each module contributes its fragment. */
+export const openApiFragments: OpenApiFragment[] = [consoleOpenApi, adminOpenApi];
 
 export interface GatewayConfig {
   adminToken: string | undefined;
@@ -39,7 +46,9 @@ export const gateway: ProgramModule<GatewayConfig> = {
           const principal = await admitDeveloper(transport, ctx);
           ctx.body = { data: { authorized: true, email: principal.email, mode: 'sandbox' } };
         });
+        addConsoleRoutes(router, { transport, platform });
         addAdminRoutes(router, { transport, platform, adminToken });
+        addOpenApiRoute(router, openApiFragments);
       },
     };
   },

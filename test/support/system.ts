@@ -16,33 +16,28 @@ export const TEST_ADMIN_TOKEN = 'test-admin-token-0123456789abcdef0123456789';
 export interface TestSystem {
   url: string;
   databaseUrl: string | undefined;
-  /** The system's own NATS server (real mode), undefined on the embedded default. */
-  natsUrl: string | undefined;
   dataDir: string;
   running: RunningSystem;
   stop(): Promise<void>;
 }
 
 export interface TestSystemOptions {
-  /**
-   * `real` (default): a fresh PostgreSQL database and a private nats-server (so that systems running at the same
-   * time, in this file or another, never answer each other's operations); `embedded`: PGlite and the in-process
-   * transport. `env.NATS_URL` overrides the private server.
-   */
+  /** `real` (default): a fresh PostgreSQL database and NATS; `embedded`: PGlite and the in-process transport. */
   mode?: 'real' | 'embedded';
   env?: Record<string, string | undefined>;
 }
 
 export async function startTestSystem(options: TestSystemOptions = {}): Promise<TestSystem> {
   const dataDir = mkdtempSync(join(tmpdir(), 'rewards-system-'));
-  const real = options.mode !== 'embedded';
-  const databaseUrl = real ? await createTestDatabase() : undefined;
-  const nats = real && !options.env?.NATS_URL ? await startNats() : undefined;
+  const databaseUrl = options.mode === 'embedded' ? undefined : await createTestDatabase();
+  // Each system gets its own nats-server: systems of test files running in parallel would otherwise serve the same
+  // subjects in the same queue groups and answer each other's requests (another database, another identity key).
+  const nats = options.mode === 'embedded' ? undefined : await startNats();
   const env: Record<string, string | undefined> = {
     DATA_DIR: dataDir,
     ADMIN_TOKEN: TEST_ADMIN_TOKEN,
     LOG_LEVEL: 'silent',
-    ...(real ? { DATABASE_URL: databaseUrl, NATS_URL: nats?.url } : {}),
+    ...(nats ? { DATABASE_URL: databaseUrl, NATS_URL: nats.url } : {}),
     ...options.env,
   };
   let running: RunningSystem;
@@ -55,13 +50,15 @@ export async function startTestSystem(options: TestSystemOptions = {}): Promise<
   return {
     url: running.url,
     databaseUrl,
-    natsUrl: real ? env.NATS_URL : undefined,
     dataDir,
     running,
     async stop() {
-      await running.stop();
-      await nats?.stop();
-      rmSync(dataDir, { recursive: true, force: true });
+      try {
+        await running.stop();
+      } finally {
+        await nats?.stop();
+        rmSync(dataDir, { recursive: true, force: true });
+      }
     },
   };
 }

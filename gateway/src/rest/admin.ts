@@ -13,52 +13,20 @@ import { AppError } from '../../../services/runtime/src/errors.ts';
 import { readJsonBody } from '../../../services/runtime/src/http/body.ts';
 import type { PlatformSwitch } from '../../../services/runtime/src/platform-switch.ts';
 import type { Transport } from '../../../services/runtime/src/transport/operation.ts';
-import { createAjv, describeAjvError } from '../../../services/runtime/src/validation/ajv.ts';
+import { describeAjvError } from '../../../services/runtime/src/validation/ajv.ts';
 import { isUuid } from '../../../services/runtime/src/validation/uuid.ts';
+import { adminSchemas } from '../schemas/admin.ts';
+import { commonSchemas } from '../schemas/common.ts';
+import { SchemaSet } from '../schemas/json-schema.ts';
 
 export const ADMIN_PREFIX = '/api/admin/v1';
 
-const ajv = createAjv();
+const adminSchemaSet = new SchemaSet({ ...commonSchemas, ...adminSchemas });
 const schemas = {
-  createInvitation: ajv.compile({
-    type: 'object',
-    additionalProperties: false,
-    required: ['email'],
-    properties: {
-      email: { type: 'string', minLength: 3, maxLength: 320, pattern: '^[^\\s@]{1,64}@[^\\s@]{1,255}$' },
-      canCreateUnlimitedOrganization: { type: 'boolean' },
-    },
-  }),
-  putNativeAccount: ajv.compile({
-    type: 'object',
-    additionalProperties: false,
-    required: ['status'],
-    properties: {
-      status: { enum: ['active', 'disabled'] },
-      username: {
-        oneOf: [
-          { type: 'string', minLength: 1, maxLength: 100, pattern: '^[^\\u0000-\\u001f\\u007f]+$' },
-          { type: 'null' },
-        ],
-      },
-    },
-  }),
-  createDevicePermit: ajv.compile({
-    type: 'object',
-    additionalProperties: false,
-    required: ['sessionId', 'creditsUserId', 'expiresInSeconds'],
-    properties: {
-      sessionId: { type: 'string', minLength: 1, maxLength: 200 },
-      creditsUserId: { type: 'string', format: 'uuid' },
-      expiresInSeconds: { type: 'integer', minimum: 1, maximum: 86_400 },
-    },
-  }),
-  platform: ajv.compile({
-    type: 'object',
-    additionalProperties: false,
-    required: ['enabled'],
-    properties: { enabled: { type: 'boolean' } },
-  }),
+  createInvitation: adminSchemaSet.named('CreateInvitation'),
+  putNativeAccount: adminSchemaSet.named('PutNativeAccount'),
+  createDevicePermit: adminSchemaSet.named('CreateDevicePermit'),
+  platform: adminSchemaSet.named('PlatformState'),
 };
 
 export function invitationJson(invitation: Invitation | undefined) {

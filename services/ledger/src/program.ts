@@ -1,7 +1,9 @@
 // ledger: owner of the `ledger` schema. Console actions, snapshot and records, event decisions, link intents and
 // public configuration data; every mutation is one transaction here.
 import type { EnvReader } from '../../runtime/src/config.ts';
+import type { Database } from '../../runtime/src/db/database.ts';
 import type { ProgramModule } from '../../runtime/src/program.ts';
+import { consoleEndpoints } from './console/endpoints.ts';
 import { ledgerMigrations } from './migrations/index.ts';
 
 export interface LedgerConfig {
@@ -14,11 +16,17 @@ export const ledger: ProgramModule<LedgerConfig> = {
   readConfig(reader: EnvReader): LedgerConfig {
     return { eventRateLimitPerMinute: reader.int('EVENT_RATE_LIMIT_PER_MINUTE', 120, { min: 1, max: 1_000_000 }) };
   },
-  async create() {
+  async create(deps) {
+    const database = deps.database as Database;
     return {
       name: 'ledger',
       services: [
-        { service: 'ledger', version: '1.0.0', description: 'Console, events, links and configuration', endpoints: [] },
+        {
+          service: 'ledger',
+          version: '1.0.0',
+          description: 'Console, events, links and configuration',
+          endpoints: [...consoleEndpoints({ database, logger: deps.logger })],
+        },
       ],
     };
   },

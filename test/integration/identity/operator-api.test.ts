@@ -2,9 +2,26 @@
 // person at a terminal would.
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { adminSchemas } from '../../../gateway/src/schemas/admin.ts';
+import { commonSchemas, dataEnvelope } from '../../../gateway/src/schemas/common.ts';
+import { SchemaSet } from '../../../gateway/src/schemas/json-schema.ts';
 import { freePort } from '../../support/servers.ts';
+import type { ApiResponse } from '../../support/system.ts';
 import { admin, api, startTestSystem, TEST_ADMIN_TOKEN, type TestSystem } from '../../support/system.ts';
 import { errorBody } from './support.ts';
+
+const shapes = new SchemaSet({ ...commonSchemas, ...adminSchemas });
+const envelopes = new Map<string, ReturnType<SchemaSet['compile']>>();
+/** The answer is 200 and exactly `{ data: <schemaName> }` (strict: no extra fields). */
+function expectShape(response: ApiResponse, schemaName: string): void {
+  expect(response.status).toBe(200);
+  let validate = envelopes.get(schemaName);
+  if (!validate) {
+    validate = shapes.compile(dataEnvelope(schemaName));
+    envelopes.set(schemaName, validate);
+  }
+  expect({ valid: validate(response.body), errors: validate.errors ?? null }).toEqual({ valid: true, errors: null });
+}
 
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -56,7 +73,7 @@ describe('operator API (CONTRACT section 3)', () => {
   describe('invitations', () => {
     it('creates (200), lists and revokes invitations in the contract shapes', async () => {
       const created = await admin(system, 'POST', '/invitations', { email: 'Operator.Test@Example.com' });
-      expect(created.status).toBe(200);
+      expectShape(created, 'Invitation');
       expect(created.body).toEqual({
         data: {
           id: expect.stringMatching(UUID),
@@ -75,11 +92,11 @@ describe('operator API (CONTRACT section 3)', () => {
       expect(unlimited.body.data.canCreateUnlimitedOrganization).toBe(true);
 
       const listed = await admin(system, 'GET', '/invitations');
-      expect(listed.status).toBe(200);
+      expectShape(listed, 'InvitationList');
       expect(listed.body.data.records).toEqual(expect.arrayContaining([created.body.data, unlimited.body.data]));
 
       const revoked = await admin(system, 'POST', `/invitations/${created.body.data.id}/revoke`);
-      expect(revoked.status).toBe(200);
+      expectShape(revoked, 'Invitation');
       expect(revoked.body).toEqual({ data: { ...created.body.data, status: 'revoked' } });
       // Revoking again is harmless.
       expect((await admin(system, 'POST', `/invitations/${created.body.data.id}/revoke`)).body).toEqual(revoked.body);
@@ -128,6 +145,7 @@ describe('operator API (CONTRACT section 3)', () => {
       const cleared = await admin(system, 'PUT', `/native-accounts/${id}`, { status: 'active', username: null });
       expect(cleared.body).toEqual({ data: { ...created.body.data, username: null } });
       const plain = await admin(system, 'PUT', `/native-accounts/${randomUUID()}`, { status: 'disabled' });
+      expectShape(plain, 'NativeAccount');
       expect(plain.body.data).toMatchObject({ status: 'disabled', username: null });
     });
 
@@ -164,7 +182,7 @@ describe('operator API (CONTRACT section 3)', () => {
         creditsUserId,
         expiresInSeconds: 600,
       });
-      expect(response.status).toBe(200);
+      expectShape(response, 'DevicePermit');
       expect(response.body).toEqual({
         data: {
           id: expect.stringMatching(UUID),
@@ -204,6 +222,35 @@ describe('operator API (CONTRACT section 3)', () => {
           status: 400,
           error: errorBody('INVALID_REQUEST'),
         });
+      }
+    });
+  });
+
+  describe('platform and OpenAPI', () => {
+    it('PUT /platform answers the new state', async () => {
+      const off = await admin(system, 'PUT', '/platform', { enabled: false });
+      expectShape(off, 'PlatformState');
+      expect(off.body).toEqual({ data: { enabled: false } });
+      const on = await admin(system, 'PUT', '/platform', { enabled: true });
+      expect(on.body).toEqual({ data: { enabled: true } });
+    });
+
+    it('/openapi.json describes the operator API with the schemas the gateway validates with', async () => {
+      const doc = (await api(system.url, 'GET', '/openapi.json')).body;
+      expect(
+        Object.keys(doc.paths)
+          .filter((path: string) => path.startsWith('/api/admin/v1'))
+          .sort(),
+      ).toEqual([
+        '/api/admin/v1/device-permits',
+        '/api/admin/v1/invitations',
+        '/api/admin/v1/invitations/{id}/revoke',
+        '/api/admin/v1/native-accounts/{creditsUserId}',
+        '/api/admin/v1/platform',
+      ]);
+      expect(doc.paths['/api/admin/v1/invitations'].post.security).toEqual([{ adminToken: [] }]);
+      for (const [name, schema] of Object.entries(adminSchemas)) {
+        expect(doc.components.schemas[name]).toEqual(JSON.parse(JSON.stringify(schema)));
       }
     });
   });

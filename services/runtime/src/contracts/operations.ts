@@ -2,6 +2,14 @@
 // Callers and servers import their operation from here, so a subject is spelled once.
 import { defineOperation } from '../transport/operation.ts';
 import {
+  ConsoleActionRequestSchema,
+  ConsoleActionResponseSchema,
+  GetSnapshotRequestSchema,
+  GetSnapshotResponseSchema,
+  ListRecordsRequestSchema,
+  ListRecordsResponseSchema,
+} from './gen/rewards/v1/console_pb.ts';
+import {
   AdmitDeveloperRequestSchema,
   AdmitDeveloperResponseSchema,
   AdmitNativeRequestSchema,
@@ -74,4 +82,11 @@ export const identityOps = {
   ),
 } as const;
 
-export const ledgerOps = {} as const;
+export const ledgerOps = {
+  /** One console action (POST /api/developer/v1/console), one ledger transaction. */
+  consoleAction: defineOperation('ledger', 'ConsoleAction', ConsoleActionRequestSchema, ConsoleActionResponseSchema),
+  /** The console snapshot (GET /api/developer/v1/console). */
+  getSnapshot: defineOperation('ledger', 'GetSnapshot', GetSnapshotRequestSchema, GetSnapshotResponseSchema),
+  /** One page of records (GET /api/developer/v1/records). */
+  listRecords: defineOperation('ledger', 'ListRecords', ListRecordsRequestSchema, ListRecordsResponseSchema),
+} as const;
