@@ -117,7 +117,8 @@ export const identityAdmission: ProgramModule<IdentityConfig> = {
       services: [
         {
           service: 'identity',
-          version: '1.0.0',
+          // 1.1.0: AdmitNative, PutNativeAccount, CreateDevicePermit.
+          version: '1.1.0',
           description: 'Developer and native admission, invitations, device permits, platform switch',
           endpoints: [
             bind(identityOps.getPlatformState, async () => ({
