@@ -5,6 +5,7 @@ import type { EnvReader } from '../../services/runtime/src/config.ts';
 import { platformGate } from '../../services/runtime/src/http/platform-gate.ts';
 import type { ProgramDeps, ProgramModule } from '../../services/runtime/src/program.ts';
 import { admitDeveloper } from './auth/developer-session.ts';
+import { createGraphQLConsole } from './graphql/server.ts';
 import { addOpenApiRoute, type OpenApiFragment } from './openapi.ts';
 import { addAdminRoutes } from './rest/admin.ts';
 import { addConsoleRoutes } from './rest/console.ts';
@@ -15,6 +16,10 @@ export const openApiFragments: OpenApiFragment[] = [consoleOpenApi];
 
 export interface GatewayConfig {
   adminToken: string | undefined;
+  /** GRAPHQL_INTROSPECTION: GraphQL introspection queries allowed (off by default). */
+  graphqlIntrospection: boolean;
+  /** NODE_ENV=development: stack traces in GraphQL error responses. */
+  development: boolean;
 }
 
 export const gateway: ProgramModule<GatewayConfig> = {
@@ -22,11 +27,22 @@ export const gateway: ProgramModule<GatewayConfig> = {
   readConfig(reader: EnvReader): GatewayConfig {
     const adminToken = reader.string('ADMIN_TOKEN');
     reader.check(adminToken === undefined || adminToken.length >= 32, 'ADMIN_TOKEN must be at least 32 characters');
-    return { adminToken };
+    return {
+      adminToken,
+      graphqlIntrospection: reader.bool('GRAPHQL_INTROSPECTION', false),
+      development: reader.string('NODE_ENV') === 'development',
+    };
   },
   async create(deps: ProgramDeps, config: GatewayConfig) {
     const { transport, platform } = deps;
     const adminToken = config.adminToken;
+    const graphql = await createGraphQLConsole({
+      transport,
+      platform,
+      logger: deps.logger,
+      introspection: config.graphqlIntrospection,
+      development: config.development,
+    });
     return {
       name: 'gateway',
       routes(router: Router) {
@@ -37,8 +53,10 @@ export const gateway: ProgramModule<GatewayConfig> = {
         });
         addConsoleRoutes(router, { transport, platform });
         addAdminRoutes(router, { transport, platform, adminToken });
+        graphql.addRoutes(router);
         addOpenApiRoute(router, openApiFragments);
       },
+      close: () => graphql.stop(),
     };
   },
 };
