@@ -5,6 +5,7 @@ import type { EnvReader } from '../../services/runtime/src/config.ts';
 import { platformGate } from '../../services/runtime/src/http/platform-gate.ts';
 import type { ProgramDeps, ProgramModule } from '../../services/runtime/src/program.ts';
 import { admitDeveloper } from './auth/developer-session.ts';
+import { graphqlOpenApi } from './graphql/openapi.ts';
 import { createGraphQLConsole } from './graphql/server.ts';
 import { addOpenApiRoute, type OpenApiFragment } from './openapi.ts';
 import { addAdminRoutes } from './rest/admin.ts';
@@ -12,7 +13,7 @@ import { addConsoleRoutes } from './rest/console.ts';
 import { consoleOpenApi } from './schemas/console.ts';
 
 /** The REST endpoints /openapi.json describes; each module contributes its fragment. */
-export const openApiFragments: OpenApiFragment[] = [consoleOpenApi];
+export const openApiFragments: OpenApiFragment[] = [consoleOpenApi, graphqlOpenApi];
 
 export interface GatewayConfig {
   adminToken: string | undefined;

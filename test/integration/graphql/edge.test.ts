@@ -1,6 +1,7 @@
 // POST /graphql before GraphQL runs, in REST's order: platform switch, developer admission, content type, size,
 // JSON. Each refusal answers the REST console's status and code, as a GraphQL response whose error carries them in
 // `extensions` (and the same HTTP status).
+import { SchemaSet } from '../../../gateway/src/schemas/json-schema.ts';
 import { admin, api, developerToken, startTestSystem, type TestSystem } from '../../support/system.ts';
 import { CONSOLE, type Developer, developer, expectError } from '../console/helpers.ts';
 import { GRAPHQL, gql, graphqlOutcome, type Outcome, restOutcome } from './helpers.ts';
@@ -230,6 +231,29 @@ describe('the route', () => {
         expect(Object.keys(error.extensions).sort()).toEqual(['code', 'status']);
       }
       expect(JSON.stringify(response.body)).not.toMatch(/stacktrace|\.ts:\d+|node_modules/);
+    }
+  });
+
+  it('is described in /openapi.json, whose schemas accept its requests and responses', async () => {
+    const doc = (await api(system.url, 'GET', '/openapi.json')).body;
+    const post = doc.paths[GRAPHQL].post;
+    expect(post.security).toEqual([{ developerSession: [] }]);
+    const schemas = new SchemaSet(doc.components.schemas);
+    const request = schemas.compile(post.requestBody.content['application/json'].schema);
+    const query = {
+      query: 'query Q($kind: RecordKind!) { records(kind: $kind) { kind } }',
+      variables: { kind: 'events' },
+    };
+    expect(request(query)).toBe(true);
+    expect(request({ ...query, extra: 1 })).toBe(false);
+    for (const [status, response] of [
+      ['200', await gql(system, dev.token, query.query, query.variables)],
+      ['200', await gql(system, dev.token, '{ access { mode } records(kind: players, first: 0) { kind } }')],
+      ['400', await gql(system, dev.token, '{ nope }')],
+      ['401', await gql(system, undefined, '{ access { mode } }')],
+    ] as const) {
+      expect(String(response.status)).toBe(status);
+      expect(schemas.compile(post.responses[status].content['application/json'].schema)(response.body)).toBe(true);
     }
   });
 });
