@@ -2,6 +2,7 @@
 // public configuration data; every mutation is one transaction here.
 import type { EnvReader } from '../../runtime/src/config.ts';
 import type { ProgramModule } from '../../runtime/src/program.ts';
+import { eventEndpoints } from './events/index.ts';
 import { ledgerMigrations } from './migrations/index.ts';
 
 export interface LedgerConfig {
@@ -14,11 +15,16 @@ export const ledger: ProgramModule<LedgerConfig> = {
   readConfig(reader: EnvReader): LedgerConfig {
     return { eventRateLimitPerMinute: reader.int('EVENT_RATE_LIMIT_PER_MINUTE', 120, { min: 1, max: 1_000_000 }) };
   },
-  async create() {
+  async create(deps, config) {
     return {
       name: 'ledger',
       services: [
-        { service: 'ledger', version: '1.0.0', description: 'Console, events, links and configuration', endpoints: [] },
+        {
+          service: 'ledger',
+          version: '1.0.0',
+          description: 'Console, events, links and configuration',
+          endpoints: [...eventEndpoints(deps, config)],
+        },
       ],
     };
   },

@@ -2,6 +2,14 @@
 // Callers and servers import their operation from here, so a subject is spelled once.
 import { defineOperation } from '../transport/operation.ts';
 import {
+  AuthenticateGameKeyRequestSchema,
+  AuthenticateGameKeyResponseSchema,
+  GetPublicConfigRequestSchema,
+  GetPublicConfigResponseSchema,
+  RecordEventRequestSchema,
+  RecordEventResponseSchema,
+} from './gen/rewards/v1/events_pb.ts';
+import {
   AdmitDeveloperRequestSchema,
   AdmitDeveloperResponseSchema,
   CreateInvitationRequestSchema,
@@ -55,4 +63,18 @@ export const identityOps = {
   ),
 } as const;
 
-export const ledgerOps = {} as const;
+export const ledgerOps = {
+  recordEvent: defineOperation('ledger', 'RecordEvent', RecordEventRequestSchema, RecordEventResponseSchema),
+  authenticateGameKey: defineOperation(
+    'ledger',
+    'AuthenticateGameKey',
+    AuthenticateGameKeyRequestSchema,
+    AuthenticateGameKeyResponseSchema,
+  ),
+  getPublicConfig: defineOperation(
+    'ledger',
+    'GetPublicConfig',
+    GetPublicConfigRequestSchema,
+    GetPublicConfigResponseSchema,
+  ),
+} as const;
