@@ -7,7 +7,7 @@ import type { Logger } from '../../../runtime/src/logger.ts';
 import { bind, type EndpointBinding } from '../../../runtime/src/transport/operation.ts';
 import { isUuid } from '../../../runtime/src/validation/uuid.ts';
 import { receiptClock } from './clock.ts';
-import { EventRepository, type StoredDecision } from './repository.ts';
+import { DatabaseUnavailableError, EventRepository, type StoredDecision } from './repository.ts';
 
 export interface EventEndpointDeps {
   database?: Database | undefined;
@@ -27,17 +27,6 @@ const OCCURRED_AT_MAX_MS = 253_402_300_799_999n;
 const invalidKey = () => new AppError(401, 'invalid_key', 'The key is unknown, revoked or not a secret key.');
 const invalidPublicKey = () =>
   new AppError(401, 'INVALID_PUBLIC_KEY', 'The publicKey is missing, malformed, unknown or revoked.');
-
-/**
- * A failure of the database itself (unreachable, shutting down, out of connections, or a transaction aborted by a
- * serialization failure or deadlock): the caller may retry, nothing was stored. Anything else is a bug: 500.
- */
-function isUnavailable(error: unknown): boolean {
-  const code = (error as { code?: unknown }).code;
-  if (typeof code !== 'string') return true; // socket errors, pool timeouts, "Connection terminated"
-  if (/^(08|53|57|40)/.test(code)) return true;
-  return !/^[0-9A-Z]{5}$/.test(code); // Node system errors: ECONNREFUSED, ECONNRESET, ...
-}
 
 function toDecisionMessage(eventId: string, d: StoredDecision) {
   return {
@@ -60,7 +49,7 @@ export function eventEndpoints(deps: EventEndpointDeps, config: EventEndpointCon
   const events = new EventRepository(deps.database);
   const logger = deps.logger;
   const storeFailure = (error: unknown): never => {
-    if (error instanceof AppError || !isUnavailable(error)) throw error;
+    if (!(error instanceof DatabaseUnavailableError)) throw error;
     logger.warn({ err: error }, 'ledger database unavailable');
     throw new AppError(503, 'retry_later', 'The ledger is temporarily unavailable; retry later. Nothing was stored.');
   };

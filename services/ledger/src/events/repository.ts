@@ -2,7 +2,7 @@
 // error paths, and the public configuration read. Raw `pg` on the ORM's own pool: the hot path is one statement
 // and gains nothing from a unit of work.
 import type { PostgreSqlConnection } from '@mikro-orm/postgresql';
-import type { Pool } from 'pg';
+import type { Pool, PoolClient, QueryResultRow } from 'pg';
 import type { Database } from '../../../runtime/src/db/database.ts';
 
 export type RecordOutcome = 'decided' | 'replayed' | 'invalid_key' | 'invalid_player' | 'event_conflict';
@@ -78,6 +78,25 @@ interface RecordRow {
 /** SQLSTATE of a unique violation: a concurrent copy got its decision in first (see record_event). */
 const UNIQUE_VIOLATION = '23505';
 
+/**
+ * The database cannot serve now: no connection could be made, the connection broke, or the server refused the work
+ * for a transient reason (SQLSTATE classes 08 connection, 40 rollback (serialization, deadlock), 53 insufficient
+ * resources, 57 operator intervention, 58 system error). Nothing was committed; the caller may retry.
+ */
+export class DatabaseUnavailableError extends Error {
+  constructor(cause: unknown) {
+    super(`database unavailable: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    this.name = 'DatabaseUnavailableError';
+  }
+}
+
+const TRANSIENT_SQLSTATE = /^(08|40|53|57|58)/;
+
+function sqlState(error: unknown): string | undefined {
+  const code = (error as { code?: unknown }).code;
+  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
+}
+
 export class EventRepository {
   private readonly database: Database;
   private pool: Pool | undefined;
@@ -91,8 +110,29 @@ export class EventRepository {
     return this.pool;
   }
 
-  async recordEvent(params: RecordEventParams): Promise<RecordResult> {
+  /** One statement on a pooled connection; transient failures become DatabaseUnavailableError. */
+  private async query<R extends QueryResultRow>(text: string, values: unknown[]): Promise<R[]> {
     const pool = await this.nativePool();
+    let client: PoolClient;
+    try {
+      client = await pool.connect();
+    } catch (error) {
+      throw new DatabaseUnavailableError(error);
+    }
+    try {
+      const rows = (await client.query<R>(text, values)).rows;
+      client.release();
+      return rows;
+    } catch (error) {
+      const state = sqlState(error);
+      // A connection that failed below SQL (no SQLSTATE) or was terminated is not given back to the pool.
+      client.release(state === undefined || state.startsWith('08') || state.startsWith('57') ? true : undefined);
+      if (state === undefined || TRANSIENT_SQLSTATE.test(state)) throw new DatabaseUnavailableError(error);
+      throw error;
+    }
+  }
+
+  async recordEvent(params: RecordEventParams): Promise<RecordResult> {
     const values = [
       Buffer.from(params.keyHash),
       params.eventId,
@@ -105,12 +145,12 @@ export class EventRepository {
     ];
     let row: RecordRow | undefined;
     try {
-      row = (await pool.query<RecordRow>(RECORD_EVENT_SQL, values)).rows[0];
+      row = (await this.query<RecordRow>(RECORD_EVENT_SQL, values))[0];
     } catch (error) {
       // The function serializes fresh decisions per game and re-reads under the lock, so this should not happen;
       // if it does, the whole transaction was rolled back and the stored decision answers as a replay.
-      if ((error as { code?: string }).code !== UNIQUE_VIOLATION) throw error;
-      row = (await pool.query<RecordRow>(RECORD_EVENT_SQL, values)).rows[0];
+      if (sqlState(error) !== UNIQUE_VIOLATION) throw error;
+      row = (await this.query<RecordRow>(RECORD_EVENT_SQL, values))[0];
     }
     if (!row) throw new Error('ledger.record_event returned no row');
     if (row.o_outcome !== 'decided' && row.o_outcome !== 'replayed') return { outcome: row.o_outcome };
@@ -133,26 +173,22 @@ export class EventRepository {
 
   /** The kind of a known, unrevoked key; undefined otherwise. */
   async keyKind(keyHash: Uint8Array): Promise<'public' | 'secret' | undefined> {
-    const pool = await this.nativePool();
-    const rows = (await pool.query<{ kind: 'public' | 'secret' }>(AUTHENTICATE_KEY_SQL, [Buffer.from(keyHash)])).rows;
+    const rows = await this.query<{ kind: 'public' | 'secret' }>(AUTHENTICATE_KEY_SQL, [Buffer.from(keyHash)]);
     return rows[0]?.kind;
   }
 
   /** The game of a known, unrevoked public key, with its active rules; undefined otherwise. */
   async publicConfig(keyHash: Uint8Array): Promise<PublicConfigRow | undefined> {
-    const pool = await this.nativePool();
-    const rows = (
-      await pool.query<{
-        id: string;
-        name: string;
-        slug: string;
-        platform: string;
-        status: string;
-        max_payout_credits: string;
-        daily_player_cap_credits: string;
-        rules: Array<{ eventType: string; rewardCredits: string }>;
-      }>(PUBLIC_CONFIG_SQL, [Buffer.from(keyHash)])
-    ).rows;
+    const rows = await this.query<{
+      id: string;
+      name: string;
+      slug: string;
+      platform: string;
+      status: string;
+      max_payout_credits: string;
+      daily_player_cap_credits: string;
+      rules: Array<{ eventType: string; rewardCredits: string }>;
+    }>(PUBLIC_CONFIG_SQL, [Buffer.from(keyHash)]);
     const row = rows[0];
     if (!row) return undefined;
     return {
