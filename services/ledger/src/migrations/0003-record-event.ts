@@ -58,6 +58,7 @@ export class LedgerRecordEvent extends Migration {
         out o_reward_credits bigint,
         out o_created_at_ms bigint)
       language plpgsql
+      set enable_seqscan = off
       as $fn$
       declare
         v_received timestamptz := date_trunc('milliseconds', coalesce(p_received_at, now()));
