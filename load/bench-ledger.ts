@@ -105,7 +105,10 @@ const RATE_LIMIT = 1_000_000; // the largest EVENT_RATE_LIMIT_PER_MINUTE: the li
 const keyHashes = new Map<number, Buffer>();
 const keyHash = (g: number) => {
   let hash = keyHashes.get(g);
-  if (!hash) keyHashes.set(g, (hash = createHash('sha256').update(`bench-key-${g}`).digest()));
+  if (!hash) {
+    hash = createHash('sha256').update(`bench-key-${g}`).digest();
+    keyHashes.set(g, hash);
+  }
   return hash;
 };
 const playerId = (g: number, p: number) => `00000000-0000-4000-8000-${String(g * 10_000 + p).padStart(12, '0')}`;

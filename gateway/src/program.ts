@@ -1,14 +1,26 @@
 // gateway: the developer console's edge. REST console, records and access adapters, the GraphQL console and the
 // operator API; every rule lives in a state owner, reached over the transport.
 import type Router from '@koa/router';
+import type Koa from 'koa';
 import type { EnvReader } from '../../services/runtime/src/config.ts';
+import { readAllowedOrigins } from '../../services/runtime/src/http/origins.ts';
 import { platformGate } from '../../services/runtime/src/http/platform-gate.ts';
 import type { ProgramDeps, ProgramModule } from '../../services/runtime/src/program.ts';
 import { admitDeveloper } from './auth/developer-session.ts';
+import { addDeveloperCors } from './http/cors.ts';
+import { addOpenApiRoute, type OpenApiFragment } from './openapi.ts';
 import { addAdminRoutes } from './rest/admin.ts';
+import { addConsoleRoutes } from './rest/console.ts';
+import { adminOpenApi } from './schemas/admin.ts';
+import { consoleOpenApi } from './schemas/console.ts';
+import { ingestOpenApi } from './schemas/ingest.ts';
+
+/** The REST endpoints /openapi.json describes; each module contributes its fragment. */
+export const openApiFragments: OpenApiFragment[] = [consoleOpenApi, adminOpenApi, ingestOpenApi];
 
 export interface GatewayConfig {
   adminToken: string | undefined;
+  allowedOrigins: string[];
 }
 
 export const gateway: ProgramModule<GatewayConfig> = {
@@ -16,7 +28,7 @@ export const gateway: ProgramModule<GatewayConfig> = {
   readConfig(reader: EnvReader): GatewayConfig {
     const adminToken = reader.string('ADMIN_TOKEN');
     reader.check(adminToken === undefined || adminToken.length >= 32, 'ADMIN_TOKEN must be at least 32 characters');
-    return { adminToken };
+    return { adminToken, allowedOrigins: readAllowedOrigins(reader) };
   },
   async create(deps: ProgramDeps, config: GatewayConfig) {
     const { transport, platform } = deps;
@@ -24,12 +36,20 @@ export const gateway: ProgramModule<GatewayConfig> = {
     return {
       name: 'gateway',
       routes(router: Router) {
-        router.get('/api/developer/v1/access', platformGate(platform), async (ctx) => {
+        addDeveloperCors(router, config.allowedOrigins);
+        const noStore: Koa.Middleware = async (ctx, next) => {
+          // Set before any check, so that denials are not cached either.
           ctx.set('Cache-Control', 'no-store');
+          await next();
+        };
+        const developerGate = platformGate(platform, 'AUTH_UNAVAILABLE');
+        router.get('/api/developer/v1/access', noStore, developerGate, async (ctx) => {
           const principal = await admitDeveloper(transport, ctx);
           ctx.body = { data: { authorized: true, email: principal.email, mode: 'sandbox' } };
         });
+        addConsoleRoutes(router, { transport, platform });
         addAdminRoutes(router, { transport, platform, adminToken });
+        addOpenApiRoute(router, openApiFragments);
       },
     };
   },

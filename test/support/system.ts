@@ -16,7 +16,6 @@ export const TEST_ADMIN_TOKEN = 'test-admin-token-0123456789abcdef0123456789';
 export interface TestSystem {
   url: string;
   databaseUrl: string | undefined;
-  natsUrl: string | undefined;
   dataDir: string;
   running: RunningSystem;
   stop(): Promise<void>;
@@ -31,40 +30,37 @@ export interface TestSystemOptions {
 export async function startTestSystem(options: TestSystemOptions = {}): Promise<TestSystem> {
   const dataDir = mkdtempSync(join(tmpdir(), 'rewards-system-'));
   const databaseUrl = options.mode === 'embedded' ? undefined : await createTestDatabase();
-  // Every system gets its own nats-server (about 0.1 s to start): systems of test files running in parallel would
-  // otherwise share the queue groups of one server and answer each other's requests from another database.
-  const nats = options.mode === 'embedded' || options.env?.NATS_URL ? undefined : await privateNats();
-  const natsUrl = options.mode === 'embedded' ? undefined : (options.env?.NATS_URL ?? nats?.url);
+  // Each system gets its own nats-server: systems of test files running in parallel would otherwise serve the same
+  // subjects in the same queue groups and answer each other's requests (another database, another identity key).
+  const nats = options.mode === 'embedded' ? undefined : await startNats();
   const env: Record<string, string | undefined> = {
     DATA_DIR: dataDir,
     ADMIN_TOKEN: TEST_ADMIN_TOKEN,
     LOG_LEVEL: 'silent',
-    ...(options.mode === 'embedded' ? {} : { DATABASE_URL: databaseUrl, NATS_URL: natsUrl }),
+    ...(nats ? { DATABASE_URL: databaseUrl, NATS_URL: nats.url } : {}),
     ...options.env,
   };
-  const running = await startSystem({ env, port: 0, host: '127.0.0.1', logger: pino({ level: 'silent' }) });
+  let running: RunningSystem;
+  try {
+    running = await startSystem({ env, port: 0, host: '127.0.0.1', logger: pino({ level: 'silent' }) });
+  } catch (error) {
+    await nats?.stop();
+    throw error;
+  }
   return {
     url: running.url,
     databaseUrl,
-    natsUrl,
     dataDir,
     running,
     async stop() {
-      await running.stop();
-      await nats?.stop();
-      rmSync(dataDir, { recursive: true, force: true });
+      try {
+        await running.stop();
+      } finally {
+        await nats?.stop();
+        rmSync(dataDir, { recursive: true, force: true });
+      }
     },
   };
-}
-
-/** A private nats-server, or the suite's shared one when no nats-server binary is installed (NATS_URL given). */
-async function privateNats(): Promise<{ url: string; stop: () => Promise<void> } | undefined> {
-  try {
-    return await startNats();
-  } catch (error) {
-    if (process.env.TEST_NATS_URL) return { url: process.env.TEST_NATS_URL, stop: async () => {} };
-    throw error;
-  }
 }
 
 export interface ApiResponse<T = any> {

@@ -3,34 +3,30 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type Router from '@koa/router';
 import type Koa from 'koa';
-import type { Invitation } from '../../../services/runtime/src/contracts/gen/rewards/v1/identity_pb.ts';
+import type {
+  DevicePermit,
+  Invitation,
+  NativeAccount,
+} from '../../../services/runtime/src/contracts/gen/rewards/v1/identity_pb.ts';
 import { identityOps } from '../../../services/runtime/src/contracts/operations.ts';
 import { AppError } from '../../../services/runtime/src/errors.ts';
 import { readJsonBody } from '../../../services/runtime/src/http/body.ts';
 import type { PlatformSwitch } from '../../../services/runtime/src/platform-switch.ts';
 import type { Transport } from '../../../services/runtime/src/transport/operation.ts';
-import { createAjv, describeAjvError } from '../../../services/runtime/src/validation/ajv.ts';
+import { describeAjvError } from '../../../services/runtime/src/validation/ajv.ts';
 import { isUuid } from '../../../services/runtime/src/validation/uuid.ts';
+import { adminSchemas } from '../schemas/admin.ts';
+import { commonSchemas } from '../schemas/common.ts';
+import { SchemaSet } from '../schemas/json-schema.ts';
 
 export const ADMIN_PREFIX = '/api/admin/v1';
 
-const ajv = createAjv();
+const adminSchemaSet = new SchemaSet({ ...commonSchemas, ...adminSchemas });
 const schemas = {
-  createInvitation: ajv.compile({
-    type: 'object',
-    additionalProperties: false,
-    required: ['email'],
-    properties: {
-      email: { type: 'string', minLength: 3, maxLength: 320, pattern: '^[^\\s@]{1,64}@[^\\s@]{1,255}$' },
-      canCreateUnlimitedOrganization: { type: 'boolean' },
-    },
-  }),
-  platform: ajv.compile({
-    type: 'object',
-    additionalProperties: false,
-    required: ['enabled'],
-    properties: { enabled: { type: 'boolean' } },
-  }),
+  createInvitation: adminSchemaSet.named('CreateInvitation'),
+  putNativeAccount: adminSchemaSet.named('PutNativeAccount'),
+  createDevicePermit: adminSchemaSet.named('CreateDevicePermit'),
+  platform: adminSchemaSet.named('PlatformState'),
 };
 
 export function invitationJson(invitation: Invitation | undefined) {
@@ -43,6 +39,26 @@ export function invitationJson(invitation: Invitation | undefined) {
     canCreateUnlimitedOrganization: invitation.canCreateUnlimitedOrganization,
     createdAt: invitation.createdAt,
     boundAt: invitation.boundAt ?? null,
+  };
+}
+
+export function nativeAccountJson(account: NativeAccount | undefined) {
+  if (!account) throw new AppError(500, 'internal_error', 'The identity service returned no account.');
+  return {
+    creditsUserId: account.creditsUserId,
+    status: account.status,
+    username: account.username ?? null,
+    createdAt: account.createdAt,
+  };
+}
+
+export function devicePermitJson(permit: DevicePermit | undefined) {
+  if (!permit) throw new AppError(500, 'internal_error', 'The identity service returned no permit.');
+  return {
+    id: permit.id,
+    sessionId: permit.sessionId,
+    creditsUserId: permit.creditsUserId,
+    expiresAt: permit.expiresAt,
   };
 }
 
@@ -107,6 +123,32 @@ export function addAdminRoutes(router: Router, deps: AdminRouteDeps): void {
   router.post(`${ADMIN_PREFIX}/invitations/:id/revoke`, guard, async (ctx) => {
     const reply = await transport.call(identityOps.revokeInvitation, { id: uuidParam(ctx.params.id) }, ctx.state.call);
     ctx.body = { data: invitationJson(reply.invitation) };
+  });
+  router.put(`${ADMIN_PREFIX}/native-accounts/:creditsUserId`, guard, async (ctx) => {
+    const creditsUserId = ctx.params.creditsUserId;
+    if (!creditsUserId || !isUuid(creditsUserId)) {
+      throw new AppError(400, 'INVALID_REQUEST', 'The creditsUserId in the path must be a UUID.');
+    }
+    const body = await strictBody<{ status: string; username?: string | null }>(ctx, schemas.putNativeAccount);
+    const reply = await transport.call(
+      identityOps.putNativeAccount,
+      {
+        creditsUserId,
+        status: body.status,
+        setUsername: body.username !== undefined,
+        username: body.username ?? undefined,
+      },
+      ctx.state.call,
+    );
+    ctx.body = { data: nativeAccountJson(reply.account) };
+  });
+  router.post(`${ADMIN_PREFIX}/device-permits`, guard, async (ctx) => {
+    const body = await strictBody<{ sessionId: string; creditsUserId: string; expiresInSeconds: number }>(
+      ctx,
+      schemas.createDevicePermit,
+    );
+    const reply = await transport.call(identityOps.createDevicePermit, body, ctx.state.call);
+    ctx.body = { data: devicePermitJson(reply.permit) };
   });
   router.put(`${ADMIN_PREFIX}/platform`, guard, async (ctx) => {
     const body = await strictBody<{ enabled: boolean }>(ctx, schemas.platform);

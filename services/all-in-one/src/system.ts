@@ -31,6 +31,8 @@ export interface RunningSystem {
   /** The PostgreSQL URL in use (the embedded server's loopback URL without DATABASE_URL), for tests and tools. */
   databaseUrl: string;
   transportKind: Transport['kind'];
+  /** The transport the programs share (tests call operations through it). */
+  transport: Transport;
   dataDir: string;
   server: Server;
   /** Graceful stop: HTTP first, then services (in-flight finish), programs, transport, database. */
@@ -114,6 +116,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<RunningS
     databaseDescription: embedded ? `embedded PostgreSQL (PGlite) in ${embedded.dataDir}` : redactUrl(url),
     databaseUrl: url,
     transportKind: transport.kind,
+    transport,
     dataDir,
     server,
     isShuttingDown: () => shuttingDown,

@@ -1,6 +1,7 @@
 // identity-admission's settings (CONTRACT section 1). A provider is trusted through an inline JWKS or a JWKS URL,
 // with its issuer and audience; with neither, the all-in-one process runs the local development provider.
 import type { EnvReader } from '../../runtime/src/config.ts';
+import { readAllowedOrigins } from '../../runtime/src/http/origins.ts';
 
 export interface ProviderConfig {
   /** Inline JWKS JSON. */
@@ -51,11 +52,7 @@ export function readIdentityConfig(reader: EnvReader): IdentityConfig {
   return {
     developer: readProvider(reader, 'DEVELOPER'),
     native: readProvider(reader, 'NATIVE'),
-    allowedOrigins: reader.list(
-      'ALLOWED_ORIGINS',
-      /^https?:\/\/[^/\s]+$/,
-      'an origin such as https://console.example.com',
-    ),
+    allowedOrigins: readAllowedOrigins(reader),
     nativeAdmissionMode: reader.oneOf('NATIVE_ADMISSION_MODE', ['off', 'monitor', 'enforce'] as const, 'enforce'),
     nativeMinBuild: reader.int('NATIVE_MIN_BUILD', 0, { min: 0, max: 2_147_483_647 }),
     supportedCountries: reader

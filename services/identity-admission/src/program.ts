@@ -1,20 +1,27 @@
 // identity-admission: owner of the `identity` schema. Verifies developer and native sessions (jose), keeps
 // invitations, native accounts, device permits and the platform switch. Handlers only translate between the
 // transport's messages and the domain.
+import { Counter } from 'prom-client';
 import { identityOps } from '../../runtime/src/contracts/operations.ts';
 import type { Database } from '../../runtime/src/db/database.ts';
 import { AppError } from '../../runtime/src/errors.ts';
 import type { ProgramDeps, ProgramModule } from '../../runtime/src/program.ts';
 import { bind } from '../../runtime/src/transport/operation.ts';
+import { isUuid } from '../../runtime/src/validation/uuid.ts';
 import { hasProvider, type IdentityConfig, readIdentityConfig } from './config.ts';
-import { admitDeveloper } from './domain/developer-admission.ts';
+import { admitDeveloper, DEVELOPER_REQUIRED_CLAIMS } from './domain/developer-admission.ts';
+import { isValidSessionId, isValidUsername, SESSION_ID_MAX, USERNAME_MAX } from './domain/names.ts';
+import { admitNative } from './domain/native-admission.ts';
 import { identityMigrations } from './migrations/index.ts';
+import { DevicePermitRepository, type DevicePermitRow } from './repositories/device-permits.ts';
 import { InvitationRepository, type InvitationRow } from './repositories/invitations.ts';
+import { NativeAccountRepository, type NativeAccountRow } from './repositories/native-accounts.ts';
 import { PlatformRepository } from './repositories/platform.ts';
 import { type DevProvider, loadDevProvider } from './sessions/dev-identity-provider.ts';
 import { createTokenVerifier } from './sessions/token-verifier.ts';
 
 const EMAIL_PATTERN = /^[^\s@]{1,64}@[^\s@]{1,255}$/;
+const PERMIT_SECONDS_MAX = 86_400;
 
 export function invitationMessage(row: InvitationRow) {
   return {
@@ -27,6 +34,26 @@ export function invitationMessage(row: InvitationRow) {
     boundAt: row.bound_at ?? undefined,
   };
 }
+
+export function nativeAccountMessage(row: NativeAccountRow) {
+  return {
+    creditsUserId: row.credits_user_id,
+    status: row.status,
+    username: row.username ?? undefined,
+    createdAt: row.created_at,
+  };
+}
+
+export function devicePermitMessage(row: DevicePermitRow) {
+  return {
+    id: row.id,
+    sessionId: row.session_id,
+    creditsUserId: row.credits_user_id,
+    expiresAt: row.expires_at,
+  };
+}
+
+const invalid = (message: string) => new AppError(400, 'INVALID_REQUEST', message);
 
 /** The development provider is used only when no JWKS is configured and the process has a DATA_DIR (npm start). */
 async function devProviderFor(deps: ProgramDeps, config: IdentityConfig, kind: 'developer' | 'native') {
@@ -47,31 +74,58 @@ export const identityAdmission: ProgramModule<IdentityConfig> = {
   async create(deps, config) {
     const database = deps.database as Database;
     const invitations = new InvitationRepository(database);
+    const accounts = new NativeAccountRepository(database);
+    const permits = new DevicePermitRepository(database);
     const platform = new PlatformRepository(database);
-    const developerVerifier = createTokenVerifier(
-      config.developer,
-      await devProviderFor(deps, config, 'developer'),
-      config.jwksRefreshCooldownMs,
-    );
-    if (!hasProvider(config.developer) && !deps.dataDir) {
-      deps.logger.warn('no DEVELOPER_JWKS or DEVELOPER_JWKS_URL: every developer session is refused');
+    const developerVerifier = createTokenVerifier(config.developer, await devProviderFor(deps, config, 'developer'), {
+      jwksRefreshCooldownMs: config.jwksRefreshCooldownMs,
+      requiredClaims: DEVELOPER_REQUIRED_CLAIMS,
+    });
+    // `sub` and `sid` are checked by the native admission itself (401 INVALID_TOKEN_PAYLOAD, not INVALID_TOKEN).
+    const nativeVerifier = createTokenVerifier(config.native, await devProviderFor(deps, config, 'native'), {
+      jwksRefreshCooldownMs: config.jwksRefreshCooldownMs,
+      requiredClaims: [],
+    });
+    for (const kind of ['DEVELOPER', 'NATIVE'] as const) {
+      const provider = kind === 'DEVELOPER' ? config.developer : config.native;
+      if (!hasProvider(provider) && !deps.dataDir) {
+        deps.logger.warn(`no ${kind}_JWKS or ${kind}_JWKS_URL: every ${kind.toLowerCase()} session is refused`);
+      }
     }
+    deps.logger.info(
+      {
+        mode: config.nativeAdmissionMode,
+        minBuild: config.nativeMinBuild,
+        supportedCountries: config.supportedCountries,
+      },
+      'native admission policy',
+    );
+    const deviceDenials = new Counter({
+      name: 'native_admission_device_denials_total',
+      help: 'Native sessions denied by the device check (step 5); enforced="false" counts monitor mode denials not enforced',
+      labelNames: ['code', 'enforced'],
+      registers: [deps.metrics.registry],
+    });
+    // Operator calls and the platform switch: a failing store is a 503 the edges relabel for their route.
     const storeError = (error: unknown): never => {
       if (error instanceof AppError) throw error;
       deps.logger.error({ err: error }, 'identity store failed');
-      throw new AppError(503, 'AUTH_UNAVAILABLE', 'The identity store is temporarily unavailable.');
+      throw new AppError(503, 'PLATFORM_UNAVAILABLE', 'The identity store is temporarily unavailable.');
     };
     return {
       name: 'identity-admission',
       services: [
         {
           service: 'identity',
-          version: '1.0.0',
+          // 1.1.0: AdmitNative, PutNativeAccount, CreateDevicePermit.
+          version: '1.1.0',
           description: 'Developer and native admission, invitations, device permits, platform switch',
           endpoints: [
-            bind(identityOps.getPlatformState, async () => ({ enabled: await platform.isEnabled() })),
+            bind(identityOps.getPlatformState, async () => ({
+              enabled: await platform.isEnabled().catch(storeError),
+            })),
             bind(identityOps.setPlatformState, async (request) => ({
-              enabled: await platform.setEnabled(request.enabled),
+              enabled: await platform.setEnabled(request.enabled).catch(storeError),
             })),
             bind(identityOps.admitDeveloper, async (request) => ({
               principal: await admitDeveloper(
@@ -79,6 +133,24 @@ export const identityAdmission: ProgramModule<IdentityConfig> = {
                 request,
               ),
             })),
+            bind(identityOps.admitNative, async (request) => {
+              const principal = await admitNative(
+                {
+                  verifier: nativeVerifier,
+                  accounts,
+                  permits,
+                  policy: {
+                    mode: config.nativeAdmissionMode,
+                    minBuild: config.nativeMinBuild,
+                    supportedCountries: config.supportedCountries,
+                  },
+                  log: deps.logger,
+                  countDeviceDenial: (code, enforced) => deviceDenials.inc({ code, enforced: String(enforced) }),
+                },
+                request,
+              );
+              return { principal };
+            }),
             bind(identityOps.createInvitation, async (request) => {
               if (!EMAIL_PATTERN.test(request.email) || request.email.length > 320) {
                 throw new AppError(400, 'INVALID_REQUEST', 'email must be an e-mail address.');
@@ -96,6 +168,31 @@ export const identityAdmission: ProgramModule<IdentityConfig> = {
               const row = await invitations.revoke(request.id).catch(storeError);
               if (!row) throw new AppError(404, 'not_found', 'No invitation with this id.');
               return { invitation: invitationMessage(row) };
+            }),
+            bind(identityOps.putNativeAccount, async (request) => {
+              if (!isUuid(request.creditsUserId)) throw invalid('creditsUserId must be a UUID.');
+              if (request.status !== 'active' && request.status !== 'disabled') {
+                throw invalid('status must be active or disabled.');
+              }
+              const username = request.setUsername ? (request.username ?? null) : undefined;
+              if (typeof username === 'string' && !isValidUsername(username)) {
+                throw invalid(`username must be 1 to ${USERNAME_MAX} characters without control characters.`);
+              }
+              const row = await accounts.put(request.creditsUserId, request.status, username).catch(storeError);
+              return { account: nativeAccountMessage(row) };
+            }),
+            bind(identityOps.createDevicePermit, async (request) => {
+              if (!isValidSessionId(request.sessionId)) {
+                throw invalid(`sessionId must be 1 to ${SESSION_ID_MAX} characters.`);
+              }
+              if (!isUuid(request.creditsUserId)) throw invalid('creditsUserId must be a UUID.');
+              if (request.expiresInSeconds < 1 || request.expiresInSeconds > PERMIT_SECONDS_MAX) {
+                throw invalid(`expiresInSeconds must be from 1 to ${PERMIT_SECONDS_MAX}.`);
+              }
+              const row = await permits
+                .create(request.sessionId, request.creditsUserId, request.expiresInSeconds)
+                .catch(storeError);
+              return { permit: devicePermitMessage(row) };
             }),
           ],
         },

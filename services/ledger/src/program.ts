@@ -1,7 +1,9 @@
 // ledger: owner of the `ledger` schema. Console actions, snapshot and records, event decisions, link intents and
 // public configuration data; every mutation is one transaction here.
 import type { EnvReader } from '../../runtime/src/config.ts';
+import type { Database } from '../../runtime/src/db/database.ts';
 import type { ProgramModule } from '../../runtime/src/program.ts';
+import { consoleEndpoints } from './console/endpoints.ts';
 import { eventEndpoints } from './events/index.ts';
 import { ledgerMigrations } from './migrations/index.ts';
 
@@ -16,6 +18,7 @@ export const ledger: ProgramModule<LedgerConfig> = {
     return { eventRateLimitPerMinute: reader.int('EVENT_RATE_LIMIT_PER_MINUTE', 120, { min: 1, max: 1_000_000 }) };
   },
   async create(deps, config) {
+    const database = deps.database as Database;
     return {
       name: 'ledger',
       services: [
@@ -23,7 +26,7 @@ export const ledger: ProgramModule<LedgerConfig> = {
           service: 'ledger',
           version: '1.0.0',
           description: 'Console, events, links and configuration',
-          endpoints: [...eventEndpoints(deps, config)],
+          endpoints: [...consoleEndpoints({ database, logger: deps.logger }), ...eventEndpoints(deps, config)],
         },
       ],
     };

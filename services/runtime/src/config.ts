@@ -105,7 +105,8 @@ export class EnvReader {
   }
 
   done(): void {
-    if (this.problems.length > 0) throw new ConfigError(this.problems);
+    // Programs composed in one process may read the same variable: report each problem once.
+    if (this.problems.length > 0) throw new ConfigError([...new Set(this.problems)]);
   }
 }
 

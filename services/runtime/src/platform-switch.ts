@@ -12,6 +12,7 @@ export class PlatformSwitch {
   private readonly now: () => number;
   private cached: { enabled: boolean; at: number } | undefined;
   private pending: Promise<boolean> | undefined;
+  private generation = 0;
 
   constructor(transport: Transport, now: () => number = Date.now) {
     this.transport = transport;
@@ -28,21 +29,29 @@ export class PlatformSwitch {
   async isEnabled(ctx: CallContext): Promise<boolean> {
     const cached = this.cached;
     if (cached && this.now() - cached.at < PLATFORM_CACHE_MS) return cached.enabled;
-    // One refresh at a time; concurrent requests share it.
-    this.pending ??= this.transport
-      .call(identityOps.getPlatformState, {}, ctx)
-      .then((reply) => {
-        this.cached = { enabled: reply.enabled, at: this.now() };
-        return reply.enabled;
-      })
-      .finally(() => {
-        this.pending = undefined;
-      });
+    // One refresh at a time; concurrent requests share it. The value is as old as the moment it was asked for.
+    if (!this.pending) {
+      const askedAt = this.now();
+      const generation = this.generation;
+      const pending: Promise<boolean> = this.transport
+        .call(identityOps.getPlatformState, {}, ctx)
+        .then((reply) => {
+          // A change made through this process after the question was asked makes the answer stale: drop it.
+          if (generation === this.generation) this.cached = { enabled: reply.enabled, at: askedAt };
+          return reply.enabled;
+        })
+        .finally(() => {
+          if (this.pending === pending) this.pending = undefined;
+        });
+      this.pending = pending;
+    }
     return this.pending;
   }
 
   /** Forgets the cached value (the operator API calls it after a change made through this process). */
   invalidate(): void {
+    this.generation++;
     this.cached = undefined;
+    this.pending = undefined;
   }
 }

@@ -30,8 +30,8 @@ interface Composed {
   stop(): Promise<void>;
 }
 
-/** identity-admission and ingest, plus the ledger when given its database URL. */
-async function compose(natsUrl: string, identityDbUrl: string, ledgerDbUrl?: string): Promise<Composed> {
+/** ingest, plus identity-admission and the ledger when given their database URLs. */
+async function compose(natsUrl: string, identityDbUrl?: string, ledgerDbUrl?: string): Promise<Composed> {
   const metrics = createMetrics();
   const transport = await NatsTransport.connect({
     url: natsUrl,
@@ -55,7 +55,7 @@ async function compose(natsUrl: string, identityDbUrl: string, ledgerDbUrl?: str
     for (const definition of program.services ?? []) served.push(await transport.serve(definition));
     return program;
   };
-  await start(identityAdmission, identityDbUrl);
+  if (identityDbUrl) await start(identityAdmission, identityDbUrl);
   if (ledgerDbUrl) await start(ledger, ledgerDbUrl);
   const edge = await start(ingest);
   const app = createHttpApp({ program: 'test', logger, metrics, readiness: async () => ({}), routes: [edge.routes!] });
@@ -113,6 +113,30 @@ describe('ledger unreachable: 503 retry_later', () => {
   it('the public configuration', async () => {
     const key = await createKey(db, world.game, 'public');
     expectError(await api(system.url, 'GET', `${CONFIG_PATH}?publicKey=${key.value}`), 503, 'retry_later');
+  });
+});
+
+describe('identity-admission unreachable (the platform switch cannot be read): 503 retry_later', () => {
+  let nats: Awaited<ReturnType<typeof startNats>>;
+  let system: Composed;
+  let db: string;
+  let world: EventWorld;
+
+  beforeAll(async () => {
+    nats = await startNats();
+    db = await migratedDatabase();
+    world = await createEventWorld(db);
+    system = await compose(nats.url, undefined, db);
+  });
+  afterAll(async () => {
+    await system?.stop();
+    await nats?.stop();
+  });
+
+  it('on both endpoints, before the credential is looked at', async () => {
+    expectError(await postEvent(system.url, world.key.value, eventBody(world)), 503, 'retry_later');
+    expectError(await postEvent(system.url, undefined, eventBody(world)), 503, 'retry_later');
+    expectError(await api(system.url, 'GET', `${CONFIG_PATH}?publicKey=x`), 503, 'retry_later');
   });
 });
 

@@ -3,15 +3,18 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { isUuid } from '../../../runtime/src/validation/uuid.ts';
 import { loadDevProvider } from '../sessions/dev-identity-provider.ts';
 
 const usage = `Usage:
   npm run dev:token -- --email you@example.com [--sub SUBJECT] [--unverified] [--expires-in 12h]
-  npm run dev:token -- --native [--sub CREDITS_USER_UUID] [--sid SESSION_ID] [--username NAME]
+  npm run dev:token -- --native [--sub CREDITS_USER_UUID] [--sid SESSION_ID] [--username NAME] [--expires-in 12h]
 
 Prints a token signed by the local development identity provider whose keys live in DATA_DIR
 (default ./.data, the same folder \`npm start\` uses). Developer tokens carry sub, email and
-email_verified; the e-mail must also be invited (npm run admin -- invite EMAIL).`;
+email_verified; the e-mail must also be invited (npm run admin -- invite EMAIL). Native tokens
+carry sub (a random UUID unless given) and sid (a random session id unless given).
+A process started with DEVELOPER_JWKS / NATIVE_JWKS (or the _URL variants) does not trust these tokens.`;
 
 function fail(message: string): never {
   process.stderr.write(`dev:token: ${message}\n\n${usage}\n`);
@@ -46,6 +49,7 @@ const expiresIn = values['expires-in'] as string;
 if (values.native) {
   const provider = await loadDevProvider(dataDir, 'native');
   const sub = (values.sub as string | undefined) ?? randomUUID();
+  if (!isUuid(sub)) fail(`--sub must be a UUID for a native token (the account's creditsUserId), got ${sub}`);
   const sid = (values.sid as string | undefined) ?? `dev-session-${randomUUID()}`;
   const claims: Record<string, unknown> = { sid };
   if (values.username) claims.preferred_username = values.username;

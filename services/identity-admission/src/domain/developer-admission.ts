@@ -2,7 +2,11 @@
 // 1 token (401 UNAUTHORIZED), 2 Origin (403 INVALID_SESSION_ORIGIN), 3 verified e-mail (403
 // EMAIL_VERIFICATION_REQUIRED), 4 invitation bound to this subject (403 DEVELOPER_INVITATION_REQUIRED; the first
 // admitted request binds it for good), 5 identity store unreachable (503 AUTH_UNAVAILABLE).
+// A token is valid when it verifies (see token-verifier.ts) and carries the required claims `sub`, `email`,
+// `email_verified` and `exp`; a token without `email_verified` is therefore not a valid session (401), while
+// `email_verified` present but not exactly `true` (false, "true") is step 3.
 import { AppError } from '../../../runtime/src/errors.ts';
+import { isAllowedOrigin } from '../../../runtime/src/http/origins.ts';
 import type { InvitationRow } from '../repositories/invitations.ts';
 import { bearerToken, type TokenVerifier } from '../sessions/token-verifier.ts';
 
@@ -23,6 +27,9 @@ export interface DeveloperAdmissionDeps {
   allowedOrigins: string[];
 }
 
+/** Claims a developer session token must carry (with `exp`, which every verifier requires). */
+export const DEVELOPER_REQUIRED_CLAIMS = ['sub', 'email', 'email_verified'];
+
 const unauthorized = () => new AppError(401, 'UNAUTHORIZED', 'A valid developer session token is required.');
 const storeUnavailable = () => new AppError(503, 'AUTH_UNAVAILABLE', 'The identity store is temporarily unavailable.');
 
@@ -38,10 +45,17 @@ export async function admitDeveloper(
     throw unauthorized();
   }
   const { sub, email, email_verified: emailVerified } = verified.payload as Record<string, unknown>;
-  if (typeof sub !== 'string' || sub === '' || sub.length > 200 || typeof email !== 'string' || email === '') {
+  if (
+    typeof sub !== 'string' ||
+    sub === '' ||
+    sub.length > 200 ||
+    typeof email !== 'string' ||
+    email === '' ||
+    email.length > 320
+  ) {
     throw unauthorized();
   }
-  if (request.origin !== '' && !deps.allowedOrigins.includes(request.origin)) {
+  if (request.origin !== '' && !isAllowedOrigin(request.origin, deps.allowedOrigins)) {
     throw new AppError(403, 'INVALID_SESSION_ORIGIN', 'This origin may not call the developer API.');
   }
   if (emailVerified !== true) {

@@ -1,8 +1,12 @@
 import type { MigrationSet } from '../../../runtime/src/db/migrations.ts';
 import { IdentityInitial } from './0001-initial.ts';
+import { IdentityPermitLifetime } from './0002-permit-lifetime.ts';
 
 /** The identity schema's migrations, in order. Append new ones; never edit an applied one. */
 export const identityMigrations: MigrationSet = {
   schema: 'identity',
-  migrations: [{ name: '0001-initial', class: IdentityInitial }],
+  migrations: [
+    { name: '0001-initial', class: IdentityInitial },
+    { name: '0002-permit-lifetime', class: IdentityPermitLifetime },
+  ],
 };

@@ -17,7 +17,7 @@ const invalidPublicKey = () =>
   new AppError(401, 'INVALID_PUBLIC_KEY', 'Exactly one publicKey query parameter with a valid public key is required.');
 
 export function addConfigRoutes(router: Router, deps: { transport: Transport; platform: PlatformSwitch }): void {
-  router.get(CONFIG_PATH, platformGate(deps.platform), async (ctx) => {
+  router.get(CONFIG_PATH, platformGate(deps.platform, 'retry_later'), async (ctx) => {
     const values = new URLSearchParams(ctx.querystring).getAll('publicKey');
     const publicKey = values.length === 1 ? values[0] : undefined;
     if (publicKey === undefined || classifyGameKey(publicKey) !== 'public') throw invalidPublicKey();

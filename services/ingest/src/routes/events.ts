@@ -42,7 +42,7 @@ export function addEventRoutes(router: Router, deps: EventRouteDeps): void {
     if (!reply.valid) throw invalidKey();
   };
 
-  router.post(EVENTS_PATH, platformGate(deps.platform), async (ctx) => {
+  router.post(EVENTS_PATH, platformGate(deps.platform, 'retry_later'), async (ctx) => {
     const key = bearerGameKey(ctx.get('Authorization'));
     if (!key) throw invalidKey();
     if (key.kind === 'public') {

@@ -98,7 +98,7 @@ export class LedgerRecordEvent extends Migration {
           end if;
 
           -- A fresh event: serialize on the game row, then look again.
-          select * into strict v_game from ledger.games g where g.id = v_game_id for update;
+          select * into strict v_game from ledger.games g where g.id = v_game_id for no key update;
           perform 1 from ledger.keys k where k.id = v_key_id and k.revoked_at is null;
           if not found then
             o_outcome := 'invalid_key';

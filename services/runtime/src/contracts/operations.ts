@@ -2,6 +2,14 @@
 // Callers and servers import their operation from here, so a subject is spelled once.
 import { defineOperation } from '../transport/operation.ts';
 import {
+  ConsoleActionRequestSchema,
+  ConsoleActionResponseSchema,
+  GetSnapshotRequestSchema,
+  GetSnapshotResponseSchema,
+  ListRecordsRequestSchema,
+  ListRecordsResponseSchema,
+} from './gen/rewards/v1/console_pb.ts';
+import {
   AuthenticateGameKeyRequestSchema,
   AuthenticateGameKeyResponseSchema,
   GetPublicConfigRequestSchema,
@@ -12,12 +20,18 @@ import {
 import {
   AdmitDeveloperRequestSchema,
   AdmitDeveloperResponseSchema,
+  AdmitNativeRequestSchema,
+  AdmitNativeResponseSchema,
+  CreateDevicePermitRequestSchema,
+  CreateDevicePermitResponseSchema,
   CreateInvitationRequestSchema,
   CreateInvitationResponseSchema,
   GetPlatformStateRequestSchema,
   GetPlatformStateResponseSchema,
   ListInvitationsRequestSchema,
   ListInvitationsResponseSchema,
+  PutNativeAccountRequestSchema,
+  PutNativeAccountResponseSchema,
   RevokeInvitationRequestSchema,
   RevokeInvitationResponseSchema,
   SetPlatformStateRequestSchema,
@@ -61,9 +75,28 @@ export const identityOps = {
     RevokeInvitationRequestSchema,
     RevokeInvitationResponseSchema,
   ),
+  admitNative: defineOperation('identity', 'AdmitNative', AdmitNativeRequestSchema, AdmitNativeResponseSchema),
+  putNativeAccount: defineOperation(
+    'identity',
+    'PutNativeAccount',
+    PutNativeAccountRequestSchema,
+    PutNativeAccountResponseSchema,
+  ),
+  createDevicePermit: defineOperation(
+    'identity',
+    'CreateDevicePermit',
+    CreateDevicePermitRequestSchema,
+    CreateDevicePermitResponseSchema,
+  ),
 } as const;
 
 export const ledgerOps = {
+  /** One console action (POST /api/developer/v1/console), one ledger transaction. */
+  consoleAction: defineOperation('ledger', 'ConsoleAction', ConsoleActionRequestSchema, ConsoleActionResponseSchema),
+  /** The console snapshot (GET /api/developer/v1/console). */
+  getSnapshot: defineOperation('ledger', 'GetSnapshot', GetSnapshotRequestSchema, GetSnapshotResponseSchema),
+  /** One page of records (GET /api/developer/v1/records). */
+  listRecords: defineOperation('ledger', 'ListRecords', ListRecordsRequestSchema, ListRecordsResponseSchema),
   recordEvent: defineOperation('ledger', 'RecordEvent', RecordEventRequestSchema, RecordEventResponseSchema),
   authenticateGameKey: defineOperation(
     'ledger',

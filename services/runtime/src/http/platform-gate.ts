@@ -1,10 +1,23 @@
 import type Koa from 'koa';
+import { AppError } from '../errors.ts';
 import type { PlatformSwitch } from '../platform-switch.ts';
 
-/** Route middleware: the platform switch is the first check of every non-operator API route. */
-export function platformGate(platform: PlatformSwitch): Koa.Middleware {
+/**
+ * Route middleware: the platform switch is the first check of every non-operator API route. The switch lives in
+ * identity-admission; when it cannot be read, the route answers its own 503 code (`AUTH_UNAVAILABLE` on developer
+ * routes, `retry_later` on game SDK routes, ...), as it would for any other unreachable dependency. "Cannot be read"
+ * is identity-admission unreachable (no responders, timeout) or answering a 503 itself (its store is down).
+ */
+export function platformGate(platform: PlatformSwitch, unavailableCode = 'PLATFORM_UNAVAILABLE'): Koa.Middleware {
   return async (ctx, next) => {
-    await platform.assertEnabled(ctx.state.call);
+    try {
+      await platform.assertEnabled(ctx.state.call);
+    } catch (error) {
+      if (error instanceof AppError && error.status === 503 && error.code !== 'PLATFORM_DISABLED') {
+        throw new AppError(503, unavailableCode, 'A dependency is temporarily unavailable; retry later.');
+      }
+      throw error;
+    }
     await next();
   };
 }

@@ -133,6 +133,8 @@ export class NatsTransport implements Transport {
         },
       });
     }
+    // The subscriptions are live on the server once a flush returns: only then is the service reachable.
+    await this.nc.flush();
     logger.info({ service: name, endpoints: definition.endpoints.length }, 'serving on NATS');
     const served: ServedService = {
       stop: async () => {

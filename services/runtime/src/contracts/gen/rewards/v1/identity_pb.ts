@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file rewards/v1/identity.proto.
  */
 export const file_rewards_v1_identity: GenFile = /*@__PURE__*/
-  fileDesc("ChlyZXdhcmRzL3YxL2lkZW50aXR5LnByb3RvEgpyZXdhcmRzLnYxIj4KFUFkbWl0RGV2ZWxvcGVyUmVxdWVzdBIVCg1hdXRob3JpemF0aW9uGAEgASgJEg4KBm9yaWdpbhgCIAEoCSJoChJEZXZlbG9wZXJQcmluY2lwYWwSGAoQaWRlbnRpdHlfdXNlcl9pZBgBIAEoCRINCgVlbWFpbBgCIAEoCRIpCiFjYW5fY3JlYXRlX3VubGltaXRlZF9vcmdhbml6YXRpb24YAyABKAgiSwoWQWRtaXREZXZlbG9wZXJSZXNwb25zZRIxCglwcmluY2lwYWwYASABKAsyHi5yZXdhcmRzLnYxLkRldmVsb3BlclByaW5jaXBhbCIZChdHZXRQbGF0Zm9ybVN0YXRlUmVxdWVzdCIrChhHZXRQbGF0Zm9ybVN0YXRlUmVzcG9uc2USDwoHZW5hYmxlZBgBIAEoCCLOAQoKSW52aXRhdGlvbhIKCgJpZBgBIAEoCRINCgVlbWFpbBgCIAEoCRIOCgZzdGF0dXMYAyABKAkSHQoQaWRlbnRpdHlfdXNlcl9pZBgEIAEoCUgAiAEBEikKIWNhbl9jcmVhdGVfdW5saW1pdGVkX29yZ2FuaXphdGlvbhgFIAEoCBISCgpjcmVhdGVkX2F0GAYgASgJEhUKCGJvdW5kX2F0GAcgASgJSAGIAQFCEwoRX2lkZW50aXR5X3VzZXJfaWRCCwoJX2JvdW5kX2F0IlMKF0NyZWF0ZUludml0YXRpb25SZXF1ZXN0Eg0KBWVtYWlsGAEgASgJEikKIWNhbl9jcmVhdGVfdW5saW1pdGVkX29yZ2FuaXphdGlvbhgCIAEoCCJGChhDcmVhdGVJbnZpdGF0aW9uUmVzcG9uc2USKgoKaW52aXRhdGlvbhgBIAEoCzIWLnJld2FyZHMudjEuSW52aXRhdGlvbiIYChZMaXN0SW52aXRhdGlvbnNSZXF1ZXN0IkYKF0xpc3RJbnZpdGF0aW9uc1Jlc3BvbnNlEisKC2ludml0YXRpb25zGAEgAygLMhYucmV3YXJkcy52MS5JbnZpdGF0aW9uIiUKF1Jldm9rZUludml0YXRpb25SZXF1ZXN0EgoKAmlkGAEgASgJIkYKGFJldm9rZUludml0YXRpb25SZXNwb25zZRIqCgppbnZpdGF0aW9uGAEgASgLMhYucmV3YXJkcy52MS5JbnZpdGF0aW9uIioKF1NldFBsYXRmb3JtU3RhdGVSZXF1ZXN0Eg8KB2VuYWJsZWQYASABKAgiKwoYU2V0UGxhdGZvcm1TdGF0ZVJlc3BvbnNlEg8KB2VuYWJsZWQYASABKAhiBnByb3RvMw");
+  fileDesc("ChlyZXdhcmRzL3YxL2lkZW50aXR5LnByb3RvEgpyZXdhcmRzLnYxIj4KFUFkbWl0RGV2ZWxvcGVyUmVxdWVzdBIVCg1hdXRob3JpemF0aW9uGAEgASgJEg4KBm9yaWdpbhgCIAEoCSJoChJEZXZlbG9wZXJQcmluY2lwYWwSGAoQaWRlbnRpdHlfdXNlcl9pZBgBIAEoCRINCgVlbWFpbBgCIAEoCRIpCiFjYW5fY3JlYXRlX3VubGltaXRlZF9vcmdhbml6YXRpb24YAyABKAgiSwoWQWRtaXREZXZlbG9wZXJSZXNwb25zZRIxCglwcmluY2lwYWwYASABKAsyHi5yZXdhcmRzLnYxLkRldmVsb3BlclByaW5jaXBhbCIZChdHZXRQbGF0Zm9ybVN0YXRlUmVxdWVzdCIrChhHZXRQbGF0Zm9ybVN0YXRlUmVzcG9uc2USDwoHZW5hYmxlZBgBIAEoCCLOAQoKSW52aXRhdGlvbhIKCgJpZBgBIAEoCRINCgVlbWFpbBgCIAEoCRIOCgZzdGF0dXMYAyABKAkSHQoQaWRlbnRpdHlfdXNlcl9pZBgEIAEoCUgAiAEBEikKIWNhbl9jcmVhdGVfdW5saW1pdGVkX29yZ2FuaXphdGlvbhgFIAEoCBISCgpjcmVhdGVkX2F0GAYgASgJEhUKCGJvdW5kX2F0GAcgASgJSAGIAQFCEwoRX2lkZW50aXR5X3VzZXJfaWRCCwoJX2JvdW5kX2F0IlMKF0NyZWF0ZUludml0YXRpb25SZXF1ZXN0Eg0KBWVtYWlsGAEgASgJEikKIWNhbl9jcmVhdGVfdW5saW1pdGVkX29yZ2FuaXphdGlvbhgCIAEoCCJGChhDcmVhdGVJbnZpdGF0aW9uUmVzcG9uc2USKgoKaW52aXRhdGlvbhgBIAEoCzIWLnJld2FyZHMudjEuSW52aXRhdGlvbiIYChZMaXN0SW52aXRhdGlvbnNSZXF1ZXN0IkYKF0xpc3RJbnZpdGF0aW9uc1Jlc3BvbnNlEisKC2ludml0YXRpb25zGAEgAygLMhYucmV3YXJkcy52MS5JbnZpdGF0aW9uIiUKF1Jldm9rZUludml0YXRpb25SZXF1ZXN0EgoKAmlkGAEgASgJIkYKGFJldm9rZUludml0YXRpb25SZXNwb25zZRIqCgppbnZpdGF0aW9uGAEgASgLMhYucmV3YXJkcy52MS5JbnZpdGF0aW9uIioKF1NldFBsYXRmb3JtU3RhdGVSZXF1ZXN0Eg8KB2VuYWJsZWQYASABKAgiKwoYU2V0UGxhdGZvcm1TdGF0ZVJlc3BvbnNlEg8KB2VuYWJsZWQYASABKAgiYQoSQWRtaXROYXRpdmVSZXF1ZXN0EhUKDWF1dGhvcml6YXRpb24YASABKAkSDwoHY291bnRyeRgCIAEoCRINCgVidWlsZBgDIAEoCRIUCgxjYXBhYmlsaXRpZXMYBCABKAkiYgoPTmF0aXZlUHJpbmNpcGFsEhcKD2NyZWRpdHNfdXNlcl9pZBgBIAEoCRISCgpzZXNzaW9uX2lkGAIgASgJEhUKCHVzZXJuYW1lGAMgASgJSACIAQFCCwoJX3VzZXJuYW1lIkUKE0FkbWl0TmF0aXZlUmVzcG9uc2USLgoJcHJpbmNpcGFsGAEgASgLMhsucmV3YXJkcy52MS5OYXRpdmVQcmluY2lwYWwicAoNTmF0aXZlQWNjb3VudBIXCg9jcmVkaXRzX3VzZXJfaWQYASABKAkSDgoGc3RhdHVzGAIgASgJEhUKCHVzZXJuYW1lGAMgASgJSACIAQESEgoKY3JlYXRlZF9hdBgEIAEoCUILCglfdXNlcm5hbWUifAoXUHV0TmF0aXZlQWNjb3VudFJlcXVlc3QSFwoPY3JlZGl0c191c2VyX2lkGAEgASgJEg4KBnN0YXR1cxgCIAEoCRIUCgxzZXRfdXNlcm5hbWUYAyABKAgSFQoIdXNlcm5hbWUYBCABKAlIAIgBAUILCglfdXNlcm5hbWUiRgoYUHV0TmF0aXZlQWNjb3VudFJlc3BvbnNlEioKB2FjY291bnQYASABKAsyGS5yZXdhcmRzLnYxLk5hdGl2ZUFjY291bnQiWwoMRGV2aWNlUGVybWl0EgoKAmlkGAEgASgJEhIKCnNlc3Npb25faWQYAiABKAkSFwoPY3JlZGl0c191c2VyX2lkGAMgASgJEhIKCmV4cGlyZXNfYXQYBCABKAkiZAoZQ3JlYXRlRGV2aWNlUGVybWl0UmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEhcKD2NyZWRpdHNfdXNlcl9pZBgCIAEoCRIaChJleHBpcmVzX2luX3NlY29uZHMYAyABKA0iRgoaQ3JlYXRlRGV2aWNlUGVybWl0UmVzcG9uc2USKAoGcGVybWl0GAEgASgLMhgucmV3YXJkcy52MS5EZXZpY2VQZXJtaXRiBnByb3RvMw");
 
 /**
  * AdmitDeveloperRequest carries what the edge saw of a developer request (CONTRACT section 4).
@@ -305,4 +305,269 @@ export type SetPlatformStateResponse = Message<"rewards.v1.SetPlatformStateRespo
  */
 export const SetPlatformStateResponseSchema: GenMessage<SetPlatformStateResponse> = /*@__PURE__*/
   messageDesc(file_rewards_v1_identity, 13);
+
+/**
+ * AdmitNativeRequest carries what the edge saw of a native request (CONTRACT section 5), every value exactly as
+ * received; identity-admission does all the parsing, so that the checks run in the contract's order in one place.
+ *
+ * @generated from message rewards.v1.AdmitNativeRequest
+ */
+export type AdmitNativeRequest = Message<"rewards.v1.AdmitNativeRequest"> & {
+  /**
+   * Value of the Authorization header, empty when absent.
+   *
+   * @generated from field: string authorization = 1;
+   */
+  authorization: string;
+
+  /**
+   * Value of X-Client-Country, empty when absent.
+   *
+   * @generated from field: string country = 2;
+   */
+  country: string;
+
+  /**
+   * Value of X-Client-Build, empty when absent.
+   *
+   * @generated from field: string build = 3;
+   */
+  build: string;
+
+  /**
+   * Value of X-Client-Capabilities, empty when absent.
+   *
+   * @generated from field: string capabilities = 4;
+   */
+  capabilities: string;
+};
+
+/**
+ * Describes the message rewards.v1.AdmitNativeRequest.
+ * Use `create(AdmitNativeRequestSchema)` to create a new message.
+ */
+export const AdmitNativeRequestSchema: GenMessage<AdmitNativeRequest> = /*@__PURE__*/
+  messageDesc(file_rewards_v1_identity, 14);
+
+/**
+ * NativePrincipal is an admitted native session.
+ *
+ * @generated from message rewards.v1.NativePrincipal
+ */
+export type NativePrincipal = Message<"rewards.v1.NativePrincipal"> & {
+  /**
+   * The platform account: the token's `sub`, a UUID in lower case.
+   *
+   * @generated from field: string credits_user_id = 1;
+   */
+  creditsUserId: string;
+
+  /**
+   * The token's `sid`.
+   *
+   * @generated from field: string session_id = 2;
+   */
+  sessionId: string;
+
+  /**
+   * The account's username, when it has one.
+   *
+   * @generated from field: optional string username = 3;
+   */
+  username?: string | undefined;
+};
+
+/**
+ * Describes the message rewards.v1.NativePrincipal.
+ * Use `create(NativePrincipalSchema)` to create a new message.
+ */
+export const NativePrincipalSchema: GenMessage<NativePrincipal> = /*@__PURE__*/
+  messageDesc(file_rewards_v1_identity, 15);
+
+/**
+ * @generated from message rewards.v1.AdmitNativeResponse
+ */
+export type AdmitNativeResponse = Message<"rewards.v1.AdmitNativeResponse"> & {
+  /**
+   * @generated from field: rewards.v1.NativePrincipal principal = 1;
+   */
+  principal?: NativePrincipal | undefined;
+};
+
+/**
+ * Describes the message rewards.v1.AdmitNativeResponse.
+ * Use `create(AdmitNativeResponseSchema)` to create a new message.
+ */
+export const AdmitNativeResponseSchema: GenMessage<AdmitNativeResponse> = /*@__PURE__*/
+  messageDesc(file_rewards_v1_identity, 16);
+
+/**
+ * NativeAccount is a platform account (operator API, CONTRACT section 3).
+ *
+ * @generated from message rewards.v1.NativeAccount
+ */
+export type NativeAccount = Message<"rewards.v1.NativeAccount"> & {
+  /**
+   * @generated from field: string credits_user_id = 1;
+   */
+  creditsUserId: string;
+
+  /**
+   * "active" or "disabled".
+   *
+   * @generated from field: string status = 2;
+   */
+  status: string;
+
+  /**
+   * @generated from field: optional string username = 3;
+   */
+  username?: string | undefined;
+
+  /**
+   * @generated from field: string created_at = 4;
+   */
+  createdAt: string;
+};
+
+/**
+ * Describes the message rewards.v1.NativeAccount.
+ * Use `create(NativeAccountSchema)` to create a new message.
+ */
+export const NativeAccountSchema: GenMessage<NativeAccount> = /*@__PURE__*/
+  messageDesc(file_rewards_v1_identity, 17);
+
+/**
+ * @generated from message rewards.v1.PutNativeAccountRequest
+ */
+export type PutNativeAccountRequest = Message<"rewards.v1.PutNativeAccountRequest"> & {
+  /**
+   * @generated from field: string credits_user_id = 1;
+   */
+  creditsUserId: string;
+
+  /**
+   * "active" or "disabled".
+   *
+   * @generated from field: string status = 2;
+   */
+  status: string;
+
+  /**
+   * True when the request sets the username: to `username`, or to none when `username` is absent.
+   * False keeps the stored username (none for a new account).
+   *
+   * @generated from field: bool set_username = 3;
+   */
+  setUsername: boolean;
+
+  /**
+   * @generated from field: optional string username = 4;
+   */
+  username?: string | undefined;
+};
+
+/**
+ * Describes the message rewards.v1.PutNativeAccountRequest.
+ * Use `create(PutNativeAccountRequestSchema)` to create a new message.
+ */
+export const PutNativeAccountRequestSchema: GenMessage<PutNativeAccountRequest> = /*@__PURE__*/
+  messageDesc(file_rewards_v1_identity, 18);
+
+/**
+ * @generated from message rewards.v1.PutNativeAccountResponse
+ */
+export type PutNativeAccountResponse = Message<"rewards.v1.PutNativeAccountResponse"> & {
+  /**
+   * @generated from field: rewards.v1.NativeAccount account = 1;
+   */
+  account?: NativeAccount | undefined;
+};
+
+/**
+ * Describes the message rewards.v1.PutNativeAccountResponse.
+ * Use `create(PutNativeAccountResponseSchema)` to create a new message.
+ */
+export const PutNativeAccountResponseSchema: GenMessage<PutNativeAccountResponse> = /*@__PURE__*/
+  messageDesc(file_rewards_v1_identity, 19);
+
+/**
+ * DevicePermit binds a native session id to an account until it expires.
+ *
+ * @generated from message rewards.v1.DevicePermit
+ */
+export type DevicePermit = Message<"rewards.v1.DevicePermit"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string session_id = 2;
+   */
+  sessionId: string;
+
+  /**
+   * @generated from field: string credits_user_id = 3;
+   */
+  creditsUserId: string;
+
+  /**
+   * @generated from field: string expires_at = 4;
+   */
+  expiresAt: string;
+};
+
+/**
+ * Describes the message rewards.v1.DevicePermit.
+ * Use `create(DevicePermitSchema)` to create a new message.
+ */
+export const DevicePermitSchema: GenMessage<DevicePermit> = /*@__PURE__*/
+  messageDesc(file_rewards_v1_identity, 20);
+
+/**
+ * @generated from message rewards.v1.CreateDevicePermitRequest
+ */
+export type CreateDevicePermitRequest = Message<"rewards.v1.CreateDevicePermitRequest"> & {
+  /**
+   * @generated from field: string session_id = 1;
+   */
+  sessionId: string;
+
+  /**
+   * @generated from field: string credits_user_id = 2;
+   */
+  creditsUserId: string;
+
+  /**
+   * 1..86400.
+   *
+   * @generated from field: uint32 expires_in_seconds = 3;
+   */
+  expiresInSeconds: number;
+};
+
+/**
+ * Describes the message rewards.v1.CreateDevicePermitRequest.
+ * Use `create(CreateDevicePermitRequestSchema)` to create a new message.
+ */
+export const CreateDevicePermitRequestSchema: GenMessage<CreateDevicePermitRequest> = /*@__PURE__*/
+  messageDesc(file_rewards_v1_identity, 21);
+
+/**
+ * @generated from message rewards.v1.CreateDevicePermitResponse
+ */
+export type CreateDevicePermitResponse = Message<"rewards.v1.CreateDevicePermitResponse"> & {
+  /**
+   * @generated from field: rewards.v1.DevicePermit permit = 1;
+   */
+  permit?: DevicePermit | undefined;
+};
+
+/**
+ * Describes the message rewards.v1.CreateDevicePermitResponse.
+ * Use `create(CreateDevicePermitResponseSchema)` to create a new message.
+ */
+export const CreateDevicePermitResponseSchema: GenMessage<CreateDevicePermitResponse> = /*@__PURE__*/
+  messageDesc(file_rewards_v1_identity, 22);
 

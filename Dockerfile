@@ -1,0 +1,50 @@
+# syntax=docker/dockerfile:1
+#
+# One image for the five Sandbox Rewards programs (and the all-in-one process).
+# Node 24 runs the TypeScript sources directly (type stripping): there is no build step,
+# only the production dependencies are installed.
+#
+#   docker build -t sandbox-rewards .
+#   docker run --rm -e NATS_URL=nats://nats:4222 sandbox-rewards gateway/src/main.ts
+#   docker run --rm -e DATABASE_URL=... sandbox-rewards services/all-in-one/src/migrate.ts
+#   docker run --rm -p 8080:8080 sandbox-rewards            # all-in-one (npm start equivalent)
+#
+# Entry files: gateway/src/main.ts, services/ingest/src/main.ts, services/links/src/main.ts,
+# services/ledger/src/main.ts, services/identity-admission/src/main.ts.
+
+ARG NODE_VERSION=24.21.0
+
+# ---- dependencies: production node_modules only (the `node` devDependency is left out) ----
+FROM node:${NODE_VERSION}-slim AS deps
+WORKDIR /app
+ENV NODE_ENV=production \
+    npm_config_update_notifier=false \
+    npm_config_fund=false \
+    npm_config_audit=false
+COPY package.json package-lock.json ./
+# devDependencies are removed from this stage's package.json first: the image never needs
+# the dev tools, and `npm ci` then does not check the lockfile for their platform-specific
+# optional packages (biome, buf, swc binaries), which registries or lockfiles may lack.
+# The runtime stage gets the untouched package.json with the sources.
+RUN --mount=type=cache,target=/root/.npm \
+    npm pkg delete devDependencies \
+ && npm ci --omit=dev --no-audit --no-fund
+
+# ---- runtime ----
+FROM node:${NODE_VERSION}-slim AS runtime
+ENV NODE_ENV=production \
+    HTTP_PORT=8080 \
+    PORT=8080 \
+    DATA_DIR=/tmp/data
+WORKDIR /app
+# Sources and dependencies stay owned by root and read-only for the runtime user;
+# the only writable place the programs need is /tmp (an emptyDir in Kubernetes).
+COPY --from=deps /app/node_modules ./node_modules
+COPY . .
+# 1000 is the `node` user of the base image; numeric so runAsNonRoot can verify it.
+USER 1000:1000
+EXPOSE 8080
+# Exec form: node is PID 1 and receives SIGTERM itself; every program handles it
+# (drains NATS, finishes in-flight requests, exits within about 10 s).
+ENTRYPOINT ["node"]
+CMD ["services/all-in-one/src/main.ts"]

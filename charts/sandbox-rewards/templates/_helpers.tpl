@@ -1,0 +1,186 @@
+{{/*
+Helpers of the sandbox-rewards chart. Every helper is namespaced "sandbox-rewards.".
+*/}}
+
+{{/* Chart name. */}}
+{{- define "sandbox-rewards.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* Fully qualified name prefix; trimmed so "<fullname>-identity-admission" fits 63 characters. */}}
+{{- define "sandbox-rewards.fullname" -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 40 | trimSuffix "-" -}}
+{{- else -}}
+{{- $name := default .Chart.Name .Values.nameOverride -}}
+{{- if contains $name .Release.Name -}}
+{{- .Release.Name | trunc 40 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 40 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Chart label value. */}}
+{{- define "sandbox-rewards.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* The five programs in a fixed order. */}}
+{{- define "sandbox-rewards.programNames" -}}
+gateway ingest links ledger identity-admission
+{{- end -}}
+
+{{/*
+Static facts about each program (fixed by the code): values key, entry file, role.
+Usage: {{ $p := include "sandbox-rewards.program" "identity-admission" | fromYaml }}
+*/}}
+{{- define "sandbox-rewards.program" -}}
+{{- $catalog := dict
+  "gateway" (dict "valuesKey" "gateway" "entry" "gateway/src/main.ts" "role" "edge")
+  "ingest" (dict "valuesKey" "ingest" "entry" "services/ingest/src/main.ts" "role" "edge")
+  "links" (dict "valuesKey" "links" "entry" "services/links/src/main.ts" "role" "edge")
+  "ledger" (dict "valuesKey" "ledger" "entry" "services/ledger/src/main.ts" "role" "state-owner")
+  "identity-admission" (dict "valuesKey" "identityAdmission" "entry" "services/identity-admission/src/main.ts" "role" "state-owner")
+-}}
+{{- $p := get $catalog . -}}
+{{- if not $p -}}
+{{- fail (printf "unknown program %q" .) -}}
+{{- end -}}
+{{- toYaml (merge (dict "name" .) $p) -}}
+{{- end -}}
+
+{{/* Resource name of one program. Usage: include "sandbox-rewards.programFullname" (dict "root" $ "program" "gateway") */}}
+{{- define "sandbox-rewards.programFullname" -}}
+{{- printf "%s-%s" (include "sandbox-rewards.fullname" .root) .program | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* Labels shared by every resource. */}}
+{{- define "sandbox-rewards.labels" -}}
+helm.sh/chart: {{ include "sandbox-rewards.chart" . }}
+{{ include "sandbox-rewards.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: sandbox-rewards
+{{- with .Values.commonLabels }}
+{{ toYaml . }}
+{{- end }}
+{{- end -}}
+
+{{/* Selector labels shared by every resource of the release. */}}
+{{- define "sandbox-rewards.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "sandbox-rewards.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{/* Labels of one component. Usage: include "sandbox-rewards.componentLabels" (dict "root" $ "component" "gateway") */}}
+{{- define "sandbox-rewards.componentLabels" -}}
+{{ include "sandbox-rewards.labels" .root }}
+app.kubernetes.io/component: {{ .component }}
+{{- end -}}
+
+{{/* Selector labels of one component. */}}
+{{- define "sandbox-rewards.componentSelectorLabels" -}}
+{{ include "sandbox-rewards.selectorLabels" .root }}
+app.kubernetes.io/component: {{ .component }}
+{{- end -}}
+
+{{/* Image reference: repository@digest, or repository:tag (tag defaults to appVersion). */}}
+{{- define "sandbox-rewards.image" -}}
+{{- if .Values.image.digest -}}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest -}}
+{{- else -}}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* ServiceAccount of the programs. */}}
+{{- define "sandbox-rewards.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create -}}
+{{- default (include "sandbox-rewards.fullname" .) .Values.serviceAccount.name -}}
+{{- else -}}
+{{- default "default" .Values.serviceAccount.name -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Name of the Secret created by the chart. */}}
+{{- define "sandbox-rewards.secretName" -}}
+{{- include "sandbox-rewards.fullname" . -}}
+{{- end -}}
+
+{{/* Whether the chart creates its Secret ("true" or empty). */}}
+{{- define "sandbox-rewards.createSecret" -}}
+{{- if or .Values.database.url .Values.adminToken.value -}}true{{- end -}}
+{{- end -}}
+
+{{/* secretKeyRef of DATABASE_URL: the chart's Secret when database.url is set, else database.existingSecret. */}}
+{{- define "sandbox-rewards.databaseUrlRef" -}}
+{{- if .Values.database.url -}}
+name: {{ include "sandbox-rewards.secretName" . }}
+key: DATABASE_URL
+{{- else if .Values.database.existingSecret.name -}}
+name: {{ .Values.database.existingSecret.name }}
+key: {{ .Values.database.existingSecret.key }}
+{{- else -}}
+{{- fail "DATABASE_URL is required: set database.url or database.existingSecret.name" -}}
+{{- end -}}
+{{- end -}}
+
+{{/* secretKeyRef of ADMIN_TOKEN, or empty when the operator API is disabled. */}}
+{{- define "sandbox-rewards.adminTokenRef" -}}
+{{- if .Values.adminToken.value -}}
+name: {{ include "sandbox-rewards.secretName" . }}
+key: ADMIN_TOKEN
+{{- else if .Values.adminToken.existingSecret.name -}}
+name: {{ .Values.adminToken.existingSecret.name }}
+key: {{ .Values.adminToken.existingSecret.key }}
+{{- end -}}
+{{- end -}}
+
+{{/*
+Non-secret environment of one program (CONTRACT section 1), as a YAML map.
+Empty values are left out so the program's own default applies.
+Usage: include "sandbox-rewards.programConfig" (dict "root" $ "program" "ledger")
+*/}}
+{{- define "sandbox-rewards.programConfig" -}}
+{{- $c := .root.Values.config -}}
+{{- $env := dict "LOG_LEVEL" $c.logLevel "HTTP_PORT" "8080" "NATS_URL" $c.natsUrl "NATS_REQUEST_TIMEOUT_MS" (toString $c.natsRequestTimeoutMs) "DATA_DIR" "/tmp/data" -}}
+{{- if eq .program "gateway" -}}
+{{- $_ := set $env "GRAPHQL_INTROSPECTION" (toString $c.graphqlIntrospection) -}}
+{{- else if eq .program "ledger" -}}
+{{- $_ := set $env "EVENT_RATE_LIMIT_PER_MINUTE" (toString $c.eventRateLimitPerMinute) -}}
+{{- else if eq .program "identity-admission" -}}
+{{- $opt := dict
+  "DEVELOPER_JWKS" $c.developer.jwks
+  "DEVELOPER_JWKS_URL" $c.developer.jwksUrl
+  "DEVELOPER_JWT_ISSUER" $c.developer.jwtIssuer
+  "DEVELOPER_JWT_AUDIENCE" $c.developer.jwtAudience
+  "NATIVE_JWKS" $c.native.jwks
+  "NATIVE_JWKS_URL" $c.native.jwksUrl
+  "NATIVE_JWT_ISSUER" $c.native.jwtIssuer
+  "NATIVE_JWT_AUDIENCE" $c.native.jwtAudience
+  "SUPPORTED_COUNTRIES" (join "," $c.supportedCountries)
+  "ALLOWED_ORIGINS" (join "," $c.allowedOrigins)
+-}}
+{{- range $k, $v := $opt -}}
+{{- if $v -}}
+{{- $_ := set $env $k $v -}}
+{{- end -}}
+{{- end -}}
+{{- $_ := set $env "NATIVE_ADMISSION_MODE" $c.native.admissionMode -}}
+{{- $_ := set $env "NATIVE_MIN_BUILD" (toString $c.native.minBuild) -}}
+{{- end -}}
+{{- toYaml $env -}}
+{{- end -}}
+
+{{/* Pod volumes shared by every pod: a writable /tmp. */}}
+{{- define "sandbox-rewards.tmpVolume" -}}
+- name: tmp
+  emptyDir:
+    sizeLimit: {{ .Values.tmpVolumeSizeLimit }}
+{{- end -}}
+
+{{- define "sandbox-rewards.tmpVolumeMount" -}}
+- name: tmp
+  mountPath: /tmp
+{{- end -}}

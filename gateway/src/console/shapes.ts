@@ -1,0 +1,158 @@
+// Translation between the console's JSON shapes (spec: Resources) and the ledger's protobuf messages. Credits are
+// int64 (bigint) on the transport and JSON numbers at the edge; optional fields become null. Shared by the REST
+// adapter and any other edge of the same console (GraphQL).
+import type { MessageInitShape } from '@bufbuild/protobuf';
+import type {
+  ConsoleActionRequestSchema,
+  ConsoleActionResponse,
+  DeveloperEvent,
+  DeveloperGame,
+  DeveloperKey,
+  DeveloperMember,
+  DeveloperOrganization,
+  DeveloperPlayer,
+  DeveloperProject,
+  DeveloperRule,
+  GetSnapshotResponse,
+  ListRecordsResponse,
+} from '../../../services/runtime/src/contracts/gen/rewards/v1/console_pb.ts';
+
+type ActionInit = MessageInitShape<typeof ConsoleActionRequestSchema>['action'];
+
+/**
+ * A validated action body to the message's `oneof`: the action's `type` is the oneof case, its other fields the
+ * case's message (same names); every `...Credits` field is an int64.
+ */
+export function actionMessage(body: Record<string, unknown>): ActionInit {
+  const { type, ...fields } = body;
+  const value: Record<string, unknown> = {};
+  for (const [field, fieldValue] of Object.entries(fields)) {
+    value[field] = field.endsWith('Credits') && typeof fieldValue === 'number' ? BigInt(fieldValue) : fieldValue;
+  }
+  return { case: type, value } as ActionInit;
+}
+
+const n = (value: bigint) => Number(value);
+const orNull = <T>(value: T | undefined): T | null => (value === undefined ? null : value);
+
+export function actionResultJson(reply: ConsoleActionResponse) {
+  return {
+    id: reply.id,
+    mode: 'sandbox' as const,
+    ...(reply.issuedKey === undefined ? {} : { issuedKey: reply.issuedKey }),
+    ...(reply.kind === undefined ? {} : { kind: reply.kind }),
+  };
+}
+
+export const organizationJson = (o: DeveloperOrganization) => ({
+  id: o.id,
+  name: o.name,
+  unlimitedFunding: o.unlimitedFunding,
+  balanceCredits: n(o.balanceCredits),
+  role: o.role,
+  createdAt: o.createdAt,
+});
+
+export const projectJson = (p: DeveloperProject) => ({
+  id: p.id,
+  organizationId: p.organizationId,
+  name: p.name,
+  maxPayoutCredits: n(p.maxPayoutCredits),
+  budgetCredits: n(p.budgetCredits),
+  spentCredits: n(p.spentCredits),
+  createdAt: p.createdAt,
+});
+
+export const gameJson = (g: DeveloperGame) => ({
+  id: g.id,
+  projectId: g.projectId,
+  organizationId: g.organizationId,
+  name: g.name,
+  platform: g.platform,
+  status: g.status,
+  maxPayoutCredits: n(g.maxPayoutCredits),
+  budgetCredits: n(g.budgetCredits),
+  spentCredits: n(g.spentCredits),
+  dailyPlayerCapCredits: n(g.dailyPlayerCapCredits),
+  createdAt: g.createdAt,
+});
+
+export const keyJson = (k: DeveloperKey) => ({
+  id: k.id,
+  gameId: k.gameId,
+  organizationId: k.organizationId,
+  kind: k.kind,
+  name: k.name,
+  prefix: k.prefix,
+  publicKey: k.kind === 'public' ? orNull(k.publicKey) : null,
+  createdAt: k.createdAt,
+  revokedAt: orNull(k.revokedAt),
+});
+
+export const memberJson = (m: DeveloperMember) => ({
+  id: m.id,
+  organizationId: m.organizationId,
+  identityUserId: m.identityUserId,
+  role: m.role,
+  createdAt: m.createdAt,
+});
+
+export const ruleJson = (r: DeveloperRule) => ({
+  id: r.id,
+  gameId: r.gameId,
+  organizationId: r.organizationId,
+  eventType: r.eventType,
+  rewardCredits: n(r.rewardCredits),
+  active: r.active,
+  createdAt: r.createdAt,
+});
+
+export const playerJson = (p: DeveloperPlayer) => ({
+  id: p.id,
+  gameId: p.gameId,
+  organizationId: p.organizationId,
+  externalPlayerId: p.externalPlayerId,
+  creditsUserId: orNull(p.creditsUserId),
+  username: orNull(p.username),
+  linkedAt: orNull(p.linkedAt),
+  createdAt: p.createdAt,
+});
+
+export const eventJson = (e: DeveloperEvent) => ({
+  id: e.id,
+  eventId: e.eventId,
+  gameId: e.gameId,
+  organizationId: e.organizationId,
+  playerId: e.playerId,
+  eventType: e.eventType,
+  occurredAt: e.occurredAt,
+  status: e.status,
+  reason: orNull(e.reason),
+  rewardCredits: n(e.rewardCredits),
+  createdAt: e.createdAt,
+});
+
+export function snapshotJson(s: GetSnapshotResponse) {
+  return {
+    mode: 'sandbox' as const,
+    unitsPerDollar: 1000,
+    canCreateUnlimitedOrganization: s.canCreateUnlimitedOrganization,
+    organizations: s.organizations.map(organizationJson),
+    projects: s.projects.map(projectJson),
+    games: s.games.map(gameJson),
+    keys: s.keys.map(keyJson),
+    players: s.players.map(playerJson),
+    events: s.events.map(eventJson),
+    rules: s.rules.map(ruleJson),
+    members: s.members.map(memberJson),
+    limits: { players: s.limits?.players ?? 0, events: s.limits?.events ?? 0 },
+  };
+}
+
+export function recordPageJson(page: ListRecordsResponse) {
+  return {
+    kind: page.kind,
+    records: page.kind === 'events' ? page.events.map(eventJson) : page.players.map(playerJson),
+    nextCursor: orNull(page.nextCursor),
+  };
+}

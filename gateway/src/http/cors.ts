@@ -1,0 +1,43 @@
+// Browsers on an origin in ALLOWED_ORIGINS may call the developer endpoints (CONTRACT sections 1 and 4): such
+// responses carry Access-Control-Allow-Origin, errors included (a console must be able to read a 401 or 403), and
+// preflight requests are answered. Other origins get no CORS headers; identity-admission refuses their sessions
+// with 403 INVALID_SESSION_ORIGIN anyway. No cookies are involved (bearer tokens), so no Allow-Credentials.
+import type Router from '@koa/router';
+import { AppError } from '../../../services/runtime/src/errors.ts';
+import { isAllowedOrigin } from '../../../services/runtime/src/http/origins.ts';
+
+/** The developer endpoints (CONTRACT section 2). */
+export const DEVELOPER_PATHS = [
+  '/api/developer/v1/access',
+  '/api/developer/v1/console',
+  '/api/developer/v1/records',
+  '/graphql',
+] as const;
+const isDeveloperPath = (path: string) => (DEVELOPER_PATHS as readonly string[]).includes(path);
+const PREFLIGHT_MAX_AGE_SECONDS = 600;
+
+/** Call before any developer route is added to the router, so that the headers are set ahead of the handlers. */
+export function addDeveloperCors(router: Router, allowedOrigins: string[]): void {
+  router.use(async (ctx, next) => {
+    const origin = ctx.get('Origin');
+    if (origin !== '' && isDeveloperPath(ctx.path)) {
+      ctx.vary('Origin');
+      if (isAllowedOrigin(origin, allowedOrigins)) {
+        ctx.set('Access-Control-Allow-Origin', origin);
+        ctx.set('Access-Control-Expose-Headers', 'X-Request-Id, Retry-After');
+      }
+    }
+    await next();
+  });
+  // One OPTIONS route per known path: unknown paths keep answering 404.
+  router.options([...DEVELOPER_PATHS], (ctx) => {
+    const origin = ctx.get('Origin');
+    if (origin === '' || !isAllowedOrigin(origin, allowedOrigins)) {
+      throw new AppError(403, 'INVALID_SESSION_ORIGIN', 'This origin may not call the developer API.');
+    }
+    ctx.set('Access-Control-Allow-Methods', 'GET, POST');
+    ctx.set('Access-Control-Allow-Headers', 'Authorization, Content-Type, X-Request-Id, traceparent');
+    ctx.set('Access-Control-Max-Age', String(PREFLIGHT_MAX_AGE_SECONDS));
+    ctx.status = 204;
+  });
+}

@@ -1,0 +1,345 @@
+// The developer console's shapes (spec: Resources, POST/GET /api/developer/v1/console, GET /api/developer/v1/records):
+// the 15 actions, every response shape, the records query. The same objects validate requests at the edge, validate
+// responses in the tests, and describe the endpoints in /openapi.json.
+import type { OpenApiFragment } from '../openapi.ts';
+import {
+  credits,
+  dataEnvelope,
+  dateTime,
+  eventReason,
+  eventStatus,
+  eventType,
+  externalPlayerId,
+  gameStatus,
+  mode,
+  name,
+  platform,
+  positiveCredits,
+  role,
+  strictObject,
+  uuid,
+} from './common.ts';
+import { type JsonSchema, nullable, ref } from './json-schema.ts';
+
+export const RECORDS_LIMIT_MAX = 100;
+export const RECORDS_LIMIT_DEFAULT = 50;
+
+const memberRole: JsonSchema = { enum: ['admin', 'viewer'] };
+const keyKind: JsonSchema = { enum: ['public', 'secret'] };
+const identityUserId: JsonSchema = {
+  type: 'string',
+  minLength: 1,
+  maxLength: 200,
+  // PostgreSQL text cannot hold NUL; every other character of an identity provider's subject is kept.
+  pattern: '^[^\\u0000]*$',
+};
+
+function action(type: string, fields: Record<string, JsonSchema>, optional: string[] = []): JsonSchema {
+  return strictObject({ type: { const: type }, ...fields }, optional);
+}
+
+/** The 15 actions of the spec's table, by `type`, with their fields and limits. */
+export const consoleActionSchemas: Record<string, JsonSchema> = {
+  createOrganization: action('createOrganization', { name, unlimitedFunding: { type: 'boolean' } }, [
+    'unlimitedFunding',
+  ]),
+  fundOrganization: action('fundOrganization', { organizationId: uuid, amountCredits: positiveCredits }),
+  createProject: action('createProject', { organizationId: uuid, name, maxPayoutCredits: credits }),
+  updateProject: action('updateProject', { projectId: uuid, name, maxPayoutCredits: credits }, [
+    'name',
+    'maxPayoutCredits',
+  ]),
+  allocateProject: action('allocateProject', { projectId: uuid, amountCredits: positiveCredits }),
+  createGame: action('createGame', {
+    projectId: uuid,
+    name,
+    platform,
+    maxPayoutCredits: credits,
+    dailyPlayerCapCredits: credits,
+  }),
+  updateGame: action(
+    'updateGame',
+    { gameId: uuid, name, maxPayoutCredits: credits, dailyPlayerCapCredits: credits, status: gameStatus },
+    ['name', 'maxPayoutCredits', 'dailyPlayerCapCredits', 'status'],
+  ),
+  allocateGame: action('allocateGame', { gameId: uuid, amountCredits: positiveCredits }),
+  createRule: action('createRule', { gameId: uuid, eventType, rewardCredits: positiveCredits }),
+  updateRule: action('updateRule', { ruleId: uuid, rewardCredits: positiveCredits, active: { type: 'boolean' } }, [
+    'rewardCredits',
+    'active',
+  ]),
+  issueKey: action('issueKey', { gameId: uuid, kind: keyKind, name }),
+  revokeKey: action('revokeKey', { keyId: uuid }),
+  addMember: action('addMember', { organizationId: uuid, identityUserId, role: memberRole }),
+  updateMember: action('updateMember', { memberId: uuid, role: memberRole }),
+  removeMember: action('removeMember', { memberId: uuid }),
+};
+
+export const CONSOLE_ACTION_TYPES = Object.keys(consoleActionSchemas);
+
+const actionSchemaName = (type: string) => `${type[0]!.toUpperCase()}${type.slice(1)}Action`;
+
+const DeveloperOrganization = strictObject({
+  id: uuid,
+  name: { type: 'string' },
+  unlimitedFunding: { type: 'boolean' },
+  balanceCredits: credits,
+  role,
+  createdAt: dateTime,
+});
+const DeveloperProject = strictObject({
+  id: uuid,
+  organizationId: uuid,
+  name: { type: 'string' },
+  maxPayoutCredits: credits,
+  budgetCredits: credits,
+  spentCredits: credits,
+  createdAt: dateTime,
+});
+const DeveloperGame = strictObject({
+  id: uuid,
+  projectId: uuid,
+  organizationId: uuid,
+  name: { type: 'string' },
+  platform,
+  status: gameStatus,
+  maxPayoutCredits: credits,
+  budgetCredits: credits,
+  spentCredits: credits,
+  dailyPlayerCapCredits: credits,
+  createdAt: dateTime,
+});
+const DeveloperKey = strictObject({
+  id: uuid,
+  gameId: uuid,
+  organizationId: uuid,
+  kind: keyKind,
+  name: { type: 'string' },
+  // The kind's prefix and the first 6 characters of the random part (CONTRACT section 8).
+  prefix: { type: 'string', pattern: '^cr_(sk|pk)_sandbox_[A-Za-z0-9_-]{6}$' },
+  publicKey: nullable({ type: 'string', pattern: '^cr_pk_sandbox_[A-Za-z0-9_-]{43}$' }),
+  createdAt: dateTime,
+  revokedAt: nullable(dateTime),
+});
+const DeveloperMember = strictObject({
+  id: uuid,
+  organizationId: uuid,
+  identityUserId: { type: 'string', minLength: 1, maxLength: 200 },
+  role,
+  createdAt: dateTime,
+});
+const DeveloperRule = strictObject({
+  id: uuid,
+  gameId: uuid,
+  organizationId: uuid,
+  eventType,
+  rewardCredits: positiveCredits,
+  active: { type: 'boolean' },
+  createdAt: dateTime,
+});
+const DeveloperPlayer = strictObject({
+  id: uuid,
+  gameId: uuid,
+  organizationId: uuid,
+  externalPlayerId,
+  creditsUserId: nullable(uuid),
+  username: nullable({ type: 'string' }),
+  linkedAt: nullable(dateTime),
+  createdAt: dateTime,
+});
+const DeveloperEvent = strictObject({
+  id: uuid,
+  eventId: uuid,
+  gameId: uuid,
+  organizationId: uuid,
+  playerId: uuid,
+  eventType,
+  occurredAt: dateTime,
+  status: eventStatus,
+  reason: nullable(eventReason),
+  rewardCredits: credits,
+  createdAt: dateTime,
+});
+const list = (schemaName: string): JsonSchema => ({ type: 'array', items: ref(schemaName) });
+const DeveloperSnapshot = strictObject({
+  mode,
+  unitsPerDollar: { const: 1000 },
+  canCreateUnlimitedOrganization: { type: 'boolean' },
+  organizations: list('DeveloperOrganization'),
+  projects: list('DeveloperProject'),
+  games: list('DeveloperGame'),
+  keys: list('DeveloperKey'),
+  players: list('DeveloperPlayer'),
+  events: list('DeveloperEvent'),
+  rules: list('DeveloperRule'),
+  members: list('DeveloperMember'),
+  limits: strictObject({ players: { type: 'integer', minimum: 0 }, events: { type: 'integer', minimum: 0 } }),
+});
+// kind decides the element shape of `records`.
+const DeveloperRecordPage: JsonSchema = {
+  oneOf: [
+    strictObject({
+      kind: { const: 'players' },
+      records: list('DeveloperPlayer'),
+      nextCursor: nullable({ type: 'string' }),
+    }),
+    strictObject({
+      kind: { const: 'events' },
+      records: list('DeveloperEvent'),
+      nextCursor: nullable({ type: 'string' }),
+    }),
+  ],
+};
+const DeveloperActionResult = strictObject(
+  {
+    id: uuid,
+    mode,
+    issuedKey: { type: 'string', pattern: '^cr_(sk|pk)_sandbox_[A-Za-z0-9_-]{43}$' },
+    kind: keyKind,
+  },
+  ['issuedKey', 'kind'],
+);
+const DeveloperAccess = strictObject({ authorized: { const: true }, email: { type: 'string', format: 'email' }, mode });
+
+/** The records query (GET /api/developer/v1/records) as an object of its parameters; `limit` already a number. */
+export const recordsQueryParameters: Record<string, JsonSchema> = {
+  kind: { enum: ['players', 'events'] },
+  organizationId: uuid,
+  projectId: uuid,
+  gameId: uuid,
+  cursor: { type: 'string', minLength: 1 },
+  limit: { type: 'integer', minimum: 1, maximum: RECORDS_LIMIT_MAX, default: RECORDS_LIMIT_DEFAULT },
+};
+export const RecordsQuery = strictObject(recordsQueryParameters, [
+  'organizationId',
+  'projectId',
+  'gameId',
+  'cursor',
+  'limit',
+]);
+
+export const consoleSchemas: Record<string, JsonSchema> = {
+  ...Object.fromEntries(CONSOLE_ACTION_TYPES.map((type) => [actionSchemaName(type), consoleActionSchemas[type]!])),
+  DeveloperAction: {
+    oneOf: CONSOLE_ACTION_TYPES.map((type) => ref(actionSchemaName(type))),
+    discriminator: {
+      propertyName: 'type',
+      mapping: Object.fromEntries(
+        CONSOLE_ACTION_TYPES.map((type) => [type, `#/components/schemas/${actionSchemaName(type)}`]),
+      ),
+    },
+  },
+  DeveloperOrganization,
+  DeveloperProject,
+  DeveloperGame,
+  DeveloperKey,
+  DeveloperMember,
+  DeveloperRule,
+  DeveloperPlayer,
+  DeveloperEvent,
+  DeveloperSnapshot,
+  DeveloperRecordPage,
+  DeveloperActionResult,
+  DeveloperAccess,
+  RecordsQuery,
+};
+
+/** Names of the action schemas, for the validator: `createOrganization` -> `CreateOrganizationAction`. */
+export function consoleActionSchemaName(type: string): string {
+  return actionSchemaName(type);
+}
+
+// ---- OpenAPI path items ----
+
+const security = [{ developerSession: [] }];
+
+function errors(codes: Record<string, string>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [status, description] of Object.entries(codes)) {
+    out[status] = { $ref: `#/components/responses/Error${status}`, description };
+  }
+  return out;
+}
+
+const admissionErrors = {
+  '401': 'UNAUTHORIZED: no or invalid developer session token.',
+  '403':
+    'INVALID_SESSION_ORIGIN, EMAIL_VERIFICATION_REQUIRED, DEVELOPER_INVITATION_REQUIRED; for actions also forbidden, unlimited_funding.',
+  '503': 'PLATFORM_DISABLED, AUTH_UNAVAILABLE (identity store), DEVELOPER_ACCESS_UNAVAILABLE (ledger).',
+};
+
+function ok(schemaName: string, description: string): Record<string, unknown> {
+  return {
+    '200': { description, content: { 'application/json': { schema: dataEnvelope(schemaName) } } },
+  };
+}
+
+export const consoleOpenApi: OpenApiFragment = {
+  schemas: consoleSchemas,
+  paths: {
+    '/api/developer/v1/access': {
+      get: {
+        operationId: 'getDeveloperAccess',
+        summary: 'Admits the developer; the first use binds the invitation to the session subject.',
+        tags: ['developer'],
+        security,
+        responses: { ...ok('DeveloperAccess', 'Admitted.'), ...errors(admissionErrors) },
+      },
+    },
+    '/api/developer/v1/console': {
+      get: {
+        operationId: 'getConsoleSnapshot',
+        summary: "The caller's organizations with their projects, games, keys, rules, members and recent records.",
+        tags: ['developer'],
+        security,
+        responses: { ...ok('DeveloperSnapshot', 'The snapshot.'), ...errors(admissionErrors) },
+      },
+      post: {
+        operationId: 'runConsoleAction',
+        summary: 'Runs one console action, discriminated by type, as one transaction.',
+        tags: ['developer'],
+        security,
+        requestBody: {
+          required: true,
+          description: 'Exactly one action; unknown fields rejected; at most 16,384 bytes.',
+          content: { 'application/json': { schema: ref('DeveloperAction') } },
+        },
+        responses: {
+          ...ok('DeveloperActionResult', 'The affected or created object (issuedKey and kind for issueKey).'),
+          ...errors({
+            '400':
+              'INVALID_REQUEST (not JSON), invalid_action (schema, unknown field or type), insufficient_funds, project_limit, game_limit, limit_exceeded, unlimited_funding.',
+            ...admissionErrors,
+            '404': "not_found: no such object in the caller's organizations.",
+            '409': 'conflict (rule for the event type, member exists), owner_immutable.',
+            '413': 'PAYLOAD_TOO_LARGE: body over 16,384 bytes.',
+            '415': 'INVALID_CONTENT_TYPE: Content-Type is not application/json.',
+          }),
+        },
+      },
+    },
+    '/api/developer/v1/records': {
+      get: {
+        operationId: 'listRecords',
+        summary: 'One page of players or events, newest first by (createdAt, id).',
+        tags: ['developer'],
+        security,
+        parameters: Object.entries(recordsQueryParameters).map(([parameter, schema]) => ({
+          name: parameter,
+          in: 'query',
+          required: parameter === 'kind',
+          schema,
+        })),
+        responses: {
+          ...ok('DeveloperRecordPage', 'A page; continue with nextCursor until it is null.'),
+          ...errors({
+            '400':
+              'INVALID_RECORD_QUERY (unknown, repeated or malformed parameter; limit outside 1..100), INVALID_CURSOR.',
+            ...admissionErrors,
+            '404': 'not_found: a filter names an object the caller cannot see.',
+          }),
+        },
+      },
+    },
+  },
+};

@@ -1,0 +1,480 @@
+// k6 load test of the Sandbox Rewards hot path (see load/README.md).
+//
+//   PROFILE=smoke|full  BASE_URL=http://127.0.0.1:8080  DEV_TOKEN=<developer session JWT>
+//   NATIVE_TOKENS='[{"token":"...","sid":"...","creditsUserId":"..."}]'  k6 run load/ingest.js
+//
+// Scenarios (open model, constant-arrival-rate):
+//   ingest   fresh events spread over many games and players      POST /api/game-sdk/v2/events
+//   replay   the same eventId and payload re-sent; expects replayed: true and the stored decision
+//   console  developer reads: GET /api/developer/v1/console and /api/developer/v1/records
+// Thresholds are the pass/fail gate; handleSummary writes load/results/<profile>-summary.json.
+
+import { check, fail } from 'k6';
+import encoding from 'k6/encoding';
+import exec from 'k6/execution';
+import http from 'k6/http';
+import { Counter, Rate } from 'k6/metrics';
+
+// ---------- configuration ----------
+
+const PROFILE = (__ENV.PROFILE || 'smoke').toLowerCase();
+const PROFILES = {
+  // CI: a few requests per second for half a minute; lenient latency (2-core machines, all-in-one).
+  smoke: {
+    games: 2,
+    playersPerGame: 2,
+    replayPool: 10,
+    ingestRate: 10,
+    replayRate: 5,
+    consoleRate: 2,
+    duration: '30s',
+    vus: 10,
+    maxVUs: 50,
+    latency: { ingest: [500, 1000], replay: [300, 800], console: [800, 1500] },
+  },
+  // Measurement: many games in one project, sustained rate.
+  full: {
+    games: 20,
+    playersPerGame: 10,
+    replayPool: 100,
+    ingestRate: 200,
+    replayRate: 50,
+    consoleRate: 10,
+    duration: '5m',
+    vus: 50,
+    maxVUs: 400,
+    latency: { ingest: [150, 400], replay: [100, 250], console: [400, 1000] },
+  },
+};
+if (!PROFILES[PROFILE]) {
+  throw new Error(`PROFILE must be one of ${Object.keys(PROFILES).join(', ')}, got ${PROFILE}`);
+}
+const P = PROFILES[PROFILE];
+const intEnv = (name, fallback) => {
+  const v = __ENV[name];
+  if (v === undefined || v === '') return fallback;
+  const n = Number.parseInt(v, 10);
+  if (!Number.isFinite(n) || n < 0) throw new Error(`${name} must be a non-negative integer, got ${v}`);
+  return n;
+};
+
+const BASE_URL = (__ENV.BASE_URL || 'http://127.0.0.1:8080').replace(/\/+$/, '');
+const DEV_TOKEN = __ENV.DEV_TOKEN || '';
+const ADMIN_TOKEN = __ENV.ADMIN_TOKEN || '';
+const NATIVE_TOKENS = JSON.parse(__ENV.NATIVE_TOKENS || '[]');
+const GAMES = Math.max(1, intEnv('GAMES', P.games));
+const PLAYERS_PER_GAME = Math.max(1, intEnv('PLAYERS_PER_GAME', P.playersPerGame));
+const REPLAY_POOL = Math.max(1, intEnv('REPLAY_POOL', P.replayPool));
+const DURATION = __ENV.DURATION || P.duration;
+const RATES = {
+  ingest: intEnv('INGEST_RATE', P.ingestRate),
+  replay: intEnv('REPLAY_RATE', P.replayRate),
+  console: intEnv('CONSOLE_RATE', P.consoleRate),
+};
+const EVENT_RATE_LIMIT_PER_MINUTE = intEnv('EVENT_RATE_LIMIT_PER_MINUTE', 120);
+const NATIVE_HEADERS = {
+  'X-Client-Country': __ENV.CLIENT_COUNTRY || 'US',
+  'X-Client-Build': __ENV.CLIENT_BUILD || '999999',
+  'X-Client-Capabilities': 'challenge-v1',
+};
+const EVENT_TYPE = 'level_complete';
+const REWARD_CREDITS = 1;
+const GAME_BUDGET_CREDITS = 1_000_000_000; // per game; 1,000 games at most stay under the 1e12 limits
+const RESULTS_DIR = __ENV.RESULTS_DIR || 'load/results';
+
+// ---------- scenarios and thresholds ----------
+
+const scenario = (exe, rate) => ({
+  executor: 'constant-arrival-rate',
+  exec: exe,
+  rate,
+  timeUnit: '1s',
+  duration: DURATION,
+  preAllocatedVUs: Math.min(P.vus, Math.max(1, rate)),
+  maxVUs: P.maxVUs,
+  gracefulStop: '10s',
+});
+const scenarios = {};
+if (RATES.ingest > 0) scenarios.ingest = scenario('ingest', RATES.ingest);
+if (RATES.replay > 0) scenarios.replay = scenario('replay', RATES.replay);
+if (RATES.console > 0) scenarios.console = scenario('consoleRead', RATES.console);
+
+const thresholds = {
+  // Any failed request (status >= 400 or network error) beyond 1% fails the run; stop early if the
+  // service is clearly down.
+  http_req_failed: [{ threshold: 'rate<0.01', abortOnFail: true, delayAbortEval: '15s' }],
+};
+for (const name of Object.keys(scenarios)) {
+  const [p95, p99] = P.latency[name];
+  thresholds[`http_req_failed{scenario:${name}}`] = ['rate<0.01'];
+  thresholds[`http_req_duration{scenario:${name}}`] = [`p(95)<${p95}`, `p(99)<${p99}`];
+  thresholds[`checks{scenario:${name}}`] = ['rate>0.99'];
+}
+if (scenarios.replay) thresholds.replay_consistent = ['rate>0.999'];
+if (scenarios.ingest) {
+  // Always-true thresholds: they only make k6 report these sub-metrics in the summary.
+  thresholds['ingest_decisions{status:accepted}'] = ['count>=0'];
+  thresholds['ingest_decisions{status:rejected}'] = ['count>=0'];
+  thresholds['ingest_decisions{reason:rate_limited}'] = ['count>=0'];
+}
+
+export const options = {
+  scenarios,
+  thresholds,
+  setupTimeout: __ENV.SETUP_TIMEOUT || '10m',
+  summaryTrendStats: ['avg', 'min', 'med', 'p(90)', 'p(95)', 'p(99)', 'max'],
+  discardResponseBodies: false,
+  userAgent: 'sandbox-rewards-k6/1.0',
+};
+
+// ---------- metrics ----------
+
+const decisions = new Counter('ingest_decisions'); // tagged status, reason
+const replayConsistent = new Rate('replay_consistent'); // replayed:true with the stored decision
+
+// ---------- helpers ----------
+
+// UUID version 4 (random), RFC 9562 layout: version nibble 4, variant 10xx.
+export function uuidv4() {
+  const hex = [];
+  for (let i = 0; i < 16; i++) hex.push(Math.floor(Math.random() * 256));
+  hex[6] = (hex[6] & 0x0f) | 0x40;
+  hex[8] = (hex[8] & 0x3f) | 0x80;
+  const h = hex.map((b) => b.toString(16).padStart(2, '0')).join('');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+}
+
+const pick = (list) => list[Math.floor(Math.random() * list.length)];
+const json = (body) => JSON.stringify(body);
+const bearer = (token) => ({ Authorization: `Bearer ${token}` });
+
+function jwtEmail(token) {
+  try {
+    const payload = JSON.parse(encoding.b64decode(token.split('.')[1], 'rawurl', 's'));
+    return payload.email || null;
+  } catch (_) {
+    return null;
+  }
+}
+
+// A setup call that must succeed: fails the whole test with the response on anything unexpected.
+function must(res, what, okStatuses = [200]) {
+  if (!okStatuses.includes(res.status)) {
+    fail(`${what}: HTTP ${res.status} ${String(res.body).slice(0, 300)}`);
+  }
+  if (res.status !== 200) return null;
+  const body = res.json();
+  if (!body || typeof body !== 'object' || !('data' in body)) fail(`${what}: no { data } envelope`);
+  return body.data;
+}
+
+function consoleAction(action) {
+  const res = http.post(`${BASE_URL}/api/developer/v1/console`, json(action), {
+    headers: { ...bearer(DEV_TOKEN), 'Content-Type': 'application/json' },
+    tags: { name: `console:${action.type}` },
+  });
+  return must(res, `console ${action.type}`);
+}
+
+function eventBody(playerId, extra) {
+  return {
+    eventId: uuidv4(),
+    playerId,
+    eventType: EVENT_TYPE,
+    occurredAt: new Date().toISOString(),
+    metadata: { source: 'k6', profile: PROFILE, ...extra },
+  };
+}
+
+function postEvent(secret, bodyText, name) {
+  return http.post(`${BASE_URL}/api/game-sdk/v2/events`, bodyText, {
+    headers: { ...bearer(secret), 'Content-Type': 'application/json' },
+    tags: { name },
+  });
+}
+
+// ---------- setup: fixtures through the public API ----------
+
+export function setup() {
+  if (!DEV_TOKEN) fail('DEV_TOKEN is required (npm run dev:token -- --email k6@example.com)');
+  const runId = `${Date.now().toString(36)}-${Math.floor(Math.random() * 1e6).toString(36)}`;
+  console.log(
+    `setup: run ${runId}, profile ${PROFILE}, ${GAMES} games x ${PLAYERS_PER_GAME} players, base ${BASE_URL}`,
+  );
+
+  // Optional operator steps when ADMIN_TOKEN is given: invitation of the token's e-mail and device
+  // permits of the native sessions (the runner may have done both already; 409 is fine).
+  if (ADMIN_TOKEN) {
+    const email = jwtEmail(DEV_TOKEN);
+    if (email) {
+      must(
+        http.post(`${BASE_URL}/api/admin/v1/invitations`, json({ email }), {
+          headers: { ...bearer(ADMIN_TOKEN), 'Content-Type': 'application/json' },
+          tags: { name: 'admin:invitation' },
+        }),
+        'invitation',
+        [200, 201, 409],
+      );
+    }
+    for (const n of NATIVE_TOKENS) {
+      must(
+        http.post(
+          `${BASE_URL}/api/admin/v1/device-permits`,
+          json({ sessionId: n.sid, creditsUserId: n.creditsUserId, expiresInSeconds: 86400 }),
+          {
+            headers: { ...bearer(ADMIN_TOKEN), 'Content-Type': 'application/json' },
+            tags: { name: 'admin:device-permit' },
+          },
+        ),
+        'device permit',
+        [200, 201],
+      );
+    }
+  }
+
+  const access = must(
+    http.get(`${BASE_URL}/api/developer/v1/access`, {
+      headers: bearer(DEV_TOKEN),
+      tags: { name: 'access' },
+    }),
+    'developer access (is the e-mail invited?)',
+  );
+  console.log(`setup: developer ${access.email} admitted`);
+
+  const totalBudget = GAME_BUDGET_CREDITS * GAMES;
+  const org = consoleAction({ type: 'createOrganization', name: `k6 ${runId}` });
+  consoleAction({ type: 'fundOrganization', organizationId: org.id, amountCredits: totalBudget });
+  const project = consoleAction({
+    type: 'createProject',
+    organizationId: org.id,
+    name: `k6 project ${runId}`,
+    maxPayoutCredits: totalBudget,
+  });
+  consoleAction({ type: 'allocateProject', projectId: project.id, amountCredits: totalBudget });
+
+  const linkedPerGame = Math.min(PLAYERS_PER_GAME, NATIVE_TOKENS.length);
+  if (linkedPerGame < PLAYERS_PER_GAME) {
+    console.warn(
+      `setup: ${NATIVE_TOKENS.length} native sessions: ${linkedPerGame} of ${PLAYERS_PER_GAME} players per game get linked; ` +
+        'events of unlinked players are rejected with player_not_linked (still HTTP 200)',
+    );
+  }
+
+  const games = [];
+  for (let g = 0; g < GAMES; g++) {
+    const game = consoleAction({
+      type: 'createGame',
+      projectId: project.id,
+      name: `k6 game ${g} ${runId}`,
+      platform: 'other',
+      maxPayoutCredits: GAME_BUDGET_CREDITS,
+      dailyPlayerCapCredits: GAME_BUDGET_CREDITS,
+    });
+    consoleAction({ type: 'allocateGame', gameId: game.id, amountCredits: GAME_BUDGET_CREDITS });
+    consoleAction({ type: 'createRule', gameId: game.id, eventType: EVENT_TYPE, rewardCredits: REWARD_CREDITS });
+    const key = consoleAction({ type: 'issueKey', gameId: game.id, kind: 'secret', name: `k6 ${runId}` });
+    if (!key.issuedKey) fail('issueKey returned no issuedKey');
+
+    const players = [];
+    for (let p = 0; p < PLAYERS_PER_GAME; p++) {
+      const intent = must(
+        http.post(`${BASE_URL}/api/game-sdk/v2/link-intents`, json({ externalPlayerId: `k6-${runId}-g${g}-p${p}` }), {
+          headers: { ...bearer(key.issuedKey), 'Content-Type': 'application/json' },
+          tags: { name: 'link-intent' },
+        }),
+        'link intent',
+      );
+      if (p < linkedPerGame) {
+        const native = NATIVE_TOKENS[p];
+        const headers = { ...bearer(native.token), ...NATIVE_HEADERS, 'Content-Type': 'application/json' };
+        must(
+          http.post(`${BASE_URL}/api/native/v1/link-intents/inspect`, json({ linkToken: intent.linkToken }), {
+            headers,
+            tags: { name: 'link-inspect' },
+          }),
+          'link inspect',
+        );
+        const approval = must(
+          http.post(`${BASE_URL}/api/native/v1/link-intents/approve`, json({ linkToken: intent.linkToken }), {
+            headers,
+            tags: { name: 'link-approve' },
+          }),
+          'link approve',
+        );
+        if (approval.playerId !== intent.playerId || approval.linked !== true)
+          fail('link approval does not match the intent');
+      }
+      players.push(intent.playerId);
+    }
+    games.push({ id: game.id, secret: key.issuedKey, players });
+  }
+
+  // Events for the replay scenario: recorded once here, then re-sent byte for byte.
+  const replays = [];
+  for (let i = 0; i < REPLAY_POOL; i++) {
+    const game = games[i % games.length];
+    const body = json(eventBody(game.players[i % game.players.length], { replayPool: i }));
+    const decision = must(postEvent(game.secret, body, 'event:replay-seed'), 'replay seed event');
+    replays.push({
+      secret: game.secret,
+      body,
+      status: decision.status,
+      reason: decision.reason,
+      rewardCredits: decision.rewardCredits,
+      id: decision.id,
+    });
+  }
+
+  const perGamePerMinute = (RATES.ingest * 60) / GAMES;
+  if (perGamePerMinute > EVENT_RATE_LIMIT_PER_MINUTE) {
+    console.warn(
+      `setup: about ${Math.round(perGamePerMinute)} fresh events per game per minute exceed EVENT_RATE_LIMIT_PER_MINUTE=${EVENT_RATE_LIMIT_PER_MINUTE}: ` +
+        'most decisions will be rate_limited; raise GAMES or the server limit to measure accepted events',
+    );
+  }
+  return { runId, organizationId: org.id, projectId: project.id, games, replays };
+}
+
+// ---------- scenario functions ----------
+
+export function ingest(data) {
+  const game = pick(data.games);
+  const body = eventBody(pick(game.players), { iteration: exec.scenario.iterationInTest });
+  const res = postEvent(game.secret, json(body), 'event:fresh');
+  let d = null;
+  try {
+    d = res.json().data;
+  } catch (_) {
+    d = null;
+  }
+  check(res, {
+    'ingest: 200': (r) => r.status === 200,
+    'ingest: fresh decision': () => d !== null && d.replayed === false && d.eventId === body.eventId,
+    'ingest: accepted or rejected': () => d !== null && (d.status === 'accepted' || d.status === 'rejected'),
+  });
+  if (d) decisions.add(1, { status: String(d.status), reason: String(d.reason) });
+}
+
+export function replay(data) {
+  const r = pick(data.replays);
+  const res = postEvent(r.secret, r.body, 'event:replay');
+  let d = null;
+  try {
+    d = res.json().data;
+  } catch (_) {
+    d = null;
+  }
+  const same =
+    d !== null &&
+    d.replayed === true &&
+    d.id === r.id &&
+    d.status === r.status &&
+    d.reason === r.reason &&
+    d.rewardCredits === r.rewardCredits;
+  replayConsistent.add(same);
+  check(res, {
+    'replay: 200': (x) => x.status === 200,
+    'replay: replayed with the stored decision': () => same,
+  });
+}
+
+export function consoleRead(data) {
+  const headers = bearer(DEV_TOKEN);
+  if (exec.scenario.iterationInTest % 2 === 0) {
+    const res = http.get(`${BASE_URL}/api/developer/v1/console`, { headers, tags: { name: 'console:snapshot' } });
+    check(res, {
+      'console: 200': (r) => r.status === 200,
+      'console: snapshot': (r) => {
+        try {
+          return Array.isArray(r.json().data.games);
+        } catch (_) {
+          return false;
+        }
+      },
+    });
+    return;
+  }
+  const kind = Math.random() < 0.7 ? 'events' : 'players';
+  const game = pick(data.games);
+  const url = `${BASE_URL}/api/developer/v1/records?kind=${kind}&gameId=${game.id}&limit=50`;
+  const res = http.get(url, { headers, tags: { name: `records:${kind}` } });
+  let page = null;
+  try {
+    page = res.json().data;
+  } catch (_) {
+    page = null;
+  }
+  check(res, {
+    'records: 200': (r) => r.status === 200,
+    'records: page': () => page !== null && page.kind === kind && Array.isArray(page.records),
+  });
+  if (page && page.nextCursor) {
+    const next = http.get(`${url}&cursor=${encodeURIComponent(page.nextCursor)}`, {
+      headers,
+      tags: { name: `records:${kind}:next` },
+    });
+    check(next, { 'records: next page 200': (r) => r.status === 200 });
+  }
+}
+
+// ---------- summary ----------
+
+function fmt(metric, stat) {
+  const v = metric.values[stat];
+  if (v === undefined) return '-';
+  if (metric.type === 'trend') return `${v.toFixed(1)}ms`;
+  if (metric.type === 'rate') return `${(v * 100).toFixed(2)}%`;
+  return Number.isInteger(v) ? String(v) : v.toFixed(2);
+}
+
+function textSummary(data) {
+  const lines = [];
+  const m = data.metrics;
+  lines.push(
+    '',
+    `Sandbox Rewards load test: profile ${PROFILE}, base ${BASE_URL}, ${GAMES} games x ${PLAYERS_PER_GAME} players`,
+  );
+  lines.push(
+    `rates per second: ingest ${RATES.ingest}, replay ${RATES.replay}, console ${RATES.console}; duration ${DURATION}`,
+  );
+  lines.push('', 'THRESHOLDS');
+  let failed = 0;
+  for (const name of Object.keys(m).sort()) {
+    const t = m[name].thresholds;
+    if (!t) continue;
+    for (const [expr, res] of Object.entries(t)) {
+      if (expr === 'count>=0') continue;
+      if (!res.ok) failed++;
+      lines.push(`  ${res.ok ? 'PASS' : 'FAIL'}  ${name}  ${expr}`);
+    }
+  }
+  lines.push('', 'LATENCY (http_req_duration)            p(95)      p(99)      max     requests  failed');
+  for (const name of Object.keys(scenarios)) {
+    const d = m[`http_req_duration{scenario:${name}}`];
+    const f = m[`http_req_failed{scenario:${name}}`];
+    if (!d) continue;
+    const count = f ? (f.values.passes || 0) + (f.values.fails || 0) : '-';
+    lines.push(
+      `  ${name.padEnd(36)} ${fmt(d, 'p(95)').padStart(9)} ${fmt(d, 'p(99)').padStart(10)} ${fmt(d, 'max').padStart(10)} ${String(count).padStart(10)}  ${f ? fmt(f, 'rate') : '-'}`,
+    );
+  }
+  if (m.http_reqs) lines.push('', `requests: ${m.http_reqs.values.count} (${m.http_reqs.values.rate.toFixed(1)}/s)`);
+  if (m.ingest_decisions) {
+    const c = (k) => (m[k] ? m[k].values.count : 0);
+    lines.push(
+      `ingest decisions: ${m.ingest_decisions.values.count} (accepted ${c('ingest_decisions{status:accepted}')}, ` +
+        `rejected ${c('ingest_decisions{status:rejected}')}, of which rate_limited ${c('ingest_decisions{reason:rate_limited}')})`,
+    );
+  }
+  if (m.replay_consistent) lines.push(`replays consistent: ${fmt(m.replay_consistent, 'rate')}`);
+  if (m.checks) lines.push(`checks passed: ${fmt(m.checks, 'rate')}`);
+  lines.push('', failed === 0 ? 'RESULT: all thresholds passed' : `RESULT: ${failed} threshold(s) failed`, '');
+  return lines.join('\n');
+}
+
+export function handleSummary(data) {
+  return {
+    stdout: textSummary(data),
+    [`${RESULTS_DIR}/${PROFILE}-summary.json`]: JSON.stringify(data, null, 2),
+  };
+}

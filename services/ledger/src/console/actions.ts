@@ -1,0 +1,426 @@
+// The 15 console actions (spec: POST /api/developer/v1/console; CONTRACT section 8). Each is one transaction that
+// locks what it reads to decide, always in the order organization -> project -> game -> member, so two actions
+// can never wait on each other in a cycle. Membership and role are checked inside the transaction, after the
+// organization row is locked: a member removed or demoted concurrently is seen. The gateway admits the developer
+// (invitation recheck) immediately before it calls, i.e. before the organization is locked.
+import type {
+  AddMemberAction,
+  AllocateGameAction,
+  AllocateProjectAction,
+  ConsolePrincipal,
+  CreateGameAction,
+  CreateOrganizationAction,
+  CreateProjectAction,
+  CreateRuleAction,
+  FundOrganizationAction,
+  IssueKeyAction,
+  RemoveMemberAction,
+  RevokeKeyAction,
+  UpdateGameAction,
+  UpdateMemberAction,
+  UpdateProjectAction,
+  UpdateRuleAction,
+} from '../../../runtime/src/contracts/gen/rewards/v1/console_pb.ts';
+import { AppError } from '../../../runtime/src/errors.ts';
+import { isUuid } from '../../../runtime/src/validation/uuid.ts';
+import { issueKeyValue, type KeyKind } from '../domain/keys.ts';
+import type { ConsoleRepository, ConsoleTx, OrganizationRow, OwnedTable, Role } from './repository.ts';
+
+export const CREDITS_MAX = 1_000_000_000_000n;
+const EVENT_TYPE = /^[a-z][a-z0-9_.-]{0,63}$/;
+const PLATFORMS = new Set(['android', 'ios', 'other', 'unity', 'unreal', 'web']);
+const GAME_STATUSES = new Set(['active', 'paused']);
+const MEMBER_ROLES = new Set<Role>(['admin', 'viewer']);
+
+export interface ActionResult {
+  id: string;
+  issuedKey?: string;
+  kind?: KeyKind;
+}
+
+const notFound = () => new AppError(404, 'not_found', 'No such object in an organization you are a member of.');
+const forbidden = (what: string) => new AppError(403, 'forbidden', `Your role in this organization cannot ${what}.`);
+const invalid = (message: string) => new AppError(400, 'invalid_action', message);
+
+// The edge validates every action against its JSON Schema; these checks repeat the ones the ledger's invariants
+// depend on, so that a caller on the transport cannot bypass them.
+function amount(value: bigint, field: string): bigint {
+  if (value <= 0n || value > CREDITS_MAX) throw invalid(`${field} must be an integer from 1 to ${CREDITS_MAX}.`);
+  return value;
+}
+
+function ceiling(value: bigint, field: string): bigint {
+  if (value < 0n || value > CREDITS_MAX) throw invalid(`${field} must be an integer from 0 to ${CREDITS_MAX}.`);
+  return value;
+}
+
+function uuid(value: string, field: string): string {
+  if (!isUuid(value)) throw invalid(`${field} must be a valid uuid.`);
+  return value;
+}
+
+function oneOf<T extends string>(values: Set<T>, value: string, field: string): T {
+  if (!values.has(value as T)) throw invalid(`${field} must be one of ${[...values].join(', ')}.`);
+  return value as T;
+}
+
+type Permission = 'manage' | 'members';
+
+export class ConsoleActions {
+  private readonly repository: ConsoleRepository;
+
+  constructor(repository: ConsoleRepository) {
+    this.repository = repository;
+  }
+
+  /**
+   * Locks the organization and checks the caller's role in it. Non-members get 404 like a missing object (an
+   * organization one does not belong to is not disclosed); viewers 403; member management needs the owner.
+   */
+  private async admit(
+    tx: ConsoleTx,
+    principal: ConsolePrincipal,
+    organizationId: string | undefined,
+    permission: Permission,
+  ): Promise<OrganizationRow> {
+    if (organizationId === undefined) throw notFound();
+    // Outsiders are turned away before any lock: they cannot make members wait on their organization's row.
+    if (!(await tx.memberRole(organizationId, principal.identityUserId))) throw notFound();
+    const organization = await tx.lockOrganization(organizationId);
+    if (!organization) throw notFound();
+    // Read again under the lock: a concurrent removal or demotion committed before the lock is seen.
+    const role = await tx.memberRole(organizationId, principal.identityUserId);
+    if (!role) throw notFound();
+    if (permission === 'members' && role !== 'owner') throw forbidden('manage members; only its owner can');
+    if (permission === 'manage' && role === 'viewer') throw forbidden('change anything; viewers can only read');
+    return organization;
+  }
+
+  /** Finds the organization of an object, then locks it and checks the caller's role. */
+  private async admitFor(
+    tx: ConsoleTx,
+    principal: ConsolePrincipal,
+    table: OwnedTable,
+    id: string,
+    permission: Permission,
+  ): Promise<OrganizationRow> {
+    return this.admit(tx, principal, await tx.organizationOf(table, id), permission);
+  }
+
+  private run(
+    principal: ConsolePrincipal,
+    action: string,
+    work: (
+      tx: ConsoleTx,
+    ) => Promise<{ organizationId: string; result: ActionResult; details: Record<string, unknown> }>,
+  ): Promise<ActionResult> {
+    if (!principal.identityUserId) throw new AppError(401, 'UNAUTHORIZED', 'A developer principal is required.');
+    return this.repository.transaction(async (tx) => {
+      const { organizationId, result, details } = await work(tx);
+      await tx.audit({ organizationId, actor: principal.identityUserId, action, targetId: result.id, details });
+      return result;
+    });
+  }
+
+  async createOrganization(principal: ConsolePrincipal, a: CreateOrganizationAction): Promise<ActionResult> {
+    const unlimitedFunding = a.unlimitedFunding ?? false;
+    if (unlimitedFunding && !principal.canCreateUnlimitedOrganization) {
+      throw new AppError(
+        403,
+        'unlimited_funding',
+        'Your invitation does not allow organizations with unlimited funding.',
+      );
+    }
+    return this.run(principal, 'createOrganization', async (tx) => {
+      const id = await tx.insertOrganization(a.name, unlimitedFunding, principal.identityUserId);
+      await tx.insertMember(id, principal.identityUserId, 'owner');
+      return { organizationId: id, result: { id }, details: { name: a.name, unlimitedFunding } };
+    });
+  }
+
+  async fundOrganization(principal: ConsolePrincipal, a: FundOrganizationAction): Promise<ActionResult> {
+    const credits = amount(a.amountCredits, 'amountCredits');
+    return this.run(principal, 'fundOrganization', async (tx) => {
+      const organization = await this.admit(tx, principal, uuid(a.organizationId, 'organizationId'), 'manage');
+      if (organization.unlimitedFunding) {
+        throw new AppError(400, 'unlimited_funding', 'An organization with unlimited funding takes no funding.');
+      }
+      if (organization.balanceCredits + credits > CREDITS_MAX) {
+        throw new AppError(400, 'limit_exceeded', `The organization balance cannot exceed ${CREDITS_MAX} credits.`);
+      }
+      await tx.addBalance(organization.id, credits);
+      return {
+        organizationId: organization.id,
+        result: { id: organization.id },
+        details: { amountCredits: Number(credits) },
+      };
+    });
+  }
+
+  async createProject(principal: ConsolePrincipal, a: CreateProjectAction): Promise<ActionResult> {
+    const maxPayoutCredits = ceiling(a.maxPayoutCredits, 'maxPayoutCredits');
+    return this.run(principal, 'createProject', async (tx) => {
+      const organization = await this.admit(tx, principal, uuid(a.organizationId, 'organizationId'), 'manage');
+      const id = await tx.insertProject(organization.id, a.name, maxPayoutCredits);
+      return {
+        organizationId: organization.id,
+        result: { id },
+        details: { name: a.name, maxPayoutCredits: Number(maxPayoutCredits) },
+      };
+    });
+  }
+
+  async updateProject(principal: ConsolePrincipal, a: UpdateProjectAction): Promise<ActionResult> {
+    const maxPayoutCredits =
+      a.maxPayoutCredits === undefined ? undefined : ceiling(a.maxPayoutCredits, 'maxPayoutCredits');
+    return this.run(principal, 'updateProject', async (tx) => {
+      const organization = await this.admitFor(tx, principal, 'projects', uuid(a.projectId, 'projectId'), 'manage');
+      const project = await tx.lockProject(a.projectId);
+      if (!project) throw notFound();
+      if (maxPayoutCredits !== undefined) {
+        const spent = await tx.projectSpent(project.id);
+        if (maxPayoutCredits < project.budgetCredits || maxPayoutCredits < spent) {
+          throw new AppError(
+            400,
+            'limit_exceeded',
+            `maxPayoutCredits cannot fall below the project's budget (${project.budgetCredits}) or spending (${spent}).`,
+          );
+        }
+      }
+      await tx.updateProject(project.id, { name: a.name, maxPayoutCredits });
+      return {
+        organizationId: organization.id,
+        result: { id: project.id },
+        details: {
+          name: a.name,
+          maxPayoutCredits: maxPayoutCredits === undefined ? undefined : Number(maxPayoutCredits),
+        },
+      };
+    });
+  }
+
+  async allocateProject(principal: ConsolePrincipal, a: AllocateProjectAction): Promise<ActionResult> {
+    const credits = amount(a.amountCredits, 'amountCredits');
+    return this.run(principal, 'allocateProject', async (tx) => {
+      const organization = await this.admitFor(tx, principal, 'projects', uuid(a.projectId, 'projectId'), 'manage');
+      const project = await tx.lockProject(a.projectId);
+      if (!project) throw notFound();
+      if (!organization.unlimitedFunding && organization.balanceCredits < credits) {
+        throw new AppError(
+          400,
+          'insufficient_funds',
+          `The organization balance (${organization.balanceCredits}) is below the amount.`,
+        );
+      }
+      if (project.budgetCredits + credits > project.maxPayoutCredits) {
+        throw new AppError(
+          400,
+          'project_limit',
+          `The project's budget would exceed its ceiling of ${project.maxPayoutCredits} credits.`,
+        );
+      }
+      if (!organization.unlimitedFunding) await tx.addBalance(organization.id, -credits);
+      await tx.addToProject(project.id, 'budget_credits', credits);
+      return {
+        organizationId: organization.id,
+        result: { id: project.id },
+        details: { amountCredits: Number(credits) },
+      };
+    });
+  }
+
+  async createGame(principal: ConsolePrincipal, a: CreateGameAction): Promise<ActionResult> {
+    const platform = oneOf(PLATFORMS, a.platform, 'platform');
+    const maxPayoutCredits = ceiling(a.maxPayoutCredits, 'maxPayoutCredits');
+    const dailyPlayerCapCredits = ceiling(a.dailyPlayerCapCredits, 'dailyPlayerCapCredits');
+    return this.run(principal, 'createGame', async (tx) => {
+      const organization = await this.admitFor(tx, principal, 'projects', uuid(a.projectId, 'projectId'), 'manage');
+      const id = await tx.insertGame(
+        { id: a.projectId, organizationId: organization.id },
+        { name: a.name, platform, maxPayoutCredits, dailyPlayerCapCredits },
+      );
+      return {
+        organizationId: organization.id,
+        result: { id },
+        details: {
+          projectId: a.projectId,
+          name: a.name,
+          platform,
+          maxPayoutCredits: Number(maxPayoutCredits),
+          dailyPlayerCapCredits: Number(dailyPlayerCapCredits),
+        },
+      };
+    });
+  }
+
+  async updateGame(principal: ConsolePrincipal, a: UpdateGameAction): Promise<ActionResult> {
+    const maxPayoutCredits =
+      a.maxPayoutCredits === undefined ? undefined : ceiling(a.maxPayoutCredits, 'maxPayoutCredits');
+    const dailyPlayerCapCredits =
+      a.dailyPlayerCapCredits === undefined ? undefined : ceiling(a.dailyPlayerCapCredits, 'dailyPlayerCapCredits');
+    const status = a.status === undefined ? undefined : oneOf(GAME_STATUSES, a.status, 'status');
+    return this.run(principal, 'updateGame', async (tx) => {
+      const organization = await this.admitFor(tx, principal, 'games', uuid(a.gameId, 'gameId'), 'manage');
+      const game = await tx.lockGame(a.gameId);
+      if (!game) throw notFound();
+      if (
+        maxPayoutCredits !== undefined &&
+        (maxPayoutCredits < game.budgetCredits || maxPayoutCredits < game.spentCredits)
+      ) {
+        throw new AppError(
+          400,
+          'limit_exceeded',
+          `maxPayoutCredits cannot fall below the game's budget (${game.budgetCredits}) or spending (${game.spentCredits}).`,
+        );
+      }
+      await tx.updateGame(game.id, { name: a.name, maxPayoutCredits, dailyPlayerCapCredits, status });
+      return {
+        organizationId: organization.id,
+        result: { id: game.id },
+        details: {
+          name: a.name,
+          maxPayoutCredits: maxPayoutCredits === undefined ? undefined : Number(maxPayoutCredits),
+          dailyPlayerCapCredits: dailyPlayerCapCredits === undefined ? undefined : Number(dailyPlayerCapCredits),
+          status,
+        },
+      };
+    });
+  }
+
+  async allocateGame(principal: ConsolePrincipal, a: AllocateGameAction): Promise<ActionResult> {
+    const credits = amount(a.amountCredits, 'amountCredits');
+    return this.run(principal, 'allocateGame', async (tx) => {
+      const organization = await this.admitFor(tx, principal, 'games', uuid(a.gameId, 'gameId'), 'manage');
+      const projectId = await tx.projectOfGame(a.gameId);
+      const project = projectId === undefined ? undefined : await tx.lockProject(projectId);
+      const game = await tx.lockGame(a.gameId);
+      if (!project || !game) throw notFound();
+      const unallocated = project.budgetCredits - project.allocatedCredits;
+      if (unallocated < credits) {
+        throw new AppError(
+          400,
+          'insufficient_funds',
+          `The project's budget not yet allocated to its games (${unallocated}) is below the amount.`,
+        );
+      }
+      if (game.budgetCredits + credits > game.maxPayoutCredits) {
+        throw new AppError(
+          400,
+          'game_limit',
+          `The game's budget would exceed its ceiling of ${game.maxPayoutCredits} credits.`,
+        );
+      }
+      await tx.addToProject(project.id, 'allocated_credits', credits);
+      await tx.addGameBudget(game.id, credits);
+      return {
+        organizationId: organization.id,
+        result: { id: game.id },
+        details: { projectId: project.id, amountCredits: Number(credits) },
+      };
+    });
+  }
+
+  async createRule(principal: ConsolePrincipal, a: CreateRuleAction): Promise<ActionResult> {
+    if (!EVENT_TYPE.test(a.eventType)) throw invalid(`eventType must match ${EVENT_TYPE.source}.`);
+    const rewardCredits = amount(a.rewardCredits, 'rewardCredits');
+    return this.run(principal, 'createRule', async (tx) => {
+      const organization = await this.admitFor(tx, principal, 'games', uuid(a.gameId, 'gameId'), 'manage');
+      const id = await tx.insertRule({ id: a.gameId, organizationId: organization.id }, a.eventType, rewardCredits);
+      if (!id) throw new AppError(409, 'conflict', `The game already has a rule for event type '${a.eventType}'.`);
+      return {
+        organizationId: organization.id,
+        result: { id },
+        details: { gameId: a.gameId, eventType: a.eventType, rewardCredits: Number(rewardCredits) },
+      };
+    });
+  }
+
+  async updateRule(principal: ConsolePrincipal, a: UpdateRuleAction): Promise<ActionResult> {
+    const rewardCredits = a.rewardCredits === undefined ? undefined : amount(a.rewardCredits, 'rewardCredits');
+    return this.run(principal, 'updateRule', async (tx) => {
+      const organization = await this.admitFor(tx, principal, 'rules', uuid(a.ruleId, 'ruleId'), 'manage');
+      await tx.updateRule(a.ruleId, { rewardCredits, active: a.active });
+      return {
+        organizationId: organization.id,
+        result: { id: a.ruleId },
+        details: { rewardCredits: rewardCredits === undefined ? undefined : Number(rewardCredits), active: a.active },
+      };
+    });
+  }
+
+  async issueKey(principal: ConsolePrincipal, a: IssueKeyAction): Promise<ActionResult> {
+    const kind = oneOf(new Set<KeyKind>(['public', 'secret']), a.kind, 'kind');
+    return this.run(principal, 'issueKey', async (tx) => {
+      const organization = await this.admitFor(tx, principal, 'games', uuid(a.gameId, 'gameId'), 'manage');
+      const issued = issueKeyValue(kind);
+      const id = await tx.insertKey(
+        { id: a.gameId, organizationId: organization.id },
+        {
+          kind,
+          name: a.name,
+          prefix: issued.prefix,
+          // Public keys travel in URLs and are shown again in the console; secret values never leave this reply.
+          publicKey: kind === 'public' ? issued.value : null,
+          hash: issued.hash,
+        },
+      );
+      return {
+        organizationId: organization.id,
+        result: { id, issuedKey: issued.value, kind },
+        details: { gameId: a.gameId, kind, name: a.name, prefix: issued.prefix },
+      };
+    });
+  }
+
+  async revokeKey(principal: ConsolePrincipal, a: RevokeKeyAction): Promise<ActionResult> {
+    return this.run(principal, 'revokeKey', async (tx) => {
+      const organization = await this.admitFor(tx, principal, 'keys', uuid(a.keyId, 'keyId'), 'manage');
+      await tx.revokeKey(a.keyId);
+      return { organizationId: organization.id, result: { id: a.keyId }, details: {} };
+    });
+  }
+
+  async addMember(principal: ConsolePrincipal, a: AddMemberAction): Promise<ActionResult> {
+    const role = oneOf(MEMBER_ROLES, a.role, 'role');
+    if (a.identityUserId.length < 1 || a.identityUserId.length > 200) {
+      throw invalid('identityUserId must have 1 to 200 characters.');
+    }
+    return this.run(principal, 'addMember', async (tx) => {
+      const organization = await this.admit(tx, principal, uuid(a.organizationId, 'organizationId'), 'members');
+      const id = await tx.insertMember(organization.id, a.identityUserId, role);
+      if (!id) throw new AppError(409, 'conflict', 'This identity is already a member of the organization.');
+      return { organizationId: organization.id, result: { id }, details: { identityUserId: a.identityUserId, role } };
+    });
+  }
+
+  async updateMember(principal: ConsolePrincipal, a: UpdateMemberAction): Promise<ActionResult> {
+    const role = oneOf(MEMBER_ROLES, a.role, 'role');
+    return this.run(principal, 'updateMember', async (tx) => {
+      const organization = await this.admitFor(tx, principal, 'members', uuid(a.memberId, 'memberId'), 'members');
+      const member = await tx.lockMember(a.memberId);
+      if (!member) throw notFound();
+      if (member.role === 'owner') throw new AppError(409, 'owner_immutable', 'The owner cannot be changed.');
+      await tx.updateMemberRole(member.id, role);
+      return {
+        organizationId: organization.id,
+        result: { id: member.id },
+        details: { identityUserId: member.identityUserId, from: member.role, role },
+      };
+    });
+  }
+
+  async removeMember(principal: ConsolePrincipal, a: RemoveMemberAction): Promise<ActionResult> {
+    return this.run(principal, 'removeMember', async (tx) => {
+      const organization = await this.admitFor(tx, principal, 'members', uuid(a.memberId, 'memberId'), 'members');
+      const member = await tx.lockMember(a.memberId);
+      if (!member) throw notFound();
+      if (member.role === 'owner') throw new AppError(409, 'owner_immutable', 'The owner cannot be removed.');
+      await tx.deleteMember(member.id);
+      return {
+        organizationId: organization.id,
+        result: { id: member.id },
+        details: { identityUserId: member.identityUserId, role: member.role },
+      };
+    });
+  }
+}

@@ -1,0 +1,41 @@
+import { pino } from 'pino';
+import { AppError } from '../../../runtime/src/errors.ts';
+import { translateStoreError } from './endpoints.ts';
+
+const logger = pino({ level: 'silent' });
+
+function translated(error: unknown): unknown {
+  try {
+    translateStoreError(error, logger);
+  } catch (thrown) {
+    return thrown;
+  }
+  throw new Error('translateStoreError returned');
+}
+
+describe('translateStoreError', () => {
+  it('passes API errors through unchanged', () => {
+    const error = new AppError(404, 'not_found', 'No such object.');
+    expect(translated(error)).toBe(error);
+  });
+
+  it('answers 503 DEVELOPER_ACCESS_UNAVAILABLE when the database cannot serve', () => {
+    for (const code of ['08006', '08001', '57P01', '53300', 'ECONNREFUSED', 'ECONNRESET']) {
+      const error = translated(Object.assign(new Error('down'), { code }));
+      expect(error).toBeInstanceOf(AppError);
+      expect(error).toMatchObject({ status: 503, code: 'DEVELOPER_ACCESS_UNAVAILABLE' });
+    }
+  });
+
+  it('answers 400 invalid_action when a CHECK constraint refuses a value', () => {
+    expect(translated(Object.assign(new Error('check'), { code: '23514' }))).toMatchObject({
+      status: 400,
+      code: 'invalid_action',
+    });
+  });
+
+  it('leaves anything else to the generic 500 (deadlocks included: they would be bugs of the lock order)', () => {
+    const deadlock = Object.assign(new Error('deadlock detected'), { code: '40P01' });
+    expect(translated(deadlock)).toBe(deadlock);
+  });
+});

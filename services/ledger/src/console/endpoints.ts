@@ -1,0 +1,131 @@
+// Transport handlers of the console operations: they translate messages to the domain and back, nothing else.
+import type { ConsolePrincipal } from '../../../runtime/src/contracts/gen/rewards/v1/console_pb.ts';
+import { ledgerOps } from '../../../runtime/src/contracts/operations.ts';
+import type { Database } from '../../../runtime/src/db/database.ts';
+import { AppError } from '../../../runtime/src/errors.ts';
+import type { Logger } from '../../../runtime/src/logger.ts';
+import { bind, type EndpointBinding } from '../../../runtime/src/transport/operation.ts';
+import { type ActionResult, ConsoleActions } from './actions.ts';
+import { ConsoleQueries, SNAPSHOT_LIMITS } from './queries.ts';
+import { ConsoleRepository } from './repository.ts';
+
+export interface ConsoleDeps {
+  database: Database;
+  logger: Logger;
+}
+
+// SQLSTATE classes of a database that cannot serve right now: connection exceptions, operator intervention
+// (shutdown, cancel), insufficient resources. Anything else unexpected is a bug and answers 500.
+const UNAVAILABLE_SQLSTATE = /^(08|57|53)/;
+const UNAVAILABLE_ERRNO = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN']);
+
+/** Maps what the database threw to the API's errors. */
+export function translateStoreError(error: unknown, logger: Logger): never {
+  if (error instanceof AppError) throw error;
+  const code = String((error as { code?: unknown })?.code ?? '');
+  if (UNAVAILABLE_SQLSTATE.test(code) || UNAVAILABLE_ERRNO.has(code)) {
+    logger.warn({ err: error }, 'ledger database unavailable');
+    throw new AppError(503, 'DEVELOPER_ACCESS_UNAVAILABLE', 'The console is temporarily unavailable; retry later.');
+  }
+  if (code === '23514') {
+    // A CHECK constraint refused a value the checks above let through (for example a name with a control character
+    // sent straight to the transport): the invariant held, the action is invalid.
+    logger.warn({ err: error }, 'console action refused by a database constraint');
+    throw new AppError(400, 'invalid_action', 'The action violates a constraint of the ledger.');
+  }
+  throw error;
+}
+
+function principalOf(principal: ConsolePrincipal | undefined): ConsolePrincipal {
+  if (!principal?.identityUserId) throw new AppError(401, 'UNAUTHORIZED', 'A developer principal is required.');
+  return principal;
+}
+
+export function consoleEndpoints(deps: ConsoleDeps): EndpointBinding[] {
+  const repository = new ConsoleRepository(deps.database);
+  const actions = new ConsoleActions(repository);
+  const queries = new ConsoleQueries(repository);
+  const fail = (error: unknown) => translateStoreError(error, deps.logger);
+
+  return [
+    bind(ledgerOps.consoleAction, async (request) => {
+      const principal = principalOf(request.principal);
+      const { action } = request;
+      let result: Promise<ActionResult>;
+      switch (action.case) {
+        case 'createOrganization':
+          result = actions.createOrganization(principal, action.value);
+          break;
+        case 'fundOrganization':
+          result = actions.fundOrganization(principal, action.value);
+          break;
+        case 'createProject':
+          result = actions.createProject(principal, action.value);
+          break;
+        case 'updateProject':
+          result = actions.updateProject(principal, action.value);
+          break;
+        case 'allocateProject':
+          result = actions.allocateProject(principal, action.value);
+          break;
+        case 'createGame':
+          result = actions.createGame(principal, action.value);
+          break;
+        case 'updateGame':
+          result = actions.updateGame(principal, action.value);
+          break;
+        case 'allocateGame':
+          result = actions.allocateGame(principal, action.value);
+          break;
+        case 'createRule':
+          result = actions.createRule(principal, action.value);
+          break;
+        case 'updateRule':
+          result = actions.updateRule(principal, action.value);
+          break;
+        case 'issueKey':
+          result = actions.issueKey(principal, action.value);
+          break;
+        case 'revokeKey':
+          result = actions.revokeKey(principal, action.value);
+          break;
+        case 'addMember':
+          result = actions.addMember(principal, action.value);
+          break;
+        case 'updateMember':
+          result = actions.updateMember(principal, action.value);
+          break;
+        case 'removeMember':
+          result = actions.removeMember(principal, action.value);
+          break;
+        default:
+          throw new AppError(400, 'invalid_action', 'Unknown console action.');
+      }
+      return result.catch(fail);
+    }),
+    bind(ledgerOps.getSnapshot, async (request) => {
+      const principal = principalOf(request.principal);
+      const lists = await queries.snapshot(principal.identityUserId).catch(fail);
+      return {
+        canCreateUnlimitedOrganization: principal.canCreateUnlimitedOrganization,
+        ...lists,
+        limits: { ...SNAPSHOT_LIMITS },
+      };
+    }),
+    bind(ledgerOps.listRecords, async (request) => {
+      const principal = principalOf(request.principal);
+      const page = await queries
+        .records({
+          identityUserId: principal.identityUserId,
+          kind: request.kind,
+          organizationId: request.organizationId,
+          projectId: request.projectId,
+          gameId: request.gameId,
+          cursor: request.cursor,
+          limit: request.limit,
+        })
+        .catch(fail);
+      return { kind: page.kind, players: page.players, events: page.events, nextCursor: page.nextCursor };
+    }),
+  ];
+}

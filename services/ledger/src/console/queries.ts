@@ -1,0 +1,114 @@
+// The console's reads: the snapshot (GET /api/developer/v1/console) and the records pages
+// (GET /api/developer/v1/records; CONTRACT section 8).
+import { randomBytes } from 'node:crypto';
+import { AppError } from '../../../runtime/src/errors.ts';
+import { isUuid } from '../../../runtime/src/validation/uuid.ts';
+import { type CursorPosition, decodeCursor, encodeCursor, type RecordKind } from '../domain/records-cursor.ts';
+import { canSee, type EventRecord, type Player, readRecords, readSnapshot, type SnapshotLists } from './reads.ts';
+import type { ConsoleRepository } from './repository.ts';
+
+/** Global snapshot limits across the caller's organizations (spec: Limits). */
+export const SNAPSHOT_LIMITS = { players: 500, events: 200 } as const;
+export const RECORDS_LIMIT_MAX = 100;
+export const RECORDS_LIMIT_DEFAULT = 50;
+
+export interface RecordsRequest {
+  identityUserId: string;
+  kind: string;
+  organizationId?: string | undefined;
+  projectId?: string | undefined;
+  gameId?: string | undefined;
+  cursor?: string | undefined;
+  limit: number;
+}
+
+export interface RecordsPage {
+  kind: RecordKind;
+  players: Player[];
+  events: EventRecord[];
+  nextCursor: string | undefined;
+}
+
+const invalidQuery = (message: string) => new AppError(400, 'INVALID_RECORD_QUERY', message);
+const invalidCursor = () =>
+  new AppError(400, 'INVALID_CURSOR', 'The cursor is not one this endpoint issued for this kind and these filters.');
+
+/** The filters a cursor is bound to, in one canonical spelling. */
+export function cursorScope(r: { organizationId?: string; projectId?: string; gameId?: string }): string {
+  const part = (value: string | undefined) => (value ?? '').toLowerCase();
+  return `org=${part(r.organizationId)};project=${part(r.projectId)};game=${part(r.gameId)}`;
+}
+
+export class ConsoleQueries {
+  private readonly repository: ConsoleRepository;
+  private cursorKey: Promise<Buffer> | undefined;
+
+  constructor(repository: ConsoleRepository) {
+    this.repository = repository;
+  }
+
+  async snapshot(identityUserId: string): Promise<SnapshotLists> {
+    return this.repository.read((em) => readSnapshot(em, identityUserId, SNAPSHOT_LIMITS));
+  }
+
+  private key(): Promise<Buffer> {
+    this.cursorKey ??= this.repository.cursorKey(randomBytes(32)).catch((error: unknown) => {
+      this.cursorKey = undefined;
+      throw error;
+    });
+    return this.cursorKey;
+  }
+
+  async records(r: RecordsRequest): Promise<RecordsPage> {
+    // The edge validates the query; the same rules again here, for callers on the transport.
+    if (r.kind !== 'players' && r.kind !== 'events') throw invalidQuery('kind must be players or events.');
+    const kind: RecordKind = r.kind;
+    if (!Number.isInteger(r.limit) || r.limit < 1 || r.limit > RECORDS_LIMIT_MAX) {
+      throw invalidQuery(`limit must be an integer from 1 to ${RECORDS_LIMIT_MAX}.`);
+    }
+    for (const [name, value] of [
+      ['organizationId', r.organizationId],
+      ['projectId', r.projectId],
+      ['gameId', r.gameId],
+    ] as const) {
+      if (value !== undefined && !isUuid(value)) throw invalidQuery(`${name} must be a valid uuid.`);
+    }
+    let after: CursorPosition | undefined;
+    if (r.cursor !== undefined) {
+      const decoded = decodeCursor(await this.key(), r.cursor, { kind, scope: cursorScope(r) });
+      if ('error' in decoded) throw invalidCursor();
+      after = decoded;
+    }
+    const rows = await this.repository.read(async (em) => {
+      // Each page checks membership again: a filter naming an object the caller no longer sees is not found, and
+      // the records themselves are limited to the caller's organizations by the query.
+      const filters = [
+        ['organizations', r.organizationId],
+        ['projects', r.projectId],
+        ['games', r.gameId],
+      ] as const;
+      for (const [table, id] of filters) {
+        if (id !== undefined && !(await canSee(em, r.identityUserId, table, id))) {
+          throw new AppError(404, 'not_found', 'No such object in an organization you are a member of.');
+        }
+      }
+      return readRecords(em, {
+        identityUserId: r.identityUserId,
+        kind,
+        organizationId: r.organizationId,
+        projectId: r.projectId,
+        gameId: r.gameId,
+        after,
+        take: r.limit + 1,
+      });
+    });
+    const more = rows.positions.length > r.limit;
+    const last = rows.positions[r.limit - 1];
+    return {
+      kind,
+      players: rows.players.slice(0, r.limit),
+      events: rows.events.slice(0, r.limit),
+      nextCursor: more && last ? encodeCursor(await this.key(), { kind, scope: cursorScope(r), ...last }) : undefined,
+    };
+  }
+}

@@ -1,0 +1,354 @@
+// Console tables of the ledger schema: organizations, members, projects, games, rules, keys and the audit log.
+// Plain SQL through MikroORM's connection: every action is a handful of statements with explicit row locks, and
+// the lock order (organization -> project -> game -> the rest) must be visible in the code, not left to a unit
+// of work. Locks are `for no key update`: they exclude other console writers but not the `key share` locks that
+// inserts of events and players take through their foreign keys, so the event path is never blocked by a lock on
+// an organization or a project row.
+import { randomUUID } from 'node:crypto';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Database } from '../../../runtime/src/db/database.ts';
+
+export type Role = 'owner' | 'admin' | 'viewer';
+
+export interface OrganizationRow {
+  id: string;
+  name: string;
+  unlimitedFunding: boolean;
+  balanceCredits: bigint;
+}
+
+export interface ProjectRow {
+  id: string;
+  organizationId: string;
+  maxPayoutCredits: bigint;
+  budgetCredits: bigint;
+  allocatedCredits: bigint;
+}
+
+export interface GameRow {
+  id: string;
+  projectId: string;
+  organizationId: string;
+  maxPayoutCredits: bigint;
+  budgetCredits: bigint;
+  spentCredits: bigint;
+}
+
+export interface MemberRow {
+  id: string;
+  organizationId: string;
+  identityUserId: string;
+  role: Role;
+}
+
+/** The table of an object addressed by id, for finding its organization before anything is locked. */
+export type OwnedTable = 'projects' | 'games' | 'rules' | 'keys' | 'members';
+
+type Raw = Record<string, unknown>;
+
+const credits = (value: unknown): bigint => BigInt(value as string | number);
+
+/** Repository methods inside one transaction. */
+export class ConsoleTx {
+  private readonly em: EntityManager;
+
+  constructor(em: EntityManager) {
+    this.em = em;
+  }
+
+  private async rows(sql: string, params: unknown[] = []): Promise<Raw[]> {
+    return (await this.em.execute(sql, params)) as Raw[];
+  }
+
+  /** The organization an object belongs to (never changes, so it is read without a lock). */
+  async organizationOf(table: OwnedTable, id: string): Promise<string | undefined> {
+    const rows = await this.rows(`select organization_id from ledger.${table} where id = ?`, [id]);
+    return rows[0]?.organization_id as string | undefined;
+  }
+
+  /** The project of a game (never changes). */
+  async projectOfGame(gameId: string): Promise<string | undefined> {
+    const rows = await this.rows(`select project_id from ledger.games where id = ?`, [gameId]);
+    return rows[0]?.project_id as string | undefined;
+  }
+
+  async lockOrganization(id: string): Promise<OrganizationRow | undefined> {
+    const rows = await this.rows(
+      `select id, name, unlimited_funding, balance_credits from ledger.organizations where id = ? for no key update`,
+      [id],
+    );
+    const row = rows[0];
+    if (!row) return undefined;
+    return {
+      id: row.id as string,
+      name: row.name as string,
+      unlimitedFunding: row.unlimited_funding as boolean,
+      balanceCredits: credits(row.balance_credits),
+    };
+  }
+
+  async memberRole(organizationId: string, identityUserId: string): Promise<Role | undefined> {
+    const rows = await this.rows(`select role from ledger.members where organization_id = ? and identity_user_id = ?`, [
+      organizationId,
+      identityUserId,
+    ]);
+    return rows[0]?.role as Role | undefined;
+  }
+
+  async lockProject(id: string): Promise<ProjectRow | undefined> {
+    const rows = await this.rows(
+      `select id, organization_id, max_payout_credits, budget_credits, allocated_credits
+         from ledger.projects where id = ? for no key update`,
+      [id],
+    );
+    const row = rows[0];
+    if (!row) return undefined;
+    return {
+      id: row.id as string,
+      organizationId: row.organization_id as string,
+      maxPayoutCredits: credits(row.max_payout_credits),
+      budgetCredits: credits(row.budget_credits),
+      allocatedCredits: credits(row.allocated_credits),
+    };
+  }
+
+  /** What the project's games have paid out so far (the project's spentCredits). */
+  async projectSpent(projectId: string): Promise<bigint> {
+    const rows = await this.rows(
+      `select coalesce(sum(spent_credits), 0)::text as spent from ledger.games where project_id = ?`,
+      [projectId],
+    );
+    return credits(rows[0]?.spent ?? 0);
+  }
+
+  async lockGame(id: string): Promise<GameRow | undefined> {
+    const rows = await this.rows(
+      `select id, project_id, organization_id, max_payout_credits, budget_credits, spent_credits
+         from ledger.games where id = ? for no key update`,
+      [id],
+    );
+    const row = rows[0];
+    if (!row) return undefined;
+    return {
+      id: row.id as string,
+      projectId: row.project_id as string,
+      organizationId: row.organization_id as string,
+      maxPayoutCredits: credits(row.max_payout_credits),
+      budgetCredits: credits(row.budget_credits),
+      spentCredits: credits(row.spent_credits),
+    };
+  }
+
+  async lockMember(id: string): Promise<MemberRow | undefined> {
+    const rows = await this.rows(
+      `select id, organization_id, identity_user_id, role from ledger.members where id = ? for no key update`,
+      [id],
+    );
+    const row = rows[0];
+    if (!row) return undefined;
+    return {
+      id: row.id as string,
+      organizationId: row.organization_id as string,
+      identityUserId: row.identity_user_id as string,
+      role: row.role as Role,
+    };
+  }
+
+  async insertOrganization(name: string, unlimitedFunding: boolean, createdBy: string): Promise<string> {
+    const id = randomUUID();
+    await this.em.execute(
+      `insert into ledger.organizations (id, name, unlimited_funding, balance_credits, created_by)
+       values (?, ?, ?, 0, ?)`,
+      [id, name, unlimitedFunding, createdBy],
+    );
+    return id;
+  }
+
+  async addBalance(organizationId: string, deltaCredits: bigint): Promise<void> {
+    await this.em.execute(`update ledger.organizations set balance_credits = balance_credits + ? where id = ?`, [
+      deltaCredits.toString(),
+      organizationId,
+    ]);
+  }
+
+  async insertProject(organizationId: string, name: string, maxPayoutCredits: bigint): Promise<string> {
+    const id = randomUUID();
+    await this.em.execute(
+      `insert into ledger.projects (id, organization_id, name, max_payout_credits) values (?, ?, ?, ?)`,
+      [id, organizationId, name, maxPayoutCredits.toString()],
+    );
+    return id;
+  }
+
+  async updateProject(id: string, changes: { name?: string; maxPayoutCredits?: bigint }): Promise<void> {
+    await this.update('projects', id, { name: changes.name, max_payout_credits: changes.maxPayoutCredits });
+  }
+
+  /** Adds to the project's budget (allocateProject) or to what is carved out of it for games (allocateGame). */
+  async addToProject(id: string, column: 'budget_credits' | 'allocated_credits', delta: bigint): Promise<void> {
+    await this.em.execute(`update ledger.projects set ${column} = ${column} + ? where id = ?`, [delta.toString(), id]);
+  }
+
+  async insertGame(
+    project: { id: string; organizationId: string },
+    game: { name: string; platform: string; maxPayoutCredits: bigint; dailyPlayerCapCredits: bigint },
+  ): Promise<string> {
+    const id = randomUUID();
+    await this.em.execute(
+      `insert into ledger.games (id, project_id, organization_id, slug, name, platform, status, max_payout_credits,
+                                 daily_player_cap_credits)
+       values (?, ?, ?, ?, ?, ?, 'active', ?, ?)`,
+      [
+        id,
+        project.id,
+        project.organizationId,
+        randomUUID(),
+        game.name,
+        game.platform,
+        game.maxPayoutCredits.toString(),
+        game.dailyPlayerCapCredits.toString(),
+      ],
+    );
+    return id;
+  }
+
+  async updateGame(
+    id: string,
+    changes: { name?: string; maxPayoutCredits?: bigint; dailyPlayerCapCredits?: bigint; status?: string },
+  ): Promise<void> {
+    await this.update('games', id, {
+      name: changes.name,
+      max_payout_credits: changes.maxPayoutCredits,
+      daily_player_cap_credits: changes.dailyPlayerCapCredits,
+      status: changes.status,
+    });
+  }
+
+  async addGameBudget(id: string, delta: bigint): Promise<void> {
+    await this.em.execute(`update ledger.games set budget_credits = budget_credits + ? where id = ?`, [
+      delta.toString(),
+      id,
+    ]);
+  }
+
+  /** Inserts a new active rule; undefined when the game already has a rule for this event type. */
+  async insertRule(
+    game: { id: string; organizationId: string },
+    eventType: string,
+    rewardCredits: bigint,
+  ): Promise<string | undefined> {
+    const rows = await this.rows(
+      `insert into ledger.rules (id, game_id, organization_id, event_type, reward_credits, active)
+       values (?, ?, ?, ?, ?, true)
+       on conflict on constraint rules_one_per_event_type do nothing
+       returning id`,
+      [randomUUID(), game.id, game.organizationId, eventType, rewardCredits.toString()],
+    );
+    return rows[0]?.id as string | undefined;
+  }
+
+  async updateRule(id: string, changes: { rewardCredits?: bigint; active?: boolean }): Promise<void> {
+    await this.update('rules', id, { reward_credits: changes.rewardCredits, active: changes.active });
+  }
+
+  async insertKey(
+    game: { id: string; organizationId: string },
+    key: { kind: string; name: string; prefix: string; publicKey: string | null; hash: Buffer },
+  ): Promise<string> {
+    const id = randomUUID();
+    await this.em.execute(
+      `insert into ledger.keys (id, game_id, organization_id, kind, name, prefix, public_key, key_hash)
+       values (?, ?, ?, ?, ?, ?, ?, ?)`,
+      [id, game.id, game.organizationId, key.kind, key.name, key.prefix, key.publicKey, key.hash],
+    );
+    return id;
+  }
+
+  /** Revokes a key; revoking a revoked key keeps its first revocation time. */
+  async revokeKey(id: string): Promise<void> {
+    await this.em.execute(`update ledger.keys set revoked_at = coalesce(revoked_at, now()) where id = ?`, [id]);
+  }
+
+  /** Inserts a member; undefined when the identity is already a member of the organization. */
+  async insertMember(organizationId: string, identityUserId: string, role: Role): Promise<string | undefined> {
+    const rows = await this.rows(
+      `insert into ledger.members (id, organization_id, identity_user_id, role) values (?, ?, ?, ?)
+       on conflict on constraint members_one_per_identity do nothing
+       returning id`,
+      [randomUUID(), organizationId, identityUserId, role],
+    );
+    return rows[0]?.id as string | undefined;
+  }
+
+  async updateMemberRole(id: string, role: Role): Promise<void> {
+    await this.em.execute(`update ledger.members set role = ? where id = ?`, [role, id]);
+  }
+
+  async deleteMember(id: string): Promise<void> {
+    await this.em.execute(`delete from ledger.members where id = ?`, [id]);
+  }
+
+  /** Who changed what, in the same transaction as the change. */
+  async audit(entry: {
+    organizationId: string;
+    actor: string;
+    action: string;
+    targetId: string;
+    details: Record<string, unknown>;
+  }): Promise<void> {
+    await this.em.execute(
+      `insert into ledger.audit_log (organization_id, actor, action, target_id, details) values (?, ?, ?, ?, ?::jsonb)`,
+      [entry.organizationId, entry.actor, entry.action, entry.targetId, JSON.stringify(entry.details)],
+    );
+  }
+
+  /** Sets the given columns (undefined ones are left alone); column names come from this file only. */
+  private async update(
+    table: 'projects' | 'games' | 'rules',
+    id: string,
+    values: Record<string, string | bigint | boolean | undefined>,
+  ): Promise<void> {
+    const set: string[] = [];
+    const params: unknown[] = [];
+    for (const [column, value] of Object.entries(values)) {
+      if (value === undefined) continue;
+      set.push(`${column} = ?`);
+      params.push(typeof value === 'bigint' ? value.toString() : value);
+    }
+    if (set.length === 0) return;
+    await this.em.execute(`update ledger.${table} set ${set.join(', ')} where id = ?`, [...params, id]);
+  }
+}
+
+/** Transactions over the console tables. */
+export class ConsoleRepository {
+  private readonly db: Database;
+
+  constructor(db: Database) {
+    this.db = db;
+  }
+
+  /** One read-committed transaction; the callback takes its row locks in the documented order. */
+  transaction<T>(work: (tx: ConsoleTx) => Promise<T>): Promise<T> {
+    return this.db.em().transactional((em) => work(new ConsoleTx(em)));
+  }
+
+  /** A read-only transaction on one snapshot of the database (repeatable read): the snapshot's lists agree. */
+  read<T>(work: (em: EntityManager) => Promise<T>): Promise<T> {
+    return this.db.em().transactional((em) => work(em), { isolationLevel: 'repeatable read', readOnly: true });
+  }
+
+  /**
+   * The key of the records cursor's MAC: 32 random bytes created on first use. Every replica inserts a candidate
+   * and reads back the one that won, so all agree.
+   */
+  async cursorKey(candidate: Buffer): Promise<Buffer> {
+    await this.db.query(`insert into ledger.settings (id, cursor_key) values (true, ?) on conflict (id) do nothing`, [
+      candidate,
+    ]);
+    const rows = await this.db.query<{ cursor_key: Buffer }>(`select cursor_key from ledger.settings where id`);
+    const key = rows[0]?.cursor_key;
+    if (key?.length !== 32) throw new Error('ledger.settings.cursor_key is missing or malformed');
+    return key;
+  }
+}

@@ -1,0 +1,192 @@
+// The NATS transport on a real nats-server: queue groups share requests, an absent or stuck service becomes a
+// 503 within the request timeout, and a stop drains in-flight requests instead of dropping them.
+import { pino } from 'pino';
+import {
+  GetPlatformStateRequestSchema,
+  GetPlatformStateResponseSchema,
+} from '../../../services/runtime/src/contracts/gen/rewards/v1/identity_pb.ts';
+import { AppError, DependencyUnavailableError } from '../../../services/runtime/src/errors.ts';
+import { createMetrics } from '../../../services/runtime/src/metrics.ts';
+import { InProcessTransport } from '../../../services/runtime/src/transport/in-process.ts';
+import { NatsTransport } from '../../../services/runtime/src/transport/nats.ts';
+import { bind, defineOperation, type Transport } from '../../../services/runtime/src/transport/operation.ts';
+
+const logger = pino({ level: 'silent' });
+const ctx = { requestId: 'test-request' };
+let counter = 0;
+
+/** A test-only operation on its own subject, so that tests do not disturb each other. */
+function testOperation() {
+  counter += 1;
+  return defineOperation(
+    'ledger',
+    `TransportTest${counter}${Date.now()}`,
+    GetPlatformStateRequestSchema,
+    GetPlatformStateResponseSchema,
+  );
+}
+
+async function natsTransport(name: string, requestTimeoutMs = 2000): Promise<NatsTransport> {
+  return NatsTransport.connect({
+    url: process.env.TEST_NATS_URL as string,
+    connectionName: name,
+    requestTimeoutMs,
+    logger,
+    metrics: createMetrics(),
+  });
+}
+
+const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('NATS transport', () => {
+  const opened: Transport[] = [];
+  afterEach(async () => {
+    for (const transport of opened.splice(0)) await transport.close();
+  });
+  const open = async (name: string, timeoutMs?: number) => {
+    const transport = await natsTransport(name, timeoutMs);
+    opened.push(transport);
+    return transport;
+  };
+
+  it('carries a protobuf request and reply, with the request id in the headers', async () => {
+    const op = testOperation();
+    const server = await open('server');
+    const client = await open('client');
+    const seen: string[] = [];
+    await server.serve({
+      service: 'ledger',
+      version: '1.0.0',
+      description: 'test',
+      endpoints: [
+        bind(op, async (_request, callCtx) => {
+          seen.push(callCtx.requestId);
+          return { enabled: true };
+        }),
+      ],
+    });
+    const reply = await client.call(op, {}, { requestId: 'abc-123' });
+    expect(reply.enabled).toBe(true);
+    expect(seen).toEqual(['abc-123']);
+  });
+
+  it('carries errors with status, code, message and extra fields', async () => {
+    const op = testOperation();
+    const server = await open('server');
+    const client = await open('client');
+    await server.serve({
+      service: 'ledger',
+      version: '1.0.0',
+      description: 'test',
+      endpoints: [
+        bind(op, async () => {
+          throw new AppError(403, 'CLIENT_UPDATE_REQUIRED', 'Update the app.', { minBuild: 42 });
+        }),
+      ],
+    });
+    const error = await client.call(op, {}, ctx).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(AppError);
+    expect((error as AppError).toEnvelope()).toEqual({
+      error: { code: 'CLIENT_UPDATE_REQUIRED', message: 'Update the app.', minBuild: 42 },
+    });
+    expect((error as AppError).status).toBe(403);
+  });
+
+  it('shares requests between two replicas of a service (queue group)', async () => {
+    const op = testOperation();
+    const replicas = [await open('replica-a'), await open('replica-b')];
+    const handled = [0, 0];
+    for (const [index, replica] of replicas.entries()) {
+      await replica.serve({
+        service: 'ledger',
+        version: '1.0.0',
+        description: 'test',
+        endpoints: [
+          bind(op, async () => {
+            handled[index] = (handled[index] ?? 0) + 1;
+            return { enabled: true };
+          }),
+        ],
+      });
+    }
+    const client = await open('client');
+    await Promise.all(Array.from({ length: 200 }, () => client.call(op, {}, ctx)));
+    // Each request is handled exactly once, and both replicas take a share.
+    expect(handled[0]! + handled[1]!).toBe(200);
+    expect(handled[0]).toBeGreaterThan(0);
+    expect(handled[1]).toBeGreaterThan(0);
+  });
+
+  it('answers 503 when no service listens', async () => {
+    const client = await open('client');
+    const error = await client.call(testOperation(), {}, ctx).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(DependencyUnavailableError);
+    expect((error as AppError).status).toBe(503);
+  });
+
+  it('answers 503 when the service does not reply within the request timeout', async () => {
+    const op = testOperation();
+    const server = await open('server');
+    const client = await open('client', 300);
+    let release: () => void = () => {};
+    await server.serve({
+      service: 'ledger',
+      version: '1.0.0',
+      description: 'test',
+      endpoints: [
+        bind(op, async () => {
+          await new Promise<void>((resolve) => {
+            release = resolve;
+          });
+          return { enabled: true };
+        }),
+      ],
+    });
+    const error = await client.call(op, {}, ctx).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(DependencyUnavailableError);
+    expect(String((error as DependencyUnavailableError).cause)).toMatch(/timed out/);
+    release();
+  });
+
+  it('drains on stop: in-flight requests are answered, later ones find no responder', async () => {
+    const op = testOperation();
+    const server = await natsTransport('draining-server');
+    const client = await open('client');
+    let started = 0;
+    await server.serve({
+      service: 'ledger',
+      version: '1.0.0',
+      description: 'test',
+      endpoints: [
+        bind(op, async () => {
+          started += 1;
+          await delay(300);
+          return { enabled: true };
+        }),
+      ],
+    });
+    const inFlight = Array.from({ length: 5 }, () => client.call(op, {}, ctx));
+    while (started < 5) await delay(10);
+    await server.close();
+    const replies = await Promise.all(inFlight);
+    expect(replies.map((r) => r.enabled)).toEqual([true, true, true, true, true]);
+    await expect(client.call(op, {}, ctx)).rejects.toBeInstanceOf(DependencyUnavailableError);
+  });
+});
+
+describe('in-process transport', () => {
+  it('carries the same operations and errors, and answers 503 without a server', async () => {
+    const transport = new InProcessTransport(logger, createMetrics());
+    const op = testOperation();
+    await expect(transport.call(op, {}, ctx)).rejects.toBeInstanceOf(DependencyUnavailableError);
+    await transport.serve({
+      service: 'ledger',
+      version: '1.0.0',
+      description: 'test',
+      endpoints: [bind(op, async () => ({ enabled: true }))],
+    });
+    expect((await transport.call(op, {}, ctx)).enabled).toBe(true);
+    await transport.close();
+    await expect(transport.call(op, {}, ctx)).rejects.toBeInstanceOf(DependencyUnavailableError);
+  });
+});

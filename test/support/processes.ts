@@ -1,0 +1,80 @@
+// Programs as real child processes (Node 24 from node_modules, like `npm run start:<program>`).
+import { type ChildProcess, spawn } from 'node:child_process';
+import { freePort } from './servers.ts';
+
+export interface ProgramProcess {
+  url: string;
+  child: ChildProcess;
+  output(): string;
+  /** SIGTERM, then the exit code. */
+  stop(): Promise<number | null>;
+}
+
+export const PROGRAM_ENTRIES = {
+  gateway: 'gateway/src/main.ts',
+  ingest: 'services/ingest/src/main.ts',
+  links: 'services/links/src/main.ts',
+  ledger: 'services/ledger/src/main.ts',
+  'identity-admission': 'services/identity-admission/src/main.ts',
+  'all-in-one': 'services/all-in-one/src/main.ts',
+} as const;
+
+export function runProgram(
+  entry: string,
+  env: Record<string, string | undefined>,
+): { child: ChildProcess; output: () => string; exited: Promise<number | null> } {
+  const child = spawn(process.execPath, [entry], {
+    cwd: process.cwd(),
+    env: { PATH: process.env.PATH, LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout?.on('data', (chunk) => {
+    output += chunk;
+  });
+  child.stderr?.on('data', (chunk) => {
+    output += chunk;
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return { child, output: () => output, exited };
+}
+
+/** Starts a program on a free port and waits until GET /healthz answers. */
+export async function startProgram(
+  program: keyof typeof PROGRAM_ENTRIES,
+  env: Record<string, string | undefined>,
+  timeoutMs = 30_000,
+): Promise<ProgramProcess> {
+  const port = await freePort();
+  const portVariable = program === 'all-in-one' ? 'PORT' : 'HTTP_PORT';
+  const run = runProgram(PROGRAM_ENTRIES[program], { ...env, [portVariable]: String(port) });
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + timeoutMs;
+  let exitCode: number | null | undefined;
+  void run.exited.then((code) => {
+    exitCode = code;
+  });
+  for (;;) {
+    if (exitCode !== undefined) throw new Error(`${program} exited with ${exitCode}:\n${run.output()}`);
+    try {
+      const response = await fetch(`${url}/healthz`);
+      if (response.ok) break;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) {
+      run.child.kill('SIGKILL');
+      throw new Error(`${program} did not answer /healthz within ${timeoutMs} ms:\n${run.output()}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    url,
+    child: run.child,
+    output: run.output,
+    async stop() {
+      if (run.child.exitCode === null) run.child.kill('SIGTERM');
+      return run.exited;
+    },
+  };
+}
