@@ -174,6 +174,8 @@ async function createFixtures(url: string, options: Options): Promise<void> {
 interface Side {
   /** CPU seconds per component during the measured window. */
   cpuS: Record<string, number>;
+  /** Read and write system calls of the ledger process during the measured window (NATS side only). */
+  ledgerSyscalls?: { reads: number; writes: number };
   decisions: number;
   seconds: number;
   perSecond: number;
@@ -214,6 +216,7 @@ async function natsDriver(natsUrl: string, options: Options, probes: Probes): Pr
     let errors = 0;
     const database = sampleBackendCpu(probes.database);
     const ledger0 = cpuSeconds(probes.ledgerPid);
+    const io0 = syscalls(probes.ledgerPid);
     const nats0 = probes.natsPid ? cpuSeconds(probes.natsPid) : 0;
     const driver0 = process.cpuUsage();
     const started = performance.now();
@@ -252,9 +255,12 @@ async function natsDriver(natsUrl: string, options: Options, probes: Probes): Pr
       driver: (driver.user + driver.system) / 1e6,
     };
     if (probes.natsPid) cpuS['nats-server'] = cpuSeconds(probes.natsPid) - nats0;
+    const io1 = syscalls(probes.ledgerPid);
+    const ledgerSyscalls = { reads: io1.reads - io0.reads, writes: io1.writes - io0.writes };
     const sorted = Float64Array.from(latencies).sort();
     return {
       cpuS,
+      ledgerSyscalls,
       decisions: latencies.length,
       seconds: elapsed,
       perSecond: latencies.length / elapsed,
@@ -450,6 +456,16 @@ function sampleBackendCpu(database: string): { stop: () => number } {
   };
 }
 
+/** Read and write system calls a process has made so far (/proc/<pid>/io). */
+function syscalls(pid: number): { reads: number; writes: number } {
+  try {
+    const io = readFileSync(`/proc/${pid}/io`, 'utf8');
+    return { reads: Number(/syscr: (\d+)/.exec(io)?.[1]), writes: Number(/syscw: (\d+)/.exec(io)?.[1]) };
+  } catch {
+    return { reads: Number.NaN, writes: Number.NaN };
+  }
+}
+
 function peakRssMiB(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kb = Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1]);
@@ -595,6 +611,8 @@ async function main(): Promise<void> {
       `ledger peak RSS (VmHWM): ${f(peak, 1)} MiB`,
       `CPU per decision, RecordEvent over NATS: ${cpuPerDecision(nats)}`,
       `CPU per decision, pgbench:               ${cpuPerDecision(pgb)}`,
+      `ledger system calls per decision: ${f((nats.ledgerSyscalls?.reads ?? 0) / nats.decisions, 2)} reads, ` +
+        `${f((nats.ledgerSyscalls?.writes ?? 0) / nats.decisions, 2)} writes`,
       `stored decisions: ${afterNats.accepted + afterNats.rejected} after the NATS side (${afterNats.rejected} rejected), ` +
         `${afterPgbench.accepted + afterPgbench.rejected} after pgbench (${afterPgbench.rejected} rejected)`,
       '',
