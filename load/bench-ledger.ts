@@ -3,10 +3,10 @@
 //
 // It starts its own PostgreSQL and nats-server unless DATABASE_URL / NATS_URL are set (a DATABASE_URL names the
 // server: the bench creates and drops its own database there), migrates, creates GAMES games of one project with
-// PLAYERS linked players each, starts the ledger as a child process (`node services/ledger/src/main.ts`), drives
-// RecordEvent with CONCURRENCY requests in flight for DURATION seconds, then runs pgbench with as many clients for as
-// long. Prints decisions per second of both, their ratio, p50/p99 latency and the ledger process's peak RSS (VmHWM).
-// Run with --help for the flags.
+// PLAYERS linked players each, starts the ledger as a child process (`node services/ledger/src/main.ts`), warms both
+// sides up, then lets them take turns: RecordEvent with CONCURRENCY requests in flight, pgbench with as many clients,
+// DURATION seconds each in all, in ROUNDS rounds. Prints decisions per second of both, their ratio, p50/p99 latency,
+// the ledger process's peak RSS (VmHWM), and where the CPU went. Run with --help for the flags.
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -30,7 +30,8 @@ Options (each also read from the environment variable in brackets):
   --games N          games in the project, events spread uniformly over them   [BENCH_GAMES]        default 50
   --players N        linked players per game                                  [BENCH_PLAYERS]      default 20
   --concurrency N    RecordEvent requests in flight = pgbench clients          [BENCH_CONCURRENCY]  default 16
-  --duration S       measured seconds of each side                            [BENCH_DURATION_S]   default 20
+  --duration S       measured seconds of each side                            [BENCH_DURATION_S]   default 30
+  --rounds N         the sides take turns, N rounds of duration/N seconds     [BENCH_ROUNDS]       default 3
   --warmup S         unmeasured seconds of each side, both before measuring   [BENCH_WARMUP_S]     default 5
   --pool N           the ledger's PostgreSQL pool (DATABASE_POOL_MAX)         [BENCH_POOL]         default: concurrency
   --json FILE        also write the figures as JSON to FILE
@@ -49,6 +50,7 @@ interface Options {
   players: number;
   concurrency: number;
   durationS: number;
+  rounds: number;
   warmupS: number;
   pool: number;
   json: string | undefined;
@@ -62,6 +64,7 @@ function readOptions(): Options {
       players: { type: 'string' },
       concurrency: { type: 'string' },
       duration: { type: 'string' },
+      rounds: { type: 'string' },
       warmup: { type: 'string' },
       pool: { type: 'string' },
       json: { type: 'string' },
@@ -90,7 +93,8 @@ function readOptions(): Options {
     games: int(values.games, 'BENCH_GAMES', 50, 1, 10_000),
     players: int(values.players, 'BENCH_PLAYERS', 20, 1, 9_999),
     concurrency,
-    durationS: int(values.duration, 'BENCH_DURATION_S', 20, 1, 3600),
+    durationS: int(values.duration, 'BENCH_DURATION_S', 30, 1, 3600),
+    rounds: int(values.rounds, 'BENCH_ROUNDS', 3, 1, 100),
     warmupS: int(values.warmup, 'BENCH_WARMUP_S', 5, 0, 600),
     json: values.json,
     cpuProfile: values['cpu-prof'] ? resolve(values['cpu-prof']) : undefined,
@@ -182,6 +186,42 @@ interface Side {
   p50Ms: number;
   p99Ms: number;
   errors: number;
+  /** Every measured latency (combined across rounds). */
+  latenciesMs: Float64Array;
+}
+
+/** Sums the rounds of one side: rates over the summed time, percentiles over all latencies. */
+function combine(rounds: Side[]): Side {
+  const latencies = new Float64Array(rounds.reduce((n, r) => n + r.latenciesMs.length, 0));
+  let offset = 0;
+  for (const r of rounds) {
+    latencies.set(r.latenciesMs, offset);
+    offset += r.latenciesMs.length;
+  }
+  latencies.sort();
+  const cpuS: Record<string, number> = {};
+  for (const r of rounds) for (const [k, v] of Object.entries(r.cpuS)) cpuS[k] = (cpuS[k] ?? 0) + v;
+  const decisions = rounds.reduce((n, r) => n + r.decisions, 0);
+  const seconds = rounds.reduce((n, r) => n + r.seconds, 0);
+  const withSyscalls = rounds.filter((r) => r.ledgerSyscalls);
+  return {
+    cpuS,
+    ...(withSyscalls.length
+      ? {
+          ledgerSyscalls: {
+            reads: withSyscalls.reduce((n, r) => n + (r.ledgerSyscalls?.reads ?? 0), 0),
+            writes: withSyscalls.reduce((n, r) => n + (r.ledgerSyscalls?.writes ?? 0), 0),
+          },
+        }
+      : {}),
+    decisions,
+    seconds,
+    perSecond: decisions / seconds,
+    p50Ms: percentile(latencies, 50),
+    p99Ms: percentile(latencies, 99),
+    errors: rounds.reduce((n, r) => n + r.errors, 0),
+    latenciesMs: latencies,
+  };
 }
 
 function percentile(sorted: Float64Array, p: number): number {
@@ -267,6 +307,7 @@ async function natsDriver(natsUrl: string, options: Options, probes: Probes): Pr
       p50Ms: percentile(sorted, 50),
       p99Ms: percentile(sorted, 99),
       errors,
+      latenciesMs: sorted,
     };
   };
   return { run, close: () => transport.close() };
@@ -334,17 +375,22 @@ async function runPgbench(
   const exec = promisify(execFile);
   if (!measured) {
     await exec(pgbench, [...common, '-T', String(seconds), url]);
-    return { cpuS: {}, decisions: 0, seconds, perSecond: 0, p50Ms: 0, p99Ms: 0, errors: 0 };
+    return {
+      cpuS: {},
+      decisions: 0,
+      seconds,
+      perSecond: 0,
+      p50Ms: 0,
+      p99Ms: 0,
+      errors: 0,
+      latenciesMs: new Float64Array(),
+    };
   }
   const logPrefix = join(dir, 'pgbench_log');
   const sampler = sampleBackendCpu(database);
-  const { stdout } = await exec(
-    pgbench,
-    [...common, '-T', String(options.durationS), '-l', '--log-prefix', logPrefix, url],
-    {
-      maxBuffer: 16 * 1024 * 1024,
-    },
-  );
+  const { stdout } = await exec(pgbench, [...common, '-T', String(seconds), '-l', '--log-prefix', logPrefix, url], {
+    maxBuffer: 16 * 1024 * 1024,
+  });
   // pgbench's own CPU is not sampled (a C client, far below the server's).
   const cpuS = { postgres: sampler.stop() };
   const processed = Number(/number of transactions actually processed: (\d+)/.exec(stdout)?.[1]);
@@ -355,6 +401,7 @@ async function runPgbench(
       const latencyUs = line.split(' ')[2];
       if (latencyUs !== undefined) latencies.push(Number(latencyUs) / 1000);
     }
+    rmSync(join(dir, file)); // each round writes its own logs
   }
   const sorted = Float64Array.from(latencies).sort();
   return {
@@ -365,6 +412,7 @@ async function runPgbench(
     p50Ms: percentile(sorted, 50),
     p99Ms: percentile(sorted, 99),
     errors: failed,
+    latenciesMs: sorted,
   };
 }
 
@@ -466,9 +514,10 @@ function syscalls(pid: number): { reads: number; writes: number } {
   }
 }
 
-function peakRssMiB(pid: number): number {
+/** Peak (VmHWM) or current (VmRSS) resident memory of a process, in MiB. */
+function rssMiB(pid: number, field: 'VmHWM' | 'VmRSS' = 'VmHWM'): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1]);
+  const kb = Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1]);
   return kb / 1024;
 }
 
@@ -557,25 +606,15 @@ async function main(): Promise<void> {
     await createFixtures(databaseUrl, options);
     const started = await startLedger(databaseUrl, natsUrl, options.pool, options.cpuProfile);
     ledger = started.child;
+    const idleRss = rssMiB(ledger.pid!, 'VmRSS');
 
     process.stderr.write(
       `bench: ${options.games} games x ${options.players} players, concurrency ${options.concurrency}, ` +
-        `${options.warmupS} s warm-up + ${options.durationS} s per side\n`,
+        `${options.warmupS} s warm-up + ${options.durationS} s per side in ${options.rounds} rounds\n`,
     );
-    // Both sides warm up before either is measured, so that neither pays alone for the first growth of the tables
-    // and indexes, the backends' plan caches or autovacuum's first passes.
-    // Both sides warm up before either is measured, so that neither pays alone for the first growth of the tables
-    // and indexes, the backends' plan caches or autovacuum's first passes.
-    if (process.env.BENCH_DIRECT) {
-      const { execFileSync } = await import('node:child_process');
-      for (const mode of process.env.BENCH_DIRECT.split(',')) {
-        process.stderr.write(execFileSync(process.execPath, ['load/tmp-pgdirect.ts', databaseUrl, mode]).toString());
-      }
-    }
-    if (process.env.BENCH_PAUSE) {
-      process.stderr.write(`paused: ${databaseUrl}\n`);
-      await new Promise((r) => setTimeout(r, Number(process.env.BENCH_PAUSE) * 1000));
-    }
+    // Both sides warm up before either is measured, then take turns: ROUNDS rounds of DURATION / ROUNDS seconds
+    // each. The cost of an event changes while the tables are young (index growth, the first autovacuum and analyze
+    // passes, HOT pruning of the game rows); taking turns gives both sides the same history.
     const driver = await natsDriver(natsUrl, options, { database: name, ledgerPid: ledger.pid!, natsPid });
     const pgbench = (seconds: number, measured: boolean) =>
       runPgbench(databaseUrl, options, dir, name, seconds, measured);
@@ -583,22 +622,29 @@ async function main(): Promise<void> {
       await driver.run(options.warmupS, false);
       await pgbench(options.warmupS, false);
     }
-    const nats = await driver.run(options.durationS, true);
+    const roundS = options.durationS / options.rounds;
+    const natsRounds: Side[] = [];
+    const pgbenchRounds: Side[] = [];
+    for (let round = 0; round < options.rounds; round++) {
+      natsRounds.push(await driver.run(roundS, true));
+      pgbenchRounds.push(await pgbench(roundS, true));
+    }
     await driver.close();
-    const peak = peakRssMiB(ledger.pid!);
-    const afterNats = await countEvents(databaseUrl);
-    const pgb = await pgbench(options.durationS, true);
-    const afterPgbench = await countEvents(databaseUrl);
+    const peak = rssMiB(ledger.pid!);
+    const stored = await countEvents(databaseUrl);
+    const nats = combine(natsRounds);
+    const pgb = combine(pgbenchRounds);
 
     const ratio = nats.perSecond / pgb.perSecond;
     const figures = {
       machine: `${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}`,
       options,
-      recordEventOverNats: nats,
-      pgbench: pgb,
+      recordEventOverNats: { ...nats, latenciesMs: undefined },
+      pgbench: { ...pgb, latenciesMs: undefined },
       ratio,
       ledgerPeakRssMiB: peak,
-      storedDecisions: { afterNats, afterPgbench },
+      ledgerReadyRssMiB: idleRss,
+      storedDecisions: stored,
     };
     const f = (n: number, d = 0) => n.toFixed(d);
     const table = [
@@ -608,13 +654,12 @@ async function main(): Promise<void> {
       `pgbench, same SQL        ${f(pgb.perSecond).padStart(11)}  ${f(pgb.p50Ms, 2).padStart(7)}  ${f(pgb.p99Ms, 2).padStart(7)}  ${String(pgb.decisions).padStart(10)}  ${String(pgb.errors).padStart(7)}`,
       '',
       `ratio (NATS / pgbench): ${f(ratio, 2)}   (target: at least 0.50)`,
-      `ledger peak RSS (VmHWM): ${f(peak, 1)} MiB`,
+      `ledger peak RSS (VmHWM): ${f(peak, 1)} MiB (${f(idleRss, 1)} MiB when ready, before any event)`,
       `CPU per decision, RecordEvent over NATS: ${cpuPerDecision(nats)}`,
       `CPU per decision, pgbench:               ${cpuPerDecision(pgb)}`,
       `ledger system calls per decision: ${f((nats.ledgerSyscalls?.reads ?? 0) / nats.decisions, 2)} reads, ` +
         `${f((nats.ledgerSyscalls?.writes ?? 0) / nats.decisions, 2)} writes`,
-      `stored decisions: ${afterNats.accepted + afterNats.rejected} after the NATS side (${afterNats.rejected} rejected), ` +
-        `${afterPgbench.accepted + afterPgbench.rejected} after pgbench (${afterPgbench.rejected} rejected)`,
+      `stored decisions: ${stored.accepted} accepted, ${stored.rejected} rejected (warm-ups included)`,
       '',
     ].join('\n');
     process.stdout.write(table);
