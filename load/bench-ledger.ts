@@ -9,7 +9,7 @@
 // the ledger process's peak RSS (VmHWM), and where the CPU went. Run with --help for the flags.
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
@@ -388,11 +388,20 @@ async function runPgbench(
   }
   const logPrefix = join(dir, 'pgbench_log');
   const sampler = sampleBackendCpu(database);
-  const { stdout } = await exec(pgbench, [...common, '-T', String(seconds), '-l', '--log-prefix', logPrefix, url], {
-    maxBuffer: 16 * 1024 * 1024,
-  });
-  // pgbench's own CPU is not sampled (a C client, far below the server's).
-  const cpuS = { postgres: sampler.stop() };
+  // pgbench's own CPU (the client's side, like the driver on the NATS side) through GNU time when it is installed.
+  const timeFile = join(dir, 'pgbench.time');
+  const args = [...common, '-T', String(seconds), '-l', '--log-prefix', logPrefix, url];
+  const timed = existsSync('/usr/bin/time');
+  const { stdout } = await exec(
+    timed ? '/usr/bin/time' : pgbench,
+    timed ? ['-f', '%U %S', '-o', timeFile, pgbench, ...args] : args,
+    { maxBuffer: 16 * 1024 * 1024 },
+  );
+  const cpuS: Record<string, number> = { postgres: sampler.stop() };
+  if (timed) {
+    const [user, system] = readFileSync(timeFile, 'utf8').trim().split(/\s+/).map(Number);
+    cpuS.pgbench = (user ?? 0) + (system ?? 0);
+  }
   const processed = Number(/number of transactions actually processed: (\d+)/.exec(stdout)?.[1]);
   const failed = Number(/number of failed transactions: (\d+)/.exec(stdout)?.[1] ?? 0);
   const latencies: number[] = [];
