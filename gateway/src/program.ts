@@ -15,9 +15,10 @@ import { addAdminRoutes } from './rest/admin.ts';
 import { addConsoleRoutes } from './rest/console.ts';
 import { adminOpenApi } from './schemas/admin.ts';
 import { consoleOpenApi } from './schemas/console.ts';
+import { ingestOpenApi } from './schemas/ingest.ts';
 
 /** The REST endpoints /openapi.json describes; each module contributes its fragment. */
-export const openApiFragments: OpenApiFragment[] = [consoleOpenApi, adminOpenApi, graphqlOpenApi];
+export const openApiFragments: OpenApiFragment[] = [consoleOpenApi, adminOpenApi, graphqlOpenApi, ingestOpenApi];
 
 export interface GatewayConfig {
   adminToken: string | undefined;
