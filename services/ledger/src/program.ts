@@ -4,6 +4,7 @@ import type { EnvReader } from '../../runtime/src/config.ts';
 import type { Database } from '../../runtime/src/db/database.ts';
 import type { ProgramModule } from '../../runtime/src/program.ts';
 import { consoleEndpoints } from './console/endpoints.ts';
+import { linkEndpoints } from './links/index.ts';
 import { ledgerMigrations } from './migrations/index.ts';
 
 export interface LedgerConfig {
@@ -25,7 +26,7 @@ export const ledger: ProgramModule<LedgerConfig> = {
           service: 'ledger',
           version: '1.0.0',
           description: 'Console, events, links and configuration',
-          endpoints: [...consoleEndpoints({ database, logger: deps.logger })],
+          endpoints: [...consoleEndpoints({ database, logger: deps.logger }), ...linkEndpoints(deps)],
         },
       ],
     };
