@@ -2,7 +2,9 @@
 // approval, the codes of unknown, expired, used and already linked tokens, player reads scoped to the key's game, and
 // the 10-minute expiry with the ledger's link clock set by the test (no waiting).
 import { createHash, randomUUID } from 'node:crypto';
+import pg from 'pg';
 import { linkClock, resetLinkClock } from '../../../services/ledger/src/links/index.ts';
+import { sql } from '../../support/database.ts';
 import { api, startTestSystem, type TestSystem } from '../../support/system.ts';
 import { ok } from '../console/helpers.ts';
 import {
@@ -96,6 +98,42 @@ describe('link intents and players', () => {
         401,
         'invalid_key',
       );
+    });
+
+    it('the revocation is rechecked inside the transaction: a creation racing a revokeKey waits for it, then 401', async () => {
+      const other = await gameWithKeys(system);
+      const client = new pg.Client({ connectionString: system.databaseUrl });
+      await client.connect();
+      try {
+        // A revocation in progress (what revokeKey does, held open by the test).
+        await client.query('begin');
+        await client.query('update ledger.keys set revoked_at = now() where id = $1', [other.secretKeyId]);
+        let answered = false;
+        const pending = createIntent(system, other.secretKey, { externalPlayerId: 'racing-revoke' }).finally(() => {
+          answered = true;
+        });
+        // The creation's transaction waits on the key row (no timing: wait until PostgreSQL reports the lock wait).
+        // A creation that did not wait would answer while the revocation is still open: that is the failure.
+        for (;;) {
+          if (answered)
+            throw new Error(`the creation answered without waiting: ${JSON.stringify((await pending).body)}`);
+          const waiting = await client.query(
+            `select 1 from pg_stat_activity
+              where datname = current_database() and pid <> pg_backend_pid() and wait_event_type = 'Lock'`,
+          );
+          if (waiting.rowCount) break;
+          await new Promise((r) => setTimeout(r, 20));
+        }
+        await client.query('commit');
+        expectError(await pending, 401, 'invalid_key');
+      } finally {
+        await client.end();
+      }
+      const players = await sql(
+        system.databaseUrl!,
+        `select 1 from ledger.players where external_player_id = 'racing-revoke'`,
+      );
+      expect(players).toHaveLength(0);
     });
   });
 
