@@ -15,10 +15,17 @@ import { addAdminRoutes } from './rest/admin.ts';
 import { addConsoleRoutes } from './rest/console.ts';
 import { adminOpenApi } from './schemas/admin.ts';
 import { consoleOpenApi } from './schemas/console.ts';
+import { ingestOpenApi } from './schemas/ingest.ts';
 import { linksOpenApi } from './schemas/links.ts';
 
 /** The REST endpoints /openapi.json describes; each module contributes its fragment. */
-export const openApiFragments: OpenApiFragment[] = [consoleOpenApi, adminOpenApi, graphqlOpenApi, linksOpenApi];
+export const openApiFragments: OpenApiFragment[] = [
+  consoleOpenApi,
+  adminOpenApi,
+  graphqlOpenApi,
+  ingestOpenApi,
+  linksOpenApi,
+];
 
 export interface GatewayConfig {
   adminToken: string | undefined;

@@ -28,6 +28,8 @@ export interface RunningSystem {
   url: string;
   port: number;
   databaseDescription: string;
+  /** The PostgreSQL URL in use (the embedded server's loopback URL without DATABASE_URL), for tests and tools. */
+  databaseUrl: string;
   transportKind: Transport['kind'];
   /** The transport the programs share (tests call operations through it). */
   transport: Transport;
@@ -112,6 +114,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<RunningS
     url: `http://${host}:${boundPort}`,
     port: boundPort,
     databaseDescription: embedded ? `embedded PostgreSQL (PGlite) in ${embedded.dataDir}` : redactUrl(url),
+    databaseUrl: url,
     transportKind: transport.kind,
     transport,
     dataDir,

@@ -4,6 +4,7 @@ import type { EnvReader } from '../../runtime/src/config.ts';
 import type { Database } from '../../runtime/src/db/database.ts';
 import type { ProgramModule } from '../../runtime/src/program.ts';
 import { consoleEndpoints } from './console/endpoints.ts';
+import { eventEndpoints } from './events/index.ts';
 import { linkEndpoints } from './links/index.ts';
 import { ledgerMigrations } from './migrations/index.ts';
 
@@ -17,7 +18,7 @@ export const ledger: ProgramModule<LedgerConfig> = {
   readConfig(reader: EnvReader): LedgerConfig {
     return { eventRateLimitPerMinute: reader.int('EVENT_RATE_LIMIT_PER_MINUTE', 120, { min: 1, max: 1_000_000 }) };
   },
-  async create(deps) {
+  async create(deps, config) {
     const database = deps.database as Database;
     return {
       name: 'ledger',
@@ -26,7 +27,11 @@ export const ledger: ProgramModule<LedgerConfig> = {
           service: 'ledger',
           version: '1.0.0',
           description: 'Console, events, links and configuration',
-          endpoints: [...consoleEndpoints({ database, logger: deps.logger }), ...linkEndpoints(deps)],
+          endpoints: [
+            ...consoleEndpoints({ database, logger: deps.logger }),
+            ...eventEndpoints(deps, config),
+            ...linkEndpoints(deps),
+          ],
         },
       ],
     };

@@ -107,6 +107,7 @@ export async function runStandalone<C>(module: ProgramModule<C>): Promise<void> 
   reader.check(common.natsUrl !== undefined, 'NATS_URL is required when a program runs alone');
   const databaseUrl = module.database ? reader.url('DATABASE_URL', ['postgres:', 'postgresql:']) : undefined;
   if (module.database) reader.check(databaseUrl !== undefined, 'DATABASE_URL is required for a state owner');
+  const databasePoolMax = reader.int('DATABASE_POOL_MAX', 10, { min: 1, max: 200 });
   const config = module.readConfig(reader);
   const logger = createLogger(module.name, common.logLevel);
   try {
@@ -127,7 +128,12 @@ export async function runStandalone<C>(module: ProgramModule<C>): Promise<void> 
   let database: Database | undefined;
   if (module.database && databaseUrl) {
     await migrate(databaseUrl, [module.database.migrations], logger);
-    database = await Database.open({ url: databaseUrl, entities: module.database.entities, poolMax: 10, logger });
+    database = await Database.open({
+      url: databaseUrl,
+      entities: module.database.entities,
+      poolMax: databasePoolMax,
+      logger,
+    });
   }
   const platform = new PlatformSwitch(transport);
   const program = await module.create({ logger, metrics, transport, platform, database }, config);

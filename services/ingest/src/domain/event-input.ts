@@ -33,6 +33,8 @@ export const gameEventInputSchema = {
     },
     metadata: {
       type: 'object',
+      // An open object: its keys are the caller's data. Limits are checked after the schema (metadata.ts).
+      additionalProperties: true,
       description:
         'Canonical (RFC 8785) UTF-8 size at most 4096 bytes, depth at most 6, at most 100 items per array and ' +
         '100 entries per object, no NUL, no unpaired surrogate, finite numbers. Part of the replay identity.',

@@ -10,6 +10,14 @@ import {
   ListRecordsResponseSchema,
 } from './gen/rewards/v1/console_pb.ts';
 import {
+  AuthenticateGameKeyRequestSchema,
+  AuthenticateGameKeyResponseSchema,
+  GetPublicConfigRequestSchema,
+  GetPublicConfigResponseSchema,
+  RecordEventRequestSchema,
+  RecordEventResponseSchema,
+} from './gen/rewards/v1/events_pb.ts';
+import {
   AdmitDeveloperRequestSchema,
   AdmitDeveloperResponseSchema,
   AdmitNativeRequestSchema,
@@ -99,6 +107,19 @@ export const ledgerOps = {
   getSnapshot: defineOperation('ledger', 'GetSnapshot', GetSnapshotRequestSchema, GetSnapshotResponseSchema),
   /** One page of records (GET /api/developer/v1/records). */
   listRecords: defineOperation('ledger', 'ListRecords', ListRecordsRequestSchema, ListRecordsResponseSchema),
+  recordEvent: defineOperation('ledger', 'RecordEvent', RecordEventRequestSchema, RecordEventResponseSchema),
+  authenticateGameKey: defineOperation(
+    'ledger',
+    'AuthenticateGameKey',
+    AuthenticateGameKeyRequestSchema,
+    AuthenticateGameKeyResponseSchema,
+  ),
+  getPublicConfig: defineOperation(
+    'ledger',
+    'GetPublicConfig',
+    GetPublicConfigRequestSchema,
+    GetPublicConfigResponseSchema,
+  ),
   /** POST /api/game-sdk/v2/link-intents: find or create the player, store a pending intent (token hash only). */
   createLinkIntent: defineOperation(
     'ledger',

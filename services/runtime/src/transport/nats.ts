@@ -111,6 +111,7 @@ export class NatsTransport implements Transport {
       queue: name,
     });
     const inFlight = new InFlight();
+    const replies = new ReplyBatcher();
     const logger = this.options.logger;
     for (const binding of definition.endpoints) {
       service.addEndpoint(binding.operation.name, {
@@ -125,10 +126,12 @@ export class NatsTransport implements Transport {
             traceparent: msg.headers?.get(headerNames.traceparent) || undefined,
           };
           void inFlight.track(
-            runEndpoint(binding, msg.data, ctx, logger).then((outcome) => {
-              if (outcome.ok) msg.respond(outcome.data);
-              else msg.respondError(outcome.status, outcome.code, outcome.data);
-            }),
+            runEndpoint(binding, msg.data, ctx, logger).then((outcome) =>
+              replies.send(() => {
+                if (outcome.ok) msg.respond(outcome.data);
+                else msg.respondError(outcome.status, outcome.code, outcome.data);
+              }),
+            ),
           );
         },
       });
@@ -154,6 +157,41 @@ export class NatsTransport implements Transport {
   async close(): Promise<void> {
     for (const served of [...this.served]) await served.stop();
     if (!this.nc.isClosed()) await this.nc.drain();
+  }
+}
+
+/**
+ * Replies finished in one turn of the event loop go out in one socket write. Each handler finishes in its own I/O
+ * callback (its database answer), and the NATS client flushes its buffer after every callback's microtasks: one
+ * write per reply. Deferring the replies to the end of the loop's poll phase (setImmediate) lets the client buffer
+ * them all before it flushes, at the cost of at most one loop turn of latency.
+ */
+class ReplyBatcher {
+  private pending: Array<() => void> = [];
+
+  send(reply: () => void): Promise<void> {
+    return new Promise((resolve) => {
+      if (this.pending.length === 0) setImmediate(() => this.flush());
+      this.pending.push(() => {
+        try {
+          reply();
+        } finally {
+          resolve();
+        }
+      });
+    });
+  }
+
+  private flush(): void {
+    const batch = this.pending;
+    this.pending = [];
+    for (const reply of batch) {
+      try {
+        reply();
+      } catch {
+        // A reply that cannot be sent (connection closed) is lost like an unanswered request: the caller times out.
+      }
+    }
   }
 }
 

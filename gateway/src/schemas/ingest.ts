@@ -1,0 +1,87 @@
+// The game SDK's ingest endpoints in /openapi.json: POST /api/game-sdk/v2/events and GET /api/game-sdk/v2/config.
+// The schemas are the ones ingest validates requests with (GameEventInput) and its tests validate responses with.
+import { gameEventInputSchema } from '../../../services/ingest/src/domain/event-input.ts';
+import { gameEventResultSchema, gamePublicConfigSchema } from '../../../services/ingest/src/domain/shapes.ts';
+import type { OpenApiFragment } from '../openapi.ts';
+import { dataEnvelope } from './common.ts';
+import type { JsonSchema } from './json-schema.ts';
+
+export const ingestSchemas: Record<string, JsonSchema> = {
+  GameEventInput: gameEventInputSchema as unknown as JsonSchema,
+  GameEventResult: gameEventResultSchema as unknown as JsonSchema,
+  GamePublicConfig: gamePublicConfigSchema as unknown as JsonSchema,
+};
+
+function errors(codes: Record<string, string>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [status, description] of Object.entries(codes)) {
+    out[status] = { $ref: `#/components/responses/Error${status}`, description };
+  }
+  return out;
+}
+
+export const ingestOpenApi: OpenApiFragment = {
+  schemas: ingestSchemas,
+  paths: {
+    '/api/game-sdk/v2/events': {
+      post: {
+        operationId: 'recordGameEvent',
+        summary:
+          'Records one server-verified event and answers its immutable decision (accepted or rejected, HTTP 200 ' +
+          'either way); the same eventId and payload answers the stored decision with replayed: true.',
+        tags: ['game-sdk'],
+        security: [{ gameSecretKey: [] }],
+        requestBody: {
+          required: true,
+          description: 'One event; unknown fields rejected; at most 16,384 bytes.',
+          content: { 'application/json': { schema: { $ref: '#/components/schemas/GameEventInput' } } },
+        },
+        responses: {
+          '200': {
+            description: 'The decision. Inspect data.status and data.reason: 200 does not imply a reward.',
+            content: { 'application/json': { schema: dataEnvelope('GameEventResult') } },
+          },
+          ...errors({
+            '400':
+              'INVALID_REQUEST (not JSON), invalid_event (schema, unknown field, occurredAt grammar), invalid_metadata.',
+            '401': 'invalid_key: missing or malformed bearer, unknown or revoked key.',
+            '403': 'secret_key_required: a public key.',
+            '404': "invalid_player: playerId is not a player of the key's game.",
+            '409': 'event_conflict: the eventId was used with another payload.',
+            '413': 'PAYLOAD_TOO_LARGE: body over 16,384 bytes.',
+            '415': 'INVALID_CONTENT_TYPE: Content-Type is not application/json.',
+            '503': 'PLATFORM_DISABLED; retry_later (a dependency is down, nothing was stored).',
+          }),
+        },
+      },
+    },
+    '/api/game-sdk/v2/config': {
+      get: {
+        operationId: 'getGamePublicConfig',
+        summary: "The public configuration of the key's game: active rules only, thresholds.",
+        tags: ['game-sdk'],
+        security: [{ gamePublicKey: [] }],
+        parameters: [
+          {
+            name: 'publicKey',
+            in: 'query',
+            required: true,
+            description:
+              'Exactly one; cr_pk_sandbox_ followed by 43 base64url characters. Other parameters are ignored.',
+            schema: { type: 'string', pattern: '^cr_pk_sandbox_[A-Za-z0-9_-]{43}$' },
+          },
+        ],
+        responses: {
+          '200': {
+            description: 'The configuration.',
+            content: { 'application/json': { schema: dataEnvelope('GamePublicConfig') } },
+          },
+          ...errors({
+            '401': 'INVALID_PUBLIC_KEY: missing, repeated, malformed, unknown, revoked or secret publicKey.',
+            '503': 'PLATFORM_DISABLED; retry_later (the ledger is unreachable).',
+          }),
+        },
+      },
+    },
+  },
+};

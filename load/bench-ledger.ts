@@ -1,0 +1,681 @@
+// npm run bench:ledger: decisions per second of the ledger's RecordEvent over NATS, against pgbench running the same
+// SQL work (one `ledger.record_event(...)` call per event) on the same database, in the same run, on the same machine.
+//
+// It starts its own PostgreSQL and nats-server unless DATABASE_URL / NATS_URL are set (a DATABASE_URL names the
+// server: the bench creates and drops its own database there), migrates, creates GAMES games of one project with
+// PLAYERS linked players each, starts the ledger as a child process (`node services/ledger/src/main.ts`), warms both
+// sides up, then lets them take turns: RecordEvent with CONCURRENCY requests in flight, pgbench with as many clients,
+// DURATION seconds each in all, in ROUNDS rounds. Prints decisions per second of both, their ratio, p50/p99 latency,
+// the ledger process's peak RSS (VmHWM), and where the CPU went. Run with --help for the flags.
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseArgs, promisify } from 'node:util';
+import pg from 'pg';
+import { pino } from 'pino';
+import { identityMigrations } from '../services/identity-admission/src/migrations/index.ts';
+import { RECORD_EVENT_SQL } from '../services/ledger/src/events/repository.ts';
+import { ledgerMigrations } from '../services/ledger/src/migrations/index.ts';
+import { ledgerOps } from '../services/runtime/src/contracts/operations.ts';
+import { migrate } from '../services/runtime/src/db/database.ts';
+import { createMetrics } from '../services/runtime/src/metrics.ts';
+import { NatsTransport } from '../services/runtime/src/transport/nats.ts';
+import { freePort, startNats, startPostgres } from '../test/support/servers.ts';
+
+const HELP = `Usage: npm run bench:ledger -- [options]
+
+Options (each also read from the environment variable in brackets):
+  --games N          games in the project, events spread uniformly over them   [BENCH_GAMES]        default 50
+  --players N        linked players per game                                  [BENCH_PLAYERS]      default 20
+  --concurrency N    RecordEvent requests in flight = pgbench clients          [BENCH_CONCURRENCY]  default 16
+  --duration S       measured seconds of each side                            [BENCH_DURATION_S]   default 30
+  --rounds N         the sides take turns, N rounds of duration/N seconds     [BENCH_ROUNDS]       default 3
+  --warmup S         unmeasured seconds of each side, both before measuring   [BENCH_WARMUP_S]     default 5
+  --pool N           the ledger's PostgreSQL pool (DATABASE_POOL_MAX)         [BENCH_POOL]         default: concurrency
+  --json FILE        also write the figures as JSON to FILE
+  --cpu-prof DIR     run the ledger with --cpu-prof, profiles written to DIR
+  --help             this text
+
+Environment:
+  DATABASE_URL   PostgreSQL server to use (a database bench_<random> is created there and dropped afterwards);
+                 unset: a throwaway cluster is started (initdb; fsync off, as in the tests)
+  NATS_URL       nats-server to use; unset: a throwaway nats-server is started
+  PGBENCH        pgbench binary (default: pgbench on PATH, then /usr/bin/pgbench)
+`;
+
+interface Options {
+  games: number;
+  players: number;
+  concurrency: number;
+  durationS: number;
+  rounds: number;
+  warmupS: number;
+  pool: number;
+  json: string | undefined;
+  cpuProfile: string | undefined;
+}
+
+function readOptions(): Options {
+  const { values } = parseArgs({
+    options: {
+      games: { type: 'string' },
+      players: { type: 'string' },
+      concurrency: { type: 'string' },
+      duration: { type: 'string' },
+      rounds: { type: 'string' },
+      warmup: { type: 'string' },
+      pool: { type: 'string' },
+      json: { type: 'string' },
+      'cpu-prof': { type: 'string' },
+      help: { type: 'boolean' },
+    },
+    allowPositionals: false,
+  });
+  if (values.help) {
+    process.stdout.write(HELP);
+    process.exit(0);
+  }
+  const int = (flag: string | undefined, env: string, fallback: number, min: number, max: number) => {
+    const raw = flag ?? process.env[env];
+    if (raw === undefined || raw === '') return fallback;
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < min || n > max) {
+      process.stderr.write(`${env.replace('BENCH_', '--').toLowerCase()} must be an integer from ${min} to ${max}\n`);
+      process.exit(2);
+    }
+    return n;
+  };
+  const concurrency = int(values.concurrency, 'BENCH_CONCURRENCY', 16, 1, 256);
+  return {
+    pool: int(values.pool, 'BENCH_POOL', concurrency, 1, 200),
+    games: int(values.games, 'BENCH_GAMES', 50, 1, 10_000),
+    players: int(values.players, 'BENCH_PLAYERS', 20, 1, 9_999),
+    concurrency,
+    durationS: int(values.duration, 'BENCH_DURATION_S', 30, 1, 3600),
+    rounds: int(values.rounds, 'BENCH_ROUNDS', 3, 1, 100),
+    warmupS: int(values.warmup, 'BENCH_WARMUP_S', 5, 0, 600),
+    json: values.json,
+    cpuProfile: values['cpu-prof'] ? resolve(values['cpu-prof']) : undefined,
+  };
+}
+
+const EVENT_TYPE = 'bench.play';
+const RATE_LIMIT = 1_000_000; // the largest EVENT_RATE_LIMIT_PER_MINUTE: the limiter counts, never refuses here
+
+// Deterministic fixtures, so that pgbench can name them with arithmetic: game g's secret key hashes to
+// sha256('bench-key-<g>'), player p of game g is 00000000-0000-4000-8000-<g * 10000 + p, 12 digits>.
+const keyHashes = new Map<number, Buffer>();
+const keyHash = (g: number) => {
+  let hash = keyHashes.get(g);
+  if (!hash) {
+    hash = createHash('sha256').update(`bench-key-${g}`).digest();
+    keyHashes.set(g, hash);
+  }
+  return hash;
+};
+const playerId = (g: number, p: number) => `00000000-0000-4000-8000-${String(g * 10_000 + p).padStart(12, '0')}`;
+
+async function createFixtures(url: string, options: Options): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const big = 1_000_000_000_000;
+    await client.query('begin');
+    await client.query(
+      `insert into ledger.organizations (id, name, created_by) values ('00000000-0000-4000-8000-000000000001', 'Bench', 'bench')`,
+    );
+    await client.query(
+      `insert into ledger.projects (id, organization_id, name, max_payout_credits, budget_credits, allocated_credits)
+       values ('00000000-0000-4000-8000-000000000002', '00000000-0000-4000-8000-000000000001', 'Bench', $1, $1, $1)`,
+      [big],
+    );
+    // Every game gets an equal share of the project budget: far more than a run can spend.
+    const share = Math.floor(big / options.games);
+    await client.query(
+      `insert into ledger.games (id, project_id, organization_id, slug, name, platform, max_payout_credits,
+         budget_credits, daily_player_cap_credits)
+       select ('00000000-0000-4000-9000-' || lpad(g::text, 12, '0'))::uuid, '00000000-0000-4000-8000-000000000002',
+         '00000000-0000-4000-8000-000000000001', gen_random_uuid(), 'Bench ' || g, 'web', $2, $2, $3
+       from generate_series(1, $1::int) g`,
+      [options.games, share, big],
+    );
+    await client.query(
+      `insert into ledger.rules (id, game_id, organization_id, event_type, reward_credits)
+       select gen_random_uuid(), ('00000000-0000-4000-9000-' || lpad(g::text, 12, '0'))::uuid,
+         '00000000-0000-4000-8000-000000000001', $2, 1
+       from generate_series(1, $1::int) g`,
+      [options.games, EVENT_TYPE],
+    );
+    await client.query(
+      `insert into ledger.keys (id, game_id, organization_id, kind, name, prefix, key_hash)
+       select gen_random_uuid(), ('00000000-0000-4000-9000-' || lpad(g::text, 12, '0'))::uuid,
+         '00000000-0000-4000-8000-000000000001', 'secret', 'bench', 'cr_sk_sandbox_bench',
+         sha256(convert_to('bench-key-' || g, 'UTF8'))
+       from generate_series(1, $1::int) g`,
+      [options.games],
+    );
+    await client.query(
+      `insert into ledger.players (id, game_id, organization_id, external_player_id, credits_user_id, username, linked_at)
+       select ('00000000-0000-4000-8000-' || lpad((g * 10000 + p)::text, 12, '0'))::uuid,
+         ('00000000-0000-4000-9000-' || lpad(g::text, 12, '0'))::uuid, '00000000-0000-4000-8000-000000000001',
+         'player-' || p, gen_random_uuid(), 'bench', now()
+       from generate_series(1, $1::int) g, generate_series(1, $2::int) p`,
+      [options.games, options.players],
+    );
+    await client.query(
+      `insert into identity.native_accounts (credits_user_id, status, username)
+       select credits_user_id, 'active', 'bench' from ledger.players`,
+    );
+    await client.query('commit');
+    await client.query('analyze');
+  } finally {
+    await client.end();
+  }
+}
+
+interface Side {
+  /** CPU seconds per component during the measured window. */
+  cpuS: Record<string, number>;
+  /** Read and write system calls of the ledger process during the measured window (NATS side only). */
+  ledgerSyscalls?: { reads: number; writes: number };
+  decisions: number;
+  seconds: number;
+  perSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  errors: number;
+  /** Every measured latency (combined across rounds). */
+  latenciesMs: Float64Array;
+}
+
+/** Sums the rounds of one side: rates over the summed time, percentiles over all latencies. */
+function combine(rounds: Side[]): Side {
+  const latencies = new Float64Array(rounds.reduce((n, r) => n + r.latenciesMs.length, 0));
+  let offset = 0;
+  for (const r of rounds) {
+    latencies.set(r.latenciesMs, offset);
+    offset += r.latenciesMs.length;
+  }
+  latencies.sort();
+  const cpuS: Record<string, number> = {};
+  for (const r of rounds) for (const [k, v] of Object.entries(r.cpuS)) cpuS[k] = (cpuS[k] ?? 0) + v;
+  const decisions = rounds.reduce((n, r) => n + r.decisions, 0);
+  const seconds = rounds.reduce((n, r) => n + r.seconds, 0);
+  const withSyscalls = rounds.filter((r) => r.ledgerSyscalls);
+  return {
+    cpuS,
+    ...(withSyscalls.length
+      ? {
+          ledgerSyscalls: {
+            reads: withSyscalls.reduce((n, r) => n + (r.ledgerSyscalls?.reads ?? 0), 0),
+            writes: withSyscalls.reduce((n, r) => n + (r.ledgerSyscalls?.writes ?? 0), 0),
+          },
+        }
+      : {}),
+    decisions,
+    seconds,
+    perSecond: decisions / seconds,
+    p50Ms: percentile(latencies, 50),
+    p99Ms: percentile(latencies, 99),
+    errors: rounds.reduce((n, r) => n + r.errors, 0),
+    latenciesMs: latencies,
+  };
+}
+
+function percentile(sorted: Float64Array, p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+/** CONCURRENCY loops calling RecordEvent until the deadline; latencies of the measured window only. */
+interface Probes {
+  database: string;
+  ledgerPid: number;
+  natsPid: number | undefined;
+}
+
+interface NatsDriver {
+  /** Drives for `seconds`; figures are kept only when `measured`. */
+  run(seconds: number, measured: boolean): Promise<Side>;
+  close(): Promise<void>;
+}
+
+async function natsDriver(natsUrl: string, options: Options, probes: Probes): Promise<NatsDriver> {
+  const logger = pino({ level: 'silent' });
+  const transport = await NatsTransport.connect({
+    url: natsUrl,
+    connectionName: 'bench',
+    requestTimeoutMs: 10_000,
+    logger,
+    metrics: createMetrics(),
+  });
+  const run = async (seconds: number, measured: boolean): Promise<Side> => {
+    const latencies: number[] = [];
+    let errors = 0;
+    const database = sampleBackendCpu(probes.database);
+    const ledger0 = cpuSeconds(probes.ledgerPid);
+    const io0 = syscalls(probes.ledgerPid);
+    const nats0 = probes.natsPid ? cpuSeconds(probes.natsPid) : 0;
+    const driver0 = process.cpuUsage();
+    const started = performance.now();
+    const deadline = started + seconds * 1000;
+    const worker = async () => {
+      while (performance.now() < deadline) {
+        const g = 1 + Math.floor(Math.random() * options.games);
+        const p = 1 + Math.floor(Math.random() * options.players);
+        const t0 = performance.now();
+        try {
+          await transport.call(
+            ledgerOps.recordEvent,
+            {
+              keyHash: keyHash(g),
+              eventId: randomUUID(),
+              playerId: playerId(g, p),
+              eventType: EVENT_TYPE,
+              occurredAtMs: BigInt(Date.now()),
+              payloadHash: randomBytes(32),
+            },
+            { requestId: 'bench' },
+          );
+          if (measured) latencies.push(performance.now() - t0);
+        } catch (error) {
+          errors++;
+          if (errors === 1) process.stderr.write(`RecordEvent failed: ${(error as Error).message}\n`);
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: options.concurrency }, worker));
+    const elapsed = (performance.now() - started) / 1000;
+    const driver = process.cpuUsage(driver0);
+    const cpuS: Record<string, number> = {
+      postgres: database.stop(),
+      ledger: cpuSeconds(probes.ledgerPid) - ledger0,
+      driver: (driver.user + driver.system) / 1e6,
+    };
+    if (probes.natsPid) cpuS['nats-server'] = cpuSeconds(probes.natsPid) - nats0;
+    const io1 = syscalls(probes.ledgerPid);
+    const ledgerSyscalls = { reads: io1.reads - io0.reads, writes: io1.writes - io0.writes };
+    const sorted = Float64Array.from(latencies).sort();
+    return {
+      cpuS,
+      ledgerSyscalls,
+      decisions: latencies.length,
+      seconds: elapsed,
+      perSecond: latencies.length / elapsed,
+      p50Ms: percentile(sorted, 50),
+      p99Ms: percentile(sorted, 99),
+      errors,
+      latenciesMs: sorted,
+    };
+  };
+  return { run, close: () => transport.close() };
+}
+
+function findPgbench(): string {
+  if (process.env.PGBENCH) return process.env.PGBENCH;
+  for (const dir of (process.env.PATH ?? '').split(':').concat(['/usr/bin'])) {
+    try {
+      if (dir && readdirSync(dir).includes('pgbench')) return join(dir, 'pgbench');
+    } catch {
+      // not a folder
+    }
+  }
+  throw new Error('pgbench not found: install postgresql-client or set PGBENCH');
+}
+
+// The statement the ledger prepares (RECORD_EVENT_SQL), its parameters replaced by SQL expressions of the same
+// values: game g's key hash, a new event id, player p of game g, the event type, occurredAt = now in epoch
+// milliseconds, a random payload hash, receipt = now() (null), the rate limit. pgbench turns :g and :p into
+// parameters of the prepared statement.
+const PGBENCH_ARGUMENTS = [
+  `sha256(convert_to('bench-key-' || :g, 'UTF8'))`,
+  'gen_random_uuid()',
+  `('00000000-0000-4000-8000-' || lpad((:g * 10000 + :p)::text, 12, '0'))::uuid`,
+  `'${EVENT_TYPE}'`,
+  '(extract(epoch from clock_timestamp()) * 1000)::bigint',
+  `sha256(convert_to(gen_random_uuid()::text, 'UTF8'))`,
+  'null',
+  String(RATE_LIMIT),
+];
+const PGBENCH_SCRIPT = `\\set g random(1, :games)
+\\set p random(1, :players)
+${RECORD_EVENT_SQL.replace(/\$(\d)/g, (_, i: string) => PGBENCH_ARGUMENTS[Number(i) - 1]!).replace(/\s+/g, ' ')};
+`;
+
+async function runPgbench(
+  url: string,
+  options: Options,
+  dir: string,
+  database: string,
+  seconds: number,
+  measured: boolean,
+): Promise<Side> {
+  const pgbench = findPgbench();
+  const script = join(dir, 'record-event.sql');
+  writeFileSync(script, PGBENCH_SCRIPT);
+  const threads = Math.min(options.concurrency, cpus().length);
+  const common = [
+    '-n',
+    '-M',
+    // The ledger prepares its statement once per connection (EventRepository): so does pgbench.
+    'prepared',
+    '-c',
+    String(options.concurrency),
+    '-j',
+    String(threads),
+    '-f',
+    script,
+    '-D',
+    `games=${options.games}`,
+    '-D',
+    `players=${options.players}`,
+  ];
+  const exec = promisify(execFile);
+  if (!measured) {
+    await exec(pgbench, [...common, '-T', String(seconds), url]);
+    return {
+      cpuS: {},
+      decisions: 0,
+      seconds,
+      perSecond: 0,
+      p50Ms: 0,
+      p99Ms: 0,
+      errors: 0,
+      latenciesMs: new Float64Array(),
+    };
+  }
+  const logPrefix = join(dir, 'pgbench_log');
+  const sampler = sampleBackendCpu(database);
+  // pgbench's own CPU (the client's side, like the driver on the NATS side) through GNU time when it is installed.
+  const timeFile = join(dir, 'pgbench.time');
+  const args = [...common, '-T', String(seconds), '-l', '--log-prefix', logPrefix, url];
+  const timed = existsSync('/usr/bin/time');
+  const { stdout } = await exec(
+    timed ? '/usr/bin/time' : pgbench,
+    timed ? ['-f', '%U %S', '-o', timeFile, pgbench, ...args] : args,
+    { maxBuffer: 16 * 1024 * 1024 },
+  );
+  const cpuS: Record<string, number> = { postgres: sampler.stop() };
+  if (timed) {
+    const [user, system] = readFileSync(timeFile, 'utf8').trim().split(/\s+/).map(Number);
+    cpuS.pgbench = (user ?? 0) + (system ?? 0);
+  }
+  const processed = Number(/number of transactions actually processed: (\d+)/.exec(stdout)?.[1]);
+  const failed = Number(/number of failed transactions: (\d+)/.exec(stdout)?.[1] ?? 0);
+  const latencies: number[] = [];
+  for (const file of readdirSync(dir).filter((f) => f.startsWith('pgbench_log'))) {
+    for (const line of readFileSync(join(dir, file), 'utf8').split('\n')) {
+      const latencyUs = line.split(' ')[2];
+      if (latencyUs !== undefined) latencies.push(Number(latencyUs) / 1000);
+    }
+    rmSync(join(dir, file)); // each round writes its own logs
+  }
+  const sorted = Float64Array.from(latencies).sort();
+  return {
+    cpuS,
+    decisions: processed,
+    seconds,
+    perSecond: processed / seconds,
+    p50Ms: percentile(sorted, 50),
+    p99Ms: percentile(sorted, 99),
+    errors: failed,
+    latenciesMs: sorted,
+  };
+}
+
+async function startLedger(
+  databaseUrl: string,
+  natsUrl: string,
+  pool: number,
+  cpuProfileDir: string | undefined,
+): Promise<{ child: ChildProcess; port: number }> {
+  const port = await freePort();
+  const child = spawn(
+    process.execPath,
+    [
+      ...(cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfileDir}`] : []),
+      resolve('services/ledger/src/main.ts'),
+    ],
+    {
+      env: {
+        ...process.env,
+        DATABASE_URL: databaseUrl,
+        NATS_URL: natsUrl,
+        HTTP_PORT: String(port),
+        EVENT_RATE_LIMIT_PER_MINUTE: String(RATE_LIMIT),
+        DATABASE_POOL_MAX: String(pool),
+        LOG_LEVEL: 'warn',
+      },
+      stdio: ['ignore', 'inherit', 'inherit'],
+    },
+  );
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`the ledger exited with ${child.exitCode}`);
+    try {
+      if ((await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200) return { child, port };
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('the ledger did not become ready within 30 s');
+}
+
+/** CPU seconds (user + system) a process has used so far, from /proc/<pid>/stat. */
+function cpuSeconds(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
+  } catch {
+    return 0;
+  }
+}
+
+/** The PostgreSQL backends serving one database (their command line names it), with their CPU seconds. */
+function backends(database: string): Map<number, number> {
+  const found = new Map<number, number>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
+      if (cmdline.startsWith('postgres: ') && cmdline.includes(` ${database} `)) {
+        found.set(Number(entry), cpuSeconds(Number(entry)));
+      }
+    } catch {
+      // gone
+    }
+  }
+  return found;
+}
+
+/**
+ * CPU seconds spent by the database's backends while it runs: sampled every 200 ms, so that backends that exit
+ * before the end (pgbench's) are counted up to their last sample.
+ */
+function sampleBackendCpu(database: string): { stop: () => number } {
+  const first = backends(database);
+  const last = new Map(first);
+  const timer = setInterval(() => {
+    for (const [pid, cpu] of backends(database)) last.set(pid, cpu);
+  }, 200);
+  return {
+    stop: () => {
+      clearInterval(timer);
+      for (const [pid, cpu] of backends(database)) last.set(pid, cpu);
+      let total = 0;
+      for (const [pid, cpu] of last) total += cpu - (first.get(pid) ?? 0);
+      return total;
+    },
+  };
+}
+
+/** Read and write system calls a process has made so far (/proc/<pid>/io). */
+function syscalls(pid: number): { reads: number; writes: number } {
+  try {
+    const io = readFileSync(`/proc/${pid}/io`, 'utf8');
+    return { reads: Number(/syscr: (\d+)/.exec(io)?.[1]), writes: Number(/syscw: (\d+)/.exec(io)?.[1]) };
+  } catch {
+    return { reads: Number.NaN, writes: Number.NaN };
+  }
+}
+
+/** Peak (VmHWM) or current (VmRSS) resident memory of a process, in MiB. */
+function rssMiB(pid: number, field: 'VmHWM' | 'VmRSS' = 'VmHWM'): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1]);
+  return kb / 1024;
+}
+
+async function countEvents(url: string): Promise<{ accepted: number; rejected: number }> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ status: string; n: string }>(
+      'select status, count(*)::text as n from ledger.events group by status',
+    );
+    const of = (s: string) => Number(rows.find((r) => r.status === s)?.n ?? 0);
+    return { accepted: of('accepted'), rejected: of('rejected') };
+  } finally {
+    await client.end();
+  }
+}
+
+function cpuPerDecision(side: Side): string {
+  const parts = Object.entries(side.cpuS).map(
+    ([name, seconds]) => `${name} ${((seconds * 1e6) / side.decisions).toFixed(0)} µs`,
+  );
+  return parts.join(', ');
+}
+
+async function main(): Promise<void> {
+  const options = readOptions();
+  const stops: Array<() => Promise<void>> = [];
+  const dir = mkdtempSync(join(tmpdir(), 'bench-ledger-'));
+  stops.push(async () => rmSync(dir, { recursive: true, force: true }));
+  let ledger: ChildProcess | undefined;
+  let cleaning: Promise<void> | undefined;
+  const cleanup = () =>
+    (cleaning ??= (async () => {
+      if (ledger && ledger.exitCode === null) {
+        await new Promise<void>((r) => {
+          ledger?.once('exit', () => r());
+          ledger?.kill('SIGTERM');
+        });
+      }
+      for (const stop of stops.reverse()) {
+        try {
+          await stop();
+        } catch (error) {
+          process.stderr.write(`cleanup failed: ${(error as Error).message}\n`);
+        }
+      }
+    })());
+  // Ctrl-C stops the ledger, the servers and the database this run started.
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      process.stderr.write(`${signal}: cleaning up\n`);
+      void cleanup().finally(() => process.exit(130));
+    });
+  }
+  try {
+    let serverUrl = process.env.DATABASE_URL;
+    if (!serverUrl) {
+      const postgres = await startPostgres();
+      stops.push(postgres.stop);
+      serverUrl = postgres.url;
+    }
+    let natsUrl = process.env.NATS_URL;
+    let natsPid: number | undefined;
+    if (!natsUrl) {
+      const nats = await startNats();
+      stops.push(nats.stop);
+      natsUrl = nats.url;
+      natsPid = nats.process.pid;
+    }
+    const name = `bench_${randomBytes(4).toString('hex')}`;
+    const admin = new pg.Client({ connectionString: serverUrl });
+    await admin.connect();
+    await admin.query(`create database ${name}`);
+    await admin.end();
+    const url = new URL(serverUrl);
+    url.pathname = `/${name}`;
+    const databaseUrl = url.toString();
+    stops.push(async () => {
+      const c = new pg.Client({ connectionString: serverUrl });
+      await c.connect();
+      await c.query(`drop database if exists ${name} with (force)`);
+      await c.end();
+    });
+
+    await migrate(databaseUrl, [identityMigrations, ledgerMigrations], pino({ level: 'silent' }));
+    await createFixtures(databaseUrl, options);
+    const started = await startLedger(databaseUrl, natsUrl, options.pool, options.cpuProfile);
+    ledger = started.child;
+    const idleRss = rssMiB(ledger.pid!, 'VmRSS');
+
+    process.stderr.write(
+      `bench: ${options.games} games x ${options.players} players, concurrency ${options.concurrency}, ` +
+        `${options.warmupS} s warm-up + ${options.durationS} s per side in ${options.rounds} rounds\n`,
+    );
+    // Both sides warm up before either is measured, then take turns: ROUNDS rounds of DURATION / ROUNDS seconds
+    // each. The cost of an event changes while the tables are young (index growth, the first autovacuum and analyze
+    // passes, HOT pruning of the game rows); taking turns gives both sides the same history.
+    const driver = await natsDriver(natsUrl, options, { database: name, ledgerPid: ledger.pid!, natsPid });
+    const pgbench = (seconds: number, measured: boolean) =>
+      runPgbench(databaseUrl, options, dir, name, seconds, measured);
+    if (options.warmupS > 0) {
+      await driver.run(options.warmupS, false);
+      await pgbench(options.warmupS, false);
+    }
+    const roundS = options.durationS / options.rounds;
+    const natsRounds: Side[] = [];
+    const pgbenchRounds: Side[] = [];
+    for (let round = 0; round < options.rounds; round++) {
+      natsRounds.push(await driver.run(roundS, true));
+      pgbenchRounds.push(await pgbench(roundS, true));
+    }
+    await driver.close();
+    const peak = rssMiB(ledger.pid!);
+    const stored = await countEvents(databaseUrl);
+    const nats = combine(natsRounds);
+    const pgb = combine(pgbenchRounds);
+
+    const ratio = nats.perSecond / pgb.perSecond;
+    const figures = {
+      machine: `${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}`,
+      options,
+      recordEventOverNats: { ...nats, latenciesMs: undefined },
+      pgbench: { ...pgb, latenciesMs: undefined },
+      ratio,
+      ledgerPeakRssMiB: peak,
+      ledgerReadyRssMiB: idleRss,
+      storedDecisions: stored,
+    };
+    const f = (n: number, d = 0) => n.toFixed(d);
+    const table = [
+      '',
+      `                         decisions/s   p50 ms   p99 ms   decisions   errors`,
+      `RecordEvent over NATS    ${f(nats.perSecond).padStart(11)}  ${f(nats.p50Ms, 2).padStart(7)}  ${f(nats.p99Ms, 2).padStart(7)}  ${String(nats.decisions).padStart(10)}  ${String(nats.errors).padStart(7)}`,
+      `pgbench, same SQL        ${f(pgb.perSecond).padStart(11)}  ${f(pgb.p50Ms, 2).padStart(7)}  ${f(pgb.p99Ms, 2).padStart(7)}  ${String(pgb.decisions).padStart(10)}  ${String(pgb.errors).padStart(7)}`,
+      '',
+      `ratio (NATS / pgbench): ${f(ratio, 2)}   (target: at least 0.50)`,
+      `ledger peak RSS (VmHWM): ${f(peak, 1)} MiB (${f(idleRss, 1)} MiB when ready, before any event)`,
+      `CPU per decision, RecordEvent over NATS: ${cpuPerDecision(nats)}`,
+      `CPU per decision, pgbench:               ${cpuPerDecision(pgb)}`,
+      `ledger system calls per decision: ${f((nats.ledgerSyscalls?.reads ?? 0) / nats.decisions, 2)} reads, ` +
+        `${f((nats.ledgerSyscalls?.writes ?? 0) / nats.decisions, 2)} writes`,
+      `stored decisions: ${stored.accepted} accepted, ${stored.rejected} rejected (warm-ups included)`,
+      '',
+    ].join('\n');
+    process.stdout.write(table);
+    if (options.json) writeFileSync(options.json, `${JSON.stringify(figures, null, 2)}\n`);
+  } finally {
+    await cleanup();
+  }
+}
+
+await main();

@@ -1,0 +1,5 @@
+// The ledger's event side: RecordEvent (the hot path), AuthenticateGameKey (the event edge's error paths) and
+// GetPublicConfig. Registered by program.ts.
+
+export { receiptClock, resetReceiptClock } from './clock.ts';
+export { eventEndpoints } from './endpoints.ts';

@@ -1,0 +1,231 @@
+// The ledger's event data: one call of ledger.record_event per event (migration 0003), the key check of the edges'
+// error paths, and the public configuration read. Raw `pg` on the ORM's own pool: the hot path is one statement
+// and gains nothing from a unit of work.
+import type { PostgreSqlConnection } from '@mikro-orm/postgresql';
+import type { Pool, PoolClient, QueryResultRow } from 'pg';
+import type { Database } from '../../../runtime/src/db/database.ts';
+
+export type RecordOutcome = 'decided' | 'replayed' | 'invalid_key' | 'invalid_player' | 'event_conflict';
+
+export interface RecordEventParams {
+  keyHash: Uint8Array;
+  eventId: string;
+  playerId: string;
+  eventType: string;
+  occurredAtMs: bigint;
+  payloadHash: Uint8Array;
+  /** Null: the database's now(). */
+  receivedAt: Date | null;
+  rateLimitPerMinute: number;
+}
+
+export interface StoredDecision {
+  id: string;
+  gameId: string;
+  organizationId: string;
+  playerId: string;
+  eventType: string;
+  occurredAtMs: number;
+  status: 'accepted' | 'rejected';
+  reason: string | null;
+  rewardCredits: bigint;
+  createdAtMs: number;
+}
+
+export type RecordResult =
+  | { outcome: 'decided' | 'replayed'; decision: StoredDecision }
+  | { outcome: 'invalid_key' | 'invalid_player' | 'event_conflict' };
+
+export interface PublicConfigRow {
+  gameId: string;
+  name: string;
+  slug: string;
+  platform: string;
+  status: string;
+  maxPayoutCredits: bigint;
+  dailyPlayerCapCredits: bigint;
+  rules: Array<{ eventType: string; rewardCredits: bigint }>;
+}
+
+/**
+ * The hot statement; the benchmark's pgbench script runs the same one (load/bench-ledger.ts). The decision comes back
+ * as one JSON array in a text column: one field for the driver to describe and parse instead of eleven.
+ */
+export const RECORD_EVENT_SQL = `select json_build_array(o_outcome, o_id, o_game_id, o_organization_id, o_player_id,
+    o_event_type, o_occurred_at_ms::text, o_status, o_reason, o_reward_credits::text, o_created_at_ms::text)::text as d
+  from ledger.record_event($1, $2, $3, $4, $5, $6, $7, $8)`;
+
+const AUTHENTICATE_KEY_SQL = `select kind from ledger.keys where key_hash = $1 and revoked_at is null`;
+
+const PUBLIC_CONFIG_SQL = `select g.id, g.name, g.slug, g.platform, g.status, g.max_payout_credits::text,
+    g.daily_player_cap_credits::text,
+    coalesce((select json_agg(json_build_object('eventType', r.event_type, 'rewardCredits', r.reward_credits::text)
+                              order by r.event_type)
+              from ledger.rules r where r.game_id = g.id and r.active), '[]'::json) as rules
+  from ledger.keys k join ledger.games g on g.id = k.game_id
+  where k.key_hash = $1 and k.kind = 'public' and k.revoked_at is null`;
+
+/** The JSON array of RECORD_EVENT_SQL: outcome, then the decision's fields (null unless decided or replayed). */
+type RecordTuple = [
+  outcome: RecordOutcome,
+  id: string | null,
+  gameId: string | null,
+  organizationId: string | null,
+  playerId: string | null,
+  eventType: string | null,
+  occurredAtMs: string | null,
+  status: 'accepted' | 'rejected' | null,
+  reason: string | null,
+  rewardCredits: string | null,
+  createdAtMs: string | null,
+];
+
+/** SQLSTATE of a unique violation: a concurrent copy got its decision in first (see record_event). */
+const UNIQUE_VIOLATION = '23505';
+
+/**
+ * The database cannot serve now: no connection could be made, the connection broke, or the server refused the work
+ * for a transient reason (SQLSTATE classes 08 connection, 40 rollback (serialization, deadlock), 53 insufficient
+ * resources, 57 operator intervention, 58 system error). Nothing was committed; the caller may retry.
+ */
+export class DatabaseUnavailableError extends Error {
+  constructor(cause: unknown) {
+    super(`database unavailable: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    this.name = 'DatabaseUnavailableError';
+  }
+}
+
+const TRANSIENT_SQLSTATE = /^(08|40|53|57|58)/;
+
+function sqlState(error: unknown): string | undefined {
+  const code = (error as { code?: unknown }).code;
+  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
+}
+
+export class EventRepository {
+  private readonly database: Database;
+  private pool: Pool | undefined;
+  /**
+   * The hot statement is prepared once per connection (a named statement: no parse and plan per event). Not on the
+   * embedded PGlite server (a pool of one), whose connections all share one session: a statement prepared by a
+   * closed connection would still exist there and make the next connection's Parse fail.
+   */
+  private readonly recordStatementName: string | undefined;
+
+  constructor(database: Database) {
+    this.database = database;
+    const poolMax = (database.orm.config.get('pool') as { max?: number } | undefined)?.max ?? 1;
+    this.recordStatementName = poolMax > 1 ? 'ledger_record_event_v1' : undefined;
+  }
+
+  private async nativePool(): Promise<Pool> {
+    this.pool ??= await (this.database.orm.em.getConnection() as PostgreSqlConnection).getNativeClient();
+    return this.pool;
+  }
+
+  /** One statement on a pooled connection; transient failures become DatabaseUnavailableError. */
+  private async query<R extends QueryResultRow>(text: string, values: unknown[], name?: string): Promise<R[]> {
+    const pool = await this.nativePool();
+    let client: PoolClient;
+    try {
+      client = await pool.connect();
+    } catch (error) {
+      throw new DatabaseUnavailableError(error);
+    }
+    try {
+      const rows = (await client.query<R>(name ? { name, text, values } : { text, values })).rows;
+      client.release();
+      return rows;
+    } catch (error) {
+      const state = sqlState(error);
+      // A connection that failed below SQL (no SQLSTATE) or was terminated is not given back to the pool.
+      client.release(state === undefined || state.startsWith('08') || state.startsWith('57') ? true : undefined);
+      if (state === undefined || TRANSIENT_SQLSTATE.test(state)) throw new DatabaseUnavailableError(error);
+      throw error;
+    }
+  }
+
+  async recordEvent(params: RecordEventParams): Promise<RecordResult> {
+    const values = [
+      Buffer.from(params.keyHash),
+      params.eventId,
+      params.playerId,
+      params.eventType,
+      params.occurredAtMs.toString(),
+      Buffer.from(params.payloadHash),
+      params.receivedAt,
+      params.rateLimitPerMinute,
+    ];
+    let row: { d: string } | undefined;
+    try {
+      row = (await this.query<{ d: string }>(RECORD_EVENT_SQL, values, this.recordStatementName))[0];
+    } catch (error) {
+      // The function serializes fresh decisions per game and re-reads under the lock, so this should not happen;
+      // if it does, the whole transaction was rolled back and the stored decision answers as a replay.
+      if (sqlState(error) !== UNIQUE_VIOLATION) throw error;
+      row = (await this.query<{ d: string }>(RECORD_EVENT_SQL, values, this.recordStatementName))[0];
+    }
+    if (!row) throw new Error('ledger.record_event returned no row');
+    const [
+      outcome,
+      id,
+      gameId,
+      organizationId,
+      playerId,
+      eventType,
+      occurredAtMs,
+      status,
+      reason,
+      reward,
+      createdAtMs,
+    ] = JSON.parse(row.d) as RecordTuple;
+    if (outcome !== 'decided' && outcome !== 'replayed') return { outcome };
+    return {
+      outcome,
+      decision: {
+        id: id as string,
+        gameId: gameId as string,
+        organizationId: organizationId as string,
+        playerId: playerId as string,
+        eventType: eventType as string,
+        occurredAtMs: Number(occurredAtMs),
+        status: status as 'accepted' | 'rejected',
+        reason,
+        rewardCredits: BigInt(reward as string),
+        createdAtMs: Number(createdAtMs),
+      },
+    };
+  }
+
+  /** The kind of a known, unrevoked key; undefined otherwise. */
+  async keyKind(keyHash: Uint8Array): Promise<'public' | 'secret' | undefined> {
+    const rows = await this.query<{ kind: 'public' | 'secret' }>(AUTHENTICATE_KEY_SQL, [Buffer.from(keyHash)]);
+    return rows[0]?.kind;
+  }
+
+  /** The game of a known, unrevoked public key, with its active rules; undefined otherwise. */
+  async publicConfig(keyHash: Uint8Array): Promise<PublicConfigRow | undefined> {
+    const rows = await this.query<{
+      id: string;
+      name: string;
+      slug: string;
+      platform: string;
+      status: string;
+      max_payout_credits: string;
+      daily_player_cap_credits: string;
+      rules: Array<{ eventType: string; rewardCredits: string }>;
+    }>(PUBLIC_CONFIG_SQL, [Buffer.from(keyHash)]);
+    const row = rows[0];
+    if (!row) return undefined;
+    return {
+      gameId: row.id,
+      name: row.name,
+      slug: row.slug,
+      platform: row.platform,
+      status: row.status,
+      maxPayoutCredits: BigInt(row.max_payout_credits),
+      dailyPlayerCapCredits: BigInt(row.daily_player_cap_credits),
+      rules: row.rules.map((r) => ({ eventType: r.eventType, rewardCredits: BigInt(r.rewardCredits) })),
+    };
+  }
+}

@@ -1,0 +1,57 @@
+// GET /openapi.json documents the ingest endpoints with the schemas ingest validates with, and real answers of both
+// endpoints validate against the served document.
+import { ingestSchemas } from '../../../gateway/src/schemas/ingest.ts';
+import { SchemaSet } from '../../../gateway/src/schemas/json-schema.ts';
+import { CONFIG_PATH, EVENTS_PATH, eventBody, postEvent } from '../../support/ingest.ts';
+import { createEventWorld, createKey } from '../../support/ledger-fixtures.ts';
+import { api, startTestSystem, type TestSystem } from '../../support/system.ts';
+
+describe('/openapi.json for the game SDK ingest endpoints', () => {
+  let system: TestSystem;
+  let doc: any;
+
+  beforeAll(async () => {
+    system = await startTestSystem();
+    doc = (await api(system.url, 'GET', '/openapi.json')).body;
+  });
+  afterAll(async () => system?.stop());
+
+  it('lists both paths with their credentials and error statuses', () => {
+    const events = doc.paths[EVENTS_PATH].post;
+    expect(events.security).toEqual([{ gameSecretKey: [] }]);
+    expect(Object.keys(events.responses).sort()).toEqual(
+      ['200', '400', '401', '403', '404', '409', '413', '415', '503'].sort(),
+    );
+    const config = doc.paths[CONFIG_PATH].get;
+    expect(config.security).toEqual([{ gamePublicKey: [] }]);
+    expect(config.parameters.map((p: any) => [p.name, p.in, p.required])).toEqual([['publicKey', 'query', true]]);
+    expect(Object.keys(config.responses).sort()).toEqual(['200', '401', '503']);
+  });
+
+  it('serves the same schemas ingest validates with', () => {
+    for (const [name, schema] of Object.entries(ingestSchemas)) {
+      expect(doc.components.schemas[name]).toEqual(JSON.parse(JSON.stringify(schema)));
+    }
+  });
+
+  it('validates real requests and answers with the served document', async () => {
+    const schemas = new SchemaSet(doc.components.schemas);
+    const ok = (path: string, method: string) =>
+      schemas.compile(doc.paths[path][method].responses['200'].content['application/json'].schema);
+    const world = await createEventWorld(system.databaseUrl!);
+    const body = eventBody(world, { metadata: { level: 2 } });
+    expect(schemas.named('GameEventInput')(body)).toBe(true);
+    expect(schemas.named('GameEventInput')({ ...body, extra: 1 })).toBe(false);
+    const accepted = await postEvent(system.url, world.key.value, body);
+    expect(ok(EVENTS_PATH, 'post')(accepted.body)).toBe(true);
+    const rejected = await postEvent(system.url, world.key.value, eventBody(world, { eventType: 'none' }));
+    expect(rejected.body.data.reason).toBe('unknown_or_inactive_rule');
+    expect(ok(EVENTS_PATH, 'post')(rejected.body)).toBe(true);
+    expect(ok(EVENTS_PATH, 'post')({ data: { ...accepted.body.data, extra: true } })).toBe(false);
+    const key = await createKey(system.databaseUrl!, world.game, 'public');
+    const config = await api(system.url, 'GET', `${CONFIG_PATH}?publicKey=${key.value}`);
+    expect(ok(CONFIG_PATH, 'get')(config.body)).toBe(true);
+    const error = await postEvent(system.url, undefined, body);
+    expect(schemas.named('ErrorEnvelope')(error.body)).toBe(true);
+  });
+});

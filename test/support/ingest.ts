@@ -1,0 +1,88 @@
+// Helpers of the game SDK tests: event bodies, the event call, and strict checks of the response shapes.
+import { randomUUID } from 'node:crypto';
+import { gameEventResultSchema, gamePublicConfigSchema } from '../../services/ingest/src/domain/shapes.ts';
+import { createAjv, describeAjvError } from '../../services/runtime/src/validation/ajv.ts';
+import type { EventWorld } from './ledger-fixtures.ts';
+import { type ApiResponse, api, type RequestOptions } from './system.ts';
+
+export const EVENTS_PATH = '/api/game-sdk/v2/events';
+export const CONFIG_PATH = '/api/game-sdk/v2/config';
+
+const ajv = createAjv();
+const resultValidator = ajv.compile(gameEventResultSchema);
+const configValidator = ajv.compile(gamePublicConfigSchema);
+
+export interface EventBody {
+  eventId: string;
+  playerId: string;
+  eventType: string;
+  occurredAt: string;
+  metadata?: unknown;
+  [extra: string]: unknown;
+}
+
+/** A valid event of the world's player and rule, occurring at `at` (default: now). */
+export function eventBody(world: EventWorld, overrides: Partial<EventBody> = {}, at = new Date()): EventBody {
+  return {
+    eventId: randomUUID(),
+    playerId: world.player.id,
+    eventType: world.eventType,
+    occurredAt: at.toISOString(),
+    ...overrides,
+  };
+}
+
+export function postEvent(base: string, key: string | undefined, body: unknown, options: RequestOptions = {}) {
+  return api(base, 'POST', EVENTS_PATH, { token: key, body, ...options });
+}
+
+/** Asserts a 200 with a strict GameEventResult and returns it. */
+export function expectDecision(response: ApiResponse) {
+  if (response.status !== 200) {
+    throw new Error(`expected a decision, got ${response.status} ${JSON.stringify(response.body)}`);
+  }
+  expect(Object.keys(response.body)).toEqual(['data']);
+  if (!resultValidator(response.body.data)) {
+    throw new Error(`not a GameEventResult: ${describeAjvError(resultValidator.errors, 'data')}`);
+  }
+  return response.body.data as {
+    id: string;
+    eventId: string;
+    gameId: string;
+    organizationId: string;
+    playerId: string;
+    eventType: string;
+    occurredAt: string;
+    status: 'accepted' | 'rejected';
+    reason: string | null;
+    rewardCredits: number;
+    createdAt: string;
+    replayed: boolean;
+    mode: 'sandbox';
+  };
+}
+
+/** Asserts a strict GamePublicConfig. */
+export function expectPublicConfig(response: ApiResponse) {
+  if (response.status !== 200) {
+    throw new Error(`expected a configuration, got ${response.status} ${JSON.stringify(response.body)}`);
+  }
+  expect(Object.keys(response.body)).toEqual(['data']);
+  if (!configValidator(response.body.data)) {
+    throw new Error(`not a GamePublicConfig: ${describeAjvError(configValidator.errors, 'data')}`);
+  }
+  return response.body.data;
+}
+
+/** Asserts the error envelope with exactly this status and code. */
+export function expectError(response: ApiResponse, status: number, code: string) {
+  expect({ status: response.status, code: response.body?.error?.code }).toEqual({ status, code });
+  expect(Object.keys(response.body.error).sort()).toEqual(['code', 'message']);
+  expect(typeof response.body.error.message).toBe('string');
+}
+
+export function postRaw(base: string, key: string | undefined, rawBody: string | Uint8Array, contentType?: string) {
+  const headers: Record<string, string> = {};
+  if (contentType !== undefined) headers['Content-Type'] = contentType;
+  return api(base, 'POST', EVENTS_PATH, { token: key, rawBody, headers });
+}
