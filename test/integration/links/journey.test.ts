@@ -52,7 +52,7 @@ describe('the whole journey on `npm start` (embedded default)', () => {
     expect(journey.steps.map((s) => `${s.method} ${templateOf(s.path)}`)).toEqual([
       'POST /api/admin/v1/invitations',
       'GET /api/developer/v1/access',
-      ...Array(10).fill('POST /api/developer/v1/console'),
+      ...Array(9).fill('POST /api/developer/v1/console'),
       'POST /api/game-sdk/v2/link-intents',
       'POST /api/admin/v1/device-permits',
       'POST /api/native/v1/link-intents/inspect',

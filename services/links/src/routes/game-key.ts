@@ -44,17 +44,12 @@ export class SecretKeyGate {
 
   /** 401 unless the key is known and not revoked (asked of the ledger). */
   async assertKnown(ctx: Koa.Context, key: PresentedKey): Promise<void> {
-    // INTERIM until AuthenticateGameKey is on main.
-    try {
-      await this.transport.call(
-        ledgerOps.getPlayer,
-        { keyHash: key.hash, selector: { case: 'externalPlayerId', value: '' } },
-        ctx.state.call,
-      );
-    } catch (error) {
-      if (error instanceof AppError && error.code === 'not_found') return;
-      throw retryLater(error);
-    }
+    const reply = await this.transport
+      .call(ledgerOps.authenticateGameKey, { keyHash: key.hash }, ctx.state.call)
+      .catch((error: unknown) => {
+        throw retryLater(error);
+      });
+    if (!reply.valid) throw invalidKey();
   }
 
   /** The request's secret key: its shape here, the public-key refusal after the ledger knows the key. */
