@@ -16,9 +16,16 @@ import { addConsoleRoutes } from './rest/console.ts';
 import { adminOpenApi } from './schemas/admin.ts';
 import { consoleOpenApi } from './schemas/console.ts';
 import { ingestOpenApi } from './schemas/ingest.ts';
+import { linksOpenApi } from './schemas/links.ts';
 
 /** The REST endpoints /openapi.json describes; each module contributes its fragment. */
-export const openApiFragments: OpenApiFragment[] = [consoleOpenApi, adminOpenApi, graphqlOpenApi, ingestOpenApi];
+export const openApiFragments: OpenApiFragment[] = [
+  consoleOpenApi,
+  adminOpenApi,
+  graphqlOpenApi,
+  ingestOpenApi,
+  linksOpenApi,
+];
 
 export interface GatewayConfig {
   adminToken: string | undefined;
