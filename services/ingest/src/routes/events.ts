@@ -8,6 +8,7 @@
 // unknown or revoked key still answers 401 before any body error. The hot path stays one NATS round trip.
 import type Router from '@koa/router';
 import type Koa from 'koa';
+import type { Counter } from 'prom-client';
 import type { EventDecision } from '../../../runtime/src/contracts/gen/rewards/v1/events_pb.ts';
 import { ledgerOps } from '../../../runtime/src/contracts/operations.ts';
 import { AppError, relabelUnavailable } from '../../../runtime/src/errors.ts';
@@ -27,6 +28,8 @@ const invalidKey = () => new AppError(401, 'invalid_key', 'A valid, unrevoked se
 export interface EventRouteDeps {
   transport: Transport;
   platform: PlatformSwitch;
+  /** Counts answered decisions (`event_decisions_total`). */
+  decisions?: Counter<'status' | 'reason' | 'replayed'>;
 }
 
 export function addEventRoutes(router: Router, deps: EventRouteDeps): void {
@@ -84,8 +87,10 @@ export function addEventRoutes(router: Router, deps: EventRouteDeps): void {
       .catch((error: unknown) => {
         throw relabelUnavailable(error, 'retry_later', RETRY_LATER);
       });
+    const result = gameEventResult(reply.decision, reply.replayed);
+    deps.decisions?.inc({ status: result.status, reason: result.reason ?? 'none', replayed: String(result.replayed) });
     ctx.set('Cache-Control', 'no-store');
-    ctx.body = { data: gameEventResult(reply.decision, reply.replayed) };
+    ctx.body = { data: result };
   });
 }
 
