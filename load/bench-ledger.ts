@@ -7,12 +7,12 @@
 // sides up, then lets them take turns: RecordEvent with CONCURRENCY requests in flight, pgbench with as many clients,
 // DURATION seconds each in all, in ROUNDS rounds. Prints decisions per second of both, their ratio, p50/p99 latency,
 // the ledger process's peak RSS (VmHWM), and where the CPU went. Run with --help for the flags.
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { parseArgs, promisify } from 'node:util';
+import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { pino } from 'pino';
 import { identityMigrations } from '../services/identity-admission/src/migrations/index.ts';
@@ -23,6 +23,8 @@ import { migrate } from '../services/runtime/src/db/database.ts';
 import { createMetrics } from '../services/runtime/src/metrics.ts';
 import { NatsTransport } from '../services/runtime/src/transport/nats.ts';
 import { freePort, startNats, startPostgres } from '../test/support/servers.ts';
+import { runPgbench as runPgbenchScript, type Side } from './lib/pgbench.ts';
+import { cpuSeconds, percentile, rssMiB, sampleBackendCpu, syscalls } from './lib/proc.ts';
 
 const HELP = `Usage: npm run bench:ledger -- [options]
 
@@ -175,21 +177,6 @@ async function createFixtures(url: string, options: Options): Promise<void> {
   }
 }
 
-interface Side {
-  /** CPU seconds per component during the measured window. */
-  cpuS: Record<string, number>;
-  /** Read and write system calls of the ledger process during the measured window (NATS side only). */
-  ledgerSyscalls?: { reads: number; writes: number };
-  decisions: number;
-  seconds: number;
-  perSecond: number;
-  p50Ms: number;
-  p99Ms: number;
-  errors: number;
-  /** Every measured latency (combined across rounds). */
-  latenciesMs: Float64Array;
-}
-
 /** Sums the rounds of one side: rates over the summed time, percentiles over all latencies. */
 function combine(rounds: Side[]): Side {
   const latencies = new Float64Array(rounds.reduce((n, r) => n + r.latenciesMs.length, 0));
@@ -222,11 +209,6 @@ function combine(rounds: Side[]): Side {
     errors: rounds.reduce((n, r) => n + r.errors, 0),
     latenciesMs: latencies,
   };
-}
-
-function percentile(sorted: Float64Array, p: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 }
 
 /** CONCURRENCY loops calling RecordEvent until the deadline; latencies of the measured window only. */
@@ -313,18 +295,6 @@ async function natsDriver(natsUrl: string, options: Options, probes: Probes): Pr
   return { run, close: () => transport.close() };
 }
 
-function findPgbench(): string {
-  if (process.env.PGBENCH) return process.env.PGBENCH;
-  for (const dir of (process.env.PATH ?? '').split(':').concat(['/usr/bin'])) {
-    try {
-      if (dir && readdirSync(dir).includes('pgbench')) return join(dir, 'pgbench');
-    } catch {
-      // not a folder
-    }
-  }
-  throw new Error('pgbench not found: install postgresql-client or set PGBENCH');
-}
-
 // The statement the ledger prepares (RECORD_EVENT_SQL), its parameters replaced by SQL expressions of the same
 // values: game g's key hash, a new event id, player p of game g, the event type, occurredAt = now in epoch
 // milliseconds, a random payload hash, receipt = now() (null), the rate limit. pgbench turns :g and :p into
@@ -344,7 +314,7 @@ const PGBENCH_SCRIPT = `\\set g random(1, :games)
 ${RECORD_EVENT_SQL.replace(/\$(\d)/g, (_, i: string) => PGBENCH_ARGUMENTS[Number(i) - 1]!).replace(/\s+/g, ' ')};
 `;
 
-async function runPgbench(
+function runPgbench(
   url: string,
   options: Options,
   dir: string,
@@ -352,77 +322,19 @@ async function runPgbench(
   seconds: number,
   measured: boolean,
 ): Promise<Side> {
-  const pgbench = findPgbench();
   const script = join(dir, 'record-event.sql');
   writeFileSync(script, PGBENCH_SCRIPT);
-  const threads = Math.min(options.concurrency, cpus().length);
-  const common = [
-    '-n',
-    '-M',
-    // The ledger prepares its statement once per connection (EventRepository): so does pgbench.
-    'prepared',
-    '-c',
-    String(options.concurrency),
-    '-j',
-    String(threads),
-    '-f',
+  return runPgbenchScript({
+    url,
+    database,
     script,
-    '-D',
-    `games=${options.games}`,
-    '-D',
-    `players=${options.players}`,
-  ];
-  const exec = promisify(execFile);
-  if (!measured) {
-    await exec(pgbench, [...common, '-T', String(seconds), url]);
-    return {
-      cpuS: {},
-      decisions: 0,
-      seconds,
-      perSecond: 0,
-      p50Ms: 0,
-      p99Ms: 0,
-      errors: 0,
-      latenciesMs: new Float64Array(),
-    };
-  }
-  const logPrefix = join(dir, 'pgbench_log');
-  const sampler = sampleBackendCpu(database);
-  // pgbench's own CPU (the client's side, like the driver on the NATS side) through GNU time when it is installed.
-  const timeFile = join(dir, 'pgbench.time');
-  const args = [...common, '-T', String(seconds), '-l', '--log-prefix', logPrefix, url];
-  const timed = existsSync('/usr/bin/time');
-  const { stdout } = await exec(
-    timed ? '/usr/bin/time' : pgbench,
-    timed ? ['-f', '%U %S', '-o', timeFile, pgbench, ...args] : args,
-    { maxBuffer: 16 * 1024 * 1024 },
-  );
-  const cpuS: Record<string, number> = { postgres: sampler.stop() };
-  if (timed) {
-    const [user, system] = readFileSync(timeFile, 'utf8').trim().split(/\s+/).map(Number);
-    cpuS.pgbench = (user ?? 0) + (system ?? 0);
-  }
-  const processed = Number(/number of transactions actually processed: (\d+)/.exec(stdout)?.[1]);
-  const failed = Number(/number of failed transactions: (\d+)/.exec(stdout)?.[1] ?? 0);
-  const latencies: number[] = [];
-  for (const file of readdirSync(dir).filter((f) => f.startsWith('pgbench_log'))) {
-    for (const line of readFileSync(join(dir, file), 'utf8').split('\n')) {
-      const latencyUs = line.split(' ')[2];
-      if (latencyUs !== undefined) latencies.push(Number(latencyUs) / 1000);
-    }
-    rmSync(join(dir, file)); // each round writes its own logs
-  }
-  const sorted = Float64Array.from(latencies).sort();
-  return {
-    cpuS,
-    decisions: processed,
+    clients: options.concurrency,
+    threads: Math.min(options.concurrency, cpus().length),
     seconds,
-    perSecond: processed / seconds,
-    p50Ms: percentile(sorted, 50),
-    p99Ms: percentile(sorted, 99),
-    errors: failed,
-    latenciesMs: sorted,
-  };
+    defines: { games: options.games, players: options.players },
+    dir,
+    measured,
+  });
 }
 
 async function startLedger(
@@ -462,72 +374,6 @@ async function startLedger(
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error('the ledger did not become ready within 30 s');
-}
-
-/** CPU seconds (user + system) a process has used so far, from /proc/<pid>/stat. */
-function cpuSeconds(pid: number): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
-  } catch {
-    return 0;
-  }
-}
-
-/** The PostgreSQL backends serving one database (their command line names it), with their CPU seconds. */
-function backends(database: string): Map<number, number> {
-  const found = new Map<number, number>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
-      if (cmdline.startsWith('postgres: ') && cmdline.includes(` ${database} `)) {
-        found.set(Number(entry), cpuSeconds(Number(entry)));
-      }
-    } catch {
-      // gone
-    }
-  }
-  return found;
-}
-
-/**
- * CPU seconds spent by the database's backends while it runs: sampled every 200 ms, so that backends that exit
- * before the end (pgbench's) are counted up to their last sample.
- */
-function sampleBackendCpu(database: string): { stop: () => number } {
-  const first = backends(database);
-  const last = new Map(first);
-  const timer = setInterval(() => {
-    for (const [pid, cpu] of backends(database)) last.set(pid, cpu);
-  }, 200);
-  return {
-    stop: () => {
-      clearInterval(timer);
-      for (const [pid, cpu] of backends(database)) last.set(pid, cpu);
-      let total = 0;
-      for (const [pid, cpu] of last) total += cpu - (first.get(pid) ?? 0);
-      return total;
-    },
-  };
-}
-
-/** Read and write system calls a process has made so far (/proc/<pid>/io). */
-function syscalls(pid: number): { reads: number; writes: number } {
-  try {
-    const io = readFileSync(`/proc/${pid}/io`, 'utf8');
-    return { reads: Number(/syscr: (\d+)/.exec(io)?.[1]), writes: Number(/syscw: (\d+)/.exec(io)?.[1]) };
-  } catch {
-    return { reads: Number.NaN, writes: Number.NaN };
-  }
-}
-
-/** Peak (VmHWM) or current (VmRSS) resident memory of a process, in MiB. */
-function rssMiB(pid: number, field: 'VmHWM' | 'VmRSS' = 'VmHWM'): number {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1]);
-  return kb / 1024;
 }
 
 async function countEvents(url: string): Promise<{ accepted: number; rejected: number }> {

@@ -58,7 +58,14 @@ const intEnv = (name, fallback) => {
   return n;
 };
 
-const BASE_URL = (__ENV.BASE_URL || 'http://127.0.0.1:8080').replace(/\/+$/, '');
+const trimUrl = (u) => u.replace(/\/+$/, '');
+const BASE_URL = trimUrl(__ENV.BASE_URL || 'http://127.0.0.1:8080');
+// Each edge program may run on its own port (the five programs run alone): console, access and operator calls go to
+// the gateway, events to ingest, link intents and native approvals to links. Unset: BASE_URL (the all-in-one
+// process, or an Ingress routing the paths).
+const GATEWAY_URL = trimUrl(__ENV.GATEWAY_URL || BASE_URL);
+const INGEST_URL = trimUrl(__ENV.INGEST_URL || BASE_URL);
+const LINKS_URL = trimUrl(__ENV.LINKS_URL || BASE_URL);
 const DEV_TOKEN = __ENV.DEV_TOKEN || '';
 const ADMIN_TOKEN = __ENV.ADMIN_TOKEN || '';
 const NATIVE_TOKENS = JSON.parse(__ENV.NATIVE_TOKENS || '[]');
@@ -169,7 +176,7 @@ function must(res, what, okStatuses = [200]) {
 }
 
 function consoleAction(action) {
-  const res = http.post(`${BASE_URL}/api/developer/v1/console`, json(action), {
+  const res = http.post(`${GATEWAY_URL}/api/developer/v1/console`, json(action), {
     headers: { ...bearer(DEV_TOKEN), 'Content-Type': 'application/json' },
     tags: { name: `console:${action.type}` },
   });
@@ -187,7 +194,7 @@ function eventBody(playerId, extra) {
 }
 
 function postEvent(secret, bodyText, name) {
-  return http.post(`${BASE_URL}/api/game-sdk/v2/events`, bodyText, {
+  return http.post(`${INGEST_URL}/api/game-sdk/v2/events`, bodyText, {
     headers: { ...bearer(secret), 'Content-Type': 'application/json' },
     tags: { name },
   });
@@ -208,7 +215,7 @@ export function setup() {
     const email = jwtEmail(DEV_TOKEN);
     if (email) {
       must(
-        http.post(`${BASE_URL}/api/admin/v1/invitations`, json({ email }), {
+        http.post(`${GATEWAY_URL}/api/admin/v1/invitations`, json({ email }), {
           headers: { ...bearer(ADMIN_TOKEN), 'Content-Type': 'application/json' },
           tags: { name: 'admin:invitation' },
         }),
@@ -219,7 +226,7 @@ export function setup() {
     for (const n of NATIVE_TOKENS) {
       must(
         http.post(
-          `${BASE_URL}/api/admin/v1/device-permits`,
+          `${GATEWAY_URL}/api/admin/v1/device-permits`,
           json({ sessionId: n.sid, creditsUserId: n.creditsUserId, expiresInSeconds: 86400 }),
           {
             headers: { ...bearer(ADMIN_TOKEN), 'Content-Type': 'application/json' },
@@ -233,7 +240,7 @@ export function setup() {
   }
 
   const access = must(
-    http.get(`${BASE_URL}/api/developer/v1/access`, {
+    http.get(`${GATEWAY_URL}/api/developer/v1/access`, {
       headers: bearer(DEV_TOKEN),
       tags: { name: 'access' },
     }),
@@ -278,7 +285,7 @@ export function setup() {
     const players = [];
     for (let p = 0; p < PLAYERS_PER_GAME; p++) {
       const intent = must(
-        http.post(`${BASE_URL}/api/game-sdk/v2/link-intents`, json({ externalPlayerId: `k6-${runId}-g${g}-p${p}` }), {
+        http.post(`${LINKS_URL}/api/game-sdk/v2/link-intents`, json({ externalPlayerId: `k6-${runId}-g${g}-p${p}` }), {
           headers: { ...bearer(key.issuedKey), 'Content-Type': 'application/json' },
           tags: { name: 'link-intent' },
         }),
@@ -288,14 +295,14 @@ export function setup() {
         const native = NATIVE_TOKENS[p];
         const headers = { ...bearer(native.token), ...NATIVE_HEADERS, 'Content-Type': 'application/json' };
         must(
-          http.post(`${BASE_URL}/api/native/v1/link-intents/inspect`, json({ linkToken: intent.linkToken }), {
+          http.post(`${LINKS_URL}/api/native/v1/link-intents/inspect`, json({ linkToken: intent.linkToken }), {
             headers,
             tags: { name: 'link-inspect' },
           }),
           'link inspect',
         );
         const approval = must(
-          http.post(`${BASE_URL}/api/native/v1/link-intents/approve`, json({ linkToken: intent.linkToken }), {
+          http.post(`${LINKS_URL}/api/native/v1/link-intents/approve`, json({ linkToken: intent.linkToken }), {
             headers,
             tags: { name: 'link-approve' },
           }),
@@ -381,7 +388,7 @@ export function replay(data) {
 export function consoleRead(data) {
   const headers = bearer(DEV_TOKEN);
   if (exec.scenario.iterationInTest % 2 === 0) {
-    const res = http.get(`${BASE_URL}/api/developer/v1/console`, { headers, tags: { name: 'console:snapshot' } });
+    const res = http.get(`${GATEWAY_URL}/api/developer/v1/console`, { headers, tags: { name: 'console:snapshot' } });
     check(res, {
       'console: 200': (r) => r.status === 200,
       'console: snapshot': (r) => {
@@ -396,7 +403,7 @@ export function consoleRead(data) {
   }
   const kind = Math.random() < 0.7 ? 'events' : 'players';
   const game = pick(data.games);
-  const url = `${BASE_URL}/api/developer/v1/records?kind=${kind}&gameId=${game.id}&limit=50`;
+  const url = `${GATEWAY_URL}/api/developer/v1/records?kind=${kind}&gameId=${game.id}&limit=50`;
   const res = http.get(url, { headers, tags: { name: `records:${kind}` } });
   let page = null;
   try {
@@ -408,7 +415,7 @@ export function consoleRead(data) {
     'records: 200': (r) => r.status === 200,
     'records: page': () => page !== null && page.kind === kind && Array.isArray(page.records),
   });
-  if (page && page.nextCursor) {
+  if (page?.nextCursor) {
     const next = http.get(`${url}&cursor=${encodeURIComponent(page.nextCursor)}`, {
       headers,
       tags: { name: `records:${kind}:next` },

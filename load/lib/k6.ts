@@ -1,0 +1,93 @@
+// k6 for the load runs: found on PATH, in Go's bin folder or ~/go/bin, else built with `go install go.k6.io/k6@latest`
+// (k6 is on neither npm nor Debian). Runs load/ingest.js with the given environment and reads its JSON summary.
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { cpuSeconds, rssMiB } from './proc.ts';
+
+export const K6_MODULE = 'go.k6.io/k6@latest';
+
+function goBinDirs(): string[] {
+  const dirs: string[] = [];
+  try {
+    const gobin = execFileSync('go', ['env', 'GOBIN'], { encoding: 'utf8' }).trim();
+    if (gobin) dirs.push(gobin);
+    const gopath = execFileSync('go', ['env', 'GOPATH'], { encoding: 'utf8' }).trim();
+    if (gopath) dirs.push(join(gopath.split(':')[0]!, 'bin'));
+  } catch {
+    // no Go
+  }
+  dirs.push(join(homedir(), 'go', 'bin'));
+  return dirs;
+}
+
+function findOnPath(name: string): string | undefined {
+  for (const dir of (process.env.PATH ?? '').split(':')) {
+    if (dir && existsSync(join(dir, name))) return join(dir, name);
+  }
+  return undefined;
+}
+
+/** The k6 binary: K6 variable, PATH, Go's bin folders; else `go install go.k6.io/k6@latest` (minutes, once). */
+export function ensureK6(log: (line: string) => void): string {
+  if (process.env.K6) return process.env.K6;
+  const found =
+    findOnPath('k6') ??
+    goBinDirs()
+      .map((d) => join(d, 'k6'))
+      .find((p) => existsSync(p));
+  if (found) return found;
+  if (!findOnPath('go')) throw new Error(`k6 is not installed and Go is missing to build it (go install ${K6_MODULE})`);
+  log(`k6 not found: building it with \`go install ${K6_MODULE}\` (a few minutes the first time)`);
+  execFileSync('go', ['install', K6_MODULE], { stdio: 'inherit' });
+  const built = goBinDirs()
+    .map((d) => join(d, 'k6'))
+    .find((p) => existsSync(p));
+  if (!built) throw new Error(`k6 not found after go install ${K6_MODULE}`);
+  return built;
+}
+
+export function k6Version(k6: string): string {
+  try {
+    return execFileSync(k6, ['version'], { encoding: 'utf8' }).split('\n')[0]!.trim();
+  } catch {
+    return 'k6 (version unknown)';
+  }
+}
+
+export interface K6Result {
+  exitCode: number;
+  /** The JSON summary handleSummary wrote (k6's end-of-test data). */
+  summary: any;
+  /** k6's own peak RSS (MiB) and CPU seconds. */
+  peakRssMiB: number;
+  cpuS: number;
+}
+
+/** Runs `k6 run load/ingest.js` with env added to this process's environment; output goes to this terminal. */
+export async function runK6(
+  k6: string,
+  env: Record<string, string>,
+  options: { resultsDir: string; profile: string; quiet?: boolean },
+): Promise<K6Result> {
+  const quiet = options.quiet ?? !process.stdout.isTTY;
+  const child = spawn(k6, ['run', ...(quiet ? ['--quiet'] : []), 'load/ingest.js'], {
+    env: { ...process.env, ...env, RESULTS_DIR: options.resultsDir, PROFILE: options.profile },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  let peak = 0;
+  let cpu = 0;
+  const sample = () => {
+    if (!child.pid) return;
+    const rss = rssMiB(child.pid);
+    if (Number.isFinite(rss)) peak = Math.max(peak, rss);
+    cpu = Math.max(cpu, cpuSeconds(child.pid));
+  };
+  const timer = setInterval(sample, 1000);
+  const exitCode = await new Promise<number>((resolve) => child.once('exit', (code) => resolve(code ?? 1)));
+  clearInterval(timer);
+  const file = join(options.resultsDir, `${options.profile}-summary.json`);
+  const summary = existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : undefined;
+  return { exitCode, summary, peakRssMiB: peak, cpuS: cpu };
+}
