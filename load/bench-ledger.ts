@@ -16,14 +16,13 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { pino } from 'pino';
 import { identityMigrations } from '../services/identity-admission/src/migrations/index.ts';
-import { RECORD_EVENT_SQL } from '../services/ledger/src/events/repository.ts';
 import { ledgerMigrations } from '../services/ledger/src/migrations/index.ts';
 import { ledgerOps } from '../services/runtime/src/contracts/operations.ts';
 import { migrate } from '../services/runtime/src/db/database.ts';
 import { createMetrics } from '../services/runtime/src/metrics.ts';
 import { NatsTransport } from '../services/runtime/src/transport/nats.ts';
 import { freePort, startNats, startPostgres } from '../test/support/servers.ts';
-import { runPgbench as runPgbenchScript, type Side } from './lib/pgbench.ts';
+import { recordEventStatement, runPgbench as runPgbenchScript, type Side } from './lib/pgbench.ts';
 import { cpuSeconds, percentile, rssMiB, sampleBackendCpu, syscalls } from './lib/proc.ts';
 
 const HELP = `Usage: npm run bench:ledger -- [options]
@@ -311,7 +310,7 @@ const PGBENCH_ARGUMENTS = [
 ];
 const PGBENCH_SCRIPT = `\\set g random(1, :games)
 \\set p random(1, :players)
-${RECORD_EVENT_SQL.replace(/\$(\d)/g, (_, i: string) => PGBENCH_ARGUMENTS[Number(i) - 1]!).replace(/\s+/g, ' ')};
+${recordEventStatement(PGBENCH_ARGUMENTS)}
 `;
 
 function runPgbench(

@@ -4,6 +4,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { cpuSeconds, rssMiB } from './proc.ts';
 
 export const K6_MODULE = 'go.k6.io/k6@latest';
@@ -69,13 +70,30 @@ export interface K6Result {
 export async function runK6(
   k6: string,
   env: Record<string, string>,
-  options: { resultsDir: string; profile: string; quiet?: boolean },
+  options: {
+    resultsDir: string;
+    profile: string;
+    /** k6's --quiet (no progress bars); default: when stdout is not a terminal. */
+    quiet?: boolean;
+    /** Called with every line k6 writes to stderr (its log, console.log of the script); the line is also echoed. */
+    onLogLine?: (line: string) => void;
+    /** Called with k6's process id once it runs. */
+    onStart?: (pid: number) => void;
+  },
 ): Promise<K6Result> {
   const quiet = options.quiet ?? !process.stdout.isTTY;
   const child = spawn(k6, ['run', ...(quiet ? ['--quiet'] : []), 'load/ingest.js'], {
     env: { ...process.env, ...env, RESULTS_DIR: options.resultsDir, PROFILE: options.profile },
-    stdio: ['ignore', 'inherit', 'inherit'],
+    stdio: ['ignore', 'inherit', options.onLogLine ? 'pipe' : 'inherit'],
   });
+  if (child.pid) options.onStart?.(child.pid);
+  if (options.onLogLine && child.stderr) {
+    const onLine = options.onLogLine;
+    createInterface({ input: child.stderr }).on('line', (line) => {
+      process.stderr.write(`${line}\n`);
+      onLine(line);
+    });
+  }
   let peak = 0;
   let cpu = 0;
   const sample = () => {

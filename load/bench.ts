@@ -1,0 +1,445 @@
+// npm run bench: the whole service end to end against the database's own ceiling, in one run on one machine.
+//
+//   1. starts PostgreSQL and nats-server (unless DATABASE_URL / NATS_URL are given) and the five programs as separate
+//      processes (or the all-in-one process with --mode all-in-one), with run-made JWKS and an operator token;
+//   2. runs the k6 full profile (load/ingest.js): setup() through the console and the link flow, the steady mixed
+//      scenarios (ingest, replay, console reads) for --duration, then the peak phase: fresh events offered faster
+//      than the service answers, at most --peak-vus in flight, for --peak-duration; the completed rate is the
+//      end-to-end ceiling;
+//   3. runs pgbench on the same database with the same SQL work as one decision (the ledger's prepared
+//      record_event statement, on the games and linked players k6 created), with as many clients as the ledger has
+//      connections;
+//   4. prints events per second end to end, p50/p95/p99, errors, the pgbench ceiling and the ratio, each program's
+//      peak memory, and the CPU each process spent per event during the peak.
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import pg from 'pg';
+import { summarizeCpuProfile } from './lib/cpuprofile.ts';
+import { ensureK6, k6Version, runK6 } from './lib/k6.ts';
+import { recordEventStatement, runPgbench, type Side } from './lib/pgbench.ts';
+import { cpuSeconds, machine, sampleBackendCpu } from './lib/proc.ts';
+import type { SystemMode } from './lib/system.ts';
+import { log, prepare } from './run-k6.ts';
+
+const HELP = `Usage: npm run bench -- [options]
+
+Runs the service on real PostgreSQL and NATS, drives it with the k6 full profile, runs pgbench with the same SQL
+work as one decision on the same database, and prints events per second end to end, latency percentiles, errors,
+the pgbench ceiling, the ratio (target: 0.5 or better), each program's peak memory and CPU per event.
+
+Options:
+  --duration D          steady mixed scenarios of the full profile (200 events/s, 50 replays/s,
+                        10 console reads/s)                                          default 2m
+  --peak-duration D     peak phase: fresh events only, offered beyond capacity          default 60s
+  --peak-rate N         events per second offered in the peak phase                     default 3000
+  --peak-vus N          requests in flight at most in the peak phase                     default 64
+  --pool N              the ledger's PostgreSQL connections (DATABASE_POOL_MAX)          default 16
+  --pgbench-clients N   pgbench clients                                                  default: --pool
+  --pgbench-duration S  measured pgbench seconds (after a 5 s warm-up)                   default 60
+  --mode M              programs (five processes) or all-in-one                          default programs
+  --cpu-prof DIR        run ingest and ledger (or the all-in-one process) with node --cpu-prof; profiles
+                        written to DIR and their top functions printed
+  --wait-for-load L     before starting, wait until the 1-minute load average is below L (polls every 60 s)
+  --wait-max M          give up waiting after M minutes and run anyway                   default 20
+  --json FILE           also write every figure as JSON to FILE
+  --help                this text
+
+Environment: DATABASE_URL, NATS_URL (servers to use; unset: throwaway ones), K6, PGBENCH (binaries).
+`;
+
+interface BenchOptions {
+  duration: string;
+  peakDuration: string;
+  peakRate: number;
+  peakVus: number;
+  pool: number;
+  pgbenchClients: number;
+  pgbenchSeconds: number;
+  mode: SystemMode;
+  cpuProfile: string | undefined;
+  waitForLoad: number | undefined;
+  waitMaxMinutes: number;
+  json: string | undefined;
+}
+
+function seconds(duration: string): number {
+  let total = 0;
+  for (const [, n, unit] of duration.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g)) {
+    total += Number(n) * ({ ms: 0.001, s: 1, m: 60, h: 3600 } as Record<string, number>)[unit!]!;
+  }
+  return total;
+}
+
+function readOptions(): BenchOptions {
+  const { values } = parseArgs({
+    options: {
+      duration: { type: 'string' },
+      'peak-duration': { type: 'string' },
+      'peak-rate': { type: 'string' },
+      'peak-vus': { type: 'string' },
+      pool: { type: 'string' },
+      'pgbench-clients': { type: 'string' },
+      'pgbench-duration': { type: 'string' },
+      mode: { type: 'string' },
+      'cpu-prof': { type: 'string' },
+      'wait-for-load': { type: 'string' },
+      'wait-max': { type: 'string' },
+      json: { type: 'string' },
+      help: { type: 'boolean' },
+    },
+    allowPositionals: false,
+  });
+  if (values.help) {
+    process.stdout.write(HELP);
+    process.exit(0);
+  }
+  const problems: string[] = [];
+  const int = (flag: string, raw: string | undefined, fallback: number, min: number, max: number) => {
+    if (raw === undefined) return fallback;
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < min || n > max) problems.push(`--${flag} must be an integer from ${min} to ${max}`);
+    return n;
+  };
+  const duration = (flag: string, raw: string | undefined, fallback: string) => {
+    const value = raw ?? fallback;
+    if (!/^(\d+(ms|s|m|h))+$/.test(value) || seconds(value) <= 0) problems.push(`--${flag} must look like 90s or 2m`);
+    return value;
+  };
+  const pool = int('pool', values.pool, 16, 1, 200);
+  const mode = values.mode ?? 'programs';
+  if (mode !== 'programs' && mode !== 'all-in-one') problems.push('--mode must be programs or all-in-one');
+  const waitForLoad = values['wait-for-load'] === undefined ? undefined : Number(values['wait-for-load']);
+  if (waitForLoad !== undefined && !(waitForLoad > 0)) problems.push('--wait-for-load must be a positive number');
+  const options: BenchOptions = {
+    duration: duration('duration', values.duration, '2m'),
+    peakDuration: duration('peak-duration', values['peak-duration'], '60s'),
+    peakRate: int('peak-rate', values['peak-rate'], 3000, 1, 100_000),
+    peakVus: int('peak-vus', values['peak-vus'], 64, 1, 2000),
+    pool,
+    pgbenchClients: int('pgbench-clients', values['pgbench-clients'], pool, 1, 200),
+    pgbenchSeconds: int('pgbench-duration', values['pgbench-duration'], 60, 1, 3600),
+    mode: mode as SystemMode,
+    cpuProfile: values['cpu-prof'] ? resolve(values['cpu-prof']) : undefined,
+    waitForLoad,
+    waitMaxMinutes: int('wait-max', values['wait-max'], 20, 0, 600),
+    json: values.json,
+  };
+  if (problems.length) {
+    process.stderr.write(`${problems.join('\n')}\n`);
+    process.exit(2);
+  }
+  return options;
+}
+
+async function waitForQuietMachine(options: BenchOptions): Promise<void> {
+  if (options.waitForLoad === undefined) return;
+  const deadline = Date.now() + options.waitMaxMinutes * 60_000;
+  for (;;) {
+    const load = machine().loadAverage1m;
+    if (load < options.waitForLoad) {
+      log(`1-minute load average ${load.toFixed(2)} < ${options.waitForLoad}: starting`);
+      return;
+    }
+    if (Date.now() >= deadline) {
+      log(`1-minute load average still ${load.toFixed(2)} after ${options.waitMaxMinutes} min: running anyway`);
+      return;
+    }
+    log(`1-minute load average ${load.toFixed(2)} >= ${options.waitForLoad}: waiting 60 s`);
+    await new Promise((r) => setTimeout(r, 60_000));
+  }
+}
+
+interface Target {
+  keyHash: Buffer;
+  playerId: string;
+}
+
+/** The secret keys and linked players k6's setup() created: what the fresh events of the load were sent as. */
+async function targets(url: string): Promise<Target[]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ key_hash: Buffer; player_id: string }>(
+      `select k.key_hash, p.id as player_id
+         from ledger.keys k join ledger.players p on p.game_id = k.game_id
+        where k.kind = 'secret' and k.revoked_at is null and p.linked_at is not null
+        order by k.game_id, p.id`,
+    );
+    return rows.map((r) => ({ keyHash: r.key_hash, playerId: r.player_id }));
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * A pgbench script doing what the ledger does for one fresh event of the load: the same prepared statement with a
+ * random (key, linked player) of the run, a new event id, event type level_complete, occurredAt now, a random
+ * payload hash, receipt now() and the run's rate limit. The pair is chosen by pgbench's \if on a random number (client
+ * side), so each branch's statement carries its key hash and player id as literals and the server does exactly the
+ * decision's work.
+ */
+function pgbenchScript(list: Target[], rateLimit: number): string {
+  const lines = [`\\set i random(1, ${list.length})`];
+  list.forEach((t, index) => {
+    lines.push(`${index === 0 ? '\\if' : '\\elif'} :i = ${index + 1}`);
+    lines.push(
+      recordEventStatement([
+        `'\\x${t.keyHash.toString('hex')}'::bytea`,
+        'gen_random_uuid()',
+        `'${t.playerId}'::uuid`,
+        `'level_complete'`,
+        '(extract(epoch from clock_timestamp()) * 1000)::bigint',
+        `sha256(convert_to(gen_random_uuid()::text, 'UTF8'))`,
+        'null',
+        String(rateLimit),
+      ]),
+    );
+  });
+  lines.push('\\endif', '');
+  return lines.join('\n');
+}
+
+async function countEvents(url: string, from: Date, to: Date): Promise<number> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ n: string }>(
+      'select count(*)::text as n from ledger.events where created_at >= $1 and created_at < $2',
+      [from, to],
+    );
+    return Number(rows[0]?.n ?? 0);
+  } finally {
+    await client.end();
+  }
+}
+
+interface Trend {
+  p50: number;
+  p95: number;
+  p99: number;
+  max: number;
+}
+
+function trend(summary: any, metric: string): Trend | undefined {
+  const v = summary?.metrics?.[metric]?.values;
+  if (!v) return undefined;
+  return { p50: v.med, p95: v['p(95)'], p99: v['p(99)'], max: v.max };
+}
+
+/** Requests of a scenario and how many failed (http_req_failed counts a failure as a "pass" of the rate). */
+function requests(summary: any, scenario: string): { count: number; failed: number; checksFailed: number } {
+  const failed = summary?.metrics?.[`http_req_failed{scenario:${scenario}}`]?.values;
+  const checks = summary?.metrics?.[`checks{scenario:${scenario}}`]?.values;
+  return {
+    count: (failed?.passes ?? 0) + (failed?.fails ?? 0),
+    failed: failed?.passes ?? 0,
+    checksFailed: checks?.fails ?? 0,
+  };
+}
+
+async function main(): Promise<void> {
+  const options = readOptions();
+  const k6 = ensureK6(log);
+  await waitForQuietMachine(options);
+  const before = machine();
+  const rateLimit = 1_000_000; // the limiter counts every event but never refuses: every decision is an acceptance
+  const resultsDir = resolve('load/results/bench');
+  const runDir = mkdtempSync(join(tmpdir(), 'bench-'));
+  if (options.cpuProfile) mkdirSync(options.cpuProfile, { recursive: true });
+  const profiled = options.mode === 'all-in-one' ? ['all-in-one'] : ['ingest', 'ledger'];
+  log(
+    `${k6Version(k6)}; ${options.mode === 'programs' ? 'five programs as separate processes' : 'the all-in-one process'} ` +
+      `on real PostgreSQL and NATS; load average ${before.loadAverage1m.toFixed(2)}`,
+  );
+  const { system, k6Env } = await prepare(
+    { profile: 'full', mode: options.mode, duration: options.duration, rateLimit, resultsDir },
+    { DATABASE_POOL_MAX: String(options.pool) },
+    options.cpuProfile ? { dir: options.cpuProfile, programs: profiled } : undefined,
+  );
+  const stop = () => system.stop();
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      log(`${signal}: stopping the service`);
+      void stop().finally(() => process.exit(130));
+    });
+  }
+  try {
+    // The peak window: from the peak scenario's start (steady duration + 10 s graceful stop after setup ends) plus
+    // 3 s of ramp, to 1 s before its end. CPU of every process and of the database's backends is read at both ends.
+    const steadyS = seconds(options.duration) + 10;
+    const peakS = seconds(options.peakDuration);
+    const windowStartS = steadyS + 3;
+    const windowEndS = steadyS + peakS - 1;
+    const processes = system.processes;
+    let window: { from: Date; to: Date; cpuS: Record<string, number>; k6CpuS: number; postgresS: number } | undefined;
+    let k6Pid: number | undefined;
+    const timers: NodeJS.Timeout[] = [];
+    const onLogLine = (line: string) => {
+      if (!line.includes('setup: done')) return;
+      let startCpu: Record<string, number> = {};
+      let startK6 = 0;
+      let from = new Date();
+      let backendSampler: { stop: () => number } | undefined;
+      timers.push(
+        setTimeout(() => {
+          from = new Date();
+          startCpu = Object.fromEntries(processes.map((p) => [p.name, cpuSeconds(p.pid)]));
+          startK6 = k6Pid ? cpuSeconds(k6Pid) : 0;
+          backendSampler = sampleBackendCpu(system.databaseName);
+        }, windowStartS * 1000),
+        setTimeout(() => {
+          const to = new Date();
+          window = {
+            from,
+            to,
+            cpuS: Object.fromEntries(processes.map((p) => [p.name, cpuSeconds(p.pid) - (startCpu[p.name] ?? 0)])),
+            k6CpuS: k6Pid ? cpuSeconds(k6Pid) - startK6 : Number.NaN,
+            postgresS: backendSampler?.stop() ?? Number.NaN,
+          };
+        }, windowEndS * 1000),
+      );
+    };
+    const k6Result = await runK6(
+      k6,
+      {
+        ...k6Env,
+        PEAK_RATE: String(options.peakRate),
+        PEAK_DURATION: options.peakDuration,
+        PEAK_VUS: String(options.peakVus),
+      },
+      { resultsDir, profile: 'full', onLogLine, onStart: (pid) => (k6Pid = pid) },
+    );
+    for (const t of timers) clearTimeout(t);
+    const summary = k6Result.summary;
+    if (!summary) throw new Error(`k6 wrote no summary (exit ${k6Result.exitCode})`);
+    const peakRequests = requests(summary, 'peak');
+    const peakCompleted = peakRequests.count - peakRequests.failed;
+    const e2ePerSecond = peakCompleted / peakS;
+    const windowEvents = window ? await countEvents(system.databaseUrl, window.from, window.to) : 0;
+    const windowSeconds = window ? (window.to.getTime() - window.from.getTime()) / 1000 : Number.NaN;
+
+    // pgbench on the same database, the same decision, as many clients as the ledger had connections.
+    const list = await targets(system.databaseUrl);
+    if (list.length === 0) throw new Error('no linked players found: k6 setup() did not link any');
+    const script = join(runDir, 'decision.sql');
+    writeFileSync(script, pgbenchScript(list, rateLimit));
+    const pgbenchRun = (secondsRun: number, measured: boolean) =>
+      runPgbench({
+        url: system.databaseUrl,
+        database: system.databaseName,
+        script,
+        clients: options.pgbenchClients,
+        threads: Math.min(options.pgbenchClients, before.cpus || 2),
+        seconds: secondsRun,
+        defines: {},
+        dir: runDir,
+        measured,
+      });
+    log(`pgbench: ${options.pgbenchClients} clients, 5 s warm-up, ${options.pgbenchSeconds} s measured`);
+    await pgbenchRun(5, false);
+    const pgb: Side = await pgbenchRun(options.pgbenchSeconds, true);
+    const pgbP95 = pgb.latenciesMs[Math.min(pgb.latenciesMs.length - 1, Math.floor(0.95 * pgb.latenciesMs.length))];
+    const peaks = { ...system.peakRssMiB(), k6: k6Result.peakRssMiB };
+    const after = machine();
+    await stop();
+
+    const ratio = e2ePerSecond / pgb.perSecond;
+    const steady = trend(summary, 'http_req_duration{scenario:ingest}');
+    const replay = trend(summary, 'http_req_duration{scenario:replay}');
+    const consoleReads = trend(summary, 'http_req_duration{scenario:console}');
+    const peak = trend(summary, 'http_req_duration{scenario:peak}');
+    const perEventUs = (cpuS: number, events: number) => (cpuS * 1e6) / events;
+    const cpuPerEvent: Record<string, number> = {};
+    if (window && windowEvents > 0) {
+      for (const [name, cpu] of Object.entries(window.cpuS)) cpuPerEvent[name] = perEventUs(cpu, windowEvents);
+      cpuPerEvent.postgres = perEventUs(window.postgresS, windowEvents);
+      cpuPerEvent.k6 = perEventUs(window.k6CpuS, windowEvents);
+    }
+    const pgbenchCpuPerDecision = Object.fromEntries(
+      Object.entries(pgb.cpuS).map(([name, cpu]) => [name, perEventUs(cpu, pgb.decisions)]),
+    );
+    const scenarios = ['ingest', 'replay', 'console', 'peak'].map((name) => ({ name, ...requests(summary, name) }));
+    const thresholdsFailed = Object.entries(summary.metrics as Record<string, any>).flatMap(([name, m]) =>
+      Object.entries((m.thresholds ?? {}) as Record<string, { ok: boolean }>)
+        .filter(([, r]) => !r.ok)
+        .map(([expr]) => `${name} ${expr}`),
+    );
+    const figures = {
+      machine: { ...before, loadAverage1mAfter: after.loadAverage1m },
+      command: `npm run bench -- ${process.argv.slice(2).join(' ')}`.trim(),
+      k6: k6Version(k6),
+      options,
+      endToEnd: {
+        eventsPerSecond: e2ePerSecond,
+        peakCompleted,
+        peakSeconds: peakS,
+        peakLatencyMs: peak,
+        windowEventsPerSecond: windowEvents / windowSeconds,
+      },
+      steadyLatencyMs: { ingest: steady, replay, console: consoleReads },
+      requests: scenarios,
+      droppedIterations: summary.metrics?.dropped_iterations?.values?.count ?? 0,
+      thresholdsFailed,
+      pgbench: { ...pgb, latenciesMs: undefined, p95Ms: pgbP95, clients: options.pgbenchClients, targets: list.length },
+      ratio,
+      peakRssMiB: peaks,
+      cpuPerEventUs: { endToEnd: cpuPerEvent, pgbench: pgbenchCpuPerDecision },
+    };
+
+    const f = (n: number | undefined, d = 0) => (n === undefined || Number.isNaN(n) ? '-' : n.toFixed(d));
+    const t = (x: Trend | undefined) => (x ? `${f(x.p50, 1)} / ${f(x.p95, 1)} / ${f(x.p99, 1)} ms` : '-');
+    const out = [
+      '',
+      `npm run bench: ${before.cpus} x ${before.cpuModel}, ${f(before.memoryGiB, 1)} GiB; load average ${f(before.loadAverage1m, 2)} before, ${f(after.loadAverage1m, 2)} after`,
+      `service: ${options.mode === 'programs' ? 'five programs as separate processes' : 'all-in-one process'}, ledger pool ${options.pool}; ${k6Version(k6)}`,
+      '',
+      `END TO END (k6 peak phase: ${options.peakRate}/s offered, at most ${options.peakVus} in flight, ${options.peakDuration})`,
+      `  events per second:             ${f(e2ePerSecond)}   (${peakCompleted} completed; ${f(windowEvents / windowSeconds)}/s stored in the measured window)`,
+      `  latency p50 / p95 / p99:       ${t(peak)}   (at saturation: queueing of ${options.peakVus} in flight)`,
+      `STEADY MIXED LOAD (full profile, ${options.duration}: ingest 200/s, replay 50/s, console 10/s)`,
+      `  ingest p50 / p95 / p99:        ${t(steady)}`,
+      `  replay p50 / p95 / p99:        ${t(replay)}`,
+      `  console p50 / p95 / p99:       ${t(consoleReads)}`,
+      `ERRORS`,
+      ...scenarios.map(
+        (s) =>
+          `  ${s.name.padEnd(8)} ${String(s.count).padStart(8)} requests, ${s.failed} failed, ${s.checksFailed} failed checks`,
+      ),
+      `  thresholds failed: ${thresholdsFailed.length ? thresholdsFailed.join('; ') : 'none'}`,
+      `PGBENCH (same SQL work as one decision, same database, ${options.pgbenchClients} clients, ${options.pgbenchSeconds} s)`,
+      `  decisions per second:          ${f(pgb.perSecond)}   (p50 / p95 / p99 ${f(pgb.p50Ms, 1)} / ${f(pgbP95, 1)} / ${f(pgb.p99Ms, 1)} ms; ${pgb.errors} failed)`,
+      '',
+      `RATIO end to end / pgbench:      ${f(ratio, 2)}   (target: 0.50 or better)`,
+      '',
+      `PEAK MEMORY (VmHWM): ${Object.entries(peaks)
+        .map(([name, mib]) => `${name} ${f(mib)} MiB`)
+        .join(', ')}`,
+      `CPU PER EVENT in the peak window (${windowEvents} events in ${f(windowSeconds, 1)} s): ${Object.entries(
+        cpuPerEvent,
+      )
+        .map(([name, us]) => `${name} ${f(us)} µs`)
+        .join(', ')}; total ${f(Object.values(cpuPerEvent).reduce((a, b) => a + b, 0))} µs`,
+      `CPU PER DECISION under pgbench: ${Object.entries(pgbenchCpuPerDecision)
+        .map(([name, us]) => `${name} ${f(us)} µs`)
+        .join(', ')}`,
+      '',
+    ];
+    process.stdout.write(out.join('\n'));
+    if (options.cpuProfile) {
+      for (const file of readdirSync(options.cpuProfile).filter((n) => n.endsWith('.cpuprofile'))) {
+        const name = file.split('.')[0]!;
+        if (!profiled.includes(name)) continue;
+        const text = summarizeCpuProfile(JSON.parse(readFileSync(join(options.cpuProfile, file), 'utf8')), 15);
+        process.stdout.write(`\nCPU PROFILE ${file}\n${text}\n`);
+      }
+    }
+    if (options.json) writeFileSync(options.json, `${JSON.stringify(figures, null, 2)}\n`);
+  } finally {
+    await stop();
+    rmSync(runDir, { recursive: true, force: true });
+  }
+}
+
+await main();
