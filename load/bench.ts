@@ -19,7 +19,7 @@ import pg from 'pg';
 import { summarizeCpuProfile } from './lib/cpuprofile.ts';
 import { ensureK6, k6Version, runK6 } from './lib/k6.ts';
 import { recordEventStatement, runPgbench, type Side } from './lib/pgbench.ts';
-import { cpuSeconds, machine, sampleBackendCpu } from './lib/proc.ts';
+import { cpuSeconds, machine, sampleBackendCpu, syscalls } from './lib/proc.ts';
 import type { SystemMode } from './lib/system.ts';
 import { log, prepare } from './run-k6.ts';
 
@@ -273,12 +273,21 @@ async function main(): Promise<void> {
     const windowStartS = steadyS + 3;
     const windowEndS = steadyS + peakS - 1;
     const processes = system.processes;
-    let window: { from: Date; to: Date; cpuS: Record<string, number>; k6CpuS: number; postgresS: number } | undefined;
+    interface PeakWindow {
+      from: Date;
+      to: Date;
+      cpuS: Record<string, number>;
+      k6CpuS: number;
+      postgresS: number;
+      syscalls: Record<string, { reads: number; writes: number }>;
+    }
+    let window: PeakWindow | undefined;
     let k6Pid: number | undefined;
     const timers: NodeJS.Timeout[] = [];
     const onLogLine = (line: string) => {
       if (!line.includes('setup: done')) return;
       let startCpu: Record<string, number> = {};
+      let startIo: Record<string, { reads: number; writes: number }> = {};
       let startK6 = 0;
       let from = new Date();
       let backendSampler: { stop: () => number } | undefined;
@@ -286,6 +295,7 @@ async function main(): Promise<void> {
         setTimeout(() => {
           from = new Date();
           startCpu = Object.fromEntries(processes.map((p) => [p.name, cpuSeconds(p.pid)]));
+          startIo = Object.fromEntries(processes.map((p) => [p.name, syscalls(p.pid)]));
           startK6 = k6Pid ? cpuSeconds(k6Pid) : 0;
           backendSampler = sampleBackendCpu(system.databaseName);
         }, windowStartS * 1000),
@@ -297,6 +307,13 @@ async function main(): Promise<void> {
             cpuS: Object.fromEntries(processes.map((p) => [p.name, cpuSeconds(p.pid) - (startCpu[p.name] ?? 0)])),
             k6CpuS: k6Pid ? cpuSeconds(k6Pid) - startK6 : Number.NaN,
             postgresS: backendSampler?.stop() ?? Number.NaN,
+            syscalls: Object.fromEntries(
+              processes.map((p) => {
+                const io = syscalls(p.pid);
+                const io0 = startIo[p.name] ?? { reads: Number.NaN, writes: Number.NaN };
+                return [p.name, { reads: io.reads - io0.reads, writes: io.writes - io0.writes }];
+              }),
+            ),
           };
         }, windowEndS * 1000),
       );
@@ -357,6 +374,12 @@ async function main(): Promise<void> {
       cpuPerEvent.postgres = perEventUs(window.postgresS, windowEvents);
       cpuPerEvent.k6 = perEventUs(window.k6CpuS, windowEvents);
     }
+    // Read and write system calls per event of the processes on the event's path.
+    const syscallsPerEvent = Object.fromEntries(
+      Object.entries(window?.syscalls ?? {})
+        .filter(([name]) => ['ingest', 'ledger', 'all-in-one', 'nats-server'].includes(name))
+        .map(([name, io]) => [name, { reads: io.reads / windowEvents, writes: io.writes / windowEvents }]),
+    );
     const pgbenchCpuPerDecision = Object.fromEntries(
       Object.entries(pgb.cpuS).map(([name, cpu]) => [name, perEventUs(cpu, pgb.decisions)]),
     );
@@ -386,6 +409,7 @@ async function main(): Promise<void> {
       ratio,
       peakRssMiB: peaks,
       cpuPerEventUs: { endToEnd: cpuPerEvent, pgbench: pgbenchCpuPerDecision },
+      syscallsPerEvent,
     };
 
     const f = (n: number | undefined, d = 0) => (n === undefined || Number.isNaN(n) ? '-' : n.toFixed(d));
@@ -421,6 +445,9 @@ async function main(): Promise<void> {
       )
         .map(([name, us]) => `${name} ${f(us)} µs`)
         .join(', ')}; total ${f(Object.values(cpuPerEvent).reduce((a, b) => a + b, 0))} µs`,
+      `SYSTEM CALLS PER EVENT (reads / writes): ${Object.entries(syscallsPerEvent)
+        .map(([name, io]) => `${name} ${f(io.reads, 2)} / ${f(io.writes, 2)}`)
+        .join(', ')}`,
       `CPU PER DECISION under pgbench: ${Object.entries(pgbenchCpuPerDecision)
         .map(([name, us]) => `${name} ${f(us)} µs`)
         .join(', ')}`,

@@ -40,6 +40,7 @@ export class NatsTransport implements Transport {
   private readonly options: NatsTransportOptions;
   private readonly served = new Set<ServedService>();
   private connected = true;
+  private readonly requestTurn = new TurnGate();
 
   private constructor(nc: NatsConnection, options: NatsTransportOptions) {
     this.nc = nc;
@@ -85,6 +86,11 @@ export class NatsTransport implements Transport {
       headers.set(headerNames.requestId, ctx.requestId);
       if (ctx.traceparent) headers.set(headerNames.traceparent, ctx.traceparent);
       let reply: Awaited<ReturnType<NatsConnection['request']>>;
+      // Requests started in one event-loop turn leave together at its end: the NATS client writes what it buffered
+      // in one socket write per microtask checkpoint, so this makes one write for all the HTTP requests an edge read
+      // in one poll phase instead of one write each (fewer system calls in the edge and fewer wake-ups of
+      // nats-server under load; see docs/benchmarks.md).
+      await this.requestTurn.next();
       try {
         reply = await this.nc.request(operation.subject, encodeRequest(operation, request), {
           timeout: this.options.requestTimeoutMs,
@@ -170,6 +176,24 @@ export class NatsTransport implements Transport {
  * write per reply. Deferring the replies to the end of the loop's poll phase (setImmediate) lets the client buffer
  * them all before it flushes, at the cost of at most one loop turn of latency.
  */
+/** Resolves every waiter of one event-loop turn together, in its check phase (setImmediate). */
+class TurnGate {
+  private waiting: Array<() => void> = [];
+
+  next(): Promise<void> {
+    return new Promise((resolve) => {
+      if (this.waiting.length === 0) setImmediate(() => this.open());
+      this.waiting.push(resolve);
+    });
+  }
+
+  private open(): void {
+    const batch = this.waiting;
+    this.waiting = [];
+    for (const resolve of batch) resolve();
+  }
+}
+
 class ReplyBatcher {
   private pending: Array<() => void> = [];
 
