@@ -19,7 +19,7 @@ import pg from 'pg';
 import { summarizeCpuProfile } from './lib/cpuprofile.ts';
 import { ensureK6, k6Version, runK6 } from './lib/k6.ts';
 import { recordEventStatement, runPgbench, type Side } from './lib/pgbench.ts';
-import { cpuSeconds, machine, sampleBackendCpu, syscalls } from './lib/proc.ts';
+import { cpuSeconds, machine, machineBusySeconds, sampleBackendCpu, syscalls } from './lib/proc.ts';
 import type { SystemMode } from './lib/system.ts';
 import { log, prepare } from './run-k6.ts';
 
@@ -280,6 +280,8 @@ async function main(): Promise<void> {
       k6CpuS: number;
       postgresS: number;
       syscalls: Record<string, { reads: number; writes: number }>;
+      /** CPU seconds the whole machine was busy. */
+      machineS: number;
     }
     let window: PeakWindow | undefined;
     let k6Pid: number | undefined;
@@ -289,6 +291,7 @@ async function main(): Promise<void> {
       let startCpu: Record<string, number> = {};
       let startIo: Record<string, { reads: number; writes: number }> = {};
       let startK6 = 0;
+      let startMachine = 0;
       let from = new Date();
       let backendSampler: { stop: () => number } | undefined;
       timers.push(
@@ -297,6 +300,7 @@ async function main(): Promise<void> {
           startCpu = Object.fromEntries(processes.map((p) => [p.name, cpuSeconds(p.pid)]));
           startIo = Object.fromEntries(processes.map((p) => [p.name, syscalls(p.pid)]));
           startK6 = k6Pid ? cpuSeconds(k6Pid) : 0;
+          startMachine = machineBusySeconds();
           backendSampler = sampleBackendCpu(system.databaseName);
         }, windowStartS * 1000),
         setTimeout(() => {
@@ -307,6 +311,7 @@ async function main(): Promise<void> {
             cpuS: Object.fromEntries(processes.map((p) => [p.name, cpuSeconds(p.pid) - (startCpu[p.name] ?? 0)])),
             k6CpuS: k6Pid ? cpuSeconds(k6Pid) - startK6 : Number.NaN,
             postgresS: backendSampler?.stop() ?? Number.NaN,
+            machineS: machineBusySeconds() - startMachine,
             syscalls: Object.fromEntries(
               processes.map((p) => {
                 const io = syscalls(p.pid);
@@ -356,7 +361,9 @@ async function main(): Promise<void> {
       });
     log(`pgbench: ${options.pgbenchClients} clients, 5 s warm-up, ${options.pgbenchSeconds} s measured`);
     await pgbenchRun(5, false);
+    const machine0 = machineBusySeconds();
     const pgb: Side = await pgbenchRun(options.pgbenchSeconds, true);
+    const pgbenchMachineS = machineBusySeconds() - machine0;
     const pgbP95 = pgb.latenciesMs[Math.min(pgb.latenciesMs.length - 1, Math.floor(0.95 * pgb.latenciesMs.length))];
     const peaks = { ...system.peakRssMiB(), k6: k6Result.peakRssMiB };
     const after = machine();
@@ -374,6 +381,16 @@ async function main(): Promise<void> {
       cpuPerEvent.postgres = perEventUs(window.postgresS, windowEvents);
       cpuPerEvent.k6 = perEventUs(window.k6CpuS, windowEvents);
     }
+    // How shared the machine was: CPU used by processes that are not this run's, per second, in each measured window.
+    const ownPeakS = window
+      ? Object.values(window.cpuS).reduce((a, b) => a + b, 0) + window.postgresS + window.k6CpuS
+      : Number.NaN;
+    const othersCpu = {
+      peakWindow: window ? (window.machineS - ownPeakS) / windowSeconds : Number.NaN,
+      pgbench: (pgbenchMachineS - Object.values(pgb.cpuS).reduce((a, b) => a + b, 0)) / pgb.seconds,
+      peakWindowBusy: window ? window.machineS / windowSeconds : Number.NaN,
+      pgbenchBusy: pgbenchMachineS / pgb.seconds,
+    };
     // Read and write system calls per event of the processes on the event's path.
     const syscallsPerEvent = Object.fromEntries(
       Object.entries(window?.syscalls ?? {})
@@ -410,6 +427,7 @@ async function main(): Promise<void> {
       peakRssMiB: peaks,
       cpuPerEventUs: { endToEnd: cpuPerEvent, pgbench: pgbenchCpuPerDecision },
       syscallsPerEvent,
+      otherProcessesCpuPerSecond: othersCpu,
     };
 
     const f = (n: number | undefined, d = 0) => (n === undefined || Number.isNaN(n) ? '-' : n.toFixed(d));
@@ -434,6 +452,9 @@ async function main(): Promise<void> {
       `  thresholds failed: ${thresholdsFailed.length ? thresholdsFailed.join('; ') : 'none'}`,
       `PGBENCH (same SQL work as one decision, same database, ${options.pgbenchClients} clients, ${options.pgbenchSeconds} s)`,
       `  decisions per second:          ${f(pgb.perSecond)}   (p50 / p95 / p99 ${f(pgb.p50Ms, 1)} / ${f(pgbP95, 1)} / ${f(pgb.p99Ms, 1)} ms; ${pgb.errors} failed)`,
+      '',
+      `MACHINE: busy ${f(othersCpu.peakWindowBusy, 2)} of ${before.cpus} CPUs in the peak window (other processes ${f(othersCpu.peakWindow, 2)}), ` +
+        `${f(othersCpu.pgbenchBusy, 2)} under pgbench (other processes ${f(othersCpu.pgbench, 2)})`,
       '',
       `RATIO end to end / pgbench:      ${f(ratio, 2)}   (target: 0.50 or better)`,
       '',

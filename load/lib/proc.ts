@@ -99,3 +99,14 @@ export function machine(): { cpuModel: string; cpus: number; memoryGiB: number; 
   }
   return { cpuModel, cpus, memoryGiB, loadAverage1m };
 }
+
+/** CPU seconds the whole machine has been busy (all CPUs: user, nice, system, irq, softirq, steal), /proc/stat. */
+export function machineBusySeconds(): number {
+  try {
+    const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+    const [user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0, steal = 0] = fields;
+    return (user + nice + system + irq + softirq + steal) / 100;
+  } catch {
+    return Number.NaN;
+  }
+}
