@@ -7,6 +7,8 @@ import { readAllowedOrigins } from '../../services/runtime/src/http/origins.ts';
 import { platformGate } from '../../services/runtime/src/http/platform-gate.ts';
 import type { ProgramDeps, ProgramModule } from '../../services/runtime/src/program.ts';
 import { admitDeveloper } from './auth/developer-session.ts';
+import { graphqlOpenApi } from './graphql/openapi.ts';
+import { createGraphQLConsole } from './graphql/server.ts';
 import { addDeveloperCors } from './http/cors.ts';
 import { addOpenApiRoute, type OpenApiFragment } from './openapi.ts';
 import { addAdminRoutes } from './rest/admin.ts';
@@ -14,13 +16,24 @@ import { addConsoleRoutes } from './rest/console.ts';
 import { adminOpenApi } from './schemas/admin.ts';
 import { consoleOpenApi } from './schemas/console.ts';
 import { ingestOpenApi } from './schemas/ingest.ts';
+import { linksOpenApi } from './schemas/links.ts';
 
 /** The REST endpoints /openapi.json describes; each module contributes its fragment. */
-export const openApiFragments: OpenApiFragment[] = [consoleOpenApi, adminOpenApi, ingestOpenApi];
+export const openApiFragments: OpenApiFragment[] = [
+  consoleOpenApi,
+  adminOpenApi,
+  graphqlOpenApi,
+  ingestOpenApi,
+  linksOpenApi,
+];
 
 export interface GatewayConfig {
   adminToken: string | undefined;
   allowedOrigins: string[];
+  /** GRAPHQL_INTROSPECTION: GraphQL introspection queries allowed (off by default). */
+  graphqlIntrospection: boolean;
+  /** NODE_ENV=development: stack traces in GraphQL error responses. */
+  development: boolean;
 }
 
 export const gateway: ProgramModule<GatewayConfig> = {
@@ -28,11 +41,23 @@ export const gateway: ProgramModule<GatewayConfig> = {
   readConfig(reader: EnvReader): GatewayConfig {
     const adminToken = reader.string('ADMIN_TOKEN');
     reader.check(adminToken === undefined || adminToken.length >= 32, 'ADMIN_TOKEN must be at least 32 characters');
-    return { adminToken, allowedOrigins: readAllowedOrigins(reader) };
+    return {
+      adminToken,
+      allowedOrigins: readAllowedOrigins(reader),
+      graphqlIntrospection: reader.bool('GRAPHQL_INTROSPECTION', false),
+      development: reader.string('NODE_ENV') === 'development',
+    };
   },
   async create(deps: ProgramDeps, config: GatewayConfig) {
     const { transport, platform } = deps;
     const adminToken = config.adminToken;
+    const graphql = await createGraphQLConsole({
+      transport,
+      platform,
+      logger: deps.logger,
+      introspection: config.graphqlIntrospection,
+      development: config.development,
+    });
     return {
       name: 'gateway',
       routes(router: Router) {
@@ -49,8 +74,10 @@ export const gateway: ProgramModule<GatewayConfig> = {
         });
         addConsoleRoutes(router, { transport, platform });
         addAdminRoutes(router, { transport, platform, adminToken });
+        graphql.addRoutes(router);
         addOpenApiRoute(router, openApiFragments);
       },
+      close: () => graphql.stop(),
     };
   },
 };

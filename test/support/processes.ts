@@ -43,7 +43,7 @@ export function runProgram(
 export async function startProgram(
   program: keyof typeof PROGRAM_ENTRIES,
   env: Record<string, string | undefined>,
-  timeoutMs = 30_000,
+  timeoutMs = 90_000,
 ): Promise<ProgramProcess> {
   const port = await freePort();
   const portVariable = program === 'all-in-one' ? 'PORT' : 'HTTP_PORT';

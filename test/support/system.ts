@@ -5,7 +5,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pino } from 'pino';
+import { type Logger, pino } from 'pino';
 import { type RunningSystem, startSystem } from '../../services/all-in-one/src/system.ts';
 import { loadDevProvider } from '../../services/identity-admission/src/sessions/dev-identity-provider.ts';
 import { createTestDatabase } from './database.ts';
@@ -16,6 +16,8 @@ export const TEST_ADMIN_TOKEN = 'test-admin-token-0123456789abcdef0123456789';
 export interface TestSystem {
   url: string;
   databaseUrl: string | undefined;
+  /** The system's private nats-server (undefined in embedded mode). */
+  natsUrl: string | undefined;
   dataDir: string;
   running: RunningSystem;
   stop(): Promise<void>;
@@ -25,6 +27,8 @@ export interface TestSystemOptions {
   /** `real` (default): a fresh PostgreSQL database and NATS; `embedded`: PGlite and the in-process transport. */
   mode?: 'real' | 'embedded';
   env?: Record<string, string | undefined>;
+  /** The system's logger; silent by default. */
+  logger?: Logger;
 }
 
 export async function startTestSystem(options: TestSystemOptions = {}): Promise<TestSystem> {
@@ -42,7 +46,12 @@ export async function startTestSystem(options: TestSystemOptions = {}): Promise<
   };
   let running: RunningSystem;
   try {
-    running = await startSystem({ env, port: 0, host: '127.0.0.1', logger: pino({ level: 'silent' }) });
+    running = await startSystem({
+      env,
+      port: 0,
+      host: '127.0.0.1',
+      logger: options.logger ?? pino({ level: 'silent' }),
+    });
   } catch (error) {
     await nats?.stop();
     throw error;
@@ -50,6 +59,7 @@ export async function startTestSystem(options: TestSystemOptions = {}): Promise<
   return {
     url: running.url,
     databaseUrl,
+    natsUrl: nats?.url,
     dataDir,
     running,
     async stop() {

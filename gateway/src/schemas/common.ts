@@ -1,4 +1,5 @@
 // Schema pieces shared by the API's shapes (spec: General rules, Limits).
+import { DECISION_REASONS } from '../../../services/runtime/src/contracts/vocabulary.ts';
 import { type JsonSchema, ref } from './json-schema.ts';
 
 export const CREDITS_MAX = 1_000_000_000_000;
@@ -33,21 +34,7 @@ export const role: JsonSchema = { enum: ['admin', 'owner', 'viewer'] };
 export const platform: JsonSchema = { enum: ['android', 'ios', 'other', 'unity', 'unreal', 'web'] };
 export const gameStatus: JsonSchema = { enum: ['active', 'paused'] };
 export const eventStatus: JsonSchema = { enum: ['accepted', 'rejected'] };
-export const eventReason: JsonSchema = {
-  enum: [
-    'daily_player_cap',
-    'game_budget_exhausted',
-    'game_paused',
-    'game_payout_ceiling',
-    'player_not_linked',
-    'project_budget_exhausted',
-    'project_payout_ceiling',
-    'rate_limited',
-    'timestamp_out_of_window',
-    'unknown_or_inactive_rule',
-    'user_unavailable',
-  ],
-};
+export const eventReason: JsonSchema = { enum: [...DECISION_REASONS] };
 
 /** A strict object: every listed property required unless named in `optional`, nothing else allowed. */
 export function strictObject(properties: Record<string, JsonSchema>, optional: string[] = []): JsonSchema {

@@ -5,6 +5,7 @@ import type { Database } from '../../runtime/src/db/database.ts';
 import type { ProgramModule } from '../../runtime/src/program.ts';
 import { consoleEndpoints } from './console/endpoints.ts';
 import { eventEndpoints } from './events/index.ts';
+import { linkEndpoints } from './links/index.ts';
 import { ledgerMigrations } from './migrations/index.ts';
 
 export interface LedgerConfig {
@@ -26,7 +27,11 @@ export const ledger: ProgramModule<LedgerConfig> = {
           service: 'ledger',
           version: '1.0.0',
           description: 'Console, events, links and configuration',
-          endpoints: [...consoleEndpoints({ database, logger: deps.logger }), ...eventEndpoints(deps, config)],
+          endpoints: [
+            ...consoleEndpoints({ database, logger: deps.logger }),
+            ...eventEndpoints(deps, config),
+            ...linkEndpoints(deps),
+          ],
         },
       ],
     };

@@ -3,8 +3,9 @@ import { type Logger, pino } from 'pino';
 
 export type { Logger };
 
-export function createLogger(program: string, level: string): Logger {
-  return pino({
+/** `destination`: standard output by default (tests capture the lines elsewhere). */
+export function createLogger(program: string, level: string, destination?: pino.DestinationStream): Logger {
+  const options: pino.LoggerOptions = {
     level,
     base: { program },
     timestamp: pino.stdTimeFunctions.isoTime,
@@ -13,5 +14,6 @@ export function createLogger(program: string, level: string): Logger {
       paths: ['req.headers.authorization', 'authorization', '*.authorization', 'linkToken', '*.linkToken', 'token'],
       censor: '[redacted]',
     },
-  });
+  };
+  return destination ? pino(options, destination) : pino(options);
 }

@@ -200,8 +200,11 @@ export async function insertPlayers(
                                  created_at)
      select gen_random_uuid(), g.id, g.organization_id, 'bulk-' || i || '-' || gen_random_uuid(),
             case when $2 then gen_random_uuid() end, case when $2 then 'player ' || i end,
-            case when $2 then now() end, now() + make_interval(secs => i / 1000.0)
-       from ledger.games g, generate_series(1, $3) i where g.id = $1
+            case when $2 then now() end, base.at + make_interval(secs => i / 1000.0)
+       from ledger.games g, generate_series(1, $3) i,
+            -- each batch starts after the game's newest player, so that batches never interleave
+            (select greatest(now(), max(created_at)) as at from ledger.players where game_id = $1) base
+      where g.id = $1
      returning id::text as id, created_at`,
     [gameId, linked, count],
   );

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createTestDatabase } from '../../support/database.ts';
 import { startProgram } from '../../support/processes.ts';
+import { startNats } from '../../support/servers.ts';
 
 async function expectBasics(url: string) {
   const health = await fetch(`${url}/healthz`);
@@ -56,11 +57,12 @@ describe('npm start (all five programs in one process)', () => {
 
   it('runs on real PostgreSQL and NATS when DATABASE_URL and NATS_URL are set', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'rewards-start-'));
+    const nats = await startNats();
     try {
       const system = await startProgram('all-in-one', {
         DATA_DIR: dataDir,
         DATABASE_URL: await createTestDatabase(),
-        NATS_URL: process.env.TEST_NATS_URL,
+        NATS_URL: nats.url,
       });
       try {
         await expectBasics(system.url);
@@ -69,6 +71,7 @@ describe('npm start (all five programs in one process)', () => {
         expect(await system.stop()).toBe(0);
       }
     } finally {
+      await nats.stop();
       rmSync(dataDir, { recursive: true, force: true });
     }
   });

@@ -4,6 +4,7 @@
 import { exportJWK, generateKeyPair } from 'jose';
 import { createTestDatabase } from '../../support/database.ts';
 import { type ProgramProcess, runProgram, startProgram } from '../../support/processes.ts';
+import { startNats } from '../../support/servers.ts';
 
 async function inlineJwks(): Promise<string> {
   const { publicKey } = await generateKeyPair('ES256');
@@ -12,13 +13,18 @@ async function inlineJwks(): Promise<string> {
 
 describe('programs run alone', () => {
   const started: ProgramProcess[] = [];
+  // A private nats-server: no other test's services may answer these subjects.
+  let nats: Awaited<ReturnType<typeof startNats>>;
+  beforeAll(async () => {
+    nats = await startNats();
+  });
   afterAll(async () => {
     for (const program of started) await program.stop();
+    await nats.stop();
   });
 
   it('answer through NATS: 503 while identity-admission is absent, 401 UNAUTHORIZED once it serves', async () => {
-    const nats = process.env.TEST_NATS_URL as string;
-    const gateway = await startProgram('gateway', { NATS_URL: nats, NATS_REQUEST_TIMEOUT_MS: '1000' });
+    const gateway = await startProgram('gateway', { NATS_URL: nats.url, NATS_REQUEST_TIMEOUT_MS: '1000' });
     started.push(gateway);
 
     const before = await fetch(`${gateway.url}/api/developer/v1/access`);
@@ -28,7 +34,7 @@ describe('programs run alone', () => {
     });
 
     const identity = await startProgram('identity-admission', {
-      NATS_URL: nats,
+      NATS_URL: nats.url,
       DATABASE_URL: await createTestDatabase(),
       DEVELOPER_JWKS: await inlineJwks(),
       DEVELOPER_JWT_ISSUER: 'https://idp.example',

@@ -2,28 +2,13 @@
  * Response shapes of the ingest endpoints as JSON Schema 2020-12 (usable as-is in the OpenAPI 3.1 document):
  * GameEventResult and GamePublicConfig of the spec, strict (no extra fields), every field required.
  */
+import { DECISION_REASONS } from '../../../runtime/src/contracts/vocabulary.ts';
 import { UUID_PATTERN } from '../../../runtime/src/validation/uuid.ts';
 import { EVENT_TYPE_PATTERN } from './event-input.ts';
 
 const uuid = { type: 'string', format: 'uuid', pattern: UUID_PATTERN } as const;
 const credits = { type: 'integer', minimum: 0, maximum: 1_000_000_000_000 } as const;
 const dateTime = { type: 'string', format: 'date-time' } as const;
-
-export const DECISION_REASONS = [
-  'daily_player_cap',
-  'game_budget_exhausted',
-  'game_paused',
-  'game_payout_ceiling',
-  'player_not_linked',
-  'project_budget_exhausted',
-  'project_payout_ceiling',
-  'rate_limited',
-  'timestamp_out_of_window',
-  'unknown_or_inactive_rule',
-  'user_unavailable',
-] as const;
-
-export type DecisionReason = (typeof DECISION_REASONS)[number];
 
 export const gameEventResultSchema = {
   title: 'GameEventResult',

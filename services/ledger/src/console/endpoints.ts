@@ -125,7 +125,13 @@ export function consoleEndpoints(deps: ConsoleDeps): EndpointBinding[] {
           limit: request.limit,
         })
         .catch(fail);
-      return { kind: page.kind, players: page.players, events: page.events, nextCursor: page.nextCursor };
+      return {
+        kind: page.kind,
+        players: page.players,
+        events: page.events,
+        nextCursor: page.nextCursor,
+        cursors: page.cursors,
+      };
     }),
   ];
 }

@@ -27,6 +27,8 @@ export interface RecordsPage {
   players: Player[];
   events: EventRecord[];
   nextCursor: string | undefined;
+  /** The cursor right after each returned record (GraphQL edge cursors); the last one equals nextCursor when set. */
+  cursors: string[];
 }
 
 const invalidQuery = (message: string) => new AppError(400, 'INVALID_RECORD_QUERY', message);
@@ -103,12 +105,16 @@ export class ConsoleQueries {
       });
     });
     const more = rows.positions.length > r.limit;
-    const last = rows.positions[r.limit - 1];
+    const key = await this.key();
+    const scope = cursorScope(r);
+    // At most RECORDS_LIMIT_MAX HMACs per page: cheap next to the query.
+    const cursors = rows.positions.slice(0, r.limit).map((position) => encodeCursor(key, { kind, scope, ...position }));
     return {
       kind,
       players: rows.players.slice(0, r.limit),
       events: rows.events.slice(0, r.limit),
-      nextCursor: more && last ? encodeCursor(await this.key(), { kind, scope: cursorScope(r), ...last }) : undefined,
+      nextCursor: more ? cursors.at(-1) : undefined,
+      cursors,
     };
   }
 }

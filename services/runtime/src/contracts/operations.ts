@@ -37,6 +37,16 @@ import {
   SetPlatformStateRequestSchema,
   SetPlatformStateResponseSchema,
 } from './gen/rewards/v1/identity_pb.ts';
+import {
+  ApproveLinkIntentRequestSchema,
+  ApproveLinkIntentResponseSchema,
+  CreateLinkIntentRequestSchema,
+  CreateLinkIntentResponseSchema,
+  GetPlayerRequestSchema,
+  GetPlayerResponseSchema,
+  InspectLinkIntentRequestSchema,
+  InspectLinkIntentResponseSchema,
+} from './gen/rewards/v1/links_pb.ts';
 
 export const identityOps = {
   getPlatformState: defineOperation(
@@ -110,4 +120,27 @@ export const ledgerOps = {
     GetPublicConfigRequestSchema,
     GetPublicConfigResponseSchema,
   ),
+  /** POST /api/game-sdk/v2/link-intents: find or create the player, store a pending intent (token hash only). */
+  createLinkIntent: defineOperation(
+    'ledger',
+    'CreateLinkIntent',
+    CreateLinkIntentRequestSchema,
+    CreateLinkIntentResponseSchema,
+  ),
+  /** POST /api/native/v1/link-intents/inspect: what an intent would link; does not consume it. */
+  inspectLinkIntent: defineOperation(
+    'ledger',
+    'InspectLinkIntent',
+    InspectLinkIntentRequestSchema,
+    InspectLinkIntentResponseSchema,
+  ),
+  /** POST /api/native/v1/link-intents/approve: consume the intent and link the player, one transaction. */
+  approveLinkIntent: defineOperation(
+    'ledger',
+    'ApproveLinkIntent',
+    ApproveLinkIntentRequestSchema,
+    ApproveLinkIntentResponseSchema,
+  ),
+  /** GET /api/game-sdk/v2/players/{playerId} and ?externalPlayerId=: a player of the key's game. */
+  getPlayer: defineOperation('ledger', 'GetPlayer', GetPlayerRequestSchema, GetPlayerResponseSchema),
 } as const;

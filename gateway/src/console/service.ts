@@ -1,0 +1,118 @@
+// The developer console as the gateway's edges see it: validation of an action or a records query with the very
+// schemas of the REST API, then one call to the ledger. The REST adapters (rest/console.ts) and the GraphQL
+// resolvers (graphql/resolvers.ts) are two views of these functions; every rule about organizations, funding and
+// membership lives in the ledger.
+import type { ConsolePrincipal } from '../../../services/runtime/src/contracts/gen/rewards/v1/console_pb.ts';
+import type { DeveloperPrincipal } from '../../../services/runtime/src/contracts/gen/rewards/v1/identity_pb.ts';
+import { ledgerOps } from '../../../services/runtime/src/contracts/operations.ts';
+import { AppError, relabelUnavailable } from '../../../services/runtime/src/errors.ts';
+import type { CallContext, Transport } from '../../../services/runtime/src/transport/operation.ts';
+import { describeAjvError } from '../../../services/runtime/src/validation/ajv.ts';
+import { commonSchemas } from '../schemas/common.ts';
+import {
+  CONSOLE_ACTION_TYPES,
+  consoleActionSchemaName,
+  consoleSchemas,
+  RECORDS_LIMIT_DEFAULT,
+} from '../schemas/console.ts';
+import { SchemaSet } from '../schemas/json-schema.ts';
+import { actionMessage } from './shapes.ts';
+
+export const consoleSchemaSet = new SchemaSet({ ...commonSchemas, ...consoleSchemas });
+
+// Compiled once at start-up: one validator per action type.
+const actionValidators = new Map(
+  CONSOLE_ACTION_TYPES.map((type) => [type, consoleSchemaSet.named(consoleActionSchemaName(type))]),
+);
+const recordsQueryValidator = consoleSchemaSet.named('RecordsQuery');
+
+/** The ledger unreachable, or its database down: the console's own 503 code. */
+export const consoleUnavailable = (error: unknown) =>
+  relabelUnavailable(error, 'DEVELOPER_ACCESS_UNAVAILABLE', 'The console is temporarily unavailable; retry later.');
+
+/** What the ledger needs of an admitted developer (no e-mail). */
+export function consolePrincipal(principal: DeveloperPrincipal): {
+  identityUserId: string;
+  canCreateUnlimitedOrganization: boolean;
+} {
+  return {
+    identityUserId: principal.identityUserId,
+    canCreateUnlimitedOrganization: principal.canCreateUnlimitedOrganization,
+  };
+}
+
+type PrincipalInit = Pick<ConsolePrincipal, 'identityUserId' | 'canCreateUnlimitedOrganization'>;
+
+/**
+ * Validates a console action body: unknown `type`, unknown fields and schema violations are 400 invalid_action.
+ * `where` names the body in messages (`body` over REST, `input` over GraphQL).
+ */
+export function validateAction(body: unknown, where = 'body'): Record<string, unknown> {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw new AppError(400, 'invalid_action', 'The body must be one action object.');
+  }
+  const type = (body as { type?: unknown }).type;
+  if (type === undefined) throw new AppError(400, 'invalid_action', 'body.type is required');
+  const validate = typeof type === 'string' ? actionValidators.get(type) : undefined;
+  if (!validate) {
+    throw new AppError(400, 'invalid_action', `body.type must be one of ${CONSOLE_ACTION_TYPES.join(', ')}`);
+  }
+  if (!validate(body)) throw new AppError(400, 'invalid_action', describeAjvError(validate.errors, where));
+  return body as Record<string, unknown>;
+}
+
+export interface RecordsQuery {
+  kind: 'players' | 'events';
+  organizationId?: string;
+  projectId?: string;
+  gameId?: string;
+  cursor?: string;
+  limit: number;
+}
+
+/**
+ * Validates a records query given as an object of its parameters (`limit` a number when well-formed): schema
+ * violations, unknown parameters and `limit` outside 1..100 are 400 INVALID_RECORD_QUERY.
+ */
+export function validateRecordsQuery(query: Record<string, unknown>, where = 'query'): RecordsQuery {
+  if (!recordsQueryValidator(query)) {
+    throw new AppError(400, 'INVALID_RECORD_QUERY', describeAjvError(recordsQueryValidator.errors, where));
+  }
+  return {
+    ...(query as Omit<RecordsQuery, 'limit'>),
+    limit: (query.limit as number | undefined) ?? RECORDS_LIMIT_DEFAULT,
+  };
+}
+
+/** Runs one validated action as one ledger transaction. */
+export async function runAction(
+  transport: Transport,
+  principal: PrincipalInit,
+  body: Record<string, unknown>,
+  call: CallContext,
+) {
+  return transport
+    .call(ledgerOps.consoleAction, { principal, action: actionMessage(body) }, call)
+    .catch((error: unknown) => {
+      throw consoleUnavailable(error);
+    });
+}
+
+/** The caller's snapshot: one ledger call. */
+export async function readSnapshot(transport: Transport, principal: PrincipalInit, call: CallContext) {
+  return transport.call(ledgerOps.getSnapshot, { principal }, call).catch((error: unknown) => {
+    throw consoleUnavailable(error);
+  });
+}
+
+/** One page of records: one ledger call (the ledger checks the cursor and the filters' visibility). */
+export async function readRecords(
+  transport: Transport,
+  principal: PrincipalInit,
+  query: RecordsQuery,
+  call: CallContext,
+) {
+  return transport.call(ledgerOps.listRecords, { principal, ...query }, call).catch((error: unknown) => {
+    throw consoleUnavailable(error);
+  });
+}

@@ -1,0 +1,124 @@
+// The per-request context of the GraphQL console: the admitted developer, and the request's one snapshot.
+//
+// Batched loading: every organization, project, game, key, rule and member a request can reach comes from the
+// ledger's GetSnapshot, loaded at most once per request and indexed by id and parent, so that nested fields
+// (organization.projects, game.rules, rule.game, ...) never make a NATS request per item: a query of any shape
+// costs one GetSnapshot, plus one ListRecords per `records` field and one ConsoleAction per mutation.
+import type Koa from 'koa';
+import type { DeveloperPrincipal } from '../../../services/runtime/src/contracts/gen/rewards/v1/identity_pb.ts';
+import { AppError } from '../../../services/runtime/src/errors.ts';
+import type { CallContext, Transport } from '../../../services/runtime/src/transport/operation.ts';
+import { admitDeveloper } from '../auth/developer-session.ts';
+import { consolePrincipal, readSnapshot } from '../console/service.ts';
+import { snapshotJson } from '../console/shapes.ts';
+
+export type SnapshotJson = ReturnType<typeof snapshotJson>;
+type Organization = SnapshotJson['organizations'][number];
+type Project = SnapshotJson['projects'][number];
+type Game = SnapshotJson['games'][number];
+type Key = SnapshotJson['keys'][number];
+type Rule = SnapshotJson['rules'][number];
+type Member = SnapshotJson['members'][number];
+
+/** The snapshot's lists, and the same objects indexed by id and by parent. */
+export interface SnapshotView {
+  json: SnapshotJson;
+  organizations: Map<string, Organization>;
+  projects: Map<string, Project>;
+  games: Map<string, Game>;
+  projectsByOrganization: Map<string, Project[]>;
+  gamesByOrganization: Map<string, Game[]>;
+  gamesByProject: Map<string, Game[]>;
+  keysByOrganization: Map<string, Key[]>;
+  keysByGame: Map<string, Key[]>;
+  rulesByOrganization: Map<string, Rule[]>;
+  rulesByGame: Map<string, Rule[]>;
+  membersByOrganization: Map<string, Member[]>;
+}
+
+function groupBy<T>(items: T[], key: (item: T) => string): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const item of items) {
+    const group = groups.get(key(item));
+    if (group) group.push(item);
+    else groups.set(key(item), [item]);
+  }
+  return groups;
+}
+
+export function indexSnapshot(json: SnapshotJson): SnapshotView {
+  return {
+    json,
+    organizations: new Map(json.organizations.map((o) => [o.id, o])),
+    projects: new Map(json.projects.map((p) => [p.id, p])),
+    games: new Map(json.games.map((g) => [g.id, g])),
+    // Lists keep the snapshot's order (oldest first).
+    projectsByOrganization: groupBy(json.projects, (p) => p.organizationId),
+    gamesByOrganization: groupBy(json.games, (g) => g.organizationId),
+    gamesByProject: groupBy(json.games, (g) => g.projectId),
+    keysByOrganization: groupBy(json.keys, (k) => k.organizationId),
+    keysByGame: groupBy(json.keys, (k) => k.gameId),
+    rulesByOrganization: groupBy(json.rules, (r) => r.organizationId),
+    rulesByGame: groupBy(json.rules, (r) => r.gameId),
+    membersByOrganization: groupBy(json.members, (m) => m.organizationId),
+  };
+}
+
+/** At most this many `records` fields (ListRecords calls) in one request: `first` given as a variable escapes the
+ * cost limit's multiplier, this bound does not. */
+export const RECORD_PAGES_PER_REQUEST_MAX = 5;
+
+export class GraphQLContext {
+  readonly transport: Transport;
+  readonly call: CallContext;
+  /** The developer admitted for this request (before the body was read, as over REST). */
+  readonly principal: DeveloperPrincipal;
+  private readonly koa: Koa.Context;
+  private requestAdmissionUnused = true;
+  private snapshotView: Promise<SnapshotView> | undefined;
+  private recordPages = 0;
+
+  constructor(transport: Transport, koa: Koa.Context, principal: DeveloperPrincipal) {
+    this.transport = transport;
+    this.koa = koa;
+    this.call = koa.state.call;
+    this.principal = principal;
+  }
+
+  /** The ledger's view of the request's developer. */
+  get consolePrincipal() {
+    return consolePrincipal(this.principal);
+  }
+
+  /** The request's snapshot: one GetSnapshot, shared by every field that needs it. */
+  snapshot(): Promise<SnapshotView> {
+    this.snapshotView ??= readSnapshot(this.transport, this.consolePrincipal, this.call).then((reply) =>
+      indexSnapshot(snapshotJson(reply)),
+    );
+    return this.snapshotView;
+  }
+
+  /**
+   * The principal a mutation acts for. The invitation is rechecked before every action, as over REST: the first
+   * mutation of a request uses the request's admission, made just before; each further one is admitted again.
+   */
+  async admitForAction(): Promise<{ identityUserId: string; canCreateUnlimitedOrganization: boolean }> {
+    if (this.requestAdmissionUnused) {
+      this.requestAdmissionUnused = false;
+      return this.consolePrincipal;
+    }
+    return consolePrincipal(await admitDeveloper(this.transport, this.koa));
+  }
+
+  /** Counts a `records` field; past the bound, 400 INVALID_REQUEST (no ledger call). */
+  takeRecordPage(): void {
+    this.recordPages += 1;
+    if (this.recordPages > RECORD_PAGES_PER_REQUEST_MAX) {
+      throw new AppError(
+        400,
+        'INVALID_REQUEST',
+        `A request may read at most ${RECORD_PAGES_PER_REQUEST_MAX} record pages; split it.`,
+      );
+    }
+  }
+}

@@ -1,0 +1,130 @@
+// Resolvers of the GraphQL console. They only translate: arguments become the REST adapters' action bodies and
+// records queries, validated with the same JSON Schemas (console/service.ts), and the ledger's replies become the
+// same JSON shapes (console/shapes.ts). Nested fields are served from the request's one snapshot (context.ts).
+
+import { readRecords, runAction, validateAction, validateRecordsQuery } from '../console/service.ts';
+import { actionResultJson, recordPageJson } from '../console/shapes.ts';
+import { CONSOLE_ACTION_TYPES } from '../schemas/console.ts';
+import type { GraphQLContext, SnapshotView } from './context.ts';
+import { scalars } from './scalars.ts';
+
+type Args = Record<string, unknown>;
+type WithId = { id: string };
+type OfOrganization = { organizationId: string };
+type OfGame = { gameId: string };
+
+/** A reference inside one snapshot always resolves; a miss would be a ledger bug, reported as such. */
+function need<T>(value: T | undefined, what: string): T {
+  if (value === undefined) throw new Error(`snapshot is missing the ${what} it references`);
+  return value;
+}
+
+const fromSnapshot =
+  <P, R>(pick: (view: SnapshotView, parent: P) => R) =>
+  async (parent: P, _args: Args, context: GraphQLContext): Promise<R> =>
+    pick(await context.snapshot(), parent);
+
+// GraphQL argument names -> the REST records query's parameter names.
+const RECORDS_PARAMETERS: Array<[string, string]> = [
+  ['organizationId', 'organizationId'],
+  ['projectId', 'projectId'],
+  ['gameId', 'gameId'],
+  ['after', 'cursor'],
+  ['first', 'limit'],
+];
+const ARGUMENT_OF: Record<string, string> = { cursor: 'after', limit: 'first' };
+
+async function records(_parent: unknown, args: Args, context: GraphQLContext) {
+  context.takeRecordPage();
+  // null is "not given" (Relay clients send `after: null` for the first page).
+  const query: Record<string, unknown> = { kind: args.kind };
+  for (const [argument, parameter] of RECORDS_PARAMETERS) {
+    if (args[argument] !== undefined && args[argument] !== null) query[parameter] = args[argument];
+  }
+  let validated: ReturnType<typeof validateRecordsQuery>;
+  try {
+    validated = validateRecordsQuery(query, 'records');
+  } catch (error) {
+    // Same code and rule as REST; the message names the GraphQL argument.
+    if (error instanceof Error) {
+      error.message = error.message.replace(
+        /\brecords\.(cursor|limit)\b/g,
+        (_m, p: string) => `records.${ARGUMENT_OF[p]}`,
+      );
+    }
+    throw error;
+  }
+  const reply = await readRecords(context.transport, context.consolePrincipal, validated, context.call);
+  const page = recordPageJson(reply);
+  if (reply.cursors.length !== page.records.length) throw new Error('ledger page without a cursor per record');
+  return {
+    kind: page.kind,
+    edges: page.records.map((node, index) => ({ cursor: reply.cursors[index], node })),
+    pageInfo: {
+      endCursor: reply.cursors.at(-1) ?? null,
+      hasNextPage: page.nextCursor !== null,
+      startCursor: reply.cursors[0] ?? null,
+      hasPreviousPage: false,
+    },
+  };
+}
+
+/** One mutation per console action: the REST body `{ type, ...input }`, the same validator, the same call. */
+function actionResolver(type: string) {
+  return async (_parent: unknown, args: { input: Record<string, unknown> }, context: GraphQLContext) => {
+    const principal = await context.admitForAction();
+    const body = validateAction({ type, ...args.input }, 'input');
+    const reply = await runAction(context.transport, principal, body, context.call);
+    const result = actionResultJson(reply);
+    return { issuedKey: null, kind: null, ...result };
+  };
+}
+
+export const resolvers = {
+  ...scalars,
+  Query: {
+    access: (_parent: unknown, _args: Args, context: GraphQLContext) => ({
+      authorized: true,
+      email: context.principal.email,
+      mode: 'sandbox',
+    }),
+    snapshot: fromSnapshot((view) => view.json),
+    records,
+  },
+  Mutation: Object.fromEntries(CONSOLE_ACTION_TYPES.map((type) => [type, actionResolver(type)])),
+  DeveloperOrganization: {
+    projects: fromSnapshot((view, o: WithId) => view.projectsByOrganization.get(o.id) ?? []),
+    games: fromSnapshot((view, o: WithId) => view.gamesByOrganization.get(o.id) ?? []),
+    keys: fromSnapshot((view, o: WithId) => view.keysByOrganization.get(o.id) ?? []),
+    rules: fromSnapshot((view, o: WithId) => view.rulesByOrganization.get(o.id) ?? []),
+    members: fromSnapshot((view, o: WithId) => view.membersByOrganization.get(o.id) ?? []),
+  },
+  DeveloperProject: {
+    organization: fromSnapshot((view, p: OfOrganization) =>
+      need(view.organizations.get(p.organizationId), 'organization'),
+    ),
+    games: fromSnapshot((view, p: WithId) => view.gamesByProject.get(p.id) ?? []),
+  },
+  DeveloperGame: {
+    organization: fromSnapshot((view, g: OfOrganization) =>
+      need(view.organizations.get(g.organizationId), 'organization'),
+    ),
+    project: fromSnapshot((view, g: { projectId: string }) => need(view.projects.get(g.projectId), 'project')),
+    keys: fromSnapshot((view, g: WithId) => view.keysByGame.get(g.id) ?? []),
+    rules: fromSnapshot((view, g: WithId) => view.rulesByGame.get(g.id) ?? []),
+  },
+  DeveloperKey: {
+    game: fromSnapshot((view, k: OfGame) => need(view.games.get(k.gameId), 'game')),
+  },
+  DeveloperRule: {
+    game: fromSnapshot((view, r: OfGame) => need(view.games.get(r.gameId), 'game')),
+  },
+  DeveloperMember: {
+    organization: fromSnapshot((view, m: OfOrganization) =>
+      need(view.organizations.get(m.organizationId), 'organization'),
+    ),
+  },
+  DeveloperRecord: {
+    __resolveType: (record: object) => ('eventId' in record ? 'DeveloperEvent' : 'DeveloperPlayer'),
+  },
+};

@@ -1,0 +1,61 @@
+// Custom scalars of the GraphQL console: values outside the spec's ranges are refused while the request is
+// validated (literals) or its variables are coerced, before any resolver runs. The limits are the REST schemas'
+// (schemas/common.ts, validation/uuid.ts, validation/ajv.ts), so both views refuse the same values.
+import { Kind, type ValueNode } from 'graphql';
+import { isRfc3339DateTime } from '../../../services/runtime/src/validation/ajv.ts';
+import { isUuid } from '../../../services/runtime/src/validation/uuid.ts';
+import { CREDITS_MAX } from '../schemas/common.ts';
+
+// A plain error (not a GraphQLError): graphql-js then adds the location and names the expected type.
+const invalid = (message: string) => new TypeError(message);
+
+/**
+ * A scalar's behaviour, given to makeExecutableSchema as its resolver: a plain object rather than a
+ * GraphQLScalarType, whose (absent) description would replace the SDL's.
+ */
+export interface ScalarBehaviour {
+  serialize(value: unknown): unknown;
+  parseValue(value: unknown): unknown;
+  parseLiteral(node: ValueNode): unknown;
+}
+
+function stringScalar(description: string, accepts: (value: string) => boolean): ScalarBehaviour {
+  const check = (value: unknown): string => {
+    if (typeof value !== 'string' || !accepts(value)) throw invalid(`Must be ${description}.`);
+    return value;
+  };
+  return {
+    // Outputs come from the ledger, already in shape; a value that is not would be a bug worth failing on.
+    serialize: check,
+    parseValue: check,
+    parseLiteral(node: ValueNode) {
+      if (node.kind !== Kind.STRING) throw invalid(`Must be ${description}.`);
+      return check(node.value);
+    },
+  };
+}
+
+function creditsScalar(min: number, description: string): ScalarBehaviour {
+  const check = (value: unknown): number => {
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > CREDITS_MAX) {
+      throw invalid(`Must be ${description}.`);
+    }
+    return value;
+  };
+  return {
+    serialize: check,
+    parseValue: check,
+    parseLiteral(node: ValueNode) {
+      // Integers only: `1.0` and `1e3` are float literals in GraphQL and are refused like non-integers in REST.
+      if (node.kind !== Kind.INT) throw invalid(`Must be ${description}.`);
+      return check(Number(node.value));
+    },
+  };
+}
+
+export const scalars = {
+  UUID: stringScalar('a UUID (versions 1 to 8, variant 8, 9, a or b; or the nil or max UUID)', isUuid),
+  DateTime: stringScalar('an RFC 3339 date-time with an offset', isRfc3339DateTime),
+  Credits: creditsScalar(0, `an integer from 0 to ${CREDITS_MAX}`),
+  PositiveCredits: creditsScalar(1, `an integer from 1 to ${CREDITS_MAX}`),
+};

@@ -1,0 +1,131 @@
+// POST /graphql (CONTRACT sections 2 and 9): Apollo Server 5 through its Koa integration, on the gateway's router.
+// Checks in REST's order: platform switch, developer admission (one per request; mutations after the first are
+// admitted again), content type (415), size on the raw bytes (413), JSON (400); then GraphQL parses, validates
+// within the limits (limits.ts) and runs the resolvers, which make the REST adapters' NATS calls.
+//
+// Failures before GraphQL runs answer a GraphQL response `{ "errors": [...] }` with REST's HTTP status, code and
+// status in `extensions`; a request that ran answers 200 with `data` and its field errors (errors.ts).
+import { readFileSync } from 'node:fs';
+import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
+import {
+  ApolloServerPluginLandingPageDisabled,
+  ApolloServerPluginSchemaReportingDisabled,
+  ApolloServerPluginUsageReportingDisabled,
+} from '@apollo/server/plugin/disabled';
+import { koaMiddleware } from '@as-integrations/koa';
+import { makeExecutableSchema } from '@graphql-tools/schema';
+import type Router from '@koa/router';
+import type Koa from 'koa';
+import { AppError } from '../../../services/runtime/src/errors.ts';
+import { readJsonBody } from '../../../services/runtime/src/http/body.ts';
+import { platformGate } from '../../../services/runtime/src/http/platform-gate.ts';
+import type { Logger } from '../../../services/runtime/src/logger.ts';
+import type { PlatformSwitch } from '../../../services/runtime/src/platform-switch.ts';
+import type { Transport } from '../../../services/runtime/src/transport/operation.ts';
+import { admitDeveloper } from '../auth/developer-session.ts';
+import { GraphQLContext } from './context.ts';
+import { errorFormatter, errorStatusPlugin, requestErrorBody } from './errors.ts';
+import { armor, GRAPHQL_LIMITS } from './limits.ts';
+import { resolvers } from './resolvers.ts';
+
+export const GRAPHQL_PATH = '/graphql';
+
+/** The schema's SDL, also printed in docs/graphql.md. */
+export const typeDefs = readFileSync(new URL('./schema.graphql', import.meta.url), 'utf8');
+
+export function createSchema() {
+  return makeExecutableSchema({ typeDefs, resolvers });
+}
+
+export interface GraphQLConsoleOptions {
+  transport: Transport;
+  platform: PlatformSwitch;
+  logger: Logger;
+  /** GRAPHQL_INTROSPECTION=true; off by default. */
+  introspection: boolean;
+  /** NODE_ENV=development: stack traces and bug messages in error responses. */
+  development: boolean;
+}
+
+export interface GraphQLConsole {
+  addRoutes(router: Router): void;
+  stop(): Promise<void>;
+}
+
+const contexts = new WeakMap<Koa.Context, GraphQLContext>();
+
+/** Answers an AppError raised before GraphQL ran as a GraphQL response with REST's status. */
+const graphqlErrors: Koa.Middleware = async (ctx, next) => {
+  try {
+    await next();
+  } catch (error) {
+    if (!(error instanceof AppError)) throw error;
+    ctx.status = error.status;
+    if (error.status === 503) ctx.set('Retry-After', '1');
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = requestErrorBody(error);
+  }
+};
+
+export async function createGraphQLConsole(options: GraphQLConsoleOptions): Promise<GraphQLConsole> {
+  const { transport, logger } = options;
+  const limits = armor();
+  const server = new ApolloServer<GraphQLContext>({
+    schema: createSchema(),
+    introspection: options.introspection,
+    includeStacktraceInErrorResponses: options.development,
+    hideSchemaDetailsFromClientErrors: !options.introspection,
+    formatError: errorFormatter(logger, options.development),
+    validationRules: limits.validationRules,
+    parseOptions: { maxTokens: GRAPHQL_LIMITS.tokens },
+    // One operation per HTTP request, sent as a document: no batches, no persisted-query registry.
+    allowBatchedHttpRequests: false,
+    persistedQueries: false,
+    csrfPrevention: true,
+    status400ForVariableCoercionErrors: true,
+    // The program handles SIGTERM (drain, then close); Apollo must not install its own handlers.
+    stopOnTerminationSignals: false,
+    logger: logger as unknown as ConstructorParameters<typeof ApolloServer>[0]['logger'],
+    plugins: [
+      // Armor ships CommonJS typings of Apollo's plugin type; the objects are the same at run time.
+      ...(limits.plugins as unknown as ApolloServerPlugin<GraphQLContext>[]),
+      errorStatusPlugin<GraphQLContext>(),
+      ApolloServerPluginLandingPageDisabled(),
+      ApolloServerPluginUsageReportingDisabled(),
+      ApolloServerPluginSchemaReportingDisabled(),
+    ],
+  });
+  await server.start();
+  const apollo = koaMiddleware(server, {
+    context: async ({ ctx }) => {
+      const context = contexts.get(ctx as unknown as Koa.Context);
+      if (!context) throw new Error('GraphQL context was not prepared for this request');
+      return context;
+    },
+  });
+  const gate = platformGate(options.platform, 'AUTH_UNAVAILABLE');
+
+  return {
+    addRoutes(router: Router) {
+      router.post(GRAPHQL_PATH, graphqlErrors, gate, async (ctx) => {
+        const principal = await admitDeveloper(transport, ctx);
+        const body = await readJsonBody(ctx);
+        if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+          throw new AppError(
+            400,
+            'INVALID_REQUEST',
+            'The body must be one GraphQL request: { query, variables?, operationName? }.',
+          );
+        }
+        // The Koa integration reads the parsed body here (what @koa/bodyparser would have set).
+        (ctx.request as { body?: unknown }).body = body;
+        contexts.set(ctx, new GraphQLContext(transport, ctx, principal));
+        await apollo(ctx as Parameters<typeof apollo>[0], async () => {});
+        ctx.set('Cache-Control', 'no-store');
+      });
+    },
+    async stop() {
+      await server.stop();
+    },
+  };
+}

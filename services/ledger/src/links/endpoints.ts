@@ -1,0 +1,139 @@
+// Transport handlers of the linking operations: they check what arrived, call the repository and map outcomes to
+// the API's errors (CONTRACT section 6). The ledger never receives a link token, only its SHA-256.
+import { ledgerOps } from '../../../runtime/src/contracts/operations.ts';
+import type { Database } from '../../../runtime/src/db/database.ts';
+import { AppError } from '../../../runtime/src/errors.ts';
+import type { Logger } from '../../../runtime/src/logger.ts';
+import { bind, type EndpointBinding } from '../../../runtime/src/transport/operation.ts';
+import { isUuid } from '../../../runtime/src/validation/uuid.ts';
+import { linkClock } from './clock.ts';
+import { LinkRepository, type PlayerSelector } from './repository.ts';
+import { isValidExternalPlayerId, type LinkRefusal } from './rules.ts';
+
+export interface LinkEndpointDeps {
+  database?: Database | undefined;
+  logger: Logger;
+}
+
+const HASH_BYTES = 32;
+
+// SQLSTATE classes of a database that cannot serve right now (connection exceptions, operator intervention,
+// insufficient resources), a deadlock or serialization failure (safe to retry: the transaction rolled back), and
+// socket errors of the driver. Anything else unexpected is a bug and answers 500.
+const UNAVAILABLE_SQLSTATE = /^(08|57|53|40001|40P01)/;
+const UNAVAILABLE_ERRNO = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN']);
+
+const invalidKey = () => new AppError(401, 'invalid_key', 'The key is unknown, revoked or not a secret key.');
+
+/** The API's answer to a refused intent. Messages describe the intent, never the token. */
+export function refusalError(refusal: LinkRefusal): AppError {
+  switch (refusal) {
+    case 'unknown':
+      return new AppError(404, 'invalid_link', 'No link intent has this token.');
+    case 'used':
+      return new AppError(409, 'invalid_link', 'This link token was already used.');
+    case 'expired':
+      return new AppError(409, 'invalid_link', 'This link token has expired; ask the game for a new one.');
+    case 'player_linked':
+      return new AppError(409, 'already_linked', 'This player is already linked to an account.');
+    case 'account_linked':
+      return new AppError(409, 'already_linked', 'This account is already linked to another player of this game.');
+  }
+}
+
+export function linkEndpoints(deps: LinkEndpointDeps): EndpointBinding[] {
+  if (!deps.database) throw new Error('the ledger needs its database');
+  const links = new LinkRepository(deps.database);
+  const { logger } = deps;
+  const storeFailure = (error: unknown): never => {
+    const code = String((error as { code?: unknown })?.code ?? '');
+    if (UNAVAILABLE_SQLSTATE.test(code) || UNAVAILABLE_ERRNO.has(code)) {
+      logger.warn({ err: error }, 'ledger database unavailable');
+      throw new AppError(
+        503,
+        'retry_later',
+        'The ledger is temporarily unavailable; retry later. Nothing was changed.',
+      );
+    }
+    throw error;
+  };
+  const hashOf = (bytes: Uint8Array): Buffer | undefined =>
+    bytes.length === HASH_BYTES ? Buffer.from(bytes) : undefined;
+
+  return [
+    bind(ledgerOps.createLinkIntent, async (request) => {
+      const keyHash = hashOf(request.keyHash);
+      if (!keyHash) throw invalidKey();
+      const tokenHash = hashOf(request.tokenHash);
+      if (!tokenHash) throw new AppError(400, 'INVALID_REQUEST', 'token_hash must be 32 bytes.');
+      if (!isValidExternalPlayerId(request.externalPlayerId)) {
+        throw new AppError(
+          400,
+          'INVALID_PLAYER',
+          'externalPlayerId must be 1 to 200 characters without control characters.',
+        );
+      }
+      const result = await links
+        .createIntent({ keyHash, externalPlayerId: request.externalPlayerId, tokenHash, now: linkClock.now() })
+        .catch(storeFailure);
+      switch (result.outcome) {
+        case 'invalid_key':
+          throw invalidKey();
+        case 'already_linked':
+          throw new AppError(409, 'already_linked', 'This player is already linked to an account.');
+        default:
+          return { playerId: result.playerId, expiresAt: result.expiresAt };
+      }
+    }),
+    bind(ledgerOps.inspectLinkIntent, async (request) => {
+      const tokenHash = hashOf(request.tokenHash);
+      if (!tokenHash) throw refusalError('unknown');
+      const result = await links.inspect(tokenHash, linkClock.now()).catch(storeFailure);
+      if (result.outcome === 'refused') throw refusalError(result.refusal);
+      return { gameName: result.gameName, externalPlayerId: result.externalPlayerId, expiresAt: result.expiresAt };
+    }),
+    bind(ledgerOps.approveLinkIntent, async (request) => {
+      const tokenHash = hashOf(request.tokenHash);
+      if (!tokenHash) throw refusalError('unknown');
+      const account = request.account;
+      if (!account || !isUuid(account.creditsUserId)) {
+        throw new AppError(401, 'UNAUTHORIZED', 'An admitted native account is required.');
+      }
+      const result = await links
+        .approve(
+          tokenHash,
+          { creditsUserId: account.creditsUserId.toLowerCase(), username: account.username ?? null },
+          linkClock.now(),
+        )
+        .catch(storeFailure);
+      if (result.outcome === 'refused') throw refusalError(result.refusal);
+      return { playerId: result.playerId, gameId: result.gameId };
+    }),
+    bind(ledgerOps.getPlayer, async (request) => {
+      const keyHash = hashOf(request.keyHash);
+      if (!keyHash) throw invalidKey();
+      const { selector } = request;
+      const notFound = () => new AppError(404, 'not_found', "No such player in this key's game.");
+      let query: PlayerSelector;
+      if (selector.case === 'playerId') {
+        // A malformed id names no player (404), but the key is still checked first (401).
+        query = { playerId: isUuid(selector.value) ? selector.value : null };
+      } else if (selector.case === 'externalPlayerId') {
+        query = { externalPlayerId: selector.value };
+      } else {
+        throw new AppError(400, 'INVALID_PLAYER', 'A playerId or an externalPlayerId is required.');
+      }
+      const result = await links.player(keyHash, query).catch(storeFailure);
+      if (result.outcome === 'invalid_key') throw invalidKey();
+      if (result.outcome === 'not_found') throw notFound();
+      const { player } = result;
+      return {
+        player: {
+          playerId: player.playerId,
+          externalPlayerId: player.externalPlayerId,
+          ...(player.linkedAt === null ? {} : { linkedAt: player.linkedAt }),
+        },
+      };
+    }),
+  ];
+}
