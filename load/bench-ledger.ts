@@ -634,8 +634,10 @@ async function main(): Promise<void> {
     const roundS = options.durationS / options.rounds;
     const natsRounds: Side[] = [];
     const pgbenchRounds: Side[] = [];
+    const roundRss: number[] = [];
     for (let round = 0; round < options.rounds; round++) {
       natsRounds.push(await driver.run(roundS, true));
+      roundRss.push(rssMiB(ledger.pid!, 'VmRSS'));
       pgbenchRounds.push(await pgbench(roundS, true));
     }
     await driver.close();
@@ -653,6 +655,7 @@ async function main(): Promise<void> {
       ratio,
       ledgerPeakRssMiB: peak,
       ledgerReadyRssMiB: idleRss,
+      ledgerRssAfterRoundsMiB: roundRss,
       storedDecisions: stored,
     };
     const f = (n: number, d = 0) => n.toFixed(d);
@@ -663,7 +666,8 @@ async function main(): Promise<void> {
       `pgbench, same SQL        ${f(pgb.perSecond).padStart(11)}  ${f(pgb.p50Ms, 2).padStart(7)}  ${f(pgb.p99Ms, 2).padStart(7)}  ${String(pgb.decisions).padStart(10)}  ${String(pgb.errors).padStart(7)}`,
       '',
       `ratio (NATS / pgbench): ${f(ratio, 2)}   (target: at least 0.50)`,
-      `ledger peak RSS (VmHWM): ${f(peak, 1)} MiB (${f(idleRss, 1)} MiB when ready, before any event)`,
+      `ledger peak RSS (VmHWM): ${f(peak, 1)} MiB (${f(idleRss, 1)} MiB when ready, before any event; ` +
+        `after each NATS round: ${roundRss.map((r) => f(r, 0)).join(', ')} MiB)`,
       `CPU per decision, RecordEvent over NATS: ${cpuPerDecision(nats)}`,
       `CPU per decision, pgbench:               ${cpuPerDecision(pgb)}`,
       `ledger system calls per decision: ${f((nats.ledgerSyscalls?.reads ?? 0) / nats.decisions, 2)} reads, ` +

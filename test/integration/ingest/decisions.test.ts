@@ -17,7 +17,7 @@ import {
   setGame,
   setRule,
 } from '../../support/ledger-fixtures.ts';
-import { startTestSystem, type TestSystem } from '../../support/system.ts';
+import { api, startTestSystem, type TestSystem } from '../../support/system.ts';
 
 const MINUTE = 60_000;
 
@@ -353,6 +353,21 @@ describe('event decisions', () => {
       const first = await send(world, body);
       receiveAt('2031-02-02T00:00:00.000Z');
       expect(await send(world, body)).toEqual({ ...first, replayed: true });
+    });
+
+    it('counts answered decisions in /metrics by status, reason and replayed', async () => {
+      const world = await createEventWorld(db);
+      const body = eventBody(world);
+      await send(world, body);
+      await send(world, body);
+      await setGame(db, world.game.gameId, { status: 'paused' });
+      await send(world, eventBody(world));
+      const metrics = (await api(system.url, 'GET', '/metrics')).body as string;
+      const count = (labels: string) =>
+        Number(new RegExp(`^event_decisions_total\\{${labels}\\} (\\d+)$`, 'm').exec(metrics)?.[1] ?? 0);
+      expect(count('status="accepted",reason="none",replayed="false"')).toBeGreaterThan(0);
+      expect(count('status="accepted",reason="none",replayed="true"')).toBeGreaterThan(0);
+      expect(count('status="rejected",reason="game_paused",replayed="false"')).toBeGreaterThan(0);
     });
 
     it('the identity is (game, eventId): the same eventId in another game is another event', async () => {

@@ -7,6 +7,7 @@
 // key in its transaction); a request that fails a check of its body first asks AuthenticateGameKey, so that an
 // unknown or revoked key still answers 401 before any body error. The hot path stays one NATS round trip.
 import type Router from '@koa/router';
+import type { Counter } from 'prom-client';
 import type { EventDecision } from '../../../runtime/src/contracts/gen/rewards/v1/events_pb.ts';
 import { ledgerOps } from '../../../runtime/src/contracts/operations.ts';
 import { AppError } from '../../../runtime/src/errors.ts';
@@ -23,6 +24,8 @@ export const EVENTS_PATH = '/api/game-sdk/v2/events';
 export interface EventRouteDeps {
   transport: Transport;
   platform: PlatformSwitch;
+  /** Counts answered decisions (`event_decisions_total`). */
+  decisions?: Counter<'status' | 'reason' | 'replayed'>;
 }
 
 export function addEventRoutes(router: Router, deps: EventRouteDeps): void {
@@ -55,8 +58,10 @@ export function addEventRoutes(router: Router, deps: EventRouteDeps): void {
       .catch((error: unknown) => {
         throw retryLater(error);
       });
+    const result = gameEventResult(reply.decision, reply.replayed);
+    deps.decisions?.inc({ status: result.status, reason: result.reason ?? 'none', replayed: String(result.replayed) });
     ctx.set('Cache-Control', 'no-store');
-    ctx.body = { data: gameEventResult(reply.decision, reply.replayed) };
+    ctx.body = { data: result };
   });
 }
 
