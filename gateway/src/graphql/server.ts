@@ -82,7 +82,6 @@ export async function createGraphQLConsole(options: GraphQLConsoleOptions): Prom
     allowBatchedHttpRequests: false,
     persistedQueries: false,
     csrfPrevention: true,
-    status400ForVariableCoercionErrors: true,
     // The program handles SIGTERM (drain, then close); Apollo must not install its own handlers.
     stopOnTerminationSignals: false,
     logger: logger as unknown as ConstructorParameters<typeof ApolloServer>[0]['logger'],

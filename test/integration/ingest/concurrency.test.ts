@@ -2,9 +2,16 @@
 // cap. Afterwards the invariants are read from the database: one decision per (game, eventId), spent equal to the
 // sum of accepted rewards, no cap exceeded.
 import { randomUUID } from 'node:crypto';
+import pg from 'pg';
 import { sql } from '../../support/database.ts';
-import { eventBody, expectDecision, postEvent } from '../../support/ingest.ts';
-import { createEventWorld, createPlayer, type EventWorld, gameState } from '../../support/ledger-fixtures.ts';
+import { eventBody, expectDecision, expectError, postEvent } from '../../support/ingest.ts';
+import {
+  createEventWorld,
+  createPlayer,
+  type EventWorld,
+  gameState,
+  revokeKey,
+} from '../../support/ledger-fixtures.ts';
 import { startTestSystem, type TestSystem } from '../../support/system.ts';
 
 describe('concurrent events', () => {
@@ -123,5 +130,61 @@ describe('concurrent events', () => {
         decisions: 20,
       });
     }
+  });
+
+  describe('the key revoked while the event waits for the game lock', () => {
+    /** Holds the game row's lock in an open transaction until `release` is called. */
+    async function holdGameLock(gameId: string) {
+      const client = new pg.Client({ connectionString: db });
+      await client.connect();
+      await client.query('begin');
+      await client.query('select 1 from ledger.games where id = $1 for update', [gameId]);
+      return {
+        release: async () => {
+          await client.query('commit');
+          await client.end();
+        },
+      };
+    }
+
+    /** Resolves once `count` sessions wait for a row lock of this database (no sleeping on a guess). */
+    async function waitersOnLock(count: number) {
+      const deadline = Date.now() + 20_000;
+      while (Date.now() < deadline) {
+        const [row] = await sql<{ n: number }>(
+          db,
+          `select count(*)::int as n from pg_stat_activity
+            where datname = current_database() and wait_event_type = 'Lock' and query like '%record_event%'`,
+        );
+        if (row!.n >= count) return;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      throw new Error(`fewer than ${count} sessions ever waited for the game lock`);
+    }
+
+    it('answers 401 invalid_key and stores nothing: the revocation is rechecked under the lock', async () => {
+      const world = await createEventWorld(db);
+      const lock = await holdGameLock(world.game.gameId);
+      const body = eventBody(world);
+      const pending = postEvent(system.url, world.key.value, body);
+      await waitersOnLock(1);
+      await revokeKey(db, world.key.id);
+      await lock.release();
+      expectError(await pending, 401, 'invalid_key');
+      expect(await gameState(db, world.game.gameId)).toMatchObject({ decisions: 0, spentCredits: 0 });
+    });
+
+    it('copies waiting behind the lock get the decision of the first one (re-read under the lock)', async () => {
+      const world = await createEventWorld(db);
+      const lock = await holdGameLock(world.game.gameId);
+      const body = eventBody(world);
+      const pending = Array.from({ length: 3 }, () => postEvent(system.url, world.key.value, body));
+      await waitersOnLock(3);
+      await lock.release();
+      const decisions = (await Promise.all(pending)).map(expectDecision);
+      expect(new Set(decisions.map((d) => d.id)).size).toBe(1);
+      expect(decisions.filter((d) => !d.replayed)).toHaveLength(1);
+      expect(await gameState(db, world.game.gameId)).toMatchObject({ decisions: 1, spentCredits: 10 });
+    });
   });
 });

@@ -2,7 +2,7 @@
 // the order in which they win, and both sides of every body, timestamp and metadata limit.
 import { randomUUID } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
-import { issueKeyValue } from '../../../services/ledger/src/domain/keys.ts';
+import { issueKeyValue } from '../../../services/runtime/src/credentials/keys.ts';
 import { EVENTS_PATH, eventBody, expectDecision, expectError, postEvent, postRaw } from '../../support/ingest.ts';
 import {
   createEventWorld,

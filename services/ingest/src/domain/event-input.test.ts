@@ -1,6 +1,7 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import fc from 'fast-check';
-import { gameEventInputSchema, validateEventInput } from './event-input.ts';
+import { gameEventInputSchema, OCCURRED_AT_PATTERN, validateEventInput } from './event-input.ts';
+import { parseOccurredAt } from './occurred-at.ts';
 
 const base = {
   eventId: '123e4567-e89b-42d3-a456-426614174000',
@@ -90,6 +91,40 @@ describe('validateEventInput', () => {
     const v = plain.compile(gameEventInputSchema);
     expect(v(base)).toBe(true);
     expect(v({ ...base, eventId: '123e4567-e89b-92d3-a456-426614174000' })).toBe(false); // pattern alone enforces the rule
+  });
+
+  test('property: the documented occurredAt pattern admits every instant the parser accepts', () => {
+    const pattern = new RegExp(OCCURRED_AT_PATTERN);
+    const digits = (n: number) => fc.string({ unit: fc.constantFrom(...'0123456789'), minLength: n, maxLength: n });
+    const text = fc
+      .tuple(
+        digits(4),
+        digits(2),
+        digits(2),
+        digits(2),
+        digits(2),
+        fc.option(
+          fc.tuple(
+            digits(2),
+            fc.option(fc.string({ unit: fc.constantFrom(...'0123456789'), minLength: 1, maxLength: 12 })),
+          ),
+        ),
+        fc.constantFrom('Z', '+', '-', 'z', ''),
+        digits(2),
+        digits(2),
+      )
+      .map(([y, mo, d, h, mi, sec, zone, oh, om]) => {
+        const seconds = sec ? `:${sec[0]}${sec[1] !== null ? `.${sec[1]}` : ''}` : '';
+        const offset = zone === '+' || zone === '-' ? `${zone}${oh}:${om}` : zone;
+        return `${y}-${mo}-${d}T${h}:${mi}${seconds}${offset}`;
+      });
+    fc.assert(
+      fc.property(text, (s) => {
+        if (parseOccurredAt(s) !== null) expect(pattern.test(s)).toBe(true);
+        if (!pattern.test(s)) expect(codeOf({ ...base, occurredAt: s })).toBe('invalid_event');
+      }),
+      { numRuns: 3000 },
+    );
   });
 
   test('property: valid generated bodies pass and keep every field', () => {

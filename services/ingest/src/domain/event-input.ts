@@ -13,9 +13,14 @@ export const EVENT_TYPE_PATTERN = '^[a-z][a-z0-9_.-]{0,63}$';
 /**
  * JSON Schema 2020-12 of the request body, reusable as-is in the OpenAPI 3.1 document. UUIDs carry
  * both `format: uuid` and the spec's exact `pattern`, so external validators see the same rule.
- * `occurredAt` is documented as `date-time`; in this module's Ajv instance `date-time` is the
- * spec's occurredAt grammar (seconds optional), see occurred-at.ts.
+ * `occurredAt` carries the grammar as a `pattern` (standard `date-time` requires seconds, the spec
+ * does not); calendar validity (days per month, leap days) is checked after the schema, by
+ * parseOccurredAt, with the same code and message.
  */
+export const OCCURRED_AT_PATTERN =
+  '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(?::\\d{2}(?:\\.\\d+)?)?(?:Z|[+-]\\d{2}:\\d{2})$';
+const OCCURRED_AT_INVALID = 'body.occurredAt must be a valid date-time';
+
 export const gameEventInputSchema = {
   title: 'GameEventInput',
   type: 'object',
@@ -27,7 +32,7 @@ export const gameEventInputSchema = {
     eventType: { type: 'string', minLength: 1, maxLength: 64, pattern: EVENT_TYPE_PATTERN },
     occurredAt: {
       type: 'string',
-      format: 'date-time',
+      pattern: OCCURRED_AT_PATTERN,
       description:
         'YYYY-MM-DDTHH:MM[:SS[.fraction]] followed by Z, +hh:mm or -hh:mm; calendar-valid; within 5 minutes of receipt.',
     },
@@ -60,9 +65,7 @@ export type EventInputResult =
   | { ok: true; input: GameEventInput }
   | { ok: false; code: 'invalid_event' | 'invalid_metadata'; message: string };
 
-const ajv = createAjv({
-  formats: { 'date-time': { type: 'string', validate: (s: string) => parseOccurredAt(s) !== null } },
-});
+const ajv = createAjv();
 const validateSchema = ajv.compile(gameEventInputSchema);
 
 interface SchemaValidBody {
@@ -76,11 +79,16 @@ interface SchemaValidBody {
 export function validateEventInput(body: unknown): EventInputResult {
   // A non-object body (array, string, number, null) fails `type: object` -> invalid_event.
   if (!validateSchema(body)) {
-    return { ok: false, code: 'invalid_event', message: describeAjvError(validateSchema.errors) };
+    const first = validateSchema.errors?.[0];
+    const message =
+      first?.instancePath === '/occurredAt' && first.keyword === 'pattern'
+        ? OCCURRED_AT_INVALID
+        : describeAjvError(validateSchema.errors);
+    return { ok: false, code: 'invalid_event', message };
   }
   const b = body as SchemaValidBody;
   const at = parseOccurredAt(b.occurredAt);
-  if (at === null) return { ok: false, code: 'invalid_event', message: 'body.occurredAt must be a valid date-time' };
+  if (at === null) return { ok: false, code: 'invalid_event', message: OCCURRED_AT_INVALID };
   const input: GameEventInput = {
     eventId: b.eventId,
     playerId: b.playerId,

@@ -3,9 +3,9 @@
 // revoked or secret: 401 INVALID_PUBLIC_KEY. Other query parameters are ignored (cache busters of game clients;
 // see docs/decisions.md).
 import type Router from '@koa/router';
-import { classifyGameKey, sha256 } from '../../../ledger/src/domain/keys.ts';
 import type { GamePublicConfig } from '../../../runtime/src/contracts/gen/rewards/v1/events_pb.ts';
 import { ledgerOps } from '../../../runtime/src/contracts/operations.ts';
+import { classifyGameKey, sha256 } from '../../../runtime/src/credentials/keys.ts';
 import { AppError, relabelUnavailable } from '../../../runtime/src/errors.ts';
 import { platformGate } from '../../../runtime/src/http/platform-gate.ts';
 import type { PlatformSwitch } from '../../../runtime/src/platform-switch.ts';

@@ -21,9 +21,9 @@ import type {
   UpdateProjectAction,
   UpdateRuleAction,
 } from '../../../runtime/src/contracts/gen/rewards/v1/console_pb.ts';
+import { issueKeyValue, type KeyKind } from '../../../runtime/src/credentials/keys.ts';
 import { AppError } from '../../../runtime/src/errors.ts';
 import { isUuid } from '../../../runtime/src/validation/uuid.ts';
-import { issueKeyValue, type KeyKind } from '../domain/keys.ts';
 import type { ConsoleRepository, ConsoleTx, OrganizationRow, OwnedTable, Role } from './repository.ts';
 
 export const CREDITS_MAX = 1_000_000_000_000n;

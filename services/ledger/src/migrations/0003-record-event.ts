@@ -10,7 +10,7 @@ export class LedgerRecordEvent extends Migration {
     // Every event row used to take a FOR KEY SHARE lock on its project and organization rows through the foreign
     // keys of 0001: with many games of one project writing at once, those rows become shared lock hot spots
     // (MultiXacts on one tuple). The project and organization of an event are its game's, so one composite foreign
-    // key to the game row (which the decision holds FOR UPDATE anyway) keeps the same integrity without touching
+    // key to the game row (which the decision locks anyway) keeps the same integrity without touching
     // any project-wide row.
     this.addSql(`alter table ledger.games add constraint games_scope unique (id, project_id, organization_id)`);
     this.addSql(`alter table ledger.events drop constraint events_project_id_fkey`);
@@ -37,6 +37,9 @@ export class LedgerRecordEvent extends Migration {
     // <= budget_credits <= max_payout_credits), so the project's remaining budget and ceiling are at least the
     // game's. game_payout_ceiling likewise follows game_budget_exhausted (budget_credits <= max_payout_credits is
     // a CHECK constraint). The ceiling check is still evaluated in its place; the project ones are documented only.
+    //
+    // enable_seqscan = off: the function's statements are planned once per connection and reused; every lookup has
+    // a unique index, and a plan made while `events` was nearly empty must not keep scanning it as it grows.
     this.addSql(`create function ledger.record_event(
         p_key_hash bytea,
         p_event_id uuid,

@@ -8,16 +8,16 @@
 // invalid_key when revoked meanwhile, 409 already_linked, 404 not_found; 503 retry_later when unreachable).
 import type Router from '@koa/router';
 import type Koa from 'koa';
-import { issueLinkToken } from '../../../ledger/src/domain/keys.ts';
 import type { GamePlayer } from '../../../runtime/src/contracts/gen/rewards/v1/links_pb.ts';
 import { ledgerOps } from '../../../runtime/src/contracts/operations.ts';
+import { issueLinkToken } from '../../../runtime/src/credentials/keys.ts';
 import { AppError } from '../../../runtime/src/errors.ts';
 import { readJsonBody } from '../../../runtime/src/http/body.ts';
+import { retryLater, SecretKeyGate } from '../../../runtime/src/http/game-key.ts';
 import { platformGate } from '../../../runtime/src/http/platform-gate.ts';
 import type { PlatformSwitch } from '../../../runtime/src/platform-switch.ts';
 import type { Transport } from '../../../runtime/src/transport/operation.ts';
 import { checkCreateLinkIntent, checkPlayerQuery } from '../domain/requests.ts';
-import { retryLater, SecretKeyGate } from './game-key.ts';
 
 export const LINK_INTENTS_PATH = '/api/game-sdk/v2/link-intents';
 export const PLAYERS_PATH = '/api/game-sdk/v2/players';

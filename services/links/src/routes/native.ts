@@ -10,16 +10,16 @@
 // The token itself never leaves this process: the ledger gets its SHA-256.
 import type Router from '@koa/router';
 import type Koa from 'koa';
-import { sha256 } from '../../../ledger/src/domain/keys.ts';
 import { ledgerOps } from '../../../runtime/src/contracts/operations.ts';
+import { sha256 } from '../../../runtime/src/credentials/keys.ts';
 import { AppError } from '../../../runtime/src/errors.ts';
 import { readJsonBody } from '../../../runtime/src/http/body.ts';
+import { retryLater } from '../../../runtime/src/http/game-key.ts';
 import { admitNative, NATIVE_UNAVAILABLE_CODE } from '../../../runtime/src/http/native-session.ts';
 import { platformGate } from '../../../runtime/src/http/platform-gate.ts';
 import type { PlatformSwitch } from '../../../runtime/src/platform-switch.ts';
 import type { Transport } from '../../../runtime/src/transport/operation.ts';
 import { checkLinkTokenBody } from '../domain/requests.ts';
-import { retryLater } from './game-key.ts';
 
 export const INSPECT_PATH = '/api/native/v1/link-intents/inspect';
 export const APPROVE_PATH = '/api/native/v1/link-intents/approve';

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import fc from 'fast-check';
-import { bearerGameKey } from './credential.ts';
+import { bearerGameKey } from './game-key.ts';
 
 const BASE64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
 const randomPart = fc.string({ unit: fc.constantFrom(...BASE64URL), minLength: 43, maxLength: 43 });

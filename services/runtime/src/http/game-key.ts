@@ -1,16 +1,16 @@
-// The game server's secret key on the links routes, checked like on the event route (CONTRACT section 7, applied
-// to section 2's secret-key routes): missing or malformed bearer 401 invalid_key; a public key 403
-// secret_key_required; unknown or revoked 401 invalid_key, decided by the ledger. Only the key's SHA-256 leaves
-// this process.
+// The game server's secret key on the game SDK's write and player routes (events, link intents, players),
+// CONTRACT section 7 applied to every secret-key route of section 2: missing or malformed bearer 401 invalid_key;
+// a public key 403 secret_key_required; unknown or revoked 401 invalid_key, decided by the ledger. Only the key's
+// SHA-256 leaves this process.
 //
 // A valid request asks the ledger once: the operation itself checks the key inside its transaction. A request that
 // fails an edge check after the credential's shape (a public key, a bad body or query) first asks
 // AuthenticateGameKey, so that an unknown or revoked key answers 401 before anything else about the request.
 import type Koa from 'koa';
-import { classifyGameKey, type KeyKind, sha256 } from '../../../ledger/src/domain/keys.ts';
-import { ledgerOps } from '../../../runtime/src/contracts/operations.ts';
-import { AppError, relabelUnavailable } from '../../../runtime/src/errors.ts';
-import type { Transport } from '../../../runtime/src/transport/operation.ts';
+import { ledgerOps } from '../contracts/operations.ts';
+import { classifyGameKey, type KeyKind, sha256 } from '../credentials/keys.ts';
+import { AppError, relabelUnavailable } from '../errors.ts';
+import type { Transport } from '../transport/operation.ts';
 
 export interface PresentedKey {
   kind: KeyKind;
@@ -27,7 +27,8 @@ export const invalidKey = () => new AppError(401, 'invalid_key', 'A valid, unrev
 // RFC 9110: the scheme is case-insensitive; one space, then the token.
 const BEARER = /^bearer ([^\s]+)$/i;
 
-function bearerGameKey(header: string | undefined): PresentedKey | undefined {
+/** The key in an `Authorization: Bearer` header, if the header is well formed and the value is a game key. */
+export function bearerGameKey(header: string | undefined): PresentedKey | undefined {
   const match = header ? BEARER.exec(header) : null;
   const value = match?.[1];
   if (value === undefined) return undefined;
@@ -61,7 +62,7 @@ export class SecretKeyGate {
       throw new AppError(
         403,
         'secret_key_required',
-        'Link intents and player reads need a secret game key; public keys only read configuration.',
+        'This operation needs a secret game key; public keys only read configuration.',
       );
     }
     return key;
