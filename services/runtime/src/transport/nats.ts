@@ -170,12 +170,6 @@ export class NatsTransport implements Transport {
   }
 }
 
-/**
- * Replies finished in one turn of the event loop go out in one socket write. Each handler finishes in its own I/O
- * callback (its database answer), and the NATS client flushes its buffer after every callback's microtasks: one
- * write per reply. Deferring the replies to the end of the loop's poll phase (setImmediate) lets the client buffer
- * them all before it flushes, at the cost of at most one loop turn of latency.
- */
 /** Resolves every waiter of one event-loop turn together, in its check phase (setImmediate). */
 class TurnGate {
   private waiting: Array<() => void> = [];
@@ -194,6 +188,12 @@ class TurnGate {
   }
 }
 
+/**
+ * Replies finished in one turn of the event loop go out in one socket write. Each handler finishes in its own I/O
+ * callback (its database answer), and the NATS client flushes its buffer after every callback's microtasks: one
+ * write per reply. Deferring the replies to the end of the loop's poll phase (setImmediate) lets the client buffer
+ * them all before it flushes, at the cost of at most one loop turn of latency.
+ */
 class ReplyBatcher {
   private pending: Array<() => void> = [];
 
