@@ -8,7 +8,7 @@
 // unknown or revoked key still answers 401 before any body error. The hot path stays one NATS round trip.
 import type Router from '@koa/router';
 import type { Counter } from 'prom-client';
-import type { EventDecision } from '../../../runtime/src/contracts/gen/rewards/v1/events_pb.ts';
+import type { DeveloperEvent } from '../../../runtime/src/contracts/gen/rewards/v1/console_pb.ts';
 import { ledgerOps } from '../../../runtime/src/contracts/operations.ts';
 import { AppError } from '../../../runtime/src/errors.ts';
 import { readJsonBody } from '../../../runtime/src/http/body.ts';
@@ -65,7 +65,7 @@ export function addEventRoutes(router: Router, deps: EventRouteDeps): void {
   });
 }
 
-function gameEventResult(decision: EventDecision | undefined, replayed: boolean) {
+function gameEventResult(decision: DeveloperEvent | undefined, replayed: boolean) {
   if (!decision) throw new AppError(500, 'internal_error', 'The ledger returned no decision.');
   return {
     id: decision.id,

@@ -4,13 +4,15 @@
 
 import type { GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
+import type { DeveloperEvent } from "./console_pb.ts";
+import { file_rewards_v1_console } from "./console_pb.ts";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file rewards/v1/events.proto.
  */
 export const file_rewards_v1_events: GenFile = /*@__PURE__*/
-  fileDesc("ChdyZXdhcmRzL3YxL2V2ZW50cy5wcm90bxIKcmV3YXJkcy52MSKNAQoSUmVjb3JkRXZlbnRSZXF1ZXN0EhAKCGtleV9oYXNoGAEgASgMEhAKCGV2ZW50X2lkGAIgASgJEhEKCXBsYXllcl9pZBgDIAEoCRISCgpldmVudF90eXBlGAQgASgJEhYKDm9jY3VycmVkX2F0X21zGAUgASgDEhQKDHBheWxvYWRfaGFzaBgGIAEoDCLvAQoNRXZlbnREZWNpc2lvbhIKCgJpZBgBIAEoCRIQCghldmVudF9pZBgCIAEoCRIPCgdnYW1lX2lkGAMgASgJEhcKD29yZ2FuaXphdGlvbl9pZBgEIAEoCRIRCglwbGF5ZXJfaWQYBSABKAkSEgoKZXZlbnRfdHlwZRgGIAEoCRITCgtvY2N1cnJlZF9hdBgHIAEoCRIOCgZzdGF0dXMYCCABKAkSEwoGcmVhc29uGAkgASgJSACIAQESFgoOcmV3YXJkX2NyZWRpdHMYCiABKAMSEgoKY3JlYXRlZF9hdBgLIAEoCUIJCgdfcmVhc29uIlQKE1JlY29yZEV2ZW50UmVzcG9uc2USKwoIZGVjaXNpb24YASABKAsyGS5yZXdhcmRzLnYxLkV2ZW50RGVjaXNpb24SEAoIcmVwbGF5ZWQYAiABKAgiLgoaQXV0aGVudGljYXRlR2FtZUtleVJlcXVlc3QSEAoIa2V5X2hhc2gYASABKAwiOgobQXV0aGVudGljYXRlR2FtZUtleVJlc3BvbnNlEg0KBXZhbGlkGAEgASgIEgwKBGtpbmQYAiABKAkiKgoWR2V0UHVibGljQ29uZmlnUmVxdWVzdBIQCghrZXlfaGFzaBgBIAEoDCI4CgpQdWJsaWNSdWxlEhIKCmV2ZW50X3R5cGUYASABKAkSFgoOcmV3YXJkX2NyZWRpdHMYAiABKAMixgEKEEdhbWVQdWJsaWNDb25maWcSDwoHZ2FtZV9pZBgBIAEoCRIMCgRuYW1lGAIgASgJEgwKBHNsdWcYAyABKAkSEAoIcGxhdGZvcm0YBCABKAkSDgoGc3RhdHVzGAUgASgJEiUKBXJ1bGVzGAYgAygLMhYucmV3YXJkcy52MS5QdWJsaWNSdWxlEhoKEm1heF9wYXlvdXRfY3JlZGl0cxgHIAEoAxIgChhkYWlseV9wbGF5ZXJfY2FwX2NyZWRpdHMYCCABKAMiRwoXR2V0UHVibGljQ29uZmlnUmVzcG9uc2USLAoGY29uZmlnGAEgASgLMhwucmV3YXJkcy52MS5HYW1lUHVibGljQ29uZmlnYgZwcm90bzM");
+  fileDesc("ChdyZXdhcmRzL3YxL2V2ZW50cy5wcm90bxIKcmV3YXJkcy52MSKNAQoSUmVjb3JkRXZlbnRSZXF1ZXN0EhAKCGtleV9oYXNoGAEgASgMEhAKCGV2ZW50X2lkGAIgASgJEhEKCXBsYXllcl9pZBgDIAEoCRISCgpldmVudF90eXBlGAQgASgJEhYKDm9jY3VycmVkX2F0X21zGAUgASgDEhQKDHBheWxvYWRfaGFzaBgGIAEoDCJVChNSZWNvcmRFdmVudFJlc3BvbnNlEiwKCGRlY2lzaW9uGAEgASgLMhoucmV3YXJkcy52MS5EZXZlbG9wZXJFdmVudBIQCghyZXBsYXllZBgCIAEoCCIuChpBdXRoZW50aWNhdGVHYW1lS2V5UmVxdWVzdBIQCghrZXlfaGFzaBgBIAEoDCI6ChtBdXRoZW50aWNhdGVHYW1lS2V5UmVzcG9uc2USDQoFdmFsaWQYASABKAgSDAoEa2luZBgCIAEoCSIqChZHZXRQdWJsaWNDb25maWdSZXF1ZXN0EhAKCGtleV9oYXNoGAEgASgMIjgKClB1YmxpY1J1bGUSEgoKZXZlbnRfdHlwZRgBIAEoCRIWCg5yZXdhcmRfY3JlZGl0cxgCIAEoAyLGAQoQR2FtZVB1YmxpY0NvbmZpZxIPCgdnYW1lX2lkGAEgASgJEgwKBG5hbWUYAiABKAkSDAoEc2x1ZxgDIAEoCRIQCghwbGF0Zm9ybRgEIAEoCRIOCgZzdGF0dXMYBSABKAkSJQoFcnVsZXMYBiADKAsyFi5yZXdhcmRzLnYxLlB1YmxpY1J1bGUSGgoSbWF4X3BheW91dF9jcmVkaXRzGAcgASgDEiAKGGRhaWx5X3BsYXllcl9jYXBfY3JlZGl0cxgIIAEoAyJHChdHZXRQdWJsaWNDb25maWdSZXNwb25zZRIsCgZjb25maWcYASABKAsyHC5yZXdhcmRzLnYxLkdhbWVQdWJsaWNDb25maWdiBnByb3RvMw", [file_rewards_v1_console]);
 
 /**
  * RecordEventRequest is one validated event (CONTRACT section 7). Errors come back as ServiceError:
@@ -68,86 +70,15 @@ export const RecordEventRequestSchema: GenMessage<RecordEventRequest> = /*@__PUR
   messageDesc(file_rewards_v1_events, 0);
 
 /**
- * EventDecision is a stored decision, the event record of the API. Timestamps are RFC 3339 UTC strings.
+ * RecordEventResponse carries the stored decision, the API's event record (DeveloperEvent, timestamps RFC 3339 UTC).
  *
- * @generated from message rewards.v1.EventDecision
- */
-export type EventDecision = Message<"rewards.v1.EventDecision"> & {
-  /**
-   * @generated from field: string id = 1;
-   */
-  id: string;
-
-  /**
-   * @generated from field: string event_id = 2;
-   */
-  eventId: string;
-
-  /**
-   * @generated from field: string game_id = 3;
-   */
-  gameId: string;
-
-  /**
-   * @generated from field: string organization_id = 4;
-   */
-  organizationId: string;
-
-  /**
-   * @generated from field: string player_id = 5;
-   */
-  playerId: string;
-
-  /**
-   * @generated from field: string event_type = 6;
-   */
-  eventType: string;
-
-  /**
-   * @generated from field: string occurred_at = 7;
-   */
-  occurredAt: string;
-
-  /**
-   * "accepted" or "rejected".
-   *
-   * @generated from field: string status = 8;
-   */
-  status: string;
-
-  /**
-   * Set for rejected decisions only.
-   *
-   * @generated from field: optional string reason = 9;
-   */
-  reason?: string | undefined;
-
-  /**
-   * @generated from field: int64 reward_credits = 10;
-   */
-  rewardCredits: bigint;
-
-  /**
-   * @generated from field: string created_at = 11;
-   */
-  createdAt: string;
-};
-
-/**
- * Describes the message rewards.v1.EventDecision.
- * Use `create(EventDecisionSchema)` to create a new message.
- */
-export const EventDecisionSchema: GenMessage<EventDecision> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_events, 1);
-
-/**
  * @generated from message rewards.v1.RecordEventResponse
  */
 export type RecordEventResponse = Message<"rewards.v1.RecordEventResponse"> & {
   /**
-   * @generated from field: rewards.v1.EventDecision decision = 1;
+   * @generated from field: rewards.v1.DeveloperEvent decision = 1;
    */
-  decision?: EventDecision | undefined;
+  decision?: DeveloperEvent | undefined;
 
   /**
    * True when the decision was stored by an earlier request with the same payload.
@@ -162,7 +93,7 @@ export type RecordEventResponse = Message<"rewards.v1.RecordEventResponse"> & {
  * Use `create(RecordEventResponseSchema)` to create a new message.
  */
 export const RecordEventResponseSchema: GenMessage<RecordEventResponse> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_events, 2);
+  messageDesc(file_rewards_v1_events, 1);
 
 /**
  * AuthenticateGameKeyRequest asks whether a key is known and not revoked, and of which kind.
@@ -184,7 +115,7 @@ export type AuthenticateGameKeyRequest = Message<"rewards.v1.AuthenticateGameKey
  * Use `create(AuthenticateGameKeyRequestSchema)` to create a new message.
  */
 export const AuthenticateGameKeyRequestSchema: GenMessage<AuthenticateGameKeyRequest> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_events, 3);
+  messageDesc(file_rewards_v1_events, 2);
 
 /**
  * @generated from message rewards.v1.AuthenticateGameKeyResponse
@@ -210,7 +141,7 @@ export type AuthenticateGameKeyResponse = Message<"rewards.v1.AuthenticateGameKe
  * Use `create(AuthenticateGameKeyResponseSchema)` to create a new message.
  */
 export const AuthenticateGameKeyResponseSchema: GenMessage<AuthenticateGameKeyResponse> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_events, 4);
+  messageDesc(file_rewards_v1_events, 3);
 
 /**
  * GetPublicConfigRequest reads a game's public configuration by public key. Unknown, revoked or secret keys
@@ -232,7 +163,7 @@ export type GetPublicConfigRequest = Message<"rewards.v1.GetPublicConfigRequest"
  * Use `create(GetPublicConfigRequestSchema)` to create a new message.
  */
 export const GetPublicConfigRequestSchema: GenMessage<GetPublicConfigRequest> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_events, 5);
+  messageDesc(file_rewards_v1_events, 4);
 
 /**
  * @generated from message rewards.v1.PublicRule
@@ -254,7 +185,7 @@ export type PublicRule = Message<"rewards.v1.PublicRule"> & {
  * Use `create(PublicRuleSchema)` to create a new message.
  */
 export const PublicRuleSchema: GenMessage<PublicRule> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_events, 6);
+  messageDesc(file_rewards_v1_events, 5);
 
 /**
  * @generated from message rewards.v1.GamePublicConfig
@@ -310,7 +241,7 @@ export type GamePublicConfig = Message<"rewards.v1.GamePublicConfig"> & {
  * Use `create(GamePublicConfigSchema)` to create a new message.
  */
 export const GamePublicConfigSchema: GenMessage<GamePublicConfig> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_events, 7);
+  messageDesc(file_rewards_v1_events, 6);
 
 /**
  * @generated from message rewards.v1.GetPublicConfigResponse
@@ -327,5 +258,5 @@ export type GetPublicConfigResponse = Message<"rewards.v1.GetPublicConfigRespons
  * Use `create(GetPublicConfigResponseSchema)` to create a new message.
  */
 export const GetPublicConfigResponseSchema: GenMessage<GetPublicConfigResponse> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_events, 8);
+  messageDesc(file_rewards_v1_events, 7);
 
