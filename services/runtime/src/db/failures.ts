@@ -40,6 +40,9 @@ export function classifyDatabaseFailure(error: unknown): DatabaseFailureKind | u
   for (let current = error, depth = 0; current && depth < 4; depth++) {
     const code = (current as { code?: unknown }).code;
     if (typeof code === 'string' && code !== '') {
+      // Errno codes first: EPIPE has the shape of a SQLSTATE.
+      if (CONNECT_ERRNO.has(code)) return 'unavailable';
+      if (BROKEN_ERRNO.has(code)) return 'connection_lost';
       if (SQLSTATE.test(code)) {
         if (CONTENTION.has(code)) return 'contention';
         if (REFUSED.test(code)) return 'unavailable';
@@ -47,8 +50,6 @@ export function classifyDatabaseFailure(error: unknown): DatabaseFailureKind | u
         // Another SQLSTATE (constraint, syntax, ...) is an answer of a healthy database.
         return undefined;
       }
-      if (CONNECT_ERRNO.has(code)) return 'unavailable';
-      if (BROKEN_ERRNO.has(code)) return 'connection_lost';
     }
     const message = current instanceof Error ? current.message : '';
     if (DRIVER_REFUSED.test(message)) return 'unavailable';
