@@ -144,6 +144,7 @@ export async function runStandalone<C>(module: ProgramModule<C>): Promise<void> 
         entities: module.database.entities,
         poolMax: databasePoolMax,
         logger,
+        metrics,
       });
     }
     const db = database;

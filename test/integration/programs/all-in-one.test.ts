@@ -44,7 +44,7 @@ describe('npm start (all five programs in one process)', () => {
       try {
         await expectBasics(system.url);
         expect(system.output()).toMatch(/Database +embedded PostgreSQL \(PGlite\)/);
-        expect(system.output()).toMatch(/npm run dev:token -- --email/);
+        expect(system.output()).toMatch(/npm run -s dev:token -- --email/);
         expect(existsSync(join(dataDir, 'pglite'))).toBe(true);
         expect(existsSync(join(dataDir, 'dev-identity', 'developer.private.jwk.json'))).toBe(true);
       } finally {
