@@ -93,8 +93,8 @@ export class NatsTransport implements Transport {
     const lost = new Promise<never>((_, rejectLost) => {
       reject = rejectLost;
     });
-    this.inFlight.add(reject);
     const sent = this.nc.request(subject, data, { timeout: this.options.requestTimeoutMs, headers });
+    this.inFlight.add(reject);
     // Once the connection is lost the request's own timeout still fires later: nobody listens any more.
     sent.catch(() => undefined);
     return Promise.race([sent, lost]).finally(() => this.inFlight.delete(reject));
