@@ -50,7 +50,8 @@ export const ingestOpenApi: OpenApiFragment = {
             '409': 'event_conflict: the eventId was used with another payload.',
             '413': 'PAYLOAD_TOO_LARGE: body over 16,384 bytes.',
             '415': 'INVALID_CONTENT_TYPE: Content-Type is not application/json.',
-            '503': 'PLATFORM_DISABLED; retry_later (a dependency is down, nothing was stored).',
+            '503':
+              'PLATFORM_DISABLED; retry_later (a dependency is down; the message says whether nothing was stored or the outcome is unknown: retry with the same eventId).',
           }),
         },
       },

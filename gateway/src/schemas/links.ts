@@ -122,7 +122,7 @@ export const linksOpenApi: OpenApiFragment = {
             '409': 'already_linked: the player is linked already.',
             '413': 'PAYLOAD_TOO_LARGE: body over 16,384 bytes.',
             '415': 'INVALID_CONTENT_TYPE: Content-Type is not application/json.',
-            '503': 'PLATFORM_DISABLED; retry_later (the ledger is unreachable, nothing was stored).',
+            '503': 'PLATFORM_DISABLED; retry_later (the ledger is unreachable or did not answer in time).',
           }),
         },
       },

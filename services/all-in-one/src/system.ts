@@ -111,7 +111,6 @@ export async function startSystem(options: SystemOptions = {}): Promise<RunningS
       configs[index],
     );
     programs.push(program);
-    for (const definition of program.services ?? []) served.push(await transport.serve(definition));
   }
 
   let shuttingDown = false;
@@ -124,7 +123,21 @@ export async function startSystem(options: SystemOptions = {}): Promise<RunningS
     isShuttingDown: () => shuttingDown,
   });
   const server = createServer(app.callback());
-  const boundPort = await listen(server, port, options.host);
+  let boundPort: number;
+  try {
+    boundPort = await listen(server, port, options.host);
+    // Queue groups last (see runStandalone): a process that cannot listen never takes a request it would lose.
+    for (const program of programs) {
+      for (const definition of program.services ?? []) served.push(await transport.serve(definition));
+    }
+  } catch (error) {
+    if (server.listening) await closeServer(server);
+    await Promise.all(served.map((s) => s.stop()));
+    await transport.close();
+    await database.close();
+    await embedded?.stop();
+    throw error;
+  }
   const host = options.host ?? 'localhost';
   return {
     url: `http://${host}:${boundPort}`,

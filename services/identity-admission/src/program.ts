@@ -4,6 +4,7 @@
 import { Counter } from 'prom-client';
 import { identityOps } from '../../runtime/src/contracts/operations.ts';
 import type { Database } from '../../runtime/src/db/database.ts';
+import { isDatabaseFailure } from '../../runtime/src/db/failures.ts';
 import { AppError } from '../../runtime/src/errors.ts';
 import type { ProgramDeps, ProgramModule } from '../../runtime/src/program.ts';
 import { bind } from '../../runtime/src/transport/operation.ts';
@@ -107,10 +108,11 @@ export const identityAdmission: ProgramModule<IdentityConfig> = {
       labelNames: ['code', 'enforced'],
       registers: [deps.metrics.registry],
     });
-    // Operator calls and the platform switch: a failing store is a 503 the edges relabel for their route.
+    // Operator calls and the platform switch: a failing store (db/failures.ts) is a 503 the edges relabel for their
+    // route; anything else is a bug (500).
     const storeError = (error: unknown): never => {
-      if (error instanceof AppError) throw error;
-      deps.logger.error({ err: error }, 'identity store failed');
+      if (error instanceof AppError || !isDatabaseFailure(error)) throw error;
+      deps.logger.warn({ err: error }, 'identity store unavailable');
       throw new AppError(503, 'PLATFORM_UNAVAILABLE', 'The identity store is temporarily unavailable.');
     };
     return {

@@ -22,22 +22,37 @@ export class AppError extends Error {
 /**
  * A state owner could not be reached (no responders, timeout, connection closed). Edges translate it into the
  * endpoint's own 503 code (`retry_later`, `AUTH_UNAVAILABLE`, ...); untranslated it is `PLATFORM_UNAVAILABLE`.
+ * `outcome` says what is known of the request: `not_delivered` when no state owner received it (no responders, or
+ * NATS was disconnected so it was never sent), `unknown` when it may have been handled and only the reply was lost
+ * (a timeout, a connection lost while the request was in flight).
  */
 export class DependencyUnavailableError extends AppError {
   readonly dependency: string;
+  readonly outcome: 'not_delivered' | 'unknown';
 
-  constructor(dependency: string, detail: string) {
+  constructor(dependency: string, detail: string, outcome: 'not_delivered' | 'unknown' = 'unknown') {
     super(503, 'PLATFORM_UNAVAILABLE', `A dependency is temporarily unavailable; retry later.`);
     this.name = 'DependencyUnavailableError';
     this.dependency = dependency;
+    this.outcome = outcome;
     this.cause = detail;
   }
 }
 
-/** Re-labels an unavailable dependency with the code an endpoint promises for it; other errors pass through. */
-export function relabelUnavailable(error: unknown, code: string, message?: string): unknown {
+/**
+ * Re-labels an unavailable dependency with the code an endpoint promises for it; other errors pass through.
+ * `messages.unknown`, when given, replaces the message where the request may have been handled (a mutation whose
+ * reply was lost must not claim that nothing happened).
+ */
+export function relabelUnavailable(
+  error: unknown,
+  code: string,
+  message?: string,
+  messages: { unknown?: string } = {},
+): unknown {
   if (error instanceof DependencyUnavailableError) {
-    return new AppError(503, code, message ?? error.message);
+    const text = error.outcome === 'unknown' && messages.unknown ? messages.unknown : (message ?? error.message);
+    return new AppError(503, code, text);
   }
   return error;
 }

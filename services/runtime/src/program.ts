@@ -118,49 +118,81 @@ export async function runStandalone<C>(module: ProgramModule<C>): Promise<void> 
   }
 
   const metrics = createMetrics();
-  const transport = await NatsTransport.connect({
-    url: common.natsUrl as string,
-    connectionName: module.name,
-    requestTimeoutMs: common.natsRequestTimeoutMs,
-    logger,
-    metrics,
-  });
+  // Start-up order: NATS, the database, the program, HTTP, and only then the queue groups. A program that joined its
+  // queue group is sent requests at once; if it then failed (a taken HTTP port, ...) and exited, the requests routed
+  // to it would be lost until their callers' timeouts. Any start-up failure drains what was started before exiting.
+  let transport: NatsTransport | undefined;
   let database: Database | undefined;
-  if (module.database && databaseUrl) {
-    await migrate(databaseUrl, [module.database.migrations], logger);
-    database = await Database.open({
-      url: databaseUrl,
-      entities: module.database.entities,
-      poolMax: databasePoolMax,
+  let program: Program | undefined;
+  let server: Server | undefined;
+  const served: ServedService[] = [];
+  let serving = false;
+  let isShuttingDown = () => false;
+  try {
+    transport = await NatsTransport.connect({
+      url: common.natsUrl as string,
+      connectionName: module.name,
+      requestTimeoutMs: common.natsRequestTimeoutMs,
       logger,
       metrics,
     });
+    const nats = transport;
+    if (module.database && databaseUrl) {
+      await migrate(databaseUrl, [module.database.migrations], logger);
+      database = await Database.open({
+        url: databaseUrl,
+        entities: module.database.entities,
+        poolMax: databasePoolMax,
+        logger,
+        metrics,
+      });
+    }
+    const db = database;
+    const platform = new PlatformSwitch(nats);
+    program = await module.create({ logger, metrics, transport: nats, platform, database: db }, config);
+    const services = program.services ?? [];
+    const app = createHttpApp({
+      program: module.name,
+      logger,
+      metrics,
+      routes: program.routes ? [program.routes] : [],
+      readiness: async () => ({
+        nats: nats.isReady(),
+        ...(db ? { database: await db.ping() } : {}),
+        ...(services.length > 0 ? { serving } : {}),
+      }),
+      isShuttingDown: () => isShuttingDown(),
+    });
+    server = createServer(app.callback());
+    const port = await listen(server, httpPort);
+    for (const definition of services) served.push(await nats.serve(definition));
+    serving = true;
+    logger.info({ port }, `${module.name} listening`);
+  } catch (error) {
+    logger.fatal({ err: error }, `${module.name} failed to start: draining before exit`);
+    const started = program;
+    const steps: Array<[string, () => Promise<void>]> = [
+      ['http', async () => (server?.listening ? closeServer(server) : undefined)],
+      ['services', async () => void (await Promise.all(served.map((s) => s.stop())))],
+      ['program', async () => started?.close?.()],
+      ['transport', async () => transport?.close()],
+      ['database', async () => database?.close()],
+    ];
+    for (const [step, run] of steps) {
+      try {
+        await run();
+      } catch (stepError) {
+        logger.error({ err: stepError, step }, 'start-up cleanup step failed');
+      }
+    }
+    process.exit(1);
   }
-  const platform = new PlatformSwitch(transport);
-  const program = await module.create({ logger, metrics, transport, platform, database }, config);
-  const served: ServedService[] = [];
-  for (const definition of program.services ?? []) served.push(await transport.serve(definition));
-
-  let isShuttingDown = () => false;
-  const app = createHttpApp({
-    program: module.name,
-    logger,
-    metrics,
-    routes: program.routes ? [program.routes] : [],
-    readiness: async () => ({
-      nats: transport.isReady(),
-      ...(database ? { database: await database.ping() } : {}),
-    }),
-    isShuttingDown: () => isShuttingDown(),
-  });
-  const server = createServer(app.callback());
-  const port = await listen(server, httpPort);
-  logger.info({ port }, `${module.name} listening`);
+  const started = { server, transport, program, database };
   isShuttingDown = onShutdown(logger, [
-    ['http', () => closeServer(server)],
+    ['http', () => closeServer(started.server as Server)],
     ['services', async () => void (await Promise.all(served.map((s) => s.stop())))],
-    ['program', async () => program.close?.()],
-    ['transport', () => transport.close()],
-    ['database', async () => database?.close()],
+    ['program', async () => started.program?.close?.()],
+    ['transport', async () => started.transport?.close()],
+    ['database', async () => started.database?.close()],
   ]);
 }

@@ -19,6 +19,39 @@ import { startNats } from '../../support/servers.ts';
 import { admin, api, developerToken, nativeToken, startTestSystem, type TestSystem } from '../../support/system.ts';
 import { devKey, errorBody, hs256WithPublicKey, nowSeconds, sign, unsecuredToken } from './support.ts';
 
+/**
+ * Makes one identity table fail the way a failing store does (SQLSTATE 57P03, "cannot connect now", which
+ * db/failures.ts classifies as unavailable): the table is moved aside, a view of the same name raises when read, and
+ * the table raises when written.
+ */
+async function storeDown(url: string, table: 'native_accounts' | 'device_permits'): Promise<void> {
+  const raise = `begin raise exception 'the store is down (test)' using errcode = '57P03'; end`;
+  await sql(
+    url,
+    `create or replace function public.identity_store_down() returns boolean language plpgsql volatile as $$ ${raise} $$`,
+  );
+  await sql(
+    url,
+    `create or replace function public.identity_store_down_trigger() returns trigger language plpgsql as $$ ${raise} $$`,
+  );
+  await sql(url, `alter table identity.${table} rename to ${table}_away`);
+  await sql(
+    url,
+    `create trigger store_down before insert or update on identity.${table}_away
+     for each row execute function public.identity_store_down_trigger()`,
+  );
+  await sql(
+    url,
+    `create view identity.${table} as select * from identity.${table}_away where public.identity_store_down()`,
+  );
+}
+
+async function storeBack(url: string, table: 'native_accounts' | 'device_permits'): Promise<void> {
+  await sql(url, `drop view identity.${table}`);
+  await sql(url, `drop trigger store_down on identity.${table}_away`);
+  await sql(url, `alter table identity.${table}_away rename to ${table}`);
+}
+
 interface NativeHeaders {
   authorization?: string;
   country?: string;
@@ -219,13 +252,13 @@ describe('native admission, mode enforce (NATIVE_MIN_BUILD=100, SUPPORTED_COUNTR
 
     it('503 ACCOUNT_STATUS_UNAVAILABLE when the account store fails', async () => {
       const session = await permitted();
-      await sql(system.databaseUrl as string, 'alter table identity.native_accounts rename to native_accounts_away');
+      await storeDown(system.databaseUrl as string, 'native_accounts');
       try {
         expect(await admit(transport, { ...GOOD, authorization: bearer(session.token) })).toEqual(
           denied(503, 'ACCOUNT_STATUS_UNAVAILABLE'),
         );
       } finally {
-        await sql(system.databaseUrl as string, 'alter table identity.native_accounts_away rename to native_accounts');
+        await storeBack(system.databaseUrl as string, 'native_accounts');
       }
       expect(await admit(transport, { ...GOOD, authorization: bearer(session.token) })).toEqual({
         admitted: expect.any(Object),
@@ -304,13 +337,13 @@ describe('native admission, mode enforce (NATIVE_MIN_BUILD=100, SUPPORTED_COUNTR
 
     it('503 DEVICE_AUTH_UNAVAILABLE when the permit store fails', async () => {
       const session = await permitted();
-      await sql(system.databaseUrl as string, 'alter table identity.device_permits rename to device_permits_away');
+      await storeDown(system.databaseUrl as string, 'device_permits');
       try {
         expect(await admit(transport, { ...GOOD, authorization: bearer(session.token) })).toEqual(
           denied(503, 'DEVICE_AUTH_UNAVAILABLE'),
         );
       } finally {
-        await sql(system.databaseUrl as string, 'alter table identity.device_permits_away rename to device_permits');
+        await storeBack(system.databaseUrl as string, 'device_permits');
       }
     });
 
@@ -402,7 +435,7 @@ describe('native admission, mode monitor', () => {
     ).toEqual({ admitted: { creditsUserId: intruder.sub, sessionId: owner.sid } });
     expect(await metric(system, pattern('DEVICE_ACCOUNT_CONFLICT'))).toBe(1);
 
-    await sql(system.databaseUrl as string, 'alter table identity.device_permits rename to device_permits_away');
+    await storeDown(system.databaseUrl as string, 'device_permits');
     try {
       expect(
         await admit(transport, {
@@ -414,7 +447,7 @@ describe('native admission, mode monitor', () => {
       ).toEqual({ admitted: expect.any(Object) });
       expect(await metric(system, pattern('DEVICE_AUTH_UNAVAILABLE'))).toBe(1);
     } finally {
-      await sql(system.databaseUrl as string, 'alter table identity.device_permits_away rename to device_permits');
+      await storeBack(system.databaseUrl as string, 'device_permits');
     }
   });
 

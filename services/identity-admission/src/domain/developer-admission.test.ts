@@ -53,7 +53,7 @@ async function decide(s: Situation) {
       allowedOrigins: ['https://console.example.com'],
       invitations: {
         async findActiveByEmail() {
-          if (s.storeDown) throw new Error('connection refused');
+          if (s.storeDown) throw Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
           return current;
         },
         async bindFirstUse(_email, subject) {

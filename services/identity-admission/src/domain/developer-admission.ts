@@ -5,6 +5,7 @@
 // A token is valid when it verifies (see token-verifier.ts) and carries the required claims `sub`, `email`,
 // `email_verified` and `exp`; a token without `email_verified` is therefore not a valid session (401), while
 // `email_verified` present but not exactly `true` (false, "true") is step 3.
+import { isDatabaseFailure } from '../../../runtime/src/db/failures.ts';
 import { AppError } from '../../../runtime/src/errors.ts';
 import { isAllowedOrigin } from '../../../runtime/src/http/origins.ts';
 import type { InvitationRow } from '../repositories/invitations.ts';
@@ -66,7 +67,9 @@ export async function admitDeveloper(
     const current = await deps.invitations.findActiveByEmail(email);
     invitation =
       current && current.identity_user_id === null ? await deps.invitations.bindFirstUse(email, sub) : current;
-  } catch {
+  } catch (error) {
+    // A bug is not an outage (db/failures.ts): it answers 500 and is logged as such.
+    if (!isDatabaseFailure(error)) throw error;
     throw storeUnavailable();
   }
   if (!invitation || invitation.identity_user_id !== sub) {

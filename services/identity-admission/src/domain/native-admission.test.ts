@@ -63,7 +63,7 @@ async function decide(s: Situation) {
       verifier,
       accounts: {
         async findOrCreate(creditsUserId): Promise<NativeAccountRow> {
-          if (s.accountStoreDown) throw new Error('connection refused');
+          if (s.accountStoreDown) throw Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
           created.push(creditsUserId);
           return {
             credits_user_id: creditsUserId,
@@ -75,7 +75,7 @@ async function decide(s: Situation) {
       },
       permits: {
         async liveOwners() {
-          if (s.permitStoreDown) throw new Error('connection refused');
+          if (s.permitStoreDown) throw Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
           return { mine: [ACCOUNT], none: [], other: [OTHER], 'mine-and-other': [OTHER, ACCOUNT] }[s.permit];
         },
       },

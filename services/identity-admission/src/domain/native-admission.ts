@@ -8,6 +8,7 @@
 //   DEVICE_VERIFICATION_REQUIRED; the live permit belongs to another account 409 DEVICE_ACCOUNT_CONFLICT; permit store
 //   down 503 DEVICE_AUTH_UNAVAILABLE. Mode `monitor` evaluates step 5 and logs what it would deny, never denying on
 //   it; mode `off` skips it.
+import { isDatabaseFailure } from '../../../runtime/src/db/failures.ts';
 import { AppError } from '../../../runtime/src/errors.ts';
 import { isUuid } from '../../../runtime/src/validation/uuid.ts';
 import type { NativeAdmissionMode } from '../config.ts';
@@ -105,6 +106,7 @@ export async function admitNative(
   try {
     account = await deps.accounts.findOrCreate(creditsUserId, usernameClaim(preferredUsername));
   } catch (error) {
+    if (!isDatabaseFailure(error)) throw error;
     deps.log.error({ err: error }, 'native account store failed');
     throw deny(503, 'ACCOUNT_STATUS_UNAVAILABLE', 'The account status cannot be checked right now; retry later.');
   }
@@ -152,6 +154,7 @@ async function deviceDenial(
   try {
     owners = await deps.permits.liveOwners(sessionId);
   } catch (error) {
+    if (!isDatabaseFailure(error)) throw error;
     deps.log.error({ err: error }, 'device permit store failed');
     return deny(503, 'DEVICE_AUTH_UNAVAILABLE', 'Device verification is temporarily unavailable; retry later.');
   }

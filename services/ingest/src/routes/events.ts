@@ -10,9 +10,9 @@ import type Router from '@koa/router';
 import type { Counter } from 'prom-client';
 import type { DeveloperEvent } from '../../../runtime/src/contracts/gen/rewards/v1/console_pb.ts';
 import { ledgerOps } from '../../../runtime/src/contracts/operations.ts';
-import { AppError } from '../../../runtime/src/errors.ts';
+import { AppError, relabelUnavailable } from '../../../runtime/src/errors.ts';
 import { readJsonBody } from '../../../runtime/src/http/body.ts';
-import { retryLater, SecretKeyGate } from '../../../runtime/src/http/game-key.ts';
+import { SecretKeyGate } from '../../../runtime/src/http/game-key.ts';
 import { platformGate } from '../../../runtime/src/http/platform-gate.ts';
 import type { PlatformSwitch } from '../../../runtime/src/platform-switch.ts';
 import type { Transport } from '../../../runtime/src/transport/operation.ts';
@@ -20,6 +20,16 @@ import { payloadHash } from '../domain/canonical-json.ts';
 import { validateEventInput } from '../domain/event-input.ts';
 
 export const EVENTS_PATH = '/api/game-sdk/v2/events';
+
+/** The RecordEvent request never reached a ledger (no responders, NATS disconnected): known not stored. */
+export const EVENT_NOT_STORED = 'The ledger is temporarily unavailable; retry later. Nothing was stored.';
+/**
+ * The RecordEvent request may have reached a ledger and its reply was lost (timeout, connection lost): the event may
+ * have been decided (CONTRACT section 7). A retry with the same eventId answers the stored decision.
+ */
+export const EVENT_OUTCOME_UNKNOWN =
+  'The ledger did not answer in time; whether the event was decided is unknown. ' +
+  'Retry with the same eventId: it answers the stored decision if one was made.';
 
 export interface EventRouteDeps {
   transport: Transport;
@@ -56,7 +66,7 @@ export function addEventRoutes(router: Router, deps: EventRouteDeps): void {
         ctx.state.call,
       )
       .catch((error: unknown) => {
-        throw retryLater(error);
+        throw relabelUnavailable(error, 'retry_later', EVENT_NOT_STORED, { unknown: EVENT_OUTCOME_UNKNOWN });
       });
     const result = gameEventResult(reply.decision, reply.replayed);
     deps.decisions?.inc({ status: result.status, reason: result.reason ?? 'none', replayed: String(result.replayed) });

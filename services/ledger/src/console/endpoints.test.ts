@@ -20,7 +20,7 @@ describe('translateStoreError', () => {
   });
 
   it('answers 503 DEVELOPER_ACCESS_UNAVAILABLE when the database cannot serve', () => {
-    for (const code of ['08006', '08001', '57P01', '53300', 'ECONNREFUSED', 'ECONNRESET']) {
+    for (const code of ['08006', '08001', '57P01', '53300', '40001', '40P01', 'ECONNREFUSED', 'ECONNRESET']) {
       const error = translated(Object.assign(new Error('down'), { code }));
       expect(error).toBeInstanceOf(AppError);
       expect(error).toMatchObject({ status: 503, code: 'DEVELOPER_ACCESS_UNAVAILABLE' });
@@ -34,8 +34,17 @@ describe('translateStoreError', () => {
     });
   });
 
-  it('leaves anything else to the generic 500 (deadlocks included: they would be bugs of the lock order)', () => {
-    const deadlock = Object.assign(new Error('deadlock detected'), { code: '40P01' });
-    expect(translated(deadlock)).toBe(deadlock);
+  it("answers 503 for a connection that broke without a code (the driver's own error)", () => {
+    expect(translated(new Error('Connection terminated unexpectedly'))).toMatchObject({
+      status: 503,
+      code: 'DEVELOPER_ACCESS_UNAVAILABLE',
+    });
+  });
+
+  it('leaves anything else to the generic 500', () => {
+    const bug = new TypeError('x is undefined');
+    expect(translated(bug)).toBe(bug);
+    const syntax = Object.assign(new Error('syntax error'), { code: '42601' });
+    expect(translated(syntax)).toBe(syntax);
   });
 });

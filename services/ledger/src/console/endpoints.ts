@@ -2,6 +2,7 @@
 import type { ConsolePrincipal } from '../../../runtime/src/contracts/gen/rewards/v1/console_pb.ts';
 import { ledgerOps } from '../../../runtime/src/contracts/operations.ts';
 import type { Database } from '../../../runtime/src/db/database.ts';
+import { classifyDatabaseFailure } from '../../../runtime/src/db/failures.ts';
 import { AppError } from '../../../runtime/src/errors.ts';
 import type { Logger } from '../../../runtime/src/logger.ts';
 import { bind, type EndpointBinding } from '../../../runtime/src/transport/operation.ts';
@@ -14,19 +15,21 @@ export interface ConsoleDeps {
   logger: Logger;
 }
 
-// SQLSTATE classes of a database that cannot serve right now: connection exceptions, operator intervention
-// (shutdown, cancel), insufficient resources. Anything else unexpected is a bug and answers 500.
-const UNAVAILABLE_SQLSTATE = /^(08|57|53)/;
-const UNAVAILABLE_ERRNO = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN']);
-
-/** Maps what the database threw to the API's errors. */
+/** Maps what the database threw to the API's errors: db/failures.ts decides what is an outage. */
 export function translateStoreError(error: unknown, logger: Logger): never {
   if (error instanceof AppError) throw error;
-  const code = String((error as { code?: unknown })?.code ?? '');
-  if (UNAVAILABLE_SQLSTATE.test(code) || UNAVAILABLE_ERRNO.has(code)) {
-    logger.warn({ err: error }, 'ledger database unavailable');
-    throw new AppError(503, 'DEVELOPER_ACCESS_UNAVAILABLE', 'The console is temporarily unavailable; retry later.');
+  const failure = classifyDatabaseFailure(error);
+  if (failure) {
+    logger.warn({ err: error, failure }, 'ledger database unavailable');
+    throw new AppError(
+      503,
+      'DEVELOPER_ACCESS_UNAVAILABLE',
+      failure === 'connection_lost'
+        ? 'The console lost its database connection; an action may or may not have been applied. Check before retrying.'
+        : 'The console is temporarily unavailable; retry later.',
+    );
   }
+  const code = String((error as { code?: unknown })?.code ?? '');
   if (code === '23514') {
     // A CHECK constraint refused a value the checks above let through (for example a name with a control character
     // sent straight to the transport): the invariant held, the action is invalid.

@@ -328,14 +328,17 @@ export class ConsoleRepository {
     this.db = db;
   }
 
-  /** One read-committed transaction; the callback takes its row locks in the documented order. */
+  /**
+   * One read-committed transaction; the callback takes its row locks in the documented order. Run again from the
+   * start on a serialization failure or deadlock (Database.transaction).
+   */
   transaction<T>(work: (tx: ConsoleTx) => Promise<T>): Promise<T> {
-    return this.db.em().transactional((em) => work(new ConsoleTx(em)));
+    return this.db.transaction((em) => work(new ConsoleTx(em)));
   }
 
   /** A read-only transaction on one snapshot of the database (repeatable read): the snapshot's lists agree. */
   read<T>(work: (em: EntityManager) => Promise<T>): Promise<T> {
-    return this.db.em().transactional((em) => work(em), { isolationLevel: 'repeatable read', readOnly: true });
+    return this.db.transaction((em) => work(em), { isolationLevel: 'repeatable read', readOnly: true });
   }
 
   /**

@@ -7,7 +7,13 @@ import type { Logger } from '../../../runtime/src/logger.ts';
 import { bind, type EndpointBinding } from '../../../runtime/src/transport/operation.ts';
 import { isUuid } from '../../../runtime/src/validation/uuid.ts';
 import { receiptClock } from './clock.ts';
-import { DatabaseUnavailableError, EventRepository, type StoredDecision } from './repository.ts';
+import {
+  DatabaseUnavailableError,
+  EventRepository,
+  type RecordEventParams,
+  type RecordResult,
+  type StoredDecision,
+} from './repository.ts';
 
 export interface EventEndpointDeps {
   database?: Database | undefined;
@@ -23,6 +29,16 @@ const HASH_BYTES = 32;
 // occurredAt is bounded to years 0000..9999 by the edge's grammar; the ledger refuses anything outside as well.
 const OCCURRED_AT_MIN_MS = -62_167_219_200_000n;
 const OCCURRED_AT_MAX_MS = 253_402_300_799_999n;
+
+/**
+ * A 503 of RecordEvent after the ledger lost its database connection during the decision and found no stored decision
+ * on a new connection (or could not look): the decision may still have been made (a commit racing the break), so
+ * nothing is claimed. A retry with the same eventId answers the stored decision if there is one, and decides once
+ * otherwise.
+ */
+export const OUTCOME_UNKNOWN =
+  'The ledger lost its database connection during the decision; whether the event was decided is unknown. ' +
+  'Retry with the same eventId: it answers the stored decision if one was made.';
 
 const invalidKey = () => new AppError(401, 'invalid_key', 'The key is unknown, revoked or not a secret key.');
 const invalidPublicKey = () =>
@@ -53,6 +69,21 @@ export function eventEndpoints(deps: EventEndpointDeps, config: EventEndpointCon
     logger.warn({ err: error }, 'ledger database unavailable');
     throw new AppError(503, 'retry_later', 'The ledger is temporarily unavailable; retry later. Nothing was stored.');
   };
+  const recordFailure =
+    (params: RecordEventParams) =>
+    async (error: unknown): Promise<RecordResult> => {
+      if (!(error instanceof DatabaseUnavailableError) || error.outcome !== 'unknown') return storeFailure(error);
+      // The connection broke during the decision: it may have committed. What is stored answers (CONTRACT section 7).
+      const stored = await events
+        .storedDecision(params.keyHash, params.eventId, params.payloadHash)
+        .catch((lookupError: unknown) => {
+          logger.warn({ err: lookupError }, 'stored decision lookup failed');
+          return undefined;
+        });
+      logger.warn({ err: error, found: stored !== undefined }, 'ledger connection lost during a decision');
+      if (stored) return stored;
+      throw new AppError(503, 'retry_later', OUTCOME_UNKNOWN);
+    };
 
   return [
     bind(ledgerOps.recordEvent, async (request) => {
@@ -67,18 +98,17 @@ export function eventEndpoints(deps: EventEndpointDeps, config: EventEndpointCon
       ) {
         throw new AppError(400, 'invalid_event', 'The event does not match GameEventInput.');
       }
-      const result = await events
-        .recordEvent({
-          keyHash: request.keyHash,
-          eventId: request.eventId,
-          playerId: request.playerId,
-          eventType: request.eventType,
-          occurredAtMs: request.occurredAtMs,
-          payloadHash: request.payloadHash,
-          receivedAt: receiptClock.now(),
-          rateLimitPerMinute: config.eventRateLimitPerMinute,
-        })
-        .catch(storeFailure);
+      const params: RecordEventParams = {
+        keyHash: request.keyHash,
+        eventId: request.eventId,
+        playerId: request.playerId,
+        eventType: request.eventType,
+        occurredAtMs: request.occurredAtMs,
+        payloadHash: request.payloadHash,
+        receivedAt: receiptClock.now(),
+        rateLimitPerMinute: config.eventRateLimitPerMinute,
+      };
+      const result = await events.recordEvent(params).catch(recordFailure(params));
       switch (result.outcome) {
         case 'invalid_key':
           throw invalidKey();

@@ -2,8 +2,9 @@
 // error paths, and the public configuration read. Raw `pg` on the ORM's own pool: the hot path is one statement
 // and gains nothing from a unit of work.
 import type { PostgreSqlConnection } from '@mikro-orm/postgresql';
-import type { Pool, PoolClient, QueryResultRow } from 'pg';
+import pg, { type Pool, type PoolClient, type QueryResultRow } from 'pg';
 import type { Database } from '../../../runtime/src/db/database.ts';
+import { classifyDatabaseFailure, retryOnContention } from '../../../runtime/src/db/failures.ts';
 
 export type RecordOutcome = 'decided' | 'replayed' | 'invalid_key' | 'invalid_player' | 'event_conflict';
 
@@ -84,22 +85,54 @@ type RecordTuple = [
 const UNIQUE_VIOLATION = '23505';
 
 /**
- * The database cannot serve now: no connection could be made, the connection broke, or the server refused the work
- * for a transient reason (SQLSTATE classes 08 connection, 40 rollback (serialization, deadlock), 53 insufficient
- * resources, 57 operator intervention, 58 system error). Nothing was committed; the caller may retry.
+ * The database cannot serve now (db/failures.ts): no connection could be made, the server refused the work, or the
+ * connection broke. `outcome` says what is known of a write: `not_stored` when nothing reached the database or the
+ * server rolled the transaction back and said so; `unknown` when the connection broke while the statement was in
+ * flight (the commit may have happened just before the break). Deadlocks and serialization failures were retried
+ * first.
  */
 export class DatabaseUnavailableError extends Error {
-  constructor(cause: unknown) {
+  readonly outcome: 'not_stored' | 'unknown';
+
+  constructor(cause: unknown, outcome: 'not_stored' | 'unknown') {
     super(`database unavailable: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
     this.name = 'DatabaseUnavailableError';
+    this.outcome = outcome;
   }
 }
 
-const TRANSIENT_SQLSTATE = /^(08|40|53|57|58)/;
+/** The stored decision of (the key's game, eventId), read on its own connection; see storedDecision. */
+const STORED_DECISION_SQL = `select json_build_array(
+    case when e.payload_hash = $3 then 'replayed' else 'event_conflict' end, e.id, e.game_id, e.organization_id,
+    e.player_id, e.event_type, floor(extract(epoch from e.occurred_at) * 1000)::bigint::text, e.status, e.reason,
+    e.reward_credits::text, floor(extract(epoch from e.created_at) * 1000)::bigint::text)::text as d
+  from ledger.keys k join ledger.events e on e.game_id = k.game_id and e.event_id = $2
+  where k.key_hash = $1 and k.kind = 'secret'`;
 
 function sqlState(error: unknown): string | undefined {
   const code = (error as { code?: unknown }).code;
   return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
+}
+
+function parseRecordTuple(text: string): RecordResult {
+  const [outcome, id, gameId, organizationId, playerId, eventType, occurredAtMs, status, reason, reward, createdAtMs] =
+    JSON.parse(text) as RecordTuple;
+  if (outcome !== 'decided' && outcome !== 'replayed') return { outcome };
+  return {
+    outcome,
+    decision: {
+      id: id as string,
+      gameId: gameId as string,
+      organizationId: organizationId as string,
+      playerId: playerId as string,
+      eventType: eventType as string,
+      occurredAtMs: Number(occurredAtMs),
+      status: status as 'accepted' | 'rejected',
+      reason,
+      rewardCredits: BigInt(reward as string),
+      createdAtMs: Number(createdAtMs),
+    },
+  };
 }
 
 export class EventRepository {
@@ -123,25 +156,62 @@ export class EventRepository {
     return this.pool;
   }
 
-  /** One statement on a pooled connection; transient failures become DatabaseUnavailableError. */
-  private async query<R extends QueryResultRow>(text: string, values: unknown[], name?: string): Promise<R[]> {
+  /**
+   * One statement on a pooled connection, run again on a deadlock or serialization failure; database failures
+   * (db/failures.ts) become DatabaseUnavailableError.
+   */
+  private query<R extends QueryResultRow>(text: string, values: unknown[], name?: string): Promise<R[]> {
+    return retryOnContention(() => this.queryOnce<R>(text, values, name));
+  }
+
+  private async queryOnce<R extends QueryResultRow>(text: string, values: unknown[], name?: string): Promise<R[]> {
     const pool = await this.nativePool();
     let client: PoolClient;
     try {
       client = await pool.connect();
     } catch (error) {
-      throw new DatabaseUnavailableError(error);
+      // Nothing was sent.
+      throw new DatabaseUnavailableError(error, 'not_stored');
     }
     try {
       const rows = (await client.query<R>(name ? { name, text, values } : { text, values })).rows;
       client.release();
       return rows;
     } catch (error) {
-      const state = sqlState(error);
-      // A connection that failed below SQL (no SQLSTATE) or was terminated is not given back to the pool.
-      client.release(state === undefined || state.startsWith('08') || state.startsWith('57') ? true : undefined);
-      if (state === undefined || TRANSIENT_SQLSTATE.test(state)) throw new DatabaseUnavailableError(error);
+      const failure = classifyDatabaseFailure(error);
+      // A connection that broke is not given back to the pool.
+      client.release(failure === 'connection_lost' || sqlState(error) === undefined ? true : undefined);
+      if (failure === 'contention') throw error;
+      if (failure) throw new DatabaseUnavailableError(error, failure === 'connection_lost' ? 'unknown' : 'not_stored');
       throw error;
+    }
+  }
+
+  /**
+   * The decision stored for (the key's game, eventId), read on a new connection of its own, not the pool's (after a
+   * broken connection, the pool's idle ones may be broken too): `replayed` with the decision, `event_conflict` when
+   * the stored one has another payload, undefined when none is stored (or the key is unknown). The key's revocation
+   * is not checked: this answers a request whose key was valid when its decision was made.
+   */
+  async storedDecision(
+    keyHash: Uint8Array,
+    eventId: string,
+    payloadHash: Uint8Array,
+  ): Promise<RecordResult | undefined> {
+    const pool = await this.nativePool();
+    const client = new pg.Client(pool.options);
+    try {
+      await client.connect();
+      const rows = (
+        await client.query<{ d: string }>(STORED_DECISION_SQL, [
+          Buffer.from(keyHash),
+          eventId,
+          Buffer.from(payloadHash),
+        ])
+      ).rows;
+      return rows[0] ? parseRecordTuple(rows[0].d) : undefined;
+    } finally {
+      await client.end().catch(() => undefined);
     }
   }
 
@@ -166,35 +236,7 @@ export class EventRepository {
       row = (await this.query<{ d: string }>(RECORD_EVENT_SQL, values, this.recordStatementName))[0];
     }
     if (!row) throw new Error('ledger.record_event returned no row');
-    const [
-      outcome,
-      id,
-      gameId,
-      organizationId,
-      playerId,
-      eventType,
-      occurredAtMs,
-      status,
-      reason,
-      reward,
-      createdAtMs,
-    ] = JSON.parse(row.d) as RecordTuple;
-    if (outcome !== 'decided' && outcome !== 'replayed') return { outcome };
-    return {
-      outcome,
-      decision: {
-        id: id as string,
-        gameId: gameId as string,
-        organizationId: organizationId as string,
-        playerId: playerId as string,
-        eventType: eventType as string,
-        occurredAtMs: Number(occurredAtMs),
-        status: status as 'accepted' | 'rejected',
-        reason,
-        rewardCredits: BigInt(reward as string),
-        createdAtMs: Number(createdAtMs),
-      },
-    };
+    return parseRecordTuple(row.d);
   }
 
   /** The kind of a known, unrevoked key; undefined otherwise. */

@@ -2,6 +2,7 @@
 // the API's errors (CONTRACT section 6). The ledger never receives a link token, only its SHA-256.
 import { ledgerOps } from '../../../runtime/src/contracts/operations.ts';
 import type { Database } from '../../../runtime/src/db/database.ts';
+import { classifyDatabaseFailure } from '../../../runtime/src/db/failures.ts';
 import { AppError } from '../../../runtime/src/errors.ts';
 import type { Logger } from '../../../runtime/src/logger.ts';
 import { bind, type EndpointBinding } from '../../../runtime/src/transport/operation.ts';
@@ -16,12 +17,6 @@ export interface LinkEndpointDeps {
 }
 
 const HASH_BYTES = 32;
-
-// SQLSTATE classes of a database that cannot serve right now (connection exceptions, operator intervention,
-// insufficient resources), a deadlock or serialization failure (safe to retry: the transaction rolled back), and
-// socket errors of the driver. Anything else unexpected is a bug and answers 500.
-const UNAVAILABLE_SQLSTATE = /^(08|57|53|40001|40P01)/;
-const UNAVAILABLE_ERRNO = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN']);
 
 const invalidKey = () => new AppError(401, 'invalid_key', 'The key is unknown, revoked or not a secret key.');
 
@@ -45,17 +40,18 @@ export function linkEndpoints(deps: LinkEndpointDeps): EndpointBinding[] {
   if (!deps.database) throw new Error('the ledger needs its database');
   const links = new LinkRepository(deps.database);
   const { logger } = deps;
+  // Outages as db/failures.ts classifies them (deadlocks and serialization failures were retried there first).
   const storeFailure = (error: unknown): never => {
-    const code = String((error as { code?: unknown })?.code ?? '');
-    if (UNAVAILABLE_SQLSTATE.test(code) || UNAVAILABLE_ERRNO.has(code)) {
-      logger.warn({ err: error }, 'ledger database unavailable');
-      throw new AppError(
-        503,
-        'retry_later',
-        'The ledger is temporarily unavailable; retry later. Nothing was changed.',
-      );
-    }
-    throw error;
+    const failure = classifyDatabaseFailure(error);
+    if (!failure) throw error;
+    logger.warn({ err: error, failure }, 'ledger database unavailable');
+    throw new AppError(
+      503,
+      'retry_later',
+      failure === 'connection_lost'
+        ? 'The ledger lost its database connection; the outcome is unknown. Retry later.'
+        : 'The ledger is temporarily unavailable; retry later. Nothing was changed.',
+    );
   };
   const hashOf = (bytes: Uint8Array): Buffer | undefined =>
     bytes.length === HASH_BYTES ? Buffer.from(bytes) : undefined;

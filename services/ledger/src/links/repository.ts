@@ -62,8 +62,9 @@ export class LinkRepository {
     this.db = db;
   }
 
+  /** Run again from the start on a serialization failure or deadlock (Database.transaction). */
   private transaction<T>(work: (em: EntityManager) => Promise<T>): Promise<T> {
-    return this.db.em().transactional(work);
+    return this.db.transaction(work);
   }
 
   private static async rows(em: EntityManager, sql: string, params: unknown[]): Promise<Raw[]> {

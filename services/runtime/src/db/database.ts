@@ -2,11 +2,12 @@
 // in the all-in-one process both share one Database (and, on PGlite, its single connection).
 
 import { Migrator } from '@mikro-orm/migrations';
-import type { EntityManager } from '@mikro-orm/postgresql';
+import type { EntityManager, TransactionOptions } from '@mikro-orm/postgresql';
 import { type EntitySchema, MikroORM } from '@mikro-orm/postgresql';
 import { Gauge } from 'prom-client';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics.ts';
+import { retryOnContention } from './failures.ts';
 import type { MigrationSet } from './migrations.ts';
 
 export interface DatabaseOptions {
@@ -73,9 +74,21 @@ export class Database {
     return this.orm.em.fork() as EntityManager;
   }
 
-  /** Raw SQL with positional `?` parameters, outside any transaction. */
+  /**
+   * Raw SQL with positional `?` parameters, outside any transaction (one statement, its own transaction): run again
+   * on a serialization failure or deadlock (db/failures.ts).
+   */
   async query<T = Record<string, unknown>>(sql: string, params: unknown[] = []): Promise<T[]> {
-    return (await this.em().execute(sql, params)) as T[];
+    return retryOnContention(async () => (await this.em().execute(sql, params)) as T[]);
+  }
+
+  /**
+   * One transaction on a fresh entity manager, run again from the start when PostgreSQL rolled it back for a
+   * serialization failure or deadlock (db/failures.ts): `work` must do nothing outside the database that a second run
+   * would repeat.
+   */
+  transaction<T>(work: (em: EntityManager) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
+    return retryOnContention(() => this.em().transactional((em) => work(em), options));
   }
 
   async ping(): Promise<boolean> {

@@ -74,6 +74,8 @@ export function createHttpApp(options: HttpAppOptions): Koa {
     const shuttingDown = options.isShuttingDown?.() ?? false;
     const ready = !shuttingDown && Object.values(checks).every(Boolean);
     ctx.status = ready ? 200 : 503;
+    // Every 503 carries Retry-After (CONTRACT section 11), the probe's too.
+    if (!ready) ctx.set('Retry-After', '1');
     ctx.body = { status: ready ? 'ready' : shuttingDown ? 'shutting-down' : 'not-ready', checks };
   });
   router.get('/metrics', async (ctx) => {

@@ -17,10 +17,13 @@ export interface PresentedKey {
   hash: Buffer;
 }
 
-/** An unreachable ledger on the game SDK routes. */
+/** An unreachable ledger on the game SDK routes: the request never reached it. */
 export const RETRY_LATER = 'The ledger is temporarily unavailable; retry later. Nothing was changed.';
+/** The request reached the ledger (or may have) and the reply was lost: nothing is claimed about what happened. */
+export const RETRY_LATER_UNKNOWN = 'The ledger did not answer in time; the outcome is unknown. Retry later.';
 
-export const retryLater = (error: unknown) => relabelUnavailable(error, 'retry_later', RETRY_LATER);
+export const retryLater = (error: unknown) =>
+  relabelUnavailable(error, 'retry_later', RETRY_LATER, { unknown: RETRY_LATER_UNKNOWN });
 
 export const invalidKey = () => new AppError(401, 'invalid_key', 'A valid, unrevoked secret game key is required.');
 

@@ -53,8 +53,23 @@ export async function runEndpoint(
   ctx: CallContext,
   logger: Logger,
 ): Promise<HandlerOutcome> {
+  let request: MessageShape<DescMessage>;
   try {
-    const request = fromBinary(binding.operation.request, data);
+    request = fromBinary(binding.operation.request, data);
+  } catch (error) {
+    // Bytes that are not the operation's request message: the caller's fault (400), not the service's.
+    logger.warn(
+      { err: error, subject: binding.operation.subject, requestId: ctx.requestId, bytes: data.length },
+      'malformed request message',
+    );
+    const appError = new AppError(
+      400,
+      'INVALID_REQUEST',
+      `The request is not a valid ${binding.operation.request.typeName} message.`,
+    );
+    return { ok: false, status: appError.status, code: appError.code, data: encodeError(appError) };
+  }
+  try {
     const reply = await binding.handle(request, ctx);
     return { ok: true, data: toBinary(binding.operation.reply, create(binding.operation.reply, reply)) };
   } catch (error) {
@@ -62,7 +77,8 @@ export async function runEndpoint(
       error instanceof AppError
         ? error
         : new AppError(500, 'internal_error', 'The service failed to handle the request.');
-    if (!(error instanceof AppError) || appError.status >= 500) {
+    // A 503 is an outage the handler logged already (as a warning); anything else of the 5xx class is a bug.
+    if (!(error instanceof AppError) || (appError.status >= 500 && appError.status !== 503)) {
       logger.error({ err: error, subject: binding.operation.subject, requestId: ctx.requestId }, 'operation failed');
     }
     return { ok: false, status: appError.status, code: appError.code, data: encodeError(appError) };

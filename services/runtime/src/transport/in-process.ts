@@ -37,7 +37,11 @@ export class InProcessTransport implements Transport {
     try {
       if (!binding || this.closed) {
         outcome = 'unavailable';
-        throw new DependencyUnavailableError(operation.service, `no responders for ${operation.subject}`);
+        throw new DependencyUnavailableError(
+          operation.service,
+          `no responders for ${operation.subject}`,
+          'not_delivered',
+        );
       }
       const result = await runEndpoint(binding, encodeRequest(operation, request), ctx, this.logger);
       if (!result.ok) {

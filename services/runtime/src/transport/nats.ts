@@ -41,6 +41,8 @@ export class NatsTransport implements Transport {
   private readonly served = new Set<ServedService>();
   private connected = true;
   private readonly requestTurn = new TurnGate();
+  /** Rejecters of the requests in flight: a lost connection loses them all, at once (see watchStatus). */
+  private readonly inFlight = new Set<(error: Error) => void>();
 
   private constructor(nc: NatsConnection, options: NatsTransportOptions) {
     this.nc = nc;
@@ -64,14 +66,38 @@ export class NatsTransport implements Transport {
     return new NatsTransport(nc, options);
   }
 
+  /**
+   * While disconnected, requests fail at once (not sent: 503 before any timeout) and /readyz says not ready. When the
+   * connection drops, the requests in flight are answered 503 at once: their replies cannot come back on a new
+   * connection (the reply subscription of the old one is gone with it), so waiting for their timeout would only make
+   * every caller wait, including any that shares such a request (the platform switch).
+   */
   private async watchStatus(): Promise<void> {
     for await (const status of this.nc.status()) {
-      if (status.type === 'disconnect') this.connected = false;
+      if (status.type === 'disconnect' || status.type === 'staleConnection') {
+        this.connected = false;
+        const lost = [...this.inFlight];
+        this.inFlight.clear();
+        for (const reject of lost) reject(new Error('NATS connection lost'));
+      }
       if (status.type === 'reconnect') this.connected = true;
       if (status.type === 'disconnect' || status.type === 'reconnect') {
         this.options.logger.warn({ status: status.type }, 'NATS connection status changed');
       }
     }
+  }
+
+  /** The request, or its failure as soon as the connection that carries it is lost. */
+  private request(subject: string, data: Uint8Array, headers: ReturnType<typeof natsHeaders>) {
+    let reject: (error: Error) => void = () => undefined;
+    const lost = new Promise<never>((_, rejectLost) => {
+      reject = rejectLost;
+    });
+    const sent = this.nc.request(subject, data, { timeout: this.options.requestTimeoutMs, headers });
+    this.inFlight.add(reject);
+    // Once the connection is lost the request's own timeout still fires later: nobody listens any more.
+    sent.catch(() => undefined);
+    return Promise.race([sent, lost]).finally(() => this.inFlight.delete(reject));
   }
 
   async call<I extends DescMessage, O extends DescMessage>(
@@ -91,14 +117,23 @@ export class NatsTransport implements Transport {
       // in one poll phase instead of one write each (fewer system calls in the edge and fewer wake-ups of
       // nats-server under load; see docs/benchmarks.md).
       await this.requestTurn.next();
+      if (!this.connected || this.nc.isClosed()) {
+        outcome = 'unavailable';
+        throw new DependencyUnavailableError(
+          operation.service,
+          `NATS is disconnected: ${operation.subject} not sent`,
+          'not_delivered',
+        );
+      }
       try {
-        reply = await this.nc.request(operation.subject, encodeRequest(operation, request), {
-          timeout: this.options.requestTimeoutMs,
-          headers,
-        });
+        reply = await this.request(operation.subject, encodeRequest(operation, request), headers);
       } catch (error) {
         outcome = 'unavailable';
-        throw new DependencyUnavailableError(operation.service, describeRequestFailure(error, operation.subject));
+        throw new DependencyUnavailableError(
+          operation.service,
+          describeRequestFailure(error, operation.subject),
+          error instanceof RequestError && error.isNoResponders() ? 'not_delivered' : 'unknown',
+        );
       }
       if (ServiceError.isServiceError(reply)) {
         outcome = 'error';

@@ -1,0 +1,72 @@
+import { DeadlockException, DriverException } from '@mikro-orm/core';
+import { CONTENTION_ATTEMPTS, classifyDatabaseFailure, retryOnContention } from './failures.ts';
+
+const withCode = (code: string, message = 'failure') => Object.assign(new Error(message), { code });
+
+describe('classifyDatabaseFailure', () => {
+  it('contention: serialization failures and deadlocks, also wrapped by the ORM', () => {
+    expect(classifyDatabaseFailure(withCode('40001'))).toBe('contention');
+    expect(classifyDatabaseFailure(withCode('40P01'))).toBe('contention');
+    expect(classifyDatabaseFailure(new DeadlockException(withCode('40P01')))).toBe('contention');
+  });
+
+  it('unavailable: refused before or by the server, nothing done', () => {
+    for (const code of ['53300', '53100', '57014', '57P03', '55P03', '55000', '28P01', '3D000', 'ECONNREFUSED']) {
+      expect([code, classifyDatabaseFailure(withCode(code))]).toEqual([code, 'unavailable']);
+    }
+    expect(classifyDatabaseFailure(new Error('timeout exceeded when trying to connect'))).toBe('unavailable');
+  });
+
+  it('connection_lost: the connection broke, a commit may have happened', () => {
+    for (const code of ['08006', '08003', '57P01', '57P02', '58030', '40003', 'ECONNRESET', 'EPIPE']) {
+      expect([code, classifyDatabaseFailure(withCode(code))]).toEqual([code, 'connection_lost']);
+    }
+    expect(classifyDatabaseFailure(new Error('Connection terminated unexpectedly'))).toBe('connection_lost');
+    expect(classifyDatabaseFailure(new DriverException(new Error('Connection terminated unexpectedly')))).toBe(
+      'connection_lost',
+    );
+    expect(classifyDatabaseFailure(new Error('wrapped', { cause: withCode('57P01') }))).toBe('connection_lost');
+  });
+
+  it('anything else is not a database failure (a bug or an answer of a healthy database)', () => {
+    for (const error of [withCode('23505'), withCode('23514'), withCode('42601'), new TypeError('x'), 'text', null]) {
+      expect(classifyDatabaseFailure(error)).toBeUndefined();
+    }
+  });
+});
+
+describe('retryOnContention', () => {
+  it('runs the work again after contention, up to the bound, then throws the last failure', async () => {
+    let calls = 0;
+    await expect(
+      retryOnContention(async () => {
+        calls++;
+        if (calls < CONTENTION_ATTEMPTS) throw withCode('40P01');
+        return 'done';
+      }),
+    ).resolves.toBe('done');
+    expect(calls).toBe(CONTENTION_ATTEMPTS);
+
+    calls = 0;
+    const deadlock = withCode('40P01');
+    await expect(
+      retryOnContention(async () => {
+        calls++;
+        throw deadlock;
+      }),
+    ).rejects.toBe(deadlock);
+    expect(calls).toBe(CONTENTION_ATTEMPTS);
+  });
+
+  it('does not retry anything else', async () => {
+    let calls = 0;
+    const down = withCode('08006');
+    await expect(
+      retryOnContention(async () => {
+        calls++;
+        throw down;
+      }),
+    ).rejects.toBe(down);
+    expect(calls).toBe(1);
+  });
+});

@@ -1,0 +1,82 @@
+// The one classifier of database failures, used by every state owner's handlers (docs/errors.md, "Database
+// failures"). It answers two questions about an error thrown by the driver or the ORM:
+//   - is it the database failing (503 with the route's code), or a bug (500)?
+//   - may a write that was in flight have committed anyway (the outcome is unknown), or is it known to be rolled back?
+// Serialization failures and deadlocks are retried here, inside the owner, a bounded number of times before they
+// become a 503 like any other unavailability.
+
+/**
+ * - `contention`: 40001 serialization failure, 40P01 deadlock. The transaction was rolled back; safe to retry at once.
+ * - `unavailable`: the server refused the work or no connection could be made: nothing was sent, or the server
+ *   rolled the transaction back and said so (53 insufficient resources, 57014 canceled, 57P03 cannot connect now,
+ *   55P03 lock not available, a refused connection: 28, 3D000, 55000, ECONNREFUSED; the pool's connect timeout).
+ * - `connection_lost`: the connection broke while a statement was in flight (08 connection exception, 57P01/57P02
+ *   shutdown or terminate, 58 system error, 40003 completion unknown, a socket error, the driver's "Connection
+ *   terminated"). A commit may have happened before the break: the outcome of a write is unknown.
+ */
+export type DatabaseFailureKind = 'contention' | 'unavailable' | 'connection_lost';
+
+/** Attempts of one unit of work under contention (the first try included) before it answers 503. */
+export const CONTENTION_ATTEMPTS = 3;
+
+const SQLSTATE = /^[0-9A-Z]{5}$/;
+const CONTENTION = new Set(['40001', '40P01']);
+// The server said the work was not done, or refused the connection (28 authorization, 3D000 no such database,
+// 55000 "not currently accepting connections").
+const REFUSED = /^(53|57014|57P03|55P03|55000|40000|40002|28|3D000)/;
+// The server went away, or cannot say whether the work was done.
+const LOST = /^(08|57P0[1245]|58|40003|XX)/;
+// Socket errors of the driver: refused before anything was sent ...
+const CONNECT_ERRNO = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+// ... or broken while something may have been in flight.
+const BROKEN_ERRNO = new Set(['ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ECONNABORTED']);
+// Errors of node-postgres (and its pool) that carry no code at all.
+const DRIVER_LOST = /Connection terminated|connection error|not queryable|Connection ended|socket hang up/i;
+const DRIVER_REFUSED = /timeout exceeded when trying to connect|Cannot use a pool after calling end/i;
+
+/** The kind of database failure `error` is, or undefined when it is not one (a bug, a constraint, an API error). */
+export function classifyDatabaseFailure(error: unknown): DatabaseFailureKind | undefined {
+  // The ORM wraps driver errors (copying `code`); pg errors may carry their cause.
+  for (let current = error, depth = 0; current && depth < 4; depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string' && code !== '') {
+      // Errno codes first: EPIPE has the shape of a SQLSTATE.
+      if (CONNECT_ERRNO.has(code)) return 'unavailable';
+      if (BROKEN_ERRNO.has(code)) return 'connection_lost';
+      if (SQLSTATE.test(code)) {
+        if (CONTENTION.has(code)) return 'contention';
+        if (REFUSED.test(code)) return 'unavailable';
+        if (LOST.test(code)) return 'connection_lost';
+        // Another SQLSTATE (constraint, syntax, ...) is an answer of a healthy database.
+        return undefined;
+      }
+    }
+    const message = current instanceof Error ? current.message : '';
+    if (DRIVER_REFUSED.test(message)) return 'unavailable';
+    if (DRIVER_LOST.test(message)) return 'connection_lost';
+    current = (current as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+/** True when the database failed (any kind): the handler answers its 503. */
+export function isDatabaseFailure(error: unknown): boolean {
+  return classifyDatabaseFailure(error) !== undefined;
+}
+
+/**
+ * Runs one unit of work (a statement or a whole transaction; it must start from scratch on each call) and runs it
+ * again when the database rolled it back for contention, up to `attempts` times in all, with a short random pause
+ * that grows with each attempt (so that the two sides of a deadlock do not collide again). Anything else, and the
+ * last contention failure, is thrown as it came.
+ */
+export async function retryOnContention<T>(work: () => Promise<T>, attempts = CONTENTION_ATTEMPTS): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await work();
+    } catch (error) {
+      if (attempt >= attempts || classifyDatabaseFailure(error) !== 'contention') throw error;
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * attempt));
+    }
+  }
+}

@@ -1,0 +1,57 @@
+import { PLATFORM_CACHE_MS, PLATFORM_SHARE_MS, PlatformSwitch } from './platform-switch.ts';
+import type { Transport } from './transport/operation.ts';
+
+/** A transport whose GetPlatformState calls are answered (or never) by the test. */
+function fakeTransport() {
+  const calls: Array<{ resolve: (enabled: boolean) => void; reject: (error: Error) => void }> = [];
+  const transport = {
+    kind: 'in-process',
+    call: () =>
+      new Promise((resolve, reject) => {
+        calls.push({ resolve: (enabled) => resolve({ enabled }), reject });
+      }),
+  } as unknown as Transport;
+  return { transport, calls };
+}
+
+const ctx = { requestId: 'test' };
+
+describe('PlatformSwitch', () => {
+  it('shares a recent request; does not join one older than the share window (it may be lost)', async () => {
+    let now = 0;
+    const { transport, calls } = fakeTransport();
+    const platform = new PlatformSwitch(transport, () => now);
+    const first = platform.isEnabled(ctx);
+    const joined = platform.isEnabled(ctx);
+    expect(calls).toHaveLength(1);
+    // The first request is never answered (a replica died holding it).
+    now += PLATFORM_SHARE_MS;
+    const fresh = platform.isEnabled(ctx);
+    expect(calls).toHaveLength(2);
+    calls[1]!.resolve(false);
+    await expect(fresh).resolves.toBe(false);
+    // The answer is cached: no further request within the cache time.
+    await expect(platform.isEnabled(ctx)).resolves.toBe(false);
+    expect(calls).toHaveLength(2);
+    // The old request's late answer does not replace the newer cached value.
+    calls[0]!.resolve(true);
+    await expect(first).resolves.toBe(true);
+    await expect(joined).resolves.toBe(true);
+    await expect(platform.isEnabled(ctx)).resolves.toBe(false);
+    now += PLATFORM_CACHE_MS;
+    void platform.isEnabled(ctx);
+    expect(calls).toHaveLength(3);
+  });
+
+  it('a failed request is not shared afterwards', async () => {
+    const { transport, calls } = fakeTransport();
+    const platform = new PlatformSwitch(transport, () => 0);
+    const failing = platform.isEnabled(ctx);
+    calls[0]!.reject(new Error('connection lost'));
+    await expect(failing).rejects.toThrow('connection lost');
+    const next = platform.isEnabled(ctx);
+    expect(calls).toHaveLength(2);
+    calls[1]!.resolve(true);
+    await expect(next).resolves.toBe(true);
+  });
+});

@@ -1,0 +1,126 @@
+// Serialization failures and deadlocks are retried inside the state owner a bounded number of times; past the bound
+// they answer 503 with the route's code, the same in every owner (db/failures.ts). PostgreSQL is made to raise a
+// deadlock (SQLSTATE 40P01) on the first N inserts into a table, N chosen per test, by a trigger.
+import { pino } from 'pino';
+import { identityMigrations } from '../../services/identity-admission/src/migrations/index.ts';
+import { ledgerMigrations } from '../../services/ledger/src/migrations/index.ts';
+import { identityOps, ledgerOps } from '../../services/runtime/src/contracts/operations.ts';
+import { issueLinkToken, sha256 } from '../../services/runtime/src/credentials/keys.ts';
+import { migrate } from '../../services/runtime/src/db/database.ts';
+import { CONTENTION_ATTEMPTS } from '../../services/runtime/src/db/failures.ts';
+import type { AppError } from '../../services/runtime/src/errors.ts';
+import { type Composed, compose } from '../support/compose.ts';
+import { createTestDatabase, sql } from '../support/database.ts';
+import { createEventWorld, type EventWorld } from '../support/ledger-fixtures.ts';
+import { startNats } from '../support/servers.ts';
+
+const ctx = { requestId: 'contention-test' };
+
+describe('deadlocks and serialization failures', () => {
+  let nats: Awaited<ReturnType<typeof startNats>>;
+  let db: string;
+  let world: EventWorld;
+  let system: Composed;
+
+  /** The next `failures` inserts into `table` fail with a deadlock. */
+  const deadlocks = async (failures: number) => {
+    await sql(db, 'update public.contention_plan set failures = $1', [failures]);
+    await sql(db, 'alter sequence public.contention_seq restart with 1');
+  };
+  const failureOf = (promise: Promise<unknown>) =>
+    promise.then(
+      () => undefined,
+      (error: AppError) => ({ status: error.status, code: error.code }),
+    );
+
+  beforeAll(async () => {
+    nats = await startNats();
+    db = await createTestDatabase();
+    await migrate(db, [identityMigrations, ledgerMigrations], pino({ level: 'silent' }));
+    world = await createEventWorld(db);
+    await sql(db, 'create table public.contention_plan (failures int not null)');
+    await sql(db, 'insert into public.contention_plan values (0)');
+    await sql(db, 'create sequence public.contention_seq');
+    await sql(
+      db,
+      `create function public.simulate_deadlock() returns trigger language plpgsql as $$
+       begin
+         if nextval('public.contention_seq') <= (select failures from public.contention_plan) then
+           raise exception 'simulated deadlock' using errcode = '40P01';
+         end if;
+         return new;
+       end $$`,
+    );
+    for (const table of ['ledger.organizations', 'ledger.link_intents', 'identity.invitations']) {
+      await sql(
+        db,
+        `create trigger simulate_deadlock before insert on ${table} for each row execute function public.simulate_deadlock()`,
+      );
+    }
+    system = await compose({ natsUrl: nats.url, identityDatabaseUrl: db, ledgerDatabaseUrl: db });
+  });
+  afterAll(async () => {
+    await system?.stop();
+    await nats?.stop();
+  });
+
+  const createOrganization = () =>
+    system.edgeTransport.call(
+      ledgerOps.consoleAction,
+      {
+        principal: { identityUserId: 'contention|owner' },
+        action: { case: 'createOrganization', value: { name: 'Contended' } },
+      },
+      ctx,
+    );
+  const createLinkIntent = () =>
+    system.edgeTransport.call(
+      ledgerOps.createLinkIntent,
+      { keyHash: sha256(world.key.value), externalPlayerId: 'contended-player', tokenHash: issueLinkToken().hash },
+      ctx,
+    );
+  const createInvitation = (email: string) => system.edgeTransport.call(identityOps.createInvitation, { email }, ctx);
+
+  it('console: retried, then done; past the bound 503 DEVELOPER_ACCESS_UNAVAILABLE', async () => {
+    await deadlocks(CONTENTION_ATTEMPTS - 1);
+    expect((await createOrganization()).id).toMatch(/^[0-9a-f-]{36}$/);
+    await deadlocks(CONTENTION_ATTEMPTS);
+    expect(await failureOf(createOrganization())).toEqual({ status: 503, code: 'DEVELOPER_ACCESS_UNAVAILABLE' });
+  });
+
+  it('links: retried, then done; past the bound 503 retry_later', async () => {
+    await deadlocks(CONTENTION_ATTEMPTS - 1);
+    expect((await createLinkIntent()).playerId).toMatch(/^[0-9a-f-]{36}$/);
+    await deadlocks(CONTENTION_ATTEMPTS);
+    expect(await failureOf(createLinkIntent())).toEqual({ status: 503, code: 'retry_later' });
+  });
+
+  it('identity-admission: retried, then done; past the bound 503 PLATFORM_UNAVAILABLE', async () => {
+    await deadlocks(CONTENTION_ATTEMPTS - 1);
+    expect((await createInvitation('contended@example.com')).invitation?.email).toBe('contended@example.com');
+    await deadlocks(CONTENTION_ATTEMPTS);
+    expect(await failureOf(createInvitation('contended-2@example.com'))).toEqual({
+      status: 503,
+      code: 'PLATFORM_UNAVAILABLE',
+    });
+  });
+
+  it('identity-admission: a failure that is not the database is a 500, not an outage', async () => {
+    await deadlocks(0);
+    // A statement PostgreSQL refuses for a reason that is not an outage (here a trigger's plain exception, P0001):
+    // the database answered, the code is wrong. It used to be reported as the store being unavailable.
+    await sql(
+      db,
+      `create function public.refuse_invitation() returns trigger language plpgsql as $$
+       begin
+         if new.email = 'bug@example.com' then raise exception 'simulated bug'; end if;
+         return new;
+       end $$`,
+    );
+    await sql(
+      db,
+      'create trigger refuse_invitation before insert on identity.invitations for each row execute function public.refuse_invitation()',
+    );
+    expect(await failureOf(createInvitation('bug@example.com'))).toEqual({ status: 500, code: 'internal_error' });
+  });
+});

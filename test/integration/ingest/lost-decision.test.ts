@@ -1,0 +1,129 @@
+// CONTRACT section 7: a 503 never claims that nothing was stored unless that is known; a retry with the same eventId
+// answers the stored decision. Here the ledger's database connection is cut at chosen moments (a TCP proxy between
+// the ledger and PostgreSQL), and the ledger is made to receive an event without ever answering.
+import { connect } from '@nats-io/transport-node';
+import { pino } from 'pino';
+import { identityMigrations } from '../../../services/identity-admission/src/migrations/index.ts';
+import { ledgerMigrations } from '../../../services/ledger/src/migrations/index.ts';
+import { migrate } from '../../../services/runtime/src/db/database.ts';
+import { type Composed, compose } from '../../support/compose.ts';
+import { createTestDatabase, sql } from '../../support/database.ts';
+import { eventBody, expectDecision, expectError, postEvent } from '../../support/ingest.ts';
+import { createEventWorld, type EventWorld } from '../../support/ledger-fixtures.ts';
+import { startNats } from '../../support/servers.ts';
+import { startTcpProxy, type TcpProxy } from '../../support/tcp-proxy.ts';
+
+const logger = pino({ level: 'silent' });
+
+async function migratedDatabase(): Promise<string> {
+  const url = await createTestDatabase();
+  await migrate(url, [identityMigrations, ledgerMigrations], logger);
+  return url;
+}
+
+const decisionsOf = (url: string, eventId: string) =>
+  sql<{ status: string; id: string }>(url, 'select id, status from ledger.events where event_id = $1', [eventId]);
+
+describe("the ledger's database connection breaks during a decision", () => {
+  let nats: Awaited<ReturnType<typeof startNats>>;
+  let db: string;
+  let world: EventWorld;
+  let proxy: TcpProxy;
+  let system: Composed;
+
+  beforeAll(async () => {
+    nats = await startNats();
+    db = await migratedDatabase();
+    world = await createEventWorld(db);
+    const target = new URL(db);
+    proxy = await startTcpProxy(target.hostname, Number(target.port));
+    const proxied = new URL(db);
+    proxied.port = String(proxy.port);
+    system = await compose({
+      natsUrl: nats.url,
+      identityDatabaseUrl: db,
+      ledgerDatabaseUrl: proxied.toString(),
+    });
+    // Warm: the ledger's connections exist and its statement is prepared.
+    expectDecision(await postEvent(system.url, world.key.value, eventBody(world)));
+  });
+  afterAll(async () => {
+    await system?.stop();
+    await proxy?.close();
+    await nats?.stop();
+  });
+
+  it('after the commit: answers the stored decision (replayed), not a 503', async () => {
+    const body = eventBody(world);
+    // The server's answer to record_event carries the outcome "decided"; it is sent after the commit.
+    const cut = proxy.cutWhen('toClient', Buffer.from('"decided"'));
+    const response = await postEvent(system.url, world.key.value, body);
+    await cut;
+    const decision = expectDecision(response);
+    expect(decision).toMatchObject({ eventId: body.eventId, status: 'accepted', replayed: true });
+    const stored = await decisionsOf(db, body.eventId);
+    expect(stored).toEqual([{ id: decision.id, status: 'accepted' }]);
+    // A retry answers the same decision.
+    expect(expectDecision(await postEvent(system.url, world.key.value, body))).toMatchObject({
+      id: decision.id,
+      replayed: true,
+    });
+  });
+
+  it('before the statement reached the database: 503 that does not claim nothing was stored; the retry decides once', async () => {
+    const body = eventBody(world);
+    const cut = proxy.cutWhen('toServer', Buffer.from(body.eventId));
+    const response = await postEvent(system.url, world.key.value, body);
+    await cut;
+    expectError(response, 503, 'retry_later');
+    expect(response.headers.get('retry-after')).toBe('1');
+    expect(response.body.error.message).not.toMatch(/nothing was (stored|changed)/i);
+    expect(response.body.error.message).toMatch(/same eventId/);
+    expect(await decisionsOf(db, body.eventId)).toEqual([]);
+    const decision = expectDecision(await postEvent(system.url, world.key.value, body));
+    expect(decision).toMatchObject({ status: 'accepted', replayed: false });
+    expect(await decisionsOf(db, body.eventId)).toHaveLength(1);
+  });
+});
+
+describe('the ledger receives an event and never answers (killed after its commit)', () => {
+  let nats: Awaited<ReturnType<typeof startNats>>;
+  let db: string;
+  let world: EventWorld;
+  let system: Composed;
+
+  beforeAll(async () => {
+    nats = await startNats();
+    db = await migratedDatabase();
+    world = await createEventWorld(db);
+    // identity-admission (the platform switch) only; the "ledger" is a subscriber that swallows RecordEvent.
+    system = await compose({ natsUrl: nats.url, identityDatabaseUrl: db, requestTimeoutMs: 1000 });
+  });
+  afterAll(async () => {
+    await system?.stop();
+    await nats?.stop();
+  });
+
+  it('503 retry_later says the outcome is unknown and to retry with the same eventId', async () => {
+    const blackhole = await connect({ servers: nats.url });
+    try {
+      blackhole.subscribe('rewards.v1.ledger.RecordEvent', { queue: 'ledger', callback: () => undefined });
+      await blackhole.flush();
+      const response = await postEvent(system.url, world.key.value, eventBody(world));
+      expectError(response, 503, 'retry_later');
+      expect(response.headers.get('retry-after')).toBe('1');
+      expect(response.body.error.message).not.toMatch(/nothing was (stored|changed)/i);
+      expect(response.body.error.message).toMatch(/unknown/);
+      expect(response.body.error.message).toMatch(/same eventId/);
+    } finally {
+      await blackhole.close();
+    }
+  });
+
+  it('no ledger at all (no responders): nothing was stored, and the 503 says so', async () => {
+    const response = await postEvent(system.url, world.key.value, eventBody(world));
+    expectError(response, 503, 'retry_later');
+    expect(response.headers.get('retry-after')).toBe('1');
+    expect(response.body.error.message).toMatch(/Nothing was stored/);
+  });
+});

@@ -1,0 +1,58 @@
+// A TCP proxy between a program and PostgreSQL that can cut one connection at a chosen moment: when a chunk going
+// one way contains given bytes, both sides of that connection are destroyed instead of forwarding it. Cutting the
+// server's answer to a statement leaves the statement committed (PostgreSQL flushes an implicit transaction's result
+// only after its commit) while the program sees its connection break.
+import * as net from 'node:net';
+
+export interface TcpProxy {
+  port: number;
+  /** Cuts the next connection whose traffic in `direction` contains `bytes` (once). Resolves when it happened. */
+  cutWhen(direction: 'toServer' | 'toClient', bytes: Buffer): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function startTcpProxy(targetHost: string, targetPort: number): Promise<TcpProxy> {
+  let armed: { direction: 'toServer' | 'toClient'; bytes: Buffer; done: () => void } | undefined;
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((client) => {
+    const upstream = net.connect(targetPort, targetHost);
+    sockets.add(client);
+    sockets.add(upstream);
+    const cut = () => {
+      client.destroy();
+      upstream.destroy();
+    };
+    const pipe = (from: net.Socket, to: net.Socket, direction: 'toServer' | 'toClient') => {
+      from.on('data', (chunk: Buffer) => {
+        const trap = armed;
+        if (trap && trap.direction === direction && chunk.includes(trap.bytes)) {
+          armed = undefined;
+          cut();
+          trap.done();
+          return;
+        }
+        to.write(chunk);
+      });
+      from.on('close', cut);
+      from.on('error', cut);
+    };
+    pipe(client, upstream, 'toServer');
+    pipe(upstream, client, 'toClient');
+    client.on('close', () => sockets.delete(client));
+    upstream.on('close', () => sockets.delete(upstream));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address() as net.AddressInfo;
+  return {
+    port: address.port,
+    cutWhen(direction, bytes) {
+      return new Promise((resolve) => {
+        armed = { direction, bytes, done: resolve };
+      });
+    },
+    async close() {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
