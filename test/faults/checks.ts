@@ -94,7 +94,8 @@ export interface Decision {
 }
 
 const describe = (r: SentRequest) =>
-  `${r.kind} ${r.copy.eventId}: ${r.failure ?? `${r.answer?.status} ${JSON.stringify(r.answer?.body).slice(0, 200)}`}`;
+  `${r.kind} ${r.copy.eventId} after ${(r.answeredAt ?? r.sentAt) - r.sentAt} ms: ` +
+  (r.failure ?? `${r.answer?.status} ${JSON.stringify(r.answer?.body).slice(0, 200)}`);
 
 /** The decision of a 200, when its body is a well-formed GameEventResult of the event sent. */
 export function decisionOf(r: SentRequest): Decision | undefined {

@@ -144,7 +144,11 @@ const FAULTS: Fault[] = [
       // The first ledger serves throughout: nothing may be lost to the one that fails.
       const name = 'second ledger: no request lost while a healthy ledger serves (no 503, no timeout)';
       for (const r of requests)
-        book.check(name, !isBad(r), () => `${r.copy.eventId}: ${r.failure ?? r.answer?.status}`);
+        book.check(
+          name,
+          !isBad(r),
+          () => `${r.copy.eventId} after ${r.answeredAt! - r.sentAt} ms: ${r.failure ?? r.answer?.status}`,
+        );
     },
   },
   {
