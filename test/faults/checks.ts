@@ -69,6 +69,7 @@ export const CHECK = {
   inTime: 'every request answered within its timeout',
   equalsRow: 'every 200 equals its stored row',
   conflict: 'every 409 event_conflict is for a payload other than the stored one',
+  oneFresh: 'each decision answered with replayed: false at most once',
   noFalseClaim: 'no 503 claims nothing was stored for an event that is stored',
   retries: "retries of the 503'd / unanswered events answer the decision",
   replays: 'replays after the fault equal the first answers',
@@ -211,15 +212,17 @@ export function differences(d: Decision, row: StoredRow, hash: string): string[]
 
 /**
  * The answer against the stored decision: a 200 equals the row (same payload); a 409 event_conflict is for another
- * payload than the stored one; a 503 may not claim that nothing was stored when the event is stored (`before`: the
- * rows as they were before the suite retried anything; rows stored before the request was sent are another copy's
- * doing and do not count against its claim).
+ * payload than the stored one; a 503 may not claim that nothing was stored when the event is stored. For that claim,
+ * `before` holds the rows as they were before the suite retried anything, and a stored row is another copy's doing,
+ * not held against the claim, when it was created before the request was sent, or when another request of the same
+ * payload got it as a fresh decision (`freshIds`: ids of decisions answered with `replayed: false`).
  */
 export function checkAgainstRows(
   book: CheckBook,
   r: SentRequest,
   rows: Map<string, StoredRow>,
   before: Map<string, StoredRow>,
+  freshIds: Set<string>,
 ): void {
   if (!r.answer) return;
   const row = rows.get(rowKey(r.copy.gameId, r.copy.eventId));
@@ -242,7 +245,11 @@ export function checkAgainstRows(
   } else if (status === 503) {
     const error = errorOf(r);
     const stored = before.get(rowKey(r.copy.gameId, r.copy.eventId));
-    const storedByIt = stored !== undefined && stored.hash === r.copy.hash && stored.createdAtMs >= r.sentAt - 5;
+    const storedByIt =
+      stored !== undefined &&
+      stored.hash === r.copy.hash &&
+      stored.createdAtMs >= r.sentAt - 5 &&
+      !freshIds.has(stored.id);
     const claim = error ? classifyUnavailableMessage(error.message) : 'unspecified';
     book.check(
       CHECK.noFalseClaim,

@@ -255,11 +255,18 @@ async function runPhase(
     requests.map((r) => r.copy.eventId),
   );
 
-  for (const r of requests) checkAgainstRows(book, r, after, before);
+  const freshIds = new Set<string>();
+  for (const r of [...requests, ...retries]) {
+    const d = decisionOf(r);
+    if (!d || d.replayed) continue;
+    book.check(CHECK.oneFresh, !freshIds.has(d.id), () => `${r.copy.eventId}: decision ${d.id} answered fresh twice`);
+    freshIds.add(d.id);
+  }
+  for (const r of requests) checkAgainstRows(book, r, after, before, freshIds);
   let retriesOk = 0;
   for (const r of retries) {
     checkAnswer(book, r);
-    checkAgainstRows(book, r, after, after);
+    checkAgainstRows(book, r, after, after, freshIds);
     const storedBefore = before.get(rowKey(r.copy.gameId, r.copy.eventId));
     const row = after.get(rowKey(r.copy.gameId, r.copy.eventId));
     const d = decisionOf(r);
