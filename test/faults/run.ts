@@ -293,6 +293,7 @@ async function runPhase(
   let replaysOk = 0;
   for (const r of replays) {
     checkAnswer(book, r);
+    checkAgainstRows(book, r, after, after, freshIds);
     const first = decisionOf(r.of!)!;
     const d = decisionOf(r);
     const same =
