@@ -127,6 +127,8 @@ export async function send(
 export interface RunningLoad {
   /** Every request sent so far, in order of sending. */
   sent: SentRequest[];
+  /** Sends `count` fresh events at once, beyond the rate and the in-flight cap (to have requests in flight). */
+  burst(count: number): void;
   skipped(): number;
   /** Stops new arrivals and waits for the requests in flight. */
   stop(): Promise<void>;
@@ -141,12 +143,12 @@ export function startLoad(options: LoadOptions, phase: string): RunningLoad {
   const startedAt = performance.now();
   let arrivals = 0;
 
-  const arrive = () => {
-    if (pending.size >= options.maxInFlight) {
+  const arrive = (burst = false) => {
+    if (!burst && pending.size >= options.maxInFlight) {
       skipped++;
       return;
     }
-    const r = Math.random();
+    const r = burst ? 1 : Math.random();
     let kind: SendKind = 'fresh';
     let copy: EventCopy;
     // Copies of one of the last few events: often the original is still in flight.
@@ -181,6 +183,9 @@ export function startLoad(options: LoadOptions, phase: string): RunningLoad {
 
   return {
     sent,
+    burst(count) {
+      for (let i = 0; i < count; i++) arrive(true);
+    },
     skipped: () => skipped,
     async stop() {
       stopped = true;

@@ -24,7 +24,7 @@ import {
   storedRows,
 } from './checks.ts';
 import { createFixtures, type Fixtures } from './fixtures.ts';
-import { pool, type SentRequest, send, startLoad } from './load.ts';
+import { pool, type RunningLoad, type SentRequest, send, startLoad } from './load.ts';
 import { type FaultSystem, startFaultSystem } from './system.ts';
 
 const HELP = `Usage: npm run test:faults -- [options]      (node test/faults/run.ts)
@@ -69,7 +69,7 @@ interface FaultOutcome {
 interface Fault {
   id: string;
   title: string;
-  inject(system: FaultSystem): Promise<FaultOutcome>;
+  inject(system: FaultSystem, load: RunningLoad): Promise<FaultOutcome>;
   recoveryBoundMs: number;
   /** Extra checks of this fault on the phase's load requests. */
   extra?(book: CheckBook, requests: SentRequest[], faultAt: number, outcome: FaultOutcome): void;
@@ -80,9 +80,12 @@ const isBad = (r: SentRequest) => r.failure !== undefined || (r.answer!.status !
 const FAULTS: Fault[] = [
   {
     id: 'ledger-kill',
-    title: 'SIGKILL of the ledger, then a restart',
+    title: 'SIGKILL of the ledger while it decides a burst of 16 events, then a restart',
     recoveryBoundMs: RECOVERY_BOUND_MS,
-    async inject(system) {
+    async inject(system, load) {
+      // Killed with transactions in PostgreSQL: those commit although nobody is left to answer.
+      load.burst(16);
+      await sleep(25);
       await system.kill('ledger');
       await system.restart('ledger');
       return { endedAt: Date.now() };
@@ -215,7 +218,7 @@ async function runPhase(
   let outcome: FaultOutcome = { endedAt: faultAt };
   if (fault) {
     log(`${id}: ${fault.title}`);
-    outcome = await fault.inject(system);
+    outcome = await fault.inject(system, load);
     log(`${id}: fault over after ${outcome.endedAt - faultAt} ms${outcome.note ? ` (${outcome.note})` : ''}`);
   }
   await sleep(settings.afterMs);
