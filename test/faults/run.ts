@@ -173,6 +173,8 @@ interface PhaseSummary {
   sent: Record<string, number>;
   skipped: number;
   answers: Record<string, number>;
+  /** The decisions answered (200s), by status or reason. */
+  decisions: Record<string, number>;
   unavailable: Record<string, number>;
   faultMs: number;
   unavailableMs: number | null;
@@ -359,6 +361,10 @@ async function runPhase(
     sent: count(requests, (r) => r.kind),
     skipped: load.skipped(),
     answers: count(requests, (r) => (r.failure ? 'no answer' : String(r.answer!.status))),
+    decisions: count(
+      requests.filter((r) => decisionOf(r)),
+      (r) => decisionOf(r)!.reason ?? decisionOf(r)!.status,
+    ),
     unavailable: count(
       requests.filter((r) => r.answer?.status === 503),
       (r) => classifyUnavailableMessage(errorOf(r)?.message ?? ''),
@@ -490,6 +496,7 @@ async function main(): Promise<void> {
       const failed = phase.checks.filter((c) => c.failed > 0).length;
       log(
         `${phase.fault}: ${Object.values(phase.sent).reduce((a, b) => a + b, 0)} requests, answers ${JSON.stringify(phase.answers)}, ` +
+          `decisions ${JSON.stringify(phase.decisions)}, ` +
           `recovered ${phase.recoveredAfterEndMs ?? 'never'} ms after the fault ended; ${failed === 0 ? 'every check passed' : `${failed} checks failed`}`,
       );
       phases.push(phase);
