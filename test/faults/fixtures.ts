@@ -26,7 +26,7 @@ export const REWARD_CREDITS = 10;
 /** The games: budget, daily cap per player and share of the events. */
 export const GAME_PLANS = [
   { name: 'hot', budgetCredits: 1_000_000, dailyPlayerCapCredits: 1_000_000, weight: 0.4 },
-  { name: 'small-budget', budgetCredits: 4_000, dailyPlayerCapCredits: 1_000_000, weight: 0.2 },
+  { name: 'small-budget', budgetCredits: 2_000, dailyPlayerCapCredits: 1_000_000, weight: 0.2 },
   { name: 'daily-cap', budgetCredits: 1_000_000, dailyPlayerCapCredits: 300, weight: 0.2 },
   { name: 'plain', budgetCredits: 1_000_000, dailyPlayerCapCredits: 1_000_000, weight: 0.2 },
 ] as const;

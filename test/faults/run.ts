@@ -466,7 +466,7 @@ async function main(): Promise<void> {
       ...identity.env,
       ADMIN_TOKEN: adminToken,
       NATIVE_ADMISSION_MODE: 'enforce',
-      EVENT_RATE_LIMIT_PER_MINUTE: '1000',
+      EVENT_RATE_LIMIT_PER_MINUTE: '600',
       NATS_REQUEST_TIMEOUT_MS: String(NATS_REQUEST_TIMEOUT_MS),
     },
     logDir: join(resultsDir, 'logs'),
