@@ -63,8 +63,30 @@ async function waitFor(check: () => boolean | Promise<boolean>, what: string, ti
   throw new Error(`${what} did not become ready within ${timeoutMs} ms`);
 }
 
+export interface PostgresOptions {
+  /**
+   * `true`: a cluster with the server's durable defaults (fsync, synchronous_commit and full_page_writes on), for the
+   * fault suite (test/faults/), whose crash checks mean nothing if a commit may vanish. Default: fsync off, as the
+   * tests need no durability and run faster without it.
+   */
+  durable?: boolean;
+}
+
+export interface StartedPostgres {
+  url: string;
+  /** The cluster's data folder (PGDATA). */
+  dataDir: string;
+  port: number;
+  /** `pg_ctl stop -m immediate`: the server quits without a checkpoint (crash recovery on the next start). */
+  stopImmediately(): void;
+  /** `pg_ctl start -w` on the same port and settings (after stopImmediately). */
+  start(): void;
+  /** Stops the server and removes the folder. */
+  stop(): Promise<void>;
+}
+
 /** Starts a PostgreSQL cluster in a temporary folder. Runs as the `postgres` user when this process is root. */
-export async function startPostgres(): Promise<{ url: string; stop: () => Promise<void> }> {
+export async function startPostgres(options: PostgresOptions = {}): Promise<StartedPostgres> {
   const bin = findPostgresBin();
   const dir = mkdtempSync(join(tmpdir(), 'rewards-pg-'));
   const asRoot = process.getuid?.() === 0;
@@ -81,21 +103,30 @@ export async function startPostgres(): Promise<{ url: string; stop: () => Promis
   const port = await freePort();
   const data = join(dir, 'data');
   run('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-instructions']);
-  run('pg_ctl', [
-    '-D',
-    data,
-    '-l',
-    join(dir, 'postgres.log'),
-    '-w',
-    '-o',
-    `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300`,
-    'start',
-  ]);
+  const speed = options.durable ? '' : ' -c fsync=off -c synchronous_commit=off -c full_page_writes=off';
+  const start = () =>
+    run('pg_ctl', [
+      '-D',
+      data,
+      '-l',
+      join(dir, 'postgres.log'),
+      '-w',
+      '-o',
+      `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1${speed} -c max_connections=300`,
+      'start',
+    ]);
+  start();
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    dataDir: data,
+    port,
+    stopImmediately: () => run('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']),
+    start,
     stop: async () => {
       try {
         run('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']);
+      } catch {
+        // already stopped
       } finally {
         rmSync(dir, { recursive: true, force: true });
       }

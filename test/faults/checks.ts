@@ -1,0 +1,353 @@
+// What the fault suite checks: the shape of every answer, each answer against the decision stored in the database,
+// and the ledger's invariants in SQL over the whole database.
+import type pg from 'pg';
+import { gameEventResultSchema } from '../../services/ingest/src/domain/shapes.ts';
+import { createAjv, describeAjvError } from '../../services/runtime/src/validation/ajv.ts';
+import type { SentRequest } from './load.ts';
+
+/**
+ * What a 503's message says about the event. The single place that reads the wording: adapt it here when the
+ * messages change.
+ *   outcome-unknown  the service does not know whether the event was stored and says to retry with the same eventId
+ *   nothing-stored   the message claims that nothing was stored (or changed)
+ *   unspecified      neither (e.g. "A dependency is temporarily unavailable; retry later.")
+ */
+export type UnavailableClaim = 'outcome-unknown' | 'nothing-stored' | 'unspecified';
+
+export function classifyUnavailableMessage(message: string): UnavailableClaim {
+  if (
+    /outcome (is |was |remains )?unknown|unknown outcome|may (already )?have been (stored|recorded|decided)|might have been (stored|recorded|decided)|(retry|resend|send it again) with the same eventId/i.test(
+      message,
+    )
+  ) {
+    return 'outcome-unknown';
+  }
+  if (/nothing (was|has been|is) (stored|changed|recorded|written|decided)|was not (stored|recorded)/i.test(message)) {
+    return 'nothing-stored';
+  }
+  return 'unspecified';
+}
+
+/** Outcomes of named checks: how many cases passed, how many failed, and a few examples of the failures. */
+export class CheckBook {
+  readonly results = new Map<string, { passed: number; failed: number; examples: string[] }>();
+
+  private entry(name: string) {
+    let entry = this.results.get(name);
+    if (!entry) {
+      entry = { passed: 0, failed: 0, examples: [] };
+      this.results.set(name, entry);
+    }
+    return entry;
+  }
+
+  pass(name: string, count = 1): void {
+    this.entry(name).passed += count;
+  }
+
+  fail(name: string, example: string): void {
+    const entry = this.entry(name);
+    entry.failed++;
+    if (entry.examples.length < 3) entry.examples.push(example);
+  }
+
+  check(name: string, ok: boolean, example: () => string): boolean {
+    if (ok) this.pass(name);
+    else this.fail(name, example());
+    return ok;
+  }
+
+  failedNames(): string[] {
+    return [...this.results].filter(([, r]) => r.failed > 0).map(([name]) => name);
+  }
+}
+
+export const CHECK = {
+  wellFormed: 'every answer well-formed (schema-valid 200, error envelope, expected status and code)',
+  no500: 'no 500',
+  retryAfter: 'every 503 carries Retry-After',
+  inTime: 'every request answered within its timeout',
+  equalsRow: 'every 200 equals its stored row',
+  conflict: 'every 409 event_conflict is for a payload other than the stored one',
+  oneFresh: 'each decision answered with replayed: false at most once',
+  noFalseClaim: 'no 503 claims nothing was stored for an event that is stored',
+  retries: "retries of the 503'd / unanswered events answer the decision",
+  replays: 'replays after the fault equal the first answers',
+  recovered: 'recovered after the fault',
+} as const;
+
+const ajv = createAjv();
+const validateResult = ajv.compile(gameEventResultSchema);
+
+export interface Decision {
+  id: string;
+  eventId: string;
+  gameId: string;
+  organizationId: string;
+  playerId: string;
+  eventType: string;
+  occurredAt: string;
+  status: string;
+  reason: string | null;
+  rewardCredits: number;
+  createdAt: string;
+  replayed: boolean;
+}
+
+const describe = (r: SentRequest) =>
+  `${r.kind} ${r.copy.eventId} after ${(r.answeredAt ?? r.sentAt) - r.sentAt} ms: ` +
+  (r.failure ?? `${r.answer?.status} ${JSON.stringify(r.answer?.body).slice(0, 200)}`);
+
+/** The decision of a 200, when its body is a well-formed GameEventResult of the event sent. */
+export function decisionOf(r: SentRequest): Decision | undefined {
+  if (r.answer?.status !== 200) return undefined;
+  const body = r.answer.body as { data?: unknown };
+  if (typeof body !== 'object' || body === null || Object.keys(body).join() !== 'data') return undefined;
+  if (!validateResult(body.data)) return undefined;
+  const d = body.data as Decision;
+  if (d.eventId !== r.copy.eventId.toLowerCase() || d.gameId !== r.copy.gameId) return undefined;
+  return d;
+}
+
+export function errorOf(r: SentRequest): { code: string; message: string } | undefined {
+  const body = r.answer?.body as { error?: Record<string, unknown> } | undefined;
+  if (typeof body !== 'object' || body === null || Object.keys(body).join() !== 'error') return undefined;
+  const error = body.error;
+  if (typeof error !== 'object' || error === null) return undefined;
+  if (Object.keys(error).sort().join() !== 'code,message') return undefined;
+  if (typeof error.code !== 'string' || typeof error.message !== 'string') return undefined;
+  return { code: error.code, message: error.message };
+}
+
+/** Checks that need no database: shape, status, Retry-After, timeout. */
+export function checkAnswer(book: CheckBook, r: SentRequest): void {
+  if (r.failure) {
+    book.fail(CHECK.inTime, describe(r));
+    return;
+  }
+  book.pass(CHECK.inTime);
+  const status = r.answer!.status;
+  book.check(CHECK.no500, status < 500 || status > 599 || status === 503, () => describe(r));
+  if (status === 200) {
+    book.check(CHECK.wellFormed, decisionOf(r) !== undefined, () => {
+      const data = (r.answer!.body as { data?: unknown })?.data;
+      const why = validateResult(data) ? 'not the event sent' : describeAjvError(validateResult.errors, 'data');
+      return `${describe(r)} (${why})`;
+    });
+    return;
+  }
+  const error = errorOf(r);
+  const expected =
+    (status === 409 && error?.code === 'event_conflict') || (status === 503 && error?.code === 'retry_later');
+  book.check(CHECK.wellFormed, expected, () => describe(r));
+  if (status === 503) book.check(CHECK.retryAfter, r.answer!.retryAfter !== null, () => describe(r));
+}
+
+export interface StoredRow {
+  id: string;
+  gameId: string;
+  eventId: string;
+  organizationId: string;
+  playerId: string;
+  eventType: string;
+  occurredAtMs: number;
+  status: string;
+  reason: string | null;
+  rewardCredits: number;
+  createdAtMs: number;
+  hash: string;
+}
+
+export const rowKey = (gameId: string, eventId: string) => `${gameId}/${eventId.toLowerCase()}`;
+
+/** The stored decisions of these events, by rowKey. */
+export async function storedRows(client: pg.Client, eventIds: string[]): Promise<Map<string, StoredRow>> {
+  const { rows } = await client.query(
+    `select id, game_id, event_id, organization_id, player_id, event_type, status, reason,
+       reward_credits::text as reward, floor(extract(epoch from occurred_at) * 1000)::text as occurred_ms,
+       floor(extract(epoch from created_at) * 1000)::text as created_ms, encode(payload_hash, 'hex') as hash
+     from ledger.events where event_id = any($1::uuid[])`,
+    [[...new Set(eventIds.map((e) => e.toLowerCase()))]],
+  );
+  const map = new Map<string, StoredRow>();
+  for (const row of rows) {
+    map.set(rowKey(row.game_id, row.event_id), {
+      id: row.id,
+      gameId: row.game_id,
+      eventId: row.event_id,
+      organizationId: row.organization_id,
+      playerId: row.player_id,
+      eventType: row.event_type,
+      occurredAtMs: Number(row.occurred_ms),
+      status: row.status,
+      reason: row.reason,
+      rewardCredits: Number(row.reward),
+      createdAtMs: Number(row.created_ms),
+      hash: row.hash,
+    });
+  }
+  return map;
+}
+
+/** The fields in which a decision differs from the stored row (empty: equal). */
+export function differences(d: Decision, row: StoredRow, hash: string): string[] {
+  const diffs: string[] = [];
+  const compare = (name: string, answered: unknown, stored: unknown) => {
+    if (answered !== stored) diffs.push(`${name}: answered ${String(answered)}, stored ${String(stored)}`);
+  };
+  compare('id', d.id, row.id);
+  compare('eventId', d.eventId, row.eventId);
+  compare('gameId', d.gameId, row.gameId);
+  compare('organizationId', d.organizationId, row.organizationId);
+  compare('playerId', d.playerId, row.playerId);
+  compare('eventType', d.eventType, row.eventType);
+  compare('occurredAt', Date.parse(d.occurredAt), row.occurredAtMs);
+  compare('status', d.status, row.status);
+  compare('reason', d.reason, row.reason);
+  compare('rewardCredits', d.rewardCredits, row.rewardCredits);
+  compare('createdAt', Date.parse(d.createdAt), row.createdAtMs);
+  compare('payload', hash, row.hash);
+  return diffs;
+}
+
+/**
+ * The answer against the stored decision: a 200 equals the row (same payload); a 409 event_conflict is for another
+ * payload than the stored one; a 503 may not claim that nothing was stored when the event is stored. For that claim,
+ * `before` holds the rows as they were before the suite retried anything, and a stored row is another copy's doing,
+ * not held against the claim, when it was created before the request was sent, or when another request of the same
+ * payload got it as a fresh decision (`freshIds`: ids of decisions answered with `replayed: false`).
+ */
+export function checkAgainstRows(
+  book: CheckBook,
+  r: SentRequest,
+  rows: Map<string, StoredRow>,
+  before: Map<string, StoredRow>,
+  freshIds: Set<string>,
+): void {
+  if (!r.answer) return;
+  const row = rows.get(rowKey(r.copy.gameId, r.copy.eventId));
+  const status = r.answer.status;
+  if (status === 200) {
+    const d = decisionOf(r);
+    if (!d) return; // reported as malformed
+    if (!row) {
+      book.fail(CHECK.equalsRow, `${describe(r)}: no stored row`);
+      return;
+    }
+    const diffs = differences(d, row, r.copy.hash);
+    book.check(CHECK.equalsRow, diffs.length === 0, () => `${r.kind} ${r.copy.eventId}: ${diffs.join('; ')}`);
+  } else if (status === 409) {
+    book.check(
+      CHECK.conflict,
+      row !== undefined && row.hash !== r.copy.hash,
+      () => `${describe(r)}: ${row ? 'the stored payload is the one sent' : 'nothing stored'}`,
+    );
+  } else if (status === 503) {
+    const error = errorOf(r);
+    const stored = before.get(rowKey(r.copy.gameId, r.copy.eventId));
+    const storedByIt =
+      stored !== undefined &&
+      stored.hash === r.copy.hash &&
+      stored.createdAtMs >= r.sentAt - 5 &&
+      !freshIds.has(stored.id);
+    const claim = error ? classifyUnavailableMessage(error.message) : 'unspecified';
+    book.check(
+      CHECK.noFalseClaim,
+      !(storedByIt && claim === 'nothing-stored'),
+      () => `${describe(r)}: stored as ${stored?.status} ${stored?.id}`,
+    );
+  }
+}
+
+export interface InvariantResult {
+  name: string;
+  violations: number;
+  example?: string;
+}
+
+/** The ledger's invariants, in SQL over the whole database; each query returns the violating rows. */
+export const INVARIANTS: Array<{ name: string; sql: string }> = [
+  {
+    name: 'one decision per (game, eventId)',
+    sql: `select game_id, event_id, count(*) from ledger.events group by 1, 2 having count(*) > 1`,
+  },
+  {
+    name: 'game spent = Σ accepted rewards',
+    sql: `select g.id, g.spent_credits, coalesce(sum(e.reward_credits) filter (where e.status = 'accepted'), 0) as accepted
+          from ledger.games g left join ledger.events e on e.game_id = g.id
+          group by g.id having g.spent_credits <> coalesce(sum(e.reward_credits) filter (where e.status = 'accepted'), 0)`,
+  },
+  {
+    name: 'game spent ≤ budget ≤ ceiling',
+    sql: `select id, spent_credits, budget_credits, max_payout_credits from ledger.games
+          where not (spent_credits <= budget_credits and budget_credits <= max_payout_credits)`,
+  },
+  {
+    name: 'project spent ≤ budget ≤ ceiling',
+    sql: `select p.id, coalesce(sum(g.spent_credits), 0) as spent, p.budget_credits, p.max_payout_credits
+          from ledger.projects p left join ledger.games g on g.project_id = p.id group by p.id
+          having not (coalesce(sum(g.spent_credits), 0) <= p.budget_credits and p.budget_credits <= p.max_payout_credits)`,
+  },
+  {
+    name: 'daily totals = Σ accepted rewards per player and UTC day',
+    sql: `with accepted as (
+            select player_id, (created_at at time zone 'UTC')::date as day, sum(reward_credits) as credits
+            from ledger.events where status = 'accepted' group by 1, 2)
+          select coalesce(a.player_id, t.player_id) as player_id, coalesce(a.day, t.day) as day,
+            a.credits as accepted, t.credits as total
+          from accepted a full join ledger.player_daily_totals t on t.player_id = a.player_id and t.day = a.day
+          where coalesce(a.credits, 0) <> coalesce(t.credits, 0)`,
+  },
+  {
+    name: 'daily totals within the daily cap',
+    sql: `select t.player_id, t.day, t.credits, g.daily_player_cap_credits from ledger.player_daily_totals t
+          join ledger.players p on p.id = t.player_id join ledger.games g on g.id = p.game_id
+          where t.credits > g.daily_player_cap_credits`,
+  },
+  {
+    name: 'project allocated = Σ game budgets',
+    sql: `select p.id, p.allocated_credits, coalesce(sum(g.budget_credits), 0) as games
+          from ledger.projects p left join ledger.games g on g.project_id = p.id group by p.id
+          having p.allocated_credits <> coalesce(sum(g.budget_credits), 0)`,
+  },
+  {
+    name: 'organization balance + project budgets = recorded funding',
+    sql: `with funding as (
+            select organization_id, sum((details->>'amountCredits')::numeric) as credits
+            from ledger.audit_log where action = 'fundOrganization' group by 1),
+          budgets as (select organization_id, sum(budget_credits) as credits from ledger.projects group by 1)
+          select o.id, o.balance_credits, b.credits as project_budgets, f.credits as funding
+          from ledger.organizations o left join funding f on f.organization_id = o.id
+            left join budgets b on b.organization_id = o.id
+          where not o.unlimited_funding
+            and o.balance_credits + coalesce(b.credits, 0) <> coalesce(f.credits, 0)`,
+  },
+  {
+    // Counters of minutes more than 5 minutes before a game's newest minute are pruned by design: minutes older
+    // than a game's oldest counter are not compared.
+    name: 'minute counters = decisions stored',
+    sql: `with decided as (
+            select game_id, date_trunc('minute', created_at, 'UTC') as minute, count(*) as n
+            from ledger.events group by 1, 2),
+          oldest as (select game_id, min(minute) as minute from ledger.game_minute_counters group by 1)
+          select coalesce(d.game_id, c.game_id) as game_id, coalesce(d.minute, c.minute) as minute,
+            d.n as decisions, c.attempts
+          from decided d full join ledger.game_minute_counters c on c.game_id = d.game_id and c.minute = d.minute
+            left join oldest o on o.game_id = coalesce(d.game_id, c.game_id)
+          where coalesce(d.n, 0) <> coalesce(c.attempts, 0)
+            and (c.attempts is not null or d.minute >= coalesce(o.minute, '-infinity'::timestamptz))`,
+  },
+];
+
+export async function checkInvariants(client: pg.Client): Promise<InvariantResult[]> {
+  const results: InvariantResult[] = [];
+  for (const invariant of INVARIANTS) {
+    const { rows } = await client.query(invariant.sql);
+    results.push({
+      name: invariant.name,
+      violations: rows.length,
+      ...(rows.length > 0 ? { example: JSON.stringify(rows[0]) } : {}),
+    });
+  }
+  return results;
+}
