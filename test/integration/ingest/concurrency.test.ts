@@ -174,12 +174,27 @@ describe('concurrent events', () => {
       expect(await gameState(db, world.game.gameId)).toMatchObject({ decisions: 0, spentCredits: 0 });
     });
 
+    /** Resolves once at least `count` events wait in the ledger's queues for a batch (the ledger's gauge). */
+    async function queuedInLedger(count: number) {
+      const deadline = Date.now() + 20_000;
+      while (Date.now() < deadline) {
+        const text = await (await fetch(`${system.url}/metrics`)).text();
+        const depth = Number(/^ledger_event_queue_depth (\d+)/m.exec(text)?.[1] ?? 0);
+        if (depth >= count) return;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      throw new Error(`fewer than ${count} events ever waited in the ledger's queue`);
+    }
+
     it('copies waiting behind the lock get the decision of the first one (re-read under the lock)', async () => {
       const world = await createEventWorld(db);
       const lock = await holdGameLock(world.game.gameId);
       const body = eventBody(world);
       const pending = Array.from({ length: 3 }, () => postEvent(system.url, world.key.value, body));
-      await waitersOnLock(3);
+      // The first copy's batch waits for the game row in PostgreSQL; the other two queue behind it in the ledger
+      // (one batch of a key in the database at a time) and go together as the next batch.
+      await waitersOnLock(1);
+      await queuedInLedger(2);
       await lock.release();
       const decisions = (await Promise.all(pending)).map(expectDecision);
       expect(new Set(decisions.map((d) => d.id)).size).toBe(1);
