@@ -343,7 +343,8 @@ describe('batched decisions: batch size 1 and N decide exactly as one event at a
     const [row] = await sql(db, 'select count(*)::int as n from ledger.events where game_id = $1', [
       world.games[0]!.gameId,
     ]);
-    // The first batch of key one (1 event), then its other 5; key two's copy (a replay) and its new event.
+    // Key one: its 6 events in one batch; key two: the copy (a replay of key one's decision, or the decision that
+    // key one's copy then replays) and one new event.
     expect(row).toEqual({ n: 7 });
   });
 
@@ -374,7 +375,8 @@ describe('batched decisions: batch size 1 and N decide exactly as one event at a
       'decided',
       'decided',
     ]);
-    expect(sizes).toEqual([1, 4]);
+    // Submitted in one synchronous run: one batch of five; it failed, and its events were decided one by one.
+    expect(sizes).toEqual([5]);
     const [row] = await sql(db, 'select spent_credits::int as spent from ledger.games where id = $1', [
       world.games[1]!.gameId,
     ]);

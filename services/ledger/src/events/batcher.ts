@@ -3,7 +3,8 @@
 // While a batch of a key is in the database, that key's arriving events queue (in arrival order). When a batch
 // finishes, or whenever fewer batches than the pool's connections are in the database, the next key with waiting
 // events sends up to `batchMax` of them as ONE call of ledger.record_events (one transaction). No timer waits for a
-// batch to fill: an event arriving at an idle key goes at once, alone, so at low load a batch is one event and
+// batch to fill: an event arriving at an idle key goes at once (with the events submitted in the same synchronous
+// run, e.g. one RecordEvents request of the edge), so at low load a batch is one event and
 // latency does not grow; under load the queue that formed while the previous batch ran is the next batch.
 //
 // Queues are per key, not per game: the ledger learns a key's game only in the database, and a key belongs to one
@@ -68,6 +69,7 @@ export class DecisionBatcher {
   private readonly busy = new Set<string>();
   private running = 0;
   private queued = 0;
+  private pumpScheduled = false;
 
   constructor(
     decide: DecideBatch,
@@ -100,7 +102,15 @@ export class DecisionBatcher {
       }
       queue.push({ params, resolve, reject });
       this.queued++;
-      this.pump();
+      // The events submitted in one synchronous run (a RecordEvents request of the edge) go as one batch: the pump
+      // runs once they are all queued, before any I/O (a microtask, not a timer).
+      if (!this.pumpScheduled) {
+        this.pumpScheduled = true;
+        queueMicrotask(() => {
+          this.pumpScheduled = false;
+          this.pump();
+        });
+      }
     });
   }
 
