@@ -64,7 +64,13 @@ async function waitFor(check: () => boolean | Promise<boolean>, what: string, ti
 }
 
 /** Starts a PostgreSQL cluster in a temporary folder. Runs as the `postgres` user when this process is root. */
-export async function startPostgres(): Promise<{ url: string; stop: () => Promise<void> }> {
+/**
+ * A throwaway PostgreSQL cluster. Not durable by default (fsync, synchronous_commit and full_page_writes off: the
+ * tests); `durable: true` keeps PostgreSQL's defaults (the benchmarks' first row).
+ */
+export async function startPostgres(
+  options: { durable?: boolean } = {},
+): Promise<{ url: string; stop: () => Promise<void> }> {
   const bin = findPostgresBin();
   const dir = mkdtempSync(join(tmpdir(), 'rewards-pg-'));
   const asRoot = process.getuid?.() === 0;
@@ -88,7 +94,7 @@ export async function startPostgres(): Promise<{ url: string; stop: () => Promis
     join(dir, 'postgres.log'),
     '-w',
     '-o',
-    `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300`,
+    `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1${options.durable ? '' : ' -c fsync=off -c synchronous_commit=off -c full_page_writes=off'} -c max_connections=300`,
     'start',
   ]);
   return {

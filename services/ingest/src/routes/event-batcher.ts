@@ -3,8 +3,8 @@
 //
 // Smart batching, no timer: at most `inFlightMax` RecordEvents requests are in flight. An event that finds a free
 // slot leaves at the end of the current event-loop turn (with every other event that reached this point in the same
-// turn); events that arrive while every slot is taken wait, and the first reply sends all of them (at most
-// `batchMax`) as the next request. At low load every request carries one event and nothing waits.
+// turn); events that arrive while every slot is taken wait, and the first reply sends them (at most `batchMax`) as
+// the next request. At low load every request carries one event and nothing waits.
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import type {
   RecordEventRequestSchema,
@@ -24,7 +24,7 @@ export interface EdgeBatcherOptions {
 }
 
 export const EDGE_BATCH_MAX_DEFAULT = 256;
-export const EDGE_IN_FLIGHT_MAX_DEFAULT = 4;
+export const EDGE_IN_FLIGHT_MAX_DEFAULT = 16;
 
 export interface EdgeBatchObserver {
   /** A RecordEvents request left with this many events. */
@@ -78,9 +78,13 @@ export class EdgeEventBatcher {
 
   private flush(): void {
     while (this.inFlight < this.options.inFlightMax && this.queue.length > 0) {
-      const batch =
-        this.queue.length <= this.options.batchMax ? this.queue : this.queue.slice(0, this.options.batchMax);
-      this.queue = batch === this.queue ? [] : this.queue.slice(this.options.batchMax);
+      // The waiting events are spread over the free slots (at most batchMax each): the ledger gets several requests
+      // to work on at once instead of one big one whose answer waits for its slowest event, and closed-loop callers
+      // do not fall into lockstep behind a single request.
+      const free = this.options.inFlightMax - this.inFlight;
+      const size = Math.min(this.options.batchMax, Math.ceil(this.queue.length / free));
+      const batch = this.queue.length <= size ? this.queue : this.queue.slice(0, size);
+      this.queue = batch === this.queue ? [] : this.queue.slice(size);
       this.inFlight++;
       this.observer?.batch(batch.length);
       this.observer?.queued(this.queue.length);
