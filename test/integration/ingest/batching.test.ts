@@ -284,11 +284,12 @@ describe('batched decisions: batch size 1 and N decide exactly as one event at a
         expect(await balances(db, single)).toEqual(expectedBalances);
         expect(await balances(db, batched)).toEqual(expectedBalances);
       }),
-      { numRuns: 10 },
+      { numRuns: 8 },
     );
     // The streams did form real batches.
     expect(Math.max(...sizesSeen)).toBeGreaterThan(8);
-  });
+    // A generous limit for a shared, loaded machine: this is not a speed check.
+  }, 600_000);
 
   it('a copy decided by another batch while this one waited for the game lock is a replay (re-read under the lock)', async () => {
     const world = await createWorld(db);
@@ -316,36 +317,46 @@ describe('batched decisions: batch size 1 and N decide exactly as one event at a
     await holder.query('begin');
     await holder.query('select 1 from ledger.games where id = $1 for update', [world.games[0]!.gameId]);
     const b = batcher(16);
-    const pending = Promise.all([
-      b.submit(params),
-      ...others.map((o) => b.submit(o)),
-      b.submit(viaSecondKey),
-      b.submit({ ...viaSecondKey, eventId: randomUUID() }),
-    ]);
-    for (const deadline = Date.now() + 20_000; ; ) {
-      if (Date.now() > deadline) throw new Error('the two batches never both waited for the game row');
-      const [waiting] = await sql<{ n: number }>(
-        db,
-        `select count(*)::int as n from pg_stat_activity
+    let released = false;
+    const release = async () => {
+      if (released) return;
+      released = true;
+      await holder.query('commit');
+      await holder.end();
+    };
+    try {
+      const pending = Promise.all([
+        b.submit(params),
+        ...others.map((o) => b.submit(o)),
+        b.submit(viaSecondKey),
+        b.submit({ ...viaSecondKey, eventId: randomUUID() }),
+      ]);
+      for (const deadline = Date.now() + 20_000; ; ) {
+        if (Date.now() > deadline) throw new Error('the two batches never both waited for the game row');
+        const [waiting] = await sql<{ n: number }>(
+          db,
+          `select count(*)::int as n from pg_stat_activity
           where datname = current_database() and wait_event_type = 'Lock' and query like '%record_events%'`,
-      );
-      if (waiting!.n >= 2) break;
-      await new Promise((r) => setTimeout(r, 20));
+        );
+        if (waiting!.n >= 2) break;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      await release();
+      const results = await pending;
+      const mine = [results[0]!, results[6]!];
+      expect(mine.map((r) => r.outcome).sort()).toEqual(['decided', 'replayed']);
+      const ids = mine.map((r) => ('decision' in r ? r.decision.id : undefined));
+      expect(ids[0]).toBeDefined();
+      expect(ids[0]).toBe(ids[1]);
+      const [row] = await sql(db, 'select count(*)::int as n from ledger.events where game_id = $1', [
+        world.games[0]!.gameId,
+      ]);
+      // Key one: its 6 events in one batch; key two: the copy (a replay of key one's decision, or the decision that
+      // key one's copy then replays) and one new event.
+      expect(row).toEqual({ n: 7 });
+    } finally {
+      await release();
     }
-    await holder.query('commit');
-    await holder.end();
-    const results = await pending;
-    const mine = [results[0]!, results[6]!];
-    expect(mine.map((r) => r.outcome).sort()).toEqual(['decided', 'replayed']);
-    const ids = mine.map((r) => ('decision' in r ? r.decision.id : undefined));
-    expect(ids[0]).toBeDefined();
-    expect(ids[0]).toBe(ids[1]);
-    const [row] = await sql(db, 'select count(*)::int as n from ledger.events where game_id = $1', [
-      world.games[0]!.gameId,
-    ]);
-    // Key one: its 6 events in one batch; key two: the copy (a replay of key one's decision, or the decision that
-    // key one's copy then replays) and one new event.
-    expect(row).toEqual({ n: 7 });
   });
 
   it('a batch that fails is decided again event by event: one bad event fails alone', async () => {
