@@ -1,23 +1,27 @@
-// npm run bench:ledger: decisions per second of the ledger's RecordEvent over NATS, against pgbench running the same
-// SQL work (one `ledger.record_event(...)` call per event) on the same database, in the same run, on the same machine.
+// npm run bench:ledger: decisions per second of the ledger's event path over NATS, against pgbench running today's
+// single-event statement (one `ledger.record_event(...)` call per event and transaction) on the same database, in the
+// same run, on the same machine.
 //
-// It starts its own PostgreSQL and nats-server unless DATABASE_URL / NATS_URL are set (a DATABASE_URL names the
-// server: the bench creates and drops its own database there), migrates, creates GAMES games of one project with
-// PLAYERS linked players each, starts the ledger as a child process (`node services/ledger/src/main.ts`), warms both
-// sides up, then lets them take turns: RecordEvent with CONCURRENCY requests in flight, pgbench with as many clients,
-// DURATION seconds each in all, in ROUNDS rounds. Prints decisions per second of both, their ratio, p50/p99 latency,
-// the ledger process's peak RSS (VmHWM), and where the CPU went. Run with --help for the flags.
+// It starts its own PostgreSQL (PostgreSQL's durable defaults first, then fsync, synchronous_commit and
+// full_page_writes off for the second row) and nats-server unless DATABASE_URL / NATS_URL are set (a DATABASE_URL
+// names the server: the bench creates and drops its own database there), migrates, creates GAMES games of one
+// project with PLAYERS linked players each, starts the ledger as a child process (`node services/ledger/src/main.ts`),
+// and drives it like the ingest edge does: CONCURRENCY events in flight, sent through the EdgeEventBatcher as
+// RecordEvents requests; the ledger batches them per key into calls of ledger.record_events. Both sides warm up,
+// then take turns (DURATION seconds each in ROUNDS rounds), then the NATS side runs at half its measured peak (open
+// model) for its latency. Prints decisions per second, p50/p99, the ratio, batch sizes seen (edge and ledger),
+// memory, CPU per decision and the machine's load average. Run with --help for the flags.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { pino } from 'pino';
 import { identityMigrations } from '../services/identity-admission/src/migrations/index.ts';
+import { EdgeEventBatcher } from '../services/ingest/src/routes/event-batcher.ts';
 import { ledgerMigrations } from '../services/ledger/src/migrations/index.ts';
-import { ledgerOps } from '../services/runtime/src/contracts/operations.ts';
 import { migrate } from '../services/runtime/src/db/database.ts';
 import { createMetrics } from '../services/runtime/src/metrics.ts';
 import { NatsTransport } from '../services/runtime/src/transport/nats.ts';
@@ -30,26 +34,43 @@ const HELP = `Usage: npm run bench:ledger -- [options]
 Options (each also read from the environment variable in brackets):
   --games N          games in the project, events spread uniformly over them   [BENCH_GAMES]        default 50
   --players N        linked players per game                                  [BENCH_PLAYERS]      default 20
-  --concurrency N    RecordEvent requests in flight = pgbench clients          [BENCH_CONCURRENCY]  default 16
+  --concurrency N    events in flight on the NATS side (its clients)           [BENCH_CONCURRENCY]  default 256
+  --pgbench-clients N  pgbench clients (today's statement, one event each)     [BENCH_PGBENCH_CLIENTS] default 16
+  --edge-batch N     events per RecordEvents request, as the ingest edge sends  [BENCH_EDGE_BATCH]   default 256
+                     them (EdgeEventBatcher); 1: one RecordEvent per event
+  --edge-in-flight N RecordEvents requests in flight                           [BENCH_EDGE_IN_FLIGHT] default 16
+  --batch-max N      the ledger's EVENT_BATCH_MAX (1: no batching in the ledger) [BENCH_BATCH_MAX]    default 256
+  --durability D     both (durable row, then fsync-off row), durable or off    [BENCH_DURABILITY]   default both
+  --half-rate S      seconds at half of the measured NATS peak (open model)    [BENCH_HALF_RATE_S]  default 10
   --duration S       measured seconds of each side                            [BENCH_DURATION_S]   default 30
   --rounds N         the sides take turns, N rounds of duration/N seconds     [BENCH_ROUNDS]       default 3
   --warmup S         unmeasured seconds of each side, both before measuring   [BENCH_WARMUP_S]     default 5
-  --pool N           the ledger's PostgreSQL pool (DATABASE_POOL_MAX)         [BENCH_POOL]         default: concurrency
+  --pool N           the ledger's PostgreSQL pool (DATABASE_POOL_MAX)         [BENCH_POOL]         default 16
   --json FILE        also write the figures as JSON to FILE
   --cpu-prof DIR     run the ledger with --cpu-prof, profiles written to DIR
   --help             this text
 
 Environment:
-  DATABASE_URL   PostgreSQL server to use (a database bench_<random> is created there and dropped afterwards);
-                 unset: a throwaway cluster is started (initdb; fsync off, as in the tests)
+  DATABASE_URL   PostgreSQL server to use (a database bench_<random> is created there and dropped afterwards; its
+                 settings are used as they are: one row); unset: a throwaway cluster is started with PostgreSQL's
+                 durable defaults (fsync, synchronous_commit, full_page_writes on), switched to all three off for
+                 the second row (ALTER SYSTEM + reload)
   NATS_URL       nats-server to use; unset: a throwaway nats-server is started
   PGBENCH        pgbench binary (default: pgbench on PATH, then /usr/bin/pgbench)
 `;
+
+type Durability = 'durable' | 'off';
 
 interface Options {
   games: number;
   players: number;
   concurrency: number;
+  pgbenchClients: number;
+  edgeBatch: number;
+  edgeInFlight: number;
+  batchMax: number;
+  durability: 'both' | Durability;
+  halfRateS: number;
   durationS: number;
   rounds: number;
   warmupS: number;
@@ -64,6 +85,12 @@ function readOptions(): Options {
       games: { type: 'string' },
       players: { type: 'string' },
       concurrency: { type: 'string' },
+      'pgbench-clients': { type: 'string' },
+      'edge-batch': { type: 'string' },
+      'edge-in-flight': { type: 'string' },
+      'batch-max': { type: 'string' },
+      durability: { type: 'string' },
+      'half-rate': { type: 'string' },
       duration: { type: 'string' },
       rounds: { type: 'string' },
       warmup: { type: 'string' },
@@ -88,9 +115,20 @@ function readOptions(): Options {
     }
     return n;
   };
-  const concurrency = int(values.concurrency, 'BENCH_CONCURRENCY', 16, 1, 256);
+  const concurrency = int(values.concurrency, 'BENCH_CONCURRENCY', 256, 1, 4096);
+  const durability = values.durability ?? process.env.BENCH_DURABILITY ?? 'both';
+  if (!['both', 'durable', 'off'].includes(durability)) {
+    process.stderr.write('--durability must be both, durable or off\n');
+    process.exit(2);
+  }
   return {
-    pool: int(values.pool, 'BENCH_POOL', concurrency, 1, 200),
+    pool: int(values.pool, 'BENCH_POOL', 16, 1, 200),
+    pgbenchClients: int(values['pgbench-clients'], 'BENCH_PGBENCH_CLIENTS', 16, 1, 256),
+    edgeBatch: int(values['edge-batch'], 'BENCH_EDGE_BATCH', 256, 1, 256),
+    edgeInFlight: int(values['edge-in-flight'], 'BENCH_EDGE_IN_FLIGHT', 16, 1, 256),
+    batchMax: int(values['batch-max'], 'BENCH_BATCH_MAX', 256, 1, 1000),
+    durability: durability as Options['durability'],
+    halfRateS: int(values['half-rate'], 'BENCH_HALF_RATE_S', 10, 0, 600),
     games: int(values.games, 'BENCH_GAMES', 50, 1, 10_000),
     players: int(values.players, 'BENCH_PLAYERS', 20, 1, 9_999),
     concurrency,
@@ -210,7 +248,6 @@ function combine(rounds: Side[]): Side {
   };
 }
 
-/** CONCURRENCY loops calling RecordEvent until the deadline; latencies of the measured window only. */
 interface Probes {
   database: string;
   ledgerPid: number;
@@ -218,8 +255,12 @@ interface Probes {
 }
 
 interface NatsDriver {
-  /** Drives for `seconds`; figures are kept only when `measured`. */
+  /** Drives for `seconds` with CONCURRENCY events in flight (closed model); figures kept only when `measured`. */
   run(seconds: number, measured: boolean): Promise<Side>;
+  /** Offers `perSecond` events per second for `seconds` (open model: arrivals do not wait for answers). */
+  runAtRate(perSecond: number, seconds: number): Promise<Side>;
+  /** Sizes of the RecordEvents requests sent so far (edge batching). */
+  edgeBatches: number[];
   close(): Promise<void>;
 }
 
@@ -232,42 +273,47 @@ async function natsDriver(natsUrl: string, options: Options, probes: Probes): Pr
     logger,
     metrics: createMetrics(),
   });
-  const run = async (seconds: number, measured: boolean): Promise<Side> => {
+  const edgeBatches: number[] = [];
+  // The driver sends like the ingest edge: concurrent events share RecordEvents requests (edge-batch 1: RecordEvent).
+  const edge = new EdgeEventBatcher(
+    transport,
+    { batchMax: options.edgeBatch, inFlightMax: options.edgeInFlight },
+    { batch: (size) => edgeBatches.push(size), queued: () => undefined },
+  );
+  let errors = 0;
+  const oneEvent = async (): Promise<number | undefined> => {
+    const g = 1 + Math.floor(Math.random() * options.games);
+    const p = 1 + Math.floor(Math.random() * options.players);
+    const t0 = performance.now();
+    try {
+      await edge.record(
+        {
+          keyHash: keyHash(g),
+          eventId: randomUUID(),
+          playerId: playerId(g, p),
+          eventType: EVENT_TYPE,
+          occurredAtMs: BigInt(Date.now()),
+          payloadHash: randomBytes(32),
+        },
+        { requestId: 'bench' },
+      );
+      return performance.now() - t0;
+    } catch (error) {
+      errors++;
+      if (errors === 1) process.stderr.write(`RecordEvent failed: ${(error as Error).message}\n`);
+      return undefined;
+    }
+  };
+  const measure = async (drive: (latencies: number[]) => Promise<void>): Promise<Side> => {
     const latencies: number[] = [];
-    let errors = 0;
+    const errors0 = errors;
     const database = sampleBackendCpu(probes.database);
     const ledger0 = cpuSeconds(probes.ledgerPid);
     const io0 = syscalls(probes.ledgerPid);
     const nats0 = probes.natsPid ? cpuSeconds(probes.natsPid) : 0;
     const driver0 = process.cpuUsage();
     const started = performance.now();
-    const deadline = started + seconds * 1000;
-    const worker = async () => {
-      while (performance.now() < deadline) {
-        const g = 1 + Math.floor(Math.random() * options.games);
-        const p = 1 + Math.floor(Math.random() * options.players);
-        const t0 = performance.now();
-        try {
-          await transport.call(
-            ledgerOps.recordEvent,
-            {
-              keyHash: keyHash(g),
-              eventId: randomUUID(),
-              playerId: playerId(g, p),
-              eventType: EVENT_TYPE,
-              occurredAtMs: BigInt(Date.now()),
-              payloadHash: randomBytes(32),
-            },
-            { requestId: 'bench' },
-          );
-          if (measured) latencies.push(performance.now() - t0);
-        } catch (error) {
-          errors++;
-          if (errors === 1) process.stderr.write(`RecordEvent failed: ${(error as Error).message}\n`);
-        }
-      }
-    };
-    await Promise.all(Array.from({ length: options.concurrency }, worker));
+    await drive(latencies);
     const elapsed = (performance.now() - started) / 1000;
     const driver = process.cpuUsage(driver0);
     const cpuS: Record<string, number> = {
@@ -287,11 +333,43 @@ async function natsDriver(natsUrl: string, options: Options, probes: Probes): Pr
       perSecond: latencies.length / elapsed,
       p50Ms: percentile(sorted, 50),
       p99Ms: percentile(sorted, 99),
-      errors,
+      errors: errors - errors0,
       latenciesMs: sorted,
     };
   };
-  return { run, close: () => transport.close() };
+  const run = (seconds: number, measured: boolean) =>
+    measure(async (latencies) => {
+      const deadline = performance.now() + seconds * 1000;
+      const worker = async () => {
+        while (performance.now() < deadline) {
+          const ms = await oneEvent();
+          if (measured && ms !== undefined) latencies.push(ms);
+        }
+      };
+      await Promise.all(Array.from({ length: options.concurrency }, worker));
+    });
+  const runAtRate = (perSecond: number, seconds: number) =>
+    measure(async (latencies) => {
+      const started = performance.now();
+      const total = Math.floor(perSecond * seconds);
+      const pending: Array<Promise<void>> = [];
+      let sent = 0;
+      // Every millisecond tick sends the events due by then (arrivals never wait for answers; at most 10,000 open).
+      while (sent < total) {
+        const due = Math.min(total, Math.floor(((performance.now() - started) / 1000) * perSecond));
+        for (; sent < due; sent++) {
+          if (pending.length >= 10_000) await Promise.race(pending);
+          const p: Promise<void> = oneEvent().then((ms) => {
+            if (ms !== undefined) latencies.push(ms);
+            pending.splice(pending.indexOf(p), 1);
+          });
+          pending.push(p);
+        }
+        await new Promise((r) => setTimeout(r, 1));
+      }
+      await Promise.all(pending);
+    });
+  return { run, runAtRate, edgeBatches, close: () => transport.close() };
 }
 
 // The statement the ledger prepares (RECORD_EVENT_SQL), its parameters replaced by SQL expressions of the same
@@ -327,8 +405,8 @@ function runPgbench(
     url,
     database,
     script,
-    clients: options.concurrency,
-    threads: Math.min(options.concurrency, cpus().length),
+    clients: options.pgbenchClients,
+    threads: Math.min(options.pgbenchClients, cpus().length),
     seconds,
     defines: { games: options.games, players: options.players },
     dir,
@@ -340,6 +418,7 @@ async function startLedger(
   databaseUrl: string,
   natsUrl: string,
   pool: number,
+  batchMax: number,
   cpuProfileDir: string | undefined,
 ): Promise<{ child: ChildProcess; port: number }> {
   const port = await freePort();
@@ -357,6 +436,7 @@ async function startLedger(
         HTTP_PORT: String(port),
         EVENT_RATE_LIMIT_PER_MINUTE: String(RATE_LIMIT),
         DATABASE_POOL_MAX: String(pool),
+        EVENT_BATCH_MAX: String(batchMax),
         LOG_LEVEL: 'warn',
       },
       stdio: ['ignore', 'inherit', 'inherit'],
@@ -373,6 +453,37 @@ async function startLedger(
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error('the ledger did not become ready within 30 s');
+}
+
+/** PostgreSQL's durable defaults, or fsync, synchronous_commit and full_page_writes off (our own cluster only). */
+async function setDurability(serverUrl: string, mode: Durability): Promise<void> {
+  const client = new pg.Client({ connectionString: serverUrl });
+  await client.connect();
+  try {
+    const value = mode === 'durable' ? 'on' : 'off';
+    for (const setting of ['fsync', 'synchronous_commit', 'full_page_writes']) {
+      await client.query(`alter system set ${setting} = ${value}`);
+    }
+    await client.query('select pg_reload_conf()');
+  } finally {
+    await client.end();
+  }
+}
+
+/** The ledger's ledger_event_batch_size histogram (cumulative buckets), from its /metrics. */
+async function ledgerBatchSizes(
+  port: number,
+): Promise<{ count: number; sum: number; buckets: Record<string, number> }> {
+  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+  const buckets: Record<string, number> = {};
+  let previous = 0;
+  for (const m of text.matchAll(/^ledger_event_batch_size_bucket\{le="([^"]+)"\} (\d+)/gm)) {
+    const cumulative = Number(m[2]);
+    buckets[m[1]!] = cumulative - previous;
+    previous = cumulative;
+  }
+  const value = (name: string) => Number(new RegExp(`^${name} (\\S+)`, 'm').exec(text)?.[1] ?? 0);
+  return { count: value('ledger_event_batch_size_count'), sum: value('ledger_event_batch_size_sum'), buckets };
 }
 
 async function countEvents(url: string): Promise<{ accepted: number; rejected: number }> {
@@ -426,12 +537,14 @@ async function main(): Promise<void> {
       void cleanup().finally(() => process.exit(130));
     });
   }
+  let ownCluster = false;
   try {
     let serverUrl = process.env.DATABASE_URL;
     if (!serverUrl) {
-      const postgres = await startPostgres();
+      const postgres = await startPostgres({ durable: true });
       stops.push(postgres.stop);
       serverUrl = postgres.url;
+      ownCluster = true;
     }
     let natsUrl = process.env.NATS_URL;
     let natsPid: number | undefined;
@@ -458,69 +571,117 @@ async function main(): Promise<void> {
 
     await migrate(databaseUrl, [identityMigrations, ledgerMigrations], pino({ level: 'silent' }));
     await createFixtures(databaseUrl, options);
-    const started = await startLedger(databaseUrl, natsUrl, options.pool, options.cpuProfile);
+    const started = await startLedger(databaseUrl, natsUrl, options.pool, options.batchMax, options.cpuProfile);
     ledger = started.child;
+    const ledgerPort = started.port;
     const idleRss = rssMiB(ledger.pid!, 'VmRSS');
+    const loadBefore = loadavg();
 
     process.stderr.write(
-      `bench: ${options.games} games x ${options.players} players, concurrency ${options.concurrency}, ` +
+      `bench: ${options.games} games x ${options.players} players; NATS side ${options.concurrency} in flight ` +
+        `(edge batch ${options.edgeBatch}, ${options.edgeInFlight} requests in flight; ledger pool ${options.pool}, ` +
+        `EVENT_BATCH_MAX ${options.batchMax}); pgbench ${options.pgbenchClients} clients; ` +
         `${options.warmupS} s warm-up + ${options.durationS} s per side in ${options.rounds} rounds\n`,
     );
-    // Both sides warm up before either is measured, then take turns: ROUNDS rounds of DURATION / ROUNDS seconds
-    // each. The cost of an event changes while the tables are young (index growth, the first autovacuum and analyze
-    // passes, HOT pruning of the game rows); taking turns gives both sides the same history.
     const driver = await natsDriver(natsUrl, options, { database: name, ledgerPid: ledger.pid!, natsPid });
     const pgbench = (seconds: number, measured: boolean) =>
       runPgbench(databaseUrl, options, dir, name, seconds, measured);
-    if (options.warmupS > 0) {
-      await driver.run(options.warmupS, false);
-      await pgbench(options.warmupS, false);
-    }
-    const roundS = options.durationS / options.rounds;
-    const natsRounds: Side[] = [];
-    const pgbenchRounds: Side[] = [];
-    const roundRss: number[] = [];
-    for (let round = 0; round < options.rounds; round++) {
-      natsRounds.push(await driver.run(roundS, true));
-      roundRss.push(rssMiB(ledger.pid!, 'VmRSS'));
-      pgbenchRounds.push(await pgbench(roundS, true));
+    const modes: Array<Durability | 'as configured'> = !ownCluster
+      ? ['as configured']
+      : options.durability === 'both'
+        ? ['durable', 'off']
+        : [options.durability];
+    const rows: Array<Record<string, unknown>> = [];
+    const lines: string[] = [''];
+    const f = (n: number, d = 0) => n.toFixed(d);
+    for (const mode of modes) {
+      if (mode !== 'as configured') await setDurability(serverUrl, mode);
+      if (options.warmupS > 0) {
+        await driver.run(options.warmupS, false);
+        await pgbench(options.warmupS, false);
+      }
+      // Both sides warm up before either is measured, then take turns: ROUNDS rounds of DURATION / ROUNDS seconds
+      // each. The cost of an event changes while the tables are young (index growth, the first autovacuum and
+      // analyze passes, HOT pruning of the game rows); taking turns gives both sides the same history.
+      const roundS = options.durationS / options.rounds;
+      const natsRounds: Side[] = [];
+      const pgbenchRounds: Side[] = [];
+      const roundRss: number[] = [];
+      const batches0 = await ledgerBatchSizes(ledgerPort);
+      const edge0 = driver.edgeBatches.length;
+      for (let round = 0; round < options.rounds; round++) {
+        natsRounds.push(await driver.run(roundS, true));
+        roundRss.push(rssMiB(ledger.pid!, 'VmRSS'));
+        pgbenchRounds.push(await pgbench(roundS, true));
+      }
+      const batches1 = await ledgerBatchSizes(ledgerPort);
+      const edgeSizes = driver.edgeBatches.slice(edge0);
+      const nats = combine(natsRounds);
+      const pgb = combine(pgbenchRounds);
+      const half = options.halfRateS > 0 ? await driver.runAtRate(nats.perSecond / 2, options.halfRateS) : undefined;
+      const ratio = nats.perSecond / pgb.perSecond;
+      const ledgerBatches = {
+        count: batches1.count - batches0.count,
+        events: batches1.sum - batches0.sum,
+        buckets: Object.fromEntries(
+          Object.entries(batches1.buckets).map(([le, n]) => [le, n - (batches0.buckets[le] ?? 0)]),
+        ),
+      };
+      const edgeMean = edgeSizes.length ? edgeSizes.reduce((a, b) => a + b, 0) / edgeSizes.length : 0;
+      rows.push({
+        durability: mode,
+        recordEventsOverNats: { ...nats, latenciesMs: undefined },
+        pgbench: { ...pgb, latenciesMs: undefined },
+        halfPeak: half ? { ...half, latenciesMs: undefined, offeredPerSecond: nats.perSecond / 2 } : undefined,
+        ratio,
+        ledgerBatches,
+        edgeBatches: { count: edgeSizes.length, mean: edgeMean, max: Math.max(0, ...edgeSizes) },
+        ledgerRssAfterRoundsMiB: roundRss,
+      });
+      lines.push(
+        `PostgreSQL: ${mode === 'durable' ? 'durable (fsync, synchronous_commit, full_page_writes on)' : mode === 'off' ? 'fsync, synchronous_commit, full_page_writes off' : 'as configured'}`,
+        `                         decisions/s   p50 ms   p99 ms   decisions   errors`,
+        `RecordEvents over NATS   ${f(nats.perSecond).padStart(11)}  ${f(nats.p50Ms, 2).padStart(7)}  ${f(nats.p99Ms, 2).padStart(7)}  ${String(nats.decisions).padStart(10)}  ${String(nats.errors).padStart(7)}`,
+        `pgbench, record_event    ${f(pgb.perSecond).padStart(11)}  ${f(pgb.p50Ms, 2).padStart(7)}  ${f(pgb.p99Ms, 2).padStart(7)}  ${String(pgb.decisions).padStart(10)}  ${String(pgb.errors).padStart(7)}`,
+        half
+          ? `NATS at half its peak    ${f(half.perSecond).padStart(11)}  ${f(half.p50Ms, 2).padStart(7)}  ${f(half.p99Ms, 2).padStart(7)}  ${String(half.decisions).padStart(10)}  ${String(half.errors).padStart(7)}   (offered ${f(nats.perSecond / 2)}/s for ${options.halfRateS} s)`
+          : '',
+        `ratio (NATS / pgbench): ${f(ratio, 2)}`,
+        `ledger batches: ${ledgerBatches.count} batches, ${f(ledgerBatches.events / Math.max(1, ledgerBatches.count), 1)} events each on average; by size (at most): ${Object.entries(
+          ledgerBatches.buckets,
+        )
+          .map(([le, n]) => `${le}: ${n}`)
+          .join(', ')}`,
+        `edge (RecordEvents) requests: ${edgeSizes.length}, ${f(edgeMean, 1)} events each on average, largest ${Math.max(0, ...edgeSizes)}`,
+        `CPU per decision, NATS side: ${cpuPerDecision(nats)}`,
+        `CPU per decision, pgbench:   ${cpuPerDecision(pgb)}`,
+        `ledger system calls per decision: ${f((nats.ledgerSyscalls?.reads ?? 0) / nats.decisions, 2)} reads, ` +
+          `${f((nats.ledgerSyscalls?.writes ?? 0) / nats.decisions, 2)} writes`,
+        `ledger RSS after each NATS round: ${roundRss.map((r) => f(r, 0)).join(', ')} MiB`,
+        '',
+      );
     }
     await driver.close();
     const peak = rssMiB(ledger.pid!);
     const stored = await countEvents(databaseUrl);
-    const nats = combine(natsRounds);
-    const pgb = combine(pgbenchRounds);
-
-    const ratio = nats.perSecond / pgb.perSecond;
+    const loadAfter = loadavg();
+    lines.push(
+      `ledger peak RSS (VmHWM): ${f(peak, 1)} MiB (${f(idleRss, 1)} MiB when ready)`,
+      `load average (1, 5, 15 min) before: ${loadBefore.map((l) => f(l, 2)).join(', ')}; after: ${loadAfter.map((l) => f(l, 2)).join(', ')}`,
+      `stored decisions: ${stored.accepted} accepted, ${stored.rejected} rejected (warm-ups included)`,
+      '',
+    );
     const figures = {
       machine: `${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}`,
       options,
-      recordEventOverNats: { ...nats, latenciesMs: undefined },
-      pgbench: { ...pgb, latenciesMs: undefined },
-      ratio,
+      rows,
       ledgerPeakRssMiB: peak,
       ledgerReadyRssMiB: idleRss,
-      ledgerRssAfterRoundsMiB: roundRss,
+      loadBefore,
+      loadAfter,
       storedDecisions: stored,
     };
-    const f = (n: number, d = 0) => n.toFixed(d);
-    const table = [
-      '',
-      `                         decisions/s   p50 ms   p99 ms   decisions   errors`,
-      `RecordEvent over NATS    ${f(nats.perSecond).padStart(11)}  ${f(nats.p50Ms, 2).padStart(7)}  ${f(nats.p99Ms, 2).padStart(7)}  ${String(nats.decisions).padStart(10)}  ${String(nats.errors).padStart(7)}`,
-      `pgbench, same SQL        ${f(pgb.perSecond).padStart(11)}  ${f(pgb.p50Ms, 2).padStart(7)}  ${f(pgb.p99Ms, 2).padStart(7)}  ${String(pgb.decisions).padStart(10)}  ${String(pgb.errors).padStart(7)}`,
-      '',
-      `ratio (NATS / pgbench): ${f(ratio, 2)}   (target: at least 0.50)`,
-      `ledger peak RSS (VmHWM): ${f(peak, 1)} MiB (${f(idleRss, 1)} MiB when ready, before any event; ` +
-        `after each NATS round: ${roundRss.map((r) => f(r, 0)).join(', ')} MiB)`,
-      `CPU per decision, RecordEvent over NATS: ${cpuPerDecision(nats)}`,
-      `CPU per decision, pgbench:               ${cpuPerDecision(pgb)}`,
-      `ledger system calls per decision: ${f((nats.ledgerSyscalls?.reads ?? 0) / nats.decisions, 2)} reads, ` +
-        `${f((nats.ledgerSyscalls?.writes ?? 0) / nats.decisions, 2)} writes`,
-      `stored decisions: ${stored.accepted} accepted, ${stored.rejected} rejected (warm-ups included)`,
-      '',
-    ].join('\n');
-    process.stdout.write(table);
+    process.stdout.write(lines.join('\n'));
     if (options.json) writeFileSync(options.json, `${JSON.stringify(figures, null, 2)}\n`);
   } finally {
     await cleanup();

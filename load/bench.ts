@@ -39,6 +39,8 @@ Options:
   --pgbench-clients N   pgbench clients                                                  default: --pool
   --pgbench-duration S  measured pgbench seconds (after a 5 s warm-up)                   default 60
   --mode M              programs (five processes) or all-in-one                          default programs
+  --durability D        durable (PostgreSQL's defaults: fsync, synchronous_commit on) or off
+                        (fsync, synchronous_commit, full_page_writes off, as the tests)   default durable
   --cpu-prof DIR        run ingest and ledger (or the all-in-one process) with node --cpu-prof; profiles
                         written to DIR and their top functions printed
   --wait-for-load L     before starting, wait until the 1-minute load average is below L (polls every 60 s)
@@ -58,6 +60,7 @@ interface BenchOptions {
   pgbenchClients: number;
   pgbenchSeconds: number;
   mode: SystemMode;
+  durability: 'durable' | 'off';
   cpuProfile: string | undefined;
   waitForLoad: number | undefined;
   waitMaxMinutes: number;
@@ -83,6 +86,7 @@ function readOptions(): BenchOptions {
       'pgbench-clients': { type: 'string' },
       'pgbench-duration': { type: 'string' },
       mode: { type: 'string' },
+      durability: { type: 'string' },
       'cpu-prof': { type: 'string' },
       'wait-for-load': { type: 'string' },
       'wait-max': { type: 'string' },
@@ -110,6 +114,8 @@ function readOptions(): BenchOptions {
   const pool = int('pool', values.pool, 16, 1, 200);
   const mode = values.mode ?? 'programs';
   if (mode !== 'programs' && mode !== 'all-in-one') problems.push('--mode must be programs or all-in-one');
+  const durability = values.durability ?? 'durable';
+  if (durability !== 'durable' && durability !== 'off') problems.push('--durability must be durable or off');
   const waitForLoad = values['wait-for-load'] === undefined ? undefined : Number(values['wait-for-load']);
   if (waitForLoad !== undefined && !(waitForLoad > 0)) problems.push('--wait-for-load must be a positive number');
   const options: BenchOptions = {
@@ -121,6 +127,7 @@ function readOptions(): BenchOptions {
     pgbenchClients: int('pgbench-clients', values['pgbench-clients'], pool, 1, 200),
     pgbenchSeconds: int('pgbench-duration', values['pgbench-duration'], 60, 1, 3600),
     mode: mode as SystemMode,
+    durability: durability as BenchOptions['durability'],
     cpuProfile: values['cpu-prof'] ? resolve(values['cpu-prof']) : undefined,
     waitForLoad,
     waitMaxMinutes: int('wait-max', values['wait-max'], 20, 0, 600),
@@ -251,12 +258,13 @@ async function main(): Promise<void> {
   const profiled = options.mode === 'all-in-one' ? ['all-in-one'] : ['ingest', 'ledger'];
   log(
     `${k6Version(k6)}; ${options.mode === 'programs' ? 'five programs as separate processes' : 'the all-in-one process'} ` +
-      `on real PostgreSQL and NATS; load average ${before.loadAverage1m.toFixed(2)}`,
+      `on real PostgreSQL (${options.durability === 'durable' ? 'durable' : 'fsync off'}) and NATS; load average ${before.loadAverage1m.toFixed(2)}`,
   );
   const { system, k6Env } = await prepare(
     { profile: 'full', mode: options.mode, duration: options.duration, rateLimit, resultsDir },
     { DATABASE_POOL_MAX: String(options.pool) },
     options.cpuProfile ? { dir: options.cpuProfile, programs: profiled } : undefined,
+    options.durability === 'durable',
   );
   const stop = () => system.stop();
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
@@ -367,6 +375,18 @@ async function main(): Promise<void> {
     const pgbP95 = pgb.latenciesMs[Math.min(pgb.latenciesMs.length - 1, Math.floor(0.95 * pgb.latenciesMs.length))];
     const peaks = { ...system.peakRssMiB(), k6: k6Result.peakRssMiB };
     const after = machine();
+    // Batch sizes over the whole run (steady and peak phases): the edge's RecordEvents requests, the ledger's calls
+    // of ledger.record_events.
+    const histogram = async (url: string, name: string) => {
+      const text = await (await fetch(`${url}/metrics`)).text().catch(() => '');
+      const value = (suffix: string) => Number(new RegExp(`^${name}_${suffix} (\\S+)`, 'm').exec(text)?.[1] ?? 0);
+      const buckets = [...text.matchAll(new RegExp(`^${name}_bucket\\{le="([^"]+)"\\} (\\d+)`, 'gm'))].map(
+        (m) => [m[1]!, Number(m[2])] as const,
+      );
+      return { count: value('count'), sum: value('sum'), cumulativeBuckets: Object.fromEntries(buckets) };
+    };
+    const edgeBatches = await histogram(system.urls.ingest, 'ingest_event_batch_size');
+    const ledgerBatches = await histogram(system.urls.ledger, 'ledger_event_batch_size');
     await stop();
 
     const ratio = e2ePerSecond / pgb.perSecond;
@@ -430,12 +450,18 @@ async function main(): Promise<void> {
       otherProcessesCpuPerSecond: othersCpu,
     };
 
+    Object.assign(figures, { edgeBatches, ledgerBatches, durability: options.durability });
     const f = (n: number | undefined, d = 0) => (n === undefined || Number.isNaN(n) ? '-' : n.toFixed(d));
     const t = (x: Trend | undefined) => (x ? `${f(x.p50, 1)} / ${f(x.p95, 1)} / ${f(x.p99, 1)} ms` : '-');
     const out = [
       '',
       `npm run bench: ${before.cpus} x ${before.cpuModel}, ${f(before.memoryGiB, 1)} GiB; load average ${f(before.loadAverage1m, 2)} before, ${f(after.loadAverage1m, 2)} after`,
-      `service: ${options.mode === 'programs' ? 'five programs as separate processes' : 'all-in-one process'}, ledger pool ${options.pool}; ${k6Version(k6)}`,
+      `service: ${options.mode === 'programs' ? 'five programs as separate processes' : 'all-in-one process'}, ledger pool ${options.pool}; ${k6Version(k6)}; PostgreSQL ${options.durability === 'durable' ? 'durable (fsync, synchronous_commit on)' : 'fsync, synchronous_commit off'}`,
+      `batches: edge ${edgeBatches.count} RecordEvents requests, ${f(edgeBatches.sum / Math.max(1, edgeBatches.count), 2)} events each; ledger ${ledgerBatches.count} record_events calls, ${f(ledgerBatches.sum / Math.max(1, ledgerBatches.count), 2)} events each (cumulative by size: ${Object.entries(
+        ledgerBatches.cumulativeBuckets,
+      )
+        .map(([le, n]) => `<=${le}: ${n}`)
+        .join(', ')})`,
       '',
       `END TO END (k6 peak phase: ${options.peakRate}/s offered, at most ${options.peakVus} in flight, ${options.peakDuration})`,
       `  events per second:             ${f(e2ePerSecond)}   (${peakCompleted} completed; ${f(windowEvents / windowSeconds)}/s stored in the measured window)`,

@@ -104,6 +104,7 @@ export async function prepare(
   options: RunOptions,
   extraServiceEnv: Record<string, string> = {},
   cpuProfile?: { dir: string; programs: string[] },
+  durable = false,
 ): Promise<Prepared> {
   const runId = randomBytes(4).toString('hex');
   const identity = await createLoadIdentity(runId, nativeSessionCount(options.profile));
@@ -121,6 +122,7 @@ export async function prepare(
     },
     logDir: join(options.resultsDir, 'logs'),
     log,
+    durable,
     ...(cpuProfile ? { cpuProfile } : {}),
   });
   const k6Env: Record<string, string> = {

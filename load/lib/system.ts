@@ -33,6 +33,8 @@ export interface LoadSystemOptions {
   logDir: string;
   /** Programs run with `node --cpu-prof`, profiles written to cpuProfileDir. */
   cpuProfile?: { dir: string; programs: string[] };
+  /** A throwaway cluster with PostgreSQL's durable defaults (fsync, synchronous_commit on); default: off, as the tests. */
+  durable?: boolean;
   /** How long a program may take to answer /readyz (slow, shared machines). */
   startTimeoutMs?: number;
   log?: (line: string) => void;
@@ -46,7 +48,7 @@ export interface RunningProcess {
 export interface LoadSystem {
   mode: SystemMode;
   /** Base URL per edge (the same URL for all three in all-in-one mode). */
-  urls: { gateway: string; ingest: string; links: string };
+  urls: { gateway: string; ingest: string; links: string; ledger: string };
   databaseUrl: string;
   /** The run's database name (its PostgreSQL backends carry it in their command line). */
   databaseName: string;
@@ -146,8 +148,10 @@ export async function startLoadSystem(options: LoadSystemOptions): Promise<LoadS
     mkdirSync(options.logDir, { recursive: true });
     let serverUrl = process.env.DATABASE_URL;
     if (!serverUrl) {
-      log('starting a throwaway PostgreSQL cluster (initdb; fsync off, as in the tests)');
-      const postgres = await startPostgres();
+      log(
+        `starting a throwaway PostgreSQL cluster (initdb; ${options.durable ? 'durable: fsync and synchronous_commit on' : 'fsync off, as in the tests'})`,
+      );
+      const postgres = await startPostgres({ durable: options.durable ?? false });
       stops.push(postgres.stop);
       serverUrl = postgres.url;
     }
@@ -192,7 +196,7 @@ export async function startLoadSystem(options: LoadSystemOptions): Promise<LoadS
     log(`${options.mode === 'all-in-one' ? 'all-in-one process' : 'five programs'} ready`);
     return {
       mode: options.mode,
-      urls: { gateway: urlOf('gateway'), ingest: urlOf('ingest'), links: urlOf('links') },
+      urls: { gateway: urlOf('gateway'), ingest: urlOf('ingest'), links: urlOf('links'), ledger: urlOf('ledger') },
       databaseUrl,
       databaseName,
       natsUrl,

@@ -66,7 +66,7 @@ export async function compose(options: ComposeOptions): Promise<Composed> {
   };
   if (options.identityDatabaseUrl) await start(identityAdmission, ownerTransport, options.identityDatabaseUrl);
   if (options.ledgerDatabaseUrl) await start(ledger, ownerTransport, options.ledgerDatabaseUrl);
-  const edge = await start(options.edge === 'links' ? links : ingest, edgeTransport);
+  const edge = options.edge === 'links' ? await start(links, edgeTransport) : await start(ingest, edgeTransport);
   const app = createHttpApp({
     program: 'test',
     logger,

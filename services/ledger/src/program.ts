@@ -5,19 +5,24 @@ import type { Database } from '../../runtime/src/db/database.ts';
 import type { ProgramModule } from '../../runtime/src/program.ts';
 import { PACKAGE_VERSION } from '../../runtime/src/version.ts';
 import { consoleEndpoints } from './console/endpoints.ts';
-import { eventEndpoints } from './events/index.ts';
+import { EVENT_BATCH_MAX_DEFAULT, eventEndpoints } from './events/index.ts';
 import { linkEndpoints } from './links/index.ts';
 import { ledgerMigrations } from './migrations/index.ts';
 
 export interface LedgerConfig {
   eventRateLimitPerMinute: number;
+  /** Most events decided in one call of ledger.record_events (one transaction); 1 turns batching off. */
+  eventBatchMax: number;
 }
 
 export const ledger: ProgramModule<LedgerConfig> = {
   name: 'ledger',
   database: { migrations: ledgerMigrations, entities: [] },
   readConfig(reader: EnvReader): LedgerConfig {
-    return { eventRateLimitPerMinute: reader.int('EVENT_RATE_LIMIT_PER_MINUTE', 120, { min: 1, max: 1_000_000 }) };
+    return {
+      eventRateLimitPerMinute: reader.int('EVENT_RATE_LIMIT_PER_MINUTE', 120, { min: 1, max: 1_000_000 }),
+      eventBatchMax: reader.int('EVENT_BATCH_MAX', EVENT_BATCH_MAX_DEFAULT, { min: 1, max: 1000 }),
+    };
   },
   async create(deps, config) {
     const database = deps.database as Database;

@@ -139,8 +139,11 @@ describe('concurrent events', () => {
       await client.connect();
       await client.query('begin');
       await client.query('select 1 from ledger.games where id = $1 for update', [gameId]);
+      let released = false;
       return {
         release: async () => {
+          if (released) return;
+          released = true;
           await client.query('commit');
           await client.end();
         },
@@ -165,26 +168,52 @@ describe('concurrent events', () => {
     it('answers 401 invalid_key and stores nothing: the revocation is rechecked under the lock', async () => {
       const world = await createEventWorld(db);
       const lock = await holdGameLock(world.game.gameId);
-      const body = eventBody(world);
-      const pending = postEvent(system.url, world.key.value, body);
-      await waitersOnLock(1);
-      await revokeKey(db, world.key.id);
-      await lock.release();
-      expectError(await pending, 401, 'invalid_key');
-      expect(await gameState(db, world.game.gameId)).toMatchObject({ decisions: 0, spentCredits: 0 });
+      try {
+        const body = eventBody(world);
+        const pending = postEvent(system.url, world.key.value, body);
+        await waitersOnLock(1);
+        await revokeKey(db, world.key.id);
+        await lock.release();
+        expectError(await pending, 401, 'invalid_key');
+        expect(await gameState(db, world.game.gameId)).toMatchObject({ decisions: 0, spentCredits: 0 });
+      } finally {
+        await lock.release();
+      }
     });
+
+    /** The ledger's metrics: events waiting in its queues, and events sent to the database in batches so far. */
+    async function ledgerQueue() {
+      const text = await (await fetch(`${system.url}/metrics`)).text();
+      const value = (name: string) => Number(new RegExp(`^${name} (\\S+)`, 'm').exec(text)?.[1] ?? 0);
+      return { queued: value('ledger_event_queue_depth'), batched: value('ledger_event_batch_size_sum') };
+    }
 
     it('copies waiting behind the lock get the decision of the first one (re-read under the lock)', async () => {
       const world = await createEventWorld(db);
       const lock = await holdGameLock(world.game.gameId);
-      const body = eventBody(world);
-      const pending = Array.from({ length: 3 }, () => postEvent(system.url, world.key.value, body));
-      await waitersOnLock(3);
-      await lock.release();
-      const decisions = (await Promise.all(pending)).map(expectDecision);
-      expect(new Set(decisions.map((d) => d.id)).size).toBe(1);
-      expect(decisions.filter((d) => !d.replayed)).toHaveLength(1);
-      expect(await gameState(db, world.game.gameId)).toMatchObject({ decisions: 1, spentCredits: 10 });
+      try {
+        const body = eventBody(world);
+        const before = await ledgerQueue();
+        const pending = Array.from({ length: 3 }, () => postEvent(system.url, world.key.value, body));
+        // A batch with the first copy waits for the game row in PostgreSQL. The other copies are either in that
+        // batch (they reached the ledger together: replays of the first copy inside the batch) or queue behind it in
+        // the ledger (one batch of a key in the database at a time) and go together as the next batch.
+        await waitersOnLock(1);
+        const deadline = Date.now() + 20_000;
+        for (;;) {
+          const now = await ledgerQueue();
+          if (now.queued + now.batched - before.batched >= 3) break;
+          if (Date.now() > deadline) throw new Error('the three copies never all reached the ledger');
+          await new Promise((r) => setTimeout(r, 20));
+        }
+        await lock.release();
+        const decisions = (await Promise.all(pending)).map(expectDecision);
+        expect(new Set(decisions.map((d) => d.id)).size).toBe(1);
+        expect(decisions.filter((d) => !d.replayed)).toHaveLength(1);
+        expect(await gameState(db, world.game.gameId)).toMatchObject({ decisions: 1, spentCredits: 10 });
+      } finally {
+        await lock.release();
+      }
     });
   });
 });

@@ -5,11 +5,11 @@
 //   401 invalid_key, 404 invalid_player, 409 event_conflict or the decision.
 // Whether a well-formed key exists is known only to the ledger. A valid event asks once (RecordEvent checks the
 // key in its transaction); a request that fails a check of its body first asks AuthenticateGameKey, so that an
-// unknown or revoked key still answers 401 before any body error. The hot path stays one NATS round trip.
+// unknown or revoked key still answers 401 before any body error. The hot path stays one NATS round trip, shared
+// by the events of one batch (event-batcher.ts).
 import type Router from '@koa/router';
 import type { Counter } from 'prom-client';
 import type { DeveloperEvent } from '../../../runtime/src/contracts/gen/rewards/v1/console_pb.ts';
-import { ledgerOps } from '../../../runtime/src/contracts/operations.ts';
 import { AppError, relabelUnavailable } from '../../../runtime/src/errors.ts';
 import { readJsonBody } from '../../../runtime/src/http/body.ts';
 import { SecretKeyGate } from '../../../runtime/src/http/game-key.ts';
@@ -18,6 +18,12 @@ import type { PlatformSwitch } from '../../../runtime/src/platform-switch.ts';
 import type { Transport } from '../../../runtime/src/transport/operation.ts';
 import { payloadHash } from '../domain/canonical-json.ts';
 import { validateEventInput } from '../domain/event-input.ts';
+import {
+  EDGE_BATCH_MAX_DEFAULT,
+  EDGE_IN_FLIGHT_MAX_DEFAULT,
+  type EdgeBatchObserver,
+  EdgeEventBatcher,
+} from './event-batcher.ts';
 
 export const EVENTS_PATH = '/api/game-sdk/v2/events';
 
@@ -36,11 +42,21 @@ export interface EventRouteDeps {
   platform: PlatformSwitch;
   /** Counts answered decisions (`event_decisions_total`). */
   decisions?: Counter<'status' | 'reason' | 'replayed'>;
+  /** Edge batching (event-batcher.ts); batchMax 1 sends one RecordEvent per event. */
+  batching?: { batchMax: number; inFlightMax: number; observer?: EdgeBatchObserver };
 }
 
 export function addEventRoutes(router: Router, deps: EventRouteDeps): void {
   const { transport } = deps;
   const keys = new SecretKeyGate(transport);
+  const ledger = new EdgeEventBatcher(
+    transport,
+    {
+      batchMax: deps.batching?.batchMax ?? EDGE_BATCH_MAX_DEFAULT,
+      inFlightMax: deps.batching?.inFlightMax ?? EDGE_IN_FLIGHT_MAX_DEFAULT,
+    },
+    deps.batching?.observer,
+  );
 
   router.post(EVENTS_PATH, platformGate(deps.platform, 'retry_later'), async (ctx) => {
     const key = await keys.secretKey(ctx);
@@ -52,9 +68,8 @@ export function addEventRoutes(router: Router, deps: EventRouteDeps): void {
     }
     const input = checked.input;
 
-    const reply = await transport
-      .call(
-        ledgerOps.recordEvent,
+    const reply = await ledger
+      .record(
         {
           keyHash: key.hash,
           eventId: input.eventId,

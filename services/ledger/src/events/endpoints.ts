@@ -1,15 +1,27 @@
 // NATS handlers of the event operations: they translate messages to repository calls and outcomes to errors.
-// Each operation is one round trip to PostgreSQL.
+// RecordEvent and RecordEvents go through the DecisionBatcher (batcher.ts): the events that arrive while a key's
+// batch is in the database go together as one call of ledger.record_events (one round trip, one transaction).
+import type { MessageInitShape } from '@bufbuild/protobuf';
+import { Gauge, Histogram } from 'prom-client';
+import type {
+  RecordEventOutcomeSchema,
+  RecordEventRequest,
+  RecordEventResponseSchema,
+} from '../../../runtime/src/contracts/gen/rewards/v1/events_pb.ts';
 import { ledgerOps } from '../../../runtime/src/contracts/operations.ts';
 import type { Database } from '../../../runtime/src/db/database.ts';
 import { AppError } from '../../../runtime/src/errors.ts';
 import type { Logger } from '../../../runtime/src/logger.ts';
+import type { Metrics } from '../../../runtime/src/metrics.ts';
 import { bind, type EndpointBinding } from '../../../runtime/src/transport/operation.ts';
 import { isUuid } from '../../../runtime/src/validation/uuid.ts';
+import { type DecideBatch, DecisionBatcher, QueueFullError } from './batcher.ts';
 import { receiptClock } from './clock.ts';
 import {
   DatabaseUnavailableError,
   EventRepository,
+  isUniqueViolation,
+  RECORD_EVENTS_MAX,
   type RecordEventParams,
   type RecordResult,
   type StoredDecision,
@@ -18,11 +30,21 @@ import {
 export interface EventEndpointDeps {
   database?: Database | undefined;
   logger: Logger;
+  metrics?: Metrics | undefined;
 }
 
 export interface EventEndpointConfig {
   eventRateLimitPerMinute: number;
+  /** Most events in one call of ledger.record_events (EVENT_BATCH_MAX; 1 turns batching off). */
+  eventBatchMax?: number | undefined;
 }
+
+/** Default EVENT_BATCH_MAX: large enough that a hot game's queue goes in one transaction, small enough to bound it. */
+export const EVENT_BATCH_MAX_DEFAULT = 256;
+/** Most events in one RecordEvents request (the edge sends at most this many). */
+export const RECORD_EVENTS_REQUEST_MAX = 256;
+/** Most events waiting for the database in one ledger process; beyond it RecordEvent answers 503 at once. */
+const EVENTS_QUEUED_MAX = 10_000;
 
 const EVENT_TYPE = /^[a-z][a-z0-9_.-]{0,63}$/;
 const HASH_BYTES = 32;
@@ -60,11 +82,58 @@ function toDecisionMessage(eventId: string, d: StoredDecision) {
   };
 }
 
+/**
+ * What becomes of the events of a batch whose call of ledger.record_events failed; nothing of the batch was
+ * committed (one transaction). The one place that classifies such failures:
+ * - the database is unavailable (DatabaseUnavailableError: connection or transient failure): every event of the
+ *   batch gets that error, the same answer each would have got alone (503 retry_later);
+ * - anything else is unexpected (a unique violation from a writer that did not take the game lock, a bad value
+ *   that only one event carries, ...): each event is decided again alone, in order, so that one bad event fails only
+ *   itself; an event alone that meets a unique violation is tried once more (the stored decision then answers as a
+ *   replay), as single decisions always were.
+ */
+export async function recoverFailedBatch(
+  batch: RecordEventParams[],
+  error: unknown,
+  decide: DecideBatch,
+  logger?: Logger,
+): Promise<Array<RecordResult | { error: unknown }>> {
+  if (error instanceof DatabaseUnavailableError) return batch.map(() => ({ error }));
+  if (batch.length > 1)
+    logger?.warn({ err: error, events: batch.length }, 'event batch failed; deciding its events one by one');
+  else if (!isUniqueViolation(error)) return [{ error }];
+  const results: Array<RecordResult | { error: unknown }> = [];
+  for (const params of batch) {
+    let result: RecordResult | { error: unknown };
+    try {
+      result = (await decide([params]))[0] as RecordResult;
+    } catch (first) {
+      result = { error: first };
+      if (isUniqueViolation(first)) {
+        try {
+          result = (await decide([params]))[0] as RecordResult;
+        } catch (second) {
+          result = { error: second };
+        }
+      }
+    }
+    results.push(result);
+  }
+  return results;
+}
+
+type RecordEventReply = MessageInitShape<typeof RecordEventResponseSchema>;
+type RecordEventOutcomeInit = MessageInitShape<typeof RecordEventOutcomeSchema>;
+
 export function eventEndpoints(deps: EventEndpointDeps, config: EventEndpointConfig): EndpointBinding[] {
   if (!deps.database) throw new Error('the ledger needs its database');
   const events = new EventRepository(deps.database);
   const logger = deps.logger;
   const storeFailure = (error: unknown): never => {
+    if (error instanceof QueueFullError) {
+      logger.warn({ err: error }, 'ledger event queue full');
+      throw new AppError(503, 'retry_later', 'The ledger is overloaded; retry later. Nothing was stored.');
+    }
     if (!(error instanceof DatabaseUnavailableError)) throw error;
     logger.warn({ err: error }, 'ledger database unavailable');
     throw new AppError(503, 'retry_later', 'The ledger is temporarily unavailable; retry later. Nothing was stored.');
@@ -85,44 +154,106 @@ export function eventEndpoints(deps: EventEndpointDeps, config: EventEndpointCon
       throw new AppError(503, 'retry_later', OUTCOME_UNKNOWN);
     };
 
+  const batchSizes = deps.metrics
+    ? new Histogram({
+        name: 'ledger_event_batch_size',
+        help: 'Events per call of ledger.record_events',
+        buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1000],
+        registers: [deps.metrics.registry],
+      })
+    : undefined;
+  const queueDepth = deps.metrics
+    ? new Gauge({
+        name: 'ledger_event_queue_depth',
+        help: 'Events waiting for a batch (not yet in the database)',
+        registers: [deps.metrics.registry],
+      })
+    : undefined;
+  const decide: DecideBatch = (batch) => events.recordEvents(batch);
+  const batcher = new DecisionBatcher(
+    decide,
+    (batch, error, again) => recoverFailedBatch(batch, error, again, logger),
+    {
+      batchMax: Math.min(config.eventBatchMax ?? EVENT_BATCH_MAX_DEFAULT, RECORD_EVENTS_MAX),
+      concurrencyMax: events.poolMax,
+      queuedMax: EVENTS_QUEUED_MAX,
+    },
+    {
+      batch: (size) => batchSizes?.observe(size),
+      queued: (depth) => queueDepth?.set(depth),
+    },
+  );
+
+  /** One event, validated and decided (through its key's batch); throws the AppError RecordEvent answers. */
+  const recordOne = async (request: RecordEventRequest): Promise<RecordEventReply> => {
+    if (request.keyHash.length !== HASH_BYTES) throw invalidKey();
+    if (
+      !isUuid(request.eventId) ||
+      !isUuid(request.playerId) ||
+      !EVENT_TYPE.test(request.eventType) ||
+      request.payloadHash.length !== HASH_BYTES ||
+      request.occurredAtMs < OCCURRED_AT_MIN_MS ||
+      request.occurredAtMs > OCCURRED_AT_MAX_MS
+    ) {
+      throw new AppError(400, 'invalid_event', 'The event does not match GameEventInput.');
+    }
+    const params: RecordEventParams = {
+      keyHash: request.keyHash,
+      eventId: request.eventId,
+      playerId: request.playerId,
+      eventType: request.eventType,
+      occurredAtMs: request.occurredAtMs,
+      payloadHash: request.payloadHash,
+      receivedAt: receiptClock.now(),
+      rateLimitPerMinute: config.eventRateLimitPerMinute,
+    };
+    const result = await batcher.submit(params).catch(recordFailure(params));
+    switch (result.outcome) {
+      case 'invalid_key':
+        throw invalidKey();
+      case 'invalid_player':
+        throw new AppError(404, 'invalid_player', 'playerId is not a player of this game.');
+      case 'event_conflict':
+        throw new AppError(409, 'event_conflict', 'This eventId was already used with a different payload.');
+      default:
+        return {
+          // PostgreSQL's spelling of the UUID (lower case), as the records list it.
+          decision: toDecisionMessage(request.eventId.toLowerCase(), result.decision),
+          replayed: result.outcome === 'replayed',
+        };
+    }
+  };
+
   return [
-    bind(ledgerOps.recordEvent, async (request) => {
-      if (request.keyHash.length !== HASH_BYTES) throw invalidKey();
-      if (
-        !isUuid(request.eventId) ||
-        !isUuid(request.playerId) ||
-        !EVENT_TYPE.test(request.eventType) ||
-        request.payloadHash.length !== HASH_BYTES ||
-        request.occurredAtMs < OCCURRED_AT_MIN_MS ||
-        request.occurredAtMs > OCCURRED_AT_MAX_MS
-      ) {
-        throw new AppError(400, 'invalid_event', 'The event does not match GameEventInput.');
+    bind(ledgerOps.recordEvent, recordOne),
+    bind(ledgerOps.recordEvents, async (request, ctx) => {
+      if (request.events.length > RECORD_EVENTS_REQUEST_MAX) {
+        throw new AppError(400, 'invalid_event', `At most ${RECORD_EVENTS_REQUEST_MAX} events per request.`);
       }
-      const params: RecordEventParams = {
-        keyHash: request.keyHash,
-        eventId: request.eventId,
-        playerId: request.playerId,
-        eventType: request.eventType,
-        occurredAtMs: request.occurredAtMs,
-        payloadHash: request.payloadHash,
-        receivedAt: receiptClock.now(),
-        rateLimitPerMinute: config.eventRateLimitPerMinute,
-      };
-      const result = await events.recordEvent(params).catch(recordFailure(params));
-      switch (result.outcome) {
-        case 'invalid_key':
-          throw invalidKey();
-        case 'invalid_player':
-          throw new AppError(404, 'invalid_player', 'playerId is not a player of this game.');
-        case 'event_conflict':
-          throw new AppError(409, 'event_conflict', 'This eventId was already used with a different payload.');
-        default:
-          return {
-            // PostgreSQL's spelling of the UUID (lower case), as the records list it.
-            decision: toDecisionMessage(request.eventId.toLowerCase(), result.decision),
-            replayed: result.outcome === 'replayed',
-          };
-      }
+      const outcomes = await Promise.all(
+        request.events.map(
+          (event): Promise<RecordEventOutcomeInit> =>
+            recordOne(event).then(
+              (value) => ({ outcome: { case: 'result', value } }),
+              (error: unknown) => {
+                const appError =
+                  error instanceof AppError
+                    ? error
+                    : new AppError(500, 'internal_error', 'The service failed to handle the request.');
+                if (!(error instanceof AppError) || appError.status >= 500) {
+                  logger.error({ err: error, requestId: ctx.requestId }, 'event of a RecordEvents request failed');
+                }
+                return {
+                  outcome: {
+                    case: 'error',
+                    value: { status: appError.status, code: appError.code, message: appError.message },
+                  },
+                };
+              },
+            ),
+        ),
+      );
+      return { outcomes };
     }),
     bind(ledgerOps.authenticateGameKey, async (request) => {
       if (request.keyHash.length !== HASH_BYTES) return { valid: false, kind: '' };

@@ -2,4 +2,4 @@
 // GetPublicConfig. Registered by program.ts.
 
 export { receiptClock, resetReceiptClock } from './clock.ts';
-export { eventEndpoints } from './endpoints.ts';
+export { EVENT_BATCH_MAX_DEFAULT, eventEndpoints } from './endpoints.ts';

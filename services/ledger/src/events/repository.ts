@@ -1,5 +1,6 @@
-// The ledger's event data: one call of ledger.record_event per event (migration 0003), the key check of the edges'
-// error paths, and the public configuration read. Raw `pg` on the ORM's own pool: the hot path is one statement
+// The ledger's event data: batches of one key's events in one call of ledger.record_events (migration 0004; the
+// single-event ledger.record_event of 0003 is the benchmarks' baseline), the stored decision read after a lost
+// connection, the key check of the edges' error paths, and the public configuration read. Raw `pg` on the ORM's own pool: the hot path is one statement
 // and gains nothing from a unit of work.
 import type { PostgreSqlConnection } from '@mikro-orm/postgresql';
 import pg, { type Pool, type PoolClient, type QueryResultRow } from 'pg';
@@ -55,6 +56,18 @@ export interface PublicConfigRow {
 export const RECORD_EVENT_SQL = `select json_build_array(o_outcome, o_id, o_game_id, o_organization_id, o_player_id,
     o_event_type, o_occurred_at_ms::text, o_status, o_reason, o_reward_credits::text, o_created_at_ms::text)::text as d
   from ledger.record_event($1, $2, $3, $4, $5, $6, $7, $8)`;
+
+/**
+ * The batched statement (migration 0004): the events of one key as parallel arrays, decided in array order in one
+ * transaction. The answer is one JSON array of RECORD_EVENT_SQL's tuples, in the events' order.
+ */
+export const RECORD_EVENTS_SQL = `select json_agg(json_build_array(o_outcome, o_id, o_game_id, o_organization_id,
+    o_player_id, o_event_type, o_occurred_at_ms::text, o_status, o_reason, o_reward_credits::text,
+    o_created_at_ms::text) order by o_index)::text as d
+  from ledger.record_events($1, $2::uuid[], $3::uuid[], $4::text[], $5::bigint[], $6, $7::timestamptz[], $8)`;
+
+/** The most events one call of ledger.record_events takes (the function refuses more than 1000). */
+export const RECORD_EVENTS_MAX = 1000;
 
 const AUTHENTICATE_KEY_SQL = `select kind from ledger.keys where key_hash = $1 and revoked_at is null`;
 
@@ -115,24 +128,7 @@ function sqlState(error: unknown): string | undefined {
 }
 
 function parseRecordTuple(text: string): RecordResult {
-  const [outcome, id, gameId, organizationId, playerId, eventType, occurredAtMs, status, reason, reward, createdAtMs] =
-    JSON.parse(text) as RecordTuple;
-  if (outcome !== 'decided' && outcome !== 'replayed') return { outcome };
-  return {
-    outcome,
-    decision: {
-      id: id as string,
-      gameId: gameId as string,
-      organizationId: organizationId as string,
-      playerId: playerId as string,
-      eventType: eventType as string,
-      occurredAtMs: Number(occurredAtMs),
-      status: status as 'accepted' | 'rejected',
-      reason,
-      rewardCredits: BigInt(reward as string),
-      createdAtMs: Number(createdAtMs),
-    },
-  };
+  return toRecordResult(JSON.parse(text) as RecordTuple);
 }
 
 export class EventRepository {
@@ -144,11 +140,18 @@ export class EventRepository {
    * closed connection would still exist there and make the next connection's Parse fail.
    */
   private readonly recordStatementName: string | undefined;
+  private readonly recordBatchStatementName: string | undefined;
 
   constructor(database: Database) {
     this.database = database;
     const poolMax = (database.orm.config.get('pool') as { max?: number } | undefined)?.max ?? 1;
     this.recordStatementName = poolMax > 1 ? 'ledger_record_event_v1' : undefined;
+    this.recordBatchStatementName = poolMax > 1 ? 'ledger_record_events_v1' : undefined;
+  }
+
+  /** Connections of the pool: how many batches can be in the database at once. */
+  get poolMax(): number {
+    return (this.database.orm.config.get('pool') as { max?: number } | undefined)?.max ?? 1;
   }
 
   private async nativePool(): Promise<Pool> {
@@ -239,6 +242,51 @@ export class EventRepository {
     return parseRecordTuple(row.d);
   }
 
+  /**
+   * Decides the events of ONE key (so of one game) in one call of ledger.record_events, one transaction, in array
+   * order, with the semantics of recordEvent called for each in turn. Throws on any failure (nothing was committed
+   * then): DatabaseUnavailableError for transient ones, the driver's error otherwise.
+   */
+  async recordEvents(batch: RecordEventParams[]): Promise<RecordResult[]> {
+    const first = batch[0];
+    if (!first || batch.length > RECORD_EVENTS_MAX) throw new Error(`a batch of ${batch.length} events`);
+    const keyHash = Buffer.from(first.keyHash);
+    const hashes = Buffer.allocUnsafe(32 * batch.length);
+    const eventIds: string[] = [];
+    const playerIds: string[] = [];
+    const eventTypes: string[] = [];
+    const occurredAtMs: string[] = [];
+    const receivedAt: Array<string | null> = [];
+    batch.forEach((p, i) => {
+      if (!keyHash.equals(p.keyHash)) throw new Error('a batch holds the events of one key');
+      if (p.payloadHash.length !== 32) throw new Error('a payload hash has 32 bytes');
+      if (p.rateLimitPerMinute !== first.rateLimitPerMinute) throw new Error('a batch has one rate limit');
+      hashes.set(p.payloadHash, 32 * i);
+      eventIds.push(p.eventId);
+      playerIds.push(p.playerId);
+      eventTypes.push(p.eventType);
+      occurredAtMs.push(p.occurredAtMs.toString());
+      receivedAt.push(p.receivedAt ? p.receivedAt.toISOString() : null);
+    });
+    const values = [
+      keyHash,
+      eventIds,
+      playerIds,
+      eventTypes,
+      occurredAtMs,
+      hashes,
+      receivedAt,
+      first.rateLimitPerMinute,
+    ];
+    const row = (await this.query<{ d: string }>(RECORD_EVENTS_SQL, values, this.recordBatchStatementName))[0];
+    if (!row) throw new Error('ledger.record_events returned no row');
+    const tuples = JSON.parse(row.d) as RecordTuple[];
+    if (tuples.length !== batch.length) {
+      throw new Error(`ledger.record_events answered ${tuples.length} of ${batch.length} events`);
+    }
+    return tuples.map(toRecordResult);
+  }
+
   /** The kind of a known, unrevoked key; undefined otherwise. */
   async keyKind(keyHash: Uint8Array): Promise<'public' | 'secret' | undefined> {
     const rows = await this.query<{ kind: 'public' | 'secret' }>(AUTHENTICATE_KEY_SQL, [Buffer.from(keyHash)]);
@@ -270,4 +318,30 @@ export class EventRepository {
       rules: row.rules.map((r) => ({ eventType: r.eventType, rewardCredits: BigInt(r.rewardCredits) })),
     };
   }
+}
+
+function toRecordResult(tuple: RecordTuple): RecordResult {
+  const [outcome, id, gameId, organizationId, playerId, eventType, occurredAtMs, status, reason, reward, createdAtMs] =
+    tuple;
+  if (outcome !== 'decided' && outcome !== 'replayed') return { outcome };
+  return {
+    outcome,
+    decision: {
+      id: id as string,
+      gameId: gameId as string,
+      organizationId: organizationId as string,
+      playerId: playerId as string,
+      eventType: eventType as string,
+      occurredAtMs: Number(occurredAtMs),
+      status: status as 'accepted' | 'rejected',
+      reason,
+      rewardCredits: BigInt(reward as string),
+      createdAtMs: Number(createdAtMs),
+    },
+  };
+}
+
+/** True for a unique violation (SQLSTATE 23505). */
+export function isUniqueViolation(error: unknown): boolean {
+  return sqlState(error) === UNIQUE_VIOLATION;
 }

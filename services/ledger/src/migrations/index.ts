@@ -1,6 +1,7 @@
 import type { MigrationSet } from '../../../runtime/src/db/migrations.ts';
 import { LedgerInitial } from './0001-initial.ts';
 import { LedgerRecordEvent } from './0003-record-event.ts';
+import { LedgerRecordEvents } from './0004-record-events.ts';
 
 /** The ledger schema's migrations, in order. Append new ones; never edit an applied one. */
 export const ledgerMigrations: MigrationSet = {
@@ -8,5 +9,6 @@ export const ledgerMigrations: MigrationSet = {
   migrations: [
     { name: '0001-initial', class: LedgerInitial },
     { name: '0003-record-event', class: LedgerRecordEvent },
+    { name: '0004-record-events', class: LedgerRecordEvents },
   ],
 };

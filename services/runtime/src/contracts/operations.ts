@@ -16,6 +16,8 @@ import {
   GetPublicConfigResponseSchema,
   RecordEventRequestSchema,
   RecordEventResponseSchema,
+  RecordEventsRequestSchema,
+  RecordEventsResponseSchema,
 } from './gen/rewards/v1/events_pb.ts';
 import {
   AdmitDeveloperRequestSchema,
@@ -108,6 +110,8 @@ export const ledgerOps = {
   /** One page of records (GET /api/developer/v1/records). */
   listRecords: defineOperation('ledger', 'ListRecords', ListRecordsRequestSchema, ListRecordsResponseSchema),
   recordEvent: defineOperation('ledger', 'RecordEvent', RecordEventRequestSchema, RecordEventResponseSchema),
+  /** Several events of one edge in one request (edge batching); one outcome per event, as RecordEvent answers. */
+  recordEvents: defineOperation('ledger', 'RecordEvents', RecordEventsRequestSchema, RecordEventsResponseSchema),
   authenticateGameKey: defineOperation(
     'ledger',
     'AuthenticateGameKey',

@@ -6,13 +6,15 @@ import type { GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
 import type { DeveloperEvent } from "./console_pb.ts";
 import { file_rewards_v1_console } from "./console_pb.ts";
+import type { ServiceError } from "./errors_pb.ts";
+import { file_rewards_v1_errors } from "./errors_pb.ts";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file rewards/v1/events.proto.
  */
 export const file_rewards_v1_events: GenFile = /*@__PURE__*/
-  fileDesc("ChdyZXdhcmRzL3YxL2V2ZW50cy5wcm90bxIKcmV3YXJkcy52MSKNAQoSUmVjb3JkRXZlbnRSZXF1ZXN0EhAKCGtleV9oYXNoGAEgASgMEhAKCGV2ZW50X2lkGAIgASgJEhEKCXBsYXllcl9pZBgDIAEoCRISCgpldmVudF90eXBlGAQgASgJEhYKDm9jY3VycmVkX2F0X21zGAUgASgDEhQKDHBheWxvYWRfaGFzaBgGIAEoDCJVChNSZWNvcmRFdmVudFJlc3BvbnNlEiwKCGRlY2lzaW9uGAEgASgLMhoucmV3YXJkcy52MS5EZXZlbG9wZXJFdmVudBIQCghyZXBsYXllZBgCIAEoCCIuChpBdXRoZW50aWNhdGVHYW1lS2V5UmVxdWVzdBIQCghrZXlfaGFzaBgBIAEoDCI6ChtBdXRoZW50aWNhdGVHYW1lS2V5UmVzcG9uc2USDQoFdmFsaWQYASABKAgSDAoEa2luZBgCIAEoCSIqChZHZXRQdWJsaWNDb25maWdSZXF1ZXN0EhAKCGtleV9oYXNoGAEgASgMIjgKClB1YmxpY1J1bGUSEgoKZXZlbnRfdHlwZRgBIAEoCRIWCg5yZXdhcmRfY3JlZGl0cxgCIAEoAyLGAQoQR2FtZVB1YmxpY0NvbmZpZxIPCgdnYW1lX2lkGAEgASgJEgwKBG5hbWUYAiABKAkSDAoEc2x1ZxgDIAEoCRIQCghwbGF0Zm9ybRgEIAEoCRIOCgZzdGF0dXMYBSABKAkSJQoFcnVsZXMYBiADKAsyFi5yZXdhcmRzLnYxLlB1YmxpY1J1bGUSGgoSbWF4X3BheW91dF9jcmVkaXRzGAcgASgDEiAKGGRhaWx5X3BsYXllcl9jYXBfY3JlZGl0cxgIIAEoAyJHChdHZXRQdWJsaWNDb25maWdSZXNwb25zZRIsCgZjb25maWcYASABKAsyHC5yZXdhcmRzLnYxLkdhbWVQdWJsaWNDb25maWdiBnByb3RvMw", [file_rewards_v1_console]);
+  fileDesc("ChdyZXdhcmRzL3YxL2V2ZW50cy5wcm90bxIKcmV3YXJkcy52MSKNAQoSUmVjb3JkRXZlbnRSZXF1ZXN0EhAKCGtleV9oYXNoGAEgASgMEhAKCGV2ZW50X2lkGAIgASgJEhEKCXBsYXllcl9pZBgDIAEoCRISCgpldmVudF90eXBlGAQgASgJEhYKDm9jY3VycmVkX2F0X21zGAUgASgDEhQKDHBheWxvYWRfaGFzaBgGIAEoDCJVChNSZWNvcmRFdmVudFJlc3BvbnNlEiwKCGRlY2lzaW9uGAEgASgLMhoucmV3YXJkcy52MS5EZXZlbG9wZXJFdmVudBIQCghyZXBsYXllZBgCIAEoCCJFChNSZWNvcmRFdmVudHNSZXF1ZXN0Ei4KBmV2ZW50cxgBIAMoCzIeLnJld2FyZHMudjEuUmVjb3JkRXZlbnRSZXF1ZXN0In0KElJlY29yZEV2ZW50T3V0Y29tZRIxCgZyZXN1bHQYASABKAsyHy5yZXdhcmRzLnYxLlJlY29yZEV2ZW50UmVzcG9uc2VIABIpCgVlcnJvchgCIAEoCzIYLnJld2FyZHMudjEuU2VydmljZUVycm9ySABCCQoHb3V0Y29tZSJIChRSZWNvcmRFdmVudHNSZXNwb25zZRIwCghvdXRjb21lcxgBIAMoCzIeLnJld2FyZHMudjEuUmVjb3JkRXZlbnRPdXRjb21lIi4KGkF1dGhlbnRpY2F0ZUdhbWVLZXlSZXF1ZXN0EhAKCGtleV9oYXNoGAEgASgMIjoKG0F1dGhlbnRpY2F0ZUdhbWVLZXlSZXNwb25zZRINCgV2YWxpZBgBIAEoCBIMCgRraW5kGAIgASgJIioKFkdldFB1YmxpY0NvbmZpZ1JlcXVlc3QSEAoIa2V5X2hhc2gYASABKAwiOAoKUHVibGljUnVsZRISCgpldmVudF90eXBlGAEgASgJEhYKDnJld2FyZF9jcmVkaXRzGAIgASgDIsYBChBHYW1lUHVibGljQ29uZmlnEg8KB2dhbWVfaWQYASABKAkSDAoEbmFtZRgCIAEoCRIMCgRzbHVnGAMgASgJEhAKCHBsYXRmb3JtGAQgASgJEg4KBnN0YXR1cxgFIAEoCRIlCgVydWxlcxgGIAMoCzIWLnJld2FyZHMudjEuUHVibGljUnVsZRIaChJtYXhfcGF5b3V0X2NyZWRpdHMYByABKAMSIAoYZGFpbHlfcGxheWVyX2NhcF9jcmVkaXRzGAggASgDIkcKF0dldFB1YmxpY0NvbmZpZ1Jlc3BvbnNlEiwKBmNvbmZpZxgBIAEoCzIcLnJld2FyZHMudjEuR2FtZVB1YmxpY0NvbmZpZ2IGcHJvdG8z", [file_rewards_v1_console, file_rewards_v1_errors]);
 
 /**
  * RecordEventRequest is one validated event (CONTRACT section 7). Errors come back as ServiceError:
@@ -96,6 +98,79 @@ export const RecordEventResponseSchema: GenMessage<RecordEventResponse> = /*@__P
   messageDesc(file_rewards_v1_events, 1);
 
 /**
+ * RecordEventsRequest carries the events that reached one edge process while its previous RecordEvents requests were
+ * in flight (smart batching, no timer; at most 256 events). The ledger decides each exactly as a RecordEvent of its
+ * own, in the order given per key.
+ *
+ * @generated from message rewards.v1.RecordEventsRequest
+ */
+export type RecordEventsRequest = Message<"rewards.v1.RecordEventsRequest"> & {
+  /**
+   * @generated from field: repeated rewards.v1.RecordEventRequest events = 1;
+   */
+  events: RecordEventRequest[];
+};
+
+/**
+ * Describes the message rewards.v1.RecordEventsRequest.
+ * Use `create(RecordEventsRequestSchema)` to create a new message.
+ */
+export const RecordEventsRequestSchema: GenMessage<RecordEventsRequest> = /*@__PURE__*/
+  messageDesc(file_rewards_v1_events, 2);
+
+/**
+ * RecordEventOutcome is the answer to one event of a RecordEventsRequest: what RecordEvent would have answered.
+ *
+ * @generated from message rewards.v1.RecordEventOutcome
+ */
+export type RecordEventOutcome = Message<"rewards.v1.RecordEventOutcome"> & {
+  /**
+   * @generated from oneof rewards.v1.RecordEventOutcome.outcome
+   */
+  outcome: {
+    /**
+     * @generated from field: rewards.v1.RecordEventResponse result = 1;
+     */
+    value: RecordEventResponse;
+    case: "result";
+  } | {
+    /**
+     * 401 invalid_key, 400 invalid_event, 404 invalid_player, 409 event_conflict, 503 retry_later, ...
+     *
+     * @generated from field: rewards.v1.ServiceError error = 2;
+     */
+    value: ServiceError;
+    case: "error";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message rewards.v1.RecordEventOutcome.
+ * Use `create(RecordEventOutcomeSchema)` to create a new message.
+ */
+export const RecordEventOutcomeSchema: GenMessage<RecordEventOutcome> = /*@__PURE__*/
+  messageDesc(file_rewards_v1_events, 3);
+
+/**
+ * RecordEventsResponse has one outcome per event, in the request's order.
+ *
+ * @generated from message rewards.v1.RecordEventsResponse
+ */
+export type RecordEventsResponse = Message<"rewards.v1.RecordEventsResponse"> & {
+  /**
+   * @generated from field: repeated rewards.v1.RecordEventOutcome outcomes = 1;
+   */
+  outcomes: RecordEventOutcome[];
+};
+
+/**
+ * Describes the message rewards.v1.RecordEventsResponse.
+ * Use `create(RecordEventsResponseSchema)` to create a new message.
+ */
+export const RecordEventsResponseSchema: GenMessage<RecordEventsResponse> = /*@__PURE__*/
+  messageDesc(file_rewards_v1_events, 4);
+
+/**
  * AuthenticateGameKeyRequest asks whether a key is known and not revoked, and of which kind.
  * The event edge asks it only on its error paths, to keep the contract's order of checks.
  *
@@ -115,7 +190,7 @@ export type AuthenticateGameKeyRequest = Message<"rewards.v1.AuthenticateGameKey
  * Use `create(AuthenticateGameKeyRequestSchema)` to create a new message.
  */
 export const AuthenticateGameKeyRequestSchema: GenMessage<AuthenticateGameKeyRequest> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_events, 2);
+  messageDesc(file_rewards_v1_events, 5);
 
 /**
  * @generated from message rewards.v1.AuthenticateGameKeyResponse
@@ -141,7 +216,7 @@ export type AuthenticateGameKeyResponse = Message<"rewards.v1.AuthenticateGameKe
  * Use `create(AuthenticateGameKeyResponseSchema)` to create a new message.
  */
 export const AuthenticateGameKeyResponseSchema: GenMessage<AuthenticateGameKeyResponse> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_events, 3);
+  messageDesc(file_rewards_v1_events, 6);
 
 /**
  * GetPublicConfigRequest reads a game's public configuration by public key. Unknown, revoked or secret keys
@@ -163,7 +238,7 @@ export type GetPublicConfigRequest = Message<"rewards.v1.GetPublicConfigRequest"
  * Use `create(GetPublicConfigRequestSchema)` to create a new message.
  */
 export const GetPublicConfigRequestSchema: GenMessage<GetPublicConfigRequest> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_events, 4);
+  messageDesc(file_rewards_v1_events, 7);
 
 /**
  * @generated from message rewards.v1.PublicRule
@@ -185,7 +260,7 @@ export type PublicRule = Message<"rewards.v1.PublicRule"> & {
  * Use `create(PublicRuleSchema)` to create a new message.
  */
 export const PublicRuleSchema: GenMessage<PublicRule> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_events, 5);
+  messageDesc(file_rewards_v1_events, 8);
 
 /**
  * @generated from message rewards.v1.GamePublicConfig
@@ -241,7 +316,7 @@ export type GamePublicConfig = Message<"rewards.v1.GamePublicConfig"> & {
  * Use `create(GamePublicConfigSchema)` to create a new message.
  */
 export const GamePublicConfigSchema: GenMessage<GamePublicConfig> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_events, 6);
+  messageDesc(file_rewards_v1_events, 9);
 
 /**
  * @generated from message rewards.v1.GetPublicConfigResponse
@@ -258,5 +333,5 @@ export type GetPublicConfigResponse = Message<"rewards.v1.GetPublicConfigRespons
  * Use `create(GetPublicConfigResponseSchema)` to create a new message.
  */
 export const GetPublicConfigResponseSchema: GenMessage<GetPublicConfigResponse> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_events, 7);
+  messageDesc(file_rewards_v1_events, 10);
 

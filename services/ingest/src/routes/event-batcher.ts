@@ -1,0 +1,118 @@
+// Edge batching (issue #17, item 2): concurrent events of one ingest process travel to the ledger as one
+// RecordEvents request, so NATS, protobuf and the round trip are paid once per batch.
+//
+// Smart batching, no timer: at most `inFlightMax` RecordEvents requests are in flight. An event that finds a free
+// slot leaves at the end of the current event-loop turn (with every other event that reached this point in the same
+// turn); events that arrive while every slot is taken wait, and the first reply sends them (at most `batchMax`) as
+// the next request. At low load every request carries one event and nothing waits.
+import type { MessageInitShape } from '@bufbuild/protobuf';
+import type {
+  RecordEventRequestSchema,
+  RecordEventResponse,
+} from '../../../runtime/src/contracts/gen/rewards/v1/events_pb.ts';
+import { ledgerOps } from '../../../runtime/src/contracts/operations.ts';
+import { AppError } from '../../../runtime/src/errors.ts';
+import type { CallContext, Transport } from '../../../runtime/src/transport/operation.ts';
+
+export type RecordEventInit = MessageInitShape<typeof RecordEventRequestSchema>;
+
+export interface EdgeBatcherOptions {
+  /** Most events in one RecordEvents request (the ledger accepts up to 256). */
+  batchMax: number;
+  /** RecordEvents requests in flight at once. */
+  inFlightMax: number;
+}
+
+export const EDGE_BATCH_MAX_DEFAULT = 256;
+export const EDGE_IN_FLIGHT_MAX_DEFAULT = 16;
+
+export interface EdgeBatchObserver {
+  /** A RecordEvents request left with this many events. */
+  batch(size: number): void;
+  /** Events waiting for a request. */
+  queued(depth: number): void;
+}
+
+interface Waiting {
+  request: RecordEventInit;
+  ctx: CallContext;
+  resolve: (reply: RecordEventResponse) => void;
+  reject: (error: unknown) => void;
+}
+
+export class EdgeEventBatcher {
+  private readonly transport: Transport;
+  private readonly options: EdgeBatcherOptions;
+  private queue: Waiting[] = [];
+  private inFlight = 0;
+  private flushScheduled = false;
+  private readonly observer: EdgeBatchObserver | undefined;
+
+  constructor(transport: Transport, options: EdgeBatcherOptions, observer?: EdgeBatchObserver) {
+    if (!(options.batchMax >= 1 && options.inFlightMax >= 1)) {
+      throw new Error(`invalid edge batcher options ${JSON.stringify(options)}`);
+    }
+    this.transport = transport;
+    this.options = options;
+    this.observer = observer;
+  }
+
+  /** Sends one event (in a batch); resolves with RecordEvent's reply or rejects with its error. */
+  record(request: RecordEventInit, ctx: CallContext): Promise<RecordEventResponse> {
+    if (this.options.batchMax === 1) return this.transport.call(ledgerOps.recordEvent, request, ctx);
+    return new Promise((resolve, reject) => {
+      this.queue.push({ request, ctx, resolve, reject });
+      this.observer?.queued(this.queue.length);
+      this.schedule();
+    });
+  }
+
+  private schedule(): void {
+    if (this.flushScheduled || this.inFlight >= this.options.inFlightMax || this.queue.length === 0) return;
+    this.flushScheduled = true;
+    setImmediate(() => {
+      this.flushScheduled = false;
+      this.flush();
+    });
+  }
+
+  private flush(): void {
+    while (this.inFlight < this.options.inFlightMax && this.queue.length > 0) {
+      // The waiting events are spread over the free slots (at most batchMax each): the ledger gets several requests
+      // to work on at once instead of one big one whose answer waits for its slowest event, and closed-loop callers
+      // do not fall into lockstep behind a single request.
+      const free = this.options.inFlightMax - this.inFlight;
+      const size = Math.min(this.options.batchMax, Math.ceil(this.queue.length / free));
+      const batch = this.queue.length <= size ? this.queue : this.queue.slice(0, size);
+      this.queue = batch === this.queue ? [] : this.queue.slice(size);
+      this.inFlight++;
+      this.observer?.batch(batch.length);
+      this.observer?.queued(this.queue.length);
+      void this.send(batch).finally(() => {
+        this.inFlight--;
+        // The events that queued while every slot was taken leave now, together.
+        this.flush();
+      });
+    }
+  }
+
+  private async send(batch: Waiting[]): Promise<void> {
+    try {
+      // The first event's request id and trace travel in the headers; the ledger logs per request.
+      const reply = await this.transport.call(
+        ledgerOps.recordEvents,
+        { events: batch.map((w) => w.request) },
+        (batch[0] as Waiting).ctx,
+      );
+      batch.forEach((waiting, i) => {
+        const outcome = reply.outcomes[i]?.outcome;
+        if (outcome?.case === 'result') waiting.resolve(outcome.value);
+        else if (outcome?.case === 'error') {
+          waiting.reject(new AppError(outcome.value.status, outcome.value.code, outcome.value.message));
+        } else waiting.reject(new AppError(500, 'internal_error', 'The ledger answered no outcome for the event.'));
+      });
+    } catch (error) {
+      for (const waiting of batch) waiting.reject(error);
+    }
+  }
+}

@@ -1,0 +1,396 @@
+// Batched decisions change nothing (issue #17): the same randomized event streams (fast-check) decided by
+//   - today's single-event function ledger.record_event, one event after the other (the reference),
+//   - the ledger's DecisionBatcher with batches of 1 (ledger.record_events, one event per call),
+//   - the DecisionBatcher with batches of N (every event submitted at once, so the queues form real batches),
+// each on its own copy of the same world, must give identical decisions (outcome, status, reason, reward, times,
+// which decision a replay answers) and identical final balances (game spend, daily totals, minute counters).
+// The streams mix fresh events, duplicates (replays, also inside one batch), conflicts, unknown players, unknown and
+// revoked keys, caps, budgets, inactive and unknown rules, unlinked and disabled players, a paused game, timestamps
+// outside the window, and receipt times crossing minute boundaries and a UTC day boundary, over several games.
+// Real PostgreSQL; no timing in any assertion.
+import { createHash, randomUUID } from 'node:crypto';
+import fc from 'fast-check';
+import pg from 'pg';
+import { pino } from 'pino';
+import { identityMigrations } from '../../../services/identity-admission/src/migrations/index.ts';
+import { DecisionBatcher } from '../../../services/ledger/src/events/batcher.ts';
+import { recoverFailedBatch } from '../../../services/ledger/src/events/endpoints.ts';
+import {
+  EventRepository,
+  type RecordEventParams,
+  type RecordResult,
+} from '../../../services/ledger/src/events/repository.ts';
+import { ledgerMigrations } from '../../../services/ledger/src/migrations/index.ts';
+import { Database, migrate } from '../../../services/runtime/src/db/database.ts';
+import { createTestDatabase, sql } from '../../support/database.ts';
+import {
+  createGame,
+  createKey,
+  createPlayer,
+  createProject,
+  createRule,
+  type GameFixture,
+  type KeyFixture,
+  revokeKey,
+} from '../../support/ledger-fixtures.ts';
+
+const logger = pino({ level: 'silent' });
+const RATE_LIMIT = 6;
+const GAMES = 3;
+/** Player slots of each game: linked, linked, unlinked, disabled account, no account. */
+const PLAYER_SLOTS = 5;
+const EVENT_TYPES = ['a.win', 'b.win', 'c.off', 'd.none'];
+const START_MS = Date.parse('2031-07-01T23:57:10.000Z');
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest();
+
+interface World {
+  games: GameFixture[];
+  keys: KeyFixture[];
+  revokedKey: KeyFixture;
+  players: string[][];
+}
+
+/** One copy of the world: every copy is configured identically; only the ids differ. */
+async function createWorld(db: string): Promise<World> {
+  const project = await createProject(db, { budgetCredits: 10_000 });
+  const games: GameFixture[] = [];
+  const keys: KeyFixture[] = [];
+  const players: string[][] = [];
+  for (let g = 0; g < GAMES; g++) {
+    const game = await createGame(db, {
+      project,
+      budgetCredits: [120, 400, 90][g],
+      dailyPlayerCapCredits: [40, 1000, 35][g],
+      status: g === 2 ? 'paused' : 'active',
+    });
+    await createRule(db, game, 'a.win', 7);
+    await createRule(db, game, 'b.win', 11);
+    await createRule(db, game, 'c.off', 5, false);
+    keys.push(await createKey(db, game, 'secret'));
+    const slots = [
+      await createPlayer(db, game),
+      await createPlayer(db, game),
+      await createPlayer(db, game, { linked: false }),
+      await createPlayer(db, game, { account: 'disabled' }),
+      await createPlayer(db, game, { account: 'missing' }),
+    ];
+    players.push(slots.map((p) => p.id));
+    games.push(game);
+  }
+  const revokedKey = await createKey(db, games[0]!, 'secret');
+  await revokeKey(db, revokedKey.id);
+  return { games, keys, revokedKey, players };
+}
+
+/** A symbolic event: instantiated per world. */
+interface StreamEvent {
+  game: number;
+  key: 'own' | 'revoked' | 'unknown';
+  /** Player slot; PLAYER_SLOTS means a player of the next game, PLAYER_SLOTS + 1 an unknown id. */
+  player: number;
+  type: number;
+  eventId: string;
+  /** The payload's identity: same label, same hash. */
+  payload: string;
+  occurredOffsetMs: number;
+  receivedAtMs: number;
+}
+
+const UNKNOWN_PLAYER = '7f0c2a4e-59a1-4c7b-9a0e-3f5d8c2b1a60';
+const UNKNOWN_KEY_HASH = sha256('no such key');
+
+function instantiate(world: World, e: StreamEvent): RecordEventParams {
+  const keyHash =
+    e.key === 'unknown'
+      ? UNKNOWN_KEY_HASH
+      : sha256(e.key === 'revoked' ? world.revokedKey.value : world.keys[e.game]!.value);
+  const playerId =
+    e.player < PLAYER_SLOTS
+      ? world.players[e.game]![e.player]!
+      : e.player === PLAYER_SLOTS
+        ? world.players[(e.game + 1) % GAMES]![0]!
+        : UNKNOWN_PLAYER;
+  return {
+    keyHash,
+    eventId: e.eventId,
+    playerId,
+    eventType: EVENT_TYPES[e.type]!,
+    occurredAtMs: BigInt(e.receivedAtMs + e.occurredOffsetMs),
+    payloadHash: sha256(e.payload),
+    receivedAt: new Date(e.receivedAtMs),
+    rateLimitPerMinute: RATE_LIMIT,
+  };
+}
+
+const stepArb = fc.record({
+  kind: fc.constantFrom('fresh', 'fresh', 'fresh', 'fresh', 'copy', 'copy', 'conflict'),
+  game: fc.integer({ min: 0, max: GAMES - 1 }),
+  key: fc.constantFrom('own', 'own', 'own', 'own', 'own', 'own', 'own', 'own', 'revoked', 'unknown'),
+  player: fc.oneof(
+    { weight: 12, arbitrary: fc.integer({ min: 0, max: 1 }) },
+    { weight: 4, arbitrary: fc.integer({ min: 2, max: PLAYER_SLOTS + 1 }) },
+  ),
+  type: fc.oneof({ weight: 8, arbitrary: fc.integer({ min: 0, max: 1 }) }, fc.integer({ min: 2, max: 3 })),
+  occurredOffsetMs: fc.oneof(
+    { weight: 10, arbitrary: fc.integer({ min: -60_000, max: 60_000 }) },
+    fc.constantFrom(-300_000, 300_000, -300_001, 300_001, -900_000),
+  ),
+  /** How far the receipt clock moves before this event. */
+  advanceMs: fc.oneof({ weight: 6, arbitrary: fc.constant(0) }, fc.integer({ min: 1, max: 40_000 })),
+  pick: fc.nat(),
+});
+
+/** A stream: the receipt clock never goes back (as the database's clock). */
+const streamArb = fc.array(stepArb, { minLength: 20, maxLength: 140 }).map((steps) => {
+  const events: StreamEvent[] = [];
+  let now = START_MS;
+  steps.forEach((step, i) => {
+    now += step.advanceMs;
+    const earlier = events.length > 0 ? events[step.pick % events.length] : undefined;
+    if (step.kind === 'copy' && earlier) {
+      events.push({ ...earlier, receivedAtMs: now });
+    } else if (step.kind === 'conflict' && earlier) {
+      events.push({ ...earlier, payload: `${earlier.payload}+changed${i}`, type: step.type, receivedAtMs: now });
+    } else {
+      events.push({
+        game: step.game,
+        key: step.key as StreamEvent['key'],
+        player: step.player,
+        type: step.type,
+        eventId: randomUUID(),
+        payload: `payload-${i}`,
+        occurredOffsetMs: step.occurredOffsetMs,
+        receivedAtMs: now,
+      });
+    }
+  });
+  return events;
+});
+
+/** A decision with the world's ids replaced by symbols, and the decision id by the index of the event that made it. */
+function normalize(world: World, results: Array<RecordResult | { error: string }>) {
+  const firstIndex = new Map<string, number>();
+  const playerSymbol = new Map<string, string>();
+  world.players.forEach((slots, g) => {
+    slots.forEach((id, p) => {
+      playerSymbol.set(id, `g${g}p${p}`);
+    });
+  });
+  const gameSymbol = new Map(world.games.map((game, g) => [game.gameId, `g${g}`]));
+  return results.map((r, i) => {
+    if ('error' in r) return { error: r.error };
+    if (r.outcome !== 'decided' && r.outcome !== 'replayed') return { outcome: r.outcome };
+    const d = r.decision;
+    if (!firstIndex.has(d.id)) firstIndex.set(d.id, i);
+    return {
+      outcome: r.outcome,
+      decision: firstIndex.get(d.id),
+      game: gameSymbol.get(d.gameId),
+      organization: d.organizationId === world.games[0]!.organizationId,
+      player: playerSymbol.get(d.playerId),
+      eventType: d.eventType,
+      occurredAtMs: d.occurredAtMs,
+      status: d.status,
+      reason: d.reason,
+      rewardCredits: d.rewardCredits.toString(),
+      createdAtMs: d.createdAtMs,
+    };
+  });
+}
+
+/** The balances a stream leaves: game spend and decisions, daily totals, minute counters (ids as symbols). */
+async function balances(db: string, world: World) {
+  const out: Record<string, unknown> = {};
+  for (let g = 0; g < GAMES; g++) {
+    const id = world.games[g]!.gameId;
+    const [game] = await sql(
+      db,
+      `select spent_credits::text as spent,
+         (select count(*)::int from ledger.events e where e.game_id = g.id) as decisions,
+         (select coalesce(sum(reward_credits), 0)::text from ledger.events e where e.game_id = g.id) as rewarded
+       from ledger.games g where g.id = $1`,
+      [id],
+    );
+    const minutes = await sql(
+      db,
+      `select to_char(minute at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI') as minute, attempts
+         from ledger.game_minute_counters where game_id = $1 order by minute`,
+      [id],
+    );
+    const days = await sql<{ player_id: string; day: string; credits: string }>(
+      db,
+      `select player_id, day::text as day, credits::text as credits from ledger.player_daily_totals
+         where player_id = any($1::uuid[]) order by day, player_id`,
+      [world.players[g]],
+    );
+    out[`g${g}`] = {
+      game,
+      minutes,
+      days: days
+        .map((d) => ({ player: world.players[g]!.indexOf(d.player_id), day: d.day, credits: d.credits }))
+        .sort((a, b) => a.day.localeCompare(b.day) || a.player - b.player),
+    };
+  }
+  return out;
+}
+
+const settle = (promise: Promise<RecordResult>) =>
+  promise.then(
+    (r): RecordResult | { error: string } => r,
+    (e: unknown) => ({ error: e instanceof Error ? e.name : String(e) }),
+  );
+
+describe('batched decisions: batch size 1 and N decide exactly as one event at a time', () => {
+  let db: string;
+  let database: Database;
+  let repository: EventRepository;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    await migrate(db, [identityMigrations, ledgerMigrations], logger);
+    database = await Database.open({ url: db, entities: [], poolMax: 4, logger });
+    repository = new EventRepository(database);
+  });
+  afterAll(async () => database?.close());
+
+  const batcher = (batchMax: number, batches?: number[]) =>
+    new DecisionBatcher(
+      (batch) => repository.recordEvents(batch),
+      (batch, error, decide) => recoverFailedBatch(batch, error, decide),
+      { batchMax, concurrencyMax: 4, queuedMax: 10_000 },
+      { batch: (size) => batches?.push(size), queued: () => undefined },
+    );
+
+  it('randomized streams: identical decisions and balances for the reference, batches of 1 and batches of N', async () => {
+    const sizesSeen: number[] = [];
+    await fc.assert(
+      fc.asyncProperty(streamArb, fc.integer({ min: 2, max: 64 }), async (stream, batchMax) => {
+        const [reference, single, batched] = [await createWorld(db), await createWorld(db), await createWorld(db)];
+
+        const referenceResults: Array<RecordResult | { error: string }> = [];
+        for (const e of stream) referenceResults.push(await settle(repository.recordEvent(instantiate(reference, e))));
+
+        const one = batcher(1);
+        const singleResults = await Promise.all(stream.map((e) => settle(one.submit(instantiate(single, e)))));
+
+        const many = batcher(batchMax, sizesSeen);
+        const batchedResults = await Promise.all(stream.map((e) => settle(many.submit(instantiate(batched, e)))));
+
+        const expected = normalize(reference, referenceResults);
+        expect(normalize(single, singleResults)).toEqual(expected);
+        expect(normalize(batched, batchedResults)).toEqual(expected);
+        const expectedBalances = await balances(db, reference);
+        expect(await balances(db, single)).toEqual(expectedBalances);
+        expect(await balances(db, batched)).toEqual(expectedBalances);
+      }),
+      { numRuns: 8 },
+    );
+    // The streams did form real batches.
+    expect(Math.max(...sizesSeen)).toBeGreaterThan(8);
+    // A generous limit for a shared, loaded machine: this is not a speed check.
+  }, 600_000);
+
+  it('a copy decided by another batch while this one waited for the game lock is a replay (re-read under the lock)', async () => {
+    const world = await createWorld(db);
+    const secondKey = await createKey(db, world.games[0]!, 'secret');
+    const event: StreamEvent = {
+      game: 0,
+      key: 'own',
+      player: 0,
+      type: 0,
+      eventId: randomUUID(),
+      payload: 'the one',
+      occurredOffsetMs: 0,
+      receivedAtMs: Date.now(),
+    };
+    const params = instantiate(world, event);
+    const viaSecondKey = { ...params, keyHash: sha256(secondKey.value) };
+    // Two keys of one game: two queues, two batches in the database at once, serialized by the game row.
+    const others = Array.from({ length: 5 }, (_, i) =>
+      instantiate(world, { ...event, eventId: randomUUID(), payload: `other ${i}` }),
+    );
+    // Both batches wait for the game row, held here, so that the second one to get it finds the copy decided by
+    // the first only when it reads again under the lock.
+    const holder = new pg.Client({ connectionString: db });
+    await holder.connect();
+    await holder.query('begin');
+    await holder.query('select 1 from ledger.games where id = $1 for update', [world.games[0]!.gameId]);
+    const b = batcher(16);
+    let released = false;
+    const release = async () => {
+      if (released) return;
+      released = true;
+      await holder.query('commit');
+      await holder.end();
+    };
+    try {
+      const pending = Promise.all([
+        b.submit(params),
+        ...others.map((o) => b.submit(o)),
+        b.submit(viaSecondKey),
+        b.submit({ ...viaSecondKey, eventId: randomUUID() }),
+      ]);
+      for (const deadline = Date.now() + 20_000; ; ) {
+        if (Date.now() > deadline) throw new Error('the two batches never both waited for the game row');
+        const [waiting] = await sql<{ n: number }>(
+          db,
+          `select count(*)::int as n from pg_stat_activity
+          where datname = current_database() and wait_event_type = 'Lock' and query like '%record_events%'`,
+        );
+        if (waiting!.n >= 2) break;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      await release();
+      const results = await pending;
+      const mine = [results[0]!, results[6]!];
+      expect(mine.map((r) => r.outcome).sort()).toEqual(['decided', 'replayed']);
+      const ids = mine.map((r) => ('decision' in r ? r.decision.id : undefined));
+      expect(ids[0]).toBeDefined();
+      expect(ids[0]).toBe(ids[1]);
+      const [row] = await sql(db, 'select count(*)::int as n from ledger.events where game_id = $1', [
+        world.games[0]!.gameId,
+      ]);
+      // Key one: its 6 events in one batch; key two: the copy (a replay of key one's decision, or the decision that
+      // key one's copy then replays) and one new event.
+      expect(row).toEqual({ n: 7 });
+    } finally {
+      await release();
+    }
+  });
+
+  it('a batch that fails is decided again event by event: one bad event fails alone', async () => {
+    const world = await createWorld(db);
+    const base: StreamEvent = {
+      game: 1,
+      key: 'own',
+      player: 0,
+      type: 0,
+      eventId: '',
+      payload: '',
+      occurredOffsetMs: 0,
+      receivedAtMs: Date.now(),
+    };
+    const events = Array.from({ length: 5 }, (_, i) =>
+      instantiate(world, { ...base, eventId: randomUUID(), payload: `p${i}` }),
+    );
+    // An instant PostgreSQL cannot represent (the ledger's endpoint refuses it before; here it reaches SQL).
+    events[2] = { ...events[2]!, occurredAtMs: 9_000_000_000_000_000_000n };
+    const sizes: number[] = [];
+    const b = batcher(16, sizes);
+    const results = await Promise.all(events.map((e) => settle(b.submit(e))));
+    expect(results.map((r) => ('error' in r ? 'error' : r.outcome))).toEqual([
+      'decided',
+      'decided',
+      'error',
+      'decided',
+      'decided',
+    ]);
+    // Submitted in one synchronous run: one batch of five; it failed, and its events were decided one by one.
+    expect(sizes).toEqual([5]);
+    const [row] = await sql(db, 'select spent_credits::int as spent from ledger.games where id = $1', [
+      world.games[1]!.gameId,
+    ]);
+    expect(row).toEqual({ spent: 28 });
+  });
+});
