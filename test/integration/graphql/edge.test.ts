@@ -200,6 +200,8 @@ describe('the route', () => {
     for (const method of ['GET', 'PUT', 'DELETE']) {
       const response = await api(system.url, method, `${GRAPHQL}?query=%7Baccess%7Bmode%7D%7D`, { token: dev.token });
       expectError(response, 405, 'method_not_allowed');
+      // RFC 9110: a 405 carries Allow (CONTRACT section 10).
+      expect(response.headers.get('allow')?.split(', ')).toContain('POST');
     }
   });
 

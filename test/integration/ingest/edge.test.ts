@@ -507,7 +507,11 @@ describe('POST /api/game-sdk/v2/events: edge checks', () => {
     });
   });
 
-  it('a wrong method on the path: 405 with the envelope', async () => {
-    expectError(await api(system.url, 'GET', EVENTS_PATH), 405, 'method_not_allowed');
+  it('a wrong method on the path: 405 with the envelope and Allow (RFC 9110), whatever the method', async () => {
+    for (const method of ['GET', 'PUT', 'DELETE', 'PATCH', 'PROPFIND']) {
+      const response = await api(system.url, method, EVENTS_PATH);
+      expectError(response, 405, 'method_not_allowed');
+      expect({ method, allow: response.headers.get('allow') }).toEqual({ method, allow: 'POST' });
+    }
   });
 });
