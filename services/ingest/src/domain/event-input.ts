@@ -17,6 +17,7 @@ export const EVENT_TYPE_PATTERN = '^[a-z][a-z0-9_.-]{0,63}$';
  * spec does not), calendar validity and range included: exactly what parseOccurredAt accepts.
  */
 export { OCCURRED_AT_PATTERN };
+
 const OCCURRED_AT_INVALID = 'body.occurredAt must be a valid date-time';
 
 export const gameEventInputSchema = {

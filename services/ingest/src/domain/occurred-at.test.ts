@@ -1,5 +1,5 @@
-import fc from 'fast-check';
 import { Ajv2020 } from 'ajv/dist/2020.js';
+import fc from 'fast-check';
 import { isWithinWindow, OCCURRED_AT_PATTERN, OCCURRED_AT_WINDOW_MS, parseOccurredAt } from './occurred-at.ts';
 
 function norm(text: string): string | null {
