@@ -172,6 +172,19 @@ describe('the body, as over REST', () => {
     );
   });
 
+  it('400 INVALID_REQUEST for a body that is not I-JSON (CONTRACT section 10)', async () => {
+    const json = { 'Content-Type': 'application/json' };
+    for (const body of [
+      // The last member used to win: this ran the mutation.
+      '{"query":"{ access { mode } }","query":"mutation { createOrganization(input: {name: \\"Dup\\"}) { id } }"}',
+      '{"query":"{ access { mode } }","variables":{"a":1,"a":2}}',
+      '{"query":"{ access { mode } }","variables":{"name":"\\ud800"}}',
+      '{"query":"{ access { mode } }","variables":{"n":1e400}}',
+    ]) {
+      expectGraphQLError(await post(body, json), 400, 'INVALID_REQUEST');
+    }
+  });
+
   it('400 INVALID_REQUEST for JSON that is not one GraphQL request', async () => {
     const json = { 'Content-Type': 'application/json' };
     for (const body of [
