@@ -1,7 +1,15 @@
-// `npm run admin -- <command>`: the operator API (CONTRACT section 3) for a person at a terminal. Reads ADMIN_TOKEN
-// and API_URL (default http://localhost:8080). Exit codes: 0 done, 1 the call failed (API error or unreachable),
-// 2 wrong usage or missing configuration.
+// `npm run admin -- <command>`: the operator API (CONTRACT section 3) for a person at a terminal. Finds the service
+// and the token as every client script does (services/runtime/src/cli/local-service.ts): API_URL or
+// http://localhost:<PORT>, ADMIN_TOKEN or the token `npm start` generated under DATA_DIR. Exit codes: 0 done, 1 the
+// call failed (API error or unreachable), 2 wrong usage or missing configuration.
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import {
+  ADMIN_TOKEN_FILE,
+  dataDirOf,
+  findAdminToken,
+  serviceUrl,
+} from '../../../services/runtime/src/cli/local-service.ts';
 
 const USAGE = `Usage: npm run admin -- <command> [options]
 
@@ -20,12 +28,14 @@ Options:
   -h, --help                         show this help
 
 Environment:
-  ADMIN_TOKEN   the operator token the gateway was started with (required)
-  API_URL       the service's address (default http://localhost:8080)
+  ADMIN_TOKEN   the operator token the gateway was started with; unset: the token npm start generated in
+                DATA_DIR/admin-token (DATA_DIR default ./.data)
+  API_URL       the service's address; unset: http://localhost:PORT (PORT default 8080, as npm start)
 
 Examples:
-  ADMIN_TOKEN=... npm run admin -- invite dev@example.com
-  ADMIN_TOKEN=... npm run admin -- platform off`;
+  npm run admin -- invite dev@example.com                  # npm start on the defaults
+  PORT=18080 npm run admin -- invite dev@example.com       # npm start with PORT=18080
+  ADMIN_TOKEN=... API_URL=https://rewards.example npm run admin -- platform off`;
 
 const REQUEST_TIMEOUT_MS = 10_000;
 
@@ -129,7 +139,7 @@ async function send(apiUrl: string, token: string, call: Call): Promise<unknown>
         ? `no answer within ${REQUEST_TIMEOUT_MS / 1000} s`
         : (cause?.code ?? cause?.message ?? (error as Error).message);
     throw new CallError(
-      `cannot reach the API at ${apiUrl} (${reason}). Is the service running? Set API_URL to its address.`,
+      `cannot reach the API at ${apiUrl} (${reason}). Is the service running? Set API_URL (or PORT) to its address.`,
     );
   }
   const text = await response.text();
@@ -201,9 +211,15 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
     const [command, ...args] = positionals;
     if (!command) usage('a command is required');
     const call = buildCall(command, args, values as Record<string, string | boolean | undefined>);
-    const token = env.ADMIN_TOKEN?.trim();
-    if (!token) usage('ADMIN_TOKEN is not set: set it to the operator token the gateway was started with');
-    const apiUrl = env.API_URL?.trim() || 'http://localhost:8080';
+    const found = findAdminToken(env);
+    if (!found) {
+      usage(
+        `ADMIN_TOKEN is not set and ${join(dataDirOf(env), ADMIN_TOKEN_FILE)} does not exist: set ADMIN_TOKEN to the ` +
+          'operator token the gateway was started with (or DATA_DIR to the folder of the npm start that generated one)',
+      );
+    }
+    const token = found.token;
+    const apiUrl = serviceUrl(env);
     try {
       new URL(apiUrl);
     } catch {

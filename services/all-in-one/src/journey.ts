@@ -7,7 +7,11 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { type DevProvider, loadDevProvider } from '../../identity-admission/src/sessions/dev-identity-provider.ts';
+import {
+  type DevProvider,
+  developerSubject,
+  loadDevProvider,
+} from '../../identity-admission/src/sessions/dev-identity-provider.ts';
 
 export interface JourneyOptions {
   /** Base URL of the running service, e.g. http://localhost:8080. */
@@ -61,6 +65,8 @@ export interface RecordsView {
 
 export interface JourneyResult {
   steps: JourneyStep[];
+  /** The developer the journey signed in as (an e-mail of the local development identity provider). */
+  developerEmail: string;
   organizationId: string;
   projectId: string;
   gameId: string;
@@ -158,7 +164,8 @@ export async function runJourney(options: JourneyOptions): Promise<JourneyResult
   );
   const developer = await developerProvider.sign(
     { email, email_verified: true },
-    { subject: `dev|demo-${suffix}`, expiresIn: '1h' },
+    // The subject `npm run dev:token -- --email` derives, so that a person can sign in as this developer afterwards.
+    { subject: developerSubject(email), expiresIn: '1h' },
   );
   await call('Developer access (binds the invitation)', 'developer', 'GET', '/api/developer/v1/access', {
     token: developer,
@@ -278,6 +285,7 @@ export async function runJourney(options: JourneyOptions): Promise<JourneyResult
   );
   return {
     steps,
+    developerEmail: email,
     organizationId,
     projectId,
     gameId,

@@ -1,9 +1,24 @@
 // `npm start`: the whole service in one process (see system.ts).
+
+import { clientEnvPrefix } from '../../runtime/src/cli/local-service.ts';
 import { ConfigError } from '../../runtime/src/config.ts';
-import { startSystem } from './system.ts';
+import { type RunningSystem, startSystem } from './system.ts';
 
 const started = performance.now();
-let system: Awaited<ReturnType<typeof startSystem>>;
+let system: RunningSystem;
+
+function operatorLine(token: RunningSystem['adminToken']): string {
+  switch (token.source) {
+    case 'env':
+      return 'open (ADMIN_TOKEN from the environment)';
+    case 'generated':
+      return `open (token generated now, stored in ${token.file})`;
+    case 'stored':
+      return `open (token in ${token.file}; npm run admin reads it)`;
+    default:
+      return 'hidden (no ADMIN_TOKEN)';
+  }
+}
 try {
   system = await startSystem();
 } catch (error) {
@@ -15,6 +30,10 @@ try {
 }
 
 const seconds = ((performance.now() - started) / 1000).toFixed(1);
+// The commands below are printed for the port and data folder in use, so that they work when typed as shown.
+const clientEnv = { ...process.env, PORT: String(system.port) };
+const client = clientEnvPrefix(clientEnv);
+const adminPrefix = system.adminToken.source === 'env' ? `ADMIN_TOKEN=<the token you started with> ${client}` : client;
 const lines = [
   '',
   `Sandbox Rewards is running (started in ${seconds} s)`,
@@ -22,13 +41,34 @@ const lines = [
   `  Database     ${system.databaseDescription}`,
   `  Transport    ${system.transportKind === 'nats' ? 'NATS' : 'in-process (set NATS_URL to use NATS)'}`,
   `  Data folder  ${system.dataDir}`,
-  '',
-  'Get a development token (local identity provider, used when no DEVELOPER_JWKS is set):',
-  '  npm run dev:token -- --email you@example.com',
-  'Invite that e-mail first (operator API, needs ADMIN_TOKEN):',
-  '  npm run admin -- invite you@example.com',
-  '',
+  `  Operator API ${operatorLine(system.adminToken)}`,
 ];
+if (system.adminToken.source === 'generated') {
+  lines.push(
+    '',
+    'Generated operator token (shown once; kept owner-only in the file above, where npm run admin and npm run demo',
+    'find it):',
+    `  ${system.adminToken.token}`,
+  );
+}
+if (system.adminToken.source !== 'none') {
+  lines.push(
+    '',
+    'Try it (in another terminal, in this folder):',
+    `  ${adminPrefix}npm run admin -- invite you@example.com            # invite a developer (operator API)`,
+    `  TOKEN=$(${client}npm run -s dev:token -- --email you@example.com)  # sign in as that developer`,
+    `  curl -H "Authorization: Bearer $TOKEN" ${system.url}/api/developer/v1/access`,
+    `  ${adminPrefix}npm run demo                                       # the whole journey, step by step`,
+  );
+} else {
+  lines.push(
+    '',
+    'Get a development token (local identity provider, used when no DEVELOPER_JWKS is set):',
+    `  ${client}npm run dev:token -- --email you@example.com`,
+    'The operator API (inviting developers) is hidden: start with ADMIN_TOKEN (at least 32 characters) to open it.',
+  );
+}
+lines.push('');
 process.stdout.write(`${lines.join('\n')}\n`);
 
 let stopping = false;

@@ -7,7 +7,7 @@ import { stateOwners } from './programs.ts';
 const reader = new EnvReader();
 const url = reader.url('DATABASE_URL', ['postgres:', 'postgresql:']);
 reader.check(url !== undefined, 'DATABASE_URL is required: the PostgreSQL server to migrate');
-const logger = createLogger('migrate', reader.string('LOG_LEVEL', 'info'));
+const logger = createLogger({ process: 'migrate' }, reader.string('LOG_LEVEL', 'info'));
 try {
   reader.done();
 } catch (error) {

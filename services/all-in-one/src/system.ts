@@ -3,6 +3,7 @@
 // bytes. Used by `npm start` and by the end-to-end tests.
 import { createServer, type Server } from 'node:http';
 import { resolve } from 'node:path';
+import { loadOrCreateAdminToken } from '../../runtime/src/cli/local-service.ts';
 import { EnvReader, readCommonConfig } from '../../runtime/src/config.ts';
 import { Database, migrate } from '../../runtime/src/db/database.ts';
 import { type EmbeddedPostgres, startEmbeddedPostgres } from '../../runtime/src/db/embedded.ts';
@@ -34,6 +35,11 @@ export interface RunningSystem {
   /** The transport the programs share (tests call operations through it). */
   transport: Transport;
   dataDir: string;
+  /**
+   * Where the operator token comes from: `env` (ADMIN_TOKEN), `generated` now or `stored` earlier under DATA_DIR (the
+   * embedded default without ADMIN_TOKEN), or `none` (operator API hidden).
+   */
+  adminToken: { source: 'env' | 'generated' | 'stored' | 'none'; token?: string; file?: string };
   server: Server;
   /** Graceful stop: HTTP first, then services (in-flight finish), programs, transport, database. */
   stop(): Promise<void>;
@@ -42,7 +48,16 @@ export interface RunningSystem {
 }
 
 export async function startSystem(options: SystemOptions = {}): Promise<RunningSystem> {
-  const reader = new EnvReader(options.env ?? process.env);
+  const env = { ...(options.env ?? process.env) };
+  let adminToken: RunningSystem['adminToken'] = { source: env.ADMIN_TOKEN ? 'env' : 'none' };
+  if (!env.ADMIN_TOKEN && !env.DATABASE_URL) {
+    // The embedded default: an operator token is generated once and kept under DATA_DIR (owner-only), where
+    // `npm run admin` and `npm run demo` find it. With DATABASE_URL (a real deployment) an unset token hides the API.
+    const stored = loadOrCreateAdminToken(resolve(env.DATA_DIR || './.data'));
+    env.ADMIN_TOKEN = stored.token;
+    adminToken = { source: stored.created ? 'generated' : 'stored', token: stored.token, file: stored.file };
+  }
+  const reader = new EnvReader(env);
   const common = readCommonConfig(reader);
   const port = options.port ?? reader.int('PORT', 8080, { min: 0, max: 65535 });
   const dataDir = resolve(reader.string('DATA_DIR', './.data'));
@@ -50,7 +65,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<RunningS
   const configs = allPrograms.map((module) => module.readConfig(reader));
   reader.done();
 
-  const logger = options.logger ?? createLogger('all-in-one', common.logLevel);
+  const logger = options.logger ?? createLogger({ process: 'all-in-one' }, common.logLevel);
   const metrics = createMetrics();
   let embedded: EmbeddedPostgres | undefined;
   let url = databaseUrl;
@@ -68,6 +83,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<RunningS
     entities: stateOwners.flatMap((m) => m.database!.entities),
     poolMax: embedded ? 1 : 10,
     logger,
+    metrics,
   });
   const transport: Transport = common.natsUrl
     ? await NatsTransport.connect({
@@ -118,6 +134,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<RunningS
     transportKind: transport.kind,
     transport,
     dataDir,
+    adminToken,
     server,
     isShuttingDown: () => shuttingDown,
     markShuttingDown: () => {

@@ -186,27 +186,41 @@ export async function insertEvents(
   );
 }
 
-/** Inserts `count` players of one game in one statement; ids in creation order (distinct created_at each). */
+let fixtureClockMs = 0;
+
+/**
+ * The next window of `count` milliseconds for time-ordered fixture rows: it starts now or after the previous window,
+ * whichever is later, so that batches inserted one after another never interleave, whatever their games.
+ */
+export function nextFixtureWindow(count: number): Date {
+  const start = Math.max(Date.now(), fixtureClockMs + 1);
+  fixtureClockMs = start + count;
+  return new Date(start);
+}
+
+/**
+ * Inserts `count` players of one game in one statement, with explicit creation times: `from`, then one millisecond
+ * apart (`from` defaults to the next fixture window). Ids in creation order.
+ */
 export async function insertPlayers(
   system: TestSystem,
   gameId: string,
   count: number,
-  options: { linked?: boolean } = {},
+  options: { linked?: boolean; from?: Date } = {},
 ): Promise<string[]> {
   const linked = options.linked ?? true;
-  const rows = await sql<{ id: string }>(
+  const from = options.from ?? nextFixtureWindow(count);
+  const rows = await sql<{ id: string; i: number }>(
     system.databaseUrl!,
     `insert into ledger.players (id, game_id, organization_id, external_player_id, credits_user_id, username, linked_at,
                                  created_at)
      select gen_random_uuid(), g.id, g.organization_id, 'bulk-' || i || '-' || gen_random_uuid(),
             case when $2 then gen_random_uuid() end, case when $2 then 'player ' || i end,
-            case when $2 then now() end, base.at + make_interval(secs => i / 1000.0)
-       from ledger.games g, generate_series(1, $3) i,
-            -- each batch starts after the game's newest player, so that batches never interleave
-            (select greatest(now(), max(created_at)) as at from ledger.players where game_id = $1) base
+            case when $2 then now() end, $4::timestamptz + make_interval(secs => i / 1000.0)
+       from ledger.games g, generate_series(0, $3 - 1) i
       where g.id = $1
-     returning id::text as id, created_at`,
-    [gameId, linked, count],
+     returning id::text as id, extract(epoch from created_at) as at`,
+    [gameId, linked, count, from.toISOString()],
   );
-  return rows.sort((a: any, b: any) => a.created_at - b.created_at).map((r) => r.id);
+  return rows.sort((a: any, b: any) => Number(a.at) - Number(b.at)).map((r) => r.id);
 }

@@ -132,9 +132,15 @@ describe('snapshot limits', () => {
     secondGame = second.gameId;
     linked = [];
     unlinked = [];
-    // 520 linked players across the caller's two organizations (the second's are newer), 30 unlinked ones.
-    linked = [...(await insertPlayers(system, first.gameId, 260)), ...(await insertPlayers(system, secondGame, 260))];
-    unlinked = await insertPlayers(system, first.gameId, 30, { linked: false });
+    // 520 linked players across the caller's two organizations (the second's are newer), 30 unlinked ones, newest of
+    // all. Explicit, non-overlapping creation times: the first organization's players one minute ago, one millisecond
+    // apart, the second's 30 s later, the unlinked ones 30 s after that.
+    const base = Date.now() - 60_000;
+    linked = [
+      ...(await insertPlayers(system, first.gameId, 260, { from: new Date(base) })),
+      ...(await insertPlayers(system, secondGame, 260, { from: new Date(base + 30_000) })),
+    ];
+    unlinked = await insertPlayers(system, first.gameId, 30, { linked: false, from: new Date(base + 60_000) });
     await insertEvents(system, first.gameId, linked[1]!, 130);
     await insertEvents(system, secondGame, linked[0]!, 120);
   });

@@ -36,7 +36,7 @@ describe('the link token stays secret', () => {
     });
     system = await startTestSystem({
       env: { SUPPORTED_COUNTRIES: 'DE', LOG_LEVEL: 'trace' },
-      logger: createLogger('all-in-one', 'trace', sink),
+      logger: createLogger({ process: 'all-in-one' }, 'trace', sink),
     });
     const recorder = await connect({ servers: system.natsUrl! });
     const subscription = recorder.subscribe('>');

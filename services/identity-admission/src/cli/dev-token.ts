@@ -1,10 +1,10 @@
 // `npm run dev:token -- --email you@example.com`: prints a session token of the local development identity
 // provider (the one `npm start` trusts when no DEVELOPER_JWKS / NATIVE_JWKS is set). Only the token goes to stdout.
-import { createHash, randomUUID } from 'node:crypto';
-import { resolve } from 'node:path';
+import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
+import { dataDirOf } from '../../../runtime/src/cli/local-service.ts';
 import { isUuid } from '../../../runtime/src/validation/uuid.ts';
-import { loadDevProvider } from '../sessions/dev-identity-provider.ts';
+import { developerSubject, loadDevProvider } from '../sessions/dev-identity-provider.ts';
 
 const usage = `Usage:
   npm run dev:token -- --email you@example.com [--sub SUBJECT] [--unverified] [--expires-in 12h]
@@ -44,7 +44,7 @@ if (values.help) {
   process.exit(0);
 }
 
-const dataDir = resolve(process.env.DATA_DIR || './.data');
+const dataDir = dataDirOf(process.env);
 const expiresIn = values['expires-in'] as string;
 if (values.native) {
   const provider = await loadDevProvider(dataDir, 'native');
@@ -60,9 +60,7 @@ if (values.native) {
   if (!email?.includes('@')) fail('--email is required for a developer token');
   const provider = await loadDevProvider(dataDir, 'developer');
   // A stable subject per e-mail, so that repeated tokens are the same developer.
-  const sub =
-    (values.sub as string | undefined) ??
-    `dev|${createHash('sha256').update(email.toLowerCase()).digest('hex').slice(0, 24)}`;
+  const sub = (values.sub as string | undefined) ?? developerSubject(email);
   const token = await provider.sign({ email, email_verified: !values.unverified }, { subject: sub, expiresIn });
   process.stdout.write(`${token}\n`);
   process.stderr.write(`developer session for ${email} (sub ${sub}), valid ${expiresIn}\n`);

@@ -1,5 +1,6 @@
 // The local development identity provider of `npm start` when no JWKS is configured (CONTRACT section 1): an
 // ES256 key pair per audience kept under DATA_DIR, trusted by this process only. `npm run dev:token` signs with it.
+import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { exportJWK, generateKeyPair, importJWK, type JWK, SignJWT } from 'jose';
@@ -8,6 +9,14 @@ export type SessionKind = 'developer' | 'native';
 
 export const DEV_ISSUER = 'sandbox-rewards-dev-idp';
 export const devAudience = (kind: SessionKind) => `sandbox-rewards-${kind}`;
+
+/**
+ * The subject of a developer of the local provider: stable per e-mail (case-insensitive), so that every token signed
+ * for one e-mail, by `npm run dev:token` or by the demo, is the same developer.
+ */
+export function developerSubject(email: string): string {
+  return `dev|${createHash('sha256').update(email.toLowerCase()).digest('hex').slice(0, 24)}`;
+}
 
 export interface DevProvider {
   kind: SessionKind;
