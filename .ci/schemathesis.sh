@@ -10,6 +10,7 @@
 #   SCHEMATHESIS_MAX_TIME   time budget of each of the two runs, in seconds   default 70
 #   SCHEMATHESIS_SEED       seed of the data generation                       default random (printed)
 #   SCHEMATHESIS_REPORT     folder for JUnit reports and the server's log     default a temporary folder
+#   SCHEMATHESIS_START_TIMEOUT  seconds to wait for the service to be ready  default 240
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -47,12 +48,16 @@ trap cleanup EXIT
 PORT=$port DATA_DIR="$work/data" ADMIN_TOKEN=$admin_token LOG_LEVEL=warn \
   "$node" services/all-in-one/src/main.ts >"$report/server.log" 2>&1 &
 server_pid=$!
-for _ in $(seq 1 120); do
-  if curl -fsS "$base/readyz" >/dev/null 2>&1; then break; fi
-  kill -0 "$server_pid" 2>/dev/null || { cat "$report/server.log" >&2; echo "the service did not start" >&2; exit 1; }
+# Start-up takes a few seconds on an idle machine and a minute or more on a busy one (PGlite's first initdb).
+ready_deadline=$((SECONDS + ${SCHEMATHESIS_START_TIMEOUT:-240}))
+until curl -fsS "$base/readyz" >/dev/null 2>&1; do
+  if ! kill -0 "$server_pid" 2>/dev/null || [ "$SECONDS" -ge "$ready_deadline" ]; then
+    cat "$report/server.log" >&2
+    echo "the service did not become ready at $base" >&2
+    exit 1
+  fi
   sleep 0.5
 done
-curl -fsS "$base/readyz" >/dev/null
 
 # A developer: invited through the operator API, with a session of the development identity provider.
 email="schemathesis-$seed@example.com"
