@@ -1,7 +1,8 @@
 // Browsers on an origin in ALLOWED_ORIGINS may call the developer endpoints (CONTRACT sections 1 and 4): such
 // responses carry Access-Control-Allow-Origin, errors included (a console must be able to read a 401 or 403), and
-// preflight requests are answered. Other origins get no CORS headers; identity-admission refuses their sessions
-// with 403 INVALID_SESSION_ORIGIN anyway. No cookies are involved (bearer tokens), so no Allow-Credentials.
+// preflight requests are answered. Other origins get no CORS headers, and their preflight requests 403
+// INVALID_SESSION_ORIGIN; identity-admission refuses their sessions with the same code anyway. No cookies are
+// involved (bearer tokens), so no Allow-Credentials.
 import type Router from '@koa/router';
 import { AppError } from '../../../services/runtime/src/errors.ts';
 import { isAllowedOrigin } from '../../../services/runtime/src/http/origins.ts';
@@ -29,10 +30,12 @@ export function addDeveloperCors(router: Router, allowedOrigins: string[]): void
     }
     await next();
   });
-  // One OPTIONS route per known path: unknown paths keep answering 404.
-  router.options([...DEVELOPER_PATHS], (ctx) => {
+  // One OPTIONS route per known path: unknown paths keep answering 404. CORS rules apply only to requests that carry
+  // Origin (CONTRACT section 10): a plain OPTIONS goes on to the router's own answer (200 with Allow).
+  router.options([...DEVELOPER_PATHS], (ctx, next) => {
     const origin = ctx.get('Origin');
-    if (origin === '' || !isAllowedOrigin(origin, allowedOrigins)) {
+    if (origin === '') return next();
+    if (!isAllowedOrigin(origin, allowedOrigins)) {
       throw new AppError(403, 'INVALID_SESSION_ORIGIN', 'This origin may not call the developer API.');
     }
     ctx.set('Access-Control-Allow-Methods', 'GET, POST');

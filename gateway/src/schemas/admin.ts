@@ -1,14 +1,23 @@
 // The operator API's shapes (CONTRACT section 3): request bodies and answers. The same objects validate the bodies
 // at the gateway, validate answers in the tests, and describe /api/admin/v1 in /openapi.json.
+import {
+  EMAIL_MAX,
+  EMAIL_PATTERN,
+  SESSION_ID_MAX,
+  SESSION_ID_PATTERN,
+  USERNAME_MAX,
+  USERNAME_PATTERN,
+} from '../../../services/identity-admission/src/domain/names.ts';
 import type { OpenApiFragment } from '../openapi.ts';
 import { dataEnvelope, dateTime, strictObject, uuid } from './common.ts';
 import { type JsonSchema, nullable, ref } from './json-schema.ts';
 
 export const PERMIT_SECONDS_MAX = 86_400;
 
-const email: JsonSchema = { type: 'string', minLength: 3, maxLength: 320, pattern: '^[^\\s@]{1,64}@[^\\s@]{1,255}$' };
-const username: JsonSchema = { type: 'string', minLength: 1, maxLength: 100, pattern: '^[^\\u0000-\\u001f\\u007f]+$' };
-const sessionId: JsonSchema = { type: 'string', minLength: 1, maxLength: 200 };
+// The same rules identity-admission applies (services/identity-admission/src/domain/names.ts): no control characters.
+const email: JsonSchema = { type: 'string', minLength: 3, maxLength: EMAIL_MAX, pattern: EMAIL_PATTERN };
+const username: JsonSchema = { type: 'string', minLength: 1, maxLength: USERNAME_MAX, pattern: USERNAME_PATTERN };
+const sessionId: JsonSchema = { type: 'string', minLength: 1, maxLength: SESSION_ID_MAX, pattern: SESSION_ID_PATTERN };
 const accountStatus: JsonSchema = { enum: ['active', 'disabled'] };
 
 export const adminSchemas: Record<string, JsonSchema> = {

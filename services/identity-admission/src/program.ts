@@ -12,7 +12,7 @@ import { isUuid } from '../../runtime/src/validation/uuid.ts';
 import { PACKAGE_VERSION } from '../../runtime/src/version.ts';
 import { hasProvider, type IdentityConfig, readIdentityConfig } from './config.ts';
 import { admitDeveloper, DEVELOPER_REQUIRED_CLAIMS } from './domain/developer-admission.ts';
-import { isValidSessionId, isValidUsername, SESSION_ID_MAX, USERNAME_MAX } from './domain/names.ts';
+import { isValidEmail, isValidSessionId, isValidUsername, SESSION_ID_MAX, USERNAME_MAX } from './domain/names.ts';
 import { admitNative } from './domain/native-admission.ts';
 import { identityMigrations } from './migrations/index.ts';
 import { DevicePermitRepository, type DevicePermitRow } from './repositories/device-permits.ts';
@@ -22,7 +22,6 @@ import { PlatformRepository } from './repositories/platform.ts';
 import { type DevProvider, loadDevProvider } from './sessions/dev-identity-provider.ts';
 import { createTokenVerifier } from './sessions/token-verifier.ts';
 
-const EMAIL_PATTERN = /^[^\s@]{1,64}@[^\s@]{1,255}$/;
 const PERMIT_SECONDS_MAX = 86_400;
 
 export function invitationMessage(row: InvitationRow) {
@@ -155,7 +154,7 @@ export const identityAdmission: ProgramModule<IdentityConfig> = {
               return { principal };
             }),
             bind(identityOps.createInvitation, async (request) => {
-              if (!EMAIL_PATTERN.test(request.email) || request.email.length > 320) {
+              if (!isValidEmail(request.email)) {
                 throw new AppError(400, 'INVALID_REQUEST', 'email must be an e-mail address.');
               }
               const row = await invitations
@@ -186,7 +185,7 @@ export const identityAdmission: ProgramModule<IdentityConfig> = {
             }),
             bind(identityOps.createDevicePermit, async (request) => {
               if (!isValidSessionId(request.sessionId)) {
-                throw invalid(`sessionId must be 1 to ${SESSION_ID_MAX} characters.`);
+                throw invalid(`sessionId must be 1 to ${SESSION_ID_MAX} characters without control characters.`);
               }
               if (!isUuid(request.creditsUserId)) throw invalid('creditsUserId must be a UUID.');
               if (request.expiresInSeconds < 1 || request.expiresInSeconds > PERMIT_SECONDS_MAX) {

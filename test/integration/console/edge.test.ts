@@ -172,9 +172,43 @@ describe('POST /api/developer/v1/console checks', () => {
     );
   });
 
-  it('answers 405 for another method on the console path', async () => {
+  it('answers 405 with Allow for another method on the console path', async () => {
     const response = await api(system.url, 'PUT', CONSOLE, { token: dev.token, body: {} });
     expectError(response, 405, 'method_not_allowed');
+    expect(response.headers.get('allow')?.split(', ').sort()).toEqual(['GET', 'HEAD', 'OPTIONS', 'POST']);
+    const records = await api(system.url, 'POST', RECORDS, { token: dev.token, body: {} });
+    expectError(records, 405, 'method_not_allowed');
+    expect(records.headers.get('allow')?.split(', ').sort()).toEqual(['GET', 'HEAD', 'OPTIONS']);
+  });
+
+  it('answers 404 not_found (no Allow) for any method on an unknown path', async () => {
+    for (const method of ['GET', 'DELETE', 'PROPFIND', 'OPTIONS']) {
+      const response = await api(system.url, method, '/api/developer/v1/nothing-here', { token: dev.token });
+      expectError(response, 404, 'not_found');
+      expect(response.headers.get('allow')).toBeNull();
+    }
+  });
+
+  // CONTRACT section 10: bodies are I-JSON. These used to be accepted (the last duplicate winning) or stored with
+  // U+FFFD in place of the lone surrogate.
+  it('answers 400 INVALID_REQUEST for a duplicated member name or a lone surrogate, and changes nothing', async () => {
+    const tag = `Input ${Date.now()}`;
+    for (const rawBody of [
+      `{"type":"fundOrganization","type":"createOrganization","name":"${tag} duplicate"}`,
+      `{"type":"createOrganization","name":"${tag} first","name":"${tag} second"}`,
+      `{"type":"createOrganization","name":"${tag} \\ud800"}`,
+      `{"type":"createOrganization","name":"${tag} \\udfff end"}`,
+      `{"type":"createOrganization","name":"${tag}","unlimitedFunding":false,"\\u0075nlimitedFunding":false}`,
+    ]) {
+      const response = await api(system.url, 'POST', CONSOLE, { token: dev.token, rawBody, headers: json });
+      expect({ rawBody, status: response.status, code: response.body?.error?.code }).toEqual({
+        rawBody,
+        status: 400,
+        code: 'INVALID_REQUEST',
+      });
+    }
+    const snapshot = expectData(await api(system.url, 'GET', CONSOLE, { token: dev.token }), 'DeveloperSnapshot');
+    expect(snapshot.organizations.filter((o: { name: string }) => o.name.startsWith(tag))).toEqual([]);
   });
 });
 

@@ -172,6 +172,19 @@ describe('the body, as over REST', () => {
     );
   });
 
+  it('400 INVALID_REQUEST for a body that is not I-JSON (CONTRACT section 10)', async () => {
+    const json = { 'Content-Type': 'application/json' };
+    for (const body of [
+      // The last member used to win: this ran the mutation.
+      '{"query":"{ access { mode } }","query":"mutation { createOrganization(input: {name: \\"Dup\\"}) { id } }"}',
+      '{"query":"{ access { mode } }","variables":{"a":1,"a":2}}',
+      '{"query":"{ access { mode } }","variables":{"name":"\\ud800"}}',
+      '{"query":"{ access { mode } }","variables":{"n":1e400}}',
+    ]) {
+      expectGraphQLError(await post(body, json), 400, 'INVALID_REQUEST');
+    }
+  });
+
   it('400 INVALID_REQUEST for JSON that is not one GraphQL request', async () => {
     const json = { 'Content-Type': 'application/json' };
     for (const body of [
@@ -200,6 +213,8 @@ describe('the route', () => {
     for (const method of ['GET', 'PUT', 'DELETE']) {
       const response = await api(system.url, method, `${GRAPHQL}?query=%7Baccess%7Bmode%7D%7D`, { token: dev.token });
       expectError(response, 405, 'method_not_allowed');
+      // RFC 9110: a 405 carries Allow (CONTRACT section 10).
+      expect(response.headers.get('allow')?.split(', ')).toContain('POST');
     }
   });
 

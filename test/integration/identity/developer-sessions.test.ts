@@ -177,11 +177,28 @@ describe('developer sessions (CONTRACT section 4)', () => {
       expect(allowed.headers.get('access-control-allow-origin')).toBe(CONSOLE_ORIGIN);
       expect(allowed.headers.get('access-control-allow-methods')).toMatch(/GET/);
       expect(allowed.headers.get('access-control-allow-headers')).toMatch(/Authorization/);
-      for (const origin of ['https://evil.example', undefined]) {
-        const refused = await preflight(origin);
-        expect(refused.status).toBe(403);
-        expect(await refused.json()).toEqual(errorBody('INVALID_SESSION_ORIGIN'));
-        expect(refused.headers.get('access-control-allow-origin')).toBeNull();
+      const refused = await preflight('https://evil.example');
+      expect(refused.status).toBe(403);
+      expect(await refused.json()).toEqual(errorBody('INVALID_SESSION_ORIGIN'));
+      expect(refused.headers.get('access-control-allow-origin')).toBeNull();
+    });
+
+    it('answers an OPTIONS without Origin like any OPTIONS: 200 with Allow, no CORS headers (CONTRACT section 10)', async () => {
+      for (const [path, methods] of [
+        ['/api/developer/v1/access', ['GET', 'HEAD', 'OPTIONS']],
+        ['/api/developer/v1/console', ['GET', 'HEAD', 'OPTIONS', 'POST']],
+        ['/api/developer/v1/records', ['GET', 'HEAD', 'OPTIONS']],
+        ['/graphql', ['OPTIONS', 'POST']],
+      ] as const) {
+        const response = await fetch(`${system.url}${path}`, { method: 'OPTIONS' });
+        expect({ path, status: response.status, allow: response.headers.get('allow')?.split(', ').sort() }).toEqual({
+          path,
+          status: 200,
+          allow: methods,
+        });
+        expect(await response.text()).toBe('');
+        expect(response.headers.get('access-control-allow-origin')).toBeNull();
+        expect(response.headers.get('access-control-allow-methods')).toBeNull();
       }
     });
   });

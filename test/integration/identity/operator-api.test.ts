@@ -113,6 +113,36 @@ describe('operator API (CONTRACT section 3)', () => {
       expect(third.body.data.id).not.toBe(first.body.data.id);
     });
 
+    it('answers 400 INVALID_REQUEST for an e-mail with a control character or a lone surrogate; nothing is stored', async () => {
+      const tag = randomUUID().slice(0, 8);
+      const raws = [
+        // A NUL used to reach PostgreSQL (503 PLATFORM_UNAVAILABLE and a logged database error).
+        `{"email":"nul-${tag}\\u0000@example.com"}`,
+        `{"email":"bell-${tag}\\u0007@example.com"}`,
+        `{"email":"del-${tag}@example.com\\u007f"}`,
+        `{"email":"tab-${tag}\\t@example.com"}`,
+        // A lone surrogate used to be stored as U+FFFD.
+        `{"email":"lone-${tag}\\ud800@example.com"}`,
+        `{"email":"lone-${tag}@example.com\\udfff"}`,
+        // Duplicated member names used to be accepted, the last one winning.
+        `{"email":"first-${tag}@example.com","email":"second-${tag}@example.com"}`,
+      ];
+      for (const raw of raws) {
+        const response = await api(system.url, 'POST', '/api/admin/v1/invitations', {
+          token: TEST_ADMIN_TOKEN,
+          rawBody: raw,
+          headers: { 'Content-Type': 'application/json' },
+        });
+        expect({ raw, status: response.status, body: response.body }).toEqual({
+          raw,
+          status: 400,
+          body: errorBody('INVALID_REQUEST'),
+        });
+      }
+      const listed = await admin(system, 'GET', '/invitations');
+      expect(listed.body.data.records.filter((i: { email: string }) => i.email.includes(tag))).toEqual([]);
+    });
+
     it('revoking an unknown or malformed id answers 404 not_found', async () => {
       for (const id of [randomUUID(), 'not-a-uuid']) {
         const response = await admin(system, 'POST', `/invitations/${id}/revoke`);
@@ -212,6 +242,10 @@ describe('operator API (CONTRACT section 3)', () => {
         { ...valid, creditsUserId: 'someone' },
         { ...valid, sessionId: '' },
         { ...valid, sessionId: 's'.repeat(201) },
+        // A NUL used to reach PostgreSQL (503 PLATFORM_UNAVAILABLE and a logged database error).
+        { ...valid, sessionId: 'session\u0000x' },
+        { ...valid, sessionId: 'session\u001fx' },
+        { ...valid, sessionId: 'session\u007f' },
         { ...valid, extra: true },
         { sessionId: 'session-x', creditsUserId: randomUUID() },
       ];

@@ -117,11 +117,9 @@ describe('GET /api/game-sdk/v2/config', () => {
     }
   });
 
-  it('a wrong method: 405 with the envelope', async () => {
-    expectError(
-      await api(system.url, 'POST', `${CONFIG_PATH}?publicKey=${publicKey}`, { body: {} }),
-      405,
-      'method_not_allowed',
-    );
+  it('a wrong method: 405 with the envelope and Allow', async () => {
+    const response = await api(system.url, 'POST', `${CONFIG_PATH}?publicKey=${publicKey}`, { body: {} });
+    expectError(response, 405, 'method_not_allowed');
+    expect(response.headers.get('allow')?.split(', ').sort()).toEqual(['GET', 'HEAD']);
   });
 });

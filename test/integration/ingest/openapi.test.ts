@@ -54,4 +54,31 @@ describe('/openapi.json for the game SDK ingest endpoints', () => {
     const error = await postEvent(system.url, undefined, body);
     expect(schemas.named('ErrorEnvelope')(error.body)).toBe(true);
   });
+
+  it('describes occurredAt exactly: the served pattern accepts what the server accepts, and only that', async () => {
+    const validate = new SchemaSet(doc.components.schemas).named('GameEventInput');
+    const world = await createEventWorld(system.databaseUrl!);
+    for (const occurredAt of [
+      '0000-00-00T00:00Z', // accepted by the document's pattern before, refused by the server
+      '2026-02-29T12:00Z',
+      '1900-02-29T12:00Z',
+      '2026-04-31T12:00Z',
+      '2026-01-01T24:00Z',
+      '2026-01-01T12:00:60Z',
+      '2026-01-01T12:00+24:00',
+      '0000-01-01T00:30+01:00',
+      '9999-12-31T23:30-01:00',
+      '٢٠٢٦-01-01T12:00Z',
+      '2024-02-29T12:00Z',
+      '0000-01-01T00:00-01:00',
+      '9999-12-31T23:59:59.999+01:00',
+      new Date().toISOString(),
+    ]) {
+      const body = eventBody(world, { occurredAt });
+      const response = await postEvent(system.url, world.key.value, body);
+      const served = response.status === 200 ? 'accepted' : `${response.status} ${response.body.error.code}`;
+      const documented = validate(body) ? 'accepted' : '400 invalid_event';
+      expect({ occurredAt, served }).toEqual({ occurredAt, served: documented });
+    }
+  });
 });

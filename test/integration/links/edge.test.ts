@@ -219,13 +219,13 @@ describe('game server linking routes: edge checks in order', () => {
       }
     });
 
-    it('405 with the envelope for another method on a linking path', async () => {
-      expectError(await api(system.url, 'GET', LINK_INTENTS, { token: game.secretKey }), 405, 'method_not_allowed');
-      expectError(
-        await api(system.url, 'DELETE', `${PLAYERS}/x`, { token: game.secretKey }),
-        405,
-        'method_not_allowed',
-      );
+    it('405 with the envelope and Allow for another method on a linking path', async () => {
+      const create = await api(system.url, 'GET', LINK_INTENTS, { token: game.secretKey });
+      expectError(create, 405, 'method_not_allowed');
+      expect(create.headers.get('allow')).toBe('POST');
+      const player = await api(system.url, 'DELETE', `${PLAYERS}/x`, { token: game.secretKey });
+      expectError(player, 405, 'method_not_allowed');
+      expect(player.headers.get('allow')?.split(', ').sort()).toEqual(['GET', 'HEAD']);
     });
   });
 

@@ -114,3 +114,39 @@ describe('admitDeveloper', () => {
     );
   });
 });
+
+describe('admitDeveloper: claims no store can hold', () => {
+  it('a sub or email with a control character or a lone surrogate is a malformed session (401), not an outage', async () => {
+    for (const claims of [
+      { sub: 'idp|me\u0000', email: 'dev@example.com' },
+      { sub: 'idp|me', email: 'dev\u0000@example.com' },
+      { sub: 'idp|me', email: 'dev\u0001@example.com' },
+      { sub: 'idp|\ud800', email: 'dev@example.com' },
+      { sub: 'idp|me', email: 'dev\udc00@example.com' },
+    ]) {
+      const lookups: string[] = [];
+      const outcome = await admitDeveloper(
+        {
+          verifier: { verify: async () => ({ ok: true, payload: { ...claims, email_verified: true } }) },
+          allowedOrigins: [],
+          invitations: {
+            async findActiveByEmail(email) {
+              lookups.push(email);
+              throw new Error('invalid byte sequence for encoding "UTF8": 0x00');
+            },
+            async bindFirstUse() {
+              throw new Error('not reached');
+            },
+          },
+        },
+        { authorization: 'Bearer a.b.c', origin: '' },
+      ).catch((error: unknown) => error);
+      expect({ claims, status: (outcome as AppError).status, code: (outcome as AppError).code, lookups }).toEqual({
+        claims,
+        status: 401,
+        code: 'UNAUTHORIZED',
+        lookups: [],
+      });
+    }
+  });
+});

@@ -10,6 +10,7 @@ import { AppError } from '../../../runtime/src/errors.ts';
 import { isAllowedOrigin } from '../../../runtime/src/http/origins.ts';
 import type { InvitationRow } from '../repositories/invitations.ts';
 import { bearerToken, type TokenVerifier } from '../sessions/token-verifier.ts';
+import { hasControlCharacters } from './names.ts';
 
 export interface DeveloperPrincipal {
   identityUserId: string;
@@ -52,7 +53,11 @@ export async function admitDeveloper(
     sub.length > 200 ||
     typeof email !== 'string' ||
     email === '' ||
-    email.length > 320
+    email.length > 320 ||
+    // Claims that no invitation or member can hold (PostgreSQL text refuses NUL; a lone surrogate would be stored
+    // as U+FFFD): a malformed session, not an outage of the identity store.
+    !isStorableClaim(sub) ||
+    !isStorableClaim(email)
   ) {
     throw unauthorized();
   }
@@ -80,4 +85,8 @@ export async function admitDeveloper(
     email,
     canCreateUnlimitedOrganization: invitation.can_create_unlimited_organization,
   };
+}
+
+function isStorableClaim(text: string): boolean {
+  return text.isWellFormed() && !hasControlCharacters(text);
 }

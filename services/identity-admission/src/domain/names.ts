@@ -1,4 +1,7 @@
-// Usernames and session ids as identity-admission stores them.
+// E-mail addresses, usernames and session ids as identity-admission stores them. No C0 control character and no
+// DEL anywhere: PostgreSQL text cannot hold NUL (an insert fails), and the others have no place in these values.
+// The gateway's operator API schemas use the same patterns (gateway/src/schemas/admin.ts), so /openapi.json
+// describes exactly what is accepted; lengths count code points, as JSON Schema's minLength/maxLength do.
 
 export const USERNAME_MAX = 100;
 export const SESSION_ID_MAX = 200;
@@ -12,12 +15,33 @@ export function hasControlCharacters(text: string): boolean {
   return false;
 }
 
-/** A username: 1 to 100 characters (code points), not blank, no control characters. */
-export function isValidUsername(name: string): boolean {
-  return name.trim() !== '' && [...name].length <= USERNAME_MAX && !hasControlCharacters(name);
+export const EMAIL_MAX = 320;
+// White space as JavaScript's `\s` and String#trim know it, spelled out so that a pattern means the same in every
+// regex dialect (Python's `\s`, used by schemathesis, is another set).
+const SPACE = '\\u0020\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff';
+const CONTROL = '\\u0000-\\u001f\\u007f';
+// One character of an e-mail's local part or domain: not `@`, not a control character, not white space.
+const EMAIL_CHARACTER = `[^@${CONTROL}${SPACE}]`;
+/** The e-mail rule as a JSON Schema / ECMAScript `u` pattern: 1 to 64 characters, `@`, 1 to 255 characters. */
+export const EMAIL_PATTERN = `^${EMAIL_CHARACTER}{1,64}@${EMAIL_CHARACTER}{1,255}$`;
+const EMAIL = new RegExp(EMAIL_PATTERN, 'u');
+/** Session ids: 1 to 200 characters, none of them a control character. */
+export const SESSION_ID_PATTERN = `^[^${CONTROL}]+$`;
+/** Usernames: no control character, and at least one that is not white space. */
+export const USERNAME_PATTERN = `^[^${CONTROL}]*[^${CONTROL}${SPACE}][^${CONTROL}]*$`;
+const USERNAME = new RegExp(USERNAME_PATTERN, 'u');
+
+/** An invitation's e-mail address: EMAIL_PATTERN, at most 320 characters (code points). */
+export function isValidEmail(email: string): boolean {
+  return EMAIL.test(email) && [...email].length <= EMAIL_MAX;
 }
 
-/** A session id (`sid`): 1 to 200 characters. */
+/** A username: 1 to 100 characters (code points), not blank, no control characters. */
+export function isValidUsername(name: string): boolean {
+  return USERNAME.test(name) && [...name].length <= USERNAME_MAX;
+}
+
+/** A session id (`sid`): 1 to 200 characters, no control characters. */
 export function isValidSessionId(sid: string): boolean {
-  return sid !== '' && [...sid].length <= SESSION_ID_MAX;
+  return sid !== '' && [...sid].length <= SESSION_ID_MAX && !hasControlCharacters(sid);
 }

@@ -6,19 +6,18 @@
 import { createAjv, describeAjvError } from '../../../runtime/src/validation/ajv.ts';
 import { UUID_PATTERN } from '../../../runtime/src/validation/uuid.ts';
 import { checkMetadata } from './metadata.ts';
-import { parseOccurredAt } from './occurred-at.ts';
+import { OCCURRED_AT_PATTERN, parseOccurredAt } from './occurred-at.ts';
 
 export const EVENT_TYPE_PATTERN = '^[a-z][a-z0-9_.-]{0,63}$';
 
 /**
  * JSON Schema 2020-12 of the request body, reusable as-is in the OpenAPI 3.1 document. UUIDs carry
  * both `format: uuid` and the spec's exact `pattern`, so external validators see the same rule.
- * `occurredAt` carries the grammar as a `pattern` (standard `date-time` requires seconds, the spec
- * does not); calendar validity (days per month, leap days) is checked after the schema, by
- * parseOccurredAt, with the same code and message.
+ * `occurredAt` carries the whole grammar as a `pattern` (standard `date-time` requires seconds, the
+ * spec does not), calendar validity and range included: exactly what parseOccurredAt accepts.
  */
-export const OCCURRED_AT_PATTERN =
-  '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(?::\\d{2}(?:\\.\\d+)?)?(?:Z|[+-]\\d{2}:\\d{2})$';
+export { OCCURRED_AT_PATTERN };
+
 const OCCURRED_AT_INVALID = 'body.occurredAt must be a valid date-time';
 
 export const gameEventInputSchema = {

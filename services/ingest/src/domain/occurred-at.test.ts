@@ -1,5 +1,6 @@
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import fc from 'fast-check';
-import { isWithinWindow, OCCURRED_AT_WINDOW_MS, parseOccurredAt } from './occurred-at.ts';
+import { isWithinWindow, OCCURRED_AT_PATTERN, OCCURRED_AT_WINDOW_MS, parseOccurredAt } from './occurred-at.ts';
 
 function norm(text: string): string | null {
   return parseOccurredAt(text)?.normalized ?? null;
@@ -33,6 +34,10 @@ describe('parseOccurredAt: examples', () => {
     ['0000-02-29T00:00Z', '0000-02-29T00:00:00.000Z'],
     ['0050-06-01T00:00Z', '0050-06-01T00:00:00.000Z'], // not mapped to 1950
     ['9999-12-31T23:59:59.999Z', '9999-12-31T23:59:59.999Z'],
+    ['0000-01-01T00:00-23:59', '0000-01-01T23:59:00.000Z'], // the first day: negative offsets only
+    ['0000-01-01T00:00+00:00', '0000-01-01T00:00:00.000Z'],
+    ['9999-12-31T23:59+23:59', '9999-12-31T00:00:00.000Z'], // the last day: positive offsets only
+    ['9999-12-31T23:59-00:00', '9999-12-31T23:59:00.000Z'],
   ])('%s -> %s', (text, expected) => {
     expect(norm(text)).toBe(expected);
     expect(parseOccurredAt(text)!.epochMs).toBe(Date.parse(expected));
@@ -74,6 +79,9 @@ describe('parseOccurredAt: examples', () => {
     ['２０２６-02-03T04:05:06Z', 'non-ASCII digits'],
     ['0000-01-01T00:00+00:01', 'UTC instant before year 0000'],
     ['9999-12-31T23:59:59-00:01', 'UTC instant after year 9999'],
+    ['0000-01-01T12:00+01:00', 'a positive offset on the first day'],
+    ['9999-12-31T00:00-01:00', 'a negative offset on the last day'],
+    ['0000-00-00T00:00Z', 'month and day 0 (issue #12)'],
     ['', 'empty'],
   ])('%s rejected (%s)', (text) => {
     expect(parseOccurredAt(text)).toBeNull();
@@ -157,5 +165,65 @@ describe('parseOccurredAt: properties', () => {
         expect(parseOccurredAt(text)).toBeNull();
       }),
     );
+  });
+});
+
+describe('OCCURRED_AT_PATTERN: exactly the grammar the parser accepts', () => {
+  // Ajv (JSON Schema, `u` flag) and a plain RegExp read the pattern alike.
+  const schema = new Ajv2020({ strict: true }).compile({ type: 'string', pattern: OCCURRED_AT_PATTERN });
+  const plain = new RegExp(OCCURRED_AT_PATTERN);
+  const agree = (text: string) => {
+    const parsed = parseOccurredAt(text) !== null;
+    expect({ text, schema: schema(text), plain: plain.test(text) }).toEqual({ text, schema: parsed, plain: parsed });
+  };
+  const digits = (n: number) => fc.string({ unit: fc.constantFrom(...'0123456789'), minLength: n, maxLength: n });
+  // Dates and times near every boundary (month and day 0, 28 to 32, hour 23/24, leap years, the first and last
+  // day), offsets of both signs, and a few characters that must not pass.
+  const year = fc.oneof(
+    digits(4),
+    fc.constantFrom('0000', '0001', '1900', '2000', '2024', '2100', '9998', '9999', '0400', '0004'),
+  );
+  const two = (values: string[]) => fc.oneof(digits(2), fc.constantFrom(...values));
+  const candidate = fc
+    .tuple(
+      year,
+      two(['00', '01', '02', '04', '12', '13']),
+      two(['00', '01', '28', '29', '30', '31', '32']),
+      two(['00', '23', '24']),
+      two(['00', '59', '60']),
+      fc.option(fc.tuple(two(['00', '59', '60']), fc.option(digits(3)))),
+      fc.constantFrom('Z', '+', '-', 'z', ''),
+      two(['00', '01', '23', '24']),
+      two(['00', '01', '59', '60']),
+      fc.constantFrom('', '', '', '\n', ' ', 'T', '٠'),
+    )
+    .map(([y, mo, d, h, mi, sec, zone, oh, om, tail]) => {
+      const seconds = sec ? `:${sec[0]}${sec[1] !== null ? `.${sec[1]}` : ''}` : '';
+      const offset = zone === '+' || zone === '-' ? `${zone}${oh}:${om}` : zone;
+      return `${y}-${mo}-${d}T${h}:${mi}${seconds}${offset}${tail}`;
+    });
+
+  test('the examples of the issue and of the range rule', () => {
+    for (const text of ['0000-00-00T00:00Z', '2026-11-23T13:20Z', '0000-01-01T00:00Z', '0000-01-01T01:00+01:00']) {
+      agree(text);
+    }
+    expect(plain.test('0000-00-00T00:00Z')).toBe(false);
+  });
+
+  test('property: pattern and parser agree', () => {
+    fc.assert(fc.property(candidate, agree), { numRuns: 20_000 });
+  });
+
+  test('property: every day of every month of a 400-year cycle and of the first and last years', () => {
+    for (const y of [0, 1, 4, 100, 1900, 2000, 2024, 2026, 2100, 9996, 9999]) {
+      for (let month = 1; month <= 12; month++) {
+        for (let day = 0; day <= 32; day++) {
+          const date = `${String(y).padStart(4, '0')}-${String(month).padStart(2, '0')}-${String(day).padStart(2, '0')}`;
+          for (const rest of ['T00:00Z', 'T23:59:59.9+23:59', 'T00:00-23:59', 'T12:00+00:00', 'T12:00-00:00']) {
+            agree(`${date}${rest}`);
+          }
+        }
+      }
+    }
   });
 });

@@ -12,13 +12,60 @@
  *   it); digits beyond milliseconds are truncated (floored), never rounded, so an instant never
  *   moves to the next millisecond/second.
  * - Offsets: hours 00-23, minutes 00-59; `-00:00` is accepted and means UTC, like `Z`.
- * - Range: the UTC instant must fall in years 0000-9999 so that `normalized` is a valid 4-digit
- *   RFC 3339 text; anything else is rejected as malformed (it is far outside the window anyway).
+ * - Range: years 0000-9999, and the instant in UTC within them too, so that `normalized` is a valid
+ *   4-digit RFC 3339 text: on the first day, 0000-01-01, the offset may not be positive (`Z`,
+ *   `+00:00` or negative), on the last, 9999-12-31, not negative. (A rule on the written date and
+ *   offset alone, rather than "the UTC instant must fall in 0000-9999", so that a regular expression
+ *   can state it exactly: OCCURRED_AT_PATTERN below is the whole grammar, calendar included.)
  * The exact input text is what the payload hash covers; `normalized` is for storage/responses.
  */
 
-const GRAMMAR = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?(?:Z|([+-])(\d{2}):(\d{2}))$/;
+const GRAMMAR =
+  /^([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2})(?::([0-9]{2})(?:\.([0-9]+))?)?(?:Z|([+-])([0-9]{2}):([0-9]{2}))$/;
 const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+// ---- OCCURRED_AT_PATTERN: the grammar above as one regular expression (CONTRACT section 10 and issue #12: the
+// document must describe exactly what the server accepts). Plain syntax that ECMA-262 (JSON Schema, Ajv) and
+// Python's `re` (schemathesis) read alike: `[0-9]`, never `\d` (Unicode digits in Python), no lookaround.
+
+const pad2 = (n: number) => String(n).padStart(2, '0');
+
+/** Two-digit numbers lo..hi (lo <= hi, both 0..99) as an alternation. */
+function twoDigits(lo: number, hi: number): string {
+  const parts: string[] = [];
+  for (let tens = Math.floor(lo / 10); tens <= Math.floor(hi / 10); tens++) {
+    const from = tens === Math.floor(lo / 10) ? lo % 10 : 0;
+    const to = tens === Math.floor(hi / 10) ? hi % 10 : 9;
+    parts.push(`${tens}${from === to ? from : from === 0 && to === 9 ? '[0-9]' : `[${from}-${to}]`}`);
+  }
+  return parts.join('|');
+}
+
+/** MM-DD of a common year; without 01-01 and/or 12-31 when asked. */
+function monthDays(options: { withoutFirst?: boolean; withoutLast?: boolean } = {}): string {
+  const months = DAYS_IN_MONTH.map((days, index) => {
+    const first = options.withoutFirst && index === 0 ? 2 : 1;
+    const last = options.withoutLast && index === 11 ? days - 1 : days;
+    return `${pad2(index + 1)}-(?:${twoDigits(first, last)})`;
+  });
+  return `(?:${months.join('|')})`;
+}
+
+const YEARS_0001_9998 = '(?:000[1-9]|00[1-9][0-9]|0[1-9][0-9]{2}|[1-8][0-9]{3}|9[0-8][0-9]{2}|99[0-8][0-9]|999[0-8])';
+// Divisible by 4 and not by 100, or by 400 (0000 included).
+const LEAP_YEARS = '(?:[0-9]{2}(?:0[48]|[2468][048]|[13579][26])|(?:[02468][048]|[13579][26])00)';
+const TIME = '(?:[01][0-9]|2[0-3]):[0-5][0-9](?::[0-5][0-9](?:\\.[0-9]+)?)?';
+const OFFSET_HH_MM = '(?:[01][0-9]|2[0-3]):[0-5][0-9]';
+const DATES =
+  `(?:${YEARS_0001_9998}-${monthDays()}|0000-${monthDays({ withoutFirst: true })}` +
+  `|9999-${monthDays({ withoutLast: true })}|${LEAP_YEARS}-02-29)`;
+
+/** The whole `occurredAt` grammar, calendar and range included, as a JSON Schema `pattern`. */
+export const OCCURRED_AT_PATTERN =
+  `^(?:${DATES}T${TIME}(?:Z|[+-]${OFFSET_HH_MM})` +
+  `|0000-01-01T${TIME}(?:Z|\\+00:00|-${OFFSET_HH_MM})` +
+  `|9999-12-31T${TIME}(?:Z|-00:00|\\+${OFFSET_HH_MM}))$`;
+const OCCURRED_AT = new RegExp(OCCURRED_AT_PATTERN);
 const MS_PER_MINUTE = 60_000;
 // 400 Gregorian years are exactly 146,097 days. Shifting the year by 400 before Date.UTC avoids
 // its mapping of years 0-99 to 1900-1999 without changing the weekday/leap pattern.
@@ -41,7 +88,8 @@ export interface ParsedOccurredAt {
 }
 
 export function parseOccurredAt(text: string): ParsedOccurredAt | null {
-  if (typeof text !== 'string') return null;
+  if (typeof text !== 'string' || !OCCURRED_AT.test(text)) return null;
+  // From here on the text is valid: the checks below restate the pattern's rules and can only fail on a bug.
   const m = GRAMMAR.exec(text);
   if (m === null) return null;
   const year = Number(m[1]);

@@ -47,9 +47,7 @@ export function createHttpApp(options: HttpAppOptions): Koa {
     ctx.set('X-Request-Id', requestId);
     try {
       await next();
-      if (ctx.status === 404 && ctx.body === undefined) {
-        throw new AppError(404, 'not_found', `No route for ${ctx.method} ${ctx.path}.`);
-      }
+      if (ctx.body === undefined || ctx.body === null) refuseUnrouted(ctx);
     } catch (error) {
       writeError(ctx, error);
     } finally {
@@ -84,19 +82,29 @@ export function createHttpApp(options: HttpAppOptions): Koa {
   });
   for (const addRoutes of options.routes) addRoutes(router);
   app.use(router.routes());
-  app.use(router.allowedMethods({ throw: true }));
+  // Not `throw: true`: the router's thrown errors carry no Allow. It answers 405 (another method on a known path)
+  // and 501 (a method the router does not know) with Allow set, and OPTIONS with 200 and Allow; refuseUnrouted
+  // turns the first two into the error envelope and keeps Allow (RFC 9110 section 15.5.6).
+  app.use(router.allowedMethods());
   return app;
+}
+
+/** Nothing answered the request: the envelope for 404 (unknown path) or 405 (another method on a known path). */
+function refuseUnrouted(ctx: Koa.Context): void {
+  const allow = String(ctx.response.get('Allow') ?? '');
+  if ((ctx.status === 405 || ctx.status === 501) && allow !== '') {
+    throw new AppError(405, 'method_not_allowed', `Method ${ctx.method} is not allowed on ${ctx.path}; use ${allow}.`);
+  }
+  if (ctx.status === 404 || ctx.status === 405 || ctx.status === 501) {
+    ctx.remove('Allow');
+    throw new AppError(404, 'not_found', `No route for ${ctx.method} ${ctx.path}.`);
+  }
 }
 
 function writeError(ctx: Koa.Context, error: unknown): void {
   let appError: AppError;
   if (error instanceof AppError) {
     appError = error;
-  } else if (isHttpError(error) && error.status === 405) {
-    appError = new AppError(405, 'method_not_allowed', `Method ${ctx.method} is not allowed on ${ctx.path}.`);
-    if (error.headers?.Allow) ctx.set('Allow', error.headers.Allow);
-  } else if (isHttpError(error) && error.status === 501) {
-    appError = new AppError(405, 'method_not_allowed', `Method ${ctx.method} is not supported.`);
   } else {
     ctx.state.log?.error({ err: error }, 'unhandled error');
     appError = new AppError(500, 'internal_error', 'The service failed to handle the request.');
@@ -104,8 +112,4 @@ function writeError(ctx: Koa.Context, error: unknown): void {
   if (appError.status === 503 && !ctx.response.get('Retry-After')) ctx.set('Retry-After', '1');
   ctx.status = appError.status;
   ctx.body = appError.toEnvelope();
-}
-
-function isHttpError(error: unknown): error is { status: number; headers?: Record<string, string> } {
-  return typeof error === 'object' && error !== null && 'status' in error && typeof error.status === 'number';
 }

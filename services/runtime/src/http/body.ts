@@ -1,7 +1,9 @@
 // Reading a JSON body with the API's limits, in the contract's order: content type (415), size counted on the raw
-// bytes whether or not Content-Length is sent (413), UTF-8 and JSON syntax (400).
+// bytes whether or not Content-Length is sent (413), UTF-8, JSON syntax and I-JSON (400; CONTRACT section 10: a
+// duplicated member name, a lone surrogate or a number outside the range of a double is not JSON here).
 import type Koa from 'koa';
 import { AppError } from '../errors.ts';
+import { parseIJson } from './i-json.ts';
 
 export const JSON_BODY_LIMIT_BYTES = 16_384;
 
@@ -36,16 +38,14 @@ export async function readJsonBody(ctx: Koa.Context, options: JsonBodyOptions = 
     }
     chunks.push(buffer);
   }
-  const invalid = () => new AppError(400, options.invalidJsonCode ?? 'INVALID_REQUEST', 'The body is not valid JSON.');
+  const invalid = (message: string) => new AppError(400, options.invalidJsonCode ?? 'INVALID_REQUEST', message);
   let text: string;
   try {
     text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(Buffer.concat(chunks, size));
   } catch {
-    throw invalid();
+    throw invalid('The body is not valid UTF-8.');
   }
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw invalid();
-  }
+  const parsed = parseIJson(text);
+  if (!parsed.ok) throw invalid(parsed.reason);
+  return parsed.value;
 }

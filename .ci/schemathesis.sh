@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# Schemathesis against the served /openapi.json of the running all-in-one process (`npm start`: embedded PostgreSQL
+# and the in-process transport, a temporary DATA_DIR, a random ADMIN_TOKEN): every check, twice, once without
+# credentials and once with a developer session of the local development identity provider. Exits non-zero on any
+# failure. Called by .ci/run as its own step; runs locally the same way: bash .ci/schemathesis.sh
+# Settings: .ci/schemathesis.toml; the two documented exemptions: .ci/schemathesis_hooks.py.
+#
+# Environment:
+#   SCHEMATHESIS_VENV       the virtual environment (made when missing)        default .venv-schemathesis
+#   SCHEMATHESIS_MAX_TIME   time budget of each of the two runs, in seconds   default 70
+#   SCHEMATHESIS_SEED       seed of the data generation                       default random (printed)
+#   SCHEMATHESIS_REPORT     folder for JUnit reports and the server's log     default a temporary folder
+#   SCHEMATHESIS_START_TIMEOUT  seconds to wait for the service to be ready  default 240
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SCHEMATHESIS_VERSION=4.32.5
+venv=${SCHEMATHESIS_VENV:-.venv-schemathesis}
+max_time=${SCHEMATHESIS_MAX_TIME:-70}
+seed=${SCHEMATHESIS_SEED:-$(python3 -c 'import secrets; print(secrets.randbelow(2**31))')}
+node=node_modules/.bin/node
+[ -x "$node" ] || { echo "schemathesis.sh: run npm ci first (Node 24 comes from node_modules)" >&2; exit 2; }
+
+if [ ! -x "$venv/bin/schemathesis" ] || [ "$("$venv/bin/schemathesis" --version 2>/dev/null)" != "schemathesis, version $SCHEMATHESIS_VERSION" ]; then
+  echo "making $venv with schemathesis $SCHEMATHESIS_VERSION"
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install --quiet --disable-pip-version-check "schemathesis==$SCHEMATHESIS_VERSION"
+fi
+"$venv/bin/schemathesis" --version
+
+work=$(mktemp -d)
+report=${SCHEMATHESIS_REPORT:-$work/report}
+mkdir -p "$report"
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+admin_token=$(python3 -c 'import secrets; print(secrets.token_hex(24))')
+base="http://127.0.0.1:$port"
+server_pid=
+cleanup() {
+  if [ -n "$server_pid" ] && kill -0 "$server_pid" 2>/dev/null; then
+    kill -TERM "$server_pid" 2>/dev/null || true
+    wait "$server_pid" 2>/dev/null || true
+  fi
+  rm -rf "$work/data"
+}
+trap cleanup EXIT
+
+# The all-in-one process: `npm start` without npm in between, so that $! is the server itself.
+PORT=$port DATA_DIR="$work/data" ADMIN_TOKEN=$admin_token LOG_LEVEL=warn \
+  "$node" services/all-in-one/src/main.ts >"$report/server.log" 2>&1 &
+server_pid=$!
+# Start-up takes a few seconds on an idle machine and a minute or more on a busy one (PGlite's first initdb).
+ready_deadline=$((SECONDS + ${SCHEMATHESIS_START_TIMEOUT:-240}))
+until curl -fsS "$base/readyz" >/dev/null 2>&1; do
+  if ! kill -0 "$server_pid" 2>/dev/null || [ "$SECONDS" -ge "$ready_deadline" ]; then
+    cat "$report/server.log" >&2
+    echo "the service did not become ready at $base" >&2
+    exit 1
+  fi
+  sleep 0.5
+done
+
+# A developer: invited through the operator API, with a session of the development identity provider.
+email="schemathesis-$seed@example.com"
+curl -fsS -X POST "$base/api/admin/v1/invitations" -H "Authorization: Bearer $admin_token" \
+  -H 'Content-Type: application/json' --data "{\"email\":\"$email\"}" >/dev/null
+dev_token=$(DATA_DIR="$work/data" "$node" services/identity-admission/src/cli/dev-token.ts --email "$email")
+status=$(curl -sS -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $dev_token" "$base/api/developer/v1/access")
+[ "$status" = 200 ] || { echo "the developer session is not admitted ($status)" >&2; exit 1; }
+
+run() {
+  local name=$1
+  shift
+  echo
+  echo "--- schemathesis: $name (seed $seed, at most ${max_time}s)"
+  PYTHONPATH=.ci "$venv/bin/schemathesis" --config-file .ci/schemathesis.toml run "$base/openapi.json" \
+    --checks all \
+    --max-time "$max_time" \
+    --max-examples 50 \
+    --seed "$seed" \
+    --workers 1 \
+    --request-timeout 10 \
+    --generation-database none \
+    --suppress-health-check too_slow \
+    --report junit --report-junit-path "$report/$name.xml" \
+    --no-color \
+    "$@"
+}
+
+failed=0
+run unauthenticated || failed=1
+run developer --header "Authorization: Bearer $dev_token" || failed=1
+if [ "$failed" != 0 ]; then
+  echo "schemathesis found failures (reports and the server's log: $report)" >&2
+  exit 1
+fi
+echo "schemathesis: no failures"
