@@ -107,7 +107,10 @@ describe('the ledger receives an event and never answers (killed after its commi
   it('503 retry_later says the outcome is unknown and to retry with the same eventId', async () => {
     const blackhole = await connect({ servers: nats.url });
     try {
-      blackhole.subscribe('rewards.v1.ledger.RecordEvent', { queue: 'ledger', callback: () => undefined });
+      // Both event operations: the edge sends RecordEvents (edge batching) unless its batch size is 1.
+      for (const subject of ['rewards.v1.ledger.RecordEvent', 'rewards.v1.ledger.RecordEvents']) {
+        blackhole.subscribe(subject, { queue: 'ledger', callback: () => undefined });
+      }
       await blackhole.flush();
       const response = await postEvent(system.url, world.key.value, eventBody(world));
       expectError(response, 503, 'retry_later');
