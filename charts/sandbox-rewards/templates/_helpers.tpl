@@ -147,8 +147,12 @@ Usage: include "sandbox-rewards.programConfig" (dict "root" $ "program" "ledger"
 {{- $env := dict "LOG_LEVEL" $c.logLevel "HTTP_PORT" "8080" "NATS_URL" $c.natsUrl "NATS_REQUEST_TIMEOUT_MS" (toString $c.natsRequestTimeoutMs) "DATA_DIR" "/tmp/data" -}}
 {{- if eq .program "gateway" -}}
 {{- $_ := set $env "GRAPHQL_INTROSPECTION" (toString $c.graphqlIntrospection) -}}
+{{- else if eq .program "ingest" -}}
+{{- $_ := set $env "INGEST_EVENT_BATCH_MAX" (toString $c.ingestEventBatchMax) -}}
+{{- $_ := set $env "INGEST_EVENT_IN_FLIGHT_MAX" (toString $c.ingestEventInFlightMax) -}}
 {{- else if eq .program "ledger" -}}
 {{- $_ := set $env "EVENT_RATE_LIMIT_PER_MINUTE" (toString $c.eventRateLimitPerMinute) -}}
+{{- $_ := set $env "EVENT_BATCH_MAX" (toString $c.eventBatchMax) -}}
 {{- else if eq .program "identity-admission" -}}
 {{- $opt := dict
   "DEVELOPER_JWKS" $c.developer.jwks
