@@ -25,7 +25,8 @@ export const ledger: ProgramModule<LedgerConfig> = {
       services: [
         {
           service: 'ledger',
-          version: '1.0.0',
+          // 1.1.0: DecisionStats.
+          version: '1.1.0',
           description: 'Console, events, links and configuration',
           endpoints: [
             ...consoleEndpoints({ database, logger: deps.logger }),
