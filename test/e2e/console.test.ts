@@ -10,6 +10,7 @@ import { gzipSync } from 'node:zlib';
 import AxeBuilder from '@axe-core/playwright';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { insertPlayer } from '../integration/console/helpers.ts';
+import { sql } from '../support/database.ts';
 import { postEvent } from '../support/ingest.ts';
 import { admin, startTestSystem, type TestSystem } from '../support/system.ts';
 
@@ -238,6 +239,13 @@ test('a developer signs in, builds a game, funds it, issues keys and sees a post
 
   // An event posted with the secret key appears on the game's page without a reload.
   const playerId = await insertPlayer(system, gameId);
+  // The player's platform account exists and is active, so that the decision is an accepted reward.
+  const [player] = await sql(system.databaseUrl!, 'select credits_user_id from ledger.players where id = $1', [
+    playerId,
+  ]);
+  expect((await admin(system, 'PUT', `/native-accounts/${player!.credits_user_id}`, { status: 'active' })).status).toBe(
+    200,
+  );
   const liveSince = performance.now();
   const posted = await postEvent(system.url, secretKey, {
     eventId: randomUUID(),
@@ -246,6 +254,7 @@ test('a developer signs in, builds a game, funds it, issues keys and sees a post
     occurredAt: new Date().toISOString(),
   });
   expect(posted.status).toBe(200);
+  expect(posted.body.data.status).toBe('accepted');
   const live = page.getByRole('table', { name: 'Live decisions' });
   await live.getByRole('cell', { name: 'level.up', exact: true }).waitFor(WAIT);
   process.stdout.write(`console: posted event shown after ${(performance.now() - liveSince).toFixed(0)} ms\n`);
@@ -254,6 +263,17 @@ test('a developer signs in, builds a game, funds it, issues keys and sees a post
     .getByRole('table', { name: 'Players' })
     .getByRole('cell', { name: /^player-/ })
     .waitFor(WAIT);
+  // The chart's aggregate (decisionStats) counts it too.
+  const summary = page.getByTestId('decisions-summary');
+  await summary.filter({ hasText: `1 ${posted.body.data.status}` }).waitFor(WAIT);
+  await page.getByText('Spent: 25 of budget 1,000').waitFor(WAIT);
+  expect(await summary.innerText()).toMatch(/^\d+ accepted, \d+ rejected in the window/);
+  expect(
+    await page
+      .getByRole('img', { name: /^Decisions per minute/ })
+      .locator('canvas')
+      .count(),
+  ).toBe(1);
   await checkAccessibility('game');
   await screenshot('game');
 

@@ -1,4 +1,4 @@
-import { useState } from 'react';
+import { lazy, Suspense, useEffect, useRef, useState } from 'react';
 import {
   type ActionResult,
   canWrite,
@@ -22,6 +22,8 @@ async function page(kind: 'events' | 'players', gameId: string, first: number) {
   return result.data?.records?.edges.map((e) => e.node) ?? [];
 }
 
+const Charts = lazy(() => import('./Charts.tsx'));
+
 /** One game: budget, rules, keys, live decisions and players. */
 export default function GamePage({
   snapshot,
@@ -36,6 +38,15 @@ export default function GamePage({
   const [issued, setIssued] = useState<ActionResult | undefined>();
   const events = usePoll(() => page('events', gameId, 20) as Promise<EventRecord[]>, gameId);
   const players = usePoll(() => page('players', gameId, 20) as Promise<PlayerRecord[]>, gameId, 5000);
+  // A new decision changes the game's spending: the figures (snapshot) are read again.
+  const loaded = events.value !== undefined;
+  const newest = events.value?.[0]?.id ?? '';
+  const seen = useRef<string | undefined>(undefined);
+  useEffect(() => {
+    if (!loaded) return;
+    if (seen.current !== undefined && newest !== seen.current) reload();
+    seen.current = newest;
+  }, [loaded, newest, reload]);
   if (!game) return <p role="alert">This game does not exist or you are not a member of its organization.</p>;
   const org = snapshot.organizations.find((o) => o.id === game.organizationId);
   const project = snapshot.projects.find((p) => p.id === game.projectId);
@@ -135,6 +146,11 @@ export default function GamePage({
         <p>
           <a href={`#/records/events/${game.id}`}>All decisions of this game</a>
         </p>
+      </Section>
+      <Section title="Charts">
+        <Suspense fallback={<p>Loading charts…</p>}>
+          <Charts game={game} />
+        </Suspense>
       </Section>
       <Section title="Reward rules">
         <table aria-label="Reward rules">
