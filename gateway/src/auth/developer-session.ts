@@ -12,7 +12,9 @@ import type { Transport } from '../../../services/runtime/src/transport/operatio
  */
 export function admissionOrigin(ctx: Koa.Context): string {
   const origin = ctx.get('Origin');
-  return origin !== '' && origin.toLowerCase() === ctx.origin.toLowerCase() ? '' : origin;
+  // The request's own scheme://host (ctx.origin is not that in Koa 3: it reflects the Origin header).
+  const own = `${ctx.protocol}://${ctx.host}`;
+  return origin !== '' && origin.toLowerCase() === own.toLowerCase() ? '' : origin;
 }
 
 export async function admitDeveloper(transport: Transport, ctx: Koa.Context): Promise<DeveloperPrincipal> {
