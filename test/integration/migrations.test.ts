@@ -9,6 +9,7 @@ import { ledgerMigrations } from '../../services/ledger/src/migrations/index.ts'
 import { migrate } from '../../services/runtime/src/db/database.ts';
 import { startEmbeddedPostgres } from '../../services/runtime/src/db/embedded.ts';
 import { createTestDatabase, sql } from '../support/database.ts';
+import { seedEmbeddedData } from '../support/embedded-template.ts';
 
 const logger = pino({ level: 'silent' });
 const sets = [identityMigrations, ledgerMigrations];
@@ -79,6 +80,7 @@ describe('migrations on real PostgreSQL', () => {
 describe('migrations on PGlite (the embedded default)', () => {
   it('create both schemas and enforce the same constraints', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'rewards-pglite-'));
+    await seedEmbeddedData(dir);
     const embedded = await startEmbeddedPostgres(dir);
     try {
       await migrate(embedded.url, sets, logger);

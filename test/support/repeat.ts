@@ -113,7 +113,15 @@ async function runOnce(unit: string[], time: number, slot: number): Promise<RunR
     failed = report.numFailedTests;
     for (const suite of report.testResults) {
       for (const test of suite.assertionResults) {
-        if (test.status === 'failed') failures.push(`${relative(root, suite.name)} › ${test.fullName}`);
+        if (test.status === 'failed') {
+          // The test's name and the first line of its first failure (the assertion or the error).
+          const first = String(test.failureMessages?.[0] ?? '')
+            .split('\n')
+            .find((text: string) => text.trim() !== '');
+          failures.push(
+            `${relative(root, suite.name)} › ${test.fullName}\n          ${first?.trim().slice(0, 300) ?? ''}`,
+          );
+        }
       }
       if (suite.status === 'failed' && suite.assertionResults.length === 0) {
         failures.push(`${relative(root, suite.name)}: ${String(suite.message).split('\n').slice(0, 3).join(' ')}`);

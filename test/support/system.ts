@@ -9,7 +9,14 @@ import { type Logger, pino } from 'pino';
 import { type RunningSystem, startSystem } from '../../services/all-in-one/src/system.ts';
 import { loadDevProvider } from '../../services/identity-admission/src/sessions/dev-identity-provider.ts';
 import { createTestDatabase } from './database.ts';
+import { seedEmbeddedData } from './embedded-template.ts';
 import { startNats } from './servers.ts';
+
+/**
+ * Hook timeout of a beforeAll that starts an embedded system: it may wait for the run's PGlite template (initdb takes
+ * seconds on an idle machine, a minute or more on a loaded one). A deadline, not a measurement.
+ */
+export const EMBEDDED_START_TIMEOUT_MS = 300_000;
 
 export const TEST_ADMIN_TOKEN = 'test-admin-token-0123456789abcdef0123456789';
 
@@ -33,6 +40,7 @@ export interface TestSystemOptions {
 
 export async function startTestSystem(options: TestSystemOptions = {}): Promise<TestSystem> {
   const dataDir = mkdtempSync(join(tmpdir(), 'rewards-system-'));
+  if (options.mode === 'embedded') await seedEmbeddedData(dataDir);
   const databaseUrl = options.mode === 'embedded' ? undefined : await createTestDatabase();
   // Each system gets its own nats-server: systems of test files running in parallel would otherwise serve the same
   // subjects in the same queue groups and answer each other's requests (another database, another identity key).

@@ -83,6 +83,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<RunningS
     entities: stateOwners.flatMap((m) => m.database!.entities),
     poolMax: embedded ? 1 : 10,
     logger,
+    metrics,
   });
   const transport: Transport = common.natsUrl
     ? await NatsTransport.connect({

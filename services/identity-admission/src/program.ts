@@ -8,6 +8,7 @@ import { AppError } from '../../runtime/src/errors.ts';
 import type { ProgramDeps, ProgramModule } from '../../runtime/src/program.ts';
 import { bind } from '../../runtime/src/transport/operation.ts';
 import { isUuid } from '../../runtime/src/validation/uuid.ts';
+import { PACKAGE_VERSION } from '../../runtime/src/version.ts';
 import { hasProvider, type IdentityConfig, readIdentityConfig } from './config.ts';
 import { admitDeveloper, DEVELOPER_REQUIRED_CLAIMS } from './domain/developer-admission.ts';
 import { isValidSessionId, isValidUsername, SESSION_ID_MAX, USERNAME_MAX } from './domain/names.ts';
@@ -118,7 +119,7 @@ export const identityAdmission: ProgramModule<IdentityConfig> = {
         {
           service: 'identity',
           // 1.1.0: AdmitNative, PutNativeAccount, CreateDevicePermit.
-          version: '1.1.0',
+          version: PACKAGE_VERSION,
           description: 'Developer and native admission, invitations, device permits, platform switch',
           endpoints: [
             bind(identityOps.getPlatformState, async () => ({

@@ -3,6 +3,7 @@
 import type { EnvReader } from '../../runtime/src/config.ts';
 import type { Database } from '../../runtime/src/db/database.ts';
 import type { ProgramModule } from '../../runtime/src/program.ts';
+import { PACKAGE_VERSION } from '../../runtime/src/version.ts';
 import { consoleEndpoints } from './console/endpoints.ts';
 import { eventEndpoints } from './events/index.ts';
 import { linkEndpoints } from './links/index.ts';
@@ -25,8 +26,7 @@ export const ledger: ProgramModule<LedgerConfig> = {
       services: [
         {
           service: 'ledger',
-          // 1.1.0: DecisionStats.
-          version: '1.1.0',
+          version: PACKAGE_VERSION,
           description: 'Console, events, links and configuration',
           endpoints: [
             ...consoleEndpoints({ database, logger: deps.logger }),

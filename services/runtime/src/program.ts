@@ -133,6 +133,7 @@ export async function runStandalone<C>(module: ProgramModule<C>): Promise<void> 
       entities: module.database.entities,
       poolMax: databasePoolMax,
       logger,
+      metrics,
     });
   }
   const platform = new PlatformSwitch(transport);

@@ -1,12 +1,12 @@
 // Smoke test of the console on the embedded default (PGlite and the in-process transport, as `npm start`).
-import { api, startTestSystem, type TestSystem } from '../../support/system.ts';
+import { api, EMBEDDED_START_TIMEOUT_MS, startTestSystem, type TestSystem } from '../../support/system.ts';
 import { CONSOLE, developer, expectData, expectError, ok, RECORDS, snapshot, world } from './helpers.ts';
 
 let system: TestSystem;
 
 beforeAll(async () => {
   system = await startTestSystem({ mode: 'embedded' });
-});
+}, EMBEDDED_START_TIMEOUT_MS);
 
 afterAll(async () => {
   await system?.stop();

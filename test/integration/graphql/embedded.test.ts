@@ -1,5 +1,5 @@
 // Smoke test of the GraphQL console on the embedded default (PGlite and the in-process transport, as `npm start`).
-import { startTestSystem, type TestSystem } from '../../support/system.ts';
+import { EMBEDDED_START_TIMEOUT_MS, startTestSystem, type TestSystem } from '../../support/system.ts';
 import { developer, expectData, snapshot, world } from '../console/helpers.ts';
 import {
   gql,
@@ -18,7 +18,7 @@ let system: TestSystem;
 
 beforeAll(async () => {
   system = await startTestSystem({ mode: 'embedded' });
-});
+}, EMBEDDED_START_TIMEOUT_MS);
 
 afterAll(async () => {
   await system?.stop();

@@ -3,14 +3,21 @@
 import { randomUUID } from 'node:crypto';
 import { identityOps } from '../../../services/runtime/src/contracts/operations.ts';
 import { AppError } from '../../../services/runtime/src/errors.ts';
-import { admin, developerToken, nativeToken, startTestSystem, type TestSystem } from '../../support/system.ts';
+import {
+  admin,
+  developerToken,
+  EMBEDDED_START_TIMEOUT_MS,
+  nativeToken,
+  startTestSystem,
+  type TestSystem,
+} from '../../support/system.ts';
 import { access, errorBody } from './support.ts';
 
 describe('identity on the embedded default', () => {
   let system: TestSystem;
   beforeAll(async () => {
     system = await startTestSystem({ mode: 'embedded', env: { NATIVE_MIN_BUILD: '3' } });
-  });
+  }, EMBEDDED_START_TIMEOUT_MS);
   afterAll(async () => {
     await system?.stop();
   });

@@ -10,7 +10,7 @@ import {
   postEvent,
 } from '../../support/ingest.ts';
 import { createEventWorld, createKey, gameState } from '../../support/ledger-fixtures.ts';
-import { api, startTestSystem, type TestSystem } from '../../support/system.ts';
+import { api, EMBEDDED_START_TIMEOUT_MS, startTestSystem, type TestSystem } from '../../support/system.ts';
 
 describe('events and configuration on the embedded default', () => {
   let system: TestSystem;
@@ -21,7 +21,7 @@ describe('events and configuration on the embedded default', () => {
     expect(system.running.databaseDescription).toMatch(/PGlite/);
     // The embedded server is reachable on loopback like any PostgreSQL (one session: fixtures run between requests).
     db = system.running.databaseUrl;
-  });
+  }, EMBEDDED_START_TIMEOUT_MS);
   afterAll(async () => system?.stop());
 
   it('decides, spends, replays and refuses a conflicting payload', async () => {

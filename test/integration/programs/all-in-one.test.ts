@@ -40,7 +40,8 @@ describe('npm start (all five programs in one process)', () => {
   it('runs on the embedded default with nothing else installed, and stops on SIGTERM', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'rewards-start-'));
     try {
-      const system = await startProgram('all-in-one', { DATA_DIR: dataDir, LOG_LEVEL: 'warn' });
+      // The first start of the embedded default includes PGlite's initdb: minutes on a loaded machine.
+      const system = await startProgram('all-in-one', { DATA_DIR: dataDir, LOG_LEVEL: 'warn' }, 280_000);
       try {
         await expectBasics(system.url);
         expect(system.output()).toMatch(/Database +embedded PostgreSQL \(PGlite\)/);
@@ -53,7 +54,7 @@ describe('npm start (all five programs in one process)', () => {
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
     }
-  });
+  }, 300_000);
 
   it('runs on real PostgreSQL and NATS when DATABASE_URL and NATS_URL are set', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'rewards-start-'));

@@ -24,7 +24,8 @@ describe('programs run alone', () => {
   });
 
   it('answer through NATS: 503 while identity-admission is absent, 401 UNAUTHORIZED once it serves', async () => {
-    const gateway = await startProgram('gateway', { NATS_URL: nats.url, NATS_REQUEST_TIMEOUT_MS: '1000' });
+    // Without identity-admission NATS answers "no responders" at once; with it, a loaded machine may take seconds.
+    const gateway = await startProgram('gateway', { NATS_URL: nats.url, NATS_REQUEST_TIMEOUT_MS: '15000' });
     started.push(gateway);
 
     const before = await fetch(`${gateway.url}/api/developer/v1/access`);
@@ -55,7 +56,8 @@ describe('programs run alone', () => {
     expect(await identity.stop()).toBe(0);
     expect(await gateway.stop()).toBe(0);
     started.length = 0;
-  });
+    // Two program starts and stops: a deadline for a loaded machine, not a measurement.
+  }, 180_000);
 
   it('refuse to start with missing or malformed configuration, naming each variable', async () => {
     const run = runProgram('services/ledger/src/main.ts', {

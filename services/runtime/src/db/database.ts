@@ -4,7 +4,9 @@
 import { Migrator } from '@mikro-orm/migrations';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { type EntitySchema, MikroORM } from '@mikro-orm/postgresql';
+import { Gauge } from 'prom-client';
 import type { Logger } from '../logger.ts';
+import type { Metrics } from '../metrics.ts';
 import type { MigrationSet } from './migrations.ts';
 
 export interface DatabaseOptions {
@@ -14,6 +16,15 @@ export interface DatabaseOptions {
   /** Connection pool size; exactly 1 on PGlite, which serves one session at a time. */
   poolMax: number;
   logger: Logger;
+  /** Registers `database_pool_connections{state}` (total, idle, waiting) in this registry. */
+  metrics?: Metrics;
+}
+
+/** The counts of the `pg` pool behind MikroORM. */
+interface PoolCounts {
+  totalCount: number;
+  idleCount: number;
+  waitingCount: number;
 }
 
 export class Database {
@@ -39,6 +50,21 @@ export class Database {
       // Credits are bigint columns; values up to 1e12 are exact as numbers.
       forceUtcTimezone: true,
     });
+    if (options.metrics) {
+      const connection = orm.em.getConnection() as unknown as { getNativeClient(): Promise<PoolCounts> };
+      new Gauge({
+        name: 'database_pool_connections',
+        help: 'Connections of the PostgreSQL pool: total open, idle, and queries waiting for one',
+        labelNames: ['state'],
+        registers: [options.metrics.registry],
+        async collect() {
+          const pool = await connection.getNativeClient();
+          this.set({ state: 'total' }, pool.totalCount);
+          this.set({ state: 'idle' }, pool.idleCount);
+          this.set({ state: 'waiting' }, pool.waitingCount);
+        },
+      });
+    }
     return new Database(orm, options.logger);
   }
 

@@ -1,6 +1,7 @@
 // Embedded PostgreSQL for `npm start` without DATABASE_URL: PGlite (PostgreSQL compiled to WebAssembly) with its
 // data under DATA_DIR, served on a loopback port so that MikroORM talks to it like to any PostgreSQL server.
-import { mkdirSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
@@ -11,9 +12,32 @@ export interface EmbeddedPostgres {
   stop(): Promise<void>;
 }
 
+/**
+ * Creates the PGlite data folder `folder` (initdb) in a short-lived child process, when it holds none yet. A folder
+ * left half-made by an interrupted first start (no PG_VERSION) is made again.
+ */
+export async function initializeEmbeddedData(folder: string): Promise<void> {
+  if (existsSync(join(folder, 'PG_VERSION'))) return;
+  rmSync(folder, { recursive: true, force: true });
+  mkdirSync(folder, { recursive: true });
+  const script = new URL('./embedded-initdb.ts', import.meta.url).pathname;
+  await new Promise<void>((resolve, reject) => {
+    const child = spawn(process.execPath, [script, folder], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr = (stderr + chunk.toString()).slice(-4000);
+    });
+    child.once('error', reject);
+    child.once('exit', (code) => {
+      if (code === 0 && existsSync(join(folder, 'PG_VERSION'))) resolve();
+      else reject(new Error(`initdb of the embedded PostgreSQL in ${folder} failed (exit ${code}): ${stderr}`));
+    });
+  });
+}
+
 export async function startEmbeddedPostgres(dataDir: string, port = 0): Promise<EmbeddedPostgres> {
   const pgDir = join(dataDir, 'pglite');
-  mkdirSync(pgDir, { recursive: true });
+  await initializeEmbeddedData(pgDir);
   const db = await PGlite.create(pgDir);
   // PGlite runs ONE session: every connection shares it, so a transaction on one connection would see queries of
   // another. The process therefore keeps exactly one pooled connection at a time (Database poolMax 1); the server

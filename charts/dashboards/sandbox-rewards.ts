@@ -1,0 +1,321 @@
+// The Grafana dashboard of the chart, written against Grafana's own dashboard types (@grafana/schema) so that the
+// compiler checks its shape, and generated into charts/sandbox-rewards/dashboards/ (the chart ships it as a ConfigMap
+// for Grafana's dashboard sidecar). Every metric it reads is one the programs export: test/integration/observability
+// checks that against a running service's /metrics.
+//
+//   node charts/dashboards/sandbox-rewards.ts           writes the JSON
+//   node charts/dashboards/sandbox-rewards.ts --check   fails when the committed JSON differs (npm run check)
+import { readFileSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type { Dashboard, Panel, RowPanel } from '@grafana/schema';
+
+export const DASHBOARD_FILE = resolve(import.meta.dirname, '../sandbox-rewards/dashboards/sandbox-rewards.json');
+
+const datasource = { type: 'prometheus', uid: '${datasource}' };
+/**
+ * Every query is scoped to the dashboard's namespace and program variables. The HTTP metrics carry a `program` label
+ * of their own (the all-in-one serves all five); the others are told apart by the Service Prometheus scraped
+ * (`<release>-<program>`), and event decisions come from ingest only.
+ */
+const scopeHttp = 'namespace=~"$namespace", program=~"$program"';
+const scope = 'namespace=~"$namespace", service=~".*-$program"';
+const scopeNs = 'namespace=~"$namespace"';
+
+interface Query {
+  expr: string;
+  legend: string;
+}
+
+let nextId = 1;
+let y = 0;
+
+function row(title: string): RowPanel {
+  const panel: RowPanel = {
+    type: 'row',
+    id: nextId++,
+    title,
+    collapsed: false,
+    gridPos: { x: 0, y, w: 24, h: 1 },
+    panels: [],
+  };
+  y += 1;
+  return panel;
+}
+
+function timeseries(
+  title: string,
+  description: string,
+  unit: string,
+  queries: Query[],
+  place: { x: number; w: number; h?: number; stacked?: boolean },
+): Panel {
+  return {
+    type: 'timeseries',
+    id: nextId++,
+    title,
+    description,
+    datasource,
+    gridPos: { x: place.x, y, w: place.w, h: place.h ?? 8 },
+    fieldConfig: {
+      defaults: {
+        unit,
+        custom: {
+          drawStyle: 'line',
+          fillOpacity: place.stacked ? 60 : 10,
+          lineWidth: 1,
+          stacking: { mode: place.stacked ? 'normal' : 'none', group: 'A' },
+        },
+      },
+      overrides: [],
+    },
+    options: { legend: { displayMode: 'table', placement: 'bottom', showLegend: true, calcs: ['mean', 'max'] } },
+    targets: queries.map((query, index) => ({
+      refId: String.fromCharCode(65 + index),
+      datasource,
+      expr: query.expr,
+      legendFormat: query.legend,
+      range: true,
+    })),
+  };
+}
+
+/** A line of panels of the given widths (summing to 24). */
+function line(...panels: Array<(x: number) => Panel>): Panel[] {
+  let x = 0;
+  const placed = panels.map((make) => {
+    const panel = make(x);
+    x += panel.gridPos?.w ?? 0;
+    return panel;
+  });
+  y += Math.max(...placed.map((p) => p.gridPos?.h ?? 8));
+  return placed;
+}
+
+const quantile = (q: number, metric: string, by: string, filter: string) =>
+  `histogram_quantile(${q}, sum by (${by}, le) (rate(${metric}_bucket{${filter}}[$__rate_interval])))`;
+
+function build(): Dashboard {
+  nextId = 1;
+  y = 0;
+  const panels: Array<Panel | RowPanel> = [
+    row('Events (ingest)'),
+    ...line(
+      (x) =>
+        timeseries(
+          'Event decisions by status',
+          'Decisions answered by ingest per second (accepted, rejected; replays separately).',
+          'reqps',
+          [
+            {
+              expr: `sum by (status, replayed) (rate(event_decisions_total{${scopeNs}}[$__rate_interval]))`,
+              legend: '{{status}} replayed={{replayed}}',
+            },
+          ],
+          { x, w: 12, stacked: true },
+        ),
+      (x) =>
+        timeseries(
+          'Rejections by reason',
+          'Fresh rejected decisions per second, by the first failing check.',
+          'reqps',
+          [
+            {
+              expr: `sum by (reason) (rate(event_decisions_total{${scopeNs}, status="rejected", replayed="false"}[$__rate_interval]))`,
+              legend: '{{reason}}',
+            },
+          ],
+          { x, w: 12, stacked: true },
+        ),
+    ),
+    row('HTTP'),
+    ...line(
+      (x) =>
+        timeseries(
+          'Requests per route',
+          'HTTP requests per second by program and route.',
+          'reqps',
+          [
+            {
+              expr: `sum by (program, route) (rate(http_requests_total{${scopeHttp}}[$__rate_interval]))`,
+              legend: '{{program}} {{route}}',
+            },
+          ],
+          { x, w: 8 },
+        ),
+      (x) =>
+        timeseries(
+          'Latency per route (p50, p99)',
+          'HTTP request duration percentiles per route.',
+          's',
+          [
+            { expr: quantile(0.5, 'http_request_duration_seconds', 'route', scopeHttp), legend: 'p50 {{route}}' },
+            { expr: quantile(0.99, 'http_request_duration_seconds', 'route', scopeHttp), legend: 'p99 {{route}}' },
+          ],
+          { x, w: 8 },
+        ),
+      (x) =>
+        timeseries(
+          '5xx ratio per program',
+          'Share of answers with a 5xx status (the alert SandboxRewardsHighErrorRatio watches this).',
+          'percentunit',
+          [
+            {
+              expr:
+                `sum by (program) (rate(http_requests_total{${scopeHttp}, status=~"5.."}[$__rate_interval]))` +
+                ` / sum by (program) (rate(http_requests_total{${scopeHttp}}[$__rate_interval]))`,
+              legend: '{{program}}',
+            },
+          ],
+          { x, w: 8 },
+        ),
+    ),
+    row('NATS requests to the state owners'),
+    ...line(
+      (x) =>
+        timeseries(
+          'Latency per operation (p50, p99)',
+          'Duration of request-reply calls per subject, seen by the caller.',
+          's',
+          [
+            { expr: quantile(0.5, 'transport_request_duration_seconds', 'subject', scope), legend: 'p50 {{subject}}' },
+            { expr: quantile(0.99, 'transport_request_duration_seconds', 'subject', scope), legend: 'p99 {{subject}}' },
+          ],
+          { x, w: 12 },
+        ),
+      (x) =>
+        timeseries(
+          'Errors and timeouts per operation',
+          'Request-reply calls that did not end ok, by subject and outcome (timeouts and no responders are 503s).',
+          'reqps',
+          [
+            {
+              expr: `sum by (subject, outcome) (rate(transport_requests_total{${scope}, outcome!="ok"}[$__rate_interval]))`,
+              legend: '{{subject}} {{outcome}}',
+            },
+          ],
+          { x, w: 12 },
+        ),
+    ),
+    row('Database pool of the state owners (ledger, identity-admission)'),
+    ...line(
+      (x) =>
+        timeseries(
+          'Pool connections',
+          'Open and idle connections of each state owner\'s PostgreSQL pool (DATABASE_POOL_MAX caps the total).',
+          'short',
+          [{ expr: `sum by (pod, state) (database_pool_connections{${scope}, state!="waiting"})`, legend: '{{pod}} {{state}}' }],
+          { x, w: 12 },
+        ),
+      (x) =>
+        timeseries(
+          'Queries waiting for a connection',
+          'Queries queued for a free connection: a pool that is too small, or a database that is too slow.',
+          'short',
+          [{ expr: `sum by (pod) (database_pool_connections{${scope}, state="waiting"})`, legend: '{{pod}}' }],
+          { x, w: 12 },
+        ),
+    ),
+    row('Processes'),
+    ...line(
+      (x) =>
+        timeseries(
+          'Resident memory',
+          'Resident set size of every pod.',
+          'bytes',
+          [{ expr: `sum by (pod) (process_resident_memory_bytes{${scope}})`, legend: '{{pod}}' }],
+          { x, w: 8 },
+        ),
+      (x) =>
+        timeseries(
+          'Event-loop lag (p99)',
+          'The 99th percentile of the Node.js event-loop delay: above 0.1 s a program is CPU-bound.',
+          's',
+          [{ expr: `max by (pod) (nodejs_eventloop_lag_p99_seconds{${scope}})`, legend: '{{pod}}' }],
+          { x, w: 8 },
+        ),
+      (x) =>
+        timeseries(
+          'CPU',
+          'CPU seconds per second of every pod.',
+          'percentunit',
+          [
+            {
+              expr: `sum by (pod) (rate(process_cpu_seconds_total{${scope}}[$__rate_interval]))`,
+              legend: '{{pod}}',
+            },
+          ],
+          { x, w: 8 },
+        ),
+    ),
+  ];
+  return {
+    title: 'Sandbox Rewards',
+    uid: 'sandbox-rewards',
+    description: 'Events, HTTP, NATS requests and processes of the five programs (docs/deploy.md, "Observability").',
+    tags: ['sandbox-rewards'],
+    editable: false,
+    schemaVersion: 41,
+    version: 1,
+    refresh: '30s',
+    time: { from: 'now-1h', to: 'now' },
+    timezone: 'utc',
+    links: [],
+    annotations: { list: [] },
+    templating: {
+      list: [
+        { name: 'datasource', label: 'Data source', type: 'datasource', query: 'prometheus' },
+        {
+          name: 'namespace',
+          label: 'Namespace',
+          type: 'query',
+          datasource,
+          query: 'label_values(http_requests_total, namespace)',
+          refresh: 2,
+          includeAll: true,
+          multi: true,
+        },
+        {
+          name: 'program',
+          label: 'Program',
+          type: 'query',
+          datasource,
+          query: 'label_values(http_requests_total{namespace=~"$namespace"}, program)',
+          refresh: 2,
+          includeAll: true,
+          multi: true,
+        },
+      ],
+    },
+    panels,
+  };
+}
+
+export const dashboard = build();
+export const dashboardJson = `${JSON.stringify(dashboard, null, 2)}\n`;
+
+/** The metric names the dashboard's queries read (histogram series reduced to their metric). */
+export function dashboardMetrics(): string[] {
+  const names = new Set<string>();
+  for (const panel of dashboard.panels ?? []) {
+    for (const target of (panel as Panel).targets ?? []) {
+      for (const match of String(target.expr).matchAll(/([a-z_][a-z0-9_]*)\{/g)) {
+        names.add(match[1]!.replace(/_(bucket|sum|count)$/, ''));
+      }
+    }
+  }
+  return [...names].sort();
+}
+
+if (import.meta.main) {
+  if (process.argv.includes('--check')) {
+    const committed = readFileSync(DASHBOARD_FILE, 'utf8');
+    if (committed !== dashboardJson) {
+      process.stderr.write(`${DASHBOARD_FILE} is stale: run node charts/dashboards/sandbox-rewards.ts\n`);
+      process.exit(1);
+    }
+    process.stdout.write('Grafana dashboard is up to date\n');
+  } else {
+    writeFileSync(DASHBOARD_FILE, dashboardJson);
+    process.stdout.write(`wrote ${DASHBOARD_FILE}\n`);
+  }
+}
