@@ -9,6 +9,9 @@
 #   docker run --rm -e DATABASE_URL=... sandbox-rewards services/all-in-one/src/migrate.ts
 #   docker run --rm -p 8080:8080 sandbox-rewards            # all-in-one (npm start equivalent)
 #
+# The web console (/console/ on the gateway) is served from console/dist, built and committed
+# with the sources (docs/console-ui.md): the image needs no build tools for it.
+#
 # Entry files: gateway/src/main.ts, services/ingest/src/main.ts, services/links/src/main.ts,
 # services/ledger/src/main.ts, services/identity-admission/src/main.ts.
 

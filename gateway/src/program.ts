@@ -2,6 +2,10 @@
 // operator API; every rule lives in a state owner, reached over the transport.
 import type Router from '@koa/router';
 import type Koa from 'koa';
+import {
+  developerSubject,
+  loadDevProvider,
+} from '../../services/identity-admission/src/sessions/dev-identity-provider.ts';
 import type { EnvReader } from '../../services/runtime/src/config.ts';
 import { readAllowedOrigins } from '../../services/runtime/src/http/origins.ts';
 import { platformGate } from '../../services/runtime/src/http/platform-gate.ts';
@@ -9,6 +13,7 @@ import type { ProgramDeps, ProgramModule } from '../../services/runtime/src/prog
 import { admitDeveloper } from './auth/developer-session.ts';
 import { graphqlOpenApi } from './graphql/openapi.ts';
 import { createGraphQLConsole } from './graphql/server.ts';
+import { addConsoleApp, type ConsoleSignIn } from './http/console-app.ts';
 import { addDeveloperCors } from './http/cors.ts';
 import { addOpenApiRoute, type OpenApiFragment } from './openapi.ts';
 import { addAdminRoutes } from './rest/admin.ts';
@@ -34,6 +39,10 @@ export interface GatewayConfig {
   graphqlIntrospection: boolean;
   /** NODE_ENV=development: stack traces in GraphQL error responses. */
   development: boolean;
+  /** DEVELOPER_JWKS or DEVELOPER_JWKS_URL is set: no local development sign-in for the web console. */
+  developerJwksConfigured: boolean;
+  /** The web console's OpenID Connect sign-in: DEVELOPER_JWT_ISSUER and CONSOLE_OIDC_CLIENT_ID. */
+  consoleOidc: { authority: string; clientId: string; scope: string } | undefined;
 }
 
 export const gateway: ProgramModule<GatewayConfig> = {
@@ -46,6 +55,8 @@ export const gateway: ProgramModule<GatewayConfig> = {
       allowedOrigins: readAllowedOrigins(reader),
       graphqlIntrospection: reader.bool('GRAPHQL_INTROSPECTION', false),
       development: reader.string('NODE_ENV') === 'development',
+      developerJwksConfigured: Boolean(reader.string('DEVELOPER_JWKS') || reader.string('DEVELOPER_JWKS_URL')),
+      consoleOidc: readConsoleOidc(reader),
     };
   },
   async create(deps: ProgramDeps, config: GatewayConfig) {
@@ -58,6 +69,15 @@ export const gateway: ProgramModule<GatewayConfig> = {
       introspection: config.graphqlIntrospection,
       development: config.development,
     });
+    // The local development identity provider exists only in the all-in-one process (it has a DATA_DIR) without a
+    // configured JWKS, exactly when identity-admission trusts it; the console's dev sign-in follows it.
+    const devProvider =
+      !config.developerJwksConfigured && deps.dataDir ? await loadDevProvider(deps.dataDir, 'developer') : undefined;
+    const signIn: ConsoleSignIn = devProvider
+      ? { kind: 'dev' }
+      : config.consoleOidc
+        ? { kind: 'oidc', ...config.consoleOidc }
+        : { kind: 'none' };
     return {
       name: 'gateway',
       routes(router: Router) {
@@ -76,8 +96,22 @@ export const gateway: ProgramModule<GatewayConfig> = {
         addAdminRoutes(router, { transport, platform, adminToken });
         graphql.addRoutes(router);
         addOpenApiRoute(router, openApiFragments);
+        addConsoleApp(router, {
+          signIn,
+          ...(devProvider && {
+            signDevSession: (email: string) =>
+              devProvider.sign({ email, email_verified: true }, { subject: developerSubject(email) }),
+          }),
+        });
       },
       close: () => graphql.stop(),
     };
   },
 };
+
+function readConsoleOidc(reader: EnvReader): GatewayConfig['consoleOidc'] {
+  const authority = reader.string('DEVELOPER_JWT_ISSUER');
+  const clientId = reader.string('CONSOLE_OIDC_CLIENT_ID');
+  if (!authority || !clientId) return undefined;
+  return { authority, clientId, scope: reader.string('CONSOLE_OIDC_SCOPE', 'openid email') };
+}

@@ -5,11 +5,23 @@ import { identityOps } from '../../../services/runtime/src/contracts/operations.
 import { AppError, relabelUnavailable } from '../../../services/runtime/src/errors.ts';
 import type { Transport } from '../../../services/runtime/src/transport/operation.ts';
 
+/**
+ * The Origin admission checks against ALLOWED_ORIGINS. A browser request from the gateway's own origin (the console
+ * it serves at /console/: Origin equals the request's scheme://Host) is same-origin, not cross-origin, so it is
+ * admitted like a request without Origin; every other Origin must be in ALLOWED_ORIGINS (docs/console-ui.md).
+ */
+export function admissionOrigin(ctx: Koa.Context): string {
+  const origin = ctx.get('Origin');
+  // The request's own scheme://host (ctx.origin is not that in Koa 3: it reflects the Origin header).
+  const own = `${ctx.protocol}://${ctx.host}`;
+  return origin !== '' && origin.toLowerCase() === own.toLowerCase() ? '' : origin;
+}
+
 export async function admitDeveloper(transport: Transport, ctx: Koa.Context): Promise<DeveloperPrincipal> {
   const reply = await transport
     .call(
       identityOps.admitDeveloper,
-      { authorization: ctx.get('Authorization'), origin: ctx.get('Origin') },
+      { authorization: ctx.get('Authorization'), origin: admissionOrigin(ctx) },
       ctx.state.call,
     )
     .catch((error) => {

@@ -116,3 +116,15 @@ export async function readRecords(
     throw consoleUnavailable(error);
   });
 }
+
+/** Decisions of one game per bucket: one ledger call (the ledger checks the window and the game's visibility). */
+export async function readDecisionStats(
+  transport: Transport,
+  principal: PrincipalInit,
+  query: { gameId: string; fromMs: bigint; toMs: bigint; bucketSeconds: number },
+  call: CallContext,
+) {
+  return transport.call(ledgerOps.decisionStats, { principal, ...query }, call).catch((error: unknown) => {
+    throw consoleUnavailable(error);
+  });
+}

@@ -77,6 +77,7 @@ export class GraphQLContext {
   private requestAdmissionUnused = true;
   private snapshotView: Promise<SnapshotView> | undefined;
   private recordPages = 0;
+  private statsReads = 0;
 
   constructor(transport: Transport, koa: Koa.Context, principal: DeveloperPrincipal) {
     this.transport = transport;
@@ -108,6 +109,18 @@ export class GraphQLContext {
       return this.consolePrincipal;
     }
     return consolePrincipal(await admitDeveloper(this.transport, this.koa));
+  }
+
+  /** Counts a `decisionStats` field; past RECORD_PAGES_PER_REQUEST_MAX, 400 INVALID_REQUEST (no ledger call). */
+  takeStatsRead(): void {
+    this.statsReads += 1;
+    if (this.statsReads > RECORD_PAGES_PER_REQUEST_MAX) {
+      throw new AppError(
+        400,
+        'INVALID_REQUEST',
+        `A request may read at most ${RECORD_PAGES_PER_REQUEST_MAX} decisionStats; split it.`,
+      );
+    }
   }
 
   /** Counts a `records` field; past the bound, 400 INVALID_REQUEST (no ledger call). */

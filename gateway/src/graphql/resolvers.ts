@@ -2,7 +2,8 @@
 // records queries, validated with the same JSON Schemas (console/service.ts), and the ledger's replies become the
 // same JSON shapes (console/shapes.ts). Nested fields are served from the request's one snapshot (context.ts).
 
-import { readRecords, runAction, validateAction, validateRecordsQuery } from '../console/service.ts';
+import { AppError } from '../../../services/runtime/src/errors.ts';
+import { readDecisionStats, readRecords, runAction, validateAction, validateRecordsQuery } from '../console/service.ts';
 import { actionResultJson, recordPageJson } from '../console/shapes.ts';
 import { CONSOLE_ACTION_TYPES } from '../schemas/console.ts';
 import type { GraphQLContext, SnapshotView } from './context.ts';
@@ -69,6 +70,58 @@ async function records(_parent: unknown, args: Args, context: GraphQLContext) {
   };
 }
 
+const BUCKET_SECONDS: Record<string, number> = { minute: 60, hour: 3_600, day: 86_400 };
+/** The most buckets one decisionStats window may hold (the ledger enforces the same bound). */
+export const DECISION_STATS_MAX_BUCKETS = 400;
+
+/** decisionStats: one DecisionStats call; every bucket of the window is answered, empty ones with zeros. */
+async function decisionStats(_parent: unknown, args: Args, context: GraphQLContext) {
+  context.takeStatsRead();
+  const bucketSeconds = BUCKET_SECONDS[String(args.bucket)] ?? 0;
+  const fromMs = Date.parse(String(args.from));
+  const toMs = Date.parse(String(args.to));
+  if (!(toMs > fromMs)) throw new AppError(400, 'INVALID_STATS_QUERY', 'decisionStats.to must be after from.');
+  const count = Math.ceil((toMs - fromMs) / (bucketSeconds * 1000));
+  if (count > DECISION_STATS_MAX_BUCKETS) {
+    throw new AppError(
+      400,
+      'INVALID_STATS_QUERY',
+      `decisionStats may span at most ${DECISION_STATS_MAX_BUCKETS} buckets (this window holds ${count} of a ${args.bucket}).`,
+    );
+  }
+  const reply = await readDecisionStats(
+    context.transport,
+    context.consolePrincipal,
+    { gameId: String(args.gameId), fromMs: BigInt(fromMs), toMs: BigInt(toMs), bucketSeconds },
+    context.call,
+  );
+  const buckets = Array.from({ length: count }, (_, index) => ({
+    start: new Date(fromMs + index * bucketSeconds * 1000).toISOString(),
+    accepted: 0,
+    rejected: 0,
+    rewardCredits: 0,
+    reasons: [] as Array<{ reason: string; count: number }>,
+  }));
+  for (const row of reply.rows) {
+    const bucket = buckets[Math.floor((Number(row.bucketStartMs) - fromMs) / (bucketSeconds * 1000))];
+    if (!bucket) throw new Error('ledger stats row outside the window');
+    if (row.status === 'accepted') {
+      bucket.accepted += row.count;
+      bucket.rewardCredits += Number(row.rewardCredits);
+    } else {
+      bucket.rejected += row.count;
+      if (row.reason) bucket.reasons.push({ reason: row.reason, count: row.count });
+    }
+  }
+  return {
+    gameId: args.gameId,
+    from: new Date(fromMs).toISOString(),
+    to: new Date(toMs).toISOString(),
+    bucket: args.bucket,
+    buckets,
+  };
+}
+
 /** One mutation per console action: the REST body `{ type, ...input }`, the same validator, the same call. */
 function actionResolver(type: string) {
   return async (_parent: unknown, args: { input: Record<string, unknown> }, context: GraphQLContext) => {
@@ -90,6 +143,7 @@ export const resolvers = {
     }),
     snapshot: fromSnapshot((view) => view.json),
     records,
+    decisionStats,
   },
   Mutation: Object.fromEntries(CONSOLE_ACTION_TYPES.map((type) => [type, actionResolver(type)])),
   DeveloperOrganization: {

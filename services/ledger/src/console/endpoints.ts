@@ -136,5 +136,26 @@ export function consoleEndpoints(deps: ConsoleDeps): EndpointBinding[] {
         cursors: page.cursors,
       };
     }),
+    bind(ledgerOps.decisionStats, async (request) => {
+      const principal = principalOf(request.principal);
+      const rows = await queries
+        .decisionStats({
+          identityUserId: principal.identityUserId,
+          gameId: request.gameId,
+          fromMs: Number(request.fromMs),
+          toMs: Number(request.toMs),
+          bucketSeconds: request.bucketSeconds,
+        })
+        .catch(fail);
+      return {
+        rows: rows.map((row) => ({
+          bucketStartMs: BigInt(row.bucketStartMs),
+          status: row.status,
+          reason: row.reason,
+          count: row.count,
+          rewardCredits: BigInt(row.rewardCredits),
+        })),
+      };
+    }),
   ];
 }

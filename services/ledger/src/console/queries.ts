@@ -4,7 +4,16 @@ import { randomBytes } from 'node:crypto';
 import { AppError } from '../../../runtime/src/errors.ts';
 import { isUuid } from '../../../runtime/src/validation/uuid.ts';
 import { type CursorPosition, decodeCursor, encodeCursor, type RecordKind } from '../domain/records-cursor.ts';
-import { canSee, type EventRecord, type Player, readRecords, readSnapshot, type SnapshotLists } from './reads.ts';
+import {
+  canSee,
+  type DecisionStatsRow,
+  type EventRecord,
+  type Player,
+  readDecisionStats,
+  readRecords,
+  readSnapshot,
+  type SnapshotLists,
+} from './reads.ts';
 import type { ConsoleRepository } from './repository.ts';
 
 /** Global snapshot limits across the caller's organizations (spec: Limits). */
@@ -41,6 +50,9 @@ export function cursorScope(r: { organizationId?: string; projectId?: string; ga
   return `org=${part(r.organizationId)};project=${part(r.projectId)};game=${part(r.gameId)}`;
 }
 
+/** The most buckets one decisionStats window may hold. */
+export const DECISION_STATS_MAX_BUCKETS = 400;
+
 export class ConsoleQueries {
   private readonly repository: ConsoleRepository;
   private cursorKey: Promise<Buffer> | undefined;
@@ -59,6 +71,36 @@ export class ConsoleQueries {
       throw error;
     });
     return this.cursorKey;
+  }
+
+  /** Decisions of one game per bucket (the console's charts); the window is bounded by DECISION_STATS_MAX_BUCKETS. */
+  async decisionStats(r: {
+    identityUserId: string;
+    gameId: string;
+    fromMs: number;
+    toMs: number;
+    bucketSeconds: number;
+  }): Promise<DecisionStatsRow[]> {
+    const invalid = (message: string) => new AppError(400, 'INVALID_STATS_QUERY', message);
+    if (!isUuid(r.gameId)) throw invalid('gameId must be a valid uuid.');
+    if (!Number.isInteger(r.bucketSeconds) || r.bucketSeconds < 60) throw invalid('bucket must be at least a minute.');
+    if (!Number.isFinite(r.fromMs) || !Number.isFinite(r.toMs) || r.toMs <= r.fromMs) {
+      throw invalid('to must be after from.');
+    }
+    if ((r.toMs - r.fromMs) / (r.bucketSeconds * 1000) > DECISION_STATS_MAX_BUCKETS) {
+      throw invalid(`The window may span at most ${DECISION_STATS_MAX_BUCKETS} buckets.`);
+    }
+    return this.repository.read(async (em) => {
+      if (!(await canSee(em, r.identityUserId, 'games', r.gameId))) {
+        throw new AppError(404, 'not_found', 'No such object in an organization you are a member of.');
+      }
+      return readDecisionStats(em, {
+        gameId: r.gameId,
+        from: new Date(r.fromMs),
+        to: new Date(r.toMs),
+        bucketSeconds: r.bucketSeconds,
+      });
+    });
   }
 
   async records(r: RecordsRequest): Promise<RecordsPage> {

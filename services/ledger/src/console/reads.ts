@@ -357,3 +357,39 @@ export async function readRecords(em: EntityManager, q: RecordsQuery): Promise<R
     positions: rows.map((r) => ({ createdAt: str(r.position_at), id: str(r.id) })),
   };
 }
+
+export interface DecisionStatsRow {
+  bucketStartMs: number;
+  status: string;
+  reason: string | undefined;
+  count: number;
+  rewardCredits: number;
+}
+
+/**
+ * The decisions of one game within [from, to), counted per bucket, status and reason: one range scan of the
+ * events_by_game index (game_id, created_at desc, id desc), grouped in SQL (docs/console-ui.md shows the plan).
+ */
+export async function readDecisionStats(
+  em: EntityManager,
+  q: { gameId: string; from: Date; to: Date; bucketSeconds: number },
+): Promise<DecisionStatsRow[]> {
+  const rows = await all(
+    em,
+    `select (extract(epoch from date_bin(make_interval(secs => ?), e.created_at, ?::timestamptz)) * 1000)::bigint
+              as bucket_start_ms,
+            e.status, e.reason, count(*)::int as count, coalesce(sum(e.reward_credits), 0)::bigint as reward_credits
+       from ledger.events e
+      where e.game_id = ? and e.created_at >= ?::timestamptz and e.created_at < ?::timestamptz
+      group by 1, 2, 3
+      order by 1, 2, 3`,
+    [q.bucketSeconds, q.from.toISOString(), q.gameId, q.from.toISOString(), q.to.toISOString()],
+  );
+  return rows.map((r) => ({
+    bucketStartMs: Number(r.bucket_start_ms),
+    status: str(r.status),
+    reason: r.reason === null || r.reason === undefined ? undefined : str(r.reason),
+    count: Number(r.count),
+    rewardCredits: Number(r.reward_credits),
+  }));
+}

@@ -4,6 +4,8 @@ import { defineOperation } from '../transport/operation.ts';
 import {
   ConsoleActionRequestSchema,
   ConsoleActionResponseSchema,
+  DecisionStatsRequestSchema,
+  DecisionStatsResponseSchema,
   GetSnapshotRequestSchema,
   GetSnapshotResponseSchema,
   ListRecordsRequestSchema,
@@ -109,6 +111,8 @@ export const ledgerOps = {
   getSnapshot: defineOperation('ledger', 'GetSnapshot', GetSnapshotRequestSchema, GetSnapshotResponseSchema),
   /** One page of records (GET /api/developer/v1/records). */
   listRecords: defineOperation('ledger', 'ListRecords', ListRecordsRequestSchema, ListRecordsResponseSchema),
+  /** Decisions of one game per time bucket, status and reason (GraphQL decisionStats, the web console's charts). */
+  decisionStats: defineOperation('ledger', 'DecisionStats', DecisionStatsRequestSchema, DecisionStatsResponseSchema),
   recordEvent: defineOperation('ledger', 'RecordEvent', RecordEventRequestSchema, RecordEventResponseSchema),
   /** Several events of one edge in one request (edge batching); one outcome per event, as RecordEvent answers. */
   recordEvents: defineOperation('ledger', 'RecordEvents', RecordEventsRequestSchema, RecordEventsResponseSchema),

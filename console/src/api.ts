@@ -1,0 +1,238 @@
+// The console's only server: POST /graphql (Apollo Client). The session token lives in memory only.
+import { ApolloClient, CombinedGraphQLErrors, gql, HttpLink, InMemoryCache, ServerError } from '@apollo/client';
+
+let sessionToken: string | undefined;
+
+export function setSessionToken(token: string | undefined): void {
+  sessionToken = token;
+}
+
+export const client = new ApolloClient({
+  link: new HttpLink({
+    uri: '/graphql',
+    fetch: (input, init) => {
+      const headers = new Headers(init?.headers);
+      if (sessionToken) headers.set('Authorization', `Bearer ${sessionToken}`);
+      return fetch(input, { ...init, headers });
+    },
+  }),
+  cache: new InMemoryCache({ possibleTypes: { DeveloperRecord: ['DeveloperPlayer', 'DeveloperEvent'] } }),
+  defaultOptions: {
+    query: { fetchPolicy: 'network-only' },
+    watchQuery: { fetchPolicy: 'cache-and-network' },
+  },
+});
+
+export interface ServerFailure {
+  code: string;
+  message: string;
+}
+
+/** The server's code and message of a failed operation (GraphQL errors carry REST's code in extensions.code). */
+export function failureOf(error: unknown): ServerFailure {
+  if (CombinedGraphQLErrors.is(error)) {
+    const first = error.errors[0];
+    return { code: String(first?.extensions?.code ?? 'error'), message: first?.message ?? error.message };
+  }
+  if (ServerError.is(error)) {
+    try {
+      const body = JSON.parse(error.bodyText) as {
+        errors?: Array<{ message: string; extensions?: { code?: string } }>;
+      };
+      const first = body.errors?.[0];
+      if (first) return { code: String(first.extensions?.code ?? error.statusCode), message: first.message };
+    } catch {
+      // not JSON
+    }
+    return { code: String(error.statusCode), message: error.message };
+  }
+  return { code: 'network_error', message: error instanceof Error ? error.message : String(error) };
+}
+
+export type Role = 'owner' | 'admin' | 'viewer';
+export const canWrite = (role: Role | undefined) => role === 'owner' || role === 'admin';
+export const canManageMembers = (role: Role | undefined) => role === 'owner';
+
+export interface Organization {
+  id: string;
+  name: string;
+  role: Role;
+  unlimitedFunding: boolean;
+  balanceCredits: number;
+  createdAt: string;
+}
+export interface Project {
+  id: string;
+  organizationId: string;
+  name: string;
+  maxPayoutCredits: number;
+  budgetCredits: number;
+  spentCredits: number;
+}
+export interface Game {
+  id: string;
+  projectId: string;
+  organizationId: string;
+  name: string;
+  platform: string;
+  status: 'active' | 'paused';
+  maxPayoutCredits: number;
+  budgetCredits: number;
+  spentCredits: number;
+  dailyPlayerCapCredits: number;
+}
+export interface Key {
+  id: string;
+  gameId: string;
+  kind: 'public' | 'secret';
+  name: string;
+  prefix: string;
+  publicKey: string | null;
+  createdAt: string;
+  revokedAt: string | null;
+}
+export interface Rule {
+  id: string;
+  gameId: string;
+  eventType: string;
+  rewardCredits: number;
+  active: boolean;
+  createdAt: string;
+}
+export interface Member {
+  id: string;
+  organizationId: string;
+  identityUserId: string;
+  role: Role;
+  createdAt: string;
+}
+export interface Snapshot {
+  canCreateUnlimitedOrganization: boolean;
+  organizations: Organization[];
+  projects: Project[];
+  games: Game[];
+  keys: Key[];
+  rules: Rule[];
+  members: Member[];
+}
+
+export const SNAPSHOT = gql`
+  query ConsoleSnapshot {
+    snapshot {
+      canCreateUnlimitedOrganization
+      organizations { id name role unlimitedFunding balanceCredits createdAt }
+      projects { id organizationId name maxPayoutCredits budgetCredits spentCredits }
+      games {
+        id projectId organizationId name platform status maxPayoutCredits budgetCredits spentCredits
+        dailyPlayerCapCredits
+      }
+      keys { id gameId kind name prefix publicKey createdAt revokedAt }
+      rules { id gameId eventType rewardCredits active createdAt }
+      members { id organizationId identityUserId role createdAt }
+    }
+  }
+`;
+
+export const ACCESS = gql`
+  query ConsoleAccess {
+    access { authorized email mode }
+  }
+`;
+
+export const RECORDS = gql`
+  query ConsoleRecords($kind: RecordKind!, $first: Int, $after: String, $organizationId: UUID, $projectId: UUID, $gameId: UUID) {
+    records(kind: $kind, first: $first, after: $after, organizationId: $organizationId, projectId: $projectId, gameId: $gameId) {
+      edges {
+        cursor
+        node {
+          id gameId organizationId createdAt
+          ... on DeveloperEvent { eventId playerId eventType occurredAt status reason rewardCredits }
+          ... on DeveloperPlayer { externalPlayerId creditsUserId username linkedAt }
+        }
+      }
+      pageInfo { endCursor hasNextPage }
+    }
+  }
+`;
+
+export interface EventRecord {
+  __typename: 'DeveloperEvent';
+  id: string;
+  gameId: string;
+  organizationId: string;
+  createdAt: string;
+  eventId: string;
+  playerId: string;
+  eventType: string;
+  occurredAt: string;
+  status: 'accepted' | 'rejected';
+  reason: string | null;
+  rewardCredits: number;
+}
+export interface PlayerRecord {
+  __typename: 'DeveloperPlayer';
+  id: string;
+  gameId: string;
+  organizationId: string;
+  createdAt: string;
+  externalPlayerId: string;
+  creditsUserId: string | null;
+  username: string | null;
+  linkedAt: string | null;
+}
+export interface RecordsPage {
+  records: {
+    edges: Array<{ cursor: string; node: EventRecord | PlayerRecord }>;
+    pageInfo: { endCursor: string | null; hasNextPage: boolean };
+  } | null;
+}
+
+export const ACTION_INPUTS: Record<string, string> = {
+  createOrganization: 'CreateOrganizationInput',
+  fundOrganization: 'FundOrganizationInput',
+  createProject: 'CreateProjectInput',
+  updateProject: 'UpdateProjectInput',
+  allocateProject: 'AllocateProjectInput',
+  createGame: 'CreateGameInput',
+  updateGame: 'UpdateGameInput',
+  allocateGame: 'AllocateGameInput',
+  createRule: 'CreateRuleInput',
+  updateRule: 'UpdateRuleInput',
+  issueKey: 'IssueKeyInput',
+  revokeKey: 'RevokeKeyInput',
+  addMember: 'AddMemberInput',
+  updateMember: 'UpdateMemberInput',
+  removeMember: 'RemoveMemberInput',
+};
+
+export interface ActionResult {
+  id: string;
+  issuedKey: string | null;
+  kind: string | null;
+}
+
+const documents = new Map<string, ReturnType<typeof gql>>();
+
+/** Runs one console action (a mutation named as the action); throws the server's failure. */
+export async function runAction(action: string, input: Record<string, unknown>): Promise<ActionResult> {
+  let document = documents.get(action);
+  if (!document) {
+    document = gql(
+      `mutation Console_${action}($input: ${ACTION_INPUTS[action]}!) { ${action}(input: $input) { id issuedKey kind } }`,
+    );
+    documents.set(action, document);
+  }
+  let result: Awaited<ReturnType<typeof client.mutate>>;
+  try {
+    result = await client.mutate({ mutation: document, variables: { input }, errorPolicy: 'all' });
+  } catch (error) {
+    throw failureOf(error);
+  }
+  if (result.error) throw failureOf(result.error);
+  const value = (result.data as Record<string, ActionResult | null> | undefined)?.[action];
+  if (!value) throw { code: 'error', message: 'No result.' } satisfies ServerFailure;
+  return value;
+}
+
+export const isFailure = (value: unknown): value is ServerFailure =>
+  typeof value === 'object' && value !== null && 'code' in value && 'message' in value;

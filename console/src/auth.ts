@@ -1,0 +1,65 @@
+// Sign-in. Tokens live in memory only (never localStorage): a reload signs in again.
+// - dev: the local development identity provider of `npm start` signs a session for a typed e-mail
+//   (POST /console/dev-session, present only when no DEVELOPER_JWKS is configured).
+// - oidc: authorization-code flow with PKCE (oidc-client-ts) against DEVELOPER_JWT_ISSUER; the PKCE verifier and
+//   state stay in sessionStorage for the redirect round trip, the tokens in memory. The ID token is the session.
+import type { ServerFailure } from './api.ts';
+
+export type SignInConfig =
+  | { kind: 'dev' }
+  | { kind: 'oidc'; authority: string; clientId: string; scope: string }
+  | { kind: 'none' };
+
+export async function loadSignInConfig(): Promise<SignInConfig> {
+  const response = await fetch('/console/config.json', { cache: 'no-store' });
+  const body = (await response.json()) as { signIn: SignInConfig };
+  return body.signIn;
+}
+
+export async function devSignIn(email: string): Promise<string> {
+  const response = await fetch('/console/dev-session', {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ email }),
+  });
+  const body = (await response.json().catch(() => ({}))) as {
+    data?: { token: string };
+    error?: ServerFailure;
+  };
+  if (!response.ok || !body.data) {
+    throw body.error ?? ({ code: String(response.status), message: 'Sign-in failed.' } satisfies ServerFailure);
+  }
+  return body.data.token;
+}
+
+const redirectUri = () => `${window.location.origin}/console/`;
+
+async function userManager(config: Extract<SignInConfig, { kind: 'oidc' }>) {
+  // Loaded only when OIDC is configured, so that the first page does not carry it.
+  const { UserManager, WebStorageStateStore, InMemoryWebStorage } = await import('oidc-client-ts');
+  return new UserManager({
+    authority: config.authority,
+    client_id: config.clientId,
+    redirect_uri: redirectUri(),
+    post_logout_redirect_uri: redirectUri(),
+    response_type: 'code',
+    scope: config.scope,
+    userStore: new WebStorageStateStore({ store: new InMemoryWebStorage() }),
+    automaticSilentRenew: false,
+  });
+}
+
+/** Starts the authorization-code flow (the browser leaves for the provider). */
+export async function oidcSignIn(config: Extract<SignInConfig, { kind: 'oidc' }>): Promise<void> {
+  await (await userManager(config)).signinRedirect();
+}
+
+/** On the redirect back (?code=&state=): exchanges the code (PKCE) and returns the ID token. */
+export async function oidcCallback(config: Extract<SignInConfig, { kind: 'oidc' }>): Promise<string | undefined> {
+  const params = new URLSearchParams(window.location.search);
+  if (!params.has('code') && !params.has('error')) return undefined;
+  const manager = await userManager(config);
+  const user = await manager.signinRedirectCallback();
+  window.history.replaceState(null, '', '/console/');
+  return user.id_token;
+}

@@ -1,0 +1,309 @@
+import { lazy, Suspense, useEffect, useRef, useState } from 'react';
+import {
+  type ActionResult,
+  canWrite,
+  client,
+  type EventRecord,
+  type PlayerRecord,
+  RECORDS,
+  type RecordsPage,
+  type Snapshot,
+} from '../api.ts';
+import { ActionForm, amountOf, Bar, CopyButton, credits, figure, Section } from '../components.tsx';
+import { usePoll } from '../poll.ts';
+
+async function page(kind: 'events' | 'players', gameId: string, first: number) {
+  const result = await client.query<RecordsPage>({
+    query: RECORDS,
+    variables: { kind, gameId, first },
+    fetchPolicy: 'network-only',
+  });
+  if (result.error) throw result.error;
+  return result.data?.records?.edges.map((e) => e.node) ?? [];
+}
+
+const Charts = lazy(() => import('./Charts.tsx'));
+
+/** One game: budget, rules, keys, live decisions and players. */
+export default function GamePage({
+  snapshot,
+  gameId,
+  reload,
+}: {
+  snapshot: Snapshot;
+  gameId: string;
+  reload: () => void;
+}) {
+  const game = snapshot.games.find((g) => g.id === gameId);
+  const [issued, setIssued] = useState<ActionResult | undefined>();
+  const events = usePoll(() => page('events', gameId, 20) as Promise<EventRecord[]>, gameId);
+  const players = usePoll(() => page('players', gameId, 20) as Promise<PlayerRecord[]>, gameId, 5000);
+  // A new decision changes the game's spending: the figures (snapshot) are read again.
+  const loaded = events.value !== undefined;
+  const newest = events.value?.[0]?.id ?? '';
+  const seen = useRef<string | undefined>(undefined);
+  useEffect(() => {
+    if (!loaded) return;
+    if (seen.current !== undefined && newest !== seen.current) reload();
+    seen.current = newest;
+  }, [loaded, newest, reload]);
+  if (!game) return <p role="alert">This game does not exist or you are not a member of its organization.</p>;
+  const org = snapshot.organizations.find((o) => o.id === game.organizationId);
+  const project = snapshot.projects.find((p) => p.id === game.projectId);
+  const write = canWrite(org?.role);
+  const rules = snapshot.rules.filter((r) => r.gameId === game.id);
+  const keys = snapshot.keys.filter((k) => k.gameId === game.id);
+  const projectGames = snapshot.games.filter((g) => g.projectId === game.projectId);
+  const projectAvailable = (project?.budgetCredits ?? 0) - projectGames.reduce((sum, g) => sum + g.budgetCredits, 0);
+  return (
+    <>
+      <h1>Game {game.name}</h1>
+      <p>
+        {org && <a href={`#/org/${org.id}`}>Organization {org.name}</a>}, project {project?.name}. Platform{' '}
+        {game.platform}, status <strong>{game.status}</strong>, daily cap per player{' '}
+        {credits(game.dailyPlayerCapCredits)} credits. Your role: {org?.role}.
+      </p>
+      <Bar
+        label="Budget"
+        value={game.budgetCredits}
+        max={game.maxPayoutCredits}
+        detail={`of ceiling ${credits(game.maxPayoutCredits)}`}
+      />
+      <Bar
+        label="Spent"
+        value={game.spentCredits}
+        max={game.budgetCredits}
+        detail={`of budget ${credits(game.budgetCredits)}`}
+      />
+      {write && (
+        <div className="forms">
+          <ActionForm
+            action="allocateGame"
+            title="Allocate to game"
+            submitLabel="Allocate"
+            fixed={{ gameId: game.id }}
+            fields={[{ name: 'amountCredits', label: 'Amount to allocate to the game (credits)', kind: 'credits' }]}
+            confirm={(input) => [
+              [
+                'Project budget not yet allocated to games',
+                credits(projectAvailable),
+                figure(projectAvailable - amountOf(input)),
+              ],
+              ['Game budget', credits(game.budgetCredits), figure(game.budgetCredits + amountOf(input))],
+              ['Game ceiling', credits(game.maxPayoutCredits), credits(game.maxPayoutCredits)],
+            ]}
+            onDone={reload}
+          />
+          <ActionForm
+            action="updateGame"
+            title="Change game"
+            submitLabel="Save game"
+            fixed={{ gameId: game.id }}
+            errorField="maxPayoutCredits"
+            fields={[
+              { name: 'maxPayoutCredits', label: 'New ceiling (credits)', kind: 'credits', optional: true },
+              {
+                name: 'dailyPlayerCapCredits',
+                label: 'New daily cap per player (credits)',
+                kind: 'credits',
+                optional: true,
+              },
+              { name: 'status', label: 'Status', kind: 'select', options: ['active', 'paused'], optional: true },
+            ]}
+            onDone={reload}
+          />
+        </div>
+      )}
+      <Section title="Live decisions">
+        <p className="hint">The newest 20 decisions, refreshed every second.</p>
+        {events.error && (
+          <p className="error" role="alert">
+            <code>{events.error.code}</code>: {events.error.message}
+          </p>
+        )}
+        <table aria-label="Live decisions">
+          <thead>
+            <tr>
+              <th scope="col">Received</th>
+              <th scope="col">Event type</th>
+              <th scope="col">Status</th>
+              <th scope="col">Reason</th>
+              <th scope="col">Reward</th>
+            </tr>
+          </thead>
+          <tbody>
+            {(events.value ?? []).map((e) => (
+              <tr key={e.id}>
+                <td>{new Date(e.createdAt).toLocaleString()}</td>
+                <td>{e.eventType}</td>
+                <td>{e.status}</td>
+                <td>{e.reason ?? ''}</td>
+                <td>{credits(e.rewardCredits)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+        <p>
+          <a href={`#/records/events/${game.id}`}>All decisions of this game</a>
+        </p>
+      </Section>
+      <Section title="Charts">
+        <Suspense fallback={<p>Loading charts…</p>}>
+          <Charts game={game} />
+        </Suspense>
+      </Section>
+      <Section title="Reward rules">
+        <table aria-label="Reward rules">
+          <thead>
+            <tr>
+              <th scope="col">Event type</th>
+              <th scope="col">Reward</th>
+              <th scope="col">Active</th>
+              {write && <th scope="col">Change</th>}
+            </tr>
+          </thead>
+          <tbody>
+            {rules.map((rule) => (
+              <tr key={rule.id}>
+                <td>{rule.eventType}</td>
+                <td>{credits(rule.rewardCredits)}</td>
+                <td>{rule.active ? 'active' : 'inactive'}</td>
+                {write && (
+                  <td>
+                    <ActionForm
+                      compact
+                      action="updateRule"
+                      title={`Edit reward of ${rule.eventType}`}
+                      submitLabel="Save reward"
+                      fixed={{ ruleId: rule.id }}
+                      fields={[{ name: 'rewardCredits', label: `New reward for ${rule.eventType}`, kind: 'credits' }]}
+                      onDone={reload}
+                    />
+                    <ActionForm
+                      compact
+                      action="updateRule"
+                      title={`${rule.active ? 'Deactivate' : 'Activate'} ${rule.eventType}`}
+                      submitLabel={rule.active ? 'Deactivate' : 'Activate'}
+                      fixed={{ ruleId: rule.id, active: !rule.active }}
+                      fields={[]}
+                      onDone={reload}
+                    />
+                  </td>
+                )}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+        {write && (
+          <ActionForm
+            action="createRule"
+            title="New rule"
+            submitLabel="Create rule"
+            fixed={{ gameId: game.id }}
+            fields={[
+              { name: 'eventType', label: 'Event type', kind: 'text' },
+              { name: 'rewardCredits', label: 'Reward (credits)', kind: 'credits' },
+            ]}
+            onDone={reload}
+          />
+        )}
+      </Section>
+      <Section title="Keys">
+        {issued?.issuedKey && (
+          <div className="issued" role="status">
+            <p>
+              New {issued.kind} key, shown this once: <code data-testid="issued-key">{issued.issuedKey}</code>
+            </p>
+            <CopyButton value={issued.issuedKey} label="Copy key" />{' '}
+            <button type="button" className="secondary" onClick={() => setIssued(undefined)}>
+              Done, hide it
+            </button>
+          </div>
+        )}
+        <table aria-label="Keys">
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Kind</th>
+              <th scope="col">Prefix</th>
+              <th scope="col">Created</th>
+              <th scope="col">Revoked</th>
+              {write && <th scope="col">Revoke</th>}
+            </tr>
+          </thead>
+          <tbody>
+            {keys.map((key) => (
+              <tr key={key.id}>
+                <td>{key.name}</td>
+                <td>{key.kind}</td>
+                <td>
+                  <code>{key.publicKey ?? key.prefix}</code>
+                </td>
+                <td>{new Date(key.createdAt).toLocaleString()}</td>
+                <td>{key.revokedAt ? new Date(key.revokedAt).toLocaleString() : 'no'}</td>
+                {write && (
+                  <td>
+                    {!key.revokedAt && (
+                      <ActionForm
+                        compact
+                        action="revokeKey"
+                        title={`Revoke key ${key.name}`}
+                        submitLabel={`Revoke ${key.name}`}
+                        fixed={{ keyId: key.id }}
+                        fields={[]}
+                        onDone={reload}
+                      />
+                    )}
+                  </td>
+                )}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+        {write && (
+          <ActionForm
+            action="issueKey"
+            title="New key"
+            submitLabel="Create key"
+            fixed={{ gameId: game.id }}
+            fields={[
+              { name: 'name', label: 'Key name', kind: 'text' },
+              { name: 'kind', label: 'Kind', kind: 'select', options: ['secret', 'public'], initial: 'secret' },
+            ]}
+            onDone={(result) => {
+              setIssued(result);
+              reload();
+            }}
+          />
+        )}
+      </Section>
+      <Section title="Players">
+        <table aria-label="Players">
+          <thead>
+            <tr>
+              <th scope="col">External player id</th>
+              <th scope="col">Linked account</th>
+              <th scope="col">Username</th>
+              <th scope="col">Linked at</th>
+              <th scope="col">First seen</th>
+            </tr>
+          </thead>
+          <tbody>
+            {(players.value ?? []).map((p) => (
+              <tr key={p.id}>
+                <td>{p.externalPlayerId}</td>
+                <td>{p.creditsUserId ?? 'not linked'}</td>
+                <td>{p.username ?? ''}</td>
+                <td>{p.linkedAt ? new Date(p.linkedAt).toLocaleString() : ''}</td>
+                <td>{new Date(p.createdAt).toLocaleString()}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+        <p>
+          <a href={`#/records/players/${game.id}`}>All players of this game</a>
+        </p>
+      </Section>
+    </>
+  );
+}

@@ -1,0 +1,232 @@
+import { canManageMembers, canWrite, type Snapshot } from '../api.ts';
+import { ActionForm, amountOf, Bar, credits, figure, Section } from '../components.tsx';
+import { developerSubjectOf } from '../subject.ts';
+
+/** One organization: funding, projects (allocate, ceilings, new games) and members. */
+export function OrganizationPage({
+  snapshot,
+  organizationId,
+  reload,
+}: {
+  snapshot: Snapshot;
+  organizationId: string;
+  reload: () => void;
+}) {
+  const org = snapshot.organizations.find((o) => o.id === organizationId);
+  if (!org) return <p role="alert">This organization does not exist or you are not a member.</p>;
+  const write = canWrite(org.role);
+  const projects = snapshot.projects.filter((p) => p.organizationId === org.id);
+  const members = snapshot.members.filter((m) => m.organizationId === org.id);
+  return (
+    <>
+      <h1>Organization {org.name}</h1>
+      <p>
+        Your role: <strong>{org.role}</strong>.{' '}
+        {org.unlimitedFunding ? 'Unlimited funding.' : `Balance: ${credits(org.balanceCredits)} credits.`}
+      </p>
+      {write && !org.unlimitedFunding && (
+        <ActionForm
+          action="fundOrganization"
+          title="Fund organization"
+          submitLabel="Fund"
+          fixed={{ organizationId: org.id }}
+          fields={[{ name: 'amountCredits', label: 'Amount to fund (credits)', kind: 'credits' }]}
+          confirm={(input) => [
+            ['Organization balance', credits(org.balanceCredits), figure(org.balanceCredits + amountOf(input))],
+          ]}
+          onDone={reload}
+        />
+      )}
+      <Section title="Projects">
+        {projects.length === 0 && <p>No project yet.</p>}
+        {projects.map((project) => {
+          const games = snapshot.games.filter((g) => g.projectId === project.id);
+          const allocatedToGames = games.reduce((sum, g) => sum + g.budgetCredits, 0);
+          return (
+            <article key={project.id} className="card" aria-label={`Project ${project.name}`}>
+              <h3>Project {project.name}</h3>
+              <Bar
+                label="Budget"
+                value={project.budgetCredits}
+                max={project.maxPayoutCredits}
+                detail={`of ceiling ${credits(project.maxPayoutCredits)}`}
+              />
+              <Bar
+                label="Allocated to games"
+                value={allocatedToGames}
+                max={project.budgetCredits}
+                detail={`of budget ${credits(project.budgetCredits)}`}
+              />
+              <Bar
+                label="Spent"
+                value={project.spentCredits}
+                max={project.budgetCredits}
+                detail={`of budget ${credits(project.budgetCredits)}`}
+              />
+              <ul>
+                {games.map((g) => (
+                  <li key={g.id}>
+                    <a href={`#/game/${g.id}`}>Game {g.name}</a> ({g.status}): budget {credits(g.budgetCredits)}, spent{' '}
+                    {credits(g.spentCredits)}
+                  </li>
+                ))}
+              </ul>
+              {write && (
+                <div className="forms">
+                  <ActionForm
+                    action="allocateProject"
+                    title={`Allocate to project ${project.name}`}
+                    submitLabel="Allocate"
+                    fixed={{ projectId: project.id }}
+                    fields={[{ name: 'amountCredits', label: 'Amount to allocate (credits)', kind: 'credits' }]}
+                    confirm={(input) => [
+                      [
+                        'Organization balance',
+                        org.unlimitedFunding ? 'unlimited' : credits(org.balanceCredits),
+                        org.unlimitedFunding ? 'unlimited' : figure(org.balanceCredits - amountOf(input)),
+                      ],
+                      [
+                        'Project budget',
+                        credits(project.budgetCredits),
+                        figure(project.budgetCredits + amountOf(input)),
+                      ],
+                      ['Project ceiling', credits(project.maxPayoutCredits), credits(project.maxPayoutCredits)],
+                    ]}
+                    onDone={reload}
+                  />
+                  <ActionForm
+                    action="updateProject"
+                    title={`Change project ${project.name}`}
+                    submitLabel="Save project"
+                    fixed={{ projectId: project.id }}
+                    fields={[
+                      { name: 'name', label: 'New name', kind: 'text', optional: true },
+                      { name: 'maxPayoutCredits', label: 'New ceiling (credits)', kind: 'credits', optional: true },
+                    ]}
+                    errorField="maxPayoutCredits"
+                    onDone={reload}
+                  />
+                  <ActionForm
+                    action="createGame"
+                    title={`New game in ${project.name}`}
+                    submitLabel="Create game"
+                    fixed={{ projectId: project.id }}
+                    fields={[
+                      { name: 'name', label: 'Game name', kind: 'text' },
+                      {
+                        name: 'platform',
+                        label: 'Platform',
+                        kind: 'select',
+                        options: ['web', 'android', 'ios', 'unity', 'unreal', 'other'],
+                        initial: 'web',
+                      },
+                      { name: 'maxPayoutCredits', label: 'Game ceiling (credits)', kind: 'credits' },
+                      { name: 'dailyPlayerCapCredits', label: 'Daily cap per player (credits)', kind: 'credits' },
+                    ]}
+                    onDone={reload}
+                  />
+                </div>
+              )}
+            </article>
+          );
+        })}
+        {write && (
+          <ActionForm
+            action="createProject"
+            title="New project"
+            submitLabel="Create project"
+            fixed={{ organizationId: org.id }}
+            fields={[
+              { name: 'name', label: 'Project name', kind: 'text' },
+              { name: 'maxPayoutCredits', label: 'Project ceiling (credits)', kind: 'credits' },
+            ]}
+            onDone={reload}
+          />
+        )}
+      </Section>
+      <Section title="Members">
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">Identity user id</th>
+              <th scope="col">Role</th>
+              <th scope="col">Since</th>
+              {canManageMembers(org.role) && <th scope="col">Actions</th>}
+            </tr>
+          </thead>
+          <tbody>
+            {members.map((m) => (
+              <tr key={m.id}>
+                <td>
+                  <code>{m.identityUserId}</code>
+                </td>
+                <td>{m.role}</td>
+                <td>{new Date(m.createdAt).toLocaleString()}</td>
+                {canManageMembers(org.role) && (
+                  <td>
+                    {m.role !== 'owner' && (
+                      <>
+                        <ActionForm
+                          compact
+                          action="updateMember"
+                          title={`Change role of ${m.identityUserId}`}
+                          submitLabel="Change role"
+                          fixed={{ memberId: m.id }}
+                          fields={[
+                            {
+                              name: 'role',
+                              label: 'Role',
+                              kind: 'select',
+                              options: ['admin', 'viewer'],
+                              initial: m.role === 'admin' ? 'viewer' : 'admin',
+                            },
+                          ]}
+                          onDone={reload}
+                        />
+                        <ActionForm
+                          compact
+                          action="removeMember"
+                          title={`Remove ${m.identityUserId}`}
+                          submitLabel="Remove"
+                          fixed={{ memberId: m.id }}
+                          fields={[]}
+                          onDone={reload}
+                        />
+                      </>
+                    )}
+                  </td>
+                )}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+        {canManageMembers(org.role) && <MemberInvite organizationId={org.id} reload={reload} />}
+      </Section>
+    </>
+  );
+}
+
+/**
+ * Adds a member by e-mail: the member is the identity subject of that e-mail. With the development provider that
+ * subject is derived from the e-mail; with another provider, type the subject (identity user id) itself.
+ */
+function MemberInvite({ organizationId, reload }: { organizationId: string; reload: () => void }) {
+  return (
+    <ActionForm
+      action="addMember"
+      title="Invite a member"
+      submitLabel="Add member"
+      fixed={{ organizationId }}
+      fields={[
+        { name: 'identityUserId', label: 'E-mail (development sign-in) or identity user id', kind: 'text' },
+        { name: 'role', label: 'Role', kind: 'select', options: ['viewer', 'admin'], initial: 'viewer' },
+      ]}
+      transform={async (input) => {
+        const value = String(input.identityUserId ?? '');
+        if (value.includes('@')) input.identityUserId = await developerSubjectOf(value);
+        return input;
+      }}
+      onDone={reload}
+    />
+  );
+}

@@ -1,0 +1,19 @@
+// Builds the developer web console into console/dist (committed; `npm run check` rebuilds and compares).
+// Served by the gateway at /console/ (gateway/src/http/console-app.ts). No CDN: everything is bundled.
+import { fileURLToPath } from 'node:url';
+import { defineConfig } from 'vite';
+
+export default defineConfig({
+  root: fileURLToPath(new URL('.', import.meta.url)),
+  base: '/console/',
+  logLevel: 'warn',
+  build: {
+    outDir: process.env.CONSOLE_OUT_DIR ?? 'dist',
+    emptyOutDir: true,
+    sourcemap: false,
+    target: 'es2022',
+    reportCompressedSize: false,
+    chunkSizeWarningLimit: 1000,
+  },
+  oxc: { jsx: { runtime: 'automatic' } },
+});

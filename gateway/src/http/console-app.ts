@@ -1,0 +1,111 @@
+// The developer web console (docs/console-ui.md): the single-page app built from console/ into console/dist
+// (committed; `npm run check` verifies it is up to date), served at GET /console/. The app only calls POST /graphql.
+//
+// GET /console/config.json tells the app how to sign in:
+// - `dev`: the local development identity provider is active (all-in-one process, no DEVELOPER_JWKS /
+//   DEVELOPER_JWKS_URL): POST /console/dev-session signs a developer session for a typed e-mail. That route does not
+//   exist otherwise.
+// - `oidc`: the OpenID Connect authorization-code flow with PKCE against DEVELOPER_JWT_ISSUER, with the client id
+//   CONSOLE_OIDC_CLIENT_ID and the scopes CONSOLE_OIDC_SCOPE (default "openid email").
+// - `none`: neither is configured; the console explains how to configure it.
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { extname, normalize, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type Router from '@koa/router';
+import { AppError } from '../../../services/runtime/src/errors.ts';
+import { readJsonBody } from '../../../services/runtime/src/http/body.ts';
+
+export const CONSOLE_DIST = fileURLToPath(new URL('../../../console/dist/', import.meta.url));
+const EMAIL_PATTERN = /^[^\s@]{1,64}@[^\s@]{1,255}$/;
+
+const CONTENT_TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.ico': 'image/x-icon',
+  '.json': 'application/json; charset=utf-8',
+  '.txt': 'text/plain; charset=utf-8',
+};
+
+export type ConsoleSignIn =
+  | { kind: 'dev' }
+  | { kind: 'oidc'; authority: string; clientId: string; scope: string }
+  | { kind: 'none' };
+
+export interface ConsoleAppOptions {
+  signIn: ConsoleSignIn;
+  /** Present only in dev mode: signs a developer session for an e-mail (the local identity provider). */
+  signDevSession?: (email: string) => Promise<string>;
+  /** The built app's folder (tests may point elsewhere). */
+  distDir?: string;
+}
+
+/** Resolves a request path under /console/ to a file of the build, or undefined (no traversal outside it). */
+function fileFor(distDir: string, relative: string): string | undefined {
+  if (relative === '' || relative.includes('\0')) return undefined;
+  const file = normalize(distDir + relative);
+  if (!file.startsWith(distDir.endsWith(sep) ? distDir : distDir + sep)) return undefined;
+  try {
+    return statSync(file).isFile() ? file : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export function addConsoleApp(router: Router, options: ConsoleAppOptions): void {
+  const distDir = options.distDir ?? CONSOLE_DIST;
+  router.get('/console/config.json', (ctx) => {
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = { signIn: options.signIn };
+  });
+  if (options.signDevSession) {
+    const sign = options.signDevSession;
+    router.post('/console/dev-session', async (ctx) => {
+      ctx.set('Cache-Control', 'no-store');
+      const body = (await readJsonBody(ctx)) as { email?: unknown } | null;
+      const email = typeof body === 'object' && body !== null ? body.email : undefined;
+      if (typeof email !== 'string' || email.length > 320 || !EMAIL_PATTERN.test(email)) {
+        throw new AppError(400, 'INVALID_REQUEST', 'email must be an e-mail address.');
+      }
+      ctx.body = { data: { token: await sign(email), email } };
+    });
+  }
+  // '/console' also matches '/console/' (the router ignores a trailing slash).
+  router.get(['/console', '/console/{*path}'], (ctx) => {
+    if (ctx.path === '/console') {
+      ctx.status = 308;
+      ctx.redirect('/console/');
+      return;
+    }
+    let relative: string;
+    try {
+      relative = decodeURIComponent(ctx.path.slice('/console/'.length));
+    } catch {
+      throw new AppError(404, 'NOT_FOUND', 'No such file.');
+    }
+    const index = `${distDir}index.html`;
+    if (!existsSync(index)) {
+      throw new AppError(503, 'CONSOLE_NOT_BUILT', 'The console is not built: run npm run console:build.');
+    }
+    // Hashed assets never change; index.html and anything else is revalidated.
+    const found = fileFor(distDir, relative);
+    if (!found && relative.startsWith('assets/')) throw new AppError(404, 'NOT_FOUND', 'No such file.');
+    const file = found ?? index;
+    ctx.set(
+      'Cache-Control',
+      relative.startsWith('assets/') && file !== index ? 'public, max-age=31536000, immutable' : 'no-cache',
+    );
+    ctx.set('X-Content-Type-Options', 'nosniff');
+    ctx.set('Referrer-Policy', 'no-referrer');
+    if (file === index) {
+      ctx.set(
+        'Content-Security-Policy',
+        "default-src 'self'; connect-src 'self' https:; img-src 'self' data:; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'",
+      );
+    }
+    ctx.type = CONTENT_TYPES[extname(file)] ?? 'application/octet-stream';
+    ctx.body = readFileSync(file);
+  });
+}
