@@ -24,6 +24,7 @@ import {
   serviceNames,
   type Transport,
 } from './operation.ts';
+import { traceHandler, traceRequest } from './trace-context.ts';
 
 export interface NatsTransportOptions {
   url: string;
@@ -74,7 +75,15 @@ export class NatsTransport implements Transport {
     }
   }
 
-  async call<I extends DescMessage, O extends DescMessage>(
+  call<I extends DescMessage, O extends DescMessage>(
+    operation: Operation<I, O>,
+    request: MessageInitShape<I>,
+    ctx: CallContext,
+  ): Promise<MessageShape<O>> {
+    return traceRequest(operation, 'nats', ctx, (carried) => this.request(operation, request, carried));
+  }
+
+  private async request<I extends DescMessage, O extends DescMessage>(
     operation: Operation<I, O>,
     request: MessageInitShape<I>,
     ctx: CallContext,
@@ -85,6 +94,7 @@ export class NatsTransport implements Transport {
       const headers = natsHeaders();
       headers.set(headerNames.requestId, ctx.requestId);
       if (ctx.traceparent) headers.set(headerNames.traceparent, ctx.traceparent);
+      if (ctx.tracestate) headers.set(headerNames.tracestate, ctx.tracestate);
       let reply: Awaited<ReturnType<NatsConnection['request']>>;
       // Requests started in one event-loop turn leave together at its end: the NATS client writes what it buffered
       // in one socket write per microtask checkpoint, so this makes one write for all the HTTP requests an edge read
@@ -134,13 +144,15 @@ export class NatsTransport implements Transport {
           const ctx: CallContext = {
             requestId: msg.headers?.get(headerNames.requestId) || randomUUID(),
             traceparent: msg.headers?.get(headerNames.traceparent) || undefined,
+            tracestate: msg.headers?.get(headerNames.tracestate) || undefined,
           };
           void inFlight.track(
-            runEndpoint(binding, msg.data, ctx, logger).then((outcome) =>
-              replies.send(() => {
-                if (outcome.ok) msg.respond(outcome.data);
-                else msg.respondError(outcome.status, outcome.code, outcome.data);
-              }),
+            traceHandler(binding.operation, 'nats', ctx, () => runEndpoint(binding, msg.data, ctx, logger)).then(
+              (outcome) =>
+                replies.send(() => {
+                  if (outcome.ok) msg.respond(outcome.data);
+                  else msg.respondError(outcome.status, outcome.code, outcome.data);
+                }),
             ),
           );
         },
