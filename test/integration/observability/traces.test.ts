@@ -3,12 +3,16 @@
 // server span, the NATS request span under it, the state owner's handler span under that (W3C traceparent in the
 // message headers) and the owner's PostgreSQL statements under the handler. The trace id is the request id the
 // edge answers with and appears on the request's log lines; no span carries a key, a bearer token or a link token.
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { createTestDatabase } from '../../support/database.ts';
 import { createEventWorld } from '../../support/ledger-fixtures.ts';
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from '../../support/otlp.ts';
-import { type ProgramProcess, startProgram } from '../../support/processes.ts';
+import { PROGRAM_NODE_OPTIONS, type ProgramProcess, startProgram } from '../../support/processes.ts';
 import { startNats } from '../../support/servers.ts';
 import { api } from '../../support/system.ts';
 
@@ -37,7 +41,14 @@ function traceOf(spans: ReceivedSpan[], traceId: string) {
  * edge descends from it, each owner handler span is the child of a request span, and the owner's statements descend
  * from a handler span of the same owner, the main operation's among them. `owners` must all have handled a part.
  */
-function expectRequestTrace(spans: ReceivedSpan[], traceId: string, edge: string, owners: string[], subject: string) {
+function expectRequestTrace(
+  spans: ReceivedSpan[],
+  traceId: string,
+  edge: string,
+  owners: string[],
+  subject: string,
+  { system = 'nats', ownerServices = STATE_OWNERS } = {},
+) {
   const { spans: own, ancestors } = traceOf(spans, traceId);
   const roots = own.filter((s) => !s.parentSpanId);
   expect(roots.map((s) => [s.service, s.kind])).toEqual([[edge, SERVER]]);
@@ -48,13 +59,13 @@ function expectRequestTrace(spans: ReceivedSpan[], traceId: string, edge: string
   for (const send of sends) {
     expect(send.service).toBe(edge);
     expect(send.name).toBe(`send ${send.attributes['messaging.destination.name']}`);
-    expect(send.attributes['messaging.system']).toBe('nats');
+    expect(send.attributes['messaging.system']).toBe(system);
     expect(ancestors(send)).toContain(root);
   }
   const handlers = own.filter((s) => s.kind === CONSUMER);
   for (const handler of handlers) {
     // Besides the owners the request is for, the edge's platform switch may ask identity-admission (cached 1 s).
-    expect(STATE_OWNERS).toContain(handler.service);
+    expect(ownerServices).toContain(handler.service);
     const parent = sends.find((s) => s.spanId === handler.parentSpanId);
     expect(parent?.attributes['messaging.destination.name']).toBe(handler.attributes['messaging.destination.name']);
     expect(handler.name).toBe(`process ${handler.attributes['messaging.destination.name']}`);
@@ -68,7 +79,7 @@ function expectRequestTrace(spans: ReceivedSpan[], traceId: string, edge: string
   );
   expect(statements.length).toBeGreaterThan(0);
   for (const statement of statements) {
-    expect(STATE_OWNERS).toContain(statement.service);
+    expect(ownerServices).toContain(statement.service);
     expect(ancestors(statement).some((a) => a.kind === CONSUMER && a.service === statement.service)).toBe(true);
   }
   expect(statements.some((s) => ancestors(s).includes(main!))).toBe(true);
@@ -230,7 +241,9 @@ describe('OpenTelemetry traces across the five programs', () => {
     const linkToken = link.body.data.linkToken as string;
     const linkTrace = link.headers.get('x-request-id') ?? '';
     await receiver.waitFor(
-      (spans) => spans.some((s) => s.traceId === linkTrace && s.kind === CONSUMER && s.service === 'ledger'),
+      (spans) =>
+        spans.some((s) => s.traceId === linkTrace && s.kind === SERVER && s.service === 'links') &&
+        spans.some((s) => s.traceId === linkTrace && s.kind === CONSUMER && s.service === 'ledger'),
       'link intent trace',
     );
     expectRequestTrace(receiver.spans, linkTrace, 'links', ['ledger'], 'rewards.v1.ledger.CreateLinkIntent');
@@ -243,5 +256,87 @@ describe('OpenTelemetry traces across the five programs', () => {
     expect(new Set(receiver.spans.map((s) => s.service))).toEqual(
       new Set(['gateway', 'ingest', 'links', 'ledger', 'identity-admission']),
     );
+  });
+
+  it('npm start on the in-process transport joins the same spans in one trace', async () => {
+    const { publicKey, privateKey } = await generateKeyPair('ES256');
+    const jwks = JSON.stringify({ keys: [{ ...(await exportJWK(publicKey)), kid: 'aio', alg: 'ES256' }] });
+    const dataDir = mkdtempSync(join(tmpdir(), 'rewards-traces-'));
+    const system = await startProgram('all-in-one', {
+      DATA_DIR: dataDir,
+      DATABASE_URL: await createTestDatabase(),
+      ADMIN_TOKEN,
+      LOG_LEVEL: 'info',
+      DEVELOPER_JWKS: jwks,
+      DEVELOPER_JWT_ISSUER: ISSUER,
+      DEVELOPER_JWT_AUDIENCE: AUDIENCE,
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      OTEL_BSP_SCHEDULE_DELAY: '100',
+    });
+    try {
+      const email = `dev-${randomUUID().slice(0, 8)}@example.com`;
+      expect(
+        (await api(system.url, 'POST', '/api/admin/v1/invitations', { token: ADMIN_TOKEN, body: { email } })).status,
+      ).toBe(200);
+      const session = await new SignJWT({ email, email_verified: true })
+        .setProtectedHeader({ alg: 'ES256', kid: 'aio' })
+        .setSubject(`dev|${randomUUID()}`)
+        .setIssuer(ISSUER)
+        .setAudience(AUDIENCE)
+        .setExpirationTime('10m')
+        .sign(privateKey);
+      const action = await api(system.url, 'POST', '/api/developer/v1/console', {
+        token: session,
+        body: { type: 'createOrganization', name: 'Traced org' },
+      });
+      expect(action.status).toBe(200);
+      const traceId = action.headers.get('x-request-id') ?? '';
+      expect(traceId).toMatch(/^[0-9a-f]{32}$/);
+      await receiver.waitFor(
+        (spans) =>
+          spans.some(
+            (s) =>
+              s.traceId === traceId &&
+              s.kind === CONSUMER &&
+              s.attributes['messaging.destination.name'] === 'rewards.v1.ledger.ConsoleAction',
+          ) &&
+          spans.some((s) => s.traceId === traceId && s.kind === SERVER) &&
+          spans.some((s) => s.traceId === traceId && s.attributes['db.query.text'] !== undefined),
+        'in-process console action trace',
+      );
+      expectRequestTrace(receiver.spans, traceId, 'all-in-one', ['all-in-one'], 'rewards.v1.ledger.ConsoleAction', {
+        system: 'in-process',
+        ownerServices: ['all-in-one'],
+      });
+      const lines = logLines(system.output()).filter((l) => l.requestId === traceId);
+      expect(lines.length).toBeGreaterThan(0);
+      for (const line of lines) expect(line.trace_id).toBe(traceId);
+    } finally {
+      expect(await system.stop()).toBe(0);
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('the register file loads nothing without an endpoint, or with OTEL_SDK_DISABLED=true', async () => {
+    // Whether the SDK started: it leaves its shutdown behind for the programs' graceful stop.
+    const probe = `process.stdout.write(String(typeof globalThis[Symbol.for('sandbox-rewards.tracing.shutdown')]))`;
+    const started = async (env: Record<string, string>) => {
+      const child = spawn(process.execPath, [...PROGRAM_NODE_OPTIONS, '--input-type=module', '-e', probe], {
+        env: { PATH: process.env.PATH ?? '', ...env },
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
+      let output = '';
+      child.stdout.on('data', (chunk) => {
+        output += chunk;
+      });
+      await new Promise((resolve) => child.once('exit', resolve));
+      return output;
+    };
+    expect(await started({ OTEL_SERVICE_NAME: 'x', OTEL_TRACES_SAMPLER: 'always_on' })).toBe('undefined');
+    expect(await started({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, OTEL_SDK_DISABLED: 'true' })).toBe(
+      'undefined',
+    );
+    expect(await started({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${receiver.endpoint}/v1/traces` })).toBe('function');
   });
 });
