@@ -88,6 +88,19 @@ function expectRequestTrace(
   return own;
 }
 
+/**
+ * The JSON log lines of a program's output carrying `requestId`, once at least one has arrived: the access line is
+ * written before the answer leaves, but reaches this process through a pipe, possibly after the answer.
+ */
+async function requestLines(program: { output(): string }, requestId: string) {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const lines = logLines(program.output()).filter((l) => l.requestId === requestId);
+    if (lines.length > 0 || Date.now() > deadline) return lines;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
 /** The JSON log lines of a program's output. */
 function logLines(output: string): Array<Record<string, unknown>> {
   return output
@@ -172,7 +185,7 @@ describe('OpenTelemetry traces across the five programs', () => {
     expectRequestTrace(receiver.spans, traceId, 'ingest', ['ledger'], 'rewards.v1.ledger.RecordEvent');
 
     // The edge's access line (and any line of the request) carries the trace id.
-    const lines = logLines(programs.ingest!.output()).filter((l) => l.requestId === traceId);
+    const lines = await requestLines(programs.ingest!, traceId);
     expect(lines.length).toBeGreaterThan(0);
     for (const line of lines) expect(line.trace_id).toBe(traceId);
   });
@@ -217,7 +230,7 @@ describe('OpenTelemetry traces across the five programs', () => {
       ['identity-admission', 'ledger'],
       'rewards.v1.ledger.ConsoleAction',
     );
-    const lines = logLines(programs.gateway!.output()).filter((l) => l.requestId === traceId);
+    const lines = await requestLines(programs.gateway!, traceId);
     expect(lines.length).toBeGreaterThan(0);
     for (const line of lines) expect(line.trace_id).toBe(traceId);
 
@@ -228,7 +241,7 @@ describe('OpenTelemetry traces across the five programs', () => {
     });
     expect(own.status).toBe(200);
     expect(own.headers.get('x-request-id')).toBe('client-chosen-id-42');
-    const [line] = logLines(programs.gateway!.output()).filter((l) => l.requestId === 'client-chosen-id-42');
+    const [line] = await requestLines(programs.gateway!, 'client-chosen-id-42');
     expect(line?.trace_id).toMatch(/^[0-9a-f]{32}$/);
 
     // Secrets: none of the credentials of these requests, nor a link token, is in anything exported.
@@ -309,7 +322,7 @@ describe('OpenTelemetry traces across the five programs', () => {
         system: 'in-process',
         ownerServices: ['all-in-one'],
       });
-      const lines = logLines(system.output()).filter((l) => l.requestId === traceId);
+      const lines = await requestLines(system, traceId);
       expect(lines.length).toBeGreaterThan(0);
       for (const line of lines) expect(line.trace_id).toBe(traceId);
     } finally {
