@@ -8,6 +8,7 @@
 #   docker run --rm -e NATS_URL=nats://nats:4222 sandbox-rewards gateway/src/main.ts
 #   docker run --rm -e DATABASE_URL=... sandbox-rewards services/all-in-one/src/migrate.ts
 #   docker run --rm -p 8080:8080 sandbox-rewards            # all-in-one (npm start equivalent)
+#   docker run --rm -e OTEL_EXPORTER_OTLP_ENDPOINT=http://otel-collector:4318 ... # with traces
 #
 # The web console (/console/ on the gateway) is served from console/dist, built and committed
 # with the sources (docs/console-ui.md): the image needs no build tools for it.
@@ -49,5 +50,8 @@ USER 1000:1000
 EXPOSE 8080
 # Exec form: node is PID 1 and receives SIGTERM itself; every program handles it
 # (drains NATS, finishes in-flight requests, exits within about 10 s).
-ENTRYPOINT ["node"]
+# --import loads the tracing register file before the program: it does nothing unless an OTLP endpoint is set
+# (OTEL_EXPORTER_OTLP_ENDPOINT, see docs/deploy.md "Traces"), then starts the OpenTelemetry SDK, which ESM
+# instrumentation needs to happen before the program's modules load.
+ENTRYPOINT ["node", "--import", "/app/services/runtime/src/tracing/register.ts"]
 CMD ["services/all-in-one/src/main.ts"]

@@ -25,6 +25,7 @@ import { ledgerMigrations } from '../services/ledger/src/migrations/index.ts';
 import { migrate } from '../services/runtime/src/db/database.ts';
 import { createMetrics } from '../services/runtime/src/metrics.ts';
 import { NatsTransport } from '../services/runtime/src/transport/nats.ts';
+import { PROGRAM_NODE_OPTIONS } from '../test/support/processes.ts';
 import { freePort, startNats, startPostgres } from '../test/support/servers.ts';
 import { recordEventStatement, runPgbench as runPgbenchScript, type Side } from './lib/pgbench.ts';
 import { cpuSeconds, percentile, rssMiB, sampleBackendCpu, syscalls } from './lib/proc.ts';
@@ -425,6 +426,7 @@ async function startLedger(
   const child = spawn(
     process.execPath,
     [
+      ...PROGRAM_NODE_OPTIONS,
       ...(cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfileDir}`] : []),
       resolve('services/ledger/src/main.ts'),
     ],

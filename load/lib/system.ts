@@ -11,6 +11,7 @@ import { pino } from 'pino';
 import { identityMigrations } from '../../services/identity-admission/src/migrations/index.ts';
 import { ledgerMigrations } from '../../services/ledger/src/migrations/index.ts';
 import { migrate } from '../../services/runtime/src/db/database.ts';
+import { PROGRAM_NODE_OPTIONS } from '../../test/support/processes.ts';
 import { freePort, startNats, startPostgres } from '../../test/support/servers.ts';
 import { rssMiB } from './proc.ts';
 
@@ -78,8 +79,10 @@ function spawnProgram(
     ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfile.dir}`, `--cpu-prof-name=${name}.${Date.now()}.cpuprofile`]
     : [];
   const portVariable = name === 'all-in-one' ? 'PORT' : 'HTTP_PORT';
-  const child = spawn(process.execPath, [...profile, resolve(entry)], {
-    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', ...env, [portVariable]: String(port) },
+  // The OTEL_* variables of the run reach the programs (tracing on: see docs/benchmarks.md, "Tracing on and off").
+  const otel = Object.fromEntries(Object.entries(process.env).filter(([key]) => key.startsWith('OTEL_')));
+  const child = spawn(process.execPath, [...PROGRAM_NODE_OPTIONS, ...profile, resolve(entry)], {
+    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', ...otel, ...env, [portVariable]: String(port) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const log = createWriteStream(join(options.logDir, `${name}.log`));

@@ -19,11 +19,17 @@ export const PROGRAM_ENTRIES = {
   'all-in-one': 'services/all-in-one/src/main.ts',
 } as const;
 
+/**
+ * Node's options for every program: the tracing register file first (it does nothing unless an OTLP endpoint is set),
+ * as `npm run start:<program>`, the image's ENTRYPOINT and the chart do.
+ */
+export const PROGRAM_NODE_OPTIONS = ['--import', './services/runtime/src/tracing/register.ts'] as const;
+
 export function runProgram(
   entry: string,
   env: Record<string, string | undefined>,
 ): { child: ChildProcess; output: () => string; exited: Promise<number | null> } {
-  const child = spawn(process.execPath, [entry], {
+  const child = spawn(process.execPath, [...PROGRAM_NODE_OPTIONS, entry], {
     cwd: process.cwd(),
     env: { PATH: process.env.PATH, LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -2,6 +2,7 @@
 
 import { clientEnvPrefix } from '../../runtime/src/cli/local-service.ts';
 import { ConfigError } from '../../runtime/src/config.ts';
+import { shutdownTracing } from '../../runtime/src/tracing/settings.ts';
 import { type RunningSystem, startSystem } from './system.ts';
 
 const started = performance.now();
@@ -79,6 +80,7 @@ const stop = async (signal: string) => {
   const timer = setTimeout(() => process.exit(1), 10_000);
   timer.unref();
   await system.stop();
+  await shutdownTracing().catch(() => undefined);
   process.exit(0);
 };
 process.once('SIGTERM', () => void stop('SIGTERM'));

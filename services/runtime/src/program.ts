@@ -11,6 +11,7 @@ import { createHttpApp } from './http/app.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { PlatformSwitch } from './platform-switch.ts';
+import { shutdownTracing } from './tracing/settings.ts';
 import { NatsTransport } from './transport/nats.ts';
 import type { ServedService, ServiceDefinition, Transport } from './transport/operation.ts';
 
@@ -73,6 +74,11 @@ export function onShutdown(
         code = 1;
         logger.error({ err: error, step: name }, 'shutdown step failed');
       }
+    }
+    try {
+      await shutdownTracing();
+    } catch (error) {
+      logger.warn({ err: error }, 'trace export at shutdown failed');
     }
     logger.info('stopped');
     process.exit(code);

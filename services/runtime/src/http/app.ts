@@ -2,6 +2,7 @@
 // failure (404 and 405 included), and the probes /healthz, /readyz and /metrics.
 import { randomUUID } from 'node:crypto';
 import Router from '@koa/router';
+import { trace } from '@opentelemetry/api';
 import Koa from 'koa';
 import { AppError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
@@ -40,7 +41,9 @@ export function createHttpApp(options: HttpAppOptions): Koa {
   app.use(async (ctx, next) => {
     const started = performance.now();
     const incoming = ctx.get('X-Request-Id');
-    const requestId = REQUEST_ID_PATTERN.test(incoming) ? incoming : randomUUID();
+    // Tracing on (docs/deploy.md): a request id the edge makes up is the request's trace id, so that the id a client
+    // reports with an error finds the trace; the log lines carry `trace_id` either way.
+    const requestId = REQUEST_ID_PATTERN.test(incoming) ? incoming : (activeTraceId() ?? randomUUID());
     ctx.state.requestId = requestId;
     ctx.state.log = options.logger.child({ requestId });
     ctx.state.call = { requestId, traceparent: ctx.get('traceparent') || undefined };
@@ -99,6 +102,12 @@ function refuseUnrouted(ctx: Koa.Context): void {
     ctx.remove('Allow');
     throw new AppError(404, 'not_found', `No route for ${ctx.method} ${ctx.path}.`);
   }
+}
+
+/** The trace id of the request's span when tracing is on (services/runtime/src/tracing): the generated request id. */
+function activeTraceId(): string | undefined {
+  const spanContext = trace.getActiveSpan()?.spanContext();
+  return spanContext && trace.isSpanContextValid(spanContext) ? spanContext.traceId : undefined;
 }
 
 function writeError(ctx: Koa.Context, error: unknown): void {

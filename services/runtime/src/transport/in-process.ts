@@ -12,6 +12,7 @@ import type {
   ServiceDefinition,
   Transport,
 } from './operation.ts';
+import { traceHandler, traceRequest } from './trace-context.ts';
 
 export class InProcessTransport implements Transport {
   readonly kind = 'in-process' as const;
@@ -26,7 +27,15 @@ export class InProcessTransport implements Transport {
     this.metrics = metrics;
   }
 
-  async call<I extends DescMessage, O extends DescMessage>(
+  call<I extends DescMessage, O extends DescMessage>(
+    operation: Operation<I, O>,
+    request: MessageInitShape<I>,
+    ctx: CallContext,
+  ): Promise<MessageShape<O>> {
+    return traceRequest(operation, 'in-process', ctx, (carried) => this.request(operation, request, carried));
+  }
+
+  private async request<I extends DescMessage, O extends DescMessage>(
     operation: Operation<I, O>,
     request: MessageInitShape<I>,
     ctx: CallContext,
@@ -43,7 +52,10 @@ export class InProcessTransport implements Transport {
           'not_delivered',
         );
       }
-      const result = await runEndpoint(binding, encodeRequest(operation, request), ctx, this.logger);
+      const data = encodeRequest(operation, request);
+      const result = await traceHandler(operation, 'in-process', ctx, () =>
+        runEndpoint(binding, data, ctx, this.logger),
+      );
       if (!result.ok) {
         outcome = 'error';
         throw decodeError(result.data);

@@ -24,6 +24,7 @@ import {
   serviceNames,
   type Transport,
 } from './operation.ts';
+import { traceHandler, traceRequest } from './trace-context.ts';
 
 export interface NatsTransportOptions {
   url: string;
@@ -88,7 +89,7 @@ export class NatsTransport implements Transport {
   }
 
   /** The request, or its failure as soon as the connection that carries it is lost. */
-  private request(subject: string, data: Uint8Array, headers: ReturnType<typeof natsHeaders>) {
+  private send(subject: string, data: Uint8Array, headers: ReturnType<typeof natsHeaders>) {
     let reject: (error: Error) => void = () => undefined;
     const lost = new Promise<never>((_, rejectLost) => {
       reject = rejectLost;
@@ -100,7 +101,15 @@ export class NatsTransport implements Transport {
     return Promise.race([sent, lost]).finally(() => this.inFlight.delete(reject));
   }
 
-  async call<I extends DescMessage, O extends DescMessage>(
+  call<I extends DescMessage, O extends DescMessage>(
+    operation: Operation<I, O>,
+    request: MessageInitShape<I>,
+    ctx: CallContext,
+  ): Promise<MessageShape<O>> {
+    return traceRequest(operation, 'nats', ctx, (carried) => this.request(operation, request, carried));
+  }
+
+  private async request<I extends DescMessage, O extends DescMessage>(
     operation: Operation<I, O>,
     request: MessageInitShape<I>,
     ctx: CallContext,
@@ -111,6 +120,7 @@ export class NatsTransport implements Transport {
       const headers = natsHeaders();
       headers.set(headerNames.requestId, ctx.requestId);
       if (ctx.traceparent) headers.set(headerNames.traceparent, ctx.traceparent);
+      if (ctx.tracestate) headers.set(headerNames.tracestate, ctx.tracestate);
       let reply: Awaited<ReturnType<NatsConnection['request']>>;
       // Requests started in one event-loop turn leave together at its end: the NATS client writes what it buffered
       // in one socket write per microtask checkpoint, so this makes one write for all the HTTP requests an edge read
@@ -126,7 +136,7 @@ export class NatsTransport implements Transport {
         );
       }
       try {
-        reply = await this.request(operation.subject, encodeRequest(operation, request), headers);
+        reply = await this.send(operation.subject, encodeRequest(operation, request), headers);
       } catch (error) {
         outcome = 'unavailable';
         throw new DependencyUnavailableError(
@@ -169,13 +179,15 @@ export class NatsTransport implements Transport {
           const ctx: CallContext = {
             requestId: msg.headers?.get(headerNames.requestId) || randomUUID(),
             traceparent: msg.headers?.get(headerNames.traceparent) || undefined,
+            tracestate: msg.headers?.get(headerNames.tracestate) || undefined,
           };
           void inFlight.track(
-            runEndpoint(binding, msg.data, ctx, logger).then((outcome) =>
-              replies.send(() => {
-                if (outcome.ok) msg.respond(outcome.data);
-                else msg.respondError(outcome.status, outcome.code, outcome.data);
-              }),
+            traceHandler(binding.operation, 'nats', ctx, () => runEndpoint(binding, msg.data, ctx, logger)).then(
+              (outcome) =>
+                replies.send(() => {
+                  if (outcome.ok) msg.respond(outcome.data);
+                  else msg.respondError(outcome.status, outcome.code, outcome.data);
+                }),
             ),
           );
         },

@@ -33,6 +33,7 @@ export function defineOperation<I extends DescMessage, O extends DescMessage>(
 export interface CallContext {
   requestId: string;
   traceparent?: string | undefined;
+  tracestate?: string | undefined;
 }
 
 export type Handler<I extends DescMessage, O extends DescMessage> = (
@@ -80,4 +81,5 @@ export interface Transport {
 export const headerNames = {
   requestId: 'Rewards-Request-Id',
   traceparent: 'traceparent',
+  tracestate: 'tracestate',
 } as const;
