@@ -12,7 +12,7 @@ import { type Browser, type BrowserContext, chromium, type Page } from 'playwrig
 import { insertPlayer } from '../integration/console/helpers.ts';
 import { sql } from '../support/database.ts';
 import { postEvent } from '../support/ingest.ts';
-import { admin, startTestSystem, type TestSystem } from '../support/system.ts';
+import { admin, api, startTestSystem, type TestSystem } from '../support/system.ts';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 // The screenshots of docs/console-ui.md are refreshed with UPDATE_SCREENSHOTS=1; other runs write them to a
@@ -255,6 +255,12 @@ test('a developer signs in, builds a game, funds it, issues keys and sees a post
   });
   expect(posted.status).toBe(200);
   expect(posted.body.data.status).toBe('accepted');
+  // The game server asks to link one of its players: the intent is listed on the game's page, pending, tokenless.
+  const linkIntent = await api(system.url, 'POST', '/api/game-sdk/v2/link-intents', {
+    token: secretKey,
+    body: { externalPlayerId: 'link-me' },
+  });
+  expect(linkIntent.status).toBe(200);
   const live = page.getByRole('table', { name: 'Live decisions' });
   await live.getByRole('cell', { name: 'level.up', exact: true }).waitFor(WAIT);
   process.stdout.write(`console: posted event shown after ${(performance.now() - liveSince).toFixed(0)} ms\n`);
@@ -267,6 +273,10 @@ test('a developer signs in, builds a game, funds it, issues keys and sees a post
   const summary = page.getByTestId('decisions-summary');
   await summary.filter({ hasText: `1 ${posted.body.data.status}` }).waitFor(WAIT);
   await page.getByText('Spent: 25 of budget 1,000').waitFor(WAIT);
+  const intents = page.getByRole('table', { name: 'Link intents' });
+  await intents.getByRole('row', { name: /link-me pending/ }).waitFor(WAIT);
+  expect(await intents.innerText()).not.toContain(linkIntent.body.data.linkToken);
+  await page.getByRole('region', { name: 'Link intents' }).screenshot({ path: `${SCREENSHOTS}link-intents.png` });
   expect(await summary.innerText()).toMatch(/^\d+ accepted, \d+ rejected in the window/);
   expect(
     await page
@@ -339,6 +349,10 @@ test('a viewer sees the organization and its game without any write button', asy
   await page
     .getByRole('table', { name: 'Live decisions' })
     .getByRole('cell', { name: 'level.up', exact: true })
+    .waitFor(WAIT);
+  await page
+    .getByRole('table', { name: 'Link intents' })
+    .getByRole('row', { name: /link-me pending/ })
     .waitFor(WAIT);
   expect(await page.locator('main form').count()).toBe(0);
   expect(await page.locator('main button').count()).toBe(0);
