@@ -1,7 +1,7 @@
 import { useQuery } from '@apollo/client/react';
-import { type FormEvent, lazy, Suspense, useEffect, useId, useState } from 'react';
+import { type FormEvent, lazy, Suspense, useEffect, useId, useRef, useState } from 'react';
 import { ACCESS, client, failureOf, type ServerFailure, SNAPSHOT, type Snapshot, setSessionToken } from './api.ts';
-import { devSignIn, oidcSignIn, type SignInConfig } from './auth.ts';
+import { devSignIn, oidcSignIn, oidcSignOut, type SignInConfig } from './auth.ts';
 import { OrganizationPage } from './pages/Organization.tsx';
 import { Overview } from './pages/Overview.tsx';
 
@@ -124,14 +124,18 @@ function Console({ email, onSignOut }: { email: string; onSignOut: () => void })
 export function App({ config, initialToken }: { config: SignInConfig; initialToken?: string | undefined }) {
   const [session, setSession] = useState<{ email: string } | undefined>();
   const [failure, setFailure] = useState<ServerFailure | undefined>();
-  const signedIn = async (token: string) => {
-    setSessionToken(token);
+  // The session token, in memory only (for the provider's sign-out).
+  const token = useRef<string | undefined>(undefined);
+  const signedIn = async (value: string) => {
+    token.current = value;
+    setSessionToken(value);
     try {
       const result = await client.query<{ access: { email: string } | null }>({ query: ACCESS });
       if (result.error || !result.data?.access) throw result.error ?? new Error('No access.');
       setFailure(undefined);
       setSession({ email: result.data.access.email });
     } catch (error) {
+      token.current = undefined;
       setSessionToken(undefined);
       setFailure(failureOf(error));
     }
@@ -145,9 +149,14 @@ export function App({ config, initialToken }: { config: SignInConfig; initialTok
       <Console
         email={session.email}
         onSignOut={() => {
+          const idToken = token.current;
+          token.current = undefined;
           setSessionToken(undefined);
           void client.clearStore();
           setSession(undefined);
+          if (config.kind === 'oidc' && idToken) {
+            oidcSignOut(config, idToken).catch((error: unknown) => setFailure(failureOf(error)));
+          }
         }}
       />
     );

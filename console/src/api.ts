@@ -187,6 +187,34 @@ export interface RecordsPage {
   } | null;
 }
 
+export const LINK_INTENTS = gql`
+  query ConsoleLinkIntents($gameId: UUID!, $first: Int, $after: String) {
+    linkIntents(gameId: $gameId, first: $first, after: $after) {
+      edges {
+        cursor
+        node { id playerId externalPlayerId state createdAt expiresAt consumedAt }
+      }
+      pageInfo { endCursor hasNextPage }
+    }
+  }
+`;
+
+export interface LinkIntent {
+  id: string;
+  playerId: string;
+  externalPlayerId: string;
+  state: 'pending' | 'consumed' | 'expired';
+  createdAt: string;
+  expiresAt: string;
+  consumedAt: string | null;
+}
+export interface LinkIntentsPage {
+  linkIntents: {
+    edges: Array<{ cursor: string; node: LinkIntent }>;
+    pageInfo: { endCursor: string | null; hasNextPage: boolean };
+  } | null;
+}
+
 export const ACTION_INPUTS: Record<string, string> = {
   createOrganization: 'CreateOrganizationInput',
   fundOrganization: 'FundOrganizationInput',

@@ -3,6 +3,7 @@
 //   (POST /console/dev-session, present only when no DEVELOPER_JWKS is configured).
 // - oidc: authorization-code flow with PKCE (oidc-client-ts) against DEVELOPER_JWT_ISSUER; the PKCE verifier and
 //   state stay in sessionStorage for the redirect round trip, the tokens in memory. The ID token is the session.
+//   Signing out also ends the provider's session (its end_session_endpoint).
 import type { ServerFailure } from './api.ts';
 
 export type SignInConfig =
@@ -54,12 +55,30 @@ export async function oidcSignIn(config: Extract<SignInConfig, { kind: 'oidc' }>
   await (await userManager(config)).signinRedirect();
 }
 
-/** On the redirect back (?code=&state=): exchanges the code (PKCE) and returns the ID token. */
+/**
+ * Signs out at the provider too (RP-initiated logout: its end_session_endpoint with the ID token as hint), so that
+ * the next sign-in asks for the provider's login again; the provider sends the browser back to /console/.
+ */
+export async function oidcSignOut(config: Extract<SignInConfig, { kind: 'oidc' }>, idToken: string): Promise<void> {
+  await (await userManager(config)).signoutRedirect({ id_token_hint: idToken });
+}
+
+/**
+ * On the redirect back: after sign-in (?code=&state=) exchanges the code (PKCE) and returns the ID token; after
+ * sign-out (?state= alone) drops the sign-out state. Either way the query leaves the address bar.
+ */
 export async function oidcCallback(config: Extract<SignInConfig, { kind: 'oidc' }>): Promise<string | undefined> {
   const params = new URLSearchParams(window.location.search);
-  if (!params.has('code') && !params.has('error')) return undefined;
+  if (!params.has('code') && !params.has('error') && !params.has('state')) return undefined;
   const manager = await userManager(config);
-  const user = await manager.signinRedirectCallback();
-  window.history.replaceState(null, '', '/console/');
-  return user.id_token;
+  try {
+    if (!params.has('code') && !params.has('error')) {
+      await manager.signoutRedirectCallback();
+      return undefined;
+    }
+    const user = await manager.signinRedirectCallback();
+    return user.id_token;
+  } finally {
+    window.history.replaceState(null, '', '/console/');
+  }
 }

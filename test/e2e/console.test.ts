@@ -3,25 +3,13 @@
 // server's code and message at the field for bad input, axe-core on every page, keyboard use, and the screenshots
 // of docs/console-ui.md (written to docs/console-ui/). Timings are printed, never asserted.
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
-import AxeBuilder from '@axe-core/playwright';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { insertPlayer } from '../integration/console/helpers.ts';
+import { launchChromium, SCREENSHOTS, severeViolations, WAIT } from '../support/browser.ts';
 import { sql } from '../support/database.ts';
 import { postEvent } from '../support/ingest.ts';
-import { admin, startTestSystem, type TestSystem } from '../support/system.ts';
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-// The screenshots of docs/console-ui.md are refreshed with UPDATE_SCREENSHOTS=1; other runs write them to a
-// temporary folder, so that a test run leaves the working tree as it was.
-const SCREENSHOTS =
-  process.env.UPDATE_SCREENSHOTS === '1'
-    ? fileURLToPath(new URL('../../docs/console-ui/', import.meta.url))
-    : `${tmpdir()}/console-ui-screenshots/`;
-const WAIT = { timeout: 20_000 };
+import { admin, api, startTestSystem, type TestSystem } from '../support/system.ts';
 
 let system: TestSystem;
 let browser: Browser;
@@ -34,33 +22,12 @@ let gameId = '';
 const axeFindings: Record<string, string[]> = {};
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(
-      `Chromium is missing at ${CHROMIUM}: the console's browser tests need Debian's chromium package ` +
-        '(apt-get install chromium; .ci/run installs it) or CHROMIUM_PATH pointing at a Chromium binary.',
-    );
-  }
-  if (!existsSync(fileURLToPath(new URL('../../console/dist/index.html', import.meta.url)))) {
-    throw new Error('console/dist is missing: run npm run console:build');
-  }
-  mkdirSync(SCREENSHOTS, { recursive: true });
+  browser = await launchChromium();
   system = await startTestSystem();
   for (const email of [ownerEmail, viewerEmail]) {
     const invited = await admin(system, 'POST', '/invitations', { email });
     expect(invited.status).toBe(200);
   }
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--no-sandbox',
-      '--headless',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-    ],
-  });
 });
 
 afterAll(async () => {
@@ -77,9 +44,7 @@ async function newPage(): Promise<Page> {
 
 /** axe-core on the page as it is now: no serious or critical violation. */
 async function checkAccessibility(name: string) {
-  const results = await new AxeBuilder({ page }).analyze();
-  const severe = results.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-  axeFindings[name] = severe.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`);
+  axeFindings[name] = await severeViolations(page);
   expect(axeFindings[name]).toEqual([]);
 }
 
@@ -255,6 +220,12 @@ test('a developer signs in, builds a game, funds it, issues keys and sees a post
   });
   expect(posted.status).toBe(200);
   expect(posted.body.data.status).toBe('accepted');
+  // The game server asks to link one of its players: the intent is listed on the game's page, pending, tokenless.
+  const linkIntent = await api(system.url, 'POST', '/api/game-sdk/v2/link-intents', {
+    token: secretKey,
+    body: { externalPlayerId: 'link-me' },
+  });
+  expect(linkIntent.status).toBe(200);
   const live = page.getByRole('table', { name: 'Live decisions' });
   await live.getByRole('cell', { name: 'level.up', exact: true }).waitFor(WAIT);
   process.stdout.write(`console: posted event shown after ${(performance.now() - liveSince).toFixed(0)} ms\n`);
@@ -267,6 +238,10 @@ test('a developer signs in, builds a game, funds it, issues keys and sees a post
   const summary = page.getByTestId('decisions-summary');
   await summary.filter({ hasText: `1 ${posted.body.data.status}` }).waitFor(WAIT);
   await page.getByText('Spent: 25 of budget 1,000').waitFor(WAIT);
+  const intents = page.getByRole('table', { name: 'Link intents' });
+  await intents.getByRole('row', { name: /link-me pending/ }).waitFor(WAIT);
+  expect(await intents.innerText()).not.toContain(linkIntent.body.data.linkToken);
+  await page.getByRole('region', { name: 'Link intents' }).screenshot({ path: `${SCREENSHOTS}link-intents.png` });
   expect(await summary.innerText()).toMatch(/^\d+ accepted, \d+ rejected in the window/);
   expect(
     await page
@@ -339,6 +314,10 @@ test('a viewer sees the organization and its game without any write button', asy
   await page
     .getByRole('table', { name: 'Live decisions' })
     .getByRole('cell', { name: 'level.up', exact: true })
+    .waitFor(WAIT);
+  await page
+    .getByRole('table', { name: 'Link intents' })
+    .getByRole('row', { name: /link-me pending/ })
     .waitFor(WAIT);
   expect(await page.locator('main form').count()).toBe(0);
   expect(await page.locator('main button').count()).toBe(0);

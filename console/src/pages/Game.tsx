@@ -11,6 +11,7 @@ import {
 } from '../api.ts';
 import { ActionForm, amountOf, Bar, CopyButton, credits, figure, Section } from '../components.tsx';
 import { usePoll } from '../poll.ts';
+import { LinkIntents } from './LinkIntents.tsx';
 
 async function page(kind: 'events' | 'players', gameId: string, first: number) {
   const result = await client.query<RecordsPage>({
@@ -24,7 +25,7 @@ async function page(kind: 'events' | 'players', gameId: string, first: number) {
 
 const Charts = lazy(() => import('./Charts.tsx'));
 
-/** One game: budget, rules, keys, live decisions and players. */
+/** One game: budget, rules, keys, live decisions, players and link intents. */
 export default function GamePage({
   snapshot,
   gameId,
@@ -303,6 +304,9 @@ export default function GamePage({
         <p>
           <a href={`#/records/players/${game.id}`}>All players of this game</a>
         </p>
+      </Section>
+      <Section title="Link intents">
+        <LinkIntents gameId={game.id} />
       </Section>
     </>
   );

@@ -128,3 +128,15 @@ export async function readDecisionStats(
     throw consoleUnavailable(error);
   });
 }
+
+/** One page of a game's link intents: one ledger call (the ledger checks the cursor and the game's visibility). */
+export async function readLinkIntents(
+  transport: Transport,
+  principal: PrincipalInit,
+  query: { gameId: string; cursor?: string; limit: number },
+  call: CallContext,
+) {
+  return transport.call(ledgerOps.listLinkIntents, { principal, ...query }, call).catch((error: unknown) => {
+    throw consoleUnavailable(error);
+  });
+}

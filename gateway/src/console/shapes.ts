@@ -8,12 +8,14 @@ import type {
   DeveloperEvent,
   DeveloperGame,
   DeveloperKey,
+  DeveloperLinkIntent,
   DeveloperMember,
   DeveloperOrganization,
   DeveloperPlayer,
   DeveloperProject,
   DeveloperRule,
   GetSnapshotResponse,
+  ListLinkIntentsResponse,
   ListRecordsResponse,
 } from '../../../services/runtime/src/contracts/gen/rewards/v1/console_pb.ts';
 
@@ -155,4 +157,21 @@ export function recordPageJson(page: ListRecordsResponse) {
     records: page.kind === 'events' ? page.events.map(eventJson) : page.players.map(playerJson),
     nextCursor: orNull(page.nextCursor),
   };
+}
+
+/** A link intent as the console shows it: its state and times, never its token. */
+export const linkIntentJson = (i: DeveloperLinkIntent) => ({
+  id: i.id,
+  gameId: i.gameId,
+  organizationId: i.organizationId,
+  playerId: i.playerId,
+  externalPlayerId: i.externalPlayerId,
+  state: i.state,
+  createdAt: i.createdAt,
+  expiresAt: i.expiresAt,
+  consumedAt: orNull(i.consumedAt),
+});
+
+export function linkIntentPageJson(page: ListLinkIntentsResponse) {
+  return { intents: page.intents.map(linkIntentJson), nextCursor: orNull(page.nextCursor) };
 }

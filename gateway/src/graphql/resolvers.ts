@@ -3,9 +3,16 @@
 // same JSON shapes (console/shapes.ts). Nested fields are served from the request's one snapshot (context.ts).
 
 import { AppError } from '../../../services/runtime/src/errors.ts';
-import { readDecisionStats, readRecords, runAction, validateAction, validateRecordsQuery } from '../console/service.ts';
-import { actionResultJson, recordPageJson } from '../console/shapes.ts';
-import { CONSOLE_ACTION_TYPES } from '../schemas/console.ts';
+import {
+  readDecisionStats,
+  readLinkIntents,
+  readRecords,
+  runAction,
+  validateAction,
+  validateRecordsQuery,
+} from '../console/service.ts';
+import { actionResultJson, linkIntentPageJson, recordPageJson } from '../console/shapes.ts';
+import { CONSOLE_ACTION_TYPES, RECORDS_LIMIT_DEFAULT, RECORDS_LIMIT_MAX } from '../schemas/console.ts';
 import type { GraphQLContext, SnapshotView } from './context.ts';
 import { scalars } from './scalars.ts';
 
@@ -57,17 +64,46 @@ async function records(_parent: unknown, args: Args, context: GraphQLContext) {
   }
   const reply = await readRecords(context.transport, context.consolePrincipal, validated, context.call);
   const page = recordPageJson(reply);
-  if (reply.cursors.length !== page.records.length) throw new Error('ledger page without a cursor per record');
+  return { kind: page.kind, ...connection<object>(page.records, reply.cursors, page.nextCursor) };
+}
+
+/** A forward-only Relay connection over one ledger page: one cursor per node, the next page's cursor or null. */
+function connection<T>(nodes: readonly T[], cursors: string[], nextCursor: string | null) {
+  if (cursors.length !== nodes.length) throw new Error('ledger page without a cursor per record');
   return {
-    kind: page.kind,
-    edges: page.records.map((node, index) => ({ cursor: reply.cursors[index], node })),
+    edges: nodes.map((node, index) => ({ cursor: cursors[index], node })),
     pageInfo: {
-      endCursor: reply.cursors.at(-1) ?? null,
-      hasNextPage: page.nextCursor !== null,
-      startCursor: reply.cursors[0] ?? null,
+      endCursor: cursors.at(-1) ?? null,
+      hasNextPage: nextCursor !== null,
+      startCursor: cursors[0] ?? null,
       hasPreviousPage: false,
     },
   };
+}
+
+/**
+ * linkIntents: one page of a game's link intents, counted as a record page of the request. `first` follows the
+ * records' rule (1..100, default 50; 400 INVALID_RECORD_QUERY); the ledger checks `after` and the game's visibility.
+ */
+async function linkIntents(_parent: unknown, args: Args, context: GraphQLContext) {
+  context.takeRecordPage();
+  const first = args.first ?? RECORDS_LIMIT_DEFAULT;
+  if (typeof first !== 'number' || !Number.isInteger(first) || first < 1 || first > RECORDS_LIMIT_MAX) {
+    throw new AppError(
+      400,
+      'INVALID_RECORD_QUERY',
+      `linkIntents.first must be an integer from 1 to ${RECORDS_LIMIT_MAX}.`,
+    );
+  }
+  const after = typeof args.after === 'string' ? args.after : undefined;
+  const reply = await readLinkIntents(
+    context.transport,
+    context.consolePrincipal,
+    { gameId: String(args.gameId), limit: first, ...(after === undefined ? {} : { cursor: after }) },
+    context.call,
+  );
+  const page = linkIntentPageJson(reply);
+  return connection(page.intents, reply.cursors, page.nextCursor);
 }
 
 const BUCKET_SECONDS: Record<string, number> = { minute: 60, hour: 3_600, day: 86_400 };
@@ -143,6 +179,7 @@ export const resolvers = {
     }),
     snapshot: fromSnapshot((view) => view.json),
     records,
+    linkIntents,
     decisionStats,
   },
   Mutation: Object.fromEntries(CONSOLE_ACTION_TYPES.map((type) => [type, actionResolver(type)])),

@@ -54,8 +54,23 @@ function fileFor(distDir: string, relative: string): string | undefined {
   }
 }
 
+/**
+ * The index page's Content-Security-Policy. `connect-src` admits https: origins (an OIDC provider's discovery, token
+ * and JWKS endpoints may sit on hosts of their own) and, with OIDC, the issuer's own origin whatever its scheme (a
+ * provider on plain http, such as a local one in development or tests).
+ */
+export function consoleContentSecurityPolicy(signIn: ConsoleSignIn): string {
+  const connect = ["'self'", 'https:'];
+  if (signIn.kind === 'oidc') {
+    const origin = URL.parse(signIn.authority)?.origin;
+    if (origin && origin !== 'null') connect.push(origin);
+  }
+  return `default-src 'self'; connect-src ${connect.join(' ')}; img-src 'self' data:; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'`;
+}
+
 export function addConsoleApp(router: Router, options: ConsoleAppOptions): void {
   const distDir = options.distDir ?? CONSOLE_DIST;
+  const contentSecurityPolicy = consoleContentSecurityPolicy(options.signIn);
   router.get('/console/config.json', (ctx) => {
     ctx.set('Cache-Control', 'no-store');
     ctx.body = { signIn: options.signIn };
@@ -100,10 +115,7 @@ export function addConsoleApp(router: Router, options: ConsoleAppOptions): void 
     ctx.set('X-Content-Type-Options', 'nosniff');
     ctx.set('Referrer-Policy', 'no-referrer');
     if (file === index) {
-      ctx.set(
-        'Content-Security-Policy',
-        "default-src 'self'; connect-src 'self' https:; img-src 'self' data:; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'",
-      );
+      ctx.set('Content-Security-Policy', contentSecurityPolicy);
     }
     ctx.type = CONTENT_TYPES[extname(file)] ?? 'application/octet-stream';
     ctx.body = readFileSync(file);

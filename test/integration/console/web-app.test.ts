@@ -25,6 +25,7 @@ describe('with the local development identity provider (npm start)', () => {
     expect(index.headers.get('content-type')).toBe('text/html; charset=utf-8');
     expect(index.headers.get('cache-control')).toBe('no-cache');
     expect(index.headers.get('content-security-policy')).toContain("default-src 'self'");
+    expect(index.headers.get('content-security-policy')).toContain("connect-src 'self' https:;");
     expect(index.body).toContain('<div id="root">');
     const asset = readdirSync(`${DIST}assets`).find((name) => name.endsWith('.js'))!;
     const script = await api(system.url, 'GET', `/console/assets/${asset}`);
@@ -110,5 +111,10 @@ describe('with a configured developer identity provider', () => {
         scope: 'openid email',
       },
     });
+    // The page may call the issuer's origin (discovery, token endpoint), whatever its scheme.
+    const index = await api(system.url, 'GET', '/console/');
+    expect(index.headers.get('content-security-policy')).toContain(
+      "connect-src 'self' https: https://login.example.com;",
+    );
   });
 });

@@ -157,5 +157,16 @@ export function consoleEndpoints(deps: ConsoleDeps): EndpointBinding[] {
         })),
       };
     }),
+    bind(ledgerOps.listLinkIntents, async (request) => {
+      const principal = principalOf(request.principal);
+      return queries
+        .linkIntents({
+          identityUserId: principal.identityUserId,
+          gameId: request.gameId,
+          cursor: request.cursor,
+          limit: request.limit,
+        })
+        .catch(fail);
+    }),
   ];
 }

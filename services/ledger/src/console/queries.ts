@@ -4,12 +4,15 @@ import { randomBytes } from 'node:crypto';
 import { AppError } from '../../../runtime/src/errors.ts';
 import { isUuid } from '../../../runtime/src/validation/uuid.ts';
 import { type CursorPosition, decodeCursor, encodeCursor, type RecordKind } from '../domain/records-cursor.ts';
+import { linkClock } from '../links/clock.ts';
 import {
   canSee,
   type DecisionStatsRow,
   type EventRecord,
+  type LinkIntent,
   type Player,
   readDecisionStats,
+  readLinkIntents,
   readRecords,
   readSnapshot,
   type SnapshotLists,
@@ -37,6 +40,13 @@ export interface RecordsPage {
   events: EventRecord[];
   nextCursor: string | undefined;
   /** The cursor right after each returned record (GraphQL edge cursors); the last one equals nextCursor when set. */
+  cursors: string[];
+}
+
+export interface LinkIntentsPage {
+  intents: LinkIntent[];
+  nextCursor: string | undefined;
+  /** The cursor right after each returned intent; the last one equals nextCursor when set. */
   cursors: string[];
 }
 
@@ -101,6 +111,42 @@ export class ConsoleQueries {
         bucketSeconds: r.bucketSeconds,
       });
     });
+  }
+
+  /**
+   * One page of a game's link intents, newest first (GraphQL linkIntents). The game must be visible to the caller
+   * (404 not_found otherwise, like a records filter); limit and cursor follow the records' rules and codes.
+   */
+  async linkIntents(r: {
+    identityUserId: string;
+    gameId: string;
+    cursor?: string | undefined;
+    limit: number;
+  }): Promise<LinkIntentsPage> {
+    if (!Number.isInteger(r.limit) || r.limit < 1 || r.limit > RECORDS_LIMIT_MAX) {
+      throw invalidQuery(`limit must be an integer from 1 to ${RECORDS_LIMIT_MAX}.`);
+    }
+    if (!isUuid(r.gameId)) throw invalidQuery('gameId must be a valid uuid.');
+    const context = { kind: 'link_intents' as const, scope: cursorScope({ gameId: r.gameId }) };
+    let after: CursorPosition | undefined;
+    if (r.cursor !== undefined) {
+      const decoded = decodeCursor(await this.key(), r.cursor, context);
+      if ('error' in decoded) throw invalidCursor();
+      after = decoded;
+    }
+    const rows = await this.repository.read(async (em) => {
+      if (!(await canSee(em, r.identityUserId, 'games', r.gameId))) {
+        throw new AppError(404, 'not_found', 'No such object in an organization you are a member of.');
+      }
+      return readLinkIntents(em, { gameId: r.gameId, after, take: r.limit + 1, now: linkClock.now() });
+    });
+    const key = await this.key();
+    const cursors = rows.positions.slice(0, r.limit).map((position) => encodeCursor(key, { ...context, ...position }));
+    return {
+      intents: rows.intents.slice(0, r.limit),
+      nextCursor: rows.positions.length > r.limit ? cursors.at(-1) : undefined,
+      cursors,
+    };
   }
 
   async records(r: RecordsRequest): Promise<RecordsPage> {

@@ -393,3 +393,62 @@ export async function readDecisionStats(
     rewardCredits: Number(r.reward_credits),
   }));
 }
+
+export interface LinkIntent {
+  id: string;
+  gameId: string;
+  organizationId: string;
+  playerId: string;
+  externalPlayerId: string;
+  state: 'pending' | 'consumed' | 'expired';
+  createdAt: string;
+  expiresAt: string;
+  consumedAt?: string;
+}
+
+export interface LinkIntentRows {
+  intents: LinkIntent[];
+  /** Exact (microsecond) position of each row, for the next cursor. */
+  positions: CursorPosition[];
+}
+
+/**
+ * One page of a game's link intents, newest first by (createdAt, id), after the cursor's position: a range of the
+ * link_intents_by_game index. The state is read at `now` (null: the transaction's now()), consumed before expired
+ * as the token's refusals order them. Neither the token's hash nor the approving account is read.
+ */
+export async function readLinkIntents(
+  em: EntityManager,
+  q: { gameId: string; after?: CursorPosition | undefined; take: number; now: Date | null },
+): Promise<LinkIntentRows> {
+  const after = q.after ? 'and (i.created_at, i.id) < (?::timestamptz, ?::uuid)' : '';
+  const rows = await all(
+    em,
+    `select i.id, i.game_id, p.organization_id, i.player_id, p.external_player_id,
+            case when i.consumed_at is not null then 'consumed'
+                 when i.expires_at <= coalesce(?::timestamptz, now()) then 'expired'
+                 else 'pending' end as state,
+            ${isoSql('i.created_at', 'created_at')}, ${isoSql('i.expires_at', 'expires_at')},
+            ${isoSql('i.consumed_at', 'consumed_at')}, ${isoMicrosSql('i.created_at', 'position_at')}
+       from ledger.link_intents i join ledger.players p on p.id = i.player_id
+      where i.game_id = ? ${after}
+      order by i.created_at desc, i.id desc limit ?`,
+    [q.now?.toISOString() ?? null, q.gameId, ...(q.after ? [q.after.createdAt, q.after.id] : []), q.take],
+  );
+  return {
+    intents: rows.map(
+      (r): LinkIntent => ({
+        id: str(r.id),
+        gameId: str(r.game_id),
+        organizationId: str(r.organization_id),
+        playerId: str(r.player_id),
+        externalPlayerId: str(r.external_player_id),
+        state: str(r.state) as LinkIntent['state'],
+        createdAt: str(r.created_at),
+        expiresAt: str(r.expires_at),
+        consumedAt: opt(r.consumed_at),
+      }),
+    ),
+    positions: rows.map((r) => ({ createdAt: str(r.position_at), id: str(r.id) })),
+  };
+}

@@ -13,6 +13,9 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
 export type RecordKind = 'players' | 'events';
+/** What a cursor can page through: the records kinds and a game's link intents. */
+export type CursorKind = RecordKind | 'link_intents';
+const CURSOR_KINDS: readonly string[] = ['players', 'events', 'link_intents'];
 
 export interface CursorPosition {
   createdAt: string;
@@ -20,7 +23,7 @@ export interface CursorPosition {
 }
 
 export interface CursorContext {
-  kind: RecordKind;
+  kind: CursorKind;
   /** Caller-built canonical form of the filters, e.g. `org=..;project=..;game=..`. */
   scope: string;
 }
@@ -33,7 +36,7 @@ const MAC_BYTES = 16;
 const MIN_KEY_BYTES = 16;
 const BASE64URL = /^[A-Za-z0-9_-]+$/;
 
-function mac(key: Buffer, kind: RecordKind, scope: string, payload: Buffer): Buffer {
+function mac(key: Buffer, kind: CursorKind, scope: string, payload: Buffer): Buffer {
   if (!Buffer.isBuffer(key) || key.length < MIN_KEY_BYTES) {
     throw new TypeError(`records cursor key must be a Buffer of at least ${MIN_KEY_BYTES} bytes`);
   }
@@ -45,7 +48,8 @@ function mac(key: Buffer, kind: RecordKind, scope: string, payload: Buffer): Buf
 }
 
 export function encodeCursor(key: Buffer, c: CursorContext & CursorPosition): string {
-  if (c.kind !== 'players' && c.kind !== 'events') throw new TypeError('records cursor kind must be players or events');
+  if (!CURSOR_KINDS.includes(c.kind))
+    throw new TypeError('records cursor kind must be players, events or link_intents');
   if (typeof c.createdAt !== 'string' || typeof c.id !== 'string' || typeof c.scope !== 'string') {
     throw new TypeError('records cursor fields must be strings');
   }
@@ -71,7 +75,7 @@ export function decodeCursor(
   if (bytes.length <= 1 + MAC_BYTES || bytes[0] !== VERSION) return INVALID_CURSOR;
   const given = bytes.subarray(1, 1 + MAC_BYTES);
   const payload = bytes.subarray(1 + MAC_BYTES);
-  if (expected.kind !== 'players' && expected.kind !== 'events') return INVALID_CURSOR;
+  if (!CURSOR_KINDS.includes(expected.kind)) return INVALID_CURSOR;
   if (!timingSafeEqual(given, mac(key, expected.kind, expected.scope, payload))) return INVALID_CURSOR;
   // Authentic from here on; the shape checks only guard against our own format changes.
   let parsed: unknown;

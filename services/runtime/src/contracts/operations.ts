@@ -8,6 +8,8 @@ import {
   DecisionStatsResponseSchema,
   GetSnapshotRequestSchema,
   GetSnapshotResponseSchema,
+  ListLinkIntentsRequestSchema,
+  ListLinkIntentsResponseSchema,
   ListRecordsRequestSchema,
   ListRecordsResponseSchema,
 } from './gen/rewards/v1/console_pb.ts';
@@ -113,6 +115,13 @@ export const ledgerOps = {
   listRecords: defineOperation('ledger', 'ListRecords', ListRecordsRequestSchema, ListRecordsResponseSchema),
   /** Decisions of one game per time bucket, status and reason (GraphQL decisionStats, the web console's charts). */
   decisionStats: defineOperation('ledger', 'DecisionStats', DecisionStatsRequestSchema, DecisionStatsResponseSchema),
+  /** One page of a game's link intents (GraphQL linkIntents, the web console's game page). */
+  listLinkIntents: defineOperation(
+    'ledger',
+    'ListLinkIntents',
+    ListLinkIntentsRequestSchema,
+    ListLinkIntentsResponseSchema,
+  ),
   recordEvent: defineOperation('ledger', 'RecordEvent', RecordEventRequestSchema, RecordEventResponseSchema),
   /** Several events of one edge in one request (edge batching); one outcome per event, as RecordEvent answers. */
   recordEvents: defineOperation('ledger', 'RecordEvents', RecordEventsRequestSchema, RecordEventsResponseSchema),
