@@ -44,7 +44,22 @@ export function buildOpenApiDocument(fragments: OpenApiFragment[]): Record<strin
   const responses = Object.fromEntries(
     Object.entries(ERROR_STATUSES).map(([status, description]) => [
       `Error${status}`,
-      { description, content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } } },
+      {
+        description,
+        // Every 503 says when to try again (services/runtime/src/http/app.ts).
+        ...(status === '503'
+          ? {
+              headers: {
+                'Retry-After': {
+                  description: 'Seconds to wait before retrying.',
+                  required: true,
+                  schema: { type: 'string', pattern: '^[0-9]+$' },
+                },
+              },
+            }
+          : {}),
+        content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } },
+      },
     ]),
   );
   return {

@@ -1,17 +1,29 @@
 // The committed migrations create both schemas, on real PostgreSQL and on PGlite, and the database itself refuses
 // an overspend written by hand.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
 import { pino } from 'pino';
 import { identityMigrations } from '../../services/identity-admission/src/migrations/index.ts';
 import { ledgerMigrations } from '../../services/ledger/src/migrations/index.ts';
 import { migrate } from '../../services/runtime/src/db/database.ts';
 import { startEmbeddedPostgres } from '../../services/runtime/src/db/embedded.ts';
+import { applyRepeatables, repeatableSql } from '../../services/runtime/src/db/repeatable.ts';
 import { createTestDatabase, sql } from '../support/database.ts';
 import { seedEmbeddedData } from '../support/embedded-template.ts';
 
 const logger = pino({ level: 'silent' });
+
+const pools: pg.Pool[] = [];
+async function poolOf(url: string): Promise<pg.Pool> {
+  const pool = new pg.Pool({ connectionString: url, max: 1 });
+  pools.push(pool);
+  return pool;
+}
+async function closePools() {
+  await Promise.all(pools.splice(0).map((pool) => pool.end()));
+}
 const sets = [identityMigrations, ledgerMigrations];
 
 async function expectSchemas(url: string) {
@@ -22,6 +34,33 @@ async function expectSchemas(url: string) {
   expect(schemas.map((r) => r.nspname)).toEqual(['identity', 'ledger']);
   const applied = await sql<{ name: string }>(url, 'select name from ledger.mikro_orm_migrations order by id');
   expect(applied.map((r) => r.name)).toEqual(ledgerMigrations.migrations.map((m) => m.name));
+  await expectFunctionsAsInFiles(url);
+}
+
+/**
+ * Each repeatable migration's file is what the database runs: its recorded checksum is the file's, and the body of
+ * the function it defines (between the `$fn$` quotes) is the function's source in pg_proc.
+ */
+async function expectFunctionsAsInFiles(url: string) {
+  const repeatables = ledgerMigrations.repeatables ?? [];
+  expect(repeatables.map((r) => r.name)).toEqual(['record_event', 'record_events']);
+  for (const repeatable of repeatables) {
+    const { text, checksum } = repeatableSql(repeatable);
+    const [recorded] = await sql<{ checksum: string }>(
+      url,
+      'select checksum from ledger.repeatable_migrations where name = $1',
+      [repeatable.name],
+    );
+    expect(recorded?.checksum).toBe(checksum);
+    const body = text.split('$fn$')[1];
+    const functions = await sql<{ prosrc: string }>(
+      url,
+      `select p.prosrc from pg_proc p join pg_namespace n on n.oid = p.pronamespace
+       where n.nspname = 'ledger' and p.proname = $1`,
+      [repeatable.name],
+    );
+    expect(functions.map((f) => f.prosrc)).toEqual([body]);
+  }
 }
 
 async function insertGame(url: string) {
@@ -60,6 +99,41 @@ describe('migrations on real PostgreSQL', () => {
     await sql(url, `update identity.platform_state set enabled = false`);
     await migrate(url, sets, logger);
     expect(await sql(url, 'select enabled from identity.platform_state')).toEqual([{ enabled: false }]);
+  });
+
+  it('apply a repeatable migration again when its file changes, and only then', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rewards-repeatable-'));
+    try {
+      const file = join(dir, 'probe.sql');
+      const set = {
+        schema: 'ledger' as const,
+        migrations: [],
+        repeatables: [{ name: 'probe', file: new URL(`file://${file}`) }],
+      };
+      const probe = async () => (await sql<{ v: number }>(url, 'select ledger.repeatable_probe() as v'))[0]?.v;
+      writeFileSync(
+        file,
+        'create or replace function ledger.repeatable_probe() returns int language sql as $$ select 1 $$;',
+      );
+      expect(await applyRepeatables(await poolOf(url), set, logger)).toEqual(['probe']);
+      expect(await probe()).toBe(1);
+      expect(await applyRepeatables(await poolOf(url), set, logger)).toEqual([]);
+      writeFileSync(
+        file,
+        'create or replace function ledger.repeatable_probe() returns int language sql as $$ select 2 $$;',
+      );
+      expect(await applyRepeatables(await poolOf(url), set, logger)).toEqual(['probe']);
+      expect(await probe()).toBe(2);
+      // A failing file changes nothing: its transaction is rolled back and its old checksum stays.
+      writeFileSync(file, 'drop function ledger.repeatable_probe(); select no_such_function();');
+      await expect(applyRepeatables(await poolOf(url), set, logger)).rejects.toThrow(/ledger\/probe failed/);
+      expect(await probe()).toBe(2);
+      await sql(url, 'drop function ledger.repeatable_probe()');
+      await sql(url, `delete from ledger.repeatable_migrations where name = 'probe'`);
+    } finally {
+      await closePools();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('let a CHECK constraint refuse an overspend written by hand', async () => {

@@ -20,6 +20,28 @@ function errors(codes: Record<string, string>): Record<string, unknown> {
   return out;
 }
 
+/** The quota fields of a fresh decision (CONTRACT section 11; services/ingest/src/routes/events.ts). */
+const quotaHeaders = {
+  'RateLimit-Policy': {
+    description:
+      "The game's per-minute limit of fresh attempts (IETF httpapi rate-limit fields): q attempts per w = 60 s.",
+    schema: { type: 'string', pattern: '^"minute";q=[0-9]+;w=60$' },
+  },
+  RateLimit: {
+    description:
+      'r: fresh attempts of the game left in this UTC minute (rejected ones count too); t: seconds until the minute ends.',
+    schema: { type: 'string', pattern: '^"minute";r=[0-9]+;t=([1-9]|[1-5][0-9]|60)$' },
+  },
+  'Rewards-Daily-Remaining': {
+    description: 'Credits this player may still be awarded in this game today (UTC), after this decision.',
+    schema: { type: 'string', pattern: '^[0-9]+$' },
+  },
+  'Rewards-Budget-Remaining': {
+    description: "Credits left in the game's budget after this decision.",
+    schema: { type: 'string', pattern: '^[0-9]+$' },
+  },
+};
+
 export const ingestOpenApi: OpenApiFragment = {
   schemas: ingestSchemas,
   paths: {
@@ -38,7 +60,11 @@ export const ingestOpenApi: OpenApiFragment = {
         },
         responses: {
           '200': {
-            description: 'The decision. Inspect data.status and data.reason: 200 does not imply a reward.',
+            description:
+              'The decision. Inspect data.status and data.reason: 200 does not imply a reward. A fresh decision ' +
+              '(replayed: false) carries the quota headers, figures after this decision from its own transaction; a ' +
+              'replay carries none.',
+            headers: quotaHeaders,
             content: { 'application/json': { schema: dataEnvelope('GameEventResult') } },
           },
           ...errors({

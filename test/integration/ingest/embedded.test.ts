@@ -27,9 +27,15 @@ describe('events and configuration on the embedded default', () => {
   it('decides, spends, replays and refuses a conflicting payload', async () => {
     const world = await createEventWorld(db, { rewardCredits: 12, budgetCredits: 20 });
     const body = eventBody(world);
-    const first = expectDecision(await postEvent(system.url, world.key.value, body));
+    const fresh = await postEvent(system.url, world.key.value, body);
+    const first = expectDecision(fresh);
     expect(first).toMatchObject({ status: 'accepted', rewardCredits: 12, replayed: false });
-    expect(expectDecision(await postEvent(system.url, world.key.value, body))).toEqual({ ...first, replayed: true });
+    // The quota headers travel through the in-process transport too (CONTRACT section 11); replays carry none.
+    expect(fresh.headers.get('Rewards-Budget-Remaining')).toBe('8');
+    expect(fresh.headers.get('RateLimit-Policy')).toMatch(/^"minute";q=\d+;w=60$/);
+    const replay = await postEvent(system.url, world.key.value, body);
+    expect(expectDecision(replay)).toEqual({ ...first, replayed: true });
+    expect(replay.headers.get('RateLimit')).toBeNull();
     expectError(await postEvent(system.url, world.key.value, { ...body, metadata: {} }), 409, 'event_conflict');
     const second = expectDecision(await postEvent(system.url, world.key.value, eventBody(world)));
     expect(second).toMatchObject({ status: 'rejected', reason: 'game_budget_exhausted' });

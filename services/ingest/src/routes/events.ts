@@ -10,6 +10,7 @@
 import type Router from '@koa/router';
 import type { Counter } from 'prom-client';
 import type { DeveloperEvent } from '../../../runtime/src/contracts/gen/rewards/v1/console_pb.ts';
+import type { DecisionQuota } from '../../../runtime/src/contracts/gen/rewards/v1/events_pb.ts';
 import { AppError, relabelUnavailable } from '../../../runtime/src/errors.ts';
 import { readJsonBody } from '../../../runtime/src/http/body.ts';
 import { SecretKeyGate } from '../../../runtime/src/http/game-key.ts';
@@ -86,8 +87,23 @@ export function addEventRoutes(router: Router, deps: EventRouteDeps): void {
     const result = gameEventResult(reply.decision, reply.replayed);
     deps.decisions?.inc({ status: result.status, reason: result.reason ?? 'none', replayed: String(result.replayed) });
     ctx.set('Cache-Control', 'no-store');
+    if (!reply.replayed && reply.quota) ctx.set(quotaHeaders(reply.quota));
     ctx.body = { data: result };
   });
+}
+
+/**
+ * The quota fields of a fresh decision (CONTRACT section 11): the IETF httpapi rate-limit fields for the game's
+ * per-minute limit, in structured-field syntax, and the player's and the game's credits left after the decision.
+ * Replays carry none (their figures would describe a moment long gone).
+ */
+export function quotaHeaders(quota: DecisionQuota): Record<string, string> {
+  return {
+    'RateLimit-Policy': `"minute";q=${quota.rateLimit};w=60`,
+    RateLimit: `"minute";r=${quota.rateRemaining};t=${quota.rateResetSeconds}`,
+    'Rewards-Daily-Remaining': quota.dailyRemainingCredits.toString(),
+    'Rewards-Budget-Remaining': quota.budgetRemainingCredits.toString(),
+  };
 }
 
 function gameEventResult(decision: DeveloperEvent | undefined, replayed: boolean) {

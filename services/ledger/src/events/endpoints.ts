@@ -220,6 +220,8 @@ export function eventEndpoints(deps: EventEndpointDeps, config: EventEndpointCon
           // PostgreSQL's spelling of the UUID (lower case), as the records list it.
           decision: toDecisionMessage(request.eventId.toLowerCase(), result.decision),
           replayed: result.outcome === 'replayed',
+          // A fresh decision's quota figures; a replay (or a decision found after a lost connection) has none.
+          quota: result.outcome === 'decided' ? result.quota : undefined,
         };
     }
   };

@@ -34,8 +34,21 @@ export interface StoredDecision {
   createdAtMs: number;
 }
 
+/**
+ * A fresh decision's quota figures after it (CONTRACT section 11), from ledger.record_events' own transaction.
+ * `rateLimit` is the per-minute limit the decision used.
+ */
+export interface DecisionQuota {
+  rateLimit: number;
+  rateRemaining: number;
+  rateResetSeconds: number;
+  dailyRemainingCredits: bigint;
+  budgetRemainingCredits: bigint;
+}
+
 export type RecordResult =
-  | { outcome: 'decided' | 'replayed'; decision: StoredDecision }
+  | { outcome: 'decided'; decision: StoredDecision; quota?: DecisionQuota | undefined }
+  | { outcome: 'replayed'; decision: StoredDecision }
   | { outcome: 'invalid_key' | 'invalid_player' | 'event_conflict' };
 
 export interface PublicConfigRow {
@@ -58,12 +71,14 @@ export const RECORD_EVENT_SQL = `select json_build_array(o_outcome, o_id, o_game
   from ledger.record_event($1, $2, $3, $4, $5, $6, $7, $8)`;
 
 /**
- * The batched statement (migration 0004): the events of one key as parallel arrays, decided in array order in one
- * transaction. The answer is one JSON array of RECORD_EVENT_SQL's tuples, in the events' order.
+ * The batched statement (../sql/record_events.sql): the events of one key as parallel arrays, decided in array order
+ * in one transaction. The answer is one JSON array of RECORD_EVENT_SQL's tuples followed by the quota figures of a
+ * fresh decision, in the events' order.
  */
 export const RECORD_EVENTS_SQL = `select json_agg(json_build_array(o_outcome, o_id, o_game_id, o_organization_id,
     o_player_id, o_event_type, o_occurred_at_ms::text, o_status, o_reason, o_reward_credits::text,
-    o_created_at_ms::text) order by o_index)::text as d
+    o_created_at_ms::text, o_rate_remaining, o_rate_reset_s, o_daily_remaining::text, o_budget_remaining::text)
+    order by o_index)::text as d
   from ledger.record_events($1, $2::uuid[], $3::uuid[], $4::text[], $5::bigint[], $6, $7::timestamptz[], $8)`;
 
 /** The most events one call of ledger.record_events takes (the function refuses more than 1000). */
@@ -92,6 +107,11 @@ type RecordTuple = [
   reason: string | null,
   rewardCredits: string | null,
   createdAtMs: string | null,
+  // RECORD_EVENTS_SQL only: the quota figures of a fresh decision.
+  rateRemaining?: number | null,
+  rateResetSeconds?: number | null,
+  dailyRemainingCredits?: string | null,
+  budgetRemainingCredits?: string | null,
 ];
 
 /** SQLSTATE of a unique violation: a concurrent copy got its decision in first (see record_event). */
@@ -128,7 +148,7 @@ function sqlState(error: unknown): string | undefined {
 }
 
 function parseRecordTuple(text: string): RecordResult {
-  return toRecordResult(JSON.parse(text) as RecordTuple);
+  return toRecordResult(JSON.parse(text) as RecordTuple, undefined);
 }
 
 export class EventRepository {
@@ -146,7 +166,7 @@ export class EventRepository {
     this.database = database;
     const poolMax = (database.orm.config.get('pool') as { max?: number } | undefined)?.max ?? 1;
     this.recordStatementName = poolMax > 1 ? 'ledger_record_event_v1' : undefined;
-    this.recordBatchStatementName = poolMax > 1 ? 'ledger_record_events_v1' : undefined;
+    this.recordBatchStatementName = poolMax > 1 ? 'ledger_record_events_v2' : undefined;
   }
 
   /** Connections of the pool: how many batches can be in the database at once. */
@@ -284,7 +304,7 @@ export class EventRepository {
     if (tuples.length !== batch.length) {
       throw new Error(`ledger.record_events answered ${tuples.length} of ${batch.length} events`);
     }
-    return tuples.map(toRecordResult);
+    return tuples.map((tuple) => toRecordResult(tuple, first.rateLimitPerMinute));
   }
 
   /** The kind of a known, unrevoked key; undefined otherwise. */
@@ -320,12 +340,39 @@ export class EventRepository {
   }
 }
 
-function toRecordResult(tuple: RecordTuple): RecordResult {
-  const [outcome, id, gameId, organizationId, playerId, eventType, occurredAtMs, status, reason, reward, createdAtMs] =
-    tuple;
+/** rateLimit: the limit of a RECORD_EVENTS_SQL call (whose fresh decisions carry quota figures). */
+function toRecordResult(tuple: RecordTuple, rateLimit: number | undefined): RecordResult {
+  const [
+    outcome,
+    id,
+    gameId,
+    organizationId,
+    playerId,
+    eventType,
+    occurredAtMs,
+    status,
+    reason,
+    reward,
+    createdAtMs,
+    rateRemaining,
+    rateResetSeconds,
+    dailyRemaining,
+    budgetRemaining,
+  ] = tuple;
   if (outcome !== 'decided' && outcome !== 'replayed') return { outcome };
+  const quota =
+    outcome === 'decided' && rateLimit !== undefined && rateRemaining != null && rateResetSeconds != null
+      ? {
+          rateLimit,
+          rateRemaining,
+          rateResetSeconds,
+          dailyRemainingCredits: BigInt(dailyRemaining as string),
+          budgetRemainingCredits: BigInt(budgetRemaining as string),
+        }
+      : undefined;
   return {
     outcome,
+    ...(quota ? { quota } : {}),
     decision: {
       id: id as string,
       gameId: gameId as string,

@@ -4,7 +4,10 @@ import { LedgerRecordEvent } from './0003-record-event.ts';
 import { LedgerRecordEvents } from './0004-record-events.ts';
 import { LedgerLinkIntentsByGame } from './0005-link-intents-by-game.ts';
 
-/** The ledger schema's migrations, in order. Append new ones; never edit an applied one. */
+/**
+ * The ledger schema's migrations, in order. Append new ones; never edit an applied one. The SQL functions' current
+ * bodies are the repeatable migrations in ../sql/ (edit the file to change a function).
+ */
 export const ledgerMigrations: MigrationSet = {
   schema: 'ledger',
   migrations: [
@@ -12,5 +15,9 @@ export const ledgerMigrations: MigrationSet = {
     { name: '0003-record-event', class: LedgerRecordEvent },
     { name: '0004-record-events', class: LedgerRecordEvents },
     { name: '0005-link-intents-by-game', class: LedgerLinkIntentsByGame },
+  ],
+  repeatables: [
+    { name: 'record_event', file: new URL('../sql/record_event.sql', import.meta.url) },
+    { name: 'record_events', file: new URL('../sql/record_events.sql', import.meta.url) },
   ],
 };

@@ -2,13 +2,14 @@
 // in the all-in-one process both share one Database (and, on PGlite, its single connection).
 
 import { Migrator } from '@mikro-orm/migrations';
-import type { EntityManager, TransactionOptions } from '@mikro-orm/postgresql';
+import type { EntityManager, PostgreSqlConnection, TransactionOptions } from '@mikro-orm/postgresql';
 import { type EntitySchema, MikroORM } from '@mikro-orm/postgresql';
 import { Gauge } from 'prom-client';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics.ts';
 import { retryOnContention } from './failures.ts';
 import type { MigrationSet } from './migrations.ts';
+import { applyRepeatables } from './repeatable.ts';
 
 export interface DatabaseOptions {
   url: string;
@@ -108,7 +109,8 @@ export class Database {
 
 /**
  * Applies the committed migrations of each set, in order, each set tracked in its own schema's table. Uses one
- * connection for all sets (PGlite serves one at a time). MikroORM migrations run in one transaction per set.
+ * connection for all sets (PGlite serves one at a time). MikroORM migrations run in one transaction per set; then the
+ * set's repeatable migrations (repeatable.ts) whose files changed, one transaction each.
  */
 export async function migrate(url: string, sets: MigrationSet[], logger: Logger): Promise<void> {
   const orm = await MikroORM.init({
@@ -132,6 +134,7 @@ export async function migrate(url: string, sets: MigrationSet[], logger: Logger)
       await orm.em.getConnection().execute(`create schema if not exists ${set.schema}`);
       const applied = await new Migrator(orm.em).up();
       logger.info({ schema: set.schema, applied: applied.map((m) => m.name) }, 'migrations applied');
+      await applyRepeatables(await (orm.em.getConnection() as PostgreSqlConnection).getNativeClient(), set, logger);
     }
   } finally {
     await orm.close(true);

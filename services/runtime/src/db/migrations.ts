@@ -1,4 +1,5 @@
 import type { Migration } from '@mikro-orm/migrations';
+import type { RepeatableMigration } from './repeatable.ts';
 
 export type MigrationClass = new (...args: ConstructorParameters<typeof Migration>) => Migration;
 
@@ -6,4 +7,6 @@ export type MigrationClass = new (...args: ConstructorParameters<typeof Migratio
 export interface MigrationSet {
   schema: 'ledger' | 'identity';
   migrations: Array<{ name: string; class: MigrationClass }>;
+  /** SQL files applied after the versioned migrations whenever they change (repeatable.ts), in this order. */
+  repeatables?: RepeatableMigration[];
 }

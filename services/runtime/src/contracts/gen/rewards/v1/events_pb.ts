@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file rewards/v1/events.proto.
  */
 export const file_rewards_v1_events: GenFile = /*@__PURE__*/
-  fileDesc("ChdyZXdhcmRzL3YxL2V2ZW50cy5wcm90bxIKcmV3YXJkcy52MSKNAQoSUmVjb3JkRXZlbnRSZXF1ZXN0EhAKCGtleV9oYXNoGAEgASgMEhAKCGV2ZW50X2lkGAIgASgJEhEKCXBsYXllcl9pZBgDIAEoCRISCgpldmVudF90eXBlGAQgASgJEhYKDm9jY3VycmVkX2F0X21zGAUgASgDEhQKDHBheWxvYWRfaGFzaBgGIAEoDCJVChNSZWNvcmRFdmVudFJlc3BvbnNlEiwKCGRlY2lzaW9uGAEgASgLMhoucmV3YXJkcy52MS5EZXZlbG9wZXJFdmVudBIQCghyZXBsYXllZBgCIAEoCCJFChNSZWNvcmRFdmVudHNSZXF1ZXN0Ei4KBmV2ZW50cxgBIAMoCzIeLnJld2FyZHMudjEuUmVjb3JkRXZlbnRSZXF1ZXN0In0KElJlY29yZEV2ZW50T3V0Y29tZRIxCgZyZXN1bHQYASABKAsyHy5yZXdhcmRzLnYxLlJlY29yZEV2ZW50UmVzcG9uc2VIABIpCgVlcnJvchgCIAEoCzIYLnJld2FyZHMudjEuU2VydmljZUVycm9ySABCCQoHb3V0Y29tZSJIChRSZWNvcmRFdmVudHNSZXNwb25zZRIwCghvdXRjb21lcxgBIAMoCzIeLnJld2FyZHMudjEuUmVjb3JkRXZlbnRPdXRjb21lIi4KGkF1dGhlbnRpY2F0ZUdhbWVLZXlSZXF1ZXN0EhAKCGtleV9oYXNoGAEgASgMIjoKG0F1dGhlbnRpY2F0ZUdhbWVLZXlSZXNwb25zZRINCgV2YWxpZBgBIAEoCBIMCgRraW5kGAIgASgJIioKFkdldFB1YmxpY0NvbmZpZ1JlcXVlc3QSEAoIa2V5X2hhc2gYASABKAwiOAoKUHVibGljUnVsZRISCgpldmVudF90eXBlGAEgASgJEhYKDnJld2FyZF9jcmVkaXRzGAIgASgDIsYBChBHYW1lUHVibGljQ29uZmlnEg8KB2dhbWVfaWQYASABKAkSDAoEbmFtZRgCIAEoCRIMCgRzbHVnGAMgASgJEhAKCHBsYXRmb3JtGAQgASgJEg4KBnN0YXR1cxgFIAEoCRIlCgVydWxlcxgGIAMoCzIWLnJld2FyZHMudjEuUHVibGljUnVsZRIaChJtYXhfcGF5b3V0X2NyZWRpdHMYByABKAMSIAoYZGFpbHlfcGxheWVyX2NhcF9jcmVkaXRzGAggASgDIkcKF0dldFB1YmxpY0NvbmZpZ1Jlc3BvbnNlEiwKBmNvbmZpZxgBIAEoCzIcLnJld2FyZHMudjEuR2FtZVB1YmxpY0NvbmZpZ2IGcHJvdG8z", [file_rewards_v1_console, file_rewards_v1_errors]);
+  fileDesc("ChdyZXdhcmRzL3YxL2V2ZW50cy5wcm90bxIKcmV3YXJkcy52MSKNAQoSUmVjb3JkRXZlbnRSZXF1ZXN0EhAKCGtleV9oYXNoGAEgASgMEhAKCGV2ZW50X2lkGAIgASgJEhEKCXBsYXllcl9pZBgDIAEoCRISCgpldmVudF90eXBlGAQgASgJEhYKDm9jY3VycmVkX2F0X21zGAUgASgDEhQKDHBheWxvYWRfaGFzaBgGIAEoDCJ/ChNSZWNvcmRFdmVudFJlc3BvbnNlEiwKCGRlY2lzaW9uGAEgASgLMhoucmV3YXJkcy52MS5EZXZlbG9wZXJFdmVudBIQCghyZXBsYXllZBgCIAEoCBIoCgVxdW90YRgDIAEoCzIZLnJld2FyZHMudjEuRGVjaXNpb25RdW90YSKaAQoNRGVjaXNpb25RdW90YRISCgpyYXRlX2xpbWl0GAEgASgFEhYKDnJhdGVfcmVtYWluaW5nGAIgASgFEhoKEnJhdGVfcmVzZXRfc2Vjb25kcxgDIAEoBRIfChdkYWlseV9yZW1haW5pbmdfY3JlZGl0cxgEIAEoAxIgChhidWRnZXRfcmVtYWluaW5nX2NyZWRpdHMYBSABKAMiRQoTUmVjb3JkRXZlbnRzUmVxdWVzdBIuCgZldmVudHMYASADKAsyHi5yZXdhcmRzLnYxLlJlY29yZEV2ZW50UmVxdWVzdCJ9ChJSZWNvcmRFdmVudE91dGNvbWUSMQoGcmVzdWx0GAEgASgLMh8ucmV3YXJkcy52MS5SZWNvcmRFdmVudFJlc3BvbnNlSAASKQoFZXJyb3IYAiABKAsyGC5yZXdhcmRzLnYxLlNlcnZpY2VFcnJvckgAQgkKB291dGNvbWUiSAoUUmVjb3JkRXZlbnRzUmVzcG9uc2USMAoIb3V0Y29tZXMYASADKAsyHi5yZXdhcmRzLnYxLlJlY29yZEV2ZW50T3V0Y29tZSIuChpBdXRoZW50aWNhdGVHYW1lS2V5UmVxdWVzdBIQCghrZXlfaGFzaBgBIAEoDCI6ChtBdXRoZW50aWNhdGVHYW1lS2V5UmVzcG9uc2USDQoFdmFsaWQYASABKAgSDAoEa2luZBgCIAEoCSIqChZHZXRQdWJsaWNDb25maWdSZXF1ZXN0EhAKCGtleV9oYXNoGAEgASgMIjgKClB1YmxpY1J1bGUSEgoKZXZlbnRfdHlwZRgBIAEoCRIWCg5yZXdhcmRfY3JlZGl0cxgCIAEoAyLGAQoQR2FtZVB1YmxpY0NvbmZpZxIPCgdnYW1lX2lkGAEgASgJEgwKBG5hbWUYAiABKAkSDAoEc2x1ZxgDIAEoCRIQCghwbGF0Zm9ybRgEIAEoCRIOCgZzdGF0dXMYBSABKAkSJQoFcnVsZXMYBiADKAsyFi5yZXdhcmRzLnYxLlB1YmxpY1J1bGUSGgoSbWF4X3BheW91dF9jcmVkaXRzGAcgASgDEiAKGGRhaWx5X3BsYXllcl9jYXBfY3JlZGl0cxgIIAEoAyJHChdHZXRQdWJsaWNDb25maWdSZXNwb25zZRIsCgZjb25maWcYASABKAsyHC5yZXdhcmRzLnYxLkdhbWVQdWJsaWNDb25maWdiBnByb3RvMw", [file_rewards_v1_console, file_rewards_v1_errors]);
 
 /**
  * RecordEventRequest is one validated event (CONTRACT section 7). Errors come back as ServiceError:
@@ -88,6 +88,14 @@ export type RecordEventResponse = Message<"rewards.v1.RecordEventResponse"> & {
    * @generated from field: bool replayed = 2;
    */
   replayed: boolean;
+
+  /**
+   * The quota figures after a fresh decision (replayed false), from the decision's own transaction; unset for a
+   * replay.
+   *
+   * @generated from field: rewards.v1.DecisionQuota quota = 3;
+   */
+  quota?: DecisionQuota | undefined;
 };
 
 /**
@@ -96,6 +104,56 @@ export type RecordEventResponse = Message<"rewards.v1.RecordEventResponse"> & {
  */
 export const RecordEventResponseSchema: GenMessage<RecordEventResponse> = /*@__PURE__*/
   messageDesc(file_rewards_v1_events, 1);
+
+/**
+ * DecisionQuota: what room the game and the player have left after a fresh decision (CONTRACT section 11). The edge
+ * answers them as the RateLimit-Policy, RateLimit, Rewards-Daily-Remaining and Rewards-Budget-Remaining headers.
+ *
+ * @generated from message rewards.v1.DecisionQuota
+ */
+export type DecisionQuota = Message<"rewards.v1.DecisionQuota"> & {
+  /**
+   * The game's fresh attempts allowed per UTC minute (EVENT_RATE_LIMIT_PER_MINUTE).
+   *
+   * @generated from field: int32 rate_limit = 1;
+   */
+  rateLimit: number;
+
+  /**
+   * Fresh attempts of the game left in the UTC minute of receipt (0 when none).
+   *
+   * @generated from field: int32 rate_remaining = 2;
+   */
+  rateRemaining: number;
+
+  /**
+   * Seconds until that minute ends (1..60).
+   *
+   * @generated from field: int32 rate_reset_seconds = 3;
+   */
+  rateResetSeconds: number;
+
+  /**
+   * Credits the player may still be awarded in this game on the UTC day of receipt.
+   *
+   * @generated from field: int64 daily_remaining_credits = 4;
+   */
+  dailyRemainingCredits: bigint;
+
+  /**
+   * Credits left in the game's budget.
+   *
+   * @generated from field: int64 budget_remaining_credits = 5;
+   */
+  budgetRemainingCredits: bigint;
+};
+
+/**
+ * Describes the message rewards.v1.DecisionQuota.
+ * Use `create(DecisionQuotaSchema)` to create a new message.
+ */
+export const DecisionQuotaSchema: GenMessage<DecisionQuota> = /*@__PURE__*/
+  messageDesc(file_rewards_v1_events, 2);
 
 /**
  * RecordEventsRequest carries the events that reached one edge process while its previous RecordEvents requests were
@@ -116,7 +174,7 @@ export type RecordEventsRequest = Message<"rewards.v1.RecordEventsRequest"> & {
  * Use `create(RecordEventsRequestSchema)` to create a new message.
  */
 export const RecordEventsRequestSchema: GenMessage<RecordEventsRequest> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_events, 2);
+  messageDesc(file_rewards_v1_events, 3);
 
 /**
  * RecordEventOutcome is the answer to one event of a RecordEventsRequest: what RecordEvent would have answered.
@@ -149,7 +207,7 @@ export type RecordEventOutcome = Message<"rewards.v1.RecordEventOutcome"> & {
  * Use `create(RecordEventOutcomeSchema)` to create a new message.
  */
 export const RecordEventOutcomeSchema: GenMessage<RecordEventOutcome> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_events, 3);
+  messageDesc(file_rewards_v1_events, 4);
 
 /**
  * RecordEventsResponse has one outcome per event, in the request's order.
@@ -168,7 +226,7 @@ export type RecordEventsResponse = Message<"rewards.v1.RecordEventsResponse"> & 
  * Use `create(RecordEventsResponseSchema)` to create a new message.
  */
 export const RecordEventsResponseSchema: GenMessage<RecordEventsResponse> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_events, 4);
+  messageDesc(file_rewards_v1_events, 5);
 
 /**
  * AuthenticateGameKeyRequest asks whether a key is known and not revoked, and of which kind.
@@ -190,7 +248,7 @@ export type AuthenticateGameKeyRequest = Message<"rewards.v1.AuthenticateGameKey
  * Use `create(AuthenticateGameKeyRequestSchema)` to create a new message.
  */
 export const AuthenticateGameKeyRequestSchema: GenMessage<AuthenticateGameKeyRequest> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_events, 5);
+  messageDesc(file_rewards_v1_events, 6);
 
 /**
  * @generated from message rewards.v1.AuthenticateGameKeyResponse
@@ -216,7 +274,7 @@ export type AuthenticateGameKeyResponse = Message<"rewards.v1.AuthenticateGameKe
  * Use `create(AuthenticateGameKeyResponseSchema)` to create a new message.
  */
 export const AuthenticateGameKeyResponseSchema: GenMessage<AuthenticateGameKeyResponse> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_events, 6);
+  messageDesc(file_rewards_v1_events, 7);
 
 /**
  * GetPublicConfigRequest reads a game's public configuration by public key. Unknown, revoked or secret keys
@@ -238,7 +296,7 @@ export type GetPublicConfigRequest = Message<"rewards.v1.GetPublicConfigRequest"
  * Use `create(GetPublicConfigRequestSchema)` to create a new message.
  */
 export const GetPublicConfigRequestSchema: GenMessage<GetPublicConfigRequest> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_events, 7);
+  messageDesc(file_rewards_v1_events, 8);
 
 /**
  * @generated from message rewards.v1.PublicRule
@@ -260,7 +318,7 @@ export type PublicRule = Message<"rewards.v1.PublicRule"> & {
  * Use `create(PublicRuleSchema)` to create a new message.
  */
 export const PublicRuleSchema: GenMessage<PublicRule> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_events, 8);
+  messageDesc(file_rewards_v1_events, 9);
 
 /**
  * @generated from message rewards.v1.GamePublicConfig
@@ -316,7 +374,7 @@ export type GamePublicConfig = Message<"rewards.v1.GamePublicConfig"> & {
  * Use `create(GamePublicConfigSchema)` to create a new message.
  */
 export const GamePublicConfigSchema: GenMessage<GamePublicConfig> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_events, 9);
+  messageDesc(file_rewards_v1_events, 10);
 
 /**
  * @generated from message rewards.v1.GetPublicConfigResponse
@@ -333,5 +391,5 @@ export type GetPublicConfigResponse = Message<"rewards.v1.GetPublicConfigRespons
  * Use `create(GetPublicConfigResponseSchema)` to create a new message.
  */
 export const GetPublicConfigResponseSchema: GenMessage<GetPublicConfigResponse> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_events, 10);
+  messageDesc(file_rewards_v1_events, 11);
 
