@@ -42,7 +42,10 @@ export class LiveChannel<T> implements AsyncIterableIterator<T> {
     this.finish({ error });
     const waiting = this.waiting;
     this.waiting = undefined;
-    waiting?.reject(error);
+    if (!waiting) return;
+    // The waiting pull gets the error; later pulls are done.
+    this.ended = {};
+    waiting.reject(error);
   }
 
   next(): Promise<IteratorResult<T>> {

@@ -25,6 +25,8 @@ export interface LiveClient {
   closed: { code: number; reason: string } | undefined;
   /** The connection was acknowledged. */
   connected: boolean;
+  /** The client's WebSocket once opened (tests pause its reading). */
+  socket: WebSocket | undefined;
   dispose(): Promise<void>;
 }
 
@@ -42,6 +44,7 @@ export function liveClient(
   const state: LiveClient = {
     closed: undefined,
     connected: false,
+    socket: undefined,
     client: createClient({
       url: `${baseUrl.replace(/^http/, 'ws')}/graphql`,
       webSocketImpl: OriginWebSocket,
@@ -49,6 +52,9 @@ export function liveClient(
       retryAttempts: 0,
       connectionParams: options.connectionParams ?? (options.token ? { Authorization: `Bearer ${options.token}` } : {}),
       on: {
+        opened: (socket) => {
+          state.socket = socket as WebSocket;
+        },
         connected: () => {
           state.connected = true;
         },
@@ -122,7 +128,8 @@ export async function eventGame(system: TestSystem, token: string): Promise<Even
   const eventType = 'level.complete';
   await ok(system, token, { type: 'createRule', gameId: w.gameId, eventType, rewardCredits: 5 });
   const issued = await ok(system, token, { type: 'issueKey', gameId: w.gameId, kind: 'secret', name: 'server' });
-  const playerId = await insertPlayer(system, w.gameId);
+  // The database in use (on the embedded default the PGlite server's loopback URL).
+  const playerId = await insertPlayer({ ...system, databaseUrl: system.running.databaseUrl }, w.gameId);
   return { ...w, key: issued.issuedKey as string, playerId, eventType };
 }
 

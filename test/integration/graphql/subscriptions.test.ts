@@ -2,9 +2,11 @@
 // PostgreSQL and NATS, with a real graphql-ws client: delivery after commit as the records show it, replays not
 // delivered, refusals on connect (token, Origin) and per subscription (non-member), the end on removal and on
 // session expiry, and two gateway replicas on one NATS each delivering every decision once.
+import { randomUUID } from 'node:crypto';
 import { pino } from 'pino';
 import { LIVE_CLOSE } from '../../../gateway/src/graphql/live.ts';
 import { startSystem } from '../../../services/all-in-one/src/system.ts';
+import { decisionsSubject, decisionsTopic } from '../../../services/runtime/src/contracts/subjects.ts';
 import { developerToken, startTestSystem, TEST_ADMIN_TOKEN, type TestSystem } from '../../support/system.ts';
 import { addMember, developer, ok, snapshot } from '../console/helpers.ts';
 import { gql, restRecords } from './helpers.ts';
@@ -60,13 +62,18 @@ describe('GraphQL live decisions on NATS', () => {
     const cases: Array<[string, Parameters<typeof liveClient>[1], number, string]> = [
       ['no token', {}, LIVE_CLOSE.unauthorized, 'UNAUTHORIZED'],
       ['a bad token', { token: 'not-a-jwt' }, LIVE_CLOSE.unauthorized, 'UNAUTHORIZED'],
-      ['a foreign Origin', { token: dev.token, origin: 'https://evil.example.com' }, LIVE_CLOSE.forbidden, ''],
+      [
+        'a foreign Origin',
+        { token: dev.token, origin: 'https://evil.example.com' },
+        LIVE_CLOSE.forbidden,
+        'INVALID_SESSION_ORIGIN',
+      ],
     ];
     for (const [what, options, code, reason] of cases) {
       const live = liveClient(system.url, options);
       await until(() => live.closed !== undefined, `the refusal of ${what}`);
       expect({ what, connected: live.connected, code: live.closed?.code }).toEqual({ what, connected: false, code });
-      if (reason) expect(live.closed?.reason).toBe(reason);
+      expect(live.closed?.reason).toBe(reason);
       await live.dispose();
     }
     // An Origin in ALLOWED_ORIGINS, and the gateway's own origin, are admitted.
@@ -134,6 +141,47 @@ describe('GraphQL live decisions on NATS', () => {
     } finally {
       await live.dispose();
     }
+  });
+
+  it('drops a consumer that stops reading with 4008 SLOW_CONSUMER', async () => {
+    const dev = await developer(system);
+    const game = await eventGame(system, dev.token);
+    const { live, recorded } = await liveSubscription(system.url, dev.token, game.gameId);
+    const dropsBefore = await liveDrops(system.url, 'slow_consumer');
+    // The client stops reading its socket; decisions of 64 KiB each (published as the ledger does) pile up in the
+    // kernel's buffers, then in the gateway's, until a bound is crossed.
+    const raw = (live.socket as unknown as { _socket: { pause(): void; resume(): void } })._socket;
+    raw.pause();
+    const big = {
+      decision: {
+        id: randomUUID(),
+        eventId: randomUUID(),
+        gameId: game.gameId,
+        organizationId: game.organizationId,
+        playerId: game.playerId,
+        eventType: 'x'.repeat(65_536),
+        occurredAt: new Date().toISOString(),
+        status: 'rejected',
+        reason: 'user_unavailable',
+        rewardCredits: 0n,
+        createdAt: new Date().toISOString(),
+      },
+    };
+    await until(
+      async () => {
+        for (let i = 0; i < 20; i += 1) {
+          system.running.transport.publish(decisionsTopic, decisionsSubject(game.gameId), big);
+        }
+        return (await liveDrops(system.url, 'slow_consumer')) > dropsBefore;
+      },
+      'the drop',
+      30_000,
+    );
+    raw.resume();
+    await until(() => live.closed !== undefined, 'the close frame after the buffered decisions', 30_000);
+    expect(live.closed).toEqual({ code: LIVE_CLOSE.slowConsumer, reason: 'SLOW_CONSUMER' });
+    expect(recorded.events.length).toBeGreaterThan(0);
+    await live.dispose();
   });
 
   it('refuses a subscription sent over HTTP POST (400 INVALID_REQUEST); queries keep working', async () => {
