@@ -68,6 +68,7 @@ export const gateway: ProgramModule<GatewayConfig> = {
       logger: deps.logger,
       introspection: config.graphqlIntrospection,
       development: config.development,
+      metrics: deps.metrics,
     });
     // The local development identity provider exists only in the all-in-one process (it has a DATA_DIR) without a
     // configured JWKS, exactly when identity-admission trusts it; the console's dev sign-in follows it.
@@ -104,6 +105,7 @@ export const gateway: ProgramModule<GatewayConfig> = {
           }),
         });
       },
+      upgrades: graphql.upgrades,
       close: () => graphql.stop(),
     };
   },

@@ -13,8 +13,12 @@ import type { Transport } from '../../../services/runtime/src/transport/operatio
 export function admissionOrigin(ctx: Koa.Context): string {
   const origin = ctx.get('Origin');
   // The request's own scheme://host (ctx.origin is not that in Koa 3: it reflects the Origin header).
-  const own = `${ctx.protocol}://${ctx.host}`;
-  return origin !== '' && origin.toLowerCase() === own.toLowerCase() ? '' : origin;
+  return sameOriginAs(origin, `${ctx.protocol}://${ctx.host}`) ? '' : origin;
+}
+
+/** An Origin header equal to the request's own scheme://host (a WebSocket upgrade's too: graphql/live.ts). */
+export function sameOriginAs(origin: string, own: string): boolean {
+  return origin !== '' && origin.toLowerCase() === own.toLowerCase();
 }
 
 export async function admitDeveloper(transport: Transport, ctx: Koa.Context): Promise<DeveloperPrincipal> {

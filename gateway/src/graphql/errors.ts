@@ -43,7 +43,7 @@ export function requestErrorBody(error: AppError): { errors: GraphQLFormattedErr
   };
 }
 
-function findAppError(error: unknown): AppError | undefined {
+export function findAppError(error: unknown): AppError | undefined {
   let current: unknown = error;
   for (let depth = 0; depth < 5 && current; depth += 1) {
     if (current instanceof AppError) return current;

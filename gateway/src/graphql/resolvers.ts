@@ -14,6 +14,7 @@ import {
 import { actionResultJson, linkIntentPageJson, recordPageJson } from '../console/shapes.ts';
 import { CONSOLE_ACTION_TYPES, RECORDS_LIMIT_DEFAULT, RECORDS_LIMIT_MAX } from '../schemas/console.ts';
 import type { GraphQLContext, SnapshotView } from './context.ts';
+import type { LiveConnection } from './live.ts';
 import { scalars } from './scalars.ts';
 
 type Args = Record<string, unknown>;
@@ -181,6 +182,16 @@ export const resolvers = {
     records,
     linkIntents,
     decisionStats,
+  },
+  Subscription: {
+    decisions: {
+      // Over WebSocket only (live.ts); POST /graphql refuses subscriptions before any resolver runs (server.ts).
+      subscribe: (_parent: unknown, args: Args, context: { live?: LiveConnection }) => {
+        if (!context.live) throw new AppError(400, 'INVALID_REQUEST', 'Subscriptions run over WebSocket.');
+        return context.live.decisions(String(args.gameId));
+      },
+      resolve: (event: unknown) => event,
+    },
   },
   Mutation: Object.fromEntries(CONSOLE_ACTION_TYPES.map((type) => [type, actionResolver(type)])),
   DeveloperOrganization: {

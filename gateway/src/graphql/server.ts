@@ -20,12 +20,14 @@ import { AppError } from '../../../services/runtime/src/errors.ts';
 import { readJsonBody } from '../../../services/runtime/src/http/body.ts';
 import { platformGate } from '../../../services/runtime/src/http/platform-gate.ts';
 import type { Logger } from '../../../services/runtime/src/logger.ts';
+import type { Metrics } from '../../../services/runtime/src/metrics.ts';
 import type { PlatformSwitch } from '../../../services/runtime/src/platform-switch.ts';
 import type { Transport } from '../../../services/runtime/src/transport/operation.ts';
 import { admitDeveloper } from '../auth/developer-session.ts';
 import { GraphQLContext } from './context.ts';
 import { errorFormatter, errorStatusPlugin, requestErrorBody } from './errors.ts';
 import { armor, GRAPHQL_LIMITS } from './limits.ts';
+import { createLiveDecisions } from './live.ts';
 import { resolvers } from './resolvers.ts';
 
 export const GRAPHQL_PATH = '/graphql';
@@ -45,12 +47,32 @@ export interface GraphQLConsoleOptions {
   introspection: boolean;
   /** NODE_ENV=development: stack traces and bug messages in error responses. */
   development: boolean;
+  metrics?: Metrics | undefined;
 }
 
 export interface GraphQLConsole {
   addRoutes(router: Router): void;
+  /** The live decisions subscription (live.ts): WebSocket upgrades at GRAPHQL_PATH of the HTTP server. */
+  upgrades: { attach(server: import('node:http').Server): void; close(): Promise<void> };
   stop(): Promise<void>;
 }
+
+/** POST /graphql runs queries and mutations; a subscription sent there is refused (400), it runs over WebSocket. */
+const subscriptionsOverWebSocket: ApolloServerPlugin<GraphQLContext> = {
+  async requestDidStart() {
+    return {
+      async didResolveOperation({ operation }) {
+        if (operation?.operation === 'subscription') {
+          throw new AppError(
+            400,
+            'INVALID_REQUEST',
+            `Subscriptions run over WebSocket (graphql-transport-ws) at ${GRAPHQL_PATH}, not over HTTP POST.`,
+          );
+        }
+      },
+    };
+  },
+};
 
 const contexts = new WeakMap<Koa.Context, GraphQLContext>();
 
@@ -70,8 +92,20 @@ const graphqlErrors: Koa.Middleware = async (ctx, next) => {
 export async function createGraphQLConsole(options: GraphQLConsoleOptions): Promise<GraphQLConsole> {
   const { transport, logger } = options;
   const limits = armor();
+  const schema = createSchema();
+  const live = await createLiveDecisions({
+    schema,
+    transport,
+    platform: options.platform,
+    logger,
+    metrics: options.metrics,
+    path: GRAPHQL_PATH,
+    validationRules: limits.validationRules,
+    maxTokens: GRAPHQL_LIMITS.tokens,
+    development: options.development,
+  });
   const server = new ApolloServer<GraphQLContext>({
-    schema: createSchema(),
+    schema,
     introspection: options.introspection,
     includeStacktraceInErrorResponses: options.development,
     hideSchemaDetailsFromClientErrors: !options.introspection,
@@ -89,6 +123,18 @@ export async function createGraphQLConsole(options: GraphQLConsoleOptions): Prom
       // Armor ships CommonJS typings of Apollo's plugin type; the objects are the same at run time.
       ...(limits.plugins as unknown as ApolloServerPlugin<GraphQLContext>[]),
       errorStatusPlugin<GraphQLContext>(),
+      subscriptionsOverWebSocket,
+      // Apollo's subscriptions recipe: stopping the server first closes the WebSocket server (graphql-ws dispose:
+      // every socket closed with 1001). The program closes it earlier still, before HTTP (upgrades.close).
+      {
+        async serverWillStart() {
+          return {
+            async drainServer() {
+              await live.dispose();
+            },
+          };
+        },
+      },
       ApolloServerPluginLandingPageDisabled(),
       ApolloServerPluginUsageReportingDisabled(),
       ApolloServerPluginSchemaReportingDisabled(),
@@ -123,6 +169,7 @@ export async function createGraphQLConsole(options: GraphQLConsoleOptions): Prom
         ctx.set('Cache-Control', 'no-store');
       });
     },
+    upgrades: { attach: (httpServer) => live.attach(httpServer), close: () => live.dispose() },
     async stop() {
       await server.stop();
     },

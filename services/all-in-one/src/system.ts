@@ -123,6 +123,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<RunningS
     isShuttingDown: () => shuttingDown,
   });
   const server = createServer(app.callback());
+  for (const program of programs) program.upgrades?.attach(server);
   let boundPort: number;
   try {
     boundPort = await listen(server, port, options.host);
@@ -131,6 +132,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<RunningS
       for (const definition of program.services ?? []) served.push(await transport.serve(definition));
     }
   } catch (error) {
+    for (const program of programs) await program.upgrades?.close();
     if (server.listening) await closeServer(server);
     await Promise.all(served.map((s) => s.stop()));
     await transport.close();
@@ -155,6 +157,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<RunningS
     },
     async stop() {
       shuttingDown = true;
+      for (const program of programs) await program.upgrades?.close();
       await closeServer(server);
       await Promise.all(served.map((s) => s.stop()));
       for (const program of programs) await program.close?.();

@@ -34,7 +34,7 @@ export const ledger: ProgramModule<LedgerConfig> = {
           version: PACKAGE_VERSION,
           description: 'Console, events, links and configuration',
           endpoints: [
-            ...consoleEndpoints({ database, logger: deps.logger }),
+            ...consoleEndpoints({ database, logger: deps.logger, transport: deps.transport }),
             ...eventEndpoints(deps, config),
             ...linkEndpoints(deps),
           ],

@@ -8,6 +8,7 @@ export interface Metrics {
   httpDuration: Histogram<'program' | 'method' | 'route' | 'status'>;
   transportRequests: Counter<'subject' | 'outcome'>;
   transportDuration: Histogram<'subject' | 'outcome'>;
+  transportPublishes: Counter<'topic' | 'outcome'>;
 }
 
 export function createMetrics(): Metrics {
@@ -40,6 +41,12 @@ export function createMetrics(): Metrics {
       help: 'Duration of requests to state owners in seconds',
       labelNames: ['subject', 'outcome'],
       buckets,
+      registers: [registry],
+    }),
+    transportPublishes: new Counter({
+      name: 'transport_publishes_total',
+      help: 'Notices published (fire-and-forget), by topic and outcome (ok, failed)',
+      labelNames: ['topic', 'outcome'],
       registers: [registry],
     }),
   };

@@ -32,6 +32,11 @@ export interface Program {
   name: ProgramName;
   routes?: (router: Router) => void;
   services?: ServiceDefinition[];
+  /**
+   * Long-lived connections on the HTTP server (the gateway's WebSockets): `attach` once the server exists, before it
+   * listens; `close` first at shutdown, before the server closes (open sockets would keep it from closing).
+   */
+  upgrades?: { attach(server: Server): void; close(): Promise<void> };
   close?: () => Promise<void>;
 }
 
@@ -170,6 +175,7 @@ export async function runStandalone<C>(module: ProgramModule<C>): Promise<void> 
       isShuttingDown: () => isShuttingDown(),
     });
     server = createServer(app.callback());
+    program.upgrades?.attach(server);
     const port = await listen(server, httpPort);
     for (const definition of services) served.push(await nats.serve(definition));
     serving = true;
@@ -178,6 +184,7 @@ export async function runStandalone<C>(module: ProgramModule<C>): Promise<void> 
     logger.fatal({ err: error }, `${module.name} failed to start: draining before exit`);
     const started = program;
     const steps: Array<[string, () => Promise<void>]> = [
+      ['upgrades', async () => started?.upgrades?.close()],
       ['http', async () => (server?.listening ? closeServer(server) : undefined)],
       ['services', async () => void (await Promise.all(served.map((s) => s.stop())))],
       ['program', async () => started?.close?.()],
@@ -195,6 +202,7 @@ export async function runStandalone<C>(module: ProgramModule<C>): Promise<void> 
   }
   const started = { server, transport, program, database };
   isShuttingDown = onShutdown(logger, [
+    ['upgrades', async () => started.program?.upgrades?.close()],
     ['http', () => closeServer(started.server as Server)],
     ['services', async () => void (await Promise.all(served.map((s) => s.stop())))],
     ['program', async () => started.program?.close?.()],

@@ -66,11 +66,16 @@ function oneOf<T extends string>(values: Set<T>, value: string, field: string): 
 
 type Permission = 'manage' | 'members';
 
+/** Told of each action after its transaction committed (the audit entry's fields); must not throw or wait. */
+export type CommittedAction = (action: string, organizationId: string, details: Record<string, unknown>) => void;
+
 export class ConsoleActions {
   private readonly repository: ConsoleRepository;
+  private readonly committed: CommittedAction | undefined;
 
-  constructor(repository: ConsoleRepository) {
+  constructor(repository: ConsoleRepository, committed?: CommittedAction) {
     this.repository = repository;
+    this.committed = committed;
   }
 
   /**
@@ -115,11 +120,16 @@ export class ConsoleActions {
     ) => Promise<{ organizationId: string; result: ActionResult; details: Record<string, unknown> }>,
   ): Promise<ActionResult> {
     if (!principal.identityUserId) throw new AppError(401, 'UNAUTHORIZED', 'A developer principal is required.');
-    return this.repository.transaction(async (tx) => {
-      const { organizationId, result, details } = await work(tx);
-      await tx.audit({ organizationId, actor: principal.identityUserId, action, targetId: result.id, details });
-      return result;
-    });
+    return this.repository
+      .transaction(async (tx) => {
+        const { organizationId, result, details } = await work(tx);
+        await tx.audit({ organizationId, actor: principal.identityUserId, action, targetId: result.id, details });
+        return { organizationId, result, details };
+      })
+      .then(({ organizationId, result, details }) => {
+        this.committed?.(action, organizationId, details);
+        return result;
+      });
   }
 
   async createOrganization(principal: ConsolePrincipal, a: CreateOrganizationAction): Promise<ActionResult> {

@@ -1,11 +1,12 @@
 // Transport handlers of the console operations: they translate messages to the domain and back, nothing else.
 import type { ConsolePrincipal } from '../../../runtime/src/contracts/gen/rewards/v1/console_pb.ts';
 import { ledgerOps } from '../../../runtime/src/contracts/operations.ts';
+import { MEMBERSHIP_SUBJECT, membershipTopic } from '../../../runtime/src/contracts/subjects.ts';
 import type { Database } from '../../../runtime/src/db/database.ts';
 import { classifyDatabaseFailure } from '../../../runtime/src/db/failures.ts';
 import { AppError } from '../../../runtime/src/errors.ts';
 import type { Logger } from '../../../runtime/src/logger.ts';
-import { bind, type EndpointBinding } from '../../../runtime/src/transport/operation.ts';
+import { bind, type EndpointBinding, type Transport } from '../../../runtime/src/transport/operation.ts';
 import { type ActionResult, ConsoleActions } from './actions.ts';
 import { ConsoleQueries, SNAPSHOT_LIMITS } from './queries.ts';
 import { ConsoleRepository } from './repository.ts';
@@ -13,6 +14,8 @@ import { ConsoleRepository } from './repository.ts';
 export interface ConsoleDeps {
   database: Database;
   logger: Logger;
+  /** Announces removed members after commit (MembershipChanged), so that live subscriptions end at once. */
+  transport?: Transport | undefined;
 }
 
 /** Maps what the database threw to the API's errors: db/failures.ts decides what is an outage. */
@@ -46,7 +49,14 @@ function principalOf(principal: ConsolePrincipal | undefined): ConsolePrincipal 
 
 export function consoleEndpoints(deps: ConsoleDeps): EndpointBinding[] {
   const repository = new ConsoleRepository(deps.database);
-  const actions = new ConsoleActions(repository);
+  const actions = new ConsoleActions(repository, (action, organizationId, details) => {
+    if (action === 'removeMember' && typeof details.identityUserId === 'string') {
+      deps.transport?.publish(membershipTopic, MEMBERSHIP_SUBJECT, {
+        organizationId,
+        identityUserId: details.identityUserId,
+      });
+    }
+  });
   const queries = new ConsoleQueries(repository);
   const fail = (error: unknown) => translateStoreError(error, deps.logger);
 

@@ -11,7 +11,7 @@
 // game, so a batch still holds exactly one game (one game row lock per transaction, no lock-order deadlocks). Two
 // keys of one game may have a batch each in the database; they serialize on the game row as single events do.
 // Keys take turns (first come, first served), so one hot game cannot starve the others.
-import type { RecordEventParams, RecordResult } from './repository.ts';
+import type { RecordEventParams, RecordResult, StoredDecision } from './repository.ts';
 
 export interface DecisionBatcherOptions {
   /** Most events in one batch (one call of ledger.record_events). */
@@ -40,6 +40,11 @@ export interface BatchObserver {
   batch(size: number): void;
   /** Events now waiting in the queues (not yet in the database). */
   queued(depth: number): void;
+  /**
+   * A fresh decision (not a replay) was committed; called after its event was answered, once per decision. Must not
+   * throw or wait (the live decisions notice: endpoints.ts).
+   */
+  decided?(decision: StoredDecision, eventId: string): void;
 }
 
 export class QueueFullError extends Error {
@@ -170,6 +175,18 @@ export class DecisionBatcher {
       if (result === undefined) waiting.reject(new Error('the batch answered fewer events than it held'));
       else if ('error' in result) waiting.reject(result.error);
       else waiting.resolve(result);
+    });
+    // After the answers: a notice never delays a decision. The batch's transaction has committed (decide returned).
+    const decided = this.observer?.decided;
+    if (!decided) return;
+    results.forEach((result, i) => {
+      if (result !== undefined && 'outcome' in result && result.outcome === 'decided') {
+        try {
+          decided(result.decision, params[i]!.eventId);
+        } catch {
+          // An observer must not throw; if it does, the decisions stand and the next batch runs.
+        }
+      }
     });
   }
 }

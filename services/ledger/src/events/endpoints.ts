@@ -9,11 +9,12 @@ import type {
   RecordEventResponseSchema,
 } from '../../../runtime/src/contracts/gen/rewards/v1/events_pb.ts';
 import { ledgerOps } from '../../../runtime/src/contracts/operations.ts';
+import { decisionsSubject, decisionsTopic } from '../../../runtime/src/contracts/subjects.ts';
 import type { Database } from '../../../runtime/src/db/database.ts';
 import { AppError } from '../../../runtime/src/errors.ts';
 import type { Logger } from '../../../runtime/src/logger.ts';
 import type { Metrics } from '../../../runtime/src/metrics.ts';
-import { bind, type EndpointBinding } from '../../../runtime/src/transport/operation.ts';
+import { bind, type EndpointBinding, type Transport } from '../../../runtime/src/transport/operation.ts';
 import { isUuid } from '../../../runtime/src/validation/uuid.ts';
 import { type DecideBatch, DecisionBatcher, QueueFullError } from './batcher.ts';
 import { receiptClock } from './clock.ts';
@@ -31,6 +32,8 @@ export interface EventEndpointDeps {
   database?: Database | undefined;
   logger: Logger;
   metrics?: Metrics | undefined;
+  /** Publishes each fresh decision after commit (the live decisions subscription of the gateway). */
+  transport?: Transport | undefined;
 }
 
 export interface EventEndpointConfig {
@@ -181,6 +184,11 @@ export function eventEndpoints(deps: EventEndpointDeps, config: EventEndpointCon
     {
       batch: (size) => batchSizes?.observe(size),
       queued: (depth) => queueDepth?.set(depth),
+      // Fire-and-forget after commit (publish never throws nor waits); a lost notice loses nothing but a live view.
+      decided: (decision, eventId) =>
+        deps.transport?.publish(decisionsTopic, decisionsSubject(decision.gameId), {
+          decision: toDecisionMessage(eventId.toLowerCase(), decision),
+        }),
     },
   );
 

@@ -10,7 +10,8 @@ import {
 import { ServiceErrorSchema } from '../contracts/gen/rewards/v1/errors_pb.ts';
 import { AppError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
-import type { CallContext, EndpointBinding, Operation } from './operation.ts';
+import type { Metrics } from '../metrics.ts';
+import type { CallContext, EndpointBinding, Operation, Topic } from './operation.ts';
 
 export type HandlerOutcome =
   | { ok: true; data: Uint8Array }
@@ -83,6 +84,48 @@ export async function runEndpoint(
     }
     return { ok: false, status: appError.status, code: appError.code, data: encodeError(appError) };
   }
+}
+
+/**
+ * Encodes a notice for `publish`; undefined (logged and counted as failed) when the message cannot be encoded, since
+ * publishing never throws into the code that committed what the notice tells.
+ */
+export function encodeNotice<M extends DescMessage>(
+  topic: Topic<M>,
+  message: MessageInitShape<M>,
+  logger: Logger,
+  metrics: Metrics,
+): Uint8Array | undefined {
+  try {
+    return toBinary(topic.message, create(topic.message, message));
+  } catch (error) {
+    logger.error({ err: error, topic: topic.name }, 'notice not published: it does not encode');
+    metrics.transportPublishes.inc({ topic: topic.name, outcome: 'failed' });
+    return undefined;
+  }
+}
+
+/** The receiving side of a subscription: decodes each notice and runs the handler; never throws. */
+export function noticeReceiver<M extends DescMessage>(
+  topic: Topic<M>,
+  subject: string,
+  handler: (message: MessageShape<M>) => void,
+  logger: Logger,
+): (data: Uint8Array) => void {
+  return (data) => {
+    let message: MessageShape<M>;
+    try {
+      message = fromBinary(topic.message, data);
+    } catch (error) {
+      logger.warn({ err: error, subject, bytes: data.length }, 'malformed notice ignored');
+      return;
+    }
+    try {
+      handler(message);
+    } catch (error) {
+      logger.error({ err: error, subject }, 'notice handler failed');
+    }
+  };
 }
 
 /** Counts in-flight handler runs so that a stop can wait for them. */

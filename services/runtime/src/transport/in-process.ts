@@ -3,13 +3,23 @@ import type { DescMessage, MessageInitShape, MessageShape } from '@bufbuild/prot
 import { DependencyUnavailableError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics.ts';
-import { decodeError, decodeReply, encodeRequest, InFlight, runEndpoint } from './codec.ts';
+import {
+  decodeError,
+  decodeReply,
+  encodeNotice,
+  encodeRequest,
+  InFlight,
+  noticeReceiver,
+  runEndpoint,
+} from './codec.ts';
 import type {
   CallContext,
   EndpointBinding,
+  NoticeSubscription,
   Operation,
   ServedService,
   ServiceDefinition,
+  Topic,
   Transport,
 } from './operation.ts';
 import { traceHandler, traceRequest } from './trace-context.ts';
@@ -18,6 +28,8 @@ export class InProcessTransport implements Transport {
   readonly kind = 'in-process' as const;
   private readonly endpoints = new Map<string, EndpointBinding>();
   private readonly served = new Set<ServedService>();
+  /** Notice receivers per subject (exact subjects, no wildcards). */
+  private readonly receivers = new Map<string, Set<(data: Uint8Array) => void>>();
   private readonly logger: Logger;
   private readonly metrics: Metrics;
   private closed = false;
@@ -88,12 +100,60 @@ export class InProcessTransport implements Transport {
     return served;
   }
 
+  /**
+   * As on NATS: the notice is encoded once, and each receiver decodes its own copy later (a macrotask), never inside
+   * the publisher's call; receivers subscribed when it is published get it.
+   */
+  publish<M extends DescMessage>(topic: Topic<M>, subject: string, message: MessageInitShape<M>): void {
+    if (this.closed) {
+      this.logger.warn({ subject }, 'notice not published: the transport is closed');
+      this.metrics.transportPublishes.inc({ topic: topic.name, outcome: 'failed' });
+      return;
+    }
+    const data = encodeNotice(topic, message, this.logger, this.metrics);
+    if (!data) return;
+    this.metrics.transportPublishes.inc({ topic: topic.name, outcome: 'ok' });
+    const receivers = this.receivers.get(subject);
+    if (!receivers || receivers.size === 0) return;
+    const targets = [...receivers];
+    setImmediate(() => {
+      for (const receive of targets) receive(data);
+    });
+  }
+
+  async subscribe<M extends DescMessage>(
+    topic: Topic<M>,
+    subject: string,
+    handler: (message: MessageShape<M>) => void,
+  ): Promise<NoticeSubscription> {
+    let active = true;
+    const decode = noticeReceiver(topic, subject, handler, this.logger);
+    const receive = (data: Uint8Array) => {
+      if (active) decode(data);
+    };
+    let receivers = this.receivers.get(subject);
+    if (!receivers) {
+      receivers = new Set();
+      this.receivers.set(subject, receivers);
+    }
+    receivers.add(receive);
+    return {
+      unsubscribe: () => {
+        active = false;
+        const current = this.receivers.get(subject);
+        current?.delete(receive);
+        if (current?.size === 0) this.receivers.delete(subject);
+      },
+    };
+  }
+
   isReady(): boolean {
     return !this.closed;
   }
 
   async close(): Promise<void> {
     for (const served of [...this.served]) await served.stop();
+    this.receivers.clear();
     this.closed = true;
   }
 }

@@ -14,14 +14,24 @@ import {
 import { DependencyUnavailableError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics.ts';
-import { decodeError, decodeReply, encodeRequest, InFlight, runEndpoint } from './codec.ts';
+import {
+  decodeError,
+  decodeReply,
+  encodeNotice,
+  encodeRequest,
+  InFlight,
+  noticeReceiver,
+  runEndpoint,
+} from './codec.ts';
 import {
   type CallContext,
   headerNames,
+  type NoticeSubscription,
   type Operation,
   type ServedService,
   type ServiceDefinition,
   serviceNames,
+  type Topic,
   type Transport,
 } from './operation.ts';
 import { traceHandler, traceRequest } from './trace-context.ts';
@@ -205,6 +215,48 @@ export class NatsTransport implements Transport {
     };
     this.served.add(served);
     return served;
+  }
+
+  /**
+   * A core NATS publish: buffered by the client and written with its next flush, so the caller never waits for the
+   * network. While disconnected the client buffers it for the reconnection (bounded by the client's reconnect buffer);
+   * on a closed connection or a message that does not encode it is logged and counted as failed.
+   */
+  publish<M extends DescMessage>(topic: Topic<M>, subject: string, message: MessageInitShape<M>): void {
+    const data = encodeNotice(topic, message, this.options.logger, this.options.metrics);
+    if (!data) return;
+    try {
+      this.nc.publish(subject, data);
+      this.options.metrics.transportPublishes.inc({ topic: topic.name, outcome: 'ok' });
+    } catch (error) {
+      this.options.logger.warn({ err: error, subject }, 'notice not published');
+      this.options.metrics.transportPublishes.inc({ topic: topic.name, outcome: 'failed' });
+    }
+  }
+
+  /** A plain subscription (no queue group): every subscribing process gets every notice once. */
+  async subscribe<M extends DescMessage>(
+    topic: Topic<M>,
+    subject: string,
+    handler: (message: MessageShape<M>) => void,
+  ): Promise<NoticeSubscription> {
+    const receive = noticeReceiver(topic, subject, handler, this.options.logger);
+    const subscription = this.nc.subscribe(subject, {
+      callback: (err, msg) => {
+        if (err) {
+          this.options.logger.warn({ err, subject }, 'notice subscription stopped with an error');
+          return;
+        }
+        receive(msg.data);
+      },
+    });
+    // Live on the server once a flush returns: a notice published after this resolves reaches the subscription.
+    await this.nc.flush();
+    return {
+      unsubscribe: () => {
+        if (!subscription.isClosed()) subscription.unsubscribe();
+      },
+    };
   }
 
   isReady(): boolean {

@@ -65,6 +65,26 @@ export interface ServedService {
   stop(): Promise<void>;
 }
 
+/**
+ * A family of notices (publish-subscribe, no reply): one protobuf message, published fire-and-forget on subjects
+ * the family names (contracts/subjects.ts). Subscribers are plain (no queue group): every subscriber gets every
+ * notice published while it is subscribed, at most once.
+ */
+export interface Topic<M extends DescMessage = DescMessage> {
+  /** The metrics label, e.g. `decisions`. */
+  readonly name: string;
+  readonly message: M;
+}
+
+export function defineTopic<M extends DescMessage>(name: string, message: M): Topic<M> {
+  return { name, message };
+}
+
+export interface NoticeSubscription {
+  /** Stops the deliveries (idempotent). */
+  unsubscribe(): void;
+}
+
 export interface Transport {
   readonly kind: 'nats' | 'in-process';
   call<I extends DescMessage, O extends DescMessage>(
@@ -73,6 +93,20 @@ export interface Transport {
     ctx: CallContext,
   ): Promise<MessageShape<O>>;
   serve(definition: ServiceDefinition): Promise<ServedService>;
+  /**
+   * Publishes a notice and returns at once; never throws and never waits: a notice that cannot be sent (connection
+   * closed, bad message) is logged and counted (transport_publishes_total{outcome="failed"}), nothing else.
+   */
+  publish<M extends DescMessage>(topic: Topic<M>, subject: string, message: MessageInitShape<M>): void;
+  /**
+   * Delivers the notices of `subject` to `handler` until unsubscribed; resolves once the subscription is live (on
+   * NATS: the server has it), so that a notice published after that reaches it.
+   */
+  subscribe<M extends DescMessage>(
+    topic: Topic<M>,
+    subject: string,
+    handler: (message: MessageShape<M>) => void,
+  ): Promise<NoticeSubscription>;
   isReady(): boolean;
   /** Drains: stops served services (finishing in-flight requests), then closes the connection. */
   close(): Promise<void>;

@@ -1,0 +1,500 @@
+// Live decisions (CONTRACT section 11): the GraphQL subscription `decisions(gameId)` over the graphql-transport-ws
+// protocol (graphql-ws on a `ws` server) at the GraphQL path of the gateway's HTTP server; POST /graphql is unchanged.
+//
+// - Connect: the platform switch, then the developer session of connection_init's payload `Authorization` (a Bearer
+//   token), admitted by identity-admission exactly as an HTTP request (jose verification, invitation, and the Origin
+//   header of the upgrade request against ALLOWED_ORIGINS). Refusals close the socket: 4401 (401: no/invalid token),
+//   4403 (403: foreign origin, revoked invitation, ...), 1013 (503: a dependency or the platform is unavailable); the
+//   close reason is the API's error code.
+// - Subscribe: the same game read check as decisionStats (the ledger's membership check: 404 not_found for a game
+//   the developer cannot see), answered as a GraphQL error with that code and status.
+// - Deliveries: the ledger publishes each fresh decision after commit on the game's subject; the gateway holds one
+//   plain NATS subscription per game while it has subscribers to it (no queue group: every replica gets every
+//   decision once) and fans it out, as the records API shows it (eventJson of the same DeveloperEvent message).
+// - Ends: a removed member's subscriptions end with 404 not_found as soon as the ledger's MembershipChanged notice
+//   arrives, and every RECHECK_MS anyway (admission and read check again: a lost notice or a revoked invitation ends
+//   them too); the session's `exp` closes the socket with 4401 SESSION_EXPIRED; a consumer too slow to read is
+//   dropped (4008 SLOW_CONSUMER) once a subscription has QUEUE_MAX decisions waiting or the socket
+//   SOCKET_BUFFER_MAX_BYTES unsent. Shutdown closes every socket with 1001 (graphql-ws dispose) before HTTP closes.
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, Server } from 'node:http';
+import {
+  type DocumentNode,
+  GraphQLError,
+  type GraphQLFormattedError,
+  type GraphQLSchema,
+  getOperationAST,
+  parse,
+  specifiedRules,
+  type ValidationRule,
+  validate,
+} from 'graphql';
+import type { CloseCode, makeServer } from 'graphql-ws';
+// Renamed: graphql-ws's `useServer` is no React hook (biome's hook rule goes by the name).
+import { useServer as serveOverWs } from 'graphql-ws/use/ws';
+import { decodeJwt } from 'jose';
+import { Counter, Gauge } from 'prom-client';
+import { type WebSocket, WebSocketServer } from 'ws';
+import type { DeveloperPrincipal } from '../../../services/runtime/src/contracts/gen/rewards/v1/identity_pb.ts';
+import { identityOps } from '../../../services/runtime/src/contracts/operations.ts';
+import {
+  decisionsSubject,
+  decisionsTopic,
+  MEMBERSHIP_SUBJECT,
+  membershipTopic,
+} from '../../../services/runtime/src/contracts/subjects.ts';
+import { AppError, relabelUnavailable } from '../../../services/runtime/src/errors.ts';
+import type { Logger } from '../../../services/runtime/src/logger.ts';
+import type { Metrics } from '../../../services/runtime/src/metrics.ts';
+import type { PlatformSwitch } from '../../../services/runtime/src/platform-switch.ts';
+import type { CallContext, NoticeSubscription, Transport } from '../../../services/runtime/src/transport/operation.ts';
+import { isUuid } from '../../../services/runtime/src/validation/uuid.ts';
+import { sameOriginAs } from '../auth/developer-session.ts';
+import { consolePrincipal, readDecisionStats } from '../console/service.ts';
+import { eventJson } from '../console/shapes.ts';
+import { findAppError, INTERNAL_MESSAGE } from './errors.ts';
+import { LiveChannel } from './live-channel.ts';
+
+/** Bounds and timings of live subscriptions (documented in docs/graphql.md). */
+export const LIVE_LIMITS = {
+  /** Decisions waiting in one subscription's queue; one more drops the consumer. */
+  queueMax: 256,
+  /** Bytes a socket may hold written but not yet sent (ws bufferedAmount); past it the consumer is dropped. */
+  socketBufferMaxBytes: 1_048_576,
+  /** Admission and read check of every open subscription again, at most this long apart. */
+  recheckMs: 60_000,
+  /** Subscriptions one connection may hold at once; one more is refused (400 INVALID_REQUEST). */
+  subscriptionsPerConnectionMax: 25,
+  /** A client message (connection_init, subscribe) larger than this closes the socket (ws maxPayload). */
+  messageMaxBytes: 16_384,
+} as const;
+
+/** Close codes of the gateway's own (graphql-ws's are 44xx; see docs/graphql.md). */
+export const LIVE_CLOSE = {
+  unauthorized: 4401 as CloseCode.Unauthorized,
+  forbidden: 4403 as CloseCode.Forbidden,
+  /** A consumer too slow to read its decisions. */
+  slowConsumer: 4008,
+  /** RFC 6455 1013 Try Again Later: identity-admission or the platform unavailable at connect. */
+  tryAgainLater: 1013,
+} as const;
+
+export interface LiveDecisionsOptions {
+  schema: GraphQLSchema;
+  transport: Transport;
+  platform: PlatformSwitch;
+  logger: Logger;
+  metrics?: Metrics | undefined;
+  path: string;
+  validationRules: ValidationRule[];
+  maxTokens: number;
+  development: boolean;
+}
+
+type EventJson = ReturnType<typeof eventJson>;
+type Listener = (event: EventJson) => void;
+
+/** One NATS subscription per game with listeners on this gateway; each notice is mapped once and fanned out. */
+class DecisionFeed {
+  private readonly games = new Map<string, { listeners: Set<Listener>; subscription: Promise<NoticeSubscription> }>();
+  private readonly transport: Transport;
+
+  constructor(transport: Transport) {
+    this.transport = transport;
+  }
+
+  /** Resolves once the game's subscription is live; the function returned stops this listener. */
+  async listen(gameId: string, listener: Listener): Promise<() => void> {
+    const key = gameId.toLowerCase();
+    let game = this.games.get(key);
+    if (!game) {
+      const listeners = new Set<Listener>();
+      const subscription = this.transport.subscribe(decisionsTopic, decisionsSubject(key), (notice) => {
+        if (!notice.decision) return;
+        const event = eventJson(notice.decision);
+        for (const deliver of [...listeners]) deliver(event);
+      });
+      game = { listeners, subscription };
+      this.games.set(key, game);
+      subscription.catch(() => {
+        if (this.games.get(key) === game) this.games.delete(key);
+      });
+    }
+    const current = game;
+    current.listeners.add(listener);
+    try {
+      await current.subscription;
+    } catch (error) {
+      current.listeners.delete(listener);
+      throw error;
+    }
+    return () => {
+      if (!current.listeners.delete(listener) || current.listeners.size > 0) return;
+      if (this.games.get(key) === current) this.games.delete(key);
+      void current.subscription.then((s) => s.unsubscribe()).catch(() => undefined);
+    };
+  }
+}
+
+interface LiveSubscription {
+  gameId: string;
+  channel: LiveChannel<EventJson>;
+}
+
+/** One WebSocket connection: its admitted developer, its subscriptions, its expiry and re-check timers. */
+export class LiveConnection {
+  readonly principal: DeveloperPrincipal;
+  private readonly hub: LiveHub;
+  private readonly socket: WebSocket;
+  private readonly authorization: string;
+  private readonly origin: string;
+  private readonly subscriptions = new Set<LiveSubscription>();
+  private readonly timers: NodeJS.Timeout[] = [];
+  private closed = false;
+
+  constructor(
+    hub: LiveHub,
+    socket: WebSocket,
+    admitted: { principal: DeveloperPrincipal; authorization: string; origin: string; expiresAtMs: number | undefined },
+  ) {
+    this.hub = hub;
+    this.socket = socket;
+    this.principal = admitted.principal;
+    this.authorization = admitted.authorization;
+    this.origin = admitted.origin;
+    if (admitted.expiresAtMs !== undefined) {
+      // setTimeout holds at most 2^31-1 ms (~24.8 days); a longer session is re-armed when that one fires.
+      const arm = () => {
+        const left = (admitted.expiresAtMs as number) - Date.now();
+        if (left <= 0) return this.drop(LIVE_CLOSE.unauthorized, 'SESSION_EXPIRED', 'session_expired');
+        this.timers.push(setTimeout(arm, Math.min(left, 2_147_483_647)));
+      };
+      arm();
+    }
+    const recheck = setInterval(() => void this.recheck(), LIVE_LIMITS.recheckMs);
+    recheck.unref();
+    this.timers.push(recheck);
+  }
+
+  get identityUserId(): string {
+    return this.principal.identityUserId;
+  }
+
+  /** The resolver of Subscription.decisions. */
+  async decisions(gameIdArgument: string): Promise<AsyncIterableIterator<EventJson>> {
+    if (!isUuid(gameIdArgument)) throw new AppError(400, 'INVALID_REQUEST', 'decisions.gameId must be a valid uuid.');
+    if (this.subscriptions.size >= LIVE_LIMITS.subscriptionsPerConnectionMax) {
+      throw new AppError(
+        400,
+        'INVALID_REQUEST',
+        `A connection may hold at most ${LIVE_LIMITS.subscriptionsPerConnectionMax} subscriptions.`,
+      );
+    }
+    const gameId = gameIdArgument.toLowerCase();
+    await this.checkRead(gameId);
+    let stop: (() => void) | undefined;
+    const subscription: LiveSubscription = {
+      gameId,
+      channel: new LiveChannel<EventJson>(LIVE_LIMITS.queueMax, () => {
+        this.subscriptions.delete(subscription);
+        if (stop) this.hub.subscriberGone();
+        stop?.();
+      }),
+    };
+    this.subscriptions.add(subscription);
+    try {
+      stop = await this.hub.feed.listen(gameId, (event) => this.deliver(subscription, event));
+    } catch (error) {
+      subscription.channel.fail(error);
+      throw relabelUnavailable(error, 'DEVELOPER_ACCESS_UNAVAILABLE', 'Live decisions are unavailable; retry later.');
+    }
+    // The channel may have ended while the feed subscribed (socket closed): then stop now. Counted once live (the
+    // gauge is what tests wait for before they post).
+    if (!this.subscriptions.has(subscription)) stop();
+    else this.hub.subscriberAdded();
+    return subscription.channel;
+  }
+
+  private deliver(subscription: LiveSubscription, event: EventJson): void {
+    if (this.closed) return;
+    if (this.socket.bufferedAmount > LIVE_LIMITS.socketBufferMaxBytes || !subscription.channel.push(event)) {
+      this.drop(LIVE_CLOSE.slowConsumer, 'SLOW_CONSUMER', 'slow_consumer');
+    }
+  }
+
+  /** The game read check of decisionStats: the ledger's membership check, 404 not_found for a game one cannot see. */
+  private async checkRead(gameId: string): Promise<void> {
+    await readDecisionStats(
+      this.hub.transport,
+      consolePrincipal(this.principal),
+      { gameId, fromMs: 0n, toMs: 60_000n, bucketSeconds: 60 },
+      this.hub.call(),
+    );
+  }
+
+  /**
+   * Admission and read check again. Ends what is no longer allowed: a refused admission closes the socket (4401 or
+   * 4403, as at connect), a game no longer readable ends its subscription with that error. An outage (503) ends
+   * nothing: the next re-check decides.
+   */
+  async recheck(): Promise<void> {
+    if (this.closed || this.subscriptions.size === 0) return;
+    try {
+      await this.hub.admit(this.authorization, this.origin);
+    } catch (error) {
+      if (error instanceof AppError && (error.status === 401 || error.status === 403)) {
+        this.drop(closeCodeOf(error), error.code, 'access_lost');
+      } else this.hub.logger.warn({ err: error }, 'live decisions: admission re-check failed');
+      return;
+    }
+    const byGame = new Map<string, LiveSubscription[]>();
+    for (const subscription of this.subscriptions) {
+      byGame.set(subscription.gameId, [...(byGame.get(subscription.gameId) ?? []), subscription]);
+    }
+    for (const [gameId, subscriptions] of byGame) {
+      try {
+        await this.checkRead(gameId);
+      } catch (error) {
+        if (error instanceof AppError && (error.status === 404 || error.status === 403)) {
+          this.hub.dropped('access_lost', subscriptions.length);
+          for (const subscription of subscriptions) subscription.channel.fail(error);
+        } else this.hub.logger.warn({ err: error, gameId }, 'live decisions: read re-check failed');
+      }
+    }
+  }
+
+  private drop(code: number, reason: string, metric: 'slow_consumer' | 'session_expired' | 'access_lost'): void {
+    if (this.closed) return;
+    this.hub.dropped(metric, Math.max(1, this.subscriptions.size));
+    this.hub.logger.info({ code, reason, identityUserId: this.identityUserId }, 'live decisions connection dropped');
+    this.socket.close(code, reason);
+  }
+
+  /** The socket closed (graphql-ws already returned every subscription's iterator). */
+  ended(): void {
+    this.closed = true;
+    for (const timer of this.timers) clearTimeout(timer);
+    for (const subscription of [...this.subscriptions]) void subscription.channel.return();
+  }
+}
+
+function closeCodeOf(error: AppError): number {
+  if (error.status === 401) return LIVE_CLOSE.unauthorized;
+  if (error.status === 403) return LIVE_CLOSE.forbidden;
+  if (error.status === 503) return LIVE_CLOSE.tryAgainLater;
+  return 4400;
+}
+
+/** Everything the connections share: the feed, the transport, the registry by developer, the metrics. */
+class LiveHub {
+  readonly feed: DecisionFeed;
+  readonly transport: Transport;
+  readonly logger: Logger;
+  readonly byDeveloper = new Map<string, Set<LiveConnection>>();
+  private readonly subscribers: Gauge | undefined;
+  private readonly drops: Counter<'reason'> | undefined;
+  private count = 0;
+
+  constructor(transport: Transport, logger: Logger, metrics: Metrics | undefined) {
+    this.transport = transport;
+    this.logger = logger;
+    this.feed = new DecisionFeed(transport);
+    const registers = metrics ? [metrics.registry] : [];
+    this.subscribers = metrics
+      ? new Gauge({
+          name: 'graphql_live_subscriptions',
+          help: 'Open GraphQL decisions subscriptions on this gateway',
+          registers,
+        })
+      : undefined;
+    this.drops = metrics
+      ? new Counter({
+          name: 'graphql_live_subscription_drops_total',
+          help: 'Decisions subscriptions ended by the gateway, by reason (slow_consumer, session_expired, access_lost)',
+          labelNames: ['reason'],
+          registers,
+        })
+      : undefined;
+  }
+
+  call(): CallContext {
+    return { requestId: randomUUID() };
+  }
+
+  /** The developer admission of an HTTP request, for a connection's token and upgrade Origin. */
+  async admit(authorization: string, origin: string): Promise<DeveloperPrincipal> {
+    const reply = await this.transport
+      .call(identityOps.admitDeveloper, { authorization, origin }, this.call())
+      .catch((error: unknown) => {
+        throw relabelUnavailable(error, 'AUTH_UNAVAILABLE', 'The identity service is temporarily unavailable.');
+      });
+    if (!reply.principal) throw new AppError(401, 'UNAUTHORIZED', 'A valid developer session token is required.');
+    return reply.principal;
+  }
+
+  subscriberAdded(): void {
+    this.count += 1;
+    this.subscribers?.set(this.count);
+  }
+
+  subscriberGone(): void {
+    this.count -= 1;
+    this.subscribers?.set(this.count);
+  }
+
+  dropped(reason: string, subscriptions: number): void {
+    this.drops?.inc({ reason }, subscriptions);
+  }
+
+  /** A member was removed: re-check that developer's connections now. */
+  membershipChanged(identityUserId: string): void {
+    for (const connection of this.byDeveloper.get(identityUserId) ?? []) void connection.recheck();
+  }
+}
+
+/** The Origin an upgrade request is admitted with: empty when it is the gateway's own origin (as over HTTP). */
+function upgradeOrigin(request: IncomingMessage): string {
+  const origin = request.headers.origin ?? '';
+  const forwarded = String(request.headers['x-forwarded-proto'] ?? '')
+    .split(',')[0]
+    ?.trim();
+  const protocol = forwarded || ('encrypted' in request.socket && request.socket.encrypted ? 'https' : 'http');
+  const host = String(request.headers['x-forwarded-host'] ?? request.headers.host ?? '');
+  return sameOriginAs(origin, `${protocol}://${host}`) ? '' : origin;
+}
+
+/** A GraphQL error as the HTTP path formats it: REST's code and status in `extensions`. */
+function formatLiveError(error: GraphQLError, logger: Logger, development: boolean): GraphQLFormattedError {
+  const where = {
+    ...(error.locations ? { locations: error.locations } : {}),
+    ...(error.path ? { path: error.path } : {}),
+  };
+  const appError = findAppError(error);
+  if (appError) {
+    return {
+      message: appError.message,
+      ...where,
+      extensions: { code: appError.code, status: appError.status, ...appError.extra },
+    };
+  }
+  // No path: the request itself (variables that do not coerce, a document that does not validate).
+  if (!error.path) return { message: error.message, ...where, extensions: { code: 'INVALID_REQUEST', status: 400 } };
+  logger.error({ err: error }, 'GraphQL subscription failed');
+  return {
+    message: development ? error.message : INTERNAL_MESSAGE,
+    ...where,
+    extensions: { code: 'internal_error', status: 500 },
+  };
+}
+
+export interface LiveDecisions {
+  /** Accepts WebSocket upgrades at the GraphQL path of this HTTP server. */
+  attach(server: Server): void;
+  /** Closes every socket (1001) and the WebSocket server; idempotent. */
+  dispose(): Promise<void>;
+}
+
+type Extra = { socket: WebSocket; request: IncomingMessage };
+
+export async function createLiveDecisions(options: LiveDecisionsOptions): Promise<LiveDecisions> {
+  const { transport, platform, logger } = options;
+  const hub = new LiveHub(transport, logger, options.metrics);
+  const connections = new WeakMap<WebSocket, LiveConnection>();
+  const membership = await transport.subscribe(membershipTopic, MEMBERSHIP_SUBJECT, (notice) =>
+    hub.membershipChanged(notice.identityUserId),
+  );
+  const format = (errors: readonly GraphQLError[]) =>
+    errors.map((e) => formatLiveError(e, logger, options.development));
+  const rules = [...specifiedRules, ...options.validationRules];
+  let server: WebSocketServer | undefined;
+  let cleanup: ReturnType<typeof serveOverWs> | undefined;
+  let disposing: Promise<void> | undefined;
+
+  const serverOptions: Parameters<typeof makeServer<Record<string, unknown>, Extra>>[0] = {
+    schema: options.schema,
+    context: (ctx) => ({ live: connections.get(ctx.extra.socket) }),
+    async onConnect(ctx) {
+      const { socket, request } = ctx.extra;
+      const authorization = ctx.connectionParams?.Authorization;
+      try {
+        await platform.assertEnabled(hub.call()).catch((error: unknown) => {
+          if (error instanceof AppError && error.status === 503 && error.code !== 'PLATFORM_DISABLED') {
+            throw new AppError(503, 'AUTH_UNAVAILABLE', 'A dependency is temporarily unavailable; retry later.');
+          }
+          throw error;
+        });
+        const origin = upgradeOrigin(request);
+        const token = typeof authorization === 'string' ? authorization : '';
+        const principal = await hub.admit(token, origin);
+        const exp = decodeJwt(token.replace(/^Bearer\s+/i, '')).exp;
+        const connection = new LiveConnection(hub, socket, {
+          principal,
+          authorization: token,
+          origin,
+          expiresAtMs: exp === undefined ? undefined : exp * 1000,
+        });
+        connections.set(socket, connection);
+        const mine = hub.byDeveloper.get(connection.identityUserId) ?? new Set();
+        mine.add(connection);
+        hub.byDeveloper.set(connection.identityUserId, mine);
+        return true;
+      } catch (error) {
+        const appError = findAppError(error);
+        if (!appError) logger.error({ err: error }, 'live decisions: connection refused by a failure');
+        socket.close(appError ? closeCodeOf(appError) : 4500, appError?.code ?? 'internal_error');
+        return false;
+      }
+    },
+    onClose(ctx) {
+      const connection = connections.get(ctx.extra.socket);
+      if (!connection) return;
+      connection.ended();
+      const mine = hub.byDeveloper.get(connection.identityUserId);
+      mine?.delete(connection);
+      if (mine?.size === 0) hub.byDeveloper.delete(connection.identityUserId);
+    },
+    // Errors returned here go out in an `error` message, formatted by onError.
+    onSubscribe(_ctx, _id, payload) {
+      let document: DocumentNode;
+      try {
+        document = parse(payload.query, { maxTokens: options.maxTokens });
+      } catch (error) {
+        return [error instanceof GraphQLError ? error : new GraphQLError(String(error))];
+      }
+      const errors = validate(options.schema, document, rules);
+      if (errors.length > 0) return errors;
+      if (getOperationAST(document, payload.operationName)?.operation !== 'subscription') {
+        return [
+          new GraphQLError('Only subscriptions run over WebSocket; send queries and mutations to POST /graphql.'),
+        ];
+      }
+      return {
+        schema: options.schema,
+        document,
+        operationName: payload.operationName,
+        variableValues: payload.variables,
+      };
+    },
+    onNext(_ctx, _id, _payload, _args, result) {
+      if (!result.errors?.length) return undefined;
+      return { ...result, errors: format(result.errors) } as never;
+    },
+    onError(_ctx, _id, _payload, errors) {
+      return format(errors) as never;
+    },
+  };
+
+  return {
+    attach(httpServer: Server) {
+      server = new WebSocketServer({ server: httpServer, path: options.path, maxPayload: LIVE_LIMITS.messageMaxBytes });
+      cleanup = serveOverWs(serverOptions, server);
+    },
+    dispose() {
+      disposing ??= (async () => {
+        membership.unsubscribe();
+        await cleanup?.dispose();
+      })();
+      return disposing;
+    },
+  };
+}
