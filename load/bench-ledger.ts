@@ -22,6 +22,7 @@ import { pino } from 'pino';
 import { identityMigrations } from '../services/identity-admission/src/migrations/index.ts';
 import { EdgeEventBatcher } from '../services/ingest/src/routes/event-batcher.ts';
 import { ledgerMigrations } from '../services/ledger/src/migrations/index.ts';
+import { CREDITS_MAX } from '../services/runtime/src/contracts/vocabulary.ts';
 import { migrate } from '../services/runtime/src/db/database.ts';
 import { createMetrics } from '../services/runtime/src/metrics.ts';
 import { NatsTransport } from '../services/runtime/src/transport/nats.ts';
@@ -161,7 +162,7 @@ async function createFixtures(url: string, options: Options): Promise<void> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    const big = 1_000_000_000_000;
+    const big = CREDITS_MAX;
     await client.query('begin');
     await client.query(
       `insert into ledger.organizations (id, name, created_by) values ('00000000-0000-4000-8000-000000000001', 'Bench', 'bench')`,

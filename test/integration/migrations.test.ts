@@ -7,6 +7,7 @@ import pg from 'pg';
 import { pino } from 'pino';
 import { identityMigrations } from '../../services/identity-admission/src/migrations/index.ts';
 import { ledgerMigrations } from '../../services/ledger/src/migrations/index.ts';
+import { EVENT_TYPE_PATTERN, GAME_STATUSES, PLATFORMS } from '../../services/runtime/src/contracts/vocabulary.ts';
 import { migrate } from '../../services/runtime/src/db/database.ts';
 import { startEmbeddedPostgres } from '../../services/runtime/src/db/embedded.ts';
 import { applyRepeatables, repeatableSql } from '../../services/runtime/src/db/repeatable.ts';
@@ -35,6 +36,25 @@ async function expectSchemas(url: string) {
   const applied = await sql<{ name: string }>(url, 'select name from ledger.mikro_orm_migrations order by id');
   expect(applied.map((r) => r.name)).toEqual(ledgerMigrations.migrations.map((m) => m.name));
   await expectFunctionsAsInFiles(url);
+  await expectConstraintsAsVocabulary(url);
+}
+
+/** The database's CHECK constraints spell the vocabulary's rules (the one other spelling; migrations are history). */
+async function expectConstraintsAsVocabulary(url: string) {
+  const checks = await sql<{ table: string; def: string }>(
+    url,
+    `select c.conrelid::regclass::text as table, pg_get_constraintdef(c.oid) as def
+     from pg_constraint c join pg_namespace n on n.oid = c.connamespace
+     where n.nspname = 'ledger' and c.contype = 'c'`,
+  );
+  const quoted = (def: string) => [...def.matchAll(/'([^']*)'::text/g)].map((m) => m[1]).sort();
+  const on = (table: string, column: string) =>
+    checks.filter((c) => c.table === table && new RegExp(`\\(?${column}\\b`).test(c.def)).map((c) => c.def);
+  expect(on('ledger.games', 'platform').map(quoted)).toEqual([[...PLATFORMS].sort()]);
+  expect(on('ledger.games', 'status').map(quoted)).toEqual([[...GAME_STATUSES].sort()]);
+  const eventTypeChecks = checks.filter((c) => c.def.includes('event_type ~'));
+  expect(eventTypeChecks.map((c) => c.table).sort()).toEqual(['ledger.events', 'ledger.rules']);
+  for (const check of eventTypeChecks) expect(quoted(check.def)).toEqual([EVENT_TYPE_PATTERN]);
 }
 
 /**

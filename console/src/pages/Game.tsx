@@ -1,4 +1,5 @@
 import { lazy, Suspense, useEffect, useRef, useState } from 'react';
+import { GAME_STATUSES } from '../../../services/runtime/src/contracts/vocabulary.ts';
 import {
   type ActionResult,
   canWrite,
@@ -109,7 +110,7 @@ export default function GamePage({
                 kind: 'credits',
                 optional: true,
               },
-              { name: 'status', label: 'Status', kind: 'select', options: ['active', 'paused'], optional: true },
+              { name: 'status', label: 'Status', kind: 'select', options: [...GAME_STATUSES], optional: true },
             ]}
             onDone={reload}
           />

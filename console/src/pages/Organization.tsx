@@ -1,3 +1,4 @@
+import { PLATFORMS } from '../../../services/runtime/src/contracts/vocabulary.ts';
 import { canManageMembers, canWrite, type Snapshot } from '../api.ts';
 import { ActionForm, amountOf, Bar, credits, figure, Section } from '../components.tsx';
 import { developerSubjectOf } from '../subject.ts';
@@ -117,7 +118,7 @@ export function OrganizationPage({
                         name: 'platform',
                         label: 'Platform',
                         kind: 'select',
-                        options: ['web', 'android', 'ios', 'unity', 'unreal', 'other'],
+                        options: ['web', ...PLATFORMS.filter((p) => p !== 'web')],
                         initial: 'web',
                       },
                       { name: 'maxPayoutCredits', label: 'Game ceiling (credits)', kind: 'credits' },

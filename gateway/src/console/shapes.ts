@@ -1,7 +1,9 @@
 // Translation between the console's JSON shapes (spec: Resources) and the ledger's protobuf messages. Credits are
 // int64 (bigint) on the transport and JSON numbers at the edge; optional fields become null. Shared by the REST
 // adapter and any other edge of the same console (GraphQL).
+
 import type { MessageInitShape } from '@bufbuild/protobuf';
+import { eventRecordJson } from '../../../services/runtime/src/contracts/event-record.ts';
 import type {
   ConsoleActionRequestSchema,
   ConsoleActionResponse,
@@ -120,19 +122,8 @@ export const playerJson = (p: DeveloperPlayer) => ({
   createdAt: p.createdAt,
 });
 
-export const eventJson = (e: DeveloperEvent) => ({
-  id: e.id,
-  eventId: e.eventId,
-  gameId: e.gameId,
-  organizationId: e.organizationId,
-  playerId: e.playerId,
-  eventType: e.eventType,
-  occurredAt: e.occurredAt,
-  status: e.status,
-  reason: orNull(e.reason),
-  rewardCredits: n(e.rewardCredits),
-  createdAt: e.createdAt,
-});
+/** The event record (DeveloperEvent): the runtime's one mapping, shared with the game SDK's GameEventResult. */
+export const eventJson = (e: DeveloperEvent) => eventRecordJson(e);
 
 export function snapshotJson(s: GetSnapshotResponse) {
   return {

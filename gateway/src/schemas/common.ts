@@ -1,15 +1,14 @@
 // Schema pieces shared by the API's shapes (spec: General rules, Limits).
-import { DECISION_REASONS } from '../../../services/runtime/src/contracts/vocabulary.ts';
+// The API document's value fragments come from the runtime's vocabulary (one spelling for every program).
+import * as fragments from '../../../services/runtime/src/contracts/json-schema.ts';
 import { type JsonSchema, ref } from './json-schema.ts';
 
-export const CREDITS_MAX = 1_000_000_000_000;
-
-export const uuid: JsonSchema = { type: 'string', format: 'uuid' };
-export const dateTime: JsonSchema = { type: 'string', format: 'date-time' };
+export const uuid: JsonSchema = fragments.uuidSchema;
+export const dateTime: JsonSchema = fragments.dateTimeSchema;
 /** Credit amounts: integers 0 to 1e12. */
-export const credits: JsonSchema = { type: 'integer', minimum: 0, maximum: CREDITS_MAX };
+export const credits: JsonSchema = fragments.creditsSchema;
 /** Allocation, funding and reward amounts: greater than 0. */
-export const positiveCredits: JsonSchema = { type: 'integer', minimum: 1, maximum: CREDITS_MAX };
+export const positiveCredits: JsonSchema = fragments.positiveCreditsSchema;
 /** Names of organizations, projects, games and keys: 1 to 100 characters, no control characters. */
 export const name: JsonSchema = {
   type: 'string',
@@ -17,12 +16,7 @@ export const name: JsonSchema = {
   maxLength: 100,
   pattern: '^[^\\u0000-\\u001f\\u007f]*$',
 };
-export const eventType: JsonSchema = {
-  type: 'string',
-  minLength: 1,
-  maxLength: 64,
-  pattern: '^[a-z][a-z0-9_.-]{0,63}$',
-};
+export const eventType: JsonSchema = fragments.eventTypeSchema;
 export const externalPlayerId: JsonSchema = {
   type: 'string',
   minLength: 1,
@@ -30,11 +24,11 @@ export const externalPlayerId: JsonSchema = {
   pattern: '^[^\\u0000-\\u001f\\u007f]*$',
 };
 export const mode: JsonSchema = { const: 'sandbox' };
-export const role: JsonSchema = { enum: ['admin', 'owner', 'viewer'] };
-export const platform: JsonSchema = { enum: ['android', 'ios', 'other', 'unity', 'unreal', 'web'] };
-export const gameStatus: JsonSchema = { enum: ['active', 'paused'] };
-export const eventStatus: JsonSchema = { enum: ['accepted', 'rejected'] };
-export const eventReason: JsonSchema = { enum: [...DECISION_REASONS] };
+export const role: JsonSchema = fragments.memberRoleSchema;
+export const platform: JsonSchema = fragments.platformSchema;
+export const gameStatus: JsonSchema = fragments.gameStatusSchema;
+export const eventStatus: JsonSchema = fragments.eventStatusSchema;
+export const eventReason: JsonSchema = fragments.eventReasonSchema;
 
 /** A strict object: every listed property required unless named in `optional`, nothing else allowed. */
 export function strictObject(properties: Record<string, JsonSchema>, optional: string[] = []): JsonSchema {

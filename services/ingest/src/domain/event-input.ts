@@ -3,12 +3,10 @@
  * schema violation or unknown field -> `invalid_event`, then metadata limits -> `invalid_metadata`.
  * The schema is compiled once at module load.
  */
+import { eventTypeSchema, uuidSchema } from '../../../runtime/src/contracts/json-schema.ts';
 import { createAjv, describeAjvError } from '../../../runtime/src/validation/ajv.ts';
-import { UUID_PATTERN } from '../../../runtime/src/validation/uuid.ts';
 import { checkMetadata } from './metadata.ts';
 import { OCCURRED_AT_PATTERN, parseOccurredAt } from './occurred-at.ts';
-
-export const EVENT_TYPE_PATTERN = '^[a-z][a-z0-9_.-]{0,63}$';
 
 /**
  * JSON Schema 2020-12 of the request body, reusable as-is in the OpenAPI 3.1 document. UUIDs carry
@@ -26,9 +24,9 @@ export const gameEventInputSchema = {
   additionalProperties: false,
   required: ['eventId', 'playerId', 'eventType', 'occurredAt'],
   properties: {
-    eventId: { type: 'string', format: 'uuid', pattern: UUID_PATTERN, description: 'Idempotency id.' },
-    playerId: { type: 'string', format: 'uuid', pattern: UUID_PATTERN },
-    eventType: { type: 'string', minLength: 1, maxLength: 64, pattern: EVENT_TYPE_PATTERN },
+    eventId: { ...uuidSchema, description: 'Idempotency id.' },
+    playerId: uuidSchema,
+    eventType: eventTypeSchema,
     occurredAt: {
       type: 'string',
       pattern: OCCURRED_AT_PATTERN,

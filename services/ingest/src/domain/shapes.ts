@@ -2,13 +2,17 @@
  * Response shapes of the ingest endpoints as JSON Schema 2020-12 (usable as-is in the OpenAPI 3.1 document):
  * GameEventResult and GamePublicConfig of the spec, strict (no extra fields), every field required.
  */
+import {
+  creditsSchema as credits,
+  dateTimeSchema as dateTime,
+  eventStatusSchema,
+  eventTypeSchema,
+  gameStatusSchema,
+  platformSchema,
+  positiveCreditsSchema,
+  uuidSchema as uuid,
+} from '../../../runtime/src/contracts/json-schema.ts';
 import { DECISION_REASONS } from '../../../runtime/src/contracts/vocabulary.ts';
-import { UUID_PATTERN } from '../../../runtime/src/validation/uuid.ts';
-import { EVENT_TYPE_PATTERN } from './event-input.ts';
-
-const uuid = { type: 'string', format: 'uuid', pattern: UUID_PATTERN } as const;
-const credits = { type: 'integer', minimum: 0, maximum: 1_000_000_000_000 } as const;
-const dateTime = { type: 'string', format: 'date-time' } as const;
 
 export const gameEventResultSchema = {
   title: 'GameEventResult',
@@ -35,9 +39,9 @@ export const gameEventResultSchema = {
     gameId: uuid,
     organizationId: uuid,
     playerId: uuid,
-    eventType: { type: 'string', maxLength: 64, pattern: EVENT_TYPE_PATTERN },
+    eventType: eventTypeSchema,
     occurredAt: dateTime,
-    status: { enum: ['accepted', 'rejected'] },
+    status: eventStatusSchema,
     reason: { enum: [...DECISION_REASONS, null] },
     rewardCredits: credits,
     createdAt: dateTime,
@@ -67,8 +71,8 @@ export const gamePublicConfigSchema = {
     slug: uuid,
     environment: { const: 'sandbox' },
     productionRewardsEnabled: { const: false },
-    platform: { enum: ['android', 'ios', 'other', 'unity', 'unreal', 'web'] },
-    status: { enum: ['active', 'paused'] },
+    platform: platformSchema,
+    status: gameStatusSchema,
     rules: {
       type: 'array',
       items: {
@@ -76,8 +80,8 @@ export const gamePublicConfigSchema = {
         additionalProperties: false,
         required: ['eventType', 'rewardCredits'],
         properties: {
-          eventType: { type: 'string', maxLength: 64, pattern: EVENT_TYPE_PATTERN },
-          rewardCredits: { ...credits, minimum: 1 },
+          eventType: eventTypeSchema,
+          rewardCredits: positiveCreditsSchema,
         },
       },
     },

@@ -9,6 +9,7 @@
 // by the events of one batch (event-batcher.ts).
 import type Router from '@koa/router';
 import type { Counter } from 'prom-client';
+import { eventRecordJson } from '../../../runtime/src/contracts/event-record.ts';
 import type { DeveloperEvent } from '../../../runtime/src/contracts/gen/rewards/v1/console_pb.ts';
 import type { DecisionQuota } from '../../../runtime/src/contracts/gen/rewards/v1/events_pb.ts';
 import { AppError, relabelUnavailable } from '../../../runtime/src/errors.ts';
@@ -106,21 +107,8 @@ export function quotaHeaders(quota: DecisionQuota): Record<string, string> {
   };
 }
 
+/** GameEventResult: the event record plus `replayed` and `mode`. */
 function gameEventResult(decision: DeveloperEvent | undefined, replayed: boolean) {
   if (!decision) throw new AppError(500, 'internal_error', 'The ledger returned no decision.');
-  return {
-    id: decision.id,
-    eventId: decision.eventId,
-    gameId: decision.gameId,
-    organizationId: decision.organizationId,
-    playerId: decision.playerId,
-    eventType: decision.eventType,
-    occurredAt: decision.occurredAt,
-    status: decision.status,
-    reason: decision.reason ?? null,
-    rewardCredits: Number(decision.rewardCredits),
-    createdAt: decision.createdAt,
-    replayed,
-    mode: 'sandbox',
-  };
+  return { ...eventRecordJson(decision), replayed, mode: 'sandbox' };
 }

@@ -21,15 +21,21 @@ import type {
   UpdateProjectAction,
   UpdateRuleAction,
 } from '../../../runtime/src/contracts/gen/rewards/v1/console_pb.ts';
+import {
+  CREDITS_MAX_BIGINT,
+  EVENT_TYPE_REGEX,
+  GAME_STATUSES as VOCABULARY_GAME_STATUSES,
+  PLATFORMS as VOCABULARY_PLATFORMS,
+} from '../../../runtime/src/contracts/vocabulary.ts';
 import { issueKeyValue, type KeyKind } from '../../../runtime/src/credentials/keys.ts';
 import { AppError } from '../../../runtime/src/errors.ts';
 import { isUuid } from '../../../runtime/src/validation/uuid.ts';
 import type { ConsoleRepository, ConsoleTx, OrganizationRow, OwnedTable, Role } from './repository.ts';
 
-export const CREDITS_MAX = 1_000_000_000_000n;
-const EVENT_TYPE = /^[a-z][a-z0-9_.-]{0,63}$/;
-const PLATFORMS = new Set(['android', 'ios', 'other', 'unity', 'unreal', 'web']);
-const GAME_STATUSES = new Set(['active', 'paused']);
+const CREDITS_MAX = CREDITS_MAX_BIGINT;
+const EVENT_TYPE = EVENT_TYPE_REGEX;
+const PLATFORMS = new Set<string>(VOCABULARY_PLATFORMS);
+const GAME_STATUSES = new Set<string>(VOCABULARY_GAME_STATUSES);
 const MEMBER_ROLES = new Set<Role>(['admin', 'viewer']);
 
 export interface ActionResult {

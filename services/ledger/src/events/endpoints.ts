@@ -10,6 +10,7 @@ import type {
 } from '../../../runtime/src/contracts/gen/rewards/v1/events_pb.ts';
 import { ledgerOps } from '../../../runtime/src/contracts/operations.ts';
 import { decisionsSubject, decisionsTopic } from '../../../runtime/src/contracts/subjects.ts';
+import { EVENT_TYPE_REGEX } from '../../../runtime/src/contracts/vocabulary.ts';
 import type { Database } from '../../../runtime/src/db/database.ts';
 import { AppError } from '../../../runtime/src/errors.ts';
 import type { Logger } from '../../../runtime/src/logger.ts';
@@ -49,7 +50,7 @@ export const RECORD_EVENTS_REQUEST_MAX = 256;
 /** Most events waiting for the database in one ledger process; beyond it RecordEvent answers 503 at once. */
 const EVENTS_QUEUED_MAX = 10_000;
 
-const EVENT_TYPE = /^[a-z][a-z0-9_.-]{0,63}$/;
+const EVENT_TYPE = EVENT_TYPE_REGEX;
 const HASH_BYTES = 32;
 // occurredAt is bounded to years 0000..9999 by the edge's grammar; the ledger refuses anything outside as well.
 const OCCURRED_AT_MIN_MS = -62_167_219_200_000n;

@@ -1,10 +1,8 @@
 // The link and player shapes of the spec (Link and player shapes) as JSON Schema 2020-12, strict (no unknown
 // fields), usable as-is in the OpenAPI 3.1 document. Requests are validated with them at the edge; the tests validate
 // every response against them.
-import { UUID_PATTERN } from '../../../runtime/src/validation/uuid.ts';
+import { dateTimeSchema as dateTime, uuidSchema as uuid } from '../../../runtime/src/contracts/json-schema.ts';
 
-const uuid = { type: 'string', format: 'uuid', pattern: UUID_PATTERN } as const;
-const dateTime = { type: 'string', format: 'date-time' } as const;
 const mode = { const: 'sandbox' } as const;
 
 /** 1..200 characters, no control characters (U+0000-U+001F, U+007F). */

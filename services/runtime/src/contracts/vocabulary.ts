@@ -1,4 +1,38 @@
-// Enumerations of the API document shared by several programs (one spelling for validation, OpenAPI and SQL).
+// The API document's vocabulary: every pattern, enumeration and limit that more than one program, the OpenAPI
+// document or the GraphQL schema uses, spelled once. The edges validate with it, the state owners check with it,
+// the OpenAPI document and the JSON Schema fragments (json-schema.ts beside this file) are built from it.
+// `npm run check` runs .ci/check-vocabulary.ts, which fails when one of these literals is spelled anywhere else in the
+// shipped code. The database's CHECK constraints are the one other spelling (migrations are history and never
+// edited); test/integration/migrations.test.ts compares them with these values.
+//
+// Other rules live in modules named for them: UUIDs in ../validation/uuid.ts, occurredAt's grammar in
+// services/ingest/src/domain/occurred-at.ts, metadata limits in services/ingest/src/domain/metadata.ts, error codes
+// with the errors (services/runtime/src/errors.ts).
+
+/** Event types (spec: Reward rule, Event input): a lower-case letter, then up to 63 of a-z 0-9 _ . - */
+export const EVENT_TYPE_PATTERN = '^[a-z][a-z0-9_.-]{0,63}$';
+export const EVENT_TYPE_MAX_LENGTH = 64;
+export const EVENT_TYPE_REGEX: RegExp = new RegExp(EVENT_TYPE_PATTERN);
+
+/** Credit amounts are integers from 0 to 1e12 (spec: Limits). */
+export const CREDITS_MAX = 1_000_000_000_000;
+export const CREDITS_MAX_BIGINT = BigInt(CREDITS_MAX);
+
+/** Game platforms (spec: Game.platform). */
+export const PLATFORMS = ['android', 'ios', 'other', 'unity', 'unreal', 'web'] as const;
+export type Platform = (typeof PLATFORMS)[number];
+
+/** Game statuses (spec: Game.status). */
+export const GAME_STATUSES = ['active', 'paused'] as const;
+export type GameStatus = (typeof GAME_STATUSES)[number];
+
+/** Roles of organization members (spec: Member.role); an owner is made by creating the organization. */
+export const MEMBER_ROLES = ['admin', 'owner', 'viewer'] as const;
+export type MemberRole = (typeof MEMBER_ROLES)[number];
+
+/** Event decision statuses (spec: DeveloperEvent.status). */
+export const EVENT_STATUSES = ['accepted', 'rejected'] as const;
+export type EventStatus = (typeof EVENT_STATUSES)[number];
 
 /** Reasons of a rejected event decision (spec: DeveloperEvent.reason). */
 export const DECISION_REASONS = [
@@ -14,5 +48,3 @@ export const DECISION_REASONS = [
   'unknown_or_inactive_rule',
   'user_unavailable',
 ] as const;
-
-export type DecisionReason = (typeof DECISION_REASONS)[number];
