@@ -125,43 +125,24 @@ create or replace function ledger.record_event(
         where c.game_id = v_game_id and c.minute < v_minute - interval '5 minutes';
     end if;
 
-    -- The decision: the first failing check names the reason (CONTRACT section 7).
-    if v_attempts > p_rate_limit_per_minute then
-      v_reason := 'rate_limited';
-    elsif v_occurred < v_received - interval '5 minutes' or v_occurred > v_received + interval '5 minutes' then
-      v_reason := 'timestamp_out_of_window';
-    else
-      select r.reward_credits into v_reward
-        from ledger.rules r
-        where r.game_id = v_game_id and r.event_type = p_event_type and r.active;
-      if not found then
-        v_reason := 'unknown_or_inactive_rule';
-      elsif v_game.status <> 'active' then
-        v_reason := 'game_paused';
-      elsif v_credits_user_id is null then
-        v_reason := 'player_not_linked';
-      else
-        -- The platform account lives in the identity schema of the same database (read only, see
-        -- docs/decisions.md); an account the platform does not know is not available either.
-        select a.status into v_account_status
-          from identity.native_accounts a
-          where a.credits_user_id = v_credits_user_id;
-        if v_account_status is distinct from 'active' then
-          v_reason := 'user_unavailable';
-        else
-          select t.credits into v_day_total
-            from ledger.player_daily_totals t
-            where t.player_id = p_player_id and t.day = v_day;
-          if coalesce(v_day_total, 0) + v_reward > v_game.daily_player_cap_credits then
-            v_reason := 'daily_player_cap';
-          elsif v_game.spent_credits + v_reward > v_game.budget_credits then
-            v_reason := 'game_budget_exhausted';
-          elsif v_game.spent_credits + v_reward > v_game.max_payout_credits then
-            v_reason := 'game_payout_ceiling';
-          end if;
-        end if;
-      end if;
+    -- The state this event meets, then the decision: ledger.decision_reason names the first failing check
+    -- (CONTRACT section 7), the one implementation record_events and simulate_rule call too. The platform account
+    -- lives in the identity schema of the same database (read only, see docs/decisions.md); an account the
+    -- platform does not know is not available either.
+    select r.reward_credits into v_reward
+      from ledger.rules r
+      where r.game_id = v_game_id and r.event_type = p_event_type and r.active;
+    if v_credits_user_id is not null then
+      select a.status into v_account_status
+        from identity.native_accounts a
+        where a.credits_user_id = v_credits_user_id;
     end if;
+    select t.credits into v_day_total
+      from ledger.player_daily_totals t
+      where t.player_id = p_player_id and t.day = v_day;
+    v_reason := ledger.decision_reason(v_attempts, p_rate_limit_per_minute, v_occurred, v_received, v_reward,
+      v_game.status, v_credits_user_id is not null, v_account_status, coalesce(v_day_total, 0),
+      v_game.daily_player_cap_credits, v_game.spent_credits, v_game.budget_credits, v_game.max_payout_credits);
 
     o_outcome := 'decided';
     o_id := gen_random_uuid();
