@@ -340,24 +340,27 @@ test('bounded work: more than SIMULATE_RULE_MAX_EVENTS decisions in the window i
   expect(past.body.errors?.[0]?.message).toMatch(/more than 100 decisions/);
 });
 
-test('the replay streams over the events_by_game index (no sort, no scan of the events table)', async () => {
+test('the replay streams over the events_by_game index: the plan the function runs has no sort, no table scan', async () => {
+  // auto_explain logs the plans of the function's own statements (nested), sent back as notices.
   const client = new pg.Client({ connectionString: system.databaseUrl! });
+  const notices: string[] = [];
+  client.on('notice', (notice) => notices.push(notice.message ?? ''));
   await client.connect();
   try {
-    // As inside the function: sequential scans off, and a cursor's fast-start planning (cursor_tuple_fraction).
-    await client.query('set enable_seqscan = off');
-    const plan = await client.query<{ 'QUERY PLAN': string }>(
-      `explain select e2.id, e2.event_id, e2.player_id, e2.event_type, e2.occurred_at, e2.created_at, e2.status,
-              e2.reason, e2.reward_credits, pl.credits_user_id,
-              (select a.status from identity.native_accounts a where a.credits_user_id = pl.credits_user_id)
-         from ledger.events e2 join ledger.players pl on pl.id = e2.player_id
-        where e2.game_id = $1 and e2.created_at >= $2 and e2.created_at < $3
-        order by e2.created_at, e2.id`,
-      [gameA.gameId, windowFrom.toISOString(), windowTo.toISOString()],
-    );
-    const text = plan.rows.map((row) => row['QUERY PLAN']).join('\n');
-    expect(text).toMatch(/Index Scan Backward using events_by_game/);
-    expect(text).not.toMatch(/Sort|Seq Scan on events/);
+    await client.query(`load 'auto_explain'`);
+    for (const setting of ['log_min_duration = 0', 'log_nested_statements = on', 'log_level = notice']) {
+      await client.query(`set auto_explain.${setting}`);
+    }
+    await client.query('begin transaction isolation level repeatable read read only');
+    await client.query(`select ledger.simulate_rule($1, 'level.complete', 15, 30, true, $2, $3, 5, 20)`, [
+      gameA.gameId,
+      windowFrom.toISOString(),
+      windowTo.toISOString(),
+    ]);
+    await client.query('rollback');
+    const replay = notices.find((n) => n.includes('join ledger.players pl'));
+    expect(replay).toMatch(/Nested Loop[\s\S]*Index Scan Backward using events_by_game on events/);
+    expect(replay).not.toMatch(/Sort|Seq Scan|Hash Join/);
   } finally {
     await client.end();
   }

@@ -24,6 +24,8 @@
 --   - only when some event needs a fresh decision is the game row locked (FOR NO KEY UPDATE, as record_event);
 --     then the key is rechecked (revoked meanwhile: those events are invalid_key) and the stored decisions are
 --     read again under the lock (a copy decided by a concurrent batch is a replay here).
+--   - each fresh event is decided by ledger.decision_reason (decision_reason.sql), the one check chain, from the
+--     state below;
 --   - under the lock, the game row, the rules, the accounts, the minute counters and the daily totals that the
 --     batch can touch are read once; the loop keeps the running spend, minute attempts and day totals, so each
 --     event sees the ones before it. Every writer of those rows holds the game lock, so reading them once is

@@ -38,6 +38,7 @@ create or replace function ledger.simulate_rule(
   language plpgsql
   stable
   set enable_seqscan = off
+  set enable_sort = off
   as $fn$
   declare
     c_reasons constant text[] := array['rate_limited', 'timestamp_out_of_window', 'unknown_or_inactive_rule',
@@ -82,6 +83,18 @@ create or replace function ledger.simulate_rule(
     v_days jsonb := '[]';
     v_flips jsonb := '[]';
     v_flip_count integer := 0;
+    -- The window's decisions in their original order, streamed: a bound cursor is planned for its first rows
+    -- (cursor_tuple_fraction), and sorts are priced out (enable_sort = off), so the order comes from walking
+    -- events_by_game backwards, with the player and the account looked up per row.
+    c_events cursor for
+      select e2.id, e2.event_id, e2.player_id, e2.event_type, e2.occurred_at, e2.created_at, e2.status, e2.reason,
+          e2.reward_credits, pl.credits_user_id,
+          (select a.status from identity.native_accounts a where a.credits_user_id = pl.credits_user_id)
+            as account_status
+        from ledger.events e2
+        join ledger.players pl on pl.id = e2.player_id
+        where e2.game_id = p_game_id and e2.created_at >= p_from and e2.created_at < p_to
+        order by e2.created_at, e2.id;
   begin
     -- Read only by construction: refused outside a READ ONLY transaction (and, STABLE, it cannot write anyway).
     if current_setting('transaction_read_only') <> 'on' then
@@ -119,15 +132,7 @@ create or replace function ledger.simulate_rule(
       from ledger.events e2
       where e2.game_id = p_game_id and e2.created_at >= v_cur_minute and e2.created_at < p_from;
 
-    for e in
-      select e2.id, e2.event_id, e2.player_id, e2.event_type, e2.occurred_at, e2.created_at, e2.status, e2.reason,
-          e2.reward_credits, pl.credits_user_id,
-          (select a.status from identity.native_accounts a where a.credits_user_id = pl.credits_user_id)
-            as account_status
-        from ledger.events e2
-        join ledger.players pl on pl.id = e2.player_id
-        where e2.game_id = p_game_id and e2.created_at >= p_from and e2.created_at < p_to
-        order by e2.created_at, e2.id
+    for e in c_events
     loop
       v_considered := v_considered + 1;
       v_minute := date_trunc('minute', e.created_at, 'UTC');
