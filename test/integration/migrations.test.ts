@@ -63,7 +63,7 @@ async function expectConstraintsAsVocabulary(url: string) {
  */
 async function expectFunctionsAsInFiles(url: string) {
   const repeatables = ledgerMigrations.repeatables ?? [];
-  expect(repeatables.map((r) => r.name)).toEqual(['record_event', 'record_events']);
+  expect(repeatables.map((r) => r.name)).toEqual(['decision_reason', 'record_event', 'record_events', 'simulate_rule']);
   for (const repeatable of repeatables) {
     const { text, checksum } = repeatableSql(repeatable);
     const [recorded] = await sql<{ checksum: string }>(

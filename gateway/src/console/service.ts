@@ -140,3 +140,23 @@ export async function readLinkIntents(
     throw consoleUnavailable(error);
   });
 }
+
+/** The rule dry-run: one ledger call (the ledger checks the input again, the caller's role and the event bound). */
+export async function readRuleSimulation(
+  transport: Transport,
+  principal: PrincipalInit,
+  query: {
+    gameId: string;
+    eventType: string;
+    rewardCredits: bigint;
+    dailyPlayerCapCredits: bigint;
+    active: boolean;
+    fromMs: bigint;
+    toMs: bigint;
+  },
+  call: CallContext,
+) {
+  return transport.call(ledgerOps.simulateRule, { principal, ...query }, call).catch((error: unknown) => {
+    throw consoleUnavailable(error);
+  });
+}

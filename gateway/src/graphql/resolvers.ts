@@ -2,11 +2,17 @@
 // records queries, validated with the same JSON Schemas (console/service.ts), and the ledger's replies become the
 // same JSON shapes (console/shapes.ts). Nested fields are served from the request's one snapshot (context.ts).
 
+import type {
+  SimulationDecision,
+  SimulationFigures,
+} from '../../../services/runtime/src/contracts/gen/rewards/v1/simulation_pb.ts';
+import { simulationInputProblem } from '../../../services/runtime/src/contracts/simulation.ts';
 import { AppError } from '../../../services/runtime/src/errors.ts';
 import {
   readDecisionStats,
   readLinkIntents,
   readRecords,
+  readRuleSimulation,
   runAction,
   validateAction,
   validateRecordsQuery,
@@ -159,6 +165,87 @@ async function decisionStats(_parent: unknown, args: Args, context: GraphQLConte
   };
 }
 
+function simulationFigures(figures: SimulationFigures | undefined) {
+  if (!figures) throw new Error('ledger simulation without figures');
+  return {
+    accepted: figures.accepted,
+    rejected: figures.rejected,
+    creditsSpent: Number(figures.credits),
+    reasons: figures.reasons.map((r) => ({ reason: r.reason, count: r.count })),
+  };
+}
+
+function simulationDecision(decision: SimulationDecision | undefined) {
+  if (!decision) throw new Error('ledger simulation flip without a decision');
+  return { status: decision.status, reason: decision.reason ?? null, rewardCredits: Number(decision.rewardCredits) };
+}
+
+/** The most simulateRule fields in one request: each may replay SIMULATE_RULE_MAX_EVENTS decisions. */
+export const SIMULATIONS_PER_REQUEST_MAX = 1;
+const simulationsOf = new WeakMap<GraphQLContext, number>();
+
+/** simulateRule: the input checked as the ledger checks it, then one SimulateRule call. */
+async function simulateRule(_parent: unknown, args: { input: Record<string, unknown> }, context: GraphQLContext) {
+  const taken = (simulationsOf.get(context) ?? 0) + 1;
+  simulationsOf.set(context, taken);
+  if (taken > SIMULATIONS_PER_REQUEST_MAX) {
+    throw new AppError(
+      400,
+      'INVALID_REQUEST',
+      `A request may run at most ${SIMULATIONS_PER_REQUEST_MAX} simulateRule.`,
+    );
+  }
+  const input = args.input;
+  const query = {
+    gameId: String(input.gameId),
+    eventType: String(input.eventType),
+    rewardCredits: Number(input.rewardCredits),
+    dailyPlayerCapCredits: Number(input.dailyPlayerCapCredits),
+    fromMs: Date.parse(String(input.from)),
+    toMs: Date.parse(String(input.to)),
+  };
+  const problem = simulationInputProblem(query);
+  if (problem) throw new AppError(400, 'INVALID_REQUEST', problem);
+  const reply = await readRuleSimulation(
+    context.transport,
+    context.consolePrincipal,
+    {
+      ...query,
+      rewardCredits: BigInt(query.rewardCredits),
+      dailyPlayerCapCredits: BigInt(query.dailyPlayerCapCredits),
+      active: input.active === true,
+      fromMs: BigInt(query.fromMs),
+      toMs: BigInt(query.toMs),
+    },
+    context.call,
+  );
+  return {
+    gameId: query.gameId,
+    from: new Date(query.fromMs).toISOString(),
+    to: new Date(query.toMs).toISOString(),
+    considered: reply.considered,
+    spentBeforeCredits: Number(reply.spentBeforeCredits),
+    stored: simulationFigures(reply.stored),
+    proposed: simulationFigures(reply.proposed),
+    days: reply.days.map((day) => ({
+      day: new Date(Date.parse(`${day.day}T00:00:00Z`)).toISOString(),
+      // Days carry no reasons (SimulationDayFigures).
+      stored: simulationFigures(day.stored),
+      proposed: simulationFigures(day.proposed),
+    })),
+    flipCount: reply.flipCount,
+    flips: reply.flips.map((flip) => ({
+      id: flip.id,
+      eventId: flip.eventId,
+      playerId: flip.playerId,
+      eventType: flip.eventType,
+      createdAt: new Date(Number(flip.createdAtMs)).toISOString(),
+      stored: simulationDecision(flip.stored),
+      proposed: simulationDecision(flip.proposed),
+    })),
+  };
+}
+
 /** One mutation per console action: the REST body `{ type, ...input }`, the same validator, the same call. */
 function actionResolver(type: string) {
   return async (_parent: unknown, args: { input: Record<string, unknown> }, context: GraphQLContext) => {
@@ -182,6 +269,7 @@ export const resolvers = {
     records,
     linkIntents,
     decisionStats,
+    simulateRule,
   },
   Subscription: {
     decisions: {

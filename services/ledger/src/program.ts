@@ -1,6 +1,7 @@
 // ledger: owner of the `ledger` schema. Console actions, snapshot and records, event decisions, link intents and
 // public configuration data; every mutation is one transaction here.
 import type { EnvReader } from '../../runtime/src/config.ts';
+import { SIMULATION_MAX_EVENTS_DEFAULT } from '../../runtime/src/contracts/simulation.ts';
 import type { Database } from '../../runtime/src/db/database.ts';
 import type { ProgramModule } from '../../runtime/src/program.ts';
 import { PACKAGE_VERSION } from '../../runtime/src/version.ts';
@@ -8,11 +9,14 @@ import { consoleEndpoints } from './console/endpoints.ts';
 import { EVENT_BATCH_MAX_DEFAULT, eventEndpoints } from './events/index.ts';
 import { linkEndpoints } from './links/index.ts';
 import { ledgerMigrations } from './migrations/index.ts';
+import { simulationEndpoints } from './simulation/endpoints.ts';
 
 export interface LedgerConfig {
   eventRateLimitPerMinute: number;
   /** Most events decided in one call of ledger.record_events (one transaction); 1 turns batching off. */
   eventBatchMax: number;
+  /** SIMULATE_RULE_MAX_EVENTS: the most stored decisions one rule dry-run (simulateRule) replays. */
+  simulateRuleMaxEvents: number;
 }
 
 export const ledger: ProgramModule<LedgerConfig> = {
@@ -22,6 +26,10 @@ export const ledger: ProgramModule<LedgerConfig> = {
     return {
       eventRateLimitPerMinute: reader.int('EVENT_RATE_LIMIT_PER_MINUTE', 120, { min: 1, max: 1_000_000 }),
       eventBatchMax: reader.int('EVENT_BATCH_MAX', EVENT_BATCH_MAX_DEFAULT, { min: 1, max: 1000 }),
+      simulateRuleMaxEvents: reader.int('SIMULATE_RULE_MAX_EVENTS', SIMULATION_MAX_EVENTS_DEFAULT, {
+        min: 1,
+        max: 1_000_000,
+      }),
     };
   },
   async create(deps, config) {
@@ -37,6 +45,10 @@ export const ledger: ProgramModule<LedgerConfig> = {
             ...consoleEndpoints({ database, logger: deps.logger, transport: deps.transport }),
             ...eventEndpoints(deps, config),
             ...linkEndpoints(deps),
+            ...simulationEndpoints(
+              { database, logger: deps.logger },
+              { rateLimitPerMinute: config.eventRateLimitPerMinute, maxEvents: config.simulateRuleMaxEvents },
+            ),
           ],
         },
       ],

@@ -70,7 +70,19 @@ function oneOf<T extends string>(values: Set<T>, value: string, field: string): 
   return value as T;
 }
 
-type Permission = 'manage' | 'members';
+export type Permission = 'manage' | 'members';
+
+/**
+ * The role check of every console action (and of the rule dry-run, which needs what editing rules needs): a
+ * non-member gets 404 like a missing object (an organization one does not belong to is not disclosed), a viewer 403,
+ * member management needs the owner.
+ */
+export function checkRole(role: Role | undefined, permission: Permission): Role {
+  if (!role) throw notFound();
+  if (permission === 'members' && role !== 'owner') throw forbidden('manage members; only its owner can');
+  if (permission === 'manage' && role === 'viewer') throw forbidden('change anything; viewers can only read');
+  return role;
+}
 
 /** Told of each action after its transaction committed (the audit entry's fields); must not throw or wait. */
 export type CommittedAction = (action: string, organizationId: string, details: Record<string, unknown>) => void;
@@ -100,10 +112,7 @@ export class ConsoleActions {
     const organization = await tx.lockOrganization(organizationId);
     if (!organization) throw notFound();
     // Read again under the lock: a concurrent removal or demotion committed before the lock is seen.
-    const role = await tx.memberRole(organizationId, principal.identityUserId);
-    if (!role) throw notFound();
-    if (permission === 'members' && role !== 'owner') throw forbidden('manage members; only its owner can');
-    if (permission === 'manage' && role === 'viewer') throw forbidden('change anything; viewers can only read');
+    checkRole(await tx.memberRole(organizationId, principal.identityUserId), permission);
     return organization;
   }
 

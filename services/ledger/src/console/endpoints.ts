@@ -42,7 +42,7 @@ export function translateStoreError(error: unknown, logger: Logger): never {
   throw error;
 }
 
-function principalOf(principal: ConsolePrincipal | undefined): ConsolePrincipal {
+export function principalOf(principal: ConsolePrincipal | undefined): ConsolePrincipal {
   if (!principal?.identityUserId) throw new AppError(401, 'UNAUTHORIZED', 'A developer principal is required.');
   return principal;
 }

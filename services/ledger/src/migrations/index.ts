@@ -17,7 +17,9 @@ export const ledgerMigrations: MigrationSet = {
     { name: '0005-link-intents-by-game', class: LedgerLinkIntentsByGame },
   ],
   repeatables: [
+    { name: 'decision_reason', file: new URL('../sql/decision_reason.sql', import.meta.url) },
     { name: 'record_event', file: new URL('../sql/record_event.sql', import.meta.url) },
     { name: 'record_events', file: new URL('../sql/record_events.sql', import.meta.url) },
+    { name: 'simulate_rule', file: new URL('../sql/simulate_rule.sql', import.meta.url) },
   ],
 };

@@ -24,6 +24,8 @@
 --   - only when some event needs a fresh decision is the game row locked (FOR NO KEY UPDATE, as record_event);
 --     then the key is rechecked (revoked meanwhile: those events are invalid_key) and the stored decisions are
 --     read again under the lock (a copy decided by a concurrent batch is a replay here).
+--   - each fresh event is decided by ledger.decision_reason (decision_reason.sql), the one check chain, from the
+--     state below;
 --   - under the lock, the game row, the rules, the accounts, the minute counters and the daily totals that the
 --     batch can touch are read once; the loop keeps the running spend, minute attempts and day totals, so each
 --     event sees the ones before it. Every writer of those rows holds the game lock, so reading them once is
@@ -297,52 +299,28 @@ create function ledger.record_events(
       mi_added[k] := mi_added[k] + 1;
       v_attempts := mi_stored[k] + mi_added[k];
 
-      -- The decision: the first failing check names the reason (CONTRACT section 7), as in record_event.
-      v_reason := null;
-      v_reward := null;
-      if v_attempts > p_rate_limit_per_minute then
-        v_reason := 'rate_limited';
-      elsif v_occurred < v_received - interval '5 minutes' or v_occurred > v_received + interval '5 minutes' then
-        v_reason := 'timestamp_out_of_window';
-      else
-        k := array_position(ru_types, p_event_types[i]);
-        if k is null then
-          v_reason := 'unknown_or_inactive_rule';
+      -- The state this event meets, then the decision: ledger.decision_reason names the first failing check
+      -- (CONTRACT section 7), the one implementation record_event and simulate_rule call too.
+      k := array_position(ru_types, p_event_types[i]);
+      v_reward := ru_rewards[k];
+      k := array_position(ac_users, v_user);
+      v_account_status := ac_status[k];
+      j := array_position(dt_keys, v_day_key);
+      v_day_total := coalesce(dt_stored[j] + dt_added[j], 0);
+      v_reason := ledger.decision_reason(v_attempts, p_rate_limit_per_minute, v_occurred, v_received, v_reward,
+        v_game.status, v_user is not null, v_account_status, v_day_total, v_game.daily_player_cap_credits, v_spent,
+        v_game.budget_credits, v_game.max_payout_credits);
+      if v_reason is null then
+        if j is null then
+          dt_keys := dt_keys || v_day_key;
+          dt_players := dt_players || p_player_ids[i];
+          dt_days := dt_days || v_day;
+          dt_stored := dt_stored || 0::bigint;
+          dt_added := dt_added || v_reward;
         else
-          v_reward := ru_rewards[k];
-          if v_game.status <> 'active' then
-            v_reason := 'game_paused';
-          elsif v_user is null then
-            v_reason := 'player_not_linked';
-          else
-            k := array_position(ac_users, v_user);
-            v_account_status := case when k is null then null else ac_status[k] end;
-            if v_account_status is distinct from 'active' then
-              v_reason := 'user_unavailable';
-            else
-              k := array_position(dt_keys, v_day_key);
-              if k is null then
-                dt_keys := dt_keys || v_day_key;
-                dt_players := dt_players || p_player_ids[i];
-                dt_days := dt_days || v_day;
-                dt_stored := dt_stored || 0::bigint;
-                dt_added := dt_added || 0::bigint;
-                k := array_length(dt_keys, 1);
-              end if;
-              v_day_total := dt_stored[k] + dt_added[k];
-              if v_day_total + v_reward > v_game.daily_player_cap_credits then
-                v_reason := 'daily_player_cap';
-              elsif v_spent + v_reward > v_game.budget_credits then
-                v_reason := 'game_budget_exhausted';
-              elsif v_spent + v_reward > v_game.max_payout_credits then
-                v_reason := 'game_payout_ceiling';
-              else
-                dt_added[k] := dt_added[k] + v_reward;
-                v_spent := v_spent + v_reward;
-              end if;
-            end if;
-          end if;
+          dt_added[j] := dt_added[j] + v_reward;
         end if;
+        v_spent := v_spent + v_reward;
       end if;
 
       o_outcome := 'decided';

@@ -53,6 +53,7 @@ import {
   InspectLinkIntentRequestSchema,
   InspectLinkIntentResponseSchema,
 } from './gen/rewards/v1/links_pb.ts';
+import { SimulateRuleRequestSchema, SimulateRuleResponseSchema } from './gen/rewards/v1/simulation_pb.ts';
 
 export const identityOps = {
   getPlatformState: defineOperation(
@@ -122,6 +123,8 @@ export const ledgerOps = {
     ListLinkIntentsRequestSchema,
     ListLinkIntentsResponseSchema,
   ),
+  /** The rule dry-run (GraphQL simulateRule): a replay of a game's stored decisions under a proposed rule. */
+  simulateRule: defineOperation('ledger', 'SimulateRule', SimulateRuleRequestSchema, SimulateRuleResponseSchema),
   recordEvent: defineOperation('ledger', 'RecordEvent', RecordEventRequestSchema, RecordEventResponseSchema),
   /** Several events of one edge in one request (edge batching); one outcome per event, as RecordEvent answers. */
   recordEvents: defineOperation('ledger', 'RecordEvents', RecordEventsRequestSchema, RecordEventsResponseSchema),
