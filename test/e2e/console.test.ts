@@ -10,7 +10,7 @@ import { liveSubscriptions, until } from '../integration/graphql/live-helpers.ts
 import { launchChromium, SCREENSHOTS, severeViolations, WAIT } from '../support/browser.ts';
 import { sql } from '../support/database.ts';
 import { postEvent } from '../support/ingest.ts';
-import { admin, api, startTestSystem, type TestSystem } from '../support/system.ts';
+import { admin, api, developerToken, startTestSystem, type TestSystem } from '../support/system.ts';
 
 let system: TestSystem;
 let browser: Browser;
@@ -408,6 +408,29 @@ test('without the live socket the game page polls, still shows a posted event, a
   refuse = false;
   await expectMode('Live', { timeout: 90_000 });
 }, 150_000);
+
+test('the session expiring closes the live socket (4401) and the console shows the signed-out state', async () => {
+  expect(gameId).not.toBe('');
+  page = await newPage();
+  // The development sign-in answers a real session of the same provider that expires in 10 s (the route signs 12 h).
+  const token = await developerToken(system, viewerEmail, { expiresIn: '10s' });
+  await page.route('**/console/dev-session', (route) =>
+    route.fulfill({ json: { data: { token, email: viewerEmail } } }),
+  );
+  await page.goto(`${system.url}/console/`);
+  await page.getByLabel('E-mail').fill(viewerEmail);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('heading', { name: 'Organizations', level: 1 }).waitFor(WAIT);
+  await page.getByRole('link', { name: 'Journey Studio' }).click();
+  await page.getByRole('link', { name: 'Game Space Race' }).click();
+  await expectMode('Live');
+  // The gateway closes the socket at the token's exp; the console forgets the session and asks to sign in again.
+  const alert = page.getByRole('alert').filter({ hasText: 'SESSION_EXPIRED' });
+  await alert.waitFor(WAIT);
+  await page.getByLabel('E-mail').waitFor(WAIT);
+  expect(await page.getByRole('heading', { name: 'Game Space Race' }).count()).toBe(0);
+  expect(await page.getByText(viewerEmail).count()).toBe(0);
+});
 
 test('a developer without an invitation sees the server code at sign-in', async () => {
   page = await newPage();
