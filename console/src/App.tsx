@@ -1,6 +1,15 @@
 import { useQuery } from '@apollo/client/react';
 import { type FormEvent, lazy, Suspense, useEffect, useId, useRef, useState } from 'react';
-import { ACCESS, client, failureOf, type ServerFailure, SNAPSHOT, type Snapshot, setSessionToken } from './api.ts';
+import {
+  ACCESS,
+  client,
+  failureOf,
+  onSessionEnded,
+  type ServerFailure,
+  SNAPSHOT,
+  type Snapshot,
+  setSessionToken,
+} from './api.ts';
 import { devSignIn, oidcSignIn, oidcSignOut, type SignInConfig } from './auth.ts';
 import { OrganizationPage } from './pages/Organization.tsx';
 import { Overview } from './pages/Overview.tsx';
@@ -144,6 +153,19 @@ export function App({ config, initialToken }: { config: SignInConfig; initialTok
   useEffect(() => {
     if (initialToken) void signedIn(initialToken);
   }, []);
+  // The server ended the session (the live socket closed with 4401, e.g. SESSION_EXPIRED): back to the sign-in page
+  // with the reason; the token and the cached data are forgotten (the provider's session is left as it is).
+  useEffect(
+    () =>
+      onSessionEnded((ended) => {
+        token.current = undefined;
+        setSessionToken(undefined);
+        void client.clearStore();
+        setSession(undefined);
+        setFailure(ended);
+      }),
+    [],
+  );
   if (session) {
     return (
       <Console

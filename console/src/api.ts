@@ -1,5 +1,18 @@
-// The console's only server: POST /graphql (Apollo Client). The session token lives in memory only.
-import { ApolloClient, CombinedGraphQLErrors, gql, HttpLink, InMemoryCache, ServerError } from '@apollo/client';
+// The console's only server: /graphql (Apollo Client): queries and mutations POST, the live decisions subscription
+// goes over a WebSocket at the same path (console/src/live.ts). The session token lives in memory only.
+import {
+  ApolloClient,
+  ApolloLink,
+  CombinedGraphQLErrors,
+  gql,
+  HttpLink,
+  InMemoryCache,
+  ServerError,
+} from '@apollo/client';
+import { OperationTypeNode } from 'graphql';
+import { from, mergeMap } from 'rxjs';
+
+export const GRAPHQL_PATH = '/graphql';
 
 let sessionToken: string | undefined;
 
@@ -7,15 +20,44 @@ export function setSessionToken(token: string | undefined): void {
   sessionToken = token;
 }
 
+export const currentSessionToken = () => sessionToken;
+
+type SessionEndedListener = (failure: ServerFailure) => void;
+const sessionEndedListeners = new Set<SessionEndedListener>();
+
+/** The server ended the session (the live socket closed with 4401): the app shows the signed-out state. */
+export function endSession(failure: ServerFailure): void {
+  for (const listener of [...sessionEndedListeners]) listener(failure);
+}
+
+export function onSessionEnded(listener: SessionEndedListener): () => void {
+  sessionEndedListeners.add(listener);
+  return () => {
+    sessionEndedListeners.delete(listener);
+  };
+}
+
+const httpLink = new HttpLink({
+  uri: GRAPHQL_PATH,
+  fetch: (input, init) => {
+    const headers = new Headers(init?.headers);
+    if (sessionToken) headers.set('Authorization', `Bearer ${sessionToken}`);
+    return fetch(input, { ...init, headers });
+  },
+});
+
+// Subscriptions go over the WebSocket link, loaded with the first subscription (the game page), so that the first
+// page does not carry graphql-ws; queries and mutations POST as before.
+const socketLink = new ApolloLink((operation) =>
+  from(import('./live.ts')).pipe(mergeMap(({ liveLink }) => liveLink.request(operation))),
+);
+
 export const client = new ApolloClient({
-  link: new HttpLink({
-    uri: '/graphql',
-    fetch: (input, init) => {
-      const headers = new Headers(init?.headers);
-      if (sessionToken) headers.set('Authorization', `Bearer ${sessionToken}`);
-      return fetch(input, { ...init, headers });
-    },
-  }),
+  link: ApolloLink.split(
+    (operation) => operation.operationType === OperationTypeNode.SUBSCRIPTION,
+    socketLink,
+    httpLink,
+  ),
   cache: new InMemoryCache({ possibleTypes: { DeveloperRecord: ['DeveloperPlayer', 'DeveloperEvent'] } }),
   defaultOptions: {
     query: { fetchPolicy: 'network-only' },

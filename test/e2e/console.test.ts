@@ -4,12 +4,13 @@
 // of docs/console-ui.md (written to docs/console-ui/). Timings are printed, never asserted.
 import { randomUUID } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page, WebSocket } from 'playwright-core';
 import { insertPlayer } from '../integration/console/helpers.ts';
+import { liveSubscriptions, until } from '../integration/graphql/live-helpers.ts';
 import { launchChromium, SCREENSHOTS, severeViolations, WAIT } from '../support/browser.ts';
 import { sql } from '../support/database.ts';
 import { postEvent } from '../support/ingest.ts';
-import { admin, api, startTestSystem, type TestSystem } from '../support/system.ts';
+import { admin, api, developerToken, startTestSystem, type TestSystem } from '../support/system.ts';
 
 let system: TestSystem;
 let browser: Browser;
@@ -67,6 +68,13 @@ async function submit(title: string, values: Record<string, string>, options: { 
   if (options.confirm) {
     await target.getByRole('button', { name: /^Confirm/ }).click();
   }
+}
+
+/** The game page's mode indicator once it reads `mode` ("Live" or "Polling"). */
+async function expectMode(mode: 'Live' | 'Polling', options: { timeout: number } = WAIT) {
+  const indicator = page.getByTestId('live-mode');
+  await indicator.filter({ hasText: new RegExp(`^\\s*${mode}:`) }).waitFor(options);
+  return indicator.innerText();
 }
 
 async function expectDone(title: string) {
@@ -164,9 +172,19 @@ test('a developer signs in, builds a game, funds it, issues keys and sees a post
   await checkAccessibility('organization');
   await screenshot('organization');
 
+  // The game page subscribes to its decisions over a WebSocket at /graphql; the frames it receives are recorded.
+  const sockets: WebSocket[] = [];
+  const socketFrames: string[] = [];
+  page.on('websocket', (socket) => {
+    sockets.push(socket);
+    socket.on('framereceived', (frame) => socketFrames.push(String(frame.payload)));
+  });
   await page.getByRole('link', { name: 'Game Space Race' }).click();
   await page.getByRole('heading', { name: 'Game Space Race', exact: true }).waitFor(WAIT);
   gameId = page.url().split('/game/')[1] ?? '';
+  await expectMode('Live');
+  expect(sockets.map((socket) => new URL(socket.url()).pathname)).toEqual(['/graphql']);
+  expect(sockets[0]!.url()).toBe(`${system.url.replace(/^http/, 'ws')}/graphql`);
   await submit('Allocate to game', { 'Amount to allocate to the game (credits)': '2500' }, { confirm: true });
   await expectFieldError('Allocate to game', 'Amount to allocate to the game (credits)', 'game_limit');
   await submit('Allocate to game', { 'Amount to allocate to the game (credits)': '1000' }, { confirm: true });
@@ -211,6 +229,8 @@ test('a developer signs in, builds a game, funds it, issues keys and sees a post
   expect((await admin(system, 'PUT', `/native-accounts/${player!.credits_user_id}`, { status: 'active' })).status).toBe(
     200,
   );
+  // The gateway holds the page's subscription (its gauge) before the event is posted.
+  await until(async () => (await liveSubscriptions(system.url)) >= 1, 'the page subscription', WAIT.timeout);
   const liveSince = performance.now();
   const posted = await postEvent(system.url, secretKey, {
     eventId: randomUUID(),
@@ -228,8 +248,14 @@ test('a developer signs in, builds a game, funds it, issues keys and sees a post
   expect(linkIntent.status).toBe(200);
   const live = page.getByRole('table', { name: 'Live decisions' });
   await live.getByRole('cell', { name: 'level.up', exact: true }).waitFor(WAIT);
-  process.stdout.write(`console: posted event shown after ${(performance.now() - liveSince).toFixed(0)} ms\n`);
+  process.stdout.write(
+    `console: posted event shown after ${(performance.now() - liveSince).toFixed(0)} ms (live, subscription)\n`,
+  );
   expect(await live.getByRole('cell', { name: posted.body.data.status, exact: true }).count()).toBe(1);
+  // It came over the subscription: a `next` frame of the socket carries it, and the page is still live.
+  expect(socketFrames.some((frame) => frame.includes('"next"') && frame.includes(posted.body.data.eventId))).toBe(true);
+  expect(sockets).toHaveLength(1);
+  await expectMode('Live');
   await page
     .getByRole('table', { name: 'Players' })
     .getByRole('cell', { name: /^player-/ })
@@ -323,6 +349,87 @@ test('a viewer sees the organization and its game without any write button', asy
   expect(await page.locator('main button').count()).toBe(0);
   await checkAccessibility('game-viewer');
   await screenshot('game-viewer');
+});
+
+test('without the live socket the game page polls, still shows a posted event, and goes live again later', async () => {
+  expect(gameId).not.toBe('');
+  page = await newPage();
+  // Between the page and the gateway, the WebSocket upgrade is refused as the gateway does when a dependency is
+  // unavailable (1013 Try Again Later), until `refuse` turns false; then the socket reaches the real gateway.
+  let refuse = true;
+  let refused = 0;
+  await page.routeWebSocket(/\/graphql$/, (socket) => {
+    if (!refuse) {
+      socket.connectToServer();
+      return;
+    }
+    refused += 1;
+    void socket.close({ code: 1013, reason: 'AUTH_UNAVAILABLE' });
+  });
+  await page.goto(`${system.url}/console/`);
+  await page.getByLabel('E-mail').fill(ownerEmail);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('heading', { name: 'Organizations', level: 1 }).waitFor(WAIT);
+  await page.getByRole('link', { name: 'Journey Studio' }).click();
+  await page.getByRole('link', { name: 'Game Space Race' }).click();
+  await page.getByRole('heading', { name: 'Game Space Race', exact: true }).waitFor(WAIT);
+  expect(await expectMode('Polling')).toContain('1013 AUTH_UNAVAILABLE');
+  await checkAccessibility('game-polling');
+
+  // A new secret key (the journey revoked its own), then an event: it appears by polling.
+  await submit('New key', { 'Key name': 'fallback', Kind: 'secret' });
+  const issued = page.getByTestId('issued-key');
+  await issued.waitFor(WAIT);
+  const key = await issued.innerText();
+  const [player] = await sql(
+    system.databaseUrl!,
+    'select id from ledger.players where game_id = $1 and credits_user_id is not null limit 1',
+    [gameId],
+  );
+  const since = performance.now();
+  const posted = await postEvent(system.url, key, {
+    eventId: randomUUID(),
+    playerId: player!.id,
+    eventType: 'level.up',
+    occurredAt: new Date().toISOString(),
+  });
+  expect(posted.status).toBe(200);
+  const live = page.getByRole('table', { name: 'Live decisions' });
+  await until(
+    async () => (await live.getByRole('cell', { name: 'level.up', exact: true }).count()) === 2,
+    'the second decision on the page',
+    WAIT.timeout,
+  );
+  process.stdout.write(`console: posted event shown after ${(performance.now() - since).toFixed(0)} ms (polling)\n`);
+  await expectMode('Polling');
+  expect(refused).toBeGreaterThanOrEqual(1);
+
+  // The socket works again: the page's next attempt (3 s, 6 s, 12 s, ... after the failures) goes live.
+  refuse = false;
+  await expectMode('Live', { timeout: 90_000 });
+}, 150_000);
+
+test('the session expiring closes the live socket (4401) and the console shows the signed-out state', async () => {
+  expect(gameId).not.toBe('');
+  page = await newPage();
+  // The development sign-in answers a real session of the same provider that expires in 10 s (the route signs 12 h).
+  const token = await developerToken(system, viewerEmail, { expiresIn: '10s' });
+  await page.route('**/console/dev-session', (route) =>
+    route.fulfill({ json: { data: { token, email: viewerEmail } } }),
+  );
+  await page.goto(`${system.url}/console/`);
+  await page.getByLabel('E-mail').fill(viewerEmail);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('heading', { name: 'Organizations', level: 1 }).waitFor(WAIT);
+  await page.getByRole('link', { name: 'Journey Studio' }).click();
+  await page.getByRole('link', { name: 'Game Space Race' }).click();
+  await expectMode('Live');
+  // The gateway closes the socket at the token's exp; the console forgets the session and asks to sign in again.
+  const alert = page.getByRole('alert').filter({ hasText: 'SESSION_EXPIRED' });
+  await alert.waitFor(WAIT);
+  await page.getByLabel('E-mail').waitFor(WAIT);
+  expect(await page.getByRole('heading', { name: 'Game Space Race' }).count()).toBe(0);
+  expect(await page.getByText(viewerEmail).count()).toBe(0);
 });
 
 test('a developer without an invitation sees the server code at sign-in', async () => {

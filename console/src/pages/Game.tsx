@@ -1,4 +1,4 @@
-import { lazy, Suspense, useEffect, useRef, useState } from 'react';
+import { lazy, Suspense, useEffect, useMemo, useRef, useState } from 'react';
 import { GAME_STATUSES } from '../../../services/runtime/src/contracts/vocabulary.ts';
 import {
   type ActionResult,
@@ -11,7 +11,8 @@ import {
   type Snapshot,
 } from '../api.ts';
 import { ActionForm, amountOf, Bar, CopyButton, credits, figure, Section } from '../components.tsx';
-import { usePoll } from '../poll.ts';
+import { type LiveDecisions, useLiveDecisions } from '../live.ts';
+import { usePoll, useThrottled } from '../poll.ts';
 import { LinkIntents } from './LinkIntents.tsx';
 
 async function page(kind: 'events' | 'players', gameId: string, first: number) {
@@ -26,6 +27,26 @@ async function page(kind: 'events' | 'players', gameId: string, first: number) {
 
 const Charts = lazy(() => import('./Charts.tsx'));
 
+/** The newest `count` of both lists (the subscription's and the last read), in the records API's order. */
+function newest(received: EventRecord[], read: EventRecord[], count: number): EventRecord[] {
+  const byId = new Map([...read, ...received].map((e) => [e.id, e]));
+  return [...byId.values()]
+    .sort((a, b) => b.createdAt.localeCompare(a.createdAt) || b.id.localeCompare(a.id))
+    .slice(0, count);
+}
+
+/** Whether the page is live (the subscription) or polling, as a polite status. */
+function LiveIndicator({ live }: { live: LiveDecisions }) {
+  return (
+    <p className={`live-mode live-mode-${live.mode}`} role="status" data-testid="live-mode">
+      <span className="live-dot" aria-hidden="true" /> <strong>{live.mode === 'live' ? 'Live' : 'Polling'}</strong>
+      {live.mode === 'live'
+        ? ': decisions appear as they are made (subscription).'
+        : `: refreshed every second (${live.detail}).`}
+    </p>
+  );
+}
+
 /** One game: budget, rules, keys, live decisions, players and link intents. */
 export default function GamePage({
   snapshot,
@@ -38,17 +59,24 @@ export default function GamePage({
 }) {
   const game = snapshot.games.find((g) => g.id === gameId);
   const [issued, setIssued] = useState<ActionResult | undefined>();
-  const events = usePoll(() => page('events', gameId, 20) as Promise<EventRecord[]>, gameId);
+  // Decisions arrive over the subscription while it works; the newest 20 are read at once and then polled every
+  // second only while it does not (every 30 s otherwise, as a safety net).
+  const live = useLiveDecisions(gameId);
+  const events = usePoll(() => page('events', gameId, 20) as Promise<EventRecord[]>, gameId, 1000, 30_000, {
+    live: live.mode === 'live',
+  });
+  const decisions = useMemo(() => newest(live.received, events.value ?? [], 20), [live.received, events.value]);
   const players = usePoll(() => page('players', gameId, 20) as Promise<PlayerRecord[]>, gameId, 5000);
-  // A new decision changes the game's spending: the figures (snapshot) are read again.
+  // A new decision changes the game's spending: the figures (snapshot) are read again, at most once a second.
+  const reloadSoon = useThrottled(reload, 1000);
   const loaded = events.value !== undefined;
-  const newest = events.value?.[0]?.id ?? '';
+  const latest = decisions[0]?.id ?? '';
   const seen = useRef<string | undefined>(undefined);
   useEffect(() => {
     if (!loaded) return;
-    if (seen.current !== undefined && newest !== seen.current) reload();
-    seen.current = newest;
-  }, [loaded, newest, reload]);
+    if (seen.current !== undefined && latest !== seen.current) reloadSoon();
+    seen.current = latest;
+  }, [loaded, latest, reloadSoon]);
   if (!game) return <p role="alert">This game does not exist or you are not a member of its organization.</p>;
   const org = snapshot.organizations.find((o) => o.id === game.organizationId);
   const project = snapshot.projects.find((p) => p.id === game.projectId);
@@ -117,7 +145,8 @@ export default function GamePage({
         </div>
       )}
       <Section title="Live decisions">
-        <p className="hint">The newest 20 decisions, refreshed every second.</p>
+        <p className="hint">The newest 20 decisions.</p>
+        <LiveIndicator live={live} />
         {events.error && (
           <p className="error" role="alert">
             <code>{events.error.code}</code>: {events.error.message}
@@ -134,7 +163,7 @@ export default function GamePage({
             </tr>
           </thead>
           <tbody>
-            {(events.value ?? []).map((e) => (
+            {decisions.map((e) => (
               <tr key={e.id}>
                 <td>{new Date(e.createdAt).toLocaleString()}</td>
                 <td>{e.eventType}</td>
@@ -151,7 +180,7 @@ export default function GamePage({
       </Section>
       <Section title="Charts">
         <Suspense fallback={<p>Loading charts…</p>}>
-          <Charts game={game} />
+          <Charts game={game} live={live.mode === 'live'} received={live.count} />
         </Suspense>
       </Section>
       <Section title="Reward rules">
