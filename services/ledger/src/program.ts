@@ -8,11 +8,21 @@ import { consoleEndpoints } from './console/endpoints.ts';
 import { EVENT_BATCH_MAX_DEFAULT, eventEndpoints } from './events/index.ts';
 import { linkEndpoints } from './links/index.ts';
 import { ledgerMigrations } from './migrations/index.ts';
+import {
+  RETENTION_BATCH_DEFAULT,
+  RETENTION_INTERVAL_SECONDS_DEFAULT,
+  RetentionRepository,
+  RetentionScheduler,
+} from './retention/index.ts';
 
 export interface LedgerConfig {
   eventRateLimitPerMinute: number;
   /** Most events decided in one call of ledger.record_events (one transaction); 1 turns batching off. */
   eventBatchMax: number;
+  /** Seconds between runs of the retention clean-up; 0 turns it off. */
+  retentionIntervalSeconds: number;
+  /** Most rows the retention clean-up removes per table in one run. */
+  retentionBatch: number;
 }
 
 export const ledger: ProgramModule<LedgerConfig> = {
@@ -22,12 +32,25 @@ export const ledger: ProgramModule<LedgerConfig> = {
     return {
       eventRateLimitPerMinute: reader.int('EVENT_RATE_LIMIT_PER_MINUTE', 120, { min: 1, max: 1_000_000 }),
       eventBatchMax: reader.int('EVENT_BATCH_MAX', EVENT_BATCH_MAX_DEFAULT, { min: 1, max: 1000 }),
+      retentionIntervalSeconds: reader.int('LEDGER_RETENTION_INTERVAL_SECONDS', RETENTION_INTERVAL_SECONDS_DEFAULT, {
+        min: 0,
+        max: 86_400,
+      }),
+      retentionBatch: reader.int('LEDGER_RETENTION_BATCH', RETENTION_BATCH_DEFAULT, { min: 1, max: 100_000 }),
     };
   },
   async create(deps, config) {
     const database = deps.database as Database;
+    const retention = new RetentionScheduler(
+      new RetentionRepository(database),
+      { intervalSeconds: config.retentionIntervalSeconds, batch: config.retentionBatch },
+      deps.logger.child({ component: 'retention' }),
+      deps.metrics,
+    );
+    retention.start();
     return {
       name: 'ledger',
+      close: () => retention.stop(),
       services: [
         {
           service: 'ledger',
