@@ -4,10 +4,10 @@
 // tombstones and every answer for their tokens stays exactly what it was; each run removes at most its batch per
 // table; two runs at once (two replicas) take disjoint rows.
 import { pino } from 'pino';
-import { Database } from '../../services/runtime/src/db/database.ts';
 import { receiptClock, resetReceiptClock } from '../../services/ledger/src/events/index.ts';
 import { linkClock, resetLinkClock } from '../../services/ledger/src/links/index.ts';
 import { RetentionRepository, RetentionScheduler } from '../../services/ledger/src/retention/index.ts';
+import { Database } from '../../services/runtime/src/db/database.ts';
 import { sql } from '../support/database.ts';
 import { eventBody, expectDecision, postEvent } from '../support/ingest.ts';
 import { createEventWorld, type EventWorld } from '../support/ledger-fixtures.ts';
@@ -149,15 +149,17 @@ describe('ledger retention', () => {
 
       linkClock.now = () => plus(71);
       const before = await answers();
-      expect(Object.fromEntries(Object.entries(before).map(([k, v]) => [k, (v as { status: number }).status]))).toEqual({
-        'used inspect': 409,
-        'used approve': 409,
-        'expired inspect': 409,
-        'expired approve': 409,
-        'unknown inspect': 404,
-        'unknown approve': 404,
-        'pending inspect': 200,
-      });
+      expect(Object.fromEntries(Object.entries(before).map(([k, v]) => [k, (v as { status: number }).status]))).toEqual(
+        {
+          'used inspect': 409,
+          'used approve': 409,
+          'expired inspect': 409,
+          'expired approve': 409,
+          'unknown inspect': 404,
+          'unknown approve': 404,
+          'pending inspect': 200,
+        },
+      );
 
       // At T + 70 min both first intents (expired at T + 10) are past the grace of 60 minutes; the pending one is not.
       expect((await retention().runOnce(plus(70))).link_intents).toBe(0);
