@@ -50,8 +50,11 @@ USER 1000:1000
 EXPOSE 8080
 # Exec form: node is PID 1 and receives SIGTERM itself; every program handles it
 # (drains NATS, finishes in-flight requests, exits within about 10 s).
+# --liftoff-only keeps WebAssembly (PGlite in the all-in-one, Node's TypeScript type stripper everywhere) on its
+# baseline compiler: the optimizing compiles held hundreds of MiB at a time; --max-semi-space-size=4 bounds V8's
+# young generation to 2 x 4 MiB instead of 2 x 16 (docs/benchmarks.md, "Memory").
 # --import loads the tracing register file before the program: it does nothing unless an OTLP endpoint is set
 # (OTEL_EXPORTER_OTLP_ENDPOINT, see docs/deploy.md "Traces"), then starts the OpenTelemetry SDK, which ESM
 # instrumentation needs to happen before the program's modules load.
-ENTRYPOINT ["node", "--import", "/app/services/runtime/src/tracing/register.ts"]
+ENTRYPOINT ["node", "--liftoff-only", "--max-semi-space-size=4", "--import", "/app/services/runtime/src/tracing/register.ts"]
 CMD ["services/all-in-one/src/main.ts"]

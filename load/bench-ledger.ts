@@ -29,6 +29,7 @@ import { NatsTransport } from '../services/runtime/src/transport/nats.ts';
 import { PROGRAM_NODE_OPTIONS } from '../test/support/processes.ts';
 import { freePort, startNats, startPostgres } from '../test/support/servers.ts';
 import { recordEventStatement, runPgbench as runPgbenchScript, type Side } from './lib/pgbench.ts';
+import { prefillEvents } from './lib/prefill.ts';
 import { cpuSeconds, percentile, rssMiB, sampleBackendCpu, syscalls } from './lib/proc.ts';
 
 const HELP = `Usage: npm run bench:ledger -- [options]
@@ -48,6 +49,8 @@ Options (each also read from the environment variable in brackets):
   --rounds N         the sides take turns, N rounds of duration/N seconds     [BENCH_ROUNDS]       default 3
   --warmup S         unmeasured seconds of each side, both before measuring   [BENCH_WARMUP_S]     default 5
   --pool N           the ledger's PostgreSQL pool (DATABASE_POOL_MAX)         [BENCH_POOL]         default 16
+  --prefill N        history written in SQL before the run: N accepted events of  [BENCH_PREFILL]      default 0
+                     the bench's games (load/lib/prefill.ts), e.g. 5000000
   --json FILE        also write the figures as JSON to FILE
   --cpu-prof DIR     run the ledger with --cpu-prof, profiles written to DIR
   --help             this text
@@ -79,6 +82,7 @@ interface Options {
   pool: number;
   json: string | undefined;
   cpuProfile: string | undefined;
+  prefill: number;
 }
 
 function readOptions(): Options {
@@ -98,6 +102,7 @@ function readOptions(): Options {
       warmup: { type: 'string' },
       pool: { type: 'string' },
       json: { type: 'string' },
+      prefill: { type: 'string' },
       'cpu-prof': { type: 'string' },
       help: { type: 'boolean' },
     },
@@ -138,6 +143,7 @@ function readOptions(): Options {
     rounds: int(values.rounds, 'BENCH_ROUNDS', 3, 1, 100),
     warmupS: int(values.warmup, 'BENCH_WARMUP_S', 5, 0, 600),
     json: values.json,
+    prefill: int(values.prefill, 'BENCH_PREFILL', 0, 0, 50_000_000),
     cpuProfile: values['cpu-prof'] ? resolve(values['cpu-prof']) : undefined,
   };
 }
@@ -574,6 +580,16 @@ async function main(): Promise<void> {
 
     await migrate(databaseUrl, [identityMigrations, ledgerMigrations], pino({ level: 'silent' }));
     await createFixtures(databaseUrl, options);
+    let prefillSeconds: number | undefined;
+    if (options.prefill > 0) {
+      const filled = await prefillEvents(
+        databaseUrl,
+        { events: options.prefill, games: options.games, players: options.players, eventType: EVENT_TYPE },
+        (line) => process.stderr.write(`${line}\n`),
+      );
+      prefillSeconds = filled.seconds;
+      process.stderr.write(`prefill: ${options.prefill} events in ${filled.seconds.toFixed(0)} s\n`);
+    }
     const started = await startLedger(databaseUrl, natsUrl, options.pool, options.batchMax, options.cpuProfile);
     ledger = started.child;
     const ledgerPort = started.port;
@@ -671,7 +687,7 @@ async function main(): Promise<void> {
     lines.push(
       `ledger peak RSS (VmHWM): ${f(peak, 1)} MiB (${f(idleRss, 1)} MiB when ready)`,
       `load average (1, 5, 15 min) before: ${loadBefore.map((l) => f(l, 2)).join(', ')}; after: ${loadAfter.map((l) => f(l, 2)).join(', ')}`,
-      `stored decisions: ${stored.accepted} accepted, ${stored.rejected} rejected (warm-ups included)`,
+      `stored decisions: ${stored.accepted} accepted, ${stored.rejected} rejected (warm-ups included${options.prefill ? `, and the ${options.prefill} prefilled in ${f(prefillSeconds ?? 0)} s` : ''})`,
       '',
     );
     const figures = {
@@ -683,6 +699,7 @@ async function main(): Promise<void> {
       loadBefore,
       loadAfter,
       storedDecisions: stored,
+      prefillSeconds,
     };
     process.stdout.write(lines.join('\n'));
     if (options.json) writeFileSync(options.json, `${JSON.stringify(figures, null, 2)}\n`);

@@ -296,7 +296,8 @@ export const INVARIANTS: Array<{ name: string; sql: string }> = [
           select coalesce(a.player_id, t.player_id) as player_id, coalesce(a.day, t.day) as day,
             a.credits as accepted, t.credits as total
           from accepted a full join ledger.player_daily_totals t on t.player_id = a.player_id and t.day = a.day
-          where coalesce(a.credits, 0) <> coalesce(t.credits, 0)`,
+          where coalesce(a.credits, 0) <> coalesce(t.credits, 0)
+            and (t.day is not null or a.day >= (now() at time zone 'UTC')::date - 2)`,
   },
   {
     name: 'daily totals within the daily cap',
@@ -323,8 +324,9 @@ export const INVARIANTS: Array<{ name: string; sql: string }> = [
             and o.balance_credits + coalesce(b.credits, 0) <> coalesce(f.credits, 0)`,
   },
   {
-    // Counters of minutes more than 5 minutes before a game's newest minute are pruned by design: minutes older
-    // than a game's oldest counter are not compared.
+    // Counters of minutes more than 5 minutes before a game's newest minute are pruned by design, and the ledger's
+    // retention removes minutes more than 10 minutes old (and daily totals more than 2 days old, above): minutes
+    // older than a game's oldest counter, or older than 10 minutes for a game with none left, are not compared.
     name: 'minute counters = decisions stored',
     sql: `with decided as (
             select game_id, date_trunc('minute', created_at, 'UTC') as minute, count(*) as n
@@ -335,7 +337,7 @@ export const INVARIANTS: Array<{ name: string; sql: string }> = [
           from decided d full join ledger.game_minute_counters c on c.game_id = d.game_id and c.minute = d.minute
             left join oldest o on o.game_id = coalesce(d.game_id, c.game_id)
           where coalesce(d.n, 0) <> coalesce(c.attempts, 0)
-            and (c.attempts is not null or d.minute >= coalesce(o.minute, '-infinity'::timestamptz))`,
+            and (c.attempts is not null or d.minute >= coalesce(o.minute, now() - interval '10 minutes'))`,
   },
 ];
 

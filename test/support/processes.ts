@@ -20,10 +20,18 @@ export const PROGRAM_ENTRIES = {
 } as const;
 
 /**
- * Node's options for every program: the tracing register file first (it does nothing unless an OTLP endpoint is set),
- * as `npm run start:<program>`, the image's ENTRYPOINT and the chart do.
+ * Node's options for every program, as `npm run start:<program>`, the image's ENTRYPOINT and the chart use them
+ * (docs/benchmarks.md, "Memory"): `--liftoff-only` (WebAssembly stays baseline-compiled: no optimizing compiles of
+ * PGlite's and the TypeScript type stripper's code, which held hundreds of MiB at a time), `--max-semi-space-size=4`
+ * (V8's young generation at most 2 x 4 MiB instead of 2 x 16: the programs allocate small short-lived objects per
+ * request), then the tracing register file (it does nothing unless an OTLP endpoint is set).
  */
-export const PROGRAM_NODE_OPTIONS = ['--import', './services/runtime/src/tracing/register.ts'] as const;
+export const PROGRAM_NODE_OPTIONS = [
+  '--liftoff-only',
+  '--max-semi-space-size=4',
+  '--import',
+  './services/runtime/src/tracing/register.ts',
+] as const;
 
 export function runProgram(
   entry: string,

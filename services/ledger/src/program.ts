@@ -9,6 +9,12 @@ import { consoleEndpoints } from './console/endpoints.ts';
 import { EVENT_BATCH_MAX_DEFAULT, eventEndpoints } from './events/index.ts';
 import { linkEndpoints } from './links/index.ts';
 import { ledgerMigrations } from './migrations/index.ts';
+import {
+  RETENTION_BATCH_DEFAULT,
+  RETENTION_INTERVAL_SECONDS_DEFAULT,
+  RetentionRepository,
+  RetentionScheduler,
+} from './retention/index.ts';
 import { simulationEndpoints } from './simulation/endpoints.ts';
 
 export interface LedgerConfig {
@@ -17,6 +23,10 @@ export interface LedgerConfig {
   eventBatchMax: number;
   /** SIMULATE_RULE_MAX_EVENTS: the most stored decisions one rule dry-run (simulateRule) replays. */
   simulateRuleMaxEvents: number;
+  /** Seconds between runs of the retention clean-up; 0 turns it off. */
+  retentionIntervalSeconds: number;
+  /** Most rows the retention clean-up removes per table in one run. */
+  retentionBatch: number;
 }
 
 export const ledger: ProgramModule<LedgerConfig> = {
@@ -30,12 +40,25 @@ export const ledger: ProgramModule<LedgerConfig> = {
         min: 1,
         max: 1_000_000,
       }),
+      retentionIntervalSeconds: reader.int('LEDGER_RETENTION_INTERVAL_SECONDS', RETENTION_INTERVAL_SECONDS_DEFAULT, {
+        min: 0,
+        max: 86_400,
+      }),
+      retentionBatch: reader.int('LEDGER_RETENTION_BATCH', RETENTION_BATCH_DEFAULT, { min: 1, max: 100_000 }),
     };
   },
   async create(deps, config) {
     const database = deps.database as Database;
+    const retention = new RetentionScheduler(
+      new RetentionRepository(database),
+      { intervalSeconds: config.retentionIntervalSeconds, batch: config.retentionBatch },
+      deps.logger.child({ component: 'retention' }),
+      deps.metrics,
+    );
+    retention.start();
     return {
       name: 'ledger',
+      close: () => retention.stop(),
       services: [
         {
           service: 'ledger',

@@ -5,7 +5,7 @@ import { createServer, type Server } from 'node:http';
 import type Router from '@koa/router';
 import type { EntitySchema } from '@mikro-orm/postgresql';
 import { EnvReader, readCommonConfig } from './config.ts';
-import { Database, migrate } from './db/database.ts';
+import type { Database } from './db/database.ts';
 import type { MigrationSet } from './db/migrations.ts';
 import { createHttpApp } from './http/app.ts';
 import { createLogger, type Logger } from './logger.ts';
@@ -149,6 +149,9 @@ export async function runStandalone<C>(module: ProgramModule<C>): Promise<void> 
     });
     const nats = transport;
     if (module.database && databaseUrl) {
+      // Loaded here, not at the top: the programs without a database (gateway, ingest, links) never load MikroORM,
+      // its migrator and the driver (about 30 MiB of code and heap each; docs/benchmarks.md, "Memory").
+      const { Database, migrate } = await import('./db/database.ts');
       await migrate(databaseUrl, [module.database.migrations], logger);
       database = await Database.open({
         url: databaseUrl,

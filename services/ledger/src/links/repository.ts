@@ -5,6 +5,10 @@
 // seen by it: the revocation recheck is inside the transaction). Approval locks the intent row FOR UPDATE, then
 // the player row FOR NO KEY UPDATE, and nothing else: never an organization, project or game row, so it cannot
 // deadlock with the console (organization -> project -> game -> member) or the event path (game row).
+//
+// An intent past its expiry by the retention grace is moved by the clean-up (../retention.ts) to a tombstone
+// (ledger.link_intent_tombstones: its token hash and whether it was used); inspection and approval read the tombstone
+// when the intent is gone, so the answer for the token stays what it was.
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Database } from '../../../runtime/src/db/database.ts';
@@ -138,8 +142,12 @@ export class LinkRepository {
            from ledger.link_intents i
            join ledger.players p on p.id = i.player_id
            join ledger.games g on g.id = i.game_id
-          where i.token_hash = ?`,
-        [at(now), tokenHash],
+          where i.token_hash = ?
+         union all
+         select t.used, not t.used, null, null, null, null
+           from ledger.link_intent_tombstones t
+          where t.token_hash = ?`,
+        [at(now), tokenHash, tokenHash],
       )
     )[0];
     const refusal = inspectionRefusal(row && intentState(row), row && { linked: row.linked as boolean });
@@ -171,7 +179,7 @@ export class LinkRepository {
             [at(now), tokenHash],
           )
         )[0];
-        const state = intent && intentState(intent);
+        const state = intent ? intentState(intent) : await tombstoneState(em, tokenHash);
         if (!intent || !state || state.consumed || state.expired) {
           return { outcome: 'refused', refusal: approvalRefusal(state, undefined, false) ?? 'unknown' };
         }
@@ -231,6 +239,18 @@ export class LinkRepository {
       },
     };
   }
+}
+
+/**
+ * A cleaned intent (the ledger's retention): used, or expired unused; undefined when the token was never issued.
+ * Read after the intent's own lookup found nothing: a clean-up that committed in between is seen here.
+ */
+async function tombstoneState(em: EntityManager, tokenHash: Buffer): Promise<IntentState | undefined> {
+  const rows = (await em.execute('select used from ledger.link_intent_tombstones where token_hash = ?', [
+    tokenHash,
+  ])) as Raw[];
+  const row = rows[0];
+  return row && { consumed: row.used as boolean, expired: !row.used };
 }
 
 function intentState(row: Raw): IntentState {

@@ -3,6 +3,7 @@ import { LedgerInitial } from './0001-initial.ts';
 import { LedgerRecordEvent } from './0003-record-event.ts';
 import { LedgerRecordEvents } from './0004-record-events.ts';
 import { LedgerLinkIntentsByGame } from './0005-link-intents-by-game.ts';
+import { LedgerRetention } from './0006-retention.ts';
 
 /**
  * The ledger schema's migrations, in order. Append new ones; never edit an applied one. The SQL functions' current
@@ -15,6 +16,7 @@ export const ledgerMigrations: MigrationSet = {
     { name: '0003-record-event', class: LedgerRecordEvent },
     { name: '0004-record-events', class: LedgerRecordEvents },
     { name: '0005-link-intents-by-game', class: LedgerLinkIntentsByGame },
+    { name: '0006-retention', class: LedgerRetention },
   ],
   repeatables: [
     { name: 'decision_reason', file: new URL('../sql/decision_reason.sql', import.meta.url) },

@@ -8,6 +8,6 @@ if (!folder) {
   process.stderr.write('usage: node embedded-initdb.ts <folder>\n');
   process.exit(2);
 }
-const db = await PGlite.create(folder);
+const db = await PGlite.create(folder, { postgresqlconf: ['shared_buffers = 16MB', 'maintenance_work_mem = 16MB'] });
 await db.query('select 1');
 await db.close();
