@@ -27,7 +27,7 @@ describe('ledger retention', () => {
       env: { LEDGER_RETENTION_INTERVAL_SECONDS: '0', SUPPORTED_COUNTRIES: 'DE,FR', NATIVE_MIN_BUILD: '100' },
     });
     db = system.databaseUrl!;
-    database = await Database.open({ url: db, entities: [], poolMax: 4, logger });
+    database = await Database.open({ url: db, poolMax: 4, logger });
   });
   afterAll(async () => {
     await database?.close();

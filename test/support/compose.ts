@@ -53,9 +53,7 @@ export async function compose(options: ComposeOptions): Promise<Composed> {
   const served: ServedService[] = [];
   const env = new EnvReader(options.env ?? {});
   const start = async <C>(module: ProgramModule<C>, transport: NatsTransport, databaseUrl?: string) => {
-    const database = databaseUrl
-      ? await Database.open({ url: databaseUrl, entities: [], poolMax: 4, logger })
-      : undefined;
+    const database = databaseUrl ? await Database.open({ url: databaseUrl, poolMax: 4, logger }) : undefined;
     if (database) databases.push(database);
     const program = await module.create(
       { logger, metrics, transport, platform: new PlatformSwitch(transport), database },

@@ -80,7 +80,6 @@ export async function startSystem(options: SystemOptions = {}): Promise<RunningS
   );
   const database = await Database.open({
     url,
-    entities: stateOwners.flatMap((m) => m.database!.entities),
     poolMax: embedded ? 1 : 10,
     logger,
     metrics,

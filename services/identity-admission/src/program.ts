@@ -70,7 +70,7 @@ async function devProviderFor(deps: ProgramDeps, config: IdentityConfig, kind: '
 
 export const identityAdmission: ProgramModule<IdentityConfig> = {
   name: 'identity-admission',
-  database: { migrations: identityMigrations, entities: [] },
+  database: { migrations: identityMigrations },
   readConfig: readIdentityConfig,
   async create(deps, config) {
     const database = deps.database as Database;

@@ -31,7 +31,7 @@ export interface LedgerConfig {
 
 export const ledger: ProgramModule<LedgerConfig> = {
   name: 'ledger',
-  database: { migrations: ledgerMigrations, entities: [] },
+  database: { migrations: ledgerMigrations },
   readConfig(reader: EnvReader): LedgerConfig {
     return {
       eventRateLimitPerMinute: reader.int('EVENT_RATE_LIMIT_PER_MINUTE', 120, { min: 1, max: 1_000_000 }),

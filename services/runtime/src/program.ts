@@ -3,7 +3,6 @@
 // composes all five with the same pieces.
 import { createServer, type Server } from 'node:http';
 import type Router from '@koa/router';
-import type { EntitySchema } from '@mikro-orm/postgresql';
 import { EnvReader, readCommonConfig } from './config.ts';
 import type { Database } from './db/database.ts';
 import type { MigrationSet } from './db/migrations.ts';
@@ -42,11 +41,9 @@ export interface Program {
 
 export interface ProgramModule<C> {
   name: ProgramName;
-  /** State owners: their schema's migrations and entities. */
+  /** State owners: their schema's migrations (repositories talk SQL; no ORM entities are mapped). */
   database?: {
     migrations: MigrationSet;
-    // biome-ignore lint/suspicious/noExplicitAny: entity schemas are generic over their own shapes.
-    entities: EntitySchema<any, any>[];
   };
   readConfig(reader: EnvReader): C;
   create(deps: ProgramDeps, config: C): Promise<Program>;
@@ -155,7 +152,6 @@ export async function runStandalone<C>(module: ProgramModule<C>): Promise<void> 
       await migrate(databaseUrl, [module.database.migrations], logger);
       database = await Database.open({
         url: databaseUrl,
-        entities: module.database.entities,
         poolMax: databasePoolMax,
         logger,
         metrics,

@@ -249,7 +249,7 @@ describe('batched decisions: batch size 1 and N decide exactly as one event at a
   beforeAll(async () => {
     db = await createTestDatabase();
     await migrate(db, [identityMigrations, ledgerMigrations], logger);
-    database = await Database.open({ url: db, entities: [], poolMax: 4, logger });
+    database = await Database.open({ url: db, poolMax: 4, logger });
     repository = new EventRepository(database);
   });
   afterAll(async () => database?.close());

@@ -44,9 +44,7 @@ async function compose(natsUrl: string, identityDbUrl?: string, ledgerDbUrl?: st
   const databases: Database[] = [];
   const served: ServedService[] = [];
   const start = async <C>(module: ProgramModule<C>, databaseUrl?: string) => {
-    const database = databaseUrl
-      ? await Database.open({ url: databaseUrl, entities: [], poolMax: 4, logger })
-      : undefined;
+    const database = databaseUrl ? await Database.open({ url: databaseUrl, poolMax: 4, logger }) : undefined;
     if (database) databases.push(database);
     const program = await module.create(
       { logger, metrics, transport, platform, database },

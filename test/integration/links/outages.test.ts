@@ -52,7 +52,7 @@ async function compose(
     metrics,
   });
   const platform = new PlatformSwitch(transport);
-  const database = await Database.open({ url: databaseUrl, entities: [], poolMax: 4, logger });
+  const database = await Database.open({ url: databaseUrl, poolMax: 4, logger });
   const served: ServedService[] = [];
   const start = async <C>(module: ProgramModule<C>) => {
     const program = await module.create(

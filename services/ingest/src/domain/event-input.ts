@@ -52,10 +52,6 @@ export interface GameEventInput {
   occurredAt: string;
   /** Parsed instant, fraction truncated to milliseconds. */
   occurredAtMs: number;
-  /** UTC RFC 3339 with milliseconds, for storage and responses. */
-  occurredAtNormalized: string;
-  /** Absent when the body had no `metadata` member (presence is part of the payload identity). */
-  metadata?: Record<string, unknown>;
 }
 
 export type EventInputResult =
@@ -92,12 +88,11 @@ export function validateEventInput(body: unknown): EventInputResult {
     eventType: b.eventType,
     occurredAt: b.occurredAt,
     occurredAtMs: at.epochMs,
-    occurredAtNormalized: at.normalized,
   };
+  // Metadata is only checked: it counts through the payload hash (the whole body), not as a field of its own.
   if (b.metadata !== undefined) {
     const check = checkMetadata(b.metadata);
     if (!check.ok) return { ok: false, code: 'invalid_metadata', message: check.reason };
-    input.metadata = b.metadata;
   }
   return { ok: true, input };
 }

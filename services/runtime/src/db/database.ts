@@ -3,7 +3,7 @@
 
 import { Migrator } from '@mikro-orm/migrations';
 import type { EntityManager, PostgreSqlConnection, TransactionOptions } from '@mikro-orm/postgresql';
-import { type EntitySchema, MikroORM } from '@mikro-orm/postgresql';
+import { MikroORM } from '@mikro-orm/postgresql';
 import { Gauge } from 'prom-client';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics.ts';
@@ -13,8 +13,6 @@ import { applyRepeatables } from './repeatable.ts';
 
 export interface DatabaseOptions {
   url: string;
-  // biome-ignore lint/suspicious/noExplicitAny: MikroORM's entity schemas are generic over their own shapes.
-  entities: EntitySchema<any, any>[];
   /** Connection pool size; exactly 1 on PGlite, which serves one session at a time. */
   poolMax: number;
   logger: Logger;
@@ -43,7 +41,7 @@ export class Database {
   static async open(options: DatabaseOptions): Promise<Database> {
     const orm = await MikroORM.init({
       clientUrl: options.url,
-      entities: options.entities,
+      entities: [],
       pool: { min: 0, max: options.poolMax },
       allowGlobalContext: false,
       debug: false,
