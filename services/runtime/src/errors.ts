@@ -1,12 +1,14 @@
 // Errors that reach a caller. Every failure the API reports is an AppError: status, code and message are exactly
-// what the error envelope `{ "error": { "code", "message", ...extra } }` carries.
+// what the error envelope `{ "error": { "code", "message", ...extra } }` carries. Codes come from one table
+// (contracts/error-codes.ts).
+import type { ErrorCode } from './contracts/error-codes.ts';
 
 export class AppError extends Error {
   readonly status: number;
-  readonly code: string;
+  readonly code: ErrorCode;
   readonly extra: Record<string, unknown> | undefined;
 
-  constructor(status: number, code: string, message: string, extra?: Record<string, unknown>) {
+  constructor(status: number, code: ErrorCode, message: string, extra?: Record<string, unknown>) {
     super(message);
     this.name = 'AppError';
     this.status = status;
@@ -46,7 +48,7 @@ export class DependencyUnavailableError extends AppError {
  */
 export function relabelUnavailable(
   error: unknown,
-  code: string,
+  code: ErrorCode,
   message?: string,
   messages: { unknown?: string } = {},
 ): unknown {

@@ -8,6 +8,7 @@
 //   DEVICE_VERIFICATION_REQUIRED; the live permit belongs to another account 409 DEVICE_ACCOUNT_CONFLICT; permit store
 //   down 503 DEVICE_AUTH_UNAVAILABLE. Mode `monitor` evaluates step 5 and logs what it would deny, never denying on
 //   it; mode `off` skips it.
+import type { ErrorCode } from '../../../runtime/src/contracts/error-codes.ts';
 import { isDatabaseFailure } from '../../../runtime/src/db/failures.ts';
 import { AppError } from '../../../runtime/src/errors.ts';
 import { isUuid } from '../../../runtime/src/validation/uuid.ts';
@@ -65,7 +66,7 @@ export interface NativeAdmissionRequest {
   capabilities: string;
 }
 
-const deny = (status: number, code: string, message: string, extra?: Record<string, unknown>) =>
+const deny = (status: number, code: ErrorCode, message: string, extra?: Record<string, unknown>) =>
   new AppError(status, code, message, extra);
 
 export async function admitNative(

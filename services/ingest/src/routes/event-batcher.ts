@@ -5,7 +5,9 @@
 // slot leaves at the end of the current event-loop turn (with every other event that reached this point in the same
 // turn); events that arrive while every slot is taken wait, and the first reply sends them (at most `batchMax`) as
 // the next request. At low load every request carries one event and nothing waits.
+
 import type { MessageInitShape } from '@bufbuild/protobuf';
+import { toErrorCode } from '../../../runtime/src/contracts/error-codes.ts';
 import type {
   RecordEventRequestSchema,
   RecordEventResponse,
@@ -108,7 +110,7 @@ export class EdgeEventBatcher {
         const outcome = reply.outcomes[i]?.outcome;
         if (outcome?.case === 'result') waiting.resolve(outcome.value);
         else if (outcome?.case === 'error') {
-          waiting.reject(new AppError(outcome.value.status, outcome.value.code, outcome.value.message));
+          waiting.reject(new AppError(outcome.value.status, toErrorCode(outcome.value.code), outcome.value.message));
         } else waiting.reject(new AppError(500, 'internal_error', 'The ledger answered no outcome for the event.'));
       });
     } catch (error) {

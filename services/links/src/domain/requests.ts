@@ -1,6 +1,7 @@
 // Validation of the linking requests at the edge. Each answers the parsed input or the code the contract's order
 // gives a failure (docs/links.md). Messages name the field and the rule, never the value: a link token sent to the
 // wrong place must not come back in an error message, nor reach a log line through one.
+import type { ErrorCode } from '../../../runtime/src/contracts/error-codes.ts';
 import { LINK_TOKEN_PATTERN } from '../../../runtime/src/credentials/keys.ts';
 import { createAjv, describeAjvError } from '../../../runtime/src/validation/ajv.ts';
 import {
@@ -10,7 +11,7 @@ import {
   inspectLinkIntentSchema,
 } from './shapes.ts';
 
-export type Checked<T> = { ok: true; value: T } | { ok: false; code: string; message: string };
+export type Checked<T> = { ok: true; value: T } | { ok: false; code: ErrorCode; message: string };
 
 const ajv = createAjv();
 
@@ -53,7 +54,7 @@ export function checkLinkTokenBody(
  * characters) and nothing else; anything else is 400 INVALID_PLAYER.
  */
 export function checkPlayerQuery(querystring: string): Checked<{ externalPlayerId: string }> {
-  const invalid = (message: string) => ({ ok: false as const, code: 'INVALID_PLAYER', message });
+  const invalid = (message: string) => ({ ok: false as const, code: 'INVALID_PLAYER' as const, message });
   const values: string[] = [];
   for (const [parameter, value] of new URLSearchParams(querystring)) {
     if (parameter !== 'externalPlayerId') {

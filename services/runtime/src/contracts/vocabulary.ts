@@ -7,7 +7,7 @@
 //
 // Other rules live in modules named for them: UUIDs in ../validation/uuid.ts, occurredAt's grammar in
 // services/ingest/src/domain/occurred-at.ts, metadata limits in services/ingest/src/domain/metadata.ts, error codes
-// with the errors (services/runtime/src/errors.ts).
+// in ./error-codes.ts.
 
 /** Event types (spec: Reward rule, Event input): a lower-case letter, then up to 63 of a-z 0-9 _ . - */
 export const EVENT_TYPE_PATTERN = '^[a-z][a-z0-9_.-]{0,63}$';

@@ -1,7 +1,9 @@
 // Reading a JSON body with the API's limits, in the contract's order: content type (415), size counted on the raw
 // bytes whether or not Content-Length is sent (413), UTF-8, JSON syntax and I-JSON (400; CONTRACT section 10: a
 // duplicated member name, a lone surrogate or a number outside the range of a double is not JSON here).
+
 import type Koa from 'koa';
+import type { ErrorCode } from '../contracts/error-codes.ts';
 import { AppError } from '../errors.ts';
 import { parseIJson } from './i-json.ts';
 
@@ -10,7 +12,7 @@ export const JSON_BODY_LIMIT_BYTES = 16_384;
 export interface JsonBodyOptions {
   limitBytes?: number;
   /** Code for a body that is not JSON. */
-  invalidJsonCode?: string;
+  invalidJsonCode?: ErrorCode;
 }
 
 export function isJsonContentType(header: string | undefined): boolean {

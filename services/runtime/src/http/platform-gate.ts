@@ -1,4 +1,5 @@
 import type Koa from 'koa';
+import type { ErrorCode } from '../contracts/error-codes.ts';
 import { AppError } from '../errors.ts';
 import type { PlatformSwitch } from '../platform-switch.ts';
 
@@ -8,7 +9,10 @@ import type { PlatformSwitch } from '../platform-switch.ts';
  * routes, `retry_later` on game SDK routes, ...), as it would for any other unreachable dependency. "Cannot be read"
  * is identity-admission unreachable (no responders, timeout) or answering a 503 itself (its store is down).
  */
-export function platformGate(platform: PlatformSwitch, unavailableCode = 'PLATFORM_UNAVAILABLE'): Koa.Middleware {
+export function platformGate(
+  platform: PlatformSwitch,
+  unavailableCode: ErrorCode = 'PLATFORM_UNAVAILABLE',
+): Koa.Middleware {
   return async (ctx, next) => {
     try {
       await platform.assertEnabled(ctx.state.call);

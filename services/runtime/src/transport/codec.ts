@@ -1,4 +1,5 @@
 // Encoding shared by both transports, so that the in-process transport carries exactly the NATS bytes.
+
 import {
   create,
   type DescMessage,
@@ -7,6 +8,7 @@ import {
   type MessageShape,
   toBinary,
 } from '@bufbuild/protobuf';
+import { toErrorCode } from '../contracts/error-codes.ts';
 import { ServiceErrorSchema } from '../contracts/gen/rewards/v1/errors_pb.ts';
 import { AppError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
@@ -44,7 +46,12 @@ export function decodeError(data: Uint8Array): AppError {
   const message = fromBinary(ServiceErrorSchema, data);
   const extra: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(message.extraJson)) extra[key] = JSON.parse(value);
-  return new AppError(message.status, message.code, message.message, Object.keys(extra).length ? extra : undefined);
+  return new AppError(
+    message.status,
+    toErrorCode(message.code),
+    message.message,
+    Object.keys(extra).length ? extra : undefined,
+  );
 }
 
 /** Decodes a request, runs the handler and encodes its reply or its error. Never throws. */
