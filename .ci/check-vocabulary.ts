@@ -16,7 +16,7 @@ import {
   GAME_STATUSES,
   MEMBER_ROLES,
   PLATFORMS,
-} from '../services/runtime/src/contracts/vocabulary.ts';
+} from '#runtime/contracts/vocabulary.ts';
 
 const root = resolve(import.meta.dirname, '..');
 

@@ -1,4 +1,4 @@
-import { runStandalone } from '../../services/runtime/src/program.ts';
+import { runStandalone } from '#runtime/program.ts';
 import { gateway } from './program.ts';
 
 await runStandalone(gateway);

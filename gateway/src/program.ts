@@ -2,14 +2,14 @@
 // operator API; every rule lives in a state owner, reached over the transport.
 import type Router from '@koa/router';
 import type Koa from 'koa';
+import type { EnvReader } from '#runtime/config.ts';
+import { readAllowedOrigins } from '#runtime/http/origins.ts';
+import { platformGate } from '#runtime/http/platform-gate.ts';
+import type { ProgramDeps, ProgramModule } from '#runtime/program.ts';
 import {
   developerSubject,
   loadDevProvider,
 } from '../../services/identity-admission/src/sessions/dev-identity-provider.ts';
-import type { EnvReader } from '../../services/runtime/src/config.ts';
-import { readAllowedOrigins } from '../../services/runtime/src/http/origins.ts';
-import { platformGate } from '../../services/runtime/src/http/platform-gate.ts';
-import type { ProgramDeps, ProgramModule } from '../../services/runtime/src/program.ts';
 import { admitDeveloper } from './auth/developer-session.ts';
 import { graphqlOpenApi } from './graphql/openapi.ts';
 import { createGraphQLConsole } from './graphql/server.ts';

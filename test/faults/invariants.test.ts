@@ -3,9 +3,9 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { pino } from 'pino';
+import { migrate } from '#runtime/db/database.ts';
 import { identityMigrations } from '../../services/identity-admission/src/migrations/index.ts';
 import { ledgerMigrations } from '../../services/ledger/src/migrations/index.ts';
-import { migrate } from '../../services/runtime/src/db/database.ts';
 import { createTestDatabase, sql } from '../support/database.ts';
 import { createEventWorld, type EventWorld } from '../support/ledger-fixtures.ts';
 import { checkInvariants } from './checks.ts';

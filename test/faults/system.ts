@@ -8,9 +8,9 @@ import * as net from 'node:net';
 import { join, resolve } from 'node:path';
 import pg from 'pg';
 import { pino } from 'pino';
+import { migrate } from '#runtime/db/database.ts';
 import { identityMigrations } from '../../services/identity-admission/src/migrations/index.ts';
 import { ledgerMigrations } from '../../services/ledger/src/migrations/index.ts';
-import { migrate } from '../../services/runtime/src/db/database.ts';
 import { freePort, type StartedPostgres, startNats, startPostgres } from '../support/servers.ts';
 
 export const PROGRAMS = {

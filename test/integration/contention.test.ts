@@ -2,13 +2,13 @@
 // they answer 503 with the route's code, the same in every owner (db/failures.ts). PostgreSQL is made to raise a
 // deadlock (SQLSTATE 40P01) on the first N inserts into a table, N chosen per test, by a trigger.
 import { pino } from 'pino';
+import { identityOps, ledgerOps } from '#runtime/contracts/operations.ts';
+import { issueLinkToken, sha256 } from '#runtime/credentials/keys.ts';
+import { migrate } from '#runtime/db/database.ts';
+import { CONTENTION_ATTEMPTS } from '#runtime/db/failures.ts';
+import type { AppError } from '#runtime/errors.ts';
 import { identityMigrations } from '../../services/identity-admission/src/migrations/index.ts';
 import { ledgerMigrations } from '../../services/ledger/src/migrations/index.ts';
-import { identityOps, ledgerOps } from '../../services/runtime/src/contracts/operations.ts';
-import { issueLinkToken, sha256 } from '../../services/runtime/src/credentials/keys.ts';
-import { migrate } from '../../services/runtime/src/db/database.ts';
-import { CONTENTION_ATTEMPTS } from '../../services/runtime/src/db/failures.ts';
-import type { AppError } from '../../services/runtime/src/errors.ts';
 import { type Composed, compose } from '../support/compose.ts';
 import { createTestDatabase, sql } from '../support/database.ts';
 import { createEventWorld, type EventWorld } from '../support/ledger-fixtures.ts';

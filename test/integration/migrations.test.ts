@@ -5,12 +5,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { pino } from 'pino';
+import { EVENT_TYPE_PATTERN, GAME_STATUSES, PLATFORMS } from '#runtime/contracts/vocabulary.ts';
+import { migrate } from '#runtime/db/database.ts';
+import { startEmbeddedPostgres } from '#runtime/db/embedded.ts';
+import { applyRepeatables, repeatableSql } from '#runtime/db/repeatable.ts';
 import { identityMigrations } from '../../services/identity-admission/src/migrations/index.ts';
 import { ledgerMigrations } from '../../services/ledger/src/migrations/index.ts';
-import { EVENT_TYPE_PATTERN, GAME_STATUSES, PLATFORMS } from '../../services/runtime/src/contracts/vocabulary.ts';
-import { migrate } from '../../services/runtime/src/db/database.ts';
-import { startEmbeddedPostgres } from '../../services/runtime/src/db/embedded.ts';
-import { applyRepeatables, repeatableSql } from '../../services/runtime/src/db/repeatable.ts';
 import { createTestDatabase, sql } from '../support/database.ts';
 import { seedEmbeddedData } from '../support/embedded-template.ts';
 

@@ -4,10 +4,10 @@
 // tombstones and every answer for their tokens stays exactly what it was; each run removes at most its batch per
 // table; two runs at once (two replicas) take disjoint rows.
 import { pino } from 'pino';
+import { Database } from '#runtime/db/database.ts';
 import { receiptClock, resetReceiptClock } from '../../services/ledger/src/events/index.ts';
 import { linkClock, resetLinkClock } from '../../services/ledger/src/links/index.ts';
 import { RetentionRepository, RetentionScheduler } from '../../services/ledger/src/retention/index.ts';
-import { Database } from '../../services/runtime/src/db/database.ts';
 import { sql } from '../support/database.ts';
 import { eventBody, expectDecision, postEvent } from '../support/ingest.ts';
 import { createEventWorld, type EventWorld } from '../support/ledger-fixtures.ts';

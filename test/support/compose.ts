@@ -3,18 +3,18 @@
 // which restart nats-server, cut database connections or leave a state owner out.
 import { createServer, type Server } from 'node:http';
 import { type Logger, pino } from 'pino';
+import { EnvReader } from '#runtime/config.ts';
+import { Database } from '#runtime/db/database.ts';
+import { createHttpApp } from '#runtime/http/app.ts';
+import { createMetrics } from '#runtime/metrics.ts';
+import { PlatformSwitch } from '#runtime/platform-switch.ts';
+import { closeServer, listen, type ProgramModule } from '#runtime/program.ts';
+import { NatsTransport } from '#runtime/transport/nats.ts';
+import type { ServedService } from '#runtime/transport/operation.ts';
 import { identityAdmission } from '../../services/identity-admission/src/program.ts';
 import { ingest } from '../../services/ingest/src/program.ts';
 import { ledger } from '../../services/ledger/src/program.ts';
 import { links } from '../../services/links/src/program.ts';
-import { EnvReader } from '../../services/runtime/src/config.ts';
-import { Database } from '../../services/runtime/src/db/database.ts';
-import { createHttpApp } from '../../services/runtime/src/http/app.ts';
-import { createMetrics } from '../../services/runtime/src/metrics.ts';
-import { PlatformSwitch } from '../../services/runtime/src/platform-switch.ts';
-import { closeServer, listen, type ProgramModule } from '../../services/runtime/src/program.ts';
-import { NatsTransport } from '../../services/runtime/src/transport/nats.ts';
-import type { ServedService } from '../../services/runtime/src/transport/operation.ts';
 
 export interface ComposeOptions {
   natsUrl: string;

@@ -3,7 +3,7 @@
 // console. Budgets follow the allocation invariants the console keeps: a game's budget is carved out of its
 // project's (projects.allocated_credits), the project's out of its ceiling.
 import { randomUUID } from 'node:crypto';
-import { issueKeyValue, type KeyKind } from '../../services/runtime/src/credentials/keys.ts';
+import { issueKeyValue, type KeyKind } from '#runtime/credentials/keys.ts';
 import { sql } from './database.ts';
 
 export interface GameFixture {

@@ -9,7 +9,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { exportJWK, generateKeyPair } from 'jose';
 import Provider from 'oidc-provider';
-import { closeServer, listen } from '../../services/runtime/src/program.ts';
+import { closeServer, listen } from '#runtime/program.ts';
 
 export interface TestOidcProvider {
   /** `http://127.0.0.1:<port>`: the `iss` of its tokens and DEVELOPER_JWT_ISSUER. */

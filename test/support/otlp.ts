@@ -1,7 +1,7 @@
 // A small OTLP/HTTP receiver for traces (JSON encoding: OTEL_EXPORTER_OTLP_PROTOCOL=http/json), enough for tests to
 // see the spans the programs export.
 import { createServer } from 'node:http';
-import { listen } from '../../services/runtime/src/program.ts';
+import { listen } from '#runtime/program.ts';
 
 export interface ReceivedSpan {
   service: string;

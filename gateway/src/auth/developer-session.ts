@@ -1,9 +1,9 @@
 // The developer session of a gateway request, admitted by identity-admission (CONTRACT section 4).
 import type Koa from 'koa';
-import type { DeveloperPrincipal } from '../../../services/runtime/src/contracts/gen/rewards/v1/identity_pb.ts';
-import { identityOps } from '../../../services/runtime/src/contracts/operations.ts';
-import { AppError, relabelUnavailable } from '../../../services/runtime/src/errors.ts';
-import type { Transport } from '../../../services/runtime/src/transport/operation.ts';
+import type { DeveloperPrincipal } from '#runtime/contracts/gen/rewards/v1/identity_pb.ts';
+import { identityOps } from '#runtime/contracts/operations.ts';
+import { AppError, relabelUnavailable } from '#runtime/errors.ts';
+import type { Transport } from '#runtime/transport/operation.ts';
 
 /**
  * The Origin admission checks against ALLOWED_ORIGINS. A browser request from the gateway's own origin (the console

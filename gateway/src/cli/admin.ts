@@ -4,12 +4,7 @@
 // call failed (API error or unreachable), 2 wrong usage or missing configuration.
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import {
-  ADMIN_TOKEN_FILE,
-  dataDirOf,
-  findAdminToken,
-  serviceUrl,
-} from '../../../services/runtime/src/cli/local-service.ts';
+import { ADMIN_TOKEN_FILE, dataDirOf, findAdminToken, serviceUrl } from '#runtime/cli/local-service.ts';
 
 const USAGE = `Usage: npm run admin -- <command> [options]
 

@@ -2,12 +2,12 @@
 // schemas of the REST API, then one call to the ledger. The REST adapters (rest/console.ts) and the GraphQL
 // resolvers (graphql/resolvers.ts) are two views of these functions; every rule about organizations, funding and
 // membership lives in the ledger.
-import type { ConsolePrincipal } from '../../../services/runtime/src/contracts/gen/rewards/v1/console_pb.ts';
-import type { DeveloperPrincipal } from '../../../services/runtime/src/contracts/gen/rewards/v1/identity_pb.ts';
-import { ledgerOps } from '../../../services/runtime/src/contracts/operations.ts';
-import { AppError, relabelUnavailable } from '../../../services/runtime/src/errors.ts';
-import type { CallContext, Transport } from '../../../services/runtime/src/transport/operation.ts';
-import { describeAjvError } from '../../../services/runtime/src/validation/ajv.ts';
+import type { ConsolePrincipal } from '#runtime/contracts/gen/rewards/v1/console_pb.ts';
+import type { DeveloperPrincipal } from '#runtime/contracts/gen/rewards/v1/identity_pb.ts';
+import { ledgerOps } from '#runtime/contracts/operations.ts';
+import { AppError, relabelUnavailable } from '#runtime/errors.ts';
+import type { CallContext, Transport } from '#runtime/transport/operation.ts';
+import { describeAjvError } from '#runtime/validation/ajv.ts';
 import { commonSchemas } from '../schemas/common.ts';
 import {
   CONSOLE_ACTION_TYPES,

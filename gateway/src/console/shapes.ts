@@ -3,7 +3,7 @@
 // adapter and any other edge of the same console (GraphQL).
 
 import type { MessageInitShape } from '@bufbuild/protobuf';
-import { eventRecordJson } from '../../../services/runtime/src/contracts/event-record.ts';
+import { eventRecordJson } from '#runtime/contracts/event-record.ts';
 import type {
   ConsoleActionRequestSchema,
   ConsoleActionResponse,
@@ -19,7 +19,7 @@ import type {
   GetSnapshotResponse,
   ListLinkIntentsResponse,
   ListRecordsResponse,
-} from '../../../services/runtime/src/contracts/gen/rewards/v1/console_pb.ts';
+} from '#runtime/contracts/gen/rewards/v1/console_pb.ts';
 
 type ActionInit = MessageInitShape<typeof ConsoleActionRequestSchema>['action'];
 

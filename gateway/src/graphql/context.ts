@@ -5,9 +5,9 @@
 // (organization.projects, game.rules, rule.game, ...) never make a NATS request per item: a query of any shape
 // costs one GetSnapshot, plus one ListRecords per `records` field and one ConsoleAction per mutation.
 import type Koa from 'koa';
-import type { DeveloperPrincipal } from '../../../services/runtime/src/contracts/gen/rewards/v1/identity_pb.ts';
-import { AppError } from '../../../services/runtime/src/errors.ts';
-import type { CallContext, Transport } from '../../../services/runtime/src/transport/operation.ts';
+import type { DeveloperPrincipal } from '#runtime/contracts/gen/rewards/v1/identity_pb.ts';
+import { AppError } from '#runtime/errors.ts';
+import type { CallContext, Transport } from '#runtime/transport/operation.ts';
 import { admitDeveloper } from '../auth/developer-session.ts';
 import { consolePrincipal, readSnapshot } from '../console/service.ts';
 import { snapshotJson } from '../console/shapes.ts';

@@ -20,8 +20,8 @@ import {
   type SelectionSetNode,
   visit,
 } from 'graphql';
-import { AppError } from '../../../services/runtime/src/errors.ts';
-import type { Logger } from '../../../services/runtime/src/logger.ts';
+import { AppError } from '#runtime/errors.ts';
+import type { Logger } from '#runtime/logger.ts';
 
 /** Apollo's codes for a request that is not a well-formed GraphQL request. */
 const MALFORMED_REQUEST_CODES = new Set([

@@ -4,7 +4,7 @@
 // RECORD_PAGES_PER_REQUEST_MAX bounds the ListRecords calls at run time (context.ts).
 import { ApolloArmor } from '@escape.tech/graphql-armor';
 import { GraphQLError, type ValidationContext } from 'graphql';
-import { AppError } from '../../../services/runtime/src/errors.ts';
+import { AppError } from '#runtime/errors.ts';
 
 export const GRAPHQL_LIMITS = {
   /** Field nesting (fragments flattened): `snapshot { organizations { projects { games { keys { id } } } } }` is 6. */

@@ -35,20 +35,15 @@ import { useServer as serveOverWs } from 'graphql-ws/use/ws';
 import { decodeJwt } from 'jose';
 import { Counter, Gauge } from 'prom-client';
 import { type WebSocket, WebSocketServer } from 'ws';
-import type { DeveloperPrincipal } from '../../../services/runtime/src/contracts/gen/rewards/v1/identity_pb.ts';
-import { identityOps } from '../../../services/runtime/src/contracts/operations.ts';
-import {
-  decisionsSubject,
-  decisionsTopic,
-  MEMBERSHIP_SUBJECT,
-  membershipTopic,
-} from '../../../services/runtime/src/contracts/subjects.ts';
-import { AppError, relabelUnavailable } from '../../../services/runtime/src/errors.ts';
-import type { Logger } from '../../../services/runtime/src/logger.ts';
-import type { Metrics } from '../../../services/runtime/src/metrics.ts';
-import type { PlatformSwitch } from '../../../services/runtime/src/platform-switch.ts';
-import type { CallContext, NoticeSubscription, Transport } from '../../../services/runtime/src/transport/operation.ts';
-import { isUuid } from '../../../services/runtime/src/validation/uuid.ts';
+import type { DeveloperPrincipal } from '#runtime/contracts/gen/rewards/v1/identity_pb.ts';
+import { identityOps } from '#runtime/contracts/operations.ts';
+import { decisionsSubject, decisionsTopic, MEMBERSHIP_SUBJECT, membershipTopic } from '#runtime/contracts/subjects.ts';
+import { AppError, relabelUnavailable } from '#runtime/errors.ts';
+import type { Logger } from '#runtime/logger.ts';
+import type { Metrics } from '#runtime/metrics.ts';
+import type { PlatformSwitch } from '#runtime/platform-switch.ts';
+import type { CallContext, NoticeSubscription, Transport } from '#runtime/transport/operation.ts';
+import { isUuid } from '#runtime/validation/uuid.ts';
 import { sameOriginAs } from '../auth/developer-session.ts';
 import { consolePrincipal, readDecisionStats } from '../console/service.ts';
 import { eventJson } from '../console/shapes.ts';

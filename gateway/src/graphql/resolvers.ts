@@ -2,12 +2,9 @@
 // records queries, validated with the same JSON Schemas (console/service.ts), and the ledger's replies become the
 // same JSON shapes (console/shapes.ts). Nested fields are served from the request's one snapshot (context.ts).
 
-import type {
-  SimulationDecision,
-  SimulationFigures,
-} from '../../../services/runtime/src/contracts/gen/rewards/v1/simulation_pb.ts';
-import { simulationInputProblem } from '../../../services/runtime/src/contracts/simulation.ts';
-import { AppError } from '../../../services/runtime/src/errors.ts';
+import type { SimulationDecision, SimulationFigures } from '#runtime/contracts/gen/rewards/v1/simulation_pb.ts';
+import { simulationInputProblem } from '#runtime/contracts/simulation.ts';
+import { AppError } from '#runtime/errors.ts';
 import {
   readDecisionStats,
   readLinkIntents,

@@ -2,9 +2,9 @@
 // validated (literals) or its variables are coerced, before any resolver runs. The limits are the REST schemas'
 // (schemas/common.ts, validation/uuid.ts, validation/ajv.ts), so both views refuse the same values.
 import { Kind, type ValueNode } from 'graphql';
-import { CREDITS_MAX } from '../../../services/runtime/src/contracts/vocabulary.ts';
-import { isRfc3339DateTime } from '../../../services/runtime/src/validation/ajv.ts';
-import { isUuid } from '../../../services/runtime/src/validation/uuid.ts';
+import { CREDITS_MAX } from '#runtime/contracts/vocabulary.ts';
+import { isRfc3339DateTime } from '#runtime/validation/ajv.ts';
+import { isUuid } from '#runtime/validation/uuid.ts';
 
 // A plain error (not a GraphQLError): graphql-js then adds the location and names the expected type.
 const invalid = (message: string) => new TypeError(message);

@@ -12,8 +12,8 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { extname, normalize, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type Router from '@koa/router';
-import { AppError } from '../../../services/runtime/src/errors.ts';
-import { readJsonBody } from '../../../services/runtime/src/http/body.ts';
+import { AppError } from '#runtime/errors.ts';
+import { readJsonBody } from '#runtime/http/body.ts';
 
 export const CONSOLE_DIST = fileURLToPath(new URL('../../../console/dist/', import.meta.url));
 const EMAIL_PATTERN = /^[^\s@]{1,64}@[^\s@]{1,255}$/;

@@ -4,8 +4,8 @@
 // INVALID_SESSION_ORIGIN; identity-admission refuses their sessions with the same code anyway. No cookies are
 // involved (bearer tokens), so no Allow-Credentials.
 import type Router from '@koa/router';
-import { AppError } from '../../../services/runtime/src/errors.ts';
-import { isAllowedOrigin } from '../../../services/runtime/src/http/origins.ts';
+import { AppError } from '#runtime/errors.ts';
+import { isAllowedOrigin } from '#runtime/http/origins.ts';
 
 /** The developer endpoints (CONTRACT section 2). */
 export const DEVELOPER_PATHS = [

@@ -3,18 +3,14 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type Router from '@koa/router';
 import type Koa from 'koa';
-import type {
-  DevicePermit,
-  Invitation,
-  NativeAccount,
-} from '../../../services/runtime/src/contracts/gen/rewards/v1/identity_pb.ts';
-import { identityOps } from '../../../services/runtime/src/contracts/operations.ts';
-import { AppError } from '../../../services/runtime/src/errors.ts';
-import { readJsonBody } from '../../../services/runtime/src/http/body.ts';
-import type { PlatformSwitch } from '../../../services/runtime/src/platform-switch.ts';
-import type { Transport } from '../../../services/runtime/src/transport/operation.ts';
-import { describeAjvError } from '../../../services/runtime/src/validation/ajv.ts';
-import { isUuid } from '../../../services/runtime/src/validation/uuid.ts';
+import type { DevicePermit, Invitation, NativeAccount } from '#runtime/contracts/gen/rewards/v1/identity_pb.ts';
+import { identityOps } from '#runtime/contracts/operations.ts';
+import { AppError } from '#runtime/errors.ts';
+import { readJsonBody } from '#runtime/http/body.ts';
+import type { PlatformSwitch } from '#runtime/platform-switch.ts';
+import type { Transport } from '#runtime/transport/operation.ts';
+import { describeAjvError } from '#runtime/validation/ajv.ts';
+import { isUuid } from '#runtime/validation/uuid.ts';
 import { adminSchemas } from '../schemas/admin.ts';
 import { commonSchemas } from '../schemas/common.ts';
 import { SchemaSet } from '../schemas/json-schema.ts';

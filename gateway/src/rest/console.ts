@@ -5,11 +5,11 @@
 // organizations, funding and membership lives in the ledger.
 import type Router from '@koa/router';
 import type Koa from 'koa';
-import { AppError } from '../../../services/runtime/src/errors.ts';
-import { readJsonBody } from '../../../services/runtime/src/http/body.ts';
-import { platformGate } from '../../../services/runtime/src/http/platform-gate.ts';
-import type { PlatformSwitch } from '../../../services/runtime/src/platform-switch.ts';
-import type { Transport } from '../../../services/runtime/src/transport/operation.ts';
+import { AppError } from '#runtime/errors.ts';
+import { readJsonBody } from '#runtime/http/body.ts';
+import { platformGate } from '#runtime/http/platform-gate.ts';
+import type { PlatformSwitch } from '#runtime/platform-switch.ts';
+import type { Transport } from '#runtime/transport/operation.ts';
 import { admitDeveloper } from '../auth/developer-session.ts';
 import {
   consolePrincipal,

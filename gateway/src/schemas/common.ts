@@ -1,6 +1,6 @@
 // Schema pieces shared by the API's shapes (spec: General rules, Limits).
 // The API document's value fragments come from the runtime's vocabulary (one spelling for every program).
-import * as fragments from '../../../services/runtime/src/contracts/json-schema.ts';
+import * as fragments from '#runtime/contracts/json-schema.ts';
 import { type JsonSchema, ref } from './json-schema.ts';
 
 export const uuid: JsonSchema = fragments.uuidSchema;

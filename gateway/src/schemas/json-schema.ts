@@ -2,7 +2,7 @@
 // OpenAPI document served at /openapi.json. Named schemas are referenced with `ref(name)`, which the document
 // keeps as `#/components/schemas/<name>` and the validators inline (no schema here is recursive).
 import type { ValidateFunction } from 'ajv/dist/2020.js';
-import { type AjvInstance, createAjv } from '../../../services/runtime/src/validation/ajv.ts';
+import { type AjvInstance, createAjv } from '#runtime/validation/ajv.ts';
 
 export type JsonSchema = { [keyword: string]: unknown };
 

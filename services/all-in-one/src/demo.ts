@@ -4,7 +4,7 @@
 //   npm run demo [-- --url http://localhost:8080] [--country DE] [--build 1000]
 // Finds the service and the operator token as every client script does (services/runtime/src/cli/local-service.ts).
 import { parseArgs } from 'node:util';
-import { clientEnvPrefix, dataDirOf, findAdminToken, serviceUrl } from '../../runtime/src/cli/local-service.ts';
+import { clientEnvPrefix, dataDirOf, findAdminToken, serviceUrl } from '#runtime/cli/local-service.ts';
 import { JourneyError, type JourneyStep, runJourney } from './journey.ts';
 
 const usage = `Usage: npm run demo [-- --url URL] [--country CC] [--build N]

@@ -1,8 +1,8 @@
 // `npm start`: the whole service in one process (see system.ts).
 
-import { clientEnvPrefix } from '../../runtime/src/cli/local-service.ts';
-import { ConfigError } from '../../runtime/src/config.ts';
-import { shutdownTracing } from '../../runtime/src/tracing/settings.ts';
+import { clientEnvPrefix } from '#runtime/cli/local-service.ts';
+import { ConfigError } from '#runtime/config.ts';
+import { shutdownTracing } from '#runtime/tracing/settings.ts';
 import { type RunningSystem, startSystem } from './system.ts';
 
 const started = performance.now();

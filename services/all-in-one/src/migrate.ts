@@ -1,7 +1,7 @@
 // `npm run migrate`: applies the committed migrations of both schemas to DATABASE_URL and exits.
-import { EnvReader } from '../../runtime/src/config.ts';
-import { migrate } from '../../runtime/src/db/database.ts';
-import { createLogger } from '../../runtime/src/logger.ts';
+import { EnvReader } from '#runtime/config.ts';
+import { migrate } from '#runtime/db/database.ts';
+import { createLogger } from '#runtime/logger.ts';
 import { stateOwners } from './programs.ts';
 
 const reader = new EnvReader();

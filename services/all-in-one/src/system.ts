@@ -3,18 +3,18 @@
 // bytes. Used by `npm start` and by the end-to-end tests.
 import { createServer, type Server } from 'node:http';
 import { resolve } from 'node:path';
-import { loadOrCreateAdminToken } from '../../runtime/src/cli/local-service.ts';
-import { EnvReader, readCommonConfig } from '../../runtime/src/config.ts';
-import { Database, migrate } from '../../runtime/src/db/database.ts';
-import { type EmbeddedPostgres, startEmbeddedPostgres } from '../../runtime/src/db/embedded.ts';
-import { createHttpApp } from '../../runtime/src/http/app.ts';
-import { createLogger, type Logger } from '../../runtime/src/logger.ts';
-import { createMetrics } from '../../runtime/src/metrics.ts';
-import { PlatformSwitch } from '../../runtime/src/platform-switch.ts';
-import { closeServer, listen, type Program } from '../../runtime/src/program.ts';
-import { InProcessTransport } from '../../runtime/src/transport/in-process.ts';
-import { NatsTransport } from '../../runtime/src/transport/nats.ts';
-import type { ServedService, Transport } from '../../runtime/src/transport/operation.ts';
+import { loadOrCreateAdminToken } from '#runtime/cli/local-service.ts';
+import { EnvReader, readCommonConfig } from '#runtime/config.ts';
+import { Database, migrate } from '#runtime/db/database.ts';
+import { type EmbeddedPostgres, startEmbeddedPostgres } from '#runtime/db/embedded.ts';
+import { createHttpApp } from '#runtime/http/app.ts';
+import { createLogger, type Logger } from '#runtime/logger.ts';
+import { createMetrics } from '#runtime/metrics.ts';
+import { PlatformSwitch } from '#runtime/platform-switch.ts';
+import { closeServer, listen, type Program } from '#runtime/program.ts';
+import { InProcessTransport } from '#runtime/transport/in-process.ts';
+import { NatsTransport } from '#runtime/transport/nats.ts';
+import type { ServedService, Transport } from '#runtime/transport/operation.ts';
 import { allPrograms, stateOwners } from './programs.ts';
 
 export interface SystemOptions {

@@ -1,7 +1,7 @@
 // identity-admission's settings (CONTRACT section 1). A provider is trusted through an inline JWKS or a JWKS URL,
 // with its issuer and audience; with neither, the all-in-one process runs the local development provider.
-import type { EnvReader } from '../../runtime/src/config.ts';
-import { readAllowedOrigins } from '../../runtime/src/http/origins.ts';
+import type { EnvReader } from '#runtime/config.ts';
+import { readAllowedOrigins } from '#runtime/http/origins.ts';
 
 export interface ProviderConfig {
   /** Inline JWKS JSON. */

@@ -1,4 +1,4 @@
-import { runStandalone } from '../../runtime/src/program.ts';
+import { runStandalone } from '#runtime/program.ts';
 import { identityAdmission } from './program.ts';
 
 await runStandalone(identityAdmission);

@@ -2,14 +2,14 @@
 // invitations, native accounts, device permits and the platform switch. Handlers only translate between the
 // transport's messages and the domain.
 import { Counter } from 'prom-client';
-import { identityOps } from '../../runtime/src/contracts/operations.ts';
-import type { Database } from '../../runtime/src/db/database.ts';
-import { isDatabaseFailure } from '../../runtime/src/db/failures.ts';
-import { AppError } from '../../runtime/src/errors.ts';
-import type { ProgramDeps, ProgramModule } from '../../runtime/src/program.ts';
-import { bind } from '../../runtime/src/transport/operation.ts';
-import { isUuid } from '../../runtime/src/validation/uuid.ts';
-import { PACKAGE_VERSION } from '../../runtime/src/version.ts';
+import { identityOps } from '#runtime/contracts/operations.ts';
+import type { Database } from '#runtime/db/database.ts';
+import { isDatabaseFailure } from '#runtime/db/failures.ts';
+import { AppError } from '#runtime/errors.ts';
+import type { ProgramDeps, ProgramModule } from '#runtime/program.ts';
+import { bind } from '#runtime/transport/operation.ts';
+import { isUuid } from '#runtime/validation/uuid.ts';
+import { PACKAGE_VERSION } from '#runtime/version.ts';
 import { hasProvider, type IdentityConfig, readIdentityConfig } from './config.ts';
 import { admitDeveloper, DEVELOPER_REQUIRED_CLAIMS } from './domain/developer-admission.ts';
 import { isValidEmail, isValidSessionId, isValidUsername, SESSION_ID_MAX, USERNAME_MAX } from './domain/names.ts';

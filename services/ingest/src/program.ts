@@ -2,7 +2,7 @@
 // shapes and limits, and asks the ledger over the transport.
 import type Router from '@koa/router';
 import { Counter, Gauge, Histogram } from 'prom-client';
-import type { ProgramModule } from '../../runtime/src/program.ts';
+import type { ProgramModule } from '#runtime/program.ts';
 import { addConfigRoutes } from './routes/config.ts';
 import { EDGE_BATCH_MAX_DEFAULT, EDGE_IN_FLIGHT_MAX_DEFAULT } from './routes/event-batcher.ts';
 import { addEventRoutes } from './routes/events.ts';

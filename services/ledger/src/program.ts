@@ -1,10 +1,10 @@
 // ledger: owner of the `ledger` schema. Console actions, snapshot and records, event decisions, link intents and
 // public configuration data; every mutation is one transaction here.
-import type { EnvReader } from '../../runtime/src/config.ts';
-import { SIMULATION_MAX_EVENTS_DEFAULT } from '../../runtime/src/contracts/simulation.ts';
-import type { Database } from '../../runtime/src/db/database.ts';
-import type { ProgramModule } from '../../runtime/src/program.ts';
-import { PACKAGE_VERSION } from '../../runtime/src/version.ts';
+import type { EnvReader } from '#runtime/config.ts';
+import { SIMULATION_MAX_EVENTS_DEFAULT } from '#runtime/contracts/simulation.ts';
+import type { Database } from '#runtime/db/database.ts';
+import type { ProgramModule } from '#runtime/program.ts';
+import { PACKAGE_VERSION } from '#runtime/version.ts';
 import { consoleEndpoints } from './console/endpoints.ts';
 import { EVENT_BATCH_MAX_DEFAULT, eventEndpoints } from './events/index.ts';
 import { linkEndpoints } from './links/index.ts';

@@ -4,9 +4,9 @@
 // session expiry, and two gateway replicas on one NATS each delivering every decision once.
 import { randomUUID } from 'node:crypto';
 import { pino } from 'pino';
+import { decisionsSubject, decisionsTopic } from '#runtime/contracts/subjects.ts';
 import { LIVE_CLOSE } from '../../../gateway/src/graphql/live.ts';
 import { startSystem } from '../../../services/all-in-one/src/system.ts';
-import { decisionsSubject, decisionsTopic } from '../../../services/runtime/src/contracts/subjects.ts';
 import { developerToken, startTestSystem, TEST_ADMIN_TOKEN, type TestSystem } from '../../support/system.ts';
 import { addMember, developer, ok, snapshot } from '../console/helpers.ts';
 import { gql, restRecords } from './helpers.ts';

@@ -1,8 +1,8 @@
 // The identity flows on the embedded default of `npm start` (PGlite and the in-process transport): the same SQL and
 // the same operations as on real PostgreSQL and NATS.
 import { randomUUID } from 'node:crypto';
-import { identityOps } from '../../../services/runtime/src/contracts/operations.ts';
-import { AppError } from '../../../services/runtime/src/errors.ts';
+import { identityOps } from '#runtime/contracts/operations.ts';
+import { AppError } from '#runtime/errors.ts';
 import {
   admin,
   developerToken,

@@ -2,8 +2,8 @@
 // identity-admission stopped mid-run (killed, then frozen) behind a separately running gateway, and the identity
 // database refusing connections under the all-in-one process.
 import { randomUUID } from 'node:crypto';
-import { identityOps } from '../../../services/runtime/src/contracts/operations.ts';
-import { AppError } from '../../../services/runtime/src/errors.ts';
+import { identityOps } from '#runtime/contracts/operations.ts';
+import { AppError } from '#runtime/errors.ts';
 import { createTestDatabase, sql, testServerUrl } from '../../support/database.ts';
 import { type ProgramProcess, startProgram } from '../../support/processes.ts';
 import { startNats } from '../../support/servers.ts';

@@ -12,6 +12,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import pg from 'pg';
 import { pino } from 'pino';
+import { Database, migrate } from '#runtime/db/database.ts';
 import { identityMigrations } from '../../../services/identity-admission/src/migrations/index.ts';
 import { DecisionBatcher } from '../../../services/ledger/src/events/batcher.ts';
 import { recoverFailedBatch } from '../../../services/ledger/src/events/endpoints.ts';
@@ -21,7 +22,6 @@ import {
   type RecordResult,
 } from '../../../services/ledger/src/events/repository.ts';
 import { ledgerMigrations } from '../../../services/ledger/src/migrations/index.ts';
-import { Database, migrate } from '../../../services/runtime/src/db/database.ts';
 import { createTestDatabase, sql } from '../../support/database.ts';
 import {
   createGame,

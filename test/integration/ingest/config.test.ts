@@ -1,5 +1,5 @@
 // GET /api/game-sdk/v2/config over HTTP on real PostgreSQL and NATS (CONTRACT sections 2 and 8).
-import { issueKeyValue } from '../../../services/runtime/src/credentials/keys.ts';
+import { issueKeyValue } from '#runtime/credentials/keys.ts';
 import { CONFIG_PATH, expectError, expectPublicConfig } from '../../support/ingest.ts';
 import {
   createGame,

@@ -2,7 +2,7 @@
 // the order in which they win, and both sides of every body, timestamp and metadata limit.
 import { randomUUID } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
-import { issueKeyValue } from '../../../services/runtime/src/credentials/keys.ts';
+import { issueKeyValue } from '#runtime/credentials/keys.ts';
 import {
   EVENTS_PATH,
   type EventBody,

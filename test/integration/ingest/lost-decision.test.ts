@@ -3,9 +3,9 @@
 // the ledger and PostgreSQL), and the ledger is made to receive an event without ever answering.
 import { connect } from '@nats-io/transport-node';
 import { pino } from 'pino';
+import { migrate } from '#runtime/db/database.ts';
 import { identityMigrations } from '../../../services/identity-admission/src/migrations/index.ts';
 import { ledgerMigrations } from '../../../services/ledger/src/migrations/index.ts';
-import { migrate } from '../../../services/runtime/src/db/database.ts';
 import { type Composed, compose } from '../../support/compose.ts';
 import { createTestDatabase, sql } from '../../support/database.ts';
 import { eventBody, expectDecision, expectError, postEvent } from '../../support/ingest.ts';

@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { connect } from '@nats-io/transport-node';
-import { createLogger } from '../../../services/runtime/src/logger.ts';
+import { createLogger } from '#runtime/logger.ts';
 import { api, startTestSystem, type TestSystem } from '../../support/system.ts';
 import {
   APPROVE,

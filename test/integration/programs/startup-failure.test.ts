@@ -2,11 +2,11 @@
 // port exits without ever having joined the ledger's queue group, while requests keep flowing to the first one.
 import * as net from 'node:net';
 import { pino } from 'pino';
+import { ledgerOps } from '#runtime/contracts/operations.ts';
+import { sha256 } from '#runtime/credentials/keys.ts';
+import { migrate } from '#runtime/db/database.ts';
 import { identityMigrations } from '../../../services/identity-admission/src/migrations/index.ts';
 import { ledgerMigrations } from '../../../services/ledger/src/migrations/index.ts';
-import { ledgerOps } from '../../../services/runtime/src/contracts/operations.ts';
-import { sha256 } from '../../../services/runtime/src/credentials/keys.ts';
-import { migrate } from '../../../services/runtime/src/db/database.ts';
 import { type Composed, compose } from '../../support/compose.ts';
 import { createTestDatabase } from '../../support/database.ts';
 import { createEventWorld, type EventWorld } from '../../support/ledger-fixtures.ts';

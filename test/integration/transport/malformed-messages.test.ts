@@ -2,9 +2,9 @@
 // warning, never a 500 logged as an error.
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { pino } from 'pino';
+import { migrate } from '#runtime/db/database.ts';
 import { identityMigrations } from '../../../services/identity-admission/src/migrations/index.ts';
 import { ledgerMigrations } from '../../../services/ledger/src/migrations/index.ts';
-import { migrate } from '../../../services/runtime/src/db/database.ts';
 import { type Composed, compose } from '../../support/compose.ts';
 import { createTestDatabase } from '../../support/database.ts';
 import { startNats } from '../../support/servers.ts';

@@ -4,9 +4,9 @@
 // after nats-server is back, requests succeed.
 import { connect } from '@nats-io/transport-node';
 import { pino } from 'pino';
+import { migrate } from '#runtime/db/database.ts';
 import { identityMigrations } from '../../../services/identity-admission/src/migrations/index.ts';
 import { ledgerMigrations } from '../../../services/ledger/src/migrations/index.ts';
-import { migrate } from '../../../services/runtime/src/db/database.ts';
 import { type Composed, compose } from '../../support/compose.ts';
 import { createTestDatabase } from '../../support/database.ts';
 import { eventBody, expectError, postEvent } from '../../support/ingest.ts';

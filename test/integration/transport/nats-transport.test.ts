@@ -4,12 +4,12 @@ import { pino } from 'pino';
 import {
   GetPlatformStateRequestSchema,
   GetPlatformStateResponseSchema,
-} from '../../../services/runtime/src/contracts/gen/rewards/v1/identity_pb.ts';
-import { AppError, DependencyUnavailableError } from '../../../services/runtime/src/errors.ts';
-import { createMetrics } from '../../../services/runtime/src/metrics.ts';
-import { InProcessTransport } from '../../../services/runtime/src/transport/in-process.ts';
-import { NatsTransport } from '../../../services/runtime/src/transport/nats.ts';
-import { bind, defineOperation, type Transport } from '../../../services/runtime/src/transport/operation.ts';
+} from '#runtime/contracts/gen/rewards/v1/identity_pb.ts';
+import { AppError, DependencyUnavailableError } from '#runtime/errors.ts';
+import { createMetrics } from '#runtime/metrics.ts';
+import { InProcessTransport } from '#runtime/transport/in-process.ts';
+import { NatsTransport } from '#runtime/transport/nats.ts';
+import { bind, defineOperation, type Transport } from '#runtime/transport/operation.ts';
 
 const logger = pino({ level: 'silent' });
 const ctx = { requestId: 'test-request' };

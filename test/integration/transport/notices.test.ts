@@ -3,12 +3,12 @@
 // publish on a closed transport is counted as failed.
 import { randomUUID } from 'node:crypto';
 import { pino } from 'pino';
-import type { MembershipChanged } from '../../../services/runtime/src/contracts/gen/rewards/v1/notices_pb.ts';
-import { MEMBERSHIP_SUBJECT, membershipTopic } from '../../../services/runtime/src/contracts/subjects.ts';
-import { createMetrics, type Metrics } from '../../../services/runtime/src/metrics.ts';
-import { InProcessTransport } from '../../../services/runtime/src/transport/in-process.ts';
-import { NatsTransport } from '../../../services/runtime/src/transport/nats.ts';
-import type { Transport } from '../../../services/runtime/src/transport/operation.ts';
+import type { MembershipChanged } from '#runtime/contracts/gen/rewards/v1/notices_pb.ts';
+import { MEMBERSHIP_SUBJECT, membershipTopic } from '#runtime/contracts/subjects.ts';
+import { createMetrics, type Metrics } from '#runtime/metrics.ts';
+import { InProcessTransport } from '#runtime/transport/in-process.ts';
+import { NatsTransport } from '#runtime/transport/nats.ts';
+import type { Transport } from '#runtime/transport/operation.ts';
 
 const logger = pino({ level: 'silent' });
 

@@ -2,8 +2,8 @@
 // provider (the one `npm start` trusts when no DEVELOPER_JWKS / NATIVE_JWKS is set). Only the token goes to stdout.
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { dataDirOf } from '../../../runtime/src/cli/local-service.ts';
-import { isUuid } from '../../../runtime/src/validation/uuid.ts';
+import { dataDirOf } from '#runtime/cli/local-service.ts';
+import { isUuid } from '#runtime/validation/uuid.ts';
 import { developerSubject, loadDevProvider } from '../sessions/dev-identity-provider.ts';
 
 const usage = `Usage:

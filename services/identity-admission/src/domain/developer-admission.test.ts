@@ -1,7 +1,7 @@
 // The developer admission decision as a function of state: for any combination of failing checks the answer is the
 // first failure in CONTRACT section 4's order, and an invitation is bound only by an otherwise admitted request.
 import fc from 'fast-check';
-import { AppError } from '../../../runtime/src/errors.ts';
+import { AppError } from '#runtime/errors.ts';
 import type { InvitationRow } from '../repositories/invitations.ts';
 import type { TokenVerifier } from '../sessions/token-verifier.ts';
 import { admitDeveloper } from './developer-admission.ts';

@@ -1,7 +1,7 @@
 // The native admission decision as a function of state: for any combination of failing checks and any mode, the
 // answer is the first failure in CONTRACT section 5's order (the HTTP tests cover each code on real servers).
 import fc from 'fast-check';
-import { AppError } from '../../../runtime/src/errors.ts';
+import { AppError } from '#runtime/errors.ts';
 import type { NativeAdmissionMode } from '../config.ts';
 import type { NativeAccountRow } from '../repositories/native-accounts.ts';
 import type { TokenVerifier } from '../sessions/token-verifier.ts';

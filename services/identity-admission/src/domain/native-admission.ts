@@ -8,10 +8,10 @@
 //   DEVICE_VERIFICATION_REQUIRED; the live permit belongs to another account 409 DEVICE_ACCOUNT_CONFLICT; permit store
 //   down 503 DEVICE_AUTH_UNAVAILABLE. Mode `monitor` evaluates step 5 and logs what it would deny, never denying on
 //   it; mode `off` skips it.
-import type { ErrorCode } from '../../../runtime/src/contracts/error-codes.ts';
-import { isDatabaseFailure } from '../../../runtime/src/db/failures.ts';
-import { AppError } from '../../../runtime/src/errors.ts';
-import { isUuid } from '../../../runtime/src/validation/uuid.ts';
+import type { ErrorCode } from '#runtime/contracts/error-codes.ts';
+import { isDatabaseFailure } from '#runtime/db/failures.ts';
+import { AppError } from '#runtime/errors.ts';
+import { isUuid } from '#runtime/validation/uuid.ts';
 import type { NativeAdmissionMode } from '../config.ts';
 import type { NativeAccountRow } from '../repositories/native-accounts.ts';
 import { bearerToken, type TokenVerifier } from '../sessions/token-verifier.ts';

@@ -1,4 +1,4 @@
-import type { MigrationSet } from '../../../runtime/src/db/migrations.ts';
+import type { MigrationSet } from '#runtime/db/migrations.ts';
 import { IdentityInitial } from './0001-initial.ts';
 import { IdentityPermitLifetime } from './0002-permit-lifetime.ts';
 

@@ -1,8 +1,8 @@
 // Device permits in identity.device_permits: a native session id bound to an account until it expires. The
 // native device verification flow that establishes them is outside the contract; operators create them.
 import { randomUUID } from 'node:crypto';
-import type { Database } from '../../../runtime/src/db/database.ts';
-import { isoSql } from '../../../runtime/src/db/sql.ts';
+import type { Database } from '#runtime/db/database.ts';
+import { isoSql } from '#runtime/db/sql.ts';
 
 export interface DevicePermitRow {
   id: string;

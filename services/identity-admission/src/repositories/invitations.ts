@@ -1,7 +1,7 @@
 // Invitations of developers in identity.invitations.
 import { randomUUID } from 'node:crypto';
-import type { Database } from '../../../runtime/src/db/database.ts';
-import { isoSql } from '../../../runtime/src/db/sql.ts';
+import type { Database } from '#runtime/db/database.ts';
+import { isoSql } from '#runtime/db/sql.ts';
 
 export interface InvitationRow {
   id: string;

@@ -1,7 +1,7 @@
 // Native platform accounts in identity.native_accounts: created active on first sight of a valid native session,
 // disabled or renamed by the operator.
-import type { Database } from '../../../runtime/src/db/database.ts';
-import { isoSql } from '../../../runtime/src/db/sql.ts';
+import type { Database } from '#runtime/db/database.ts';
+import { isoSql } from '#runtime/db/sql.ts';
 
 export type NativeAccountStatus = 'active' | 'disabled';
 

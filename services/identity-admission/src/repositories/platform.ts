@@ -1,5 +1,5 @@
 // The operator's platform switch, one row in identity.platform_state.
-import type { Database } from '../../../runtime/src/db/database.ts';
+import type { Database } from '#runtime/db/database.ts';
 
 export class PlatformRepository {
   private readonly db: Database;

@@ -3,8 +3,8 @@
  * schema violation or unknown field -> `invalid_event`, then metadata limits -> `invalid_metadata`.
  * The schema is compiled once at module load.
  */
-import { eventTypeSchema, uuidSchema } from '../../../runtime/src/contracts/json-schema.ts';
-import { createAjv, describeAjvError } from '../../../runtime/src/validation/ajv.ts';
+import { eventTypeSchema, uuidSchema } from '#runtime/contracts/json-schema.ts';
+import { createAjv, describeAjvError } from '#runtime/validation/ajv.ts';
 import { checkMetadata } from './metadata.ts';
 import { OCCURRED_AT_PATTERN, parseOccurredAt } from './occurred-at.ts';
 

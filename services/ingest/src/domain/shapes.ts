@@ -11,8 +11,8 @@ import {
   platformSchema,
   positiveCreditsSchema,
   uuidSchema as uuid,
-} from '../../../runtime/src/contracts/json-schema.ts';
-import { DECISION_REASONS } from '../../../runtime/src/contracts/vocabulary.ts';
+} from '#runtime/contracts/json-schema.ts';
+import { DECISION_REASONS } from '#runtime/contracts/vocabulary.ts';
 
 export const gameEventResultSchema = {
   title: 'GameEventResult',

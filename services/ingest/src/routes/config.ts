@@ -3,13 +3,13 @@
 // revoked or secret: 401 INVALID_PUBLIC_KEY. Other query parameters are ignored (cache busters of game clients;
 // see docs/decisions.md).
 import type Router from '@koa/router';
-import type { GamePublicConfig } from '../../../runtime/src/contracts/gen/rewards/v1/events_pb.ts';
-import { ledgerOps } from '../../../runtime/src/contracts/operations.ts';
-import { classifyGameKey, sha256 } from '../../../runtime/src/credentials/keys.ts';
-import { AppError, relabelUnavailable } from '../../../runtime/src/errors.ts';
-import { platformGate } from '../../../runtime/src/http/platform-gate.ts';
-import type { PlatformSwitch } from '../../../runtime/src/platform-switch.ts';
-import type { Transport } from '../../../runtime/src/transport/operation.ts';
+import type { GamePublicConfig } from '#runtime/contracts/gen/rewards/v1/events_pb.ts';
+import { ledgerOps } from '#runtime/contracts/operations.ts';
+import { classifyGameKey, sha256 } from '#runtime/credentials/keys.ts';
+import { AppError, relabelUnavailable } from '#runtime/errors.ts';
+import { platformGate } from '#runtime/http/platform-gate.ts';
+import type { PlatformSwitch } from '#runtime/platform-switch.ts';
+import type { Transport } from '#runtime/transport/operation.ts';
 
 export const CONFIG_PATH = '/api/game-sdk/v2/config';
 

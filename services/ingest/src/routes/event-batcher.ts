@@ -7,14 +7,11 @@
 // the next request. At low load every request carries one event and nothing waits.
 
 import type { MessageInitShape } from '@bufbuild/protobuf';
-import { toErrorCode } from '../../../runtime/src/contracts/error-codes.ts';
-import type {
-  RecordEventRequestSchema,
-  RecordEventResponse,
-} from '../../../runtime/src/contracts/gen/rewards/v1/events_pb.ts';
-import { ledgerOps } from '../../../runtime/src/contracts/operations.ts';
-import { AppError } from '../../../runtime/src/errors.ts';
-import type { CallContext, Transport } from '../../../runtime/src/transport/operation.ts';
+import { toErrorCode } from '#runtime/contracts/error-codes.ts';
+import type { RecordEventRequestSchema, RecordEventResponse } from '#runtime/contracts/gen/rewards/v1/events_pb.ts';
+import { ledgerOps } from '#runtime/contracts/operations.ts';
+import { AppError } from '#runtime/errors.ts';
+import type { CallContext, Transport } from '#runtime/transport/operation.ts';
 
 export type RecordEventInit = MessageInitShape<typeof RecordEventRequestSchema>;
 

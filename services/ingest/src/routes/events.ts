@@ -9,15 +9,15 @@
 // by the events of one batch (event-batcher.ts).
 import type Router from '@koa/router';
 import type { Counter } from 'prom-client';
-import { eventRecordJson } from '../../../runtime/src/contracts/event-record.ts';
-import type { DeveloperEvent } from '../../../runtime/src/contracts/gen/rewards/v1/console_pb.ts';
-import type { DecisionQuota } from '../../../runtime/src/contracts/gen/rewards/v1/events_pb.ts';
-import { AppError, relabelUnavailable } from '../../../runtime/src/errors.ts';
-import { readJsonBody } from '../../../runtime/src/http/body.ts';
-import { SecretKeyGate } from '../../../runtime/src/http/game-key.ts';
-import { platformGate } from '../../../runtime/src/http/platform-gate.ts';
-import type { PlatformSwitch } from '../../../runtime/src/platform-switch.ts';
-import type { Transport } from '../../../runtime/src/transport/operation.ts';
+import { eventRecordJson } from '#runtime/contracts/event-record.ts';
+import type { DeveloperEvent } from '#runtime/contracts/gen/rewards/v1/console_pb.ts';
+import type { DecisionQuota } from '#runtime/contracts/gen/rewards/v1/events_pb.ts';
+import { AppError, relabelUnavailable } from '#runtime/errors.ts';
+import { readJsonBody } from '#runtime/http/body.ts';
+import { SecretKeyGate } from '#runtime/http/game-key.ts';
+import { platformGate } from '#runtime/http/platform-gate.ts';
+import type { PlatformSwitch } from '#runtime/platform-switch.ts';
+import type { Transport } from '#runtime/transport/operation.ts';
 import { payloadHash } from '../domain/canonical-json.ts';
 import { validateEventInput } from '../domain/event-input.ts';
 import {

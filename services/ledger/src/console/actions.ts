@@ -20,16 +20,16 @@ import type {
   UpdateMemberAction,
   UpdateProjectAction,
   UpdateRuleAction,
-} from '../../../runtime/src/contracts/gen/rewards/v1/console_pb.ts';
+} from '#runtime/contracts/gen/rewards/v1/console_pb.ts';
 import {
   CREDITS_MAX_BIGINT,
   EVENT_TYPE_REGEX,
   GAME_STATUSES as VOCABULARY_GAME_STATUSES,
   PLATFORMS as VOCABULARY_PLATFORMS,
-} from '../../../runtime/src/contracts/vocabulary.ts';
-import { issueKeyValue, type KeyKind } from '../../../runtime/src/credentials/keys.ts';
-import { AppError } from '../../../runtime/src/errors.ts';
-import { isUuid } from '../../../runtime/src/validation/uuid.ts';
+} from '#runtime/contracts/vocabulary.ts';
+import { issueKeyValue, type KeyKind } from '#runtime/credentials/keys.ts';
+import { AppError } from '#runtime/errors.ts';
+import { isUuid } from '#runtime/validation/uuid.ts';
 import type { ConsoleRepository, ConsoleTx, OrganizationRow, OwnedTable, Role } from './repository.ts';
 
 const CREDITS_MAX = CREDITS_MAX_BIGINT;

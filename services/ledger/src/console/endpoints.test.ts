@@ -1,5 +1,5 @@
 import { pino } from 'pino';
-import { AppError } from '../../../runtime/src/errors.ts';
+import { AppError } from '#runtime/errors.ts';
 import { translateStoreError } from './endpoints.ts';
 
 const logger = pino({ level: 'silent' });

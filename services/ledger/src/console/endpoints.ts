@@ -1,12 +1,12 @@
 // Transport handlers of the console operations: they translate messages to the domain and back, nothing else.
-import type { ConsolePrincipal } from '../../../runtime/src/contracts/gen/rewards/v1/console_pb.ts';
-import { ledgerOps } from '../../../runtime/src/contracts/operations.ts';
-import { MEMBERSHIP_SUBJECT, membershipTopic } from '../../../runtime/src/contracts/subjects.ts';
-import type { Database } from '../../../runtime/src/db/database.ts';
-import { classifyDatabaseFailure } from '../../../runtime/src/db/failures.ts';
-import { AppError } from '../../../runtime/src/errors.ts';
-import type { Logger } from '../../../runtime/src/logger.ts';
-import { bind, type EndpointBinding, type Transport } from '../../../runtime/src/transport/operation.ts';
+import type { ConsolePrincipal } from '#runtime/contracts/gen/rewards/v1/console_pb.ts';
+import { ledgerOps } from '#runtime/contracts/operations.ts';
+import { MEMBERSHIP_SUBJECT, membershipTopic } from '#runtime/contracts/subjects.ts';
+import type { Database } from '#runtime/db/database.ts';
+import { classifyDatabaseFailure } from '#runtime/db/failures.ts';
+import { AppError } from '#runtime/errors.ts';
+import type { Logger } from '#runtime/logger.ts';
+import { bind, type EndpointBinding, type Transport } from '#runtime/transport/operation.ts';
 import { type ActionResult, ConsoleActions } from './actions.ts';
 import { ConsoleQueries, SNAPSHOT_LIMITS } from './queries.ts';
 import { ConsoleRepository } from './repository.ts';

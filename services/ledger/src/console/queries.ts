@@ -1,8 +1,8 @@
 // The console's reads: the snapshot (GET /api/developer/v1/console) and the records pages
 // (GET /api/developer/v1/records; CONTRACT section 8).
 import { randomBytes } from 'node:crypto';
-import { AppError } from '../../../runtime/src/errors.ts';
-import { isUuid } from '../../../runtime/src/validation/uuid.ts';
+import { AppError } from '#runtime/errors.ts';
+import { isUuid } from '#runtime/validation/uuid.ts';
 import { type CursorPosition, decodeCursor, encodeCursor, type RecordKind } from '../domain/records-cursor.ts';
 import { linkClock } from '../links/clock.ts';
 import {

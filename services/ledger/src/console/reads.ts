@@ -1,7 +1,7 @@
 // Reads of the console: the snapshot's lists and the records pages. Everything is scoped in SQL to the
 // organizations where the caller is a member right now, so membership is checked by every query.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { isoMicrosSql, isoSql } from '../../../runtime/src/db/sql.ts';
+import { isoMicrosSql, isoSql } from '#runtime/db/sql.ts';
 import type { CursorPosition, RecordKind } from '../domain/records-cursor.ts';
 
 export interface Organization {

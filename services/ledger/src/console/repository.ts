@@ -6,7 +6,7 @@
 // an organization or a project row.
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { Database } from '../../../runtime/src/db/database.ts';
+import type { Database } from '#runtime/db/database.ts';
 
 export type Role = 'owner' | 'admin' | 'viewer';
 

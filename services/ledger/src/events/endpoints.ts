@@ -7,16 +7,16 @@ import type {
   RecordEventOutcomeSchema,
   RecordEventRequest,
   RecordEventResponseSchema,
-} from '../../../runtime/src/contracts/gen/rewards/v1/events_pb.ts';
-import { ledgerOps } from '../../../runtime/src/contracts/operations.ts';
-import { decisionsSubject, decisionsTopic } from '../../../runtime/src/contracts/subjects.ts';
-import { EVENT_TYPE_REGEX } from '../../../runtime/src/contracts/vocabulary.ts';
-import type { Database } from '../../../runtime/src/db/database.ts';
-import { AppError } from '../../../runtime/src/errors.ts';
-import type { Logger } from '../../../runtime/src/logger.ts';
-import type { Metrics } from '../../../runtime/src/metrics.ts';
-import { bind, type EndpointBinding, type Transport } from '../../../runtime/src/transport/operation.ts';
-import { isUuid } from '../../../runtime/src/validation/uuid.ts';
+} from '#runtime/contracts/gen/rewards/v1/events_pb.ts';
+import { ledgerOps } from '#runtime/contracts/operations.ts';
+import { decisionsSubject, decisionsTopic } from '#runtime/contracts/subjects.ts';
+import { EVENT_TYPE_REGEX } from '#runtime/contracts/vocabulary.ts';
+import type { Database } from '#runtime/db/database.ts';
+import { AppError } from '#runtime/errors.ts';
+import type { Logger } from '#runtime/logger.ts';
+import type { Metrics } from '#runtime/metrics.ts';
+import { bind, type EndpointBinding, type Transport } from '#runtime/transport/operation.ts';
+import { isUuid } from '#runtime/validation/uuid.ts';
 import { type DecideBatch, DecisionBatcher, QueueFullError } from './batcher.ts';
 import { receiptClock } from './clock.ts';
 import {

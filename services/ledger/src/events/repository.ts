@@ -4,8 +4,8 @@
 // and gains nothing from a unit of work.
 import type { PostgreSqlConnection } from '@mikro-orm/postgresql';
 import pg, { type Pool, type PoolClient, type QueryResultRow } from 'pg';
-import type { Database } from '../../../runtime/src/db/database.ts';
-import { classifyDatabaseFailure, retryOnContention } from '../../../runtime/src/db/failures.ts';
+import type { Database } from '#runtime/db/database.ts';
+import { classifyDatabaseFailure, retryOnContention } from '#runtime/db/failures.ts';
 
 export type RecordOutcome = 'decided' | 'replayed' | 'invalid_key' | 'invalid_player' | 'event_conflict';
 

@@ -1,12 +1,12 @@
 // Transport handlers of the linking operations: they check what arrived, call the repository and map outcomes to
 // the API's errors (CONTRACT section 6). The ledger never receives a link token, only its SHA-256.
-import { ledgerOps } from '../../../runtime/src/contracts/operations.ts';
-import type { Database } from '../../../runtime/src/db/database.ts';
-import { classifyDatabaseFailure } from '../../../runtime/src/db/failures.ts';
-import { AppError } from '../../../runtime/src/errors.ts';
-import type { Logger } from '../../../runtime/src/logger.ts';
-import { bind, type EndpointBinding } from '../../../runtime/src/transport/operation.ts';
-import { isUuid } from '../../../runtime/src/validation/uuid.ts';
+import { ledgerOps } from '#runtime/contracts/operations.ts';
+import type { Database } from '#runtime/db/database.ts';
+import { classifyDatabaseFailure } from '#runtime/db/failures.ts';
+import { AppError } from '#runtime/errors.ts';
+import type { Logger } from '#runtime/logger.ts';
+import { bind, type EndpointBinding } from '#runtime/transport/operation.ts';
+import { isUuid } from '#runtime/validation/uuid.ts';
 import { linkClock } from './clock.ts';
 import { LinkRepository, type PlayerSelector } from './repository.ts';
 import { isValidExternalPlayerId, type LinkRefusal } from './rules.ts';

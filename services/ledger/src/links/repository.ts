@@ -11,8 +11,8 @@
 // when the intent is gone, so the answer for the token stays what it was.
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { Database } from '../../../runtime/src/db/database.ts';
-import { isoSql } from '../../../runtime/src/db/sql.ts';
+import type { Database } from '#runtime/db/database.ts';
+import { isoSql } from '#runtime/db/sql.ts';
 import { approvalRefusal, type IntentState, inspectionRefusal, type LinkRefusal } from './rules.ts';
 
 /** An issued link token is valid for this long (spec: Link and player shapes). */

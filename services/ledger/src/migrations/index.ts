@@ -1,4 +1,4 @@
-import type { MigrationSet } from '../../../runtime/src/db/migrations.ts';
+import type { MigrationSet } from '#runtime/db/migrations.ts';
 import { LedgerInitial } from './0001-initial.ts';
 import { LedgerRecordEvent } from './0003-record-event.ts';
 import { LedgerRecordEvents } from './0004-record-events.ts';

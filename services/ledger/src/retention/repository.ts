@@ -2,7 +2,7 @@
 // statement, so one short transaction of its own, that takes at most `limit` of the oldest rows past the horizon
 // through the table's time index, FOR UPDATE SKIP LOCKED: replicas running the clean-up at once take disjoint rows
 // and never wait for each other nor for a decision that holds a row. Horizons are documented in ./scheduler.ts.
-import type { Database } from '../../../runtime/src/db/database.ts';
+import type { Database } from '#runtime/db/database.ts';
 
 /** Null: the database's now(). */
 export type Instant = Date | null;

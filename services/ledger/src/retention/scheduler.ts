@@ -15,8 +15,8 @@
 //     moved to a tombstone that keeps the API's answer for its token (409 invalid_link, used or expired).
 import type { Counter } from 'prom-client';
 import { Counter as PromCounter } from 'prom-client';
-import type { Logger } from '../../../runtime/src/logger.ts';
-import type { Metrics } from '../../../runtime/src/metrics.ts';
+import type { Logger } from '#runtime/logger.ts';
+import type { Metrics } from '#runtime/metrics.ts';
 import type { Instant, RetentionHorizons, RetentionRepository, RetentionTable } from './repository.ts';
 
 export const RETENTION_INTERVAL_SECONDS_DEFAULT = 60;

@@ -1,9 +1,9 @@
 // Transport handler of the rule dry-run: translates the message to the domain and back, nothing else.
-import { ledgerOps } from '../../../runtime/src/contracts/operations.ts';
-import { DECISION_CHECK_ORDER } from '../../../runtime/src/contracts/simulation.ts';
-import type { Database } from '../../../runtime/src/db/database.ts';
-import type { Logger } from '../../../runtime/src/logger.ts';
-import { bind, type EndpointBinding } from '../../../runtime/src/transport/operation.ts';
+import { ledgerOps } from '#runtime/contracts/operations.ts';
+import { DECISION_CHECK_ORDER } from '#runtime/contracts/simulation.ts';
+import type { Database } from '#runtime/db/database.ts';
+import type { Logger } from '#runtime/logger.ts';
+import { bind, type EndpointBinding } from '#runtime/transport/operation.ts';
 import { principalOf, translateStoreError } from '../console/endpoints.ts';
 import { ConsoleRepository } from '../console/repository.ts';
 import type { SimulationFiguresRow } from './repository.ts';

@@ -5,8 +5,8 @@ import {
   SIMULATION_TOO_LARGE,
   type SimulationInput,
   simulationInputProblem,
-} from '../../../runtime/src/contracts/simulation.ts';
-import { AppError } from '../../../runtime/src/errors.ts';
+} from '#runtime/contracts/simulation.ts';
+import { AppError } from '#runtime/errors.ts';
 import { checkRole } from '../console/actions.ts';
 import { type ConsoleRepository, ConsoleTx } from '../console/repository.ts';
 import { countWindowDecisions, type SimulationRow, simulateRule } from './repository.ts';

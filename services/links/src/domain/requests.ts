@@ -1,9 +1,9 @@
 // Validation of the linking requests at the edge. Each answers the parsed input or the code the contract's order
 // gives a failure (docs/links.md). Messages name the field and the rule, never the value: a link token sent to the
 // wrong place must not come back in an error message, nor reach a log line through one.
-import type { ErrorCode } from '../../../runtime/src/contracts/error-codes.ts';
-import { LINK_TOKEN_PATTERN } from '../../../runtime/src/credentials/keys.ts';
-import { createAjv, describeAjvError } from '../../../runtime/src/validation/ajv.ts';
+import type { ErrorCode } from '#runtime/contracts/error-codes.ts';
+import { LINK_TOKEN_PATTERN } from '#runtime/credentials/keys.ts';
+import { createAjv, describeAjvError } from '#runtime/validation/ajv.ts';
 import {
   approveLinkIntentSchema,
   createLinkIntentSchema,

@@ -1,7 +1,7 @@
 // The link and player shapes of the spec (Link and player shapes) as JSON Schema 2020-12, strict (no unknown
 // fields), usable as-is in the OpenAPI 3.1 document. Requests are validated with them at the edge; the tests validate
 // every response against them.
-import { dateTimeSchema as dateTime, uuidSchema as uuid } from '../../../runtime/src/contracts/json-schema.ts';
+import { dateTimeSchema as dateTime, uuidSchema as uuid } from '#runtime/contracts/json-schema.ts';
 
 const mode = { const: 'sandbox' } as const;
 

@@ -8,15 +8,15 @@
 // invalid_key when revoked meanwhile, 409 already_linked, 404 not_found; 503 retry_later when unreachable).
 import type Router from '@koa/router';
 import type Koa from 'koa';
-import type { GamePlayer } from '../../../runtime/src/contracts/gen/rewards/v1/links_pb.ts';
-import { ledgerOps } from '../../../runtime/src/contracts/operations.ts';
-import { issueLinkToken } from '../../../runtime/src/credentials/keys.ts';
-import { AppError } from '../../../runtime/src/errors.ts';
-import { readJsonBody } from '../../../runtime/src/http/body.ts';
-import { retryLater, SecretKeyGate } from '../../../runtime/src/http/game-key.ts';
-import { platformGate } from '../../../runtime/src/http/platform-gate.ts';
-import type { PlatformSwitch } from '../../../runtime/src/platform-switch.ts';
-import type { Transport } from '../../../runtime/src/transport/operation.ts';
+import type { GamePlayer } from '#runtime/contracts/gen/rewards/v1/links_pb.ts';
+import { ledgerOps } from '#runtime/contracts/operations.ts';
+import { issueLinkToken } from '#runtime/credentials/keys.ts';
+import { AppError } from '#runtime/errors.ts';
+import { readJsonBody } from '#runtime/http/body.ts';
+import { retryLater, SecretKeyGate } from '#runtime/http/game-key.ts';
+import { platformGate } from '#runtime/http/platform-gate.ts';
+import type { PlatformSwitch } from '#runtime/platform-switch.ts';
+import type { Transport } from '#runtime/transport/operation.ts';
 import { checkCreateLinkIntent, checkPlayerQuery } from '../domain/requests.ts';
 
 export const LINK_INTENTS_PATH = '/api/game-sdk/v2/link-intents';

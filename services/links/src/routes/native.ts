@@ -10,15 +10,15 @@
 // The token itself never leaves this process: the ledger gets its SHA-256.
 import type Router from '@koa/router';
 import type Koa from 'koa';
-import { ledgerOps } from '../../../runtime/src/contracts/operations.ts';
-import { sha256 } from '../../../runtime/src/credentials/keys.ts';
-import { AppError } from '../../../runtime/src/errors.ts';
-import { readJsonBody } from '../../../runtime/src/http/body.ts';
-import { retryLater } from '../../../runtime/src/http/game-key.ts';
-import { admitNative, NATIVE_UNAVAILABLE_CODE } from '../../../runtime/src/http/native-session.ts';
-import { platformGate } from '../../../runtime/src/http/platform-gate.ts';
-import type { PlatformSwitch } from '../../../runtime/src/platform-switch.ts';
-import type { Transport } from '../../../runtime/src/transport/operation.ts';
+import { ledgerOps } from '#runtime/contracts/operations.ts';
+import { sha256 } from '#runtime/credentials/keys.ts';
+import { AppError } from '#runtime/errors.ts';
+import { readJsonBody } from '#runtime/http/body.ts';
+import { retryLater } from '#runtime/http/game-key.ts';
+import { admitNative, NATIVE_UNAVAILABLE_CODE } from '#runtime/http/native-session.ts';
+import { platformGate } from '#runtime/http/platform-gate.ts';
+import type { PlatformSwitch } from '#runtime/platform-switch.ts';
+import type { Transport } from '#runtime/transport/operation.ts';
 import { checkLinkTokenBody } from '../domain/requests.ts';
 
 export const INSPECT_PATH = '/api/native/v1/link-intents/inspect';
