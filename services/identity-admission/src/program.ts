@@ -2,20 +2,19 @@
 // invitations, native accounts, device permits and the platform switch. This file only wires: the transport
 // handlers are in admission/endpoints.ts and operator/endpoints.ts, the decisions in domain/, the SQL in
 // repositories/.
-import type { Database } from '#runtime/db/database.ts';
-import type { ProgramModule } from '#runtime/program.ts';
+import { stateOwner } from '#runtime/program.ts';
 import { PACKAGE_VERSION } from '#runtime/version.ts';
 import { admissionEndpoints } from './admission/endpoints.ts';
 import { type IdentityConfig, readIdentityConfig } from './config.ts';
 import { identityMigrations } from './migrations/index.ts';
 import { operatorEndpoints } from './operator/endpoints.ts';
 
-export const identityAdmission: ProgramModule<IdentityConfig> = {
+export const identityAdmission = stateOwner<IdentityConfig>({
   name: 'identity-admission',
   database: { migrations: identityMigrations },
   readConfig: readIdentityConfig,
   async create(deps, config) {
-    const database = deps.database as Database;
+    const { database } = deps;
     return {
       name: 'identity-admission',
       services: [
@@ -35,4 +34,4 @@ export const identityAdmission: ProgramModule<IdentityConfig> = {
       ],
     };
   },
-};
+});

@@ -30,7 +30,7 @@ import {
 } from './repository.ts';
 
 export interface EventEndpointDeps {
-  database?: Database | undefined;
+  database: Database;
   logger: Logger;
   metrics?: Metrics | undefined;
   /** Publishes each fresh decision after commit (the live decisions subscription of the gateway). */
@@ -130,7 +130,6 @@ type RecordEventReply = MessageInitShape<typeof RecordEventResponseSchema>;
 type RecordEventOutcomeInit = MessageInitShape<typeof RecordEventOutcomeSchema>;
 
 export function eventEndpoints(deps: EventEndpointDeps, config: EventEndpointConfig): EndpointBinding[] {
-  if (!deps.database) throw new Error('the ledger needs its database');
   const events = new EventRepository(deps.database);
   const logger = deps.logger;
   const storeFailure = (error: unknown): never => {

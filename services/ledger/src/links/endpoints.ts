@@ -12,7 +12,7 @@ import { LinkRepository, type PlayerSelector } from './repository.ts';
 import { isValidExternalPlayerId, type LinkRefusal } from './rules.ts';
 
 export interface LinkEndpointDeps {
-  database?: Database | undefined;
+  database: Database;
   logger: Logger;
 }
 
@@ -37,7 +37,6 @@ export function refusalError(refusal: LinkRefusal): AppError {
 }
 
 export function linkEndpoints(deps: LinkEndpointDeps): EndpointBinding[] {
-  if (!deps.database) throw new Error('the ledger needs its database');
   const links = new LinkRepository(deps.database);
   const { logger } = deps;
   // Outages as db/failures.ts classifies them (deadlocks and serialization failures were retried there first).
