@@ -64,7 +64,7 @@ export const ledger = stateOwner<LedgerConfig>({
           version: PACKAGE_VERSION,
           description: 'Console, events, links and configuration',
           endpoints: [
-            ...consoleEndpoints({ database, logger: deps.logger, transport: deps.transport }),
+            ...consoleEndpoints({ database, clock: deps.clock, logger: deps.logger, transport: deps.transport }),
             ...eventEndpoints(deps, config),
             ...linkEndpoints(deps),
             ...simulationEndpoints(

@@ -3,6 +3,7 @@
 // composes all five with the same pieces.
 import { createServer, type Server } from 'node:http';
 import type Router from '@koa/router';
+import { type Clock, databaseClock } from './clock.ts';
 import { EnvReader, readCommonConfig } from './config.ts';
 import type { Database } from './db/database.ts';
 import type { MigrationSet } from './db/migrations.ts';
@@ -23,6 +24,8 @@ export interface ProgramDeps {
   platform: PlatformSwitch;
   /** The composer hands the database to state owners only; they receive it as `StateOwnerDeps.database`. */
   database?: Database;
+  /** The state owners' clock (tests set one); the database's `now()` (databaseClock) when not given. */
+  clock?: Clock;
   /** DATA_DIR of the all-in-one process (development identity provider keys); undefined when run alone. */
   dataDir?: string;
 }
@@ -49,9 +52,10 @@ export interface ProgramModule<C> {
   create(deps: ProgramDeps, config: C): Promise<Program>;
 }
 
-/** What a state owner is given: its database is a required dependency. */
+/** What a state owner is given: its database and its clock are required dependencies. */
 export interface StateOwnerDeps extends ProgramDeps {
   database: Database;
+  clock: Clock;
 }
 
 /** A state owner as written: `create` receives its database, never undefined. */
@@ -64,7 +68,8 @@ export interface StateOwnerModule<C> {
 
 /**
  * A state owner as the composers (runStandalone, the all-in-one process, tests) start it: the one place that checks
- * that a database was handed over, so that the owner's code takes `database` as given.
+ * that a database was handed over, so that the owner's code takes `database` as given; the clock is the database's
+ * unless one was handed over.
  */
 export function stateOwner<C>(module: StateOwnerModule<C>): ProgramModule<C> {
   return {
@@ -74,7 +79,7 @@ export function stateOwner<C>(module: StateOwnerModule<C>): ProgramModule<C> {
     create(deps, config) {
       const { database } = deps;
       if (!database) throw new Error(`${module.name} is a state owner: it needs its database`);
-      return module.create({ ...deps, database }, config);
+      return module.create({ ...deps, database, clock: deps.clock ?? databaseClock }, config);
     },
   };
 }
