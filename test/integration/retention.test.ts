@@ -5,8 +5,6 @@
 // table; two runs at once (two replicas) take disjoint rows.
 import { pino } from 'pino';
 import { Database } from '#runtime/db/database.ts';
-import { receiptClock, resetReceiptClock } from '../../services/ledger/src/events/index.ts';
-import { linkClock, resetLinkClock } from '../../services/ledger/src/links/index.ts';
 import { RetentionRepository, RetentionScheduler } from '../../services/ledger/src/retention/index.ts';
 import { sql } from '../support/database.ts';
 import { eventBody, expectDecision, postEvent } from '../support/ingest.ts';
@@ -34,14 +32,13 @@ describe('ledger retention', () => {
     await system?.stop();
   });
   afterEach(() => {
-    resetReceiptClock();
-    resetLinkClock();
+    system?.clock.reset();
   });
 
   const retention = (batch = 1000) =>
     new RetentionScheduler(new RetentionRepository(database), { intervalSeconds: 0, batch }, logger);
   const receiveAt = (at: Date) => {
-    receiptClock.now = () => at;
+    system.clock.set(at);
   };
   const send = async (world: EventWorld, at: Date) =>
     expectDecision(await postEvent(system.url, world.key.value, eventBody(world, {}, at)));
@@ -121,12 +118,12 @@ describe('ledger retention', () => {
     it('become tombstones 60 minutes after expiry; inspect and approve answer exactly as before', async () => {
       const T = new Date('2032-02-01T08:00:00.000Z');
       const plus = (minutes: number) => new Date(T.getTime() + minutes * MINUTE);
-      linkClock.now = () => T;
+      system.clock.set(T);
       const used = await intent(system, game);
       const expired = await intent(system, game);
       const owner = await nativeSession(system);
       await native(system, APPROVE, owner, { linkToken: used.linkToken });
-      linkClock.now = () => plus(65);
+      system.clock.set(plus(65));
       const pending = await intent(system, game);
       const unknown = `cr_link_sandbox_${'A'.repeat(43)}`;
 
@@ -147,7 +144,7 @@ describe('ledger retention', () => {
         return out;
       };
 
-      linkClock.now = () => plus(71);
+      system.clock.set(plus(71));
       const before = await answers();
       expect(Object.fromEntries(Object.entries(before).map(([k, v]) => [k, (v as { status: number }).status]))).toEqual(
         {

@@ -15,6 +15,7 @@ import { identityAdmission } from '../../services/identity-admission/src/program
 import { ingest } from '../../services/ingest/src/program.ts';
 import { ledger } from '../../services/ledger/src/program.ts';
 import { links } from '../../services/links/src/program.ts';
+import { SettableClock } from './clock.ts';
 
 export interface ComposeOptions {
   natsUrl: string;
@@ -33,6 +34,8 @@ export interface Composed {
   url: string;
   edgeTransport: NatsTransport;
   ownerTransport: NatsTransport;
+  /** The state owners' clock (see startTestSystem). */
+  clock: SettableClock;
   stop(): Promise<void>;
 }
 
@@ -52,11 +55,12 @@ export async function compose(options: ComposeOptions): Promise<Composed> {
   const databases: Database[] = [];
   const served: ServedService[] = [];
   const env = new EnvReader(options.env ?? {});
+  const clock = new SettableClock();
   const start = async <C>(module: ProgramModule<C>, transport: NatsTransport, databaseUrl?: string) => {
     const database = databaseUrl ? await Database.open({ url: databaseUrl, poolMax: 4, logger }) : undefined;
     if (database) databases.push(database);
     const program = await module.create(
-      { logger, metrics, transport, platform: new PlatformSwitch(transport), database },
+      { logger, metrics, transport, platform: new PlatformSwitch(transport), database, clock },
       module.readConfig(env),
     );
     for (const definition of program.services ?? []) served.push(await transport.serve(definition));
@@ -78,6 +82,7 @@ export async function compose(options: ComposeOptions): Promise<Composed> {
     url: `http://127.0.0.1:${port}`,
     edgeTransport,
     ownerTransport,
+    clock,
     async stop() {
       await closeServer(server);
       for (const s of served) await s.stop().catch(() => undefined);

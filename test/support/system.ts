@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { type Logger, pino } from 'pino';
 import { type RunningSystem, startSystem } from '../../services/all-in-one/src/system.ts';
 import { loadDevProvider } from '../../services/identity-admission/src/sessions/dev-identity-provider.ts';
+import { SettableClock } from './clock.ts';
 import { createTestDatabase } from './database.ts';
 import { seedEmbeddedData } from './embedded-template.ts';
 import { startNats } from './servers.ts';
@@ -26,6 +27,8 @@ export interface TestSystem {
   /** The system's private nats-server (undefined in embedded mode). */
   natsUrl: string | undefined;
   dataDir: string;
+  /** The state owners' clock: `set` fixes the instant the ledger records, `reset` gives it back to the database. */
+  clock: SettableClock;
   running: RunningSystem;
   stop(): Promise<void>;
 }
@@ -52,10 +55,12 @@ export async function startTestSystem(options: TestSystemOptions = {}): Promise<
     ...(nats ? { DATABASE_URL: databaseUrl, NATS_URL: nats.url } : {}),
     ...options.env,
   };
+  const clock = new SettableClock();
   let running: RunningSystem;
   try {
     running = await startSystem({
       env,
+      clock,
       port: 0,
       host: '127.0.0.1',
       logger: options.logger ?? pino({ level: 'silent' }),
@@ -69,6 +74,7 @@ export async function startTestSystem(options: TestSystemOptions = {}): Promise<
     databaseUrl,
     natsUrl: nats?.url,
     dataDir,
+    clock,
     running,
     async stop() {
       try {

@@ -4,6 +4,7 @@
 import { createServer, type Server } from 'node:http';
 import { resolve } from 'node:path';
 import { loadOrCreateAdminToken } from '#runtime/cli/local-service.ts';
+import type { Clock } from '#runtime/clock.ts';
 import { EnvReader, readCommonConfig } from '#runtime/config.ts';
 import { Database, migrate } from '#runtime/db/database.ts';
 import { type EmbeddedPostgres, startEmbeddedPostgres } from '#runtime/db/embedded.ts';
@@ -23,6 +24,8 @@ export interface SystemOptions {
   port?: number;
   host?: string;
   logger?: Logger;
+  /** The state owners' clock (tests set it); the database's `now()` when not given. */
+  clock?: Clock;
 }
 
 export interface RunningSystem {
@@ -105,6 +108,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<RunningS
         transport,
         platform,
         database: module.database ? database : undefined,
+        clock: options.clock,
         dataDir,
       },
       configs[index],

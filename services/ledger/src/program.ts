@@ -2,8 +2,7 @@
 // public configuration data; every mutation is one transaction here.
 import type { EnvReader } from '#runtime/config.ts';
 import { SIMULATION_MAX_EVENTS_DEFAULT } from '#runtime/contracts/simulation.ts';
-import type { Database } from '#runtime/db/database.ts';
-import type { ProgramModule } from '#runtime/program.ts';
+import { stateOwner } from '#runtime/program.ts';
 import { PACKAGE_VERSION } from '#runtime/version.ts';
 import { consoleEndpoints } from './console/endpoints.ts';
 import { EVENT_BATCH_MAX_DEFAULT, eventEndpoints } from './events/index.ts';
@@ -29,7 +28,7 @@ export interface LedgerConfig {
   retentionBatch: number;
 }
 
-export const ledger: ProgramModule<LedgerConfig> = {
+export const ledger = stateOwner<LedgerConfig>({
   name: 'ledger',
   database: { migrations: ledgerMigrations },
   readConfig(reader: EnvReader): LedgerConfig {
@@ -48,7 +47,7 @@ export const ledger: ProgramModule<LedgerConfig> = {
     };
   },
   async create(deps, config) {
-    const database = deps.database as Database;
+    const { database } = deps;
     const retention = new RetentionScheduler(
       new RetentionRepository(database),
       { intervalSeconds: config.retentionIntervalSeconds, batch: config.retentionBatch },
@@ -65,7 +64,7 @@ export const ledger: ProgramModule<LedgerConfig> = {
           version: PACKAGE_VERSION,
           description: 'Console, events, links and configuration',
           endpoints: [
-            ...consoleEndpoints({ database, logger: deps.logger, transport: deps.transport }),
+            ...consoleEndpoints({ database, clock: deps.clock, logger: deps.logger, transport: deps.transport }),
             ...eventEndpoints(deps, config),
             ...linkEndpoints(deps),
             ...simulationEndpoints(
@@ -77,4 +76,4 @@ export const ledger: ProgramModule<LedgerConfig> = {
       ],
     };
   },
-};
+});

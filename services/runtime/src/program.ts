@@ -3,6 +3,7 @@
 // composes all five with the same pieces.
 import { createServer, type Server } from 'node:http';
 import type Router from '@koa/router';
+import { type Clock, databaseClock } from './clock.ts';
 import { EnvReader, readCommonConfig } from './config.ts';
 import type { Database } from './db/database.ts';
 import type { MigrationSet } from './db/migrations.ts';
@@ -21,8 +22,10 @@ export interface ProgramDeps {
   metrics: Metrics;
   transport: Transport;
   platform: PlatformSwitch;
-  /** State owners only. */
+  /** The composer hands the database to state owners only; they receive it as `StateOwnerDeps.database`. */
   database?: Database;
+  /** The state owners' clock (tests set one); the database's `now()` (databaseClock) when not given. */
+  clock?: Clock;
   /** DATA_DIR of the all-in-one process (development identity provider keys); undefined when run alone. */
   dataDir?: string;
 }
@@ -47,6 +50,38 @@ export interface ProgramModule<C> {
   };
   readConfig(reader: EnvReader): C;
   create(deps: ProgramDeps, config: C): Promise<Program>;
+}
+
+/** What a state owner is given: its database and its clock are required dependencies. */
+export interface StateOwnerDeps extends ProgramDeps {
+  database: Database;
+  clock: Clock;
+}
+
+/** A state owner as written: `create` receives its database, never undefined. */
+export interface StateOwnerModule<C> {
+  name: ProgramName;
+  database: { migrations: MigrationSet };
+  readConfig(reader: EnvReader): C;
+  create(deps: StateOwnerDeps, config: C): Promise<Program>;
+}
+
+/**
+ * A state owner as the composers (runStandalone, the all-in-one process, tests) start it: the one place that checks
+ * that a database was handed over, so that the owner's code takes `database` as given; the clock is the database's
+ * unless one was handed over.
+ */
+export function stateOwner<C>(module: StateOwnerModule<C>): ProgramModule<C> {
+  return {
+    name: module.name,
+    database: module.database,
+    readConfig: (reader) => module.readConfig(reader),
+    create(deps, config) {
+      const { database } = deps;
+      if (!database) throw new Error(`${module.name} is a state owner: it needs its database`);
+      return module.create({ ...deps, database, clock: deps.clock ?? databaseClock }, config);
+    },
+  };
 }
 
 /** Closes things in order on SIGTERM/SIGINT; a second signal or a stuck step past the deadline exits at once. */

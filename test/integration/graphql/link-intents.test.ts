@@ -6,7 +6,6 @@ import { randomUUID } from 'node:crypto';
 import { buildSchema, type GraphQLObjectType } from 'graphql';
 import pg from 'pg';
 import { typeDefs } from '../../../gateway/src/graphql/server.ts';
-import { linkClock, resetLinkClock } from '../../../services/ledger/src/links/index.ts';
 import { startTestSystem, type TestSystem } from '../../support/system.ts';
 import { addMember, type Developer, developer, world } from '../console/helpers.ts';
 import { APPROVE, expectData, type Game, gameWithKeys, intent, native, nativeSession } from '../links/helpers.ts';
@@ -40,16 +39,16 @@ beforeAll(async () => {
   await addMember(system, game.token, game.organizationId, viewer, 'viewer');
   // Four intents a minute apart, for four players; the second is approved half a minute after its creation.
   for (const minute of [0, 1, 2, 3]) {
-    linkClock.now = () => at(minute);
+    system.clock.set(at(minute));
     created.push({ ...(await intent(system, game, `player-${minute}`)), minute });
   }
-  linkClock.now = () => at(1.5);
+  system.clock.set(at(1.5));
   const session = await nativeSession(system, { username: 'linked-one' });
   expectData(await native(system, APPROVE, session, { linkToken: created[1]!.linkToken }), 'LinkApproval');
 });
 
 afterAll(async () => {
-  resetLinkClock();
+  system?.clock.reset();
   await system?.stop();
 });
 
@@ -63,7 +62,7 @@ const states = (result: Awaited<ReturnType<typeof read>>) =>
   result.body.data.linkIntents.edges.map((e: any) => [e.node.externalPlayerId, e.node.state]);
 
 test('every member reads them newest first, with the states at the time of the read and no token', async () => {
-  linkClock.now = () => at(11);
+  system.clock.set(at(11));
   for (const who of [game.token, viewer.token]) {
     const result = await read(who, {});
     expect(result.body.errors).toBeUndefined();
@@ -89,14 +88,14 @@ test('every member reads them newest first, with the states at the time of the r
 });
 
 test('the states follow the clock: pending until the 10 minutes are over, consumed stays consumed', async () => {
-  linkClock.now = () => at(5);
+  system.clock.set(at(5));
   expect(states(await read(game.token, {}))).toEqual([
     ['player-3', 'pending'],
     ['player-2', 'pending'],
     ['player-1', 'consumed'],
     ['player-0', 'pending'],
   ]);
-  linkClock.now = () => at(60);
+  system.clock.set(at(60));
   expect(states(await read(game.token, {}))).toEqual([
     ['player-3', 'expired'],
     ['player-2', 'expired'],
@@ -130,7 +129,7 @@ test('the served type has no field for a token, its hash or the approving accoun
 });
 
 test('pages of `first` continue `after` a cursor; bad sizes and cursors answer the records codes', async () => {
-  linkClock.now = () => at(11);
+  system.clock.set(at(11));
   const all = (await read(game.token, {})).body.data.linkIntents.edges.map((e: any) => e.node.id);
   const first = await read(viewer.token, { first: 3 });
   const page1 = first.body.data.linkIntents;

@@ -3,7 +3,6 @@
 // list of actual decisions adds up to (what the simulation's answer must equal).
 
 import { DECISION_CHECK_ORDER } from '#runtime/contracts/simulation.ts';
-import { receiptClock, resetReceiptClock } from '../../../services/ledger/src/events/index.ts';
 import { expectDecision, postEvent } from '../../support/ingest.ts';
 import { createPlayer, type PlayerOptions } from '../../support/ledger-fixtures.ts';
 import type { TestSystem } from '../../support/system.ts';
@@ -94,12 +93,12 @@ export interface StreamEvent {
 
 export type Decision = ReturnType<typeof expectDecision>;
 
-/** Posts the stream into a game, each event received at its receipt time (the ledger's receiptClock). */
+/** Posts the stream into a game, each event received at its receipt time (the system's clock). */
 export async function postStream(system: TestSystem, game: SimGame, stream: StreamEvent[]): Promise<Decision[]> {
   const decisions: Decision[] = [];
   try {
     for (const event of stream) {
-      receiptClock.now = () => event.receivedAt;
+      system.clock.set(event.receivedAt);
       const response = await postEvent(system.url, game.key, {
         eventId: event.eventId,
         playerId: game.players[event.player],
@@ -109,7 +108,7 @@ export async function postStream(system: TestSystem, game: SimGame, stream: Stre
       decisions.push(expectDecision(response));
     }
   } finally {
-    resetReceiptClock();
+    system.clock.reset();
   }
   return decisions;
 }

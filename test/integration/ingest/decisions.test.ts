@@ -2,7 +2,6 @@
 // spend on acceptance, the timestamp window and the daily cap at the UTC day boundary (with the ledger's receipt
 // clock set by the test), and the replay semantics.
 import { randomUUID } from 'node:crypto';
-import { receiptClock, resetReceiptClock } from '../../../services/ledger/src/events/index.ts';
 import { sql } from '../../support/database.ts';
 import { eventBody, expectDecision, expectError, postEvent, postRaw } from '../../support/ingest.ts';
 import {
@@ -30,12 +29,12 @@ describe('event decisions', () => {
     db = system.databaseUrl!;
   });
   afterAll(async () => system?.stop());
-  afterEach(() => resetReceiptClock());
+  afterEach(() => system?.clock.reset());
 
   /** Fixes the ledger's receipt time. */
   const receiveAt = (iso: string) => {
     const at = new Date(iso);
-    receiptClock.now = () => at;
+    system.clock.set(at);
     return at;
   };
   const send = async (world: EventWorld, body: unknown) =>

@@ -1,7 +1,6 @@
 // The quota fields of a fresh decision (CONTRACT section 11) over HTTP on real PostgreSQL and NATS, against figures
 // computed by hand: EVENT_RATE_LIMIT_PER_MINUTE=3, a rule of 10 credits, a daily player cap of 25 and a game budget
 // of 45, with the ledger's receipt clock set by the test (minute and day boundaries without waiting).
-import { receiptClock, resetReceiptClock } from '../../../services/ledger/src/events/index.ts';
 import { eventBody, expectDecision, postEvent } from '../../support/ingest.ts';
 import { createEventWorld, createPlayer, type EventWorld, gameState } from '../../support/ledger-fixtures.ts';
 import { type ApiResponse, startTestSystem, type TestSystem } from '../../support/system.ts';
@@ -28,11 +27,11 @@ describe('quota headers on fresh decisions', () => {
     db = system.databaseUrl as string;
   });
   afterAll(async () => system?.stop());
-  afterEach(() => resetReceiptClock());
+  afterEach(() => system?.clock.reset());
 
   const receiveAt = (iso: string) => {
     const at = new Date(iso);
-    receiptClock.now = () => at;
+    system.clock.set(at);
   };
 
   /** Posts a fresh event of `playerId` occurring at the receipt time; returns the decision and its quota headers. */

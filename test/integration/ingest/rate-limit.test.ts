@@ -1,7 +1,6 @@
 // The per-game rate limit over HTTP on real PostgreSQL and NATS, with EVENT_RATE_LIMIT_PER_MINUTE=5 and the
 // ledger's receipt clock set by the test (no waiting for real minutes).
 import { randomUUID } from 'node:crypto';
-import { receiptClock, resetReceiptClock } from '../../../services/ledger/src/events/index.ts';
 import { eventBody, expectDecision, expectError, postEvent } from '../../support/ingest.ts';
 import { createEventWorld, createRule, type EventWorld, gameState } from '../../support/ledger-fixtures.ts';
 import { startTestSystem, type TestSystem } from '../../support/system.ts';
@@ -17,11 +16,11 @@ describe('rate limit: EVENT_RATE_LIMIT_PER_MINUTE fresh events per game per UTC 
     db = system.databaseUrl!;
   });
   afterAll(async () => system?.stop());
-  afterEach(() => resetReceiptClock());
+  afterEach(() => system?.clock.reset());
 
   const receiveAt = (iso: string) => {
     const at = new Date(iso);
-    receiptClock.now = () => at;
+    system.clock.set(at);
   };
   const send = async (world: EventWorld, body: unknown) =>
     expectDecision(await postEvent(system.url, world.key.value, body));

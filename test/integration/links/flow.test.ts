@@ -3,7 +3,6 @@
 // the 10-minute expiry with the ledger's link clock set by the test (no waiting).
 import { createHash, randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { linkClock, resetLinkClock } from '../../../services/ledger/src/links/index.ts';
 import { sql } from '../../support/database.ts';
 import { api, startTestSystem, type TestSystem } from '../../support/system.ts';
 import { ok } from '../console/helpers.ts';
@@ -33,10 +32,10 @@ describe('link intents and players', () => {
     game = await gameWithKeys(system);
   });
   afterAll(async () => {
-    resetLinkClock();
+    system?.clock.reset();
     await system?.stop();
   });
-  afterEach(() => resetLinkClock());
+  afterEach(() => system?.clock.reset());
 
   describe('creation', () => {
     it('creates the player and a one-time token valid 10 minutes; only its SHA-256 is stored', async () => {
@@ -268,15 +267,15 @@ describe('link intents and players', () => {
     const plus = (ms: number) => new Date(T.getTime() + ms);
 
     it('a token is valid until 10 minutes after creation, exclusive; then inspect and approve answer 409 invalid_link', async () => {
-      linkClock.now = () => T;
+      system.clock.set(T);
       const created = await intent(system, game, 'expiring');
       expect(created.expiresAt).toBe('2030-01-15T12:10:00.000Z');
       const session = await nativeSession(system);
 
-      linkClock.now = () => plus(10 * 60_000 - 1);
+      system.clock.set(plus(10 * 60_000 - 1));
       expectData(await native(system, INSPECT, session, { linkToken: created.linkToken }), 'LinkInspection');
 
-      linkClock.now = () => plus(10 * 60_000);
+      system.clock.set(plus(10 * 60_000));
       expectError(await native(system, INSPECT, session, { linkToken: created.linkToken }), 409, 'invalid_link');
       expectError(await native(system, APPROVE, session, { linkToken: created.linkToken }), 409, 'invalid_link');
       expect(await playerRow(system, created.playerId)).toMatchObject({ credits_user_id: null, linked_at: null });
@@ -290,9 +289,9 @@ describe('link intents and players', () => {
     });
 
     it('approval at the last millisecond links; linkedAt is the approval time', async () => {
-      linkClock.now = () => T;
+      system.clock.set(T);
       const created = await intent(system, game);
-      linkClock.now = () => plus(10 * 60_000 - 1);
+      system.clock.set(plus(10 * 60_000 - 1));
       const session = await nativeSession(system);
       expectData(await native(system, APPROVE, session, { linkToken: created.linkToken }), 'LinkApproval');
       const read = expectData(
@@ -303,11 +302,11 @@ describe('link intents and players', () => {
     });
 
     it('a used token that has also expired is still "used" (409 invalid_link)', async () => {
-      linkClock.now = () => T;
+      system.clock.set(T);
       const created = await intent(system, game);
       const session = await nativeSession(system);
       expectData(await native(system, APPROVE, session, { linkToken: created.linkToken }), 'LinkApproval');
-      linkClock.now = () => plus(60 * 60_000);
+      system.clock.set(plus(60 * 60_000));
       const answer = await native(system, APPROVE, session, { linkToken: created.linkToken });
       expectError(answer, 409, 'invalid_link');
       expect(answer.body.error.message).toMatch(/used/);

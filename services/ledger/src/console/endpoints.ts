@@ -1,4 +1,6 @@
 // Transport handlers of the console operations: they translate messages to the domain and back, nothing else.
+
+import type { Clock } from '#runtime/clock.ts';
 import type { ConsolePrincipal } from '#runtime/contracts/gen/rewards/v1/console_pb.ts';
 import { ledgerOps } from '#runtime/contracts/operations.ts';
 import { MEMBERSHIP_SUBJECT, membershipTopic } from '#runtime/contracts/subjects.ts';
@@ -13,6 +15,8 @@ import { ConsoleRepository } from './repository.ts';
 
 export interface ConsoleDeps {
   database: Database;
+  /** The time link intents are read at. */
+  clock: Clock;
   logger: Logger;
   /** Announces removed members after commit (MembershipChanged), so that live subscriptions end at once. */
   transport?: Transport | undefined;
@@ -57,7 +61,7 @@ export function consoleEndpoints(deps: ConsoleDeps): EndpointBinding[] {
       });
     }
   });
-  const queries = new ConsoleQueries(repository);
+  const queries = new ConsoleQueries(repository, deps.clock);
   const fail = (error: unknown) => translateStoreError(error, deps.logger);
 
   return [

@@ -1,10 +1,10 @@
 // The console's reads: the snapshot (GET /api/developer/v1/console) and the records pages
 // (GET /api/developer/v1/records; CONTRACT section 8).
 import { randomBytes } from 'node:crypto';
+import type { Clock } from '#runtime/clock.ts';
 import { AppError } from '#runtime/errors.ts';
 import { isUuid } from '#runtime/validation/uuid.ts';
 import { type CursorPosition, decodeCursor, encodeCursor, type RecordKind } from '../domain/records-cursor.ts';
-import { linkClock } from '../links/clock.ts';
 import {
   canSee,
   type DecisionStatsRow,
@@ -65,10 +65,13 @@ export const DECISION_STATS_MAX_BUCKETS = 400;
 
 export class ConsoleQueries {
   private readonly repository: ConsoleRepository;
+  /** The time link intents are read at (their state: pending or expired). */
+  private readonly clock: Clock;
   private cursorKey: Promise<Buffer> | undefined;
 
-  constructor(repository: ConsoleRepository) {
+  constructor(repository: ConsoleRepository, clock: Clock) {
     this.repository = repository;
+    this.clock = clock;
   }
 
   async snapshot(identityUserId: string): Promise<SnapshotLists> {
@@ -138,7 +141,7 @@ export class ConsoleQueries {
       if (!(await canSee(em, r.identityUserId, 'games', r.gameId))) {
         throw new AppError(404, 'not_found', 'No such object in an organization you are a member of.');
       }
-      return readLinkIntents(em, { gameId: r.gameId, after, take: r.limit + 1, now: linkClock.now() });
+      return readLinkIntents(em, { gameId: r.gameId, after, take: r.limit + 1, now: this.clock.now() });
     });
     const key = await this.key();
     const cursors = rows.positions.slice(0, r.limit).map((position) => encodeCursor(key, { ...context, ...position }));

@@ -3,6 +3,7 @@
 // batch is in the database go together as one call of ledger.record_events (one round trip, one transaction).
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import { Gauge, Histogram } from 'prom-client';
+import type { Clock } from '#runtime/clock.ts';
 import type {
   RecordEventOutcomeSchema,
   RecordEventRequest,
@@ -18,7 +19,6 @@ import type { Metrics } from '#runtime/metrics.ts';
 import { bind, type EndpointBinding, type Transport } from '#runtime/transport/operation.ts';
 import { isUuid } from '#runtime/validation/uuid.ts';
 import { type DecideBatch, DecisionBatcher, QueueFullError } from './batcher.ts';
-import { receiptClock } from './clock.ts';
 import {
   DatabaseUnavailableError,
   EventRepository,
@@ -30,7 +30,9 @@ import {
 } from './repository.ts';
 
 export interface EventEndpointDeps {
-  database?: Database | undefined;
+  database: Database;
+  /** The receipt time of events (null: the decision's transaction's `now()`). */
+  clock: Clock;
   logger: Logger;
   metrics?: Metrics | undefined;
   /** Publishes each fresh decision after commit (the live decisions subscription of the gateway). */
@@ -130,7 +132,6 @@ type RecordEventReply = MessageInitShape<typeof RecordEventResponseSchema>;
 type RecordEventOutcomeInit = MessageInitShape<typeof RecordEventOutcomeSchema>;
 
 export function eventEndpoints(deps: EventEndpointDeps, config: EventEndpointConfig): EndpointBinding[] {
-  if (!deps.database) throw new Error('the ledger needs its database');
   const events = new EventRepository(deps.database);
   const logger = deps.logger;
   const storeFailure = (error: unknown): never => {
@@ -213,7 +214,7 @@ export function eventEndpoints(deps: EventEndpointDeps, config: EventEndpointCon
       eventType: request.eventType,
       occurredAtMs: request.occurredAtMs,
       payloadHash: request.payloadHash,
-      receivedAt: receiptClock.now(),
+      receivedAt: deps.clock.now(),
       rateLimitPerMinute: config.eventRateLimitPerMinute,
     };
     const result = await batcher.submit(params).catch(recordFailure(params));

@@ -1,5 +1,4 @@
 // The ledger's event side: RecordEvent (the hot path), AuthenticateGameKey (the event edge's error paths) and
 // GetPublicConfig. Registered by program.ts.
 
-export { receiptClock, resetReceiptClock } from './clock.ts';
 export { EVENT_BATCH_MAX_DEFAULT, eventEndpoints } from './endpoints.ts';

@@ -1,5 +1,6 @@
 // Transport handlers of the linking operations: they check what arrived, call the repository and map outcomes to
 // the API's errors (CONTRACT section 6). The ledger never receives a link token, only its SHA-256.
+import type { Clock } from '#runtime/clock.ts';
 import { ledgerOps } from '#runtime/contracts/operations.ts';
 import type { Database } from '#runtime/db/database.ts';
 import { classifyDatabaseFailure } from '#runtime/db/failures.ts';
@@ -7,12 +8,13 @@ import { AppError } from '#runtime/errors.ts';
 import type { Logger } from '#runtime/logger.ts';
 import { bind, type EndpointBinding } from '#runtime/transport/operation.ts';
 import { isUuid } from '#runtime/validation/uuid.ts';
-import { linkClock } from './clock.ts';
 import { LinkRepository, type PlayerSelector } from './repository.ts';
 import { isValidExternalPlayerId, type LinkRefusal } from './rules.ts';
 
 export interface LinkEndpointDeps {
-  database?: Database | undefined;
+  database: Database;
+  /** The time of link intents: creation, inspection, approval (null: the operation's transaction's `now()`). */
+  clock: Clock;
   logger: Logger;
 }
 
@@ -37,9 +39,8 @@ export function refusalError(refusal: LinkRefusal): AppError {
 }
 
 export function linkEndpoints(deps: LinkEndpointDeps): EndpointBinding[] {
-  if (!deps.database) throw new Error('the ledger needs its database');
   const links = new LinkRepository(deps.database);
-  const { logger } = deps;
+  const { clock, logger } = deps;
   // Outages as db/failures.ts classifies them (deadlocks and serialization failures were retried there first).
   const storeFailure = (error: unknown): never => {
     const failure = classifyDatabaseFailure(error);
@@ -70,7 +71,7 @@ export function linkEndpoints(deps: LinkEndpointDeps): EndpointBinding[] {
         );
       }
       const result = await links
-        .createIntent({ keyHash, externalPlayerId: request.externalPlayerId, tokenHash, now: linkClock.now() })
+        .createIntent({ keyHash, externalPlayerId: request.externalPlayerId, tokenHash, now: clock.now() })
         .catch(storeFailure);
       switch (result.outcome) {
         case 'invalid_key':
@@ -84,7 +85,7 @@ export function linkEndpoints(deps: LinkEndpointDeps): EndpointBinding[] {
     bind(ledgerOps.inspectLinkIntent, async (request) => {
       const tokenHash = hashOf(request.tokenHash);
       if (!tokenHash) throw refusalError('unknown');
-      const result = await links.inspect(tokenHash, linkClock.now()).catch(storeFailure);
+      const result = await links.inspect(tokenHash, clock.now()).catch(storeFailure);
       if (result.outcome === 'refused') throw refusalError(result.refusal);
       return { gameName: result.gameName, externalPlayerId: result.externalPlayerId, expiresAt: result.expiresAt };
     }),
@@ -99,7 +100,7 @@ export function linkEndpoints(deps: LinkEndpointDeps): EndpointBinding[] {
         .approve(
           tokenHash,
           { creditsUserId: account.creditsUserId.toLowerCase(), username: account.username ?? null },
-          linkClock.now(),
+          clock.now(),
         )
         .catch(storeFailure);
       if (result.outcome === 'refused') throw refusalError(result.refusal);

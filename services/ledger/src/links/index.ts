@@ -1,4 +1,3 @@
 // Player linking in the ledger: link intents and player reads (CONTRACT section 6).
-export { linkClock, resetLinkClock } from './clock.ts';
 export { linkEndpoints } from './endpoints.ts';
 export { LINK_INTENT_LIFETIME_MINUTES } from './repository.ts';

@@ -1,0 +1,114 @@
+// Transport handlers of the operator calls (the platform switch, invitations, native accounts, device permits): they
+// check what arrived against the domain's rules, call the repositories and map rows to messages.
+import { identityOps } from '#runtime/contracts/operations.ts';
+import type { Database } from '#runtime/db/database.ts';
+import { isDatabaseFailure } from '#runtime/db/failures.ts';
+import { AppError } from '#runtime/errors.ts';
+import type { Logger } from '#runtime/logger.ts';
+import { bind, type EndpointBinding } from '#runtime/transport/operation.ts';
+import { isUuid } from '#runtime/validation/uuid.ts';
+import { isValidPermitLifetime, PERMIT_SECONDS_MAX } from '../domain/device-permits.ts';
+import { isValidEmail, isValidSessionId, isValidUsername, SESSION_ID_MAX, USERNAME_MAX } from '../domain/names.ts';
+import { DevicePermitRepository, type DevicePermitRow } from '../repositories/device-permits.ts';
+import { InvitationRepository, type InvitationRow } from '../repositories/invitations.ts';
+import { NativeAccountRepository, type NativeAccountRow } from '../repositories/native-accounts.ts';
+import { PlatformRepository } from '../repositories/platform.ts';
+
+export interface OperatorEndpointDeps {
+  database: Database;
+  logger: Logger;
+}
+
+export function invitationMessage(row: InvitationRow) {
+  return {
+    id: row.id,
+    email: row.email,
+    status: row.status,
+    identityUserId: row.identity_user_id ?? undefined,
+    canCreateUnlimitedOrganization: row.can_create_unlimited_organization,
+    createdAt: row.created_at,
+    boundAt: row.bound_at ?? undefined,
+  };
+}
+
+export function nativeAccountMessage(row: NativeAccountRow) {
+  return {
+    creditsUserId: row.credits_user_id,
+    status: row.status,
+    username: row.username ?? undefined,
+    createdAt: row.created_at,
+  };
+}
+
+export function devicePermitMessage(row: DevicePermitRow) {
+  return {
+    id: row.id,
+    sessionId: row.session_id,
+    creditsUserId: row.credits_user_id,
+    expiresAt: row.expires_at,
+  };
+}
+
+const invalid = (message: string) => new AppError(400, 'INVALID_REQUEST', message);
+
+export function operatorEndpoints(deps: OperatorEndpointDeps): EndpointBinding[] {
+  const invitations = new InvitationRepository(deps.database);
+  const accounts = new NativeAccountRepository(deps.database);
+  const permits = new DevicePermitRepository(deps.database);
+  const platform = new PlatformRepository(deps.database);
+  // Operator calls and the platform switch: a failing store (db/failures.ts) is a 503 the edges relabel for their
+  // route; anything else is a bug (500).
+  const storeError = (error: unknown): never => {
+    if (error instanceof AppError || !isDatabaseFailure(error)) throw error;
+    deps.logger.warn({ err: error }, 'identity store unavailable');
+    throw new AppError(503, 'PLATFORM_UNAVAILABLE', 'The identity store is temporarily unavailable.');
+  };
+
+  return [
+    bind(identityOps.getPlatformState, async () => ({
+      enabled: await platform.isEnabled().catch(storeError),
+    })),
+    bind(identityOps.setPlatformState, async (request) => ({
+      enabled: await platform.setEnabled(request.enabled).catch(storeError),
+    })),
+    bind(identityOps.createInvitation, async (request) => {
+      if (!isValidEmail(request.email)) throw invalid('email must be an e-mail address.');
+      const row = await invitations.create(request.email, request.canCreateUnlimitedOrganization).catch(storeError);
+      if (!row) throw new AppError(409, 'conflict', 'This e-mail already has an active invitation.');
+      return { invitation: invitationMessage(row) };
+    }),
+    bind(identityOps.listInvitations, async () => ({
+      invitations: (await invitations.list().catch(storeError)).map(invitationMessage),
+    })),
+    bind(identityOps.revokeInvitation, async (request) => {
+      const row = await invitations.revoke(request.id).catch(storeError);
+      if (!row) throw new AppError(404, 'not_found', 'No invitation with this id.');
+      return { invitation: invitationMessage(row) };
+    }),
+    bind(identityOps.putNativeAccount, async (request) => {
+      if (!isUuid(request.creditsUserId)) throw invalid('creditsUserId must be a UUID.');
+      if (request.status !== 'active' && request.status !== 'disabled') {
+        throw invalid('status must be active or disabled.');
+      }
+      const username = request.setUsername ? (request.username ?? null) : undefined;
+      if (typeof username === 'string' && !isValidUsername(username)) {
+        throw invalid(`username must be 1 to ${USERNAME_MAX} characters without control characters.`);
+      }
+      const row = await accounts.put(request.creditsUserId, request.status, username).catch(storeError);
+      return { account: nativeAccountMessage(row) };
+    }),
+    bind(identityOps.createDevicePermit, async (request) => {
+      if (!isValidSessionId(request.sessionId)) {
+        throw invalid(`sessionId must be 1 to ${SESSION_ID_MAX} characters without control characters.`);
+      }
+      if (!isUuid(request.creditsUserId)) throw invalid('creditsUserId must be a UUID.');
+      if (!isValidPermitLifetime(request.expiresInSeconds)) {
+        throw invalid(`expiresInSeconds must be from 1 to ${PERMIT_SECONDS_MAX}.`);
+      }
+      const row = await permits
+        .create(request.sessionId, request.creditsUserId, request.expiresInSeconds)
+        .catch(storeError);
+      return { permit: devicePermitMessage(row) };
+    }),
+  ];
+}
