@@ -4,7 +4,7 @@
 // PostgreSQL and nats-server are started once for all runs (or taken from DATABASE_URL / NATS_URL, as in `npm test`);
 // every test system makes its own database and nats-server, so runs do not see each other's data.
 // Prints one line per run that failed (file, time, failed tests), a table per file and the plain closing line.
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
@@ -87,6 +87,11 @@ const outputDir = mkdtempSync(join(tmpdir(), 'rewards-repeat-'));
 const env = { ...process.env, DATABASE_URL: servers.databaseUrl, NATS_URL: servers.natsUrl };
 const jest = join(root, 'node_modules/jest/bin/jest.js');
 
+// Ctrl-C (or SIGTERM): no new runs, the running jest runs are stopped and dropped, PostgreSQL and NATS are stopped,
+// and the table of the runs that finished is printed.
+const running = new Set<ChildProcess>();
+let interrupted = false;
+
 async function runOnce(unit: string[], time: number, slot: number): Promise<RunResult> {
   const output = join(outputDir, `run-${slot}-${time}.json`);
   const started = performance.now();
@@ -94,11 +99,14 @@ async function runOnce(unit: string[], time: number, slot: number): Promise<RunR
   if (unit.length > 0) args.push('--runTestsByPath', ...unit);
   const code = await new Promise<number>((done) => {
     const child = spawn(process.execPath, args, { cwd: root, env, stdio: ['ignore', 'ignore', 'pipe'] });
+    running.add(child);
     let tail = '';
     child.stderr.on('data', (chunk: Buffer) => {
       tail = (tail + chunk.toString()).slice(-20_000);
     });
     child.on('exit', (status) => {
+      running.delete(child);
+      if (interrupted) return done(status ?? 1);
       if (status !== 0 && !statSync(output, { throwIfNoEntry: false })) process.stderr.write(tail);
       done(status ?? 1);
     });
@@ -146,6 +154,7 @@ process.stdout.write(
 async function worker(slot: number): Promise<void> {
   for (let next = queue.shift(); next; next = queue.shift()) {
     const result = await runOnce(next.unit, next.time, slot);
+    if (interrupted) break;
     results.push(result);
     const mark = result.ok ? 'ok  ' : 'FAIL';
     process.stdout.write(
@@ -156,6 +165,13 @@ async function worker(slot: number): Promise<void> {
   }
 }
 
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    interrupted = true;
+    queue.length = 0;
+    for (const child of running) child.kill('SIGTERM');
+  });
+}
 try {
   await Promise.all(Array.from({ length: jobs }, (_, slot) => worker(slot)));
 } finally {
@@ -175,4 +191,5 @@ process.stdout.write(`\n${results.length} runs in ${minutes} min, ${failedRuns.l
 const passedTests = results.reduce((sum, r) => sum + r.passed, 0);
 const failedTests = results.reduce((sum, r) => sum + r.failed, 0);
 process.stdout.write(`repeat: ${passedTests} passed, ${failedTests} failed\n`);
-process.exitCode = failedRuns.length > 0 ? 1 : 0;
+if (interrupted) process.stdout.write('interrupted: the runs above are the ones that finished\n');
+process.exitCode = interrupted ? 130 : failedRuns.length > 0 ? 1 : 0;
