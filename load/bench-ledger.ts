@@ -46,7 +46,7 @@ Options (each also read from the environment variable in brackets):
   --durability D     both (durable row, then fsync-off row), durable or off    [BENCH_DURABILITY]   default both
   --half-rate S      seconds at half of the measured NATS peak (open model)    [BENCH_HALF_RATE_S]  default 10
   --duration S       measured seconds of each side                            [BENCH_DURATION_S]   default 30
-  --rounds N         the sides take turns, N rounds of duration/N seconds     [BENCH_ROUNDS]       default 3
+  --rounds N         the sides take turns, N rounds of duration/N s (whole)   [BENCH_ROUNDS]       default 3
   --warmup S         unmeasured seconds of each side, both before measuring   [BENCH_WARMUP_S]     default 5
   --pool N           the ledger's PostgreSQL pool (DATABASE_POOL_MAX)         [BENCH_POOL]         default 16
   --prefill N        history written in SQL before the run: N accepted events of  [BENCH_PREFILL]      default 0
@@ -622,7 +622,8 @@ async function main(): Promise<void> {
       // Both sides warm up before either is measured, then take turns: ROUNDS rounds of DURATION / ROUNDS seconds
       // each. The cost of an event changes while the tables are young (index growth, the first autovacuum and
       // analyze passes, HOT pruning of the game rows); taking turns gives both sides the same history.
-      const roundS = options.durationS / options.rounds;
+      // Whole seconds: pgbench's -T takes no fraction (--duration 20 in 3 rounds: rounds of 7 s).
+      const roundS = Math.max(1, Math.round(options.durationS / options.rounds));
       const natsRounds: Side[] = [];
       const pgbenchRounds: Side[] = [];
       const roundRss: number[] = [];
