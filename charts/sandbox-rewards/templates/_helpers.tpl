@@ -153,6 +153,9 @@ Usage: include "sandbox-rewards.programConfig" (dict "root" $ "program" "ledger"
 {{- else if eq .program "ledger" -}}
 {{- $_ := set $env "EVENT_RATE_LIMIT_PER_MINUTE" (toString $c.eventRateLimitPerMinute) -}}
 {{- $_ := set $env "EVENT_BATCH_MAX" (toString $c.eventBatchMax) -}}
+{{- $_ := set $env "SIMULATE_RULE_MAX_EVENTS" (toString $c.simulateRuleMaxEvents) -}}
+{{- $_ := set $env "LEDGER_RETENTION_INTERVAL_SECONDS" (toString $c.ledgerRetentionIntervalSeconds) -}}
+{{- $_ := set $env "LEDGER_RETENTION_BATCH" (toString $c.ledgerRetentionBatch) -}}
 {{- else if eq .program "identity-admission" -}}
 {{- $opt := dict
   "DEVELOPER_JWKS" $c.developer.jwks
