@@ -3,11 +3,12 @@
 -- from the one recorded in ledger.repeatable_migrations, in one transaction. Edit this file to change the function;
 -- test/integration/migrations.test.ts checks that the applied body equals this file.
 --
--- decision_reason is the decision's check chain, and its only implementation: given the state a fresh event meets,
--- it answers the reason of the first failing check (CONTRACT section 7, in the contract's order), or null for an
--- acceptance. ledger.record_event, ledger.record_events and the rule dry-run ledger.simulate_rule all decide by
--- calling it; they differ only in where the state comes from (rows read under the game lock, the batch's running
--- figures, or a replay of stored decisions).
+-- decision_reason is the decision's check chain: given the state a fresh event meets, it answers the reason of the
+-- first failing check (CONTRACT section 7, in the contract's order), or null for an acceptance. The service's
+-- decisions (ledger.record_events) and the rule dry-run (ledger.simulate_rule) decide by calling it; they differ only
+-- in where the state comes from (the batch's running figures under the game lock, or a replay of stored decisions).
+-- The single-event ledger.record_event keeps its own chain on purpose: it is pgbench's baseline and the differential
+-- test's independent oracle (test/integration/ingest/batching.test.ts), so a mistake here shows as a difference.
 --
 --   p_attempts        fresh attempts of the game in the UTC minute of receipt, this one included
 --   p_rate_limit      EVENT_RATE_LIMIT_PER_MINUTE
