@@ -70,10 +70,14 @@ async function submit(title: string, values: Record<string, string>, options: { 
   }
 }
 
-/** The game page's mode indicator once it reads `mode` ("Live" or "Polling"). */
-async function expectMode(mode: 'Live' | 'Polling', options: { timeout: number } = WAIT) {
+/**
+ * Waits until the live indicator shows `mode` (and `detail`, when given, somewhere in its text). The page starts in
+ * 'Polling: ... connecting to live updates', so a test about why it polls must wait for the reason, not the mode.
+ */
+async function expectMode(mode: 'Live' | 'Polling', options: { timeout: number; detail?: string } = WAIT) {
   const indicator = page.getByTestId('live-mode');
-  await indicator.filter({ hasText: new RegExp(`^\\s*${mode}:`) }).waitFor(options);
+  const detail = options.detail ? `.*${options.detail.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}` : '';
+  await indicator.filter({ hasText: new RegExp(`^\\s*${mode}:${detail}`, 's') }).waitFor(options);
   return indicator.innerText();
 }
 
@@ -373,7 +377,7 @@ test('without the live socket the game page polls, still shows a posted event, a
   await page.getByRole('link', { name: 'Journey Studio' }).click();
   await page.getByRole('link', { name: 'Game Space Race' }).click();
   await page.getByRole('heading', { name: 'Game Space Race', exact: true }).waitFor(WAIT);
-  expect(await expectMode('Polling')).toContain('1013 AUTH_UNAVAILABLE');
+  expect(await expectMode('Polling', { ...WAIT, detail: '1013 AUTH_UNAVAILABLE' })).toContain('1013 AUTH_UNAVAILABLE');
   await checkAccessibility('game-polling');
 
   // A new secret key (the journey revoked its own), then an event: it appears by polling.
