@@ -39,6 +39,11 @@
 -- Every invariant keeps its constraint (spent <= budget, credits ranges, one decision per (game, event_id)).
 --
 -- Lookups in the loop use array_position over small arrays (C code, no per-element PL/pgSQL evaluation).
+-- plan_cache_mode = force_generic_plan: the statements below take arrays whose lengths change from call to call,
+-- so PostgreSQL's plan cache would find each call's custom plan cheaper than the generic one (estimated for 10
+-- elements) and plan every statement again on every call; that planning was a third of a small batch's cost
+-- (docs/benchmarks.md, "What a batch costs in PostgreSQL"). Every statement here is an index lookup whose plan does
+-- not depend on the values.
 -- Its result columns change with this file, which `create or replace` cannot do: the function is dropped and created
 -- again in the same transaction (callers name the columns they read, so a ledger of the previous version keeps
 -- working during a rollout).
@@ -71,6 +76,7 @@ create function ledger.record_events(
     o_budget_remaining bigint)
   language plpgsql
   set enable_seqscan = off
+  set plan_cache_mode = force_generic_plan
   as $fn$
   declare
     n integer := coalesce(array_length(p_event_ids, 1), 0);
@@ -205,12 +211,18 @@ create function ledger.record_events(
         select coalesce(array_agg(c.minute), '{}'), coalesce(array_agg(c.attempts), '{}'),
             coalesce(array_agg(0), '{}'), coalesce(array_agg(true), '{}')
           into mi_minutes, mi_stored, mi_added, mi_existed
-          from ledger.game_minute_counters c where c.game_id = v_game_id and c.minute = any(v_minutes);
+          -- OFFSET 0 keeps the minute filter out of the scan: the rows come through the primary key (game_id,
+          -- minute), never the retention's index by minute (all games' rows of that minute).
+          from (select * from ledger.game_minute_counters c0 where c0.game_id = v_game_id offset 0) c
+          where c.minute = any(v_minutes);
         select coalesce(array_agg(t.player_id::text || '|' || t.day::text), '{}'),
             coalesce(array_agg(t.player_id), '{}'), coalesce(array_agg(t.day), '{}'),
             coalesce(array_agg(t.credits), '{}'), coalesce(array_agg(0::bigint), '{}')
           into dt_keys, dt_players, dt_days, dt_stored, dt_added
-          from ledger.player_daily_totals t where t.player_id = any(pl_ids) and t.day = any(v_days);
+          -- The same for the players' rows (a few days each, the retention keeps three): through the primary key
+          -- (player_id, day), never the index by day (every player's row of the day), whatever the statistics say.
+          from (select * from ledger.player_daily_totals t0 where t0.player_id = any(pl_ids) offset 0) t
+          where t.day = any(v_days);
       end if;
       v_spent := v_game.spent_credits;
     end if;

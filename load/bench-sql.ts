@@ -1,0 +1,199 @@
+// npm run bench:sql: what a decision costs in PostgreSQL alone, by batch size. pgbench runs, one after the other on
+// the same database, today's single-event statement (RECORD_EVENT_SQL: ledger.record_event, one event per
+// transaction: the baseline of every bench) and ledger.record_events with K events of one game per call and
+// transaction, for each K of --sizes; plus `noop`, a call of a do-nothing function with the arguments of a batch of
+// one (what the script's argument building, the round trip and the commit cost by themselves). No NATS, no ledger:
+// the figures say what the SQL does per event, which is what batching changes. With --statements, it also prints
+// pg_stat_statements' figures of the statements inside record_events at one batch size (to see where a batch's
+// time goes; docs/benchmarks.md "What a batch costs in PostgreSQL").
+//
+// It starts its own PostgreSQL cluster (fsync off by default: this bench measures CPU, not the disk; --durable for
+// PostgreSQL's defaults), migrates, creates the bench:ledger fixtures (50 games of 20 linked players) and drops
+// everything at the end.
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs, promisify } from 'node:util';
+import pg from 'pg';
+import { pino } from 'pino';
+import { migrate } from '#runtime/db/database.ts';
+import { identityMigrations } from '../services/identity-admission/src/migrations/index.ts';
+import { ledgerMigrations } from '../services/ledger/src/migrations/index.ts';
+import { startPostgres } from '../test/support/servers.ts';
+import { createFixtures, EVENT_TYPE, RATE_LIMIT } from './lib/fixtures.ts';
+import { findPgbench, recordEventStatement } from './lib/pgbench.ts';
+
+const HELP = `Usage: npm run bench:sql -- [options]
+
+  --sizes LIST     batch sizes of ledger.record_events, comma-separated      default 1,2,4,8,16,64
+  --seconds S      seconds per statement                                     default 8
+  --clients N      pgbench clients                                           default 1
+  --durable        PostgreSQL's durable defaults (default: fsync, synchronous_commit, full_page_writes off)
+  --statements K   also print pg_stat_statements for batches of K events (restarts the cluster with the extension)
+  --help           this text
+
+Prints, per statement: transactions/s, events/s, microseconds per event (clients / events per second: the time of
+one event, the machine's CPU included when clients <= CPUs) and the ratio to the single-event statement.
+`;
+
+const GAMES = 50;
+const PLAYERS = 20;
+
+function readOptions() {
+  const { values } = parseArgs({
+    options: {
+      sizes: { type: 'string' },
+      seconds: { type: 'string' },
+      clients: { type: 'string' },
+      durable: { type: 'boolean' },
+      statements: { type: 'string' },
+      help: { type: 'boolean' },
+    },
+    allowPositionals: false,
+  });
+  if (values.help) {
+    process.stdout.write(HELP);
+    process.exit(0);
+  }
+  const sizes = (values.sizes ?? '1,2,4,8,16,64').split(',').map(Number);
+  const seconds = Number(values.seconds ?? 8);
+  const clients = Number(values.clients ?? 1);
+  const statements = values.statements === undefined ? undefined : Number(values.statements);
+  const bad = (n: number, max: number) => !Number.isInteger(n) || n < 1 || n > max;
+  if (
+    sizes.some((k) => bad(k, 1000)) ||
+    bad(seconds, 3600) ||
+    bad(clients, 64) ||
+    (statements && bad(statements, 1000))
+  ) {
+    process.stderr.write(`invalid options\n\n${HELP}`);
+    process.exit(2);
+  }
+  return { sizes, seconds, clients, durable: values.durable === true, statements };
+}
+
+// Today's statement with pgbench's variables (the same as bench:ledger's baseline).
+const SINGLE = `\\set g random(1, ${GAMES})
+\\set p random(1, ${PLAYERS})
+${recordEventStatement([
+  `sha256(convert_to('bench-key-' || :g, 'UTF8'))`,
+  'gen_random_uuid()',
+  `('00000000-0000-4000-8000-' || lpad((:g * 10000 + :p)::text, 12, '0'))::uuid`,
+  `'${EVENT_TYPE}'`,
+  '(extract(epoch from clock_timestamp()) * 1000)::bigint',
+  `sha256(convert_to(gen_random_uuid()::text, 'UTF8'))`,
+  'null',
+  String(RATE_LIMIT),
+])}
+`;
+
+/** K new events of one random game (random players of it) in one call of `fn` (record_events' arguments). */
+const batchScript = (k: number, fn = 'ledger.record_events') =>
+  `\\set g random(1, ${GAMES})
+select count(*) from ${fn}(sha256(convert_to('bench-key-' || :g, 'UTF8')),
+  array(select gen_random_uuid() from generate_series(1, ${k})),
+  array(select ('00000000-0000-4000-8000-' || lpad((:g * 10000 + 1 + (random() * ${PLAYERS - 1})::int)::text, 12, '0'))::uuid
+        from generate_series(1, ${k})),
+  array_fill('${EVENT_TYPE}'::text, array[${k}]),
+  array_fill((extract(epoch from clock_timestamp()) * 1000)::bigint, array[${k}]),
+  (select string_agg(sha256(convert_to(gen_random_uuid()::text, 'UTF8')), ''::bytea) from generate_series(1, ${k})),
+  array_fill(null::timestamptz, array[${k}]),
+  ${RATE_LIMIT});
+`.replace(/\n\s+/g, ' ');
+
+const exec = promisify(execFile);
+
+async function tps(url: string, script: string, dir: string, seconds: number, clients: number): Promise<number> {
+  const file = join(dir, 'script.sql');
+  writeFileSync(file, script);
+  const args = [
+    '-n',
+    '-M',
+    'prepared',
+    '-c',
+    String(clients),
+    '-j',
+    String(clients),
+    '-T',
+    String(seconds),
+    '-f',
+    file,
+  ];
+  const { stdout } = await exec(findPgbench(), [...args, url], { maxBuffer: 16 * 1024 * 1024 });
+  const match = /tps = ([\d.]+)/.exec(stdout);
+  if (!match) throw new Error(`pgbench printed no tps:\n${stdout}`);
+  return Number(match[1]);
+}
+
+async function query(url: string, sql: string): Promise<pg.QueryResult> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+const options = readOptions();
+const postgres = await startPostgres({ durable: options.durable });
+const dir = mkdtempSync(join(tmpdir(), 'bench-sql-'));
+try {
+  await migrate(postgres.url, [identityMigrations, ledgerMigrations], pino({ level: 'silent' }));
+  await createFixtures(postgres.url, { games: GAMES, players: PLAYERS });
+  await query(
+    postgres.url,
+    `create function public.bench_noop(bytea, uuid[], uuid[], text[], bigint[], bytea, timestamptz[], integer)
+       returns table (x integer) language sql as 'select 1'`,
+  );
+  const load0 = loadavg();
+  process.stdout.write(
+    `bench:sql: ${options.durable ? 'durable' : 'fsync off'}, ${options.clients} client(s), ${options.seconds} s per statement, ${GAMES} games x ${PLAYERS} players\n\n`,
+  );
+  process.stdout.write('statement                 transactions/s   events/s   µs per event   ratio to record_event\n');
+  const runs: Array<[string, string, number]> = [
+    ['record_event (single)', SINGLE, 1],
+    ['noop (arguments of 1)', batchScript(1, 'public.bench_noop'), 1],
+    ...options.sizes.map((k) => [`record_events, ${k}`, batchScript(k), k] as [string, string, number]),
+  ];
+  let singleUs = 0;
+  for (const [name, script, k] of runs) {
+    const t = await tps(postgres.url, script, dir, options.seconds, options.clients);
+    const us = (1e6 * options.clients) / (t * k);
+    if (!singleUs) singleUs = us;
+    process.stdout.write(
+      `${name.padEnd(24)} ${t.toFixed(0).padStart(15)} ${(t * k).toFixed(0).padStart(10)} ${us.toFixed(0).padStart(14)} ${(us / singleUs).toFixed(2).padStart(23)}\n`,
+    );
+  }
+  if (options.statements) {
+    await query(postgres.url, `alter system set shared_preload_libraries = 'pg_stat_statements'`);
+    postgres.stopImmediately();
+    postgres.start();
+    await query(postgres.url, 'create extension pg_stat_statements');
+    await query(postgres.url, `alter system set pg_stat_statements.track = 'all'`);
+    await query(postgres.url, 'select pg_reload_conf()');
+    await query(postgres.url, 'select pg_stat_statements_reset()');
+    await tps(postgres.url, batchScript(options.statements), dir, options.seconds, 1);
+    const { rows } = await query(
+      postgres.url,
+      `select calls, total_exec_time / calls * 1000 as us, rows::float / calls as rows,
+              regexp_replace(left(query, 90), '\\s+', ' ', 'g') as query
+         from pg_stat_statements where query not like '%pg_stat_statements%'
+        order by total_exec_time desc limit 20`,
+    );
+    process.stdout.write(`\npg_stat_statements, batches of ${options.statements} (µs per call, 1 client):\n`);
+    for (const row of rows) {
+      process.stdout.write(
+        `${String(row.calls).padStart(8)} ${Number(row.us).toFixed(0).padStart(6)} µs ${Number(row.rows).toFixed(1).padStart(5)} rows  ${row.query}\n`,
+      );
+    }
+  }
+  const load1 = loadavg();
+  process.stdout.write(
+    `\nload average (1, 5, 15 min) before: ${load0.map((l) => l.toFixed(2)).join(', ')}; after: ${load1.map((l) => l.toFixed(2)).join(', ')}\n`,
+  );
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+  await postgres.stop();
+}

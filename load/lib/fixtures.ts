@@ -1,0 +1,79 @@
+// The benches' fixtures (bench:ledger, bench:sql): one organization and project, GAMES games with one rule, one
+// secret key and PLAYERS linked players each, named so that pgbench can compute them from a game and player number.
+import { createHash } from 'node:crypto';
+import pg from 'pg';
+import { CREDITS_MAX } from '#runtime/contracts/vocabulary.ts';
+
+export const EVENT_TYPE = 'bench.play';
+export const RATE_LIMIT = 1_000_000; // the largest EVENT_RATE_LIMIT_PER_MINUTE: the limiter counts, never refuses here
+
+// Deterministic fixtures, so that pgbench can name them with arithmetic: game g's secret key hashes to
+// sha256('bench-key-<g>'), player p of game g is 00000000-0000-4000-8000-<g * 10000 + p, 12 digits>.
+const keyHashes = new Map<number, Buffer>();
+export const keyHash = (g: number) => {
+  let hash = keyHashes.get(g);
+  if (!hash) {
+    hash = createHash('sha256').update(`bench-key-${g}`).digest();
+    keyHashes.set(g, hash);
+  }
+  return hash;
+};
+export const playerId = (g: number, p: number) => `00000000-0000-4000-8000-${String(g * 10_000 + p).padStart(12, '0')}`;
+
+export async function createFixtures(url: string, options: { games: number; players: number }): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const big = CREDITS_MAX;
+    await client.query('begin');
+    await client.query(
+      `insert into ledger.organizations (id, name, created_by) values ('00000000-0000-4000-8000-000000000001', 'Bench', 'bench')`,
+    );
+    await client.query(
+      `insert into ledger.projects (id, organization_id, name, max_payout_credits, budget_credits, allocated_credits)
+       values ('00000000-0000-4000-8000-000000000002', '00000000-0000-4000-8000-000000000001', 'Bench', $1, $1, $1)`,
+      [big],
+    );
+    // Every game gets an equal share of the project budget: far more than a run can spend.
+    const share = Math.floor(big / options.games);
+    await client.query(
+      `insert into ledger.games (id, project_id, organization_id, slug, name, platform, max_payout_credits,
+         budget_credits, daily_player_cap_credits)
+       select ('00000000-0000-4000-9000-' || lpad(g::text, 12, '0'))::uuid, '00000000-0000-4000-8000-000000000002',
+         '00000000-0000-4000-8000-000000000001', gen_random_uuid(), 'Bench ' || g, 'web', $2, $2, $3
+       from generate_series(1, $1::int) g`,
+      [options.games, share, big],
+    );
+    await client.query(
+      `insert into ledger.rules (id, game_id, organization_id, event_type, reward_credits)
+       select gen_random_uuid(), ('00000000-0000-4000-9000-' || lpad(g::text, 12, '0'))::uuid,
+         '00000000-0000-4000-8000-000000000001', $2, 1
+       from generate_series(1, $1::int) g`,
+      [options.games, EVENT_TYPE],
+    );
+    await client.query(
+      `insert into ledger.keys (id, game_id, organization_id, kind, name, prefix, key_hash)
+       select gen_random_uuid(), ('00000000-0000-4000-9000-' || lpad(g::text, 12, '0'))::uuid,
+         '00000000-0000-4000-8000-000000000001', 'secret', 'bench', 'cr_sk_sandbox_bench',
+         sha256(convert_to('bench-key-' || g, 'UTF8'))
+       from generate_series(1, $1::int) g`,
+      [options.games],
+    );
+    await client.query(
+      `insert into ledger.players (id, game_id, organization_id, external_player_id, credits_user_id, username, linked_at)
+       select ('00000000-0000-4000-8000-' || lpad((g * 10000 + p)::text, 12, '0'))::uuid,
+         ('00000000-0000-4000-9000-' || lpad(g::text, 12, '0'))::uuid, '00000000-0000-4000-8000-000000000001',
+         'player-' || p, gen_random_uuid(), 'bench', now()
+       from generate_series(1, $1::int) g, generate_series(1, $2::int) p`,
+      [options.games, options.players],
+    );
+    await client.query(
+      `insert into identity.native_accounts (credits_user_id, status, username)
+       select credits_user_id, 'active', 'bench' from ledger.players`,
+    );
+    await client.query('commit');
+    await client.query('analyze');
+  } finally {
+    await client.end();
+  }
+}
