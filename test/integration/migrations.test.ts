@@ -59,7 +59,7 @@ async function expectConstraintsAsVocabulary(url: string) {
 
 /**
  * Each repeatable migration's file is what the database runs: its recorded checksum is the file's, and the body of
- * the function it defines (between the `$fn$` quotes) is the function's source in pg_proc.
+ * the function it defines (between the `$fn$` quotes) is the function's source in pg_proc, with the file's settings.
  */
 async function expectFunctionsAsInFiles(url: string) {
   const repeatables = ledgerMigrations.repeatables ?? [];
@@ -72,14 +72,19 @@ async function expectFunctionsAsInFiles(url: string) {
       [repeatable.name],
     );
     expect(recorded?.checksum).toBe(checksum);
-    const body = text.split('$fn$')[1];
-    const functions = await sql<{ prosrc: string }>(
+    const [header, body] = text.split('$fn$');
+    // The function's settings (its `set name = value` clauses, e.g. record_events' plan_cache_mode) are the file's.
+    const settings = [...(header ?? '').matchAll(/^\s*set (\w+) = (\S+)\s*$/gm)].map(
+      ([, name, value]) => `${name}=${value}`,
+    );
+    const functions = await sql<{ prosrc: string; proconfig: string[] | null }>(
       url,
-      `select p.prosrc from pg_proc p join pg_namespace n on n.oid = p.pronamespace
+      `select p.prosrc, p.proconfig from pg_proc p join pg_namespace n on n.oid = p.pronamespace
        where n.nspname = 'ledger' and p.proname = $1`,
       [repeatable.name],
     );
     expect(functions.map((f) => f.prosrc)).toEqual([body]);
+    expect(functions.map((f) => f.proconfig ?? [])).toEqual([settings]);
   }
 }
 
