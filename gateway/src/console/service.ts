@@ -2,11 +2,12 @@
 // schemas of the REST API, then one call to the ledger. The REST adapters (rest/console.ts) and the GraphQL
 // resolvers (graphql/resolvers.ts) are two views of these functions; every rule about organizations, funding and
 // membership lives in the ledger.
+import type { DescMessage, MessageInitShape, MessageShape } from '@bufbuild/protobuf';
 import type { ConsolePrincipal } from '#runtime/contracts/gen/rewards/v1/console_pb.ts';
 import type { DeveloperPrincipal } from '#runtime/contracts/gen/rewards/v1/identity_pb.ts';
 import { ledgerOps } from '#runtime/contracts/operations.ts';
 import { AppError, relabelUnavailable } from '#runtime/errors.ts';
-import type { CallContext, Transport } from '#runtime/transport/operation.ts';
+import type { CallContext, Operation, Transport } from '#runtime/transport/operation.ts';
 import { describeAjvError } from '#runtime/validation/ajv.ts';
 import { commonSchemas } from '../schemas/common.ts';
 import {
@@ -29,6 +30,18 @@ const recordsQueryValidator = consoleSchemaSet.named('RecordsQuery');
 /** The ledger unreachable, or its database down: the console's own 503 code. */
 export const consoleUnavailable = (error: unknown) =>
   relabelUnavailable(error, 'DEVELOPER_ACCESS_UNAVAILABLE', 'The console is temporarily unavailable; retry later.');
+
+/** One call to the ledger for the console; an unreachable ledger or database answers as consoleUnavailable says. */
+function callLedger<I extends DescMessage, O extends DescMessage>(
+  transport: Transport,
+  operation: Operation<I, O>,
+  request: MessageInitShape<I>,
+  call: CallContext,
+): Promise<MessageShape<O>> {
+  return transport.call(operation, request, call).catch((error: unknown) => {
+    throw consoleUnavailable(error);
+  });
+}
 
 /** What the ledger needs of an admitted developer (no e-mail). */
 export function consolePrincipal(principal: DeveloperPrincipal): {
@@ -91,18 +104,12 @@ export async function runAction(
   body: Record<string, unknown>,
   call: CallContext,
 ) {
-  return transport
-    .call(ledgerOps.consoleAction, { principal, action: actionMessage(body) }, call)
-    .catch((error: unknown) => {
-      throw consoleUnavailable(error);
-    });
+  return callLedger(transport, ledgerOps.consoleAction, { principal, action: actionMessage(body) }, call);
 }
 
 /** The caller's snapshot: one ledger call. */
 export async function readSnapshot(transport: Transport, principal: PrincipalInit, call: CallContext) {
-  return transport.call(ledgerOps.getSnapshot, { principal }, call).catch((error: unknown) => {
-    throw consoleUnavailable(error);
-  });
+  return callLedger(transport, ledgerOps.getSnapshot, { principal }, call);
 }
 
 /** One page of records: one ledger call (the ledger checks the cursor and the filters' visibility). */
@@ -112,9 +119,7 @@ export async function readRecords(
   query: RecordsQuery,
   call: CallContext,
 ) {
-  return transport.call(ledgerOps.listRecords, { principal, ...query }, call).catch((error: unknown) => {
-    throw consoleUnavailable(error);
-  });
+  return callLedger(transport, ledgerOps.listRecords, { principal, ...query }, call);
 }
 
 /** Decisions of one game per bucket: one ledger call (the ledger checks the window and the game's visibility). */
@@ -124,9 +129,7 @@ export async function readDecisionStats(
   query: { gameId: string; fromMs: bigint; toMs: bigint; bucketSeconds: number },
   call: CallContext,
 ) {
-  return transport.call(ledgerOps.decisionStats, { principal, ...query }, call).catch((error: unknown) => {
-    throw consoleUnavailable(error);
-  });
+  return callLedger(transport, ledgerOps.decisionStats, { principal, ...query }, call);
 }
 
 /** One page of a game's link intents: one ledger call (the ledger checks the cursor and the game's visibility). */
@@ -136,9 +139,7 @@ export async function readLinkIntents(
   query: { gameId: string; cursor?: string; limit: number },
   call: CallContext,
 ) {
-  return transport.call(ledgerOps.listLinkIntents, { principal, ...query }, call).catch((error: unknown) => {
-    throw consoleUnavailable(error);
-  });
+  return callLedger(transport, ledgerOps.listLinkIntents, { principal, ...query }, call);
 }
 
 /** The rule dry-run: one ledger call (the ledger checks the input again, the caller's role and the event bound). */
@@ -156,7 +157,5 @@ export async function readRuleSimulation(
   },
   call: CallContext,
 ) {
-  return transport.call(ledgerOps.simulateRule, { principal, ...query }, call).catch((error: unknown) => {
-    throw consoleUnavailable(error);
-  });
+  return callLedger(transport, ledgerOps.simulateRule, { principal, ...query }, call);
 }

@@ -2,7 +2,7 @@
 // linked, unlinked and disabled players, a stream of events posted at explicit receipt times, and the figures a
 // list of actual decisions adds up to (what the simulation's answer must equal).
 
-import { DECISION_CHECK_ORDER } from '#runtime/contracts/simulation.ts';
+import { DECISION_CHECK_ORDER } from '#runtime/contracts/vocabulary.ts';
 import { expectDecision, postEvent } from '../../support/ingest.ts';
 import { createPlayer, type PlayerOptions } from '../../support/ledger-fixtures.ts';
 import type { TestSystem } from '../../support/system.ts';

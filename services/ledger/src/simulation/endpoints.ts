@@ -1,6 +1,6 @@
 // Transport handler of the rule dry-run: translates the message to the domain and back, nothing else.
 import { ledgerOps } from '#runtime/contracts/operations.ts';
-import { DECISION_CHECK_ORDER } from '#runtime/contracts/simulation.ts';
+import { DECISION_CHECK_ORDER } from '#runtime/contracts/vocabulary.ts';
 import type { Database } from '#runtime/db/database.ts';
 import type { Logger } from '#runtime/logger.ts';
 import { bind, type EndpointBinding } from '#runtime/transport/operation.ts';

@@ -12,21 +12,6 @@ export const SIMULATION_MAX_EVENTS_DEFAULT = 100_000;
 /** Error code of a window holding more decisions than SIMULATE_RULE_MAX_EVENTS. */
 export const SIMULATION_TOO_LARGE = 'SIMULATION_TOO_LARGE';
 
-/** The rejection reasons in the order the decision checks them (CONTRACT section 7; ledger.decision_reason). */
-export const DECISION_CHECK_ORDER = [
-  'rate_limited',
-  'timestamp_out_of_window',
-  'unknown_or_inactive_rule',
-  'game_paused',
-  'player_not_linked',
-  'user_unavailable',
-  'daily_player_cap',
-  'game_budget_exhausted',
-  'project_budget_exhausted',
-  'game_payout_ceiling',
-  'project_payout_ceiling',
-] as const;
-
 const EVENT_TYPE = EVENT_TYPE_REGEX;
 const DAY_MS = 86_400_000;
 

@@ -48,3 +48,22 @@ export const DECISION_REASONS = [
   'unknown_or_inactive_rule',
   'user_unavailable',
 ] as const;
+
+/**
+ * The same reasons in the order the decision checks them (CONTRACT section 7). The SQL spells it twice, tested to
+ * match this list (services/ledger/src/simulation/check-order.test.ts): the CASE of ledger.decision_reason (without
+ * the two project reasons, which cannot follow a passed game budget check) and simulate_rule's reason array.
+ */
+export const DECISION_CHECK_ORDER = [
+  'rate_limited',
+  'timestamp_out_of_window',
+  'unknown_or_inactive_rule',
+  'game_paused',
+  'player_not_linked',
+  'user_unavailable',
+  'daily_player_cap',
+  'game_budget_exhausted',
+  'project_budget_exhausted',
+  'game_payout_ceiling',
+  'project_payout_ceiling',
+] as const;
