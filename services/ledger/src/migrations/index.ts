@@ -4,6 +4,7 @@ import { LedgerRecordEvent } from './0003-record-event.ts';
 import { LedgerRecordEvents } from './0004-record-events.ts';
 import { LedgerLinkIntentsByGame } from './0005-link-intents-by-game.ts';
 import { LedgerRetention } from './0006-retention.ts';
+import { LedgerDecisionsByEventId } from './0007-decisions-by-event-id.ts';
 
 /**
  * The ledger schema's migrations, in order. Append new ones; never edit an applied one. The SQL functions' current
@@ -17,6 +18,7 @@ export const ledgerMigrations: MigrationSet = {
     { name: '0004-record-events', class: LedgerRecordEvents },
     { name: '0005-link-intents-by-game', class: LedgerLinkIntentsByGame },
     { name: '0006-retention', class: LedgerRetention },
+    { name: '0007-decisions-by-event-id', class: LedgerDecisionsByEventId },
   ],
   repeatables: [
     { name: 'decision_reason', file: new URL('../sql/decision_reason.sql', import.meta.url) },

@@ -175,9 +175,14 @@ create function ledger.record_events(
         array_agg(e.payload_hash), array_agg(e.created_at)
       into s_event_ids, s_ids, s_player_ids, s_event_types, s_occurred, s_status, s_reason, s_reward, s_payload,
         s_created
-      from ledger.events e where e.game_id = v_game_id and e.event_id = any(p_event_ids);
+      -- Through events_one_decision (event_id, game_id) only: the game filter stays outside the subquery, so
+      -- no statistics can make this lookup scan the game's history through events_by_game (migration 0007).
+      from (select * from ledger.events e0 where e0.event_id = any(p_event_ids) offset 0) e
+      where e.game_id = v_game_id;
+    -- The same for the players: through the primary key only, never an index of all the game's players.
     select array_agg(pl.id), array_agg(pl.credits_user_id) into pl_ids, pl_users
-      from ledger.players pl where pl.game_id = v_game_id and pl.id = any(p_player_ids);
+      from (select * from ledger.players p0 where p0.id = any(p_player_ids) offset 0) pl
+      where pl.game_id = v_game_id;
     for i in 1..n loop
       if array_position(s_event_ids, p_event_ids[i]) is null
           and array_position(pl_ids, p_player_ids[i]) is not null then
@@ -197,7 +202,8 @@ create function ledger.record_events(
             array_agg(e.payload_hash), array_agg(e.created_at)
           into s_event_ids, s_ids, s_player_ids, s_event_types, s_occurred, s_status, s_reason, s_reward,
             s_payload, s_created
-          from ledger.events e where e.game_id = v_game_id and e.event_id = any(p_event_ids);
+          from (select * from ledger.events e0 where e0.event_id = any(p_event_ids) offset 0) e
+          where e.game_id = v_game_id;
         select array_agg(r.event_type), array_agg(r.reward_credits) into ru_types, ru_rewards
           from ledger.rules r
           where r.game_id = v_game_id and r.event_type = any(p_event_types) and r.active;
