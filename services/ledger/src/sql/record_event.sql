@@ -14,7 +14,7 @@
 -- volatile function takes a new snapshot, so a copy of the same event decided while this one waited for the
 -- lock, or a key revoked meanwhile, is seen here. Fresh decisions of one game are thereby serialized, which is
 -- what makes the minute counter, the daily totals and the budget exact. Nothing project-wide is written or
--- locked. The unique (game_id, event_id) constraint stays the last line of defence: a violation aborts the
+-- locked. The unique (event_id, game_id) constraint stays the last line of defence: a violation aborts the
 -- whole transaction (counter included) and the caller retries, reading the stored decision.
 --
 -- project_budget_exhausted and project_payout_ceiling cannot occur after the game-level checks passed: a game's
