@@ -2,9 +2,15 @@
 // RecordEvents request, so NATS, protobuf and the round trip are paid once per batch.
 //
 // Smart batching, no timer: at most `inFlightMax` RecordEvents requests are in flight. An event that finds a free
-// slot leaves at the end of the current event-loop turn (with every other event that reached this point in the same
-// turn); events that arrive while every slot is taken wait, and the first reply sends them (at most `batchMax`) as
-// the next request. At low load every request carries one event and nothing waits.
+// slot leaves at the end of the current event-loop turn (with every other event of its key that reached this point
+// in the same turn); events that arrive while every slot is taken wait, and each reply sends the next request. At
+// low load every request carries one event and nothing waits.
+//
+// One key per request: the ledger decides a key's events as one batch (one game, one transaction), so a request
+// that holds one key's waiting events (at most `batchMax`, in arrival order) is answered when that one batch
+// commits, not when the slowest of several games' batches does. Keys take the free slots in the order of their
+// oldest waiting event (first come, first served); a key's events that wait while its request is out gather into
+// its next request, which is what makes the ledger's batches larger under load.
 
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import { toErrorCode } from '#runtime/contracts/error-codes.ts';
@@ -42,7 +48,10 @@ interface Waiting {
 export class EdgeEventBatcher {
   private readonly transport: Transport;
   private readonly options: EdgeBatcherOptions;
-  private queue: Waiting[] = [];
+  /** Waiting events per key (the key hash as a latin1 string), in arrival order. */
+  private readonly queues = new Map<string, Waiting[]>();
+  /** Events waiting in all queues. */
+  private waiting = 0;
   private inFlight = 0;
   private flushScheduled = false;
   private readonly observer: EdgeBatchObserver | undefined;
@@ -59,15 +68,24 @@ export class EdgeEventBatcher {
   /** Sends one event (in a batch); resolves with RecordEvent's reply or rejects with its error. */
   record(request: RecordEventInit, ctx: CallContext): Promise<RecordEventResponse> {
     if (this.options.batchMax === 1) return this.transport.call(ledgerOps.recordEvent, request, ctx);
+    const hash = request.keyHash ?? new Uint8Array();
+    const key = Buffer.from(hash.buffer, hash.byteOffset, hash.byteLength).toString('latin1');
     return new Promise((resolve, reject) => {
-      this.queue.push({ request, ctx, resolve, reject });
-      this.observer?.queued(this.queue.length);
+      let queue = this.queues.get(key);
+      if (!queue) {
+        // A Map iterates in insertion order: a key enters behind every key that waits already.
+        queue = [];
+        this.queues.set(key, queue);
+      }
+      queue.push({ request, ctx, resolve, reject });
+      this.waiting++;
+      this.observer?.queued(this.waiting);
       this.schedule();
     });
   }
 
   private schedule(): void {
-    if (this.flushScheduled || this.inFlight >= this.options.inFlightMax || this.queue.length === 0) return;
+    if (this.flushScheduled || this.inFlight >= this.options.inFlightMax || this.waiting === 0) return;
     this.flushScheduled = true;
     setImmediate(() => {
       this.flushScheduled = false;
@@ -76,20 +94,19 @@ export class EdgeEventBatcher {
   }
 
   private flush(): void {
-    while (this.inFlight < this.options.inFlightMax && this.queue.length > 0) {
-      // The waiting events are spread over the free slots (at most batchMax each): the ledger gets several requests
-      // to work on at once instead of one big one whose answer waits for its slowest event, and closed-loop callers
-      // do not fall into lockstep behind a single request.
-      const free = this.options.inFlightMax - this.inFlight;
-      const size = Math.min(this.options.batchMax, Math.ceil(this.queue.length / free));
-      const batch = this.queue.length <= size ? this.queue : this.queue.slice(0, size);
-      this.queue = batch === this.queue ? [] : this.queue.slice(size);
+    while (this.inFlight < this.options.inFlightMax && this.waiting > 0) {
+      // The key whose oldest event has waited longest (the Map's first entry).
+      const [key, queue] = this.queues.entries().next().value as [string, Waiting[]];
+      const batch = queue.length <= this.options.batchMax ? queue : queue.slice(0, this.options.batchMax);
+      if (batch === queue) this.queues.delete(key);
+      else queue.splice(0, batch.length); // its older events stay first in line
+      this.waiting -= batch.length;
       this.inFlight++;
       this.observer?.batch(batch.length);
-      this.observer?.queued(this.queue.length);
+      this.observer?.queued(this.waiting);
       void this.send(batch).finally(() => {
         this.inFlight--;
-        // The events that queued while every slot was taken leave now, together.
+        // The events that queued while every slot was taken leave now.
         this.flush();
       });
     }
