@@ -57,7 +57,7 @@ async function until(check: () => boolean) {
 }
 
 describe('EdgeEventBatcher', () => {
-  it('sends one key per request, keys in the order of their oldest waiting event, a key’s events in arrival order', async () => {
+  it('sends one key per request, keys in the order they began to wait, a key’s events in arrival order', async () => {
     const { transport, held } = await ledgerHoldingRequests();
     const batcher = new EdgeEventBatcher(transport, { batchMax: 256, inFlightMax: 1 });
     try {

@@ -8,9 +8,9 @@
 //
 // One key per request: the ledger decides a key's events as one batch (one game, one transaction), so a request
 // that holds one key's waiting events (at most `batchMax`, in arrival order) is answered when that one batch
-// commits, not when the slowest of several games' batches does. Keys take the free slots in the order of their
-// oldest waiting event (first come, first served); a key's events that wait while its request is out gather into
-// its next request, which is what makes the ledger's batches larger under load.
+// commits, not when the slowest of several games' batches does. Keys take the free slots in the order in which
+// they began to wait (first come, first served; a key split at batchMax keeps its place); a key's events that wait
+// while its request is out gather into its next request, which is what makes the ledger's batches larger under load.
 
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import { toErrorCode } from '#runtime/contracts/error-codes.ts';
@@ -95,7 +95,7 @@ export class EdgeEventBatcher {
 
   private flush(): void {
     while (this.inFlight < this.options.inFlightMax && this.waiting > 0) {
-      // The key whose oldest event has waited longest (the Map's first entry).
+      // The key that began to wait first (the Map's first entry).
       const [key, queue] = this.queues.entries().next().value as [string, Waiting[]];
       const batch = queue.length <= this.options.batchMax ? queue : queue.slice(0, this.options.batchMax);
       if (batch === queue) this.queues.delete(key);

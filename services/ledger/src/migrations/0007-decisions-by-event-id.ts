@@ -11,7 +11,8 @@
 // With the unique index on (event_id, game_id), the lookup reads the event ids through it alone (record_events
 // keeps the game filter outside an `offset 0` subquery), so no statistics can send it to another index. The
 // constraint keeps its name and meaning: one decision per (game, event id); `on conflict` and the unique-violation
-// handling do not depend on the column order.
+// handling do not depend on the column order. The new index is built inside the migration's transaction: on a large
+// table, writes to ledger.events wait for the build (a deployment of this version should expect that pause).
 import { Migration } from '@mikro-orm/migrations';
 
 export class LedgerDecisionsByEventId extends Migration {
