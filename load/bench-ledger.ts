@@ -27,8 +27,8 @@ import { EdgeEventBatcher } from '../services/ingest/src/routes/event-batcher.ts
 import { ledgerMigrations } from '../services/ledger/src/migrations/index.ts';
 import { PROGRAM_NODE_OPTIONS } from '../test/support/processes.ts';
 import { freePort, startNats, startPostgres } from '../test/support/servers.ts';
-import { createFixtures, EVENT_TYPE, keyHash, playerId, RATE_LIMIT } from './lib/fixtures.ts';
-import { recordEventStatement, runPgbench as runPgbenchScript, type Side } from './lib/pgbench.ts';
+import { createFixtures, EVENT_TYPE, keyHash, playerId, RATE_LIMIT, SINGLE_EVENT_SCRIPT } from './lib/fixtures.ts';
+import { runPgbench as runPgbenchScript, type Side } from './lib/pgbench.ts';
 import { prefillEvents } from './lib/prefill.ts';
 import { cpuSeconds, percentile, rssMiB, sampleBackendCpu, syscalls } from './lib/proc.ts';
 
@@ -306,25 +306,6 @@ async function natsDriver(natsUrl: string, options: Options, probes: Probes): Pr
   return { run, runAtRate, edgeBatches, close: () => transport.close() };
 }
 
-// The statement the ledger prepares (RECORD_EVENT_SQL), its parameters replaced by SQL expressions of the same
-// values: game g's key hash, a new event id, player p of game g, the event type, occurredAt = now in epoch
-// milliseconds, a random payload hash, receipt = now() (null), the rate limit. pgbench turns :g and :p into
-// parameters of the prepared statement.
-const PGBENCH_ARGUMENTS = [
-  `sha256(convert_to('bench-key-' || :g, 'UTF8'))`,
-  'gen_random_uuid()',
-  `('00000000-0000-4000-8000-' || lpad((:g * 10000 + :p)::text, 12, '0'))::uuid`,
-  `'${EVENT_TYPE}'`,
-  '(extract(epoch from clock_timestamp()) * 1000)::bigint',
-  `sha256(convert_to(gen_random_uuid()::text, 'UTF8'))`,
-  'null',
-  String(RATE_LIMIT),
-];
-const PGBENCH_SCRIPT = `\\set g random(1, :games)
-\\set p random(1, :players)
-${recordEventStatement(PGBENCH_ARGUMENTS)}
-`;
-
 function runPgbench(
   url: string,
   options: Options,
@@ -334,7 +315,7 @@ function runPgbench(
   measured: boolean,
 ): Promise<Side> {
   const script = join(dir, 'record-event.sql');
-  writeFileSync(script, PGBENCH_SCRIPT);
+  writeFileSync(script, SINGLE_EVENT_SCRIPT);
   return runPgbenchScript({
     url,
     database,

@@ -21,8 +21,8 @@ import { migrate } from '#runtime/db/database.ts';
 import { identityMigrations } from '../services/identity-admission/src/migrations/index.ts';
 import { ledgerMigrations } from '../services/ledger/src/migrations/index.ts';
 import { startPostgres } from '../test/support/servers.ts';
-import { createFixtures, EVENT_TYPE, RATE_LIMIT } from './lib/fixtures.ts';
-import { findPgbench, recordEventStatement } from './lib/pgbench.ts';
+import { createFixtures, EVENT_TYPE, RATE_LIMIT, SINGLE_EVENT_SCRIPT } from './lib/fixtures.ts';
+import { findPgbench } from './lib/pgbench.ts';
 
 const HELP = `Usage: npm run bench:sql -- [options]
 
@@ -73,21 +73,6 @@ function readOptions() {
   return { sizes, seconds, clients, durable: values.durable === true, statements };
 }
 
-// Today's statement with pgbench's variables (the same as bench:ledger's baseline).
-const SINGLE = `\\set g random(1, ${GAMES})
-\\set p random(1, ${PLAYERS})
-${recordEventStatement([
-  `sha256(convert_to('bench-key-' || :g, 'UTF8'))`,
-  'gen_random_uuid()',
-  `('00000000-0000-4000-8000-' || lpad((:g * 10000 + :p)::text, 12, '0'))::uuid`,
-  `'${EVENT_TYPE}'`,
-  '(extract(epoch from clock_timestamp()) * 1000)::bigint',
-  `sha256(convert_to(gen_random_uuid()::text, 'UTF8'))`,
-  'null',
-  String(RATE_LIMIT),
-])}
-`;
-
 /** K new events of one random game (random players of it) in one call of `fn` (record_events' arguments). */
 const batchScript = (k: number, fn = 'ledger.record_events') =>
   `\\set g random(1, ${GAMES})
@@ -107,19 +92,9 @@ const exec = promisify(execFile);
 async function tps(url: string, script: string, dir: string, seconds: number, clients: number): Promise<number> {
   const file = join(dir, 'script.sql');
   writeFileSync(file, script);
-  const args = [
-    '-n',
-    '-M',
-    'prepared',
-    '-c',
-    String(clients),
-    '-j',
-    String(clients),
-    '-T',
-    String(seconds),
-    '-f',
-    file,
-  ];
+  const run = ['-n', '-M', 'prepared', '-c', String(clients), '-j', String(clients), '-T', String(seconds)];
+  // The single-event script names its games and players as pgbench variables (fixtures.ts).
+  const args = [...run, '-D', `games=${GAMES}`, '-D', `players=${PLAYERS}`, '-f', file];
   const { stdout } = await exec(findPgbench(), [...args, url], { maxBuffer: 16 * 1024 * 1024 });
   const match = /tps = ([\d.]+)/.exec(stdout);
   if (!match) throw new Error(`pgbench printed no tps:\n${stdout}`);
@@ -153,7 +128,7 @@ try {
   );
   process.stdout.write('statement                 transactions/s   events/s   µs per event   ratio to record_event\n');
   const runs: Array<[string, string, number]> = [
-    ['record_event (single)', SINGLE, 1],
+    ['record_event (single)', SINGLE_EVENT_SCRIPT, 1],
     ['noop (arguments of 1)', batchScript(1, 'public.bench_noop'), 1],
     ...options.sizes.map((k) => [`record_events, ${k}`, batchScript(k), k] as [string, string, number]),
   ];

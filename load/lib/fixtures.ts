@@ -3,6 +3,7 @@
 import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { CREDITS_MAX } from '#runtime/contracts/vocabulary.ts';
+import { recordEventStatement } from './pgbench.ts';
 
 export const EVENT_TYPE = 'bench.play';
 export const RATE_LIMIT = 1_000_000; // the largest EVENT_RATE_LIMIT_PER_MINUTE: the limiter counts, never refuses here
@@ -77,3 +78,27 @@ export async function createFixtures(url: string, options: { games: number; play
     await client.end();
   }
 }
+
+// The statement the ledger prepares (RECORD_EVENT_SQL), its parameters replaced by SQL expressions of the same
+// values: game g's key hash, a new event id, player p of game g, the event type, occurredAt = now in epoch
+// milliseconds, a random payload hash, receipt = now() (null), the rate limit. pgbench turns :g and :p into
+// parameters of the prepared statement.
+const SINGLE_EVENT_ARGUMENTS = [
+  `sha256(convert_to('bench-key-' || :g, 'UTF8'))`,
+  'gen_random_uuid()',
+  `('00000000-0000-4000-8000-' || lpad((:g * 10000 + :p)::text, 12, '0'))::uuid`,
+  `'${EVENT_TYPE}'`,
+  '(extract(epoch from clock_timestamp()) * 1000)::bigint',
+  `sha256(convert_to(gen_random_uuid()::text, 'UTF8'))`,
+  'null',
+  String(RATE_LIMIT),
+];
+
+/**
+ * pgbench's baseline in every bench: today's single-event statement (ledger.record_event, one event per
+ * transaction) for a random player of a random game; run it with `-D games=N -D players=M`.
+ */
+export const SINGLE_EVENT_SCRIPT = `\\set g random(1, :games)
+\\set p random(1, :players)
+${recordEventStatement(SINGLE_EVENT_ARGUMENTS)}
+`;
