@@ -25,12 +25,12 @@ import { NatsTransport } from '#runtime/transport/nats.ts';
 import { identityMigrations } from '../services/identity-admission/src/migrations/index.ts';
 import { EdgeEventBatcher } from '../services/ingest/src/routes/event-batcher.ts';
 import { ledgerMigrations } from '../services/ledger/src/migrations/index.ts';
-import { PROGRAM_NODE_OPTIONS } from '../test/support/processes.ts';
+import { extraNodeOptions, PROGRAM_NODE_OPTIONS } from '../test/support/processes.ts';
 import { freePort, startNats, startPostgres } from '../test/support/servers.ts';
 import { createFixtures, EVENT_TYPE, keyHash, playerId, RATE_LIMIT, SINGLE_EVENT_SCRIPT } from './lib/fixtures.ts';
 import { runPgbench as runPgbenchScript, type Side } from './lib/pgbench.ts';
 import { prefillEvents } from './lib/prefill.ts';
-import { cpuSeconds, percentile, rssMiB, sampleBackendCpu, syscalls } from './lib/proc.ts';
+import { cpuSeconds, machineBusySeconds, percentile, rssMiB, sampleBackendCpu, syscalls } from './lib/proc.ts';
 
 const HELP = `Usage: npm run bench:ledger -- [options]
 
@@ -341,6 +341,7 @@ async function startLedger(
     process.execPath,
     [
       ...PROGRAM_NODE_OPTIONS,
+      ...extraNodeOptions(),
       ...(cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfileDir}`] : []),
       resolve('services/ledger/src/main.ts'),
     ],
@@ -545,7 +546,21 @@ async function main(): Promise<void> {
       const edgeSizes = driver.edgeBatches.slice(edge0);
       const nats = combine(natsRounds);
       const pgb = combine(pgbenchRounds);
+      // At half the peak: the latency, and what the machine and the batches looked like meanwhile.
+      const halfBatches0 = await ledgerBatchSizes(ledgerPort);
+      const halfEdge0 = driver.edgeBatches.length;
+      const halfBusy0 = machineBusySeconds();
       const half = options.halfRateS > 0 ? await driver.runAtRate(nats.perSecond / 2, options.halfRateS) : undefined;
+      const halfBatches1 = await ledgerBatchSizes(ledgerPort);
+      const halfEdgeSizes = driver.edgeBatches.slice(halfEdge0);
+      const halfDetail = half
+        ? {
+            machineBusyCpus: (machineBusySeconds() - halfBusy0) / half.seconds,
+            ledgerEventsPerBatch:
+              (halfBatches1.sum - halfBatches0.sum) / Math.max(1, halfBatches1.count - halfBatches0.count),
+            edgeEventsPerRequest: halfEdgeSizes.reduce((a, b) => a + b, 0) / Math.max(1, halfEdgeSizes.length),
+          }
+        : undefined;
       const ratio = nats.perSecond / pgb.perSecond;
       const ledgerBatches = {
         count: batches1.count - batches0.count,
@@ -559,7 +574,9 @@ async function main(): Promise<void> {
         durability: mode,
         recordEventsOverNats: { ...nats, latenciesMs: undefined },
         pgbench: { ...pgb, latenciesMs: undefined },
-        halfPeak: half ? { ...half, latenciesMs: undefined, offeredPerSecond: nats.perSecond / 2 } : undefined,
+        halfPeak: half
+          ? { ...half, ...halfDetail, latenciesMs: undefined, offeredPerSecond: nats.perSecond / 2 }
+          : undefined,
         ratio,
         ledgerBatches,
         edgeBatches: { count: edgeSizes.length, mean: edgeMean, max: Math.max(0, ...edgeSizes) },
@@ -572,6 +589,9 @@ async function main(): Promise<void> {
         `pgbench, record_event    ${f(pgb.perSecond).padStart(11)}  ${f(pgb.p50Ms, 2).padStart(7)}  ${f(pgb.p99Ms, 2).padStart(7)}  ${String(pgb.decisions).padStart(10)}  ${String(pgb.errors).padStart(7)}`,
         half
           ? `NATS at half its peak    ${f(half.perSecond).padStart(11)}  ${f(half.p50Ms, 2).padStart(7)}  ${f(half.p99Ms, 2).padStart(7)}  ${String(half.decisions).padStart(10)}  ${String(half.errors).padStart(7)}   (offered ${f(nats.perSecond / 2)}/s for ${options.halfRateS} s)`
+          : '',
+        half && halfDetail
+          ? `at half its peak: machine busy ${f(halfDetail.machineBusyCpus, 2)} of ${cpus().length} CPUs; ledger batches ${f(halfDetail.ledgerEventsPerBatch, 2)} events, edge requests ${f(halfDetail.edgeEventsPerRequest, 2)}; CPU per decision: ${cpuPerDecision(half)}`
           : '',
         `ratio (NATS / pgbench): ${f(ratio, 2)}`,
         `ledger batches: ${ledgerBatches.count} batches, ${f(ledgerBatches.events / Math.max(1, ledgerBatches.count), 1)} events each on average; by size (at most): ${Object.entries(

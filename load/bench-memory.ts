@@ -14,7 +14,7 @@ import { createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync, writeF
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { PROGRAM_NODE_OPTIONS } from '../test/support/processes.ts';
+import { extraNodeOptions, PROGRAM_NODE_OPTIONS } from '../test/support/processes.ts';
 import { freePort } from '../test/support/servers.ts';
 import { createLoadIdentity } from './lib/identity.ts';
 import { ensureK6, runK6 } from './lib/k6.ts';
@@ -184,8 +184,6 @@ function k6EnvFor(
     EVENT_RATE_LIMIT_PER_MINUTE: '1000000',
   };
 }
-
-const extraNodeOptions = (): string[] => (process.env.NODE_OPTIONS_EXTRA ?? '').split(/\s+/).filter(Boolean);
 
 async function programs(options: Options, k6: string): Promise<Record<string, Figures>> {
   const identity = await createLoadIdentity(randomBytes(4).toString('hex'), 10);

@@ -11,7 +11,7 @@
 // PostgreSQL's defaults), migrates, creates the bench:ledger fixtures (50 games of 20 linked players) and drops
 // everything at the end.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
@@ -31,6 +31,9 @@ const HELP = `Usage: npm run bench:sql -- [options]
   --clients N      pgbench clients                                           default 1
   --durable        PostgreSQL's durable defaults (default: fsync, synchronous_commit, full_page_writes off)
   --statements K   also print pg_stat_statements for batches of K events (restarts the cluster with the extension)
+  --compare FILE   another body of ledger.record_events (a file like services/ledger/src/sql/record_events.sql,
+                   e.g. \`git show HEAD~1:services/ledger/src/sql/record_events.sql > /tmp/old.sql\`): installed as
+                   ledger.record_events_compare and run after each size of the current one, same sizes
   --help           this text
 
 Prints, per statement: transactions/s, events/s, microseconds per event (clients / events per second: the time of
@@ -48,6 +51,7 @@ function readOptions() {
       clients: { type: 'string' },
       durable: { type: 'boolean' },
       statements: { type: 'string' },
+      compare: { type: 'string' },
       help: { type: 'boolean' },
     },
     allowPositionals: false,
@@ -70,7 +74,7 @@ function readOptions() {
     process.stderr.write(`invalid options\n\n${HELP}`);
     process.exit(2);
   }
-  return { sizes, seconds, clients, durable: values.durable === true, statements };
+  return { sizes, seconds, clients, durable: values.durable === true, statements, compare: values.compare };
 }
 
 /** K new events of one random game (random players of it) in one call of `fn` (record_events' arguments). */
@@ -122,6 +126,17 @@ try {
     `create function public.bench_noop(bytea, uuid[], uuid[], text[], bigint[], bytea, timestamptz[], integer)
        returns table (x integer) language sql as 'select 1'`,
   );
+  if (options.compare) {
+    // The same file with the function renamed: its own drop and create, next to the current function.
+    const body = readFileSync(options.compare, 'utf8').replaceAll(
+      'ledger.record_events(',
+      'ledger.record_events_compare(',
+    );
+    if (!body.includes('create function ledger.record_events_compare(')) {
+      throw new Error(`${options.compare} does not create ledger.record_events`);
+    }
+    await query(postgres.url, body);
+  }
   const load0 = loadavg();
   process.stdout.write(
     `bench:sql: ${options.durable ? 'durable' : 'fsync off'}, ${options.clients} client(s), ${options.seconds} s per statement, ${GAMES} games x ${PLAYERS} players\n\n`,
@@ -130,7 +145,12 @@ try {
   const runs: Array<[string, string, number]> = [
     ['record_event (single)', SINGLE_EVENT_SCRIPT, 1],
     ['noop (arguments of 1)', batchScript(1, 'public.bench_noop'), 1],
-    ...options.sizes.map((k) => [`record_events, ${k}`, batchScript(k), k] as [string, string, number]),
+    ...options.sizes.flatMap((k) => [
+      [`record_events, ${k}`, batchScript(k), k] as [string, string, number],
+      ...(options.compare
+        ? [[`  --compare, ${k}`, batchScript(k, 'ledger.record_events_compare'), k] as [string, string, number]]
+        : []),
+    ]),
   ];
   let singleUs = 0;
   for (const [name, script, k] of runs) {

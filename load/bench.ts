@@ -6,10 +6,12 @@
 //      scenarios (ingest, replay, console reads) for --duration, then the peak phase: fresh events offered faster
 //      than the service answers, at most --peak-vus in flight, for --peak-duration; the completed rate is the
 //      end-to-end ceiling;
-//   3. runs pgbench on the same database with the same SQL work as one decision (the ledger's prepared
+//   3. runs k6 again (setup, then fresh events only) at half of the measured peak, open model, for --half-duration:
+//      the latency a game server sees at a load the service sustains;
+//   4. runs pgbench on the same database with the same SQL work as one decision (the ledger's prepared
 //      record_event statement, on the games and linked players k6 created), with as many clients as the ledger has
 //      connections;
-//   4. prints events per second end to end, p50/p95/p99, errors, the pgbench ceiling and the ratio, each program's
+//   5. prints events per second end to end, p50/p95/p99, errors, the pgbench ceiling and the ratio, each program's
 //      peak memory, and the CPU each process spent per event during the peak.
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -27,7 +29,7 @@ const HELP = `Usage: npm run bench -- [options]
 
 Runs the service on real PostgreSQL and NATS, drives it with the k6 full profile, runs pgbench with the same SQL
 work as one decision on the same database, and prints events per second end to end, latency percentiles, errors,
-the pgbench ceiling, the ratio (target: 0.5 or better), each program's peak memory and CPU per event.
+the pgbench ceiling, the ratio (target: 0.8 or better), each program's peak memory and CPU per event.
 
 Options:
   --duration D          steady mixed scenarios of the full profile (200 events/s, 50 replays/s,
@@ -35,6 +37,8 @@ Options:
   --peak-duration D     peak phase: fresh events only, offered beyond capacity          default 60s
   --peak-rate N         events per second offered in the peak phase                     default 3000
   --peak-vus N          requests in flight at most in the peak phase                     default 64
+  --half-duration D     then fresh events at half the measured peak (open model), for
+                        the latency at a sustained load; 0s: skipped                   default 30s
   --pool N              the ledger's PostgreSQL connections (DATABASE_POOL_MAX)          default 16
   --pgbench-clients N   pgbench clients                                                  default: --pool
   --pgbench-duration S  measured pgbench seconds (after a 5 s warm-up)                   default 60
@@ -56,6 +60,7 @@ interface BenchOptions {
   peakDuration: string;
   peakRate: number;
   peakVus: number;
+  halfDuration: string;
   pool: number;
   pgbenchClients: number;
   pgbenchSeconds: number;
@@ -82,6 +87,7 @@ function readOptions(): BenchOptions {
       'peak-duration': { type: 'string' },
       'peak-rate': { type: 'string' },
       'peak-vus': { type: 'string' },
+      'half-duration': { type: 'string' },
       pool: { type: 'string' },
       'pgbench-clients': { type: 'string' },
       'pgbench-duration': { type: 'string' },
@@ -123,6 +129,7 @@ function readOptions(): BenchOptions {
     peakDuration: duration('peak-duration', values['peak-duration'], '60s'),
     peakRate: int('peak-rate', values['peak-rate'], 3000, 1, 100_000),
     peakVus: int('peak-vus', values['peak-vus'], 64, 1, 2000),
+    halfDuration: values['half-duration'] === '0s' ? '0s' : duration('half-duration', values['half-duration'], '30s'),
     pool,
     pgbenchClients: int('pgbench-clients', values['pgbench-clients'], pool, 1, 200),
     pgbenchSeconds: int('pgbench-duration', values['pgbench-duration'], 60, 1, 3600),
@@ -220,6 +227,25 @@ async function countEvents(url: string, from: Date, to: Date): Promise<number> {
   } finally {
     await client.end();
   }
+}
+
+interface Histogram {
+  count: number;
+  sum: number;
+  cumulativeBuckets: Record<string, number>;
+}
+
+interface HalfPhase {
+  offeredPerSecond: number;
+  completedPerSecond: number;
+  latencyMs: Trend | undefined;
+  requests: { count: number; failed: number; checksFailed: number };
+  droppedIterations: number;
+  /** CPUs the machine kept busy meanwhile (all processes). */
+  machineBusyCpus: number;
+  /** Events per RecordEvents request and per ledger.record_events call during the half phase alone. */
+  edgeEventsPerBatch: number;
+  ledgerEventsPerBatch: number;
 }
 
 interface Trend {
@@ -349,10 +375,71 @@ async function main(): Promise<void> {
     const e2ePerSecond = peakCompleted / peakS;
     const windowEvents = window ? await countEvents(system.databaseUrl, window.from, window.to) : 0;
     const windowSeconds = window ? (window.to.getTime() - window.from.getTime()) / 1000 : Number.NaN;
-
-    // pgbench on the same database, the same decision, as many clients as the ledger had connections.
+    // pgbench's targets: the games and players of this run's setup (before the half phase adds its own).
     const list = await targets(system.databaseUrl);
     if (list.length === 0) throw new Error('no linked players found: k6 setup() did not link any');
+    // Batch sizes over the whole run (steady and peak phases): the edge's RecordEvents requests, the ledger's calls
+    // of ledger.record_events.
+    const histogram = async (url: string, name: string): Promise<Histogram> => {
+      const text = await (await fetch(`${url}/metrics`)).text().catch(() => '');
+      const value = (suffix: string) => Number(new RegExp(`^${name}_${suffix} (\\S+)`, 'm').exec(text)?.[1] ?? 0);
+      const buckets = [...text.matchAll(new RegExp(`^${name}_bucket\\{le="([^"]+)"\\} (\\d+)`, 'gm'))].map(
+        (m) => [m[1]!, Number(m[2])] as const,
+      );
+      return { count: value('count'), sum: value('sum'), cumulativeBuckets: Object.fromEntries(buckets) };
+    };
+    const batchHistograms = async () => ({
+      edge: await histogram(system.urls.ingest, 'ingest_event_batch_size'),
+      ledger: await histogram(system.urls.ledger, 'ledger_event_batch_size'),
+    });
+    const { edge: edgeBatches, ledger: ledgerBatches } = await batchHistograms();
+
+    // The latency at half of the measured peak: a second k6 run (its own setup), fresh events only, open model.
+    let half: HalfPhase | undefined;
+    const halfS = seconds(options.halfDuration);
+    if (halfS > 0 && e2ePerSecond >= 2) {
+      const halfRate = Math.floor(e2ePerSecond / 2);
+      log(`half of the peak: ${halfRate} fresh events/s offered for ${options.halfDuration} (open model)`);
+      // The machine's busy CPUs from the end of setup() to k6's exit (the scenario and its graceful stop).
+      let busy0: { cpuS: number; at: number } | undefined;
+      const halfResult = await runK6(
+        k6,
+        {
+          ...k6Env,
+          INGEST_RATE: '0',
+          REPLAY_RATE: '0',
+          CONSOLE_RATE: '0',
+          PEAK_RATE: '0',
+          HALF_RATE: String(halfRate),
+          HALF_DURATION: options.halfDuration,
+        },
+        {
+          resultsDir,
+          profile: 'full',
+          onLogLine: (line) => {
+            if (line.includes('setup: done')) busy0 = { cpuS: machineBusySeconds(), at: performance.now() };
+          },
+        },
+      );
+      const busyCpus = busy0
+        ? (machineBusySeconds() - busy0.cpuS) / ((performance.now() - busy0.at) / 1000)
+        : Number.NaN;
+      const after = await batchHistograms();
+      const halfRequests = requests(halfResult.summary, 'half');
+      half = {
+        offeredPerSecond: halfRate,
+        completedPerSecond: (halfRequests.count - halfRequests.failed) / halfS,
+        latencyMs: trend(halfResult.summary, 'http_req_duration{scenario:half}'),
+        requests: halfRequests,
+        droppedIterations: halfResult.summary?.metrics?.dropped_iterations?.values?.count ?? 0,
+        machineBusyCpus: busyCpus,
+        edgeEventsPerBatch: (after.edge.sum - edgeBatches.sum) / Math.max(1, after.edge.count - edgeBatches.count),
+        ledgerEventsPerBatch:
+          (after.ledger.sum - ledgerBatches.sum) / Math.max(1, after.ledger.count - ledgerBatches.count),
+      };
+    }
+
+    // pgbench on the same database, the same decision, as many clients as the ledger had connections.
     const script = join(runDir, 'decision.sql');
     writeFileSync(script, pgbenchScript(list, rateLimit));
     const pgbenchRun = (secondsRun: number, measured: boolean) =>
@@ -375,18 +462,6 @@ async function main(): Promise<void> {
     const pgbP95 = pgb.latenciesMs[Math.min(pgb.latenciesMs.length - 1, Math.floor(0.95 * pgb.latenciesMs.length))];
     const peaks = { ...system.peakRssMiB(), k6: k6Result.peakRssMiB };
     const after = machine();
-    // Batch sizes over the whole run (steady and peak phases): the edge's RecordEvents requests, the ledger's calls
-    // of ledger.record_events.
-    const histogram = async (url: string, name: string) => {
-      const text = await (await fetch(`${url}/metrics`)).text().catch(() => '');
-      const value = (suffix: string) => Number(new RegExp(`^${name}_${suffix} (\\S+)`, 'm').exec(text)?.[1] ?? 0);
-      const buckets = [...text.matchAll(new RegExp(`^${name}_bucket\\{le="([^"]+)"\\} (\\d+)`, 'gm'))].map(
-        (m) => [m[1]!, Number(m[2])] as const,
-      );
-      return { count: value('count'), sum: value('sum'), cumulativeBuckets: Object.fromEntries(buckets) };
-    };
-    const edgeBatches = await histogram(system.urls.ingest, 'ingest_event_batch_size');
-    const ledgerBatches = await histogram(system.urls.ledger, 'ledger_event_batch_size');
     await stop();
 
     const ratio = e2ePerSecond / pgb.perSecond;
@@ -450,7 +525,7 @@ async function main(): Promise<void> {
       otherProcessesCpuPerSecond: othersCpu,
     };
 
-    Object.assign(figures, { edgeBatches, ledgerBatches, durability: options.durability });
+    Object.assign(figures, { edgeBatches, ledgerBatches, halfPeak: half, durability: options.durability });
     const f = (n: number | undefined, d = 0) => (n === undefined || Number.isNaN(n) ? '-' : n.toFixed(d));
     const t = (x: Trend | undefined) => (x ? `${f(x.p50, 1)} / ${f(x.p95, 1)} / ${f(x.p99, 1)} ms` : '-');
     const out = [
@@ -466,6 +541,14 @@ async function main(): Promise<void> {
       `END TO END (k6 peak phase: ${options.peakRate}/s offered, at most ${options.peakVus} in flight, ${options.peakDuration})`,
       `  events per second:             ${f(e2ePerSecond)}   (${peakCompleted} completed; ${f(windowEvents / windowSeconds)}/s stored in the measured window)`,
       `  latency p50 / p95 / p99:       ${t(peak)}   (at saturation: queueing of ${options.peakVus} in flight)`,
+      ...(half
+        ? [
+            `AT HALF THE PEAK (second k6 run: ${half.offeredPerSecond}/s offered, open model, ${options.halfDuration})`,
+            `  events per second:             ${f(half.completedPerSecond)}   (${half.requests.count} requests, ${half.requests.failed} failed, ${half.requests.checksFailed} failed checks, ${half.droppedIterations} dropped iterations)`,
+            `  latency p50 / p95 / p99:       ${t(half.latencyMs)}   (target p99: 50 ms or less)`,
+            `  batches:                       edge ${f(half.edgeEventsPerBatch, 2)} events per request, ledger ${f(half.ledgerEventsPerBatch, 2)} per call; machine busy ${f(half.machineBusyCpus, 2)} of ${before.cpus} CPUs`,
+          ]
+        : []),
       `STEADY MIXED LOAD (full profile, ${options.duration}: ingest 200/s, replay 50/s, console 10/s)`,
       `  ingest p50 / p95 / p99:        ${t(steady)}`,
       `  replay p50 / p95 / p99:        ${t(replay)}`,
@@ -482,7 +565,7 @@ async function main(): Promise<void> {
       `MACHINE: busy ${f(othersCpu.peakWindowBusy, 2)} of ${before.cpus} CPUs in the peak window (other processes ${f(othersCpu.peakWindow, 2)}), ` +
         `${f(othersCpu.pgbenchBusy, 2)} under pgbench (other processes ${f(othersCpu.pgbench, 2)})`,
       '',
-      `RATIO end to end / pgbench:      ${f(ratio, 2)}   (target: 0.50 or better)`,
+      `RATIO end to end / pgbench:      ${f(ratio, 2)}   (target: 0.80 or better, issue #17)`,
       '',
       `PEAK MEMORY (VmHWM): ${Object.entries(peaks)
         .map(([name, mib]) => `${name} ${f(mib)} MiB`)

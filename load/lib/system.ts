@@ -11,7 +11,7 @@ import { pino } from 'pino';
 import { migrate } from '#runtime/db/database.ts';
 import { identityMigrations } from '../../services/identity-admission/src/migrations/index.ts';
 import { ledgerMigrations } from '../../services/ledger/src/migrations/index.ts';
-import { PROGRAM_NODE_OPTIONS } from '../../test/support/processes.ts';
+import { extraNodeOptions, PROGRAM_NODE_OPTIONS } from '../../test/support/processes.ts';
 import { freePort, startNats, startPostgres } from '../../test/support/servers.ts';
 import { rssMiB } from './proc.ts';
 
@@ -81,7 +81,7 @@ function spawnProgram(
   const portVariable = name === 'all-in-one' ? 'PORT' : 'HTTP_PORT';
   // The OTEL_* variables of the run reach the programs (tracing on: see docs/benchmarks.md, "Tracing on and off").
   const otel = Object.fromEntries(Object.entries(process.env).filter(([key]) => key.startsWith('OTEL_')));
-  const child = spawn(process.execPath, [...PROGRAM_NODE_OPTIONS, ...profile, resolve(entry)], {
+  const child = spawn(process.execPath, [...PROGRAM_NODE_OPTIONS, ...extraNodeOptions(), ...profile, resolve(entry)], {
     env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', ...otel, ...env, [portVariable]: String(port) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

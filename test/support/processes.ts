@@ -33,6 +33,14 @@ export const PROGRAM_NODE_OPTIONS = [
   './services/runtime/src/tracing/register.ts',
 ] as const;
 
+/**
+ * More node flags for the programs the benchmarks start, from NODE_OPTIONS_EXTRA (space-separated; after
+ * PROGRAM_NODE_OPTIONS, so a V8 flag given again wins): to compare V8 settings without editing code.
+ */
+export function extraNodeOptions(): string[] {
+  return (process.env.NODE_OPTIONS_EXTRA ?? '').split(/\s+/).filter(Boolean);
+}
+
 export function runProgram(
   entry: string,
   env: Record<string, string | undefined>,
