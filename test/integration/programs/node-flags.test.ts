@@ -1,0 +1,40 @@
+// Node's flags of the programs are one rule written in three places that must agree: PROGRAM_NODE_OPTIONS (tests and
+// benchmarks), the npm start scripts and the image's ENTRYPOINT (so the chart). V8 reads them at start, and
+// `--liftoff-only` is not allowed in NODE_OPTIONS, so they cannot come from one environment variable.
+import { readFileSync } from 'node:fs';
+import { PROGRAM_NODE_OPTIONS } from '../../support/processes.ts';
+
+const packageJson = JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: Record<string, string> };
+
+describe("the programs' node flags", () => {
+  const startScripts = Object.entries(packageJson.scripts).filter(([name]) => /^start(:|$)/.test(name));
+
+  test('every npm start script runs node with PROGRAM_NODE_OPTIONS, then its entry', () => {
+    expect(startScripts.map(([name]) => name).sort()).toEqual([
+      'start',
+      'start:gateway',
+      'start:identity-admission',
+      'start:ingest',
+      'start:ledger',
+      'start:links',
+    ]);
+    for (const [name, script] of startScripts) {
+      const words = script.split(/\s+/);
+      expect({ name, command: words[0], flags: words.slice(1, -1) }).toEqual({
+        name,
+        command: 'node',
+        flags: [...PROGRAM_NODE_OPTIONS],
+      });
+      expect(words.at(-1)).toMatch(/\/src\/main\.ts$/);
+    }
+  });
+
+  test("the image's ENTRYPOINT is node with the same flags (the register file under /app)", () => {
+    const line = readFileSync('Dockerfile', 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith('ENTRYPOINT '));
+    expect(line).toBeDefined();
+    const entrypoint = JSON.parse((line as string).slice('ENTRYPOINT '.length)) as string[];
+    expect(entrypoint).toEqual(['node', ...PROGRAM_NODE_OPTIONS.map((f) => f.replace(/^\.\//, '/app/'))]);
+  });
+});
