@@ -23,7 +23,7 @@ import { migrate } from '#runtime/db/database.ts';
 import { createMetrics } from '#runtime/metrics.ts';
 import { NatsTransport } from '#runtime/transport/nats.ts';
 import { identityMigrations } from '../services/identity-admission/src/migrations/index.ts';
-import { EdgeEventBatcher } from '../services/ingest/src/routes/event-batcher.ts';
+import { EDGE_IN_FLIGHT_MAX_DEFAULT, EdgeEventBatcher } from '../services/ingest/src/routes/event-batcher.ts';
 import { ledgerMigrations } from '../services/ledger/src/migrations/index.ts';
 import { extraNodeOptions, PROGRAM_NODE_OPTIONS } from '../test/support/processes.ts';
 import { freePort, startNats, startPostgres } from '../test/support/servers.ts';
@@ -41,7 +41,7 @@ Options (each also read from the environment variable in brackets):
   --pgbench-clients N  pgbench clients (today's statement, one event each)     [BENCH_PGBENCH_CLIENTS] default 16
   --edge-batch N     events per RecordEvents request, as the ingest edge sends  [BENCH_EDGE_BATCH]   default 256
                      them (EdgeEventBatcher); 1: one RecordEvent per event
-  --edge-in-flight N RecordEvents requests in flight                           [BENCH_EDGE_IN_FLIGHT] default 16
+  --edge-in-flight N RecordEvents requests in flight                           [BENCH_EDGE_IN_FLIGHT] default 8
   --batch-max N      the ledger's EVENT_BATCH_MAX (1: no batching in the ledger) [BENCH_BATCH_MAX]    default 256
   --durability D     both (durable row, then fsync-off row), durable or off    [BENCH_DURABILITY]   default both
   --half-rate S      seconds at half of the measured NATS peak (open model)    [BENCH_HALF_RATE_S]  default 10
@@ -132,7 +132,7 @@ function readOptions(): Options {
     pool: int(values.pool, 'BENCH_POOL', 16, 1, 200),
     pgbenchClients: int(values['pgbench-clients'], 'BENCH_PGBENCH_CLIENTS', 16, 1, 256),
     edgeBatch: int(values['edge-batch'], 'BENCH_EDGE_BATCH', 256, 1, 256),
-    edgeInFlight: int(values['edge-in-flight'], 'BENCH_EDGE_IN_FLIGHT', 16, 1, 256),
+    edgeInFlight: int(values['edge-in-flight'], 'BENCH_EDGE_IN_FLIGHT', EDGE_IN_FLIGHT_MAX_DEFAULT, 1, 256),
     batchMax: int(values['batch-max'], 'BENCH_BATCH_MAX', 256, 1, 1000),
     durability: durability as Options['durability'],
     halfRateS: int(values['half-rate'], 'BENCH_HALF_RATE_S', 10, 0, 600),
