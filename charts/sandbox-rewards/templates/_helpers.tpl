@@ -153,6 +153,7 @@ Usage: include "sandbox-rewards.programConfig" (dict "root" $ "program" "ledger"
 {{- else if eq .program "ledger" -}}
 {{- $_ := set $env "EVENT_RATE_LIMIT_PER_MINUTE" (toString $c.eventRateLimitPerMinute) -}}
 {{- $_ := set $env "EVENT_BATCH_MAX" (toString $c.eventBatchMax) -}}
+{{- $_ := set $env "EVENT_GROUP_KEYS_MAX" (toString $c.eventGroupKeysMax) -}}
 {{- $_ := set $env "SIMULATE_RULE_MAX_EVENTS" (toString $c.simulateRuleMaxEvents) -}}
 {{- $_ := set $env "LEDGER_RETENTION_INTERVAL_SECONDS" (toString $c.ledgerRetentionIntervalSeconds) -}}
 {{- $_ := set $env "LEDGER_RETENTION_BATCH" (toString $c.ledgerRetentionBatch) -}}

@@ -5,7 +5,12 @@ import { SIMULATION_MAX_EVENTS_DEFAULT } from '#runtime/contracts/simulation.ts'
 import { stateOwner } from '#runtime/program.ts';
 import { PACKAGE_VERSION } from '#runtime/version.ts';
 import { consoleEndpoints } from './console/endpoints.ts';
-import { EVENT_BATCH_MAX_DEFAULT, eventEndpoints } from './events/index.ts';
+import {
+  EVENT_BATCH_MAX_DEFAULT,
+  EVENT_GROUP_KEYS_MAX_DEFAULT,
+  eventEndpoints,
+  RECORD_EVENT_GROUP_KEYS_MAX,
+} from './events/index.ts';
 import { linkEndpoints } from './links/index.ts';
 import { ledgerMigrations } from './migrations/index.ts';
 import {
@@ -20,6 +25,8 @@ export interface LedgerConfig {
   eventRateLimitPerMinute: number;
   /** Most events decided in one call of ledger.record_events (one transaction); 1 turns batching off. */
   eventBatchMax: number;
+  /** Most keys' batches in one transaction while every connection is busy (EVENT_GROUP_KEYS_MAX); 1 turns it off. */
+  eventGroupKeysMax: number;
   /** SIMULATE_RULE_MAX_EVENTS: the most stored decisions one rule dry-run (simulateRule) replays. */
   simulateRuleMaxEvents: number;
   /** Seconds between runs of the retention clean-up; 0 turns it off. */
@@ -35,6 +42,10 @@ export const ledger = stateOwner<LedgerConfig>({
     return {
       eventRateLimitPerMinute: reader.int('EVENT_RATE_LIMIT_PER_MINUTE', 120, { min: 1, max: 1_000_000 }),
       eventBatchMax: reader.int('EVENT_BATCH_MAX', EVENT_BATCH_MAX_DEFAULT, { min: 1, max: 1000 }),
+      eventGroupKeysMax: reader.int('EVENT_GROUP_KEYS_MAX', EVENT_GROUP_KEYS_MAX_DEFAULT, {
+        min: 1,
+        max: RECORD_EVENT_GROUP_KEYS_MAX,
+      }),
       simulateRuleMaxEvents: reader.int('SIMULATE_RULE_MAX_EVENTS', SIMULATION_MAX_EVENTS_DEFAULT, {
         min: 1,
         max: 1_000_000,

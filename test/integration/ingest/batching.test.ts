@@ -2,6 +2,7 @@
 //   - today's single-event function ledger.record_event, one event after the other (the reference),
 //   - the ledger's DecisionBatcher with batches of 1 (ledger.record_events, one event per call),
 //   - the DecisionBatcher with batches of N (every event submitted at once, so the queues form real batches),
+//   - the same with one connection and groups of keys (several keys' batches in one transaction),
 // each on its own copy of the same world, must give identical decisions (outcome, status, reason, reward, times,
 // which decision a replay answers) and identical final balances (game spend, daily totals, minute counters).
 // The streams mix fresh events, duplicates (replays, also inside one batch), conflicts, unknown players, unknown and
@@ -254,19 +255,29 @@ describe('batched decisions: batch size 1 and N decide exactly as one event at a
   });
   afterAll(async () => database?.close());
 
-  const batcher = (batchMax: number, batches?: number[]) =>
+  const batcher = (batchMax: number, batches?: number[], grouped?: number[]) =>
     new DecisionBatcher(
       (batch) => repository.recordEvents(batch),
       (batch, error, decide) => recoverFailedBatch(batch, error, decide),
-      { batchMax, concurrencyMax: 4, queuedMax: 10_000 },
-      { batch: (size) => batches?.push(size), queued: () => undefined },
+      // Grouped: one call at a time, so every key ready meanwhile joins the next call's transaction.
+      grouped
+        ? { batchMax, concurrencyMax: 1, queuedMax: 10_000, groupKeysMax: 8 }
+        : { batchMax, concurrencyMax: 4, queuedMax: 10_000 },
+      { batch: (size) => batches?.push(size), group: (keys) => grouped?.push(keys), queued: () => undefined },
+      (batches) => repository.recordEventGroups(batches),
     );
 
   it('randomized streams: identical decisions and balances for the reference, batches of 1 and batches of N', async () => {
     const sizesSeen: number[] = [];
+    const groupsSeen: number[] = [];
     await fc.assert(
       fc.asyncProperty(streamArb, fc.integer({ min: 2, max: 64 }), async (stream, batchMax) => {
-        const [reference, single, batched] = [await createWorld(db), await createWorld(db), await createWorld(db)];
+        const [reference, single, batched, grouped] = [
+          await createWorld(db),
+          await createWorld(db),
+          await createWorld(db),
+          await createWorld(db),
+        ];
 
         const referenceResults: Array<RecordResult | { error: string }> = [];
         for (const e of stream) referenceResults.push(await settle(repository.recordEvent(instantiate(reference, e))));
@@ -277,17 +288,24 @@ describe('batched decisions: batch size 1 and N decide exactly as one event at a
         const many = batcher(batchMax, sizesSeen);
         const batchedResults = await Promise.all(stream.map((e) => settle(many.submit(instantiate(batched, e)))));
 
+        const inGroups = batcher(batchMax, undefined, groupsSeen);
+        const groupedResults = await Promise.all(stream.map((e) => settle(inGroups.submit(instantiate(grouped, e)))));
+
         const expected = normalize(reference, referenceResults);
         expect(normalize(single, singleResults)).toEqual(expected);
         expect(normalize(batched, batchedResults)).toEqual(expected);
+        expect(normalize(grouped, groupedResults)).toEqual(expected);
         const expectedBalances = await balances(db, reference);
         expect(await balances(db, single)).toEqual(expectedBalances);
         expect(await balances(db, batched)).toEqual(expectedBalances);
+        expect(await balances(db, grouped)).toEqual(expectedBalances);
       }),
       { numRuns: 8 },
     );
     // The streams did form real batches.
     expect(Math.max(...sizesSeen)).toBeGreaterThan(8);
+    // ... and transactions of several keys.
+    expect(Math.max(...groupsSeen)).toBeGreaterThan(1);
     // A generous limit for a shared, loaded machine: this is not a speed check.
   }, 600_000);
 

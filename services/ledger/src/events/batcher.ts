@@ -11,6 +11,16 @@
 // game, so a batch still holds exactly one game (one game row lock per transaction, no lock-order deadlocks). Two
 // keys of one game may have a batch each in the database; they serialize on the game row as single events do.
 // Keys take turns (first come, first served), so one hot game cannot starve the others.
+//
+// Several keys in one transaction, when the database is busy: a call that finds more ready keys than free
+// connections takes several of them (ceil(ready / free), at most `groupKeysMax`, at most `batchMax` events together)
+// and sends their batches as ONE statement, one transaction (DecideGroup: one call of ledger.record_events per key,
+// in the order the keys are given). Each key's batch is decided exactly as alone; what the keys share is the round
+// trip, the transaction and its commit, which is most of what a batch of one or two events costs (docs/benchmarks.md,
+// "Several games in one transaction"). At low load there is a free connection for every ready key and nothing
+// changes. A group's transaction takes the game locks of its keys one after the other: DecideGroup is given the keys
+// ordered by their game where the ledger knows it (keyGame), so two groups lock shared games in one order. When a
+// group's call fails, each key's batch is decided again alone (and recovered as a lone batch would be).
 import type { RecordEventParams, RecordResult, StoredDecision } from './repository.ts';
 
 export interface DecisionBatcherOptions {
@@ -20,10 +30,18 @@ export interface DecisionBatcherOptions {
   concurrencyMax: number;
   /** Most events waiting in all queues together; beyond it an event is refused at once (nothing stored). */
   queuedMax: number;
+  /** Most keys in one transaction when the database is busy (1: every call holds one key). Default 1. */
+  groupKeysMax?: number | undefined;
 }
 
 /** Decides the events of one key, in order, in one transaction; throws when nothing was committed. */
 export type DecideBatch = (batch: RecordEventParams[]) => Promise<RecordResult[]>;
+
+/**
+ * Decides the batches of several keys (each as DecideBatch would, in the order given) in one transaction; throws
+ * when nothing was committed.
+ */
+export type DecideGroup = (batches: RecordEventParams[][]) => Promise<RecordResult[][]>;
 
 /**
  * What becomes of the events of a batch whose call failed: an answer or an error per event. Kept in one function
@@ -38,6 +56,8 @@ export type RecoverFailedBatch = (
 export interface BatchObserver {
   /** A batch went to the database with this many events. */
   batch(size: number): void;
+  /** A transaction went to the database with the batches of this many keys. */
+  group?(keys: number): void;
   /** Events now waiting in the queues (not yet in the database). */
   queued(depth: number): void;
   /**
@@ -46,6 +66,9 @@ export interface BatchObserver {
    */
   decided?(decision: StoredDecision, eventId: string): void;
 }
+
+/** Most keys whose game the batcher remembers (for the lock order of a group). */
+const KEY_GAMES_MAX = 100_000;
 
 export class QueueFullError extends Error {
   constructor(queuedMax: number) {
@@ -62,6 +85,10 @@ interface Waiting {
 
 export class DecisionBatcher {
   private readonly decide: DecideBatch;
+  private readonly decideGroup: DecideGroup | undefined;
+  private readonly groupKeysMax: number;
+  /** The game of each key seen in a decision (the key hash as a latin1 string): the lock order of a group. */
+  private readonly keyGame = new Map<string, string>();
   private readonly recover: RecoverFailedBatch;
   private readonly options: DecisionBatcherOptions;
   private readonly observer: BatchObserver | undefined;
@@ -81,11 +108,18 @@ export class DecisionBatcher {
     recover: RecoverFailedBatch,
     options: DecisionBatcherOptions,
     observer?: BatchObserver,
+    decideGroup?: DecideGroup,
   ) {
-    if (!(options.batchMax >= 1 && options.concurrencyMax >= 1 && options.queuedMax >= 1)) {
+    const groupKeysMax = options.groupKeysMax ?? 1;
+    if (
+      !(options.batchMax >= 1 && options.concurrencyMax >= 1 && options.queuedMax >= 1 && groupKeysMax >= 1) ||
+      (groupKeysMax > 1 && !decideGroup)
+    ) {
       throw new Error(`invalid batcher options ${JSON.stringify(options)}`);
     }
     this.decide = decide;
+    this.decideGroup = decideGroup;
+    this.groupKeysMax = groupKeysMax;
     this.recover = recover;
     this.options = options;
     this.observer = observer;
@@ -134,31 +168,93 @@ export class DecisionBatcher {
     return key;
   }
 
-  private pump(): void {
-    while (this.running < this.options.concurrencyMax) {
-      const key = this.nextReadyKey();
-      if (key === undefined) break;
+  /** The next ready key's batch (taken out of its queue), or undefined when no key is ready. */
+  private takeBatch(eventsMax: number): { key: string; batch: Waiting[] } | undefined {
+    for (;;) {
+      if (this.readyHead >= this.ready.length) return undefined;
+      const key = this.ready[this.readyHead] as string;
       const queue = this.queues.get(key);
-      if (!queue || queue.length === 0) continue;
-      const batch = queue.length <= this.options.batchMax ? queue : queue.slice(0, this.options.batchMax);
+      if (!queue || queue.length === 0) {
+        this.nextReadyKey();
+        continue;
+      }
+      const size = Math.min(queue.length, this.options.batchMax);
+      if (size > eventsMax) return undefined; // it stays first in line for the next call
+      this.nextReadyKey();
+      const batch = size === queue.length ? queue : queue.slice(0, size);
       if (batch === queue) this.queues.delete(key);
-      else this.queues.set(key, queue.slice(this.options.batchMax));
+      else this.queues.set(key, queue.slice(size));
       this.queued -= batch.length;
       this.busy.add(key);
-      this.running++;
       this.observer?.batch(batch.length);
-      void this.run(batch).finally(() => {
+      return { key, batch };
+    }
+  }
+
+  private pump(): void {
+    while (this.running < this.options.concurrencyMax) {
+      const first = this.takeBatch(this.options.batchMax);
+      if (first === undefined) break;
+      const group = [first];
+      if (this.groupKeysMax > 1) {
+        // More ready keys than free connections (this call's included): this call takes its share of them.
+        const free = this.options.concurrencyMax - this.running;
+        const share = Math.min(this.groupKeysMax, Math.ceil((1 + this.ready.length - this.readyHead) / free));
+        let events = first.batch.length;
+        while (group.length < share) {
+          const next = this.takeBatch(this.options.batchMax - events);
+          if (next === undefined) break;
+          group.push(next);
+          events += next.batch.length;
+        }
+      }
+      this.running++;
+      if (group.length > 1) this.observer?.group?.(group.length);
+      void this.runGroup(group).finally(() => {
         this.running--;
-        this.busy.delete(key);
-        if (this.queues.has(key)) this.ready.push(key);
+        for (const { key } of group) {
+          this.busy.delete(key);
+          if (this.queues.has(key)) this.ready.push(key);
+        }
         this.pump();
       });
     }
     this.observer?.queued(this.queued);
   }
 
+  /** Runs the batches of one call (one key, or a group of keys in one transaction); never throws. */
+  private async runGroup(group: Array<{ key: string; batch: Waiting[] }>): Promise<void> {
+    if (group.length === 1 || !this.decideGroup) {
+      for (const { key, batch } of group) await this.run(key, batch);
+      return;
+    }
+    // The keys whose game is known first, by game, then the others: two groups lock shared games in one order.
+    const ordered = [...group].sort((a, b) => {
+      const ga = this.keyGame.get(a.key);
+      const gb = this.keyGame.get(b.key);
+      if (ga === undefined || gb === undefined) return ga === gb ? 0 : ga === undefined ? 1 : -1;
+      return ga < gb ? -1 : ga > gb ? 1 : 0;
+    });
+    let results: RecordResult[][];
+    try {
+      results = await this.decideGroup(ordered.map(({ batch }) => batch.map((w) => w.params)));
+    } catch {
+      // Nothing of the group was committed: each key's batch again, alone, as if the group had never formed.
+      for (const { key, batch } of ordered) await this.run(key, batch);
+      return;
+    }
+    ordered.forEach(({ key, batch }, i) => {
+      this.answer(
+        key,
+        batch,
+        batch.map((w) => w.params),
+        results[i] ?? [],
+      );
+    });
+  }
+
   /** Runs one batch and answers each of its events; never throws. */
-  private async run(batch: Waiting[]): Promise<void> {
+  private async run(key: string, batch: Waiting[]): Promise<void> {
     const params = batch.map((w) => w.params);
     let results: Array<RecordResult | { error: unknown }>;
     try {
@@ -170,13 +266,30 @@ export class DecisionBatcher {
         results = params.map(() => ({ error: recoveryError }));
       }
     }
+    this.answer(key, batch, params, results);
+  }
+
+  /** Answers each event of a batch with its result, then tells the observer of the fresh decisions. */
+  private answer(
+    key: string,
+    batch: Waiting[],
+    params: RecordEventParams[],
+    results: Array<RecordResult | { error: unknown }>,
+  ): void {
     batch.forEach((waiting, i) => {
       const result = results[i];
       if (result === undefined) waiting.reject(new Error('the batch answered fewer events than it held'));
       else if ('error' in result) waiting.reject(result.error);
-      else waiting.resolve(result);
+      else {
+        if ('decision' in result && !this.keyGame.has(key)) {
+          // Bounded: past KEY_GAMES_MAX known keys the map starts again (an unknown game only changes lock order).
+          if (this.keyGame.size >= KEY_GAMES_MAX) this.keyGame.clear();
+          this.keyGame.set(key, result.decision.gameId);
+        }
+        waiting.resolve(result);
+      }
     });
-    // After the answers: a notice never delays a decision. The batch's transaction has committed (decide returned).
+    // After the answers: a notice never delays a decision. The batch's transaction has committed.
     const decided = this.observer?.decided;
     if (!decided) return;
     results.forEach((result, i) => {

@@ -23,6 +23,7 @@ import {
   DatabaseUnavailableError,
   EventRepository,
   isUniqueViolation,
+  RECORD_EVENT_GROUP_KEYS_MAX,
   RECORD_EVENTS_MAX,
   type RecordEventParams,
   type RecordResult,
@@ -43,10 +44,14 @@ export interface EventEndpointConfig {
   eventRateLimitPerMinute: number;
   /** Most events in one call of ledger.record_events (EVENT_BATCH_MAX; 1 turns batching off). */
   eventBatchMax?: number | undefined;
+  /** Most keys' batches in one transaction while every connection is busy (EVENT_GROUP_KEYS_MAX; 1 turns it off). */
+  eventGroupKeysMax?: number | undefined;
 }
 
 /** Default EVENT_BATCH_MAX: large enough that a hot game's queue goes in one transaction, small enough to bound it. */
 export const EVENT_BATCH_MAX_DEFAULT = 256;
+/** Default EVENT_GROUP_KEYS_MAX (batcher.ts, "Several keys in one transaction"). */
+export const EVENT_GROUP_KEYS_MAX_DEFAULT = 8;
 /** Most events in one RecordEvents request (the edge sends at most this many). */
 export const RECORD_EVENTS_REQUEST_MAX = 256;
 /** Most events waiting for the database in one ledger process; beyond it RecordEvent answers 503 at once. */
@@ -167,6 +172,14 @@ export function eventEndpoints(deps: EventEndpointDeps, config: EventEndpointCon
         registers: [deps.metrics.registry],
       })
     : undefined;
+  const groupSizes = deps.metrics
+    ? new Histogram({
+        name: 'ledger_event_transaction_keys',
+        help: 'Keys whose batches went to the database in one transaction, when more than one',
+        buckets: [2, 3, 4, 5, 6, 7, 8],
+        registers: [deps.metrics.registry],
+      })
+    : undefined;
   const queueDepth = deps.metrics
     ? new Gauge({
         name: 'ledger_event_queue_depth',
@@ -182,9 +195,11 @@ export function eventEndpoints(deps: EventEndpointDeps, config: EventEndpointCon
       batchMax: Math.min(config.eventBatchMax ?? EVENT_BATCH_MAX_DEFAULT, RECORD_EVENTS_MAX),
       concurrencyMax: events.poolMax,
       queuedMax: EVENTS_QUEUED_MAX,
+      groupKeysMax: Math.min(config.eventGroupKeysMax ?? EVENT_GROUP_KEYS_MAX_DEFAULT, RECORD_EVENT_GROUP_KEYS_MAX),
     },
     {
       batch: (size) => batchSizes?.observe(size),
+      group: (keys) => groupSizes?.observe(keys),
       queued: (depth) => queueDepth?.set(depth),
       // Fire-and-forget after commit (publish never throws nor waits); a lost notice loses nothing but a live view.
       decided: (decision, eventId) =>
@@ -192,6 +207,7 @@ export function eventEndpoints(deps: EventEndpointDeps, config: EventEndpointCon
           decision: toDecisionMessage(eventId.toLowerCase(), decision),
         }),
     },
+    (batches) => events.recordEventGroups(batches),
   );
 
   /** One event, validated and decided (through its key's batch); throws the AppError RecordEvent answers. */

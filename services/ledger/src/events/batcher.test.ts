@@ -1,0 +1,121 @@
+// The DecisionBatcher's grouping of keys (batcher.ts, "Several keys in one transaction"), with decide functions that
+// record their calls: when groups form, in which order their keys go, and what happens when a group's call fails.
+// The decisions themselves are checked against PostgreSQL in test/integration/ingest/batching.test.ts.
+import { type DecideBatch, type DecideGroup, DecisionBatcher, type RecoverFailedBatch } from './batcher.ts';
+import type { RecordEventParams, RecordResult } from './repository.ts';
+
+const key = (n: number) => new Uint8Array(32).fill(n);
+const event = (k: number, id: string): RecordEventParams => ({
+  keyHash: key(k),
+  eventId: id,
+  playerId: '00000000-0000-4000-8000-000000000001',
+  eventType: 'a.win',
+  occurredAtMs: 0n,
+  payloadHash: new Uint8Array(32),
+  receivedAt: null,
+  rateLimitPerMinute: 10,
+});
+/** A decision of game `game-<key byte>` for every event. */
+const decided = (p: RecordEventParams): RecordResult => ({
+  outcome: 'decided',
+  decision: {
+    id: p.eventId,
+    gameId: `game-${String(p.keyHash[0]).padStart(3, '0')}`,
+    organizationId: 'org',
+    playerId: p.playerId,
+    eventType: p.eventType,
+    occurredAtMs: 0,
+    status: 'accepted',
+    reason: null,
+    rewardCredits: 1n,
+    createdAtMs: 0,
+  },
+});
+
+function harness(options: { groupKeysMax: number; concurrencyMax: number; failGroups?: boolean }) {
+  const calls: string[][] = [];
+  let release: (() => void) | undefined;
+  let held = false;
+  const decide: DecideBatch = async (batch) => {
+    calls.push(batch.map((p) => p.eventId));
+    if (held) await new Promise<void>((r) => (release = r));
+    return batch.map(decided);
+  };
+  const decideGroup: DecideGroup = async (batches) => {
+    calls.push(batches.map((b) => b.map((p) => p.eventId).join('+')));
+    if (options.failGroups) throw new Error('the group failed');
+    return batches.map((b) => b.map(decided));
+  };
+  const recover: RecoverFailedBatch = async (batch, error) => batch.map(() => ({ error }));
+  const batcher = new DecisionBatcher(
+    decide,
+    recover,
+    { batchMax: 256, concurrencyMax: options.concurrencyMax, queuedMax: 100, groupKeysMax: options.groupKeysMax },
+    { batch: () => undefined, queued: () => undefined },
+    decideGroup,
+  );
+  return {
+    batcher,
+    calls,
+    hold: () => {
+      held = true;
+    },
+    release: () => {
+      held = false;
+      release?.();
+    },
+  };
+}
+
+describe('DecisionBatcher: several keys in one transaction', () => {
+  test('keys that became ready while every connection was busy go together, each key its own batch', async () => {
+    const h = harness({ groupKeysMax: 8, concurrencyMax: 1 });
+    h.hold();
+    const first = h.batcher.submit(event(1, 'a1'));
+    await new Promise((r) => setImmediate(r)); // a1 is in the database, the only connection taken
+    const waiting = [
+      h.batcher.submit(event(3, 'c1')),
+      h.batcher.submit(event(2, 'b1')),
+      h.batcher.submit(event(3, 'c2')),
+      h.batcher.submit(event(1, 'a2')),
+    ];
+    await new Promise((r) => setImmediate(r));
+    h.release();
+    const results = await Promise.all([first, ...waiting]);
+    expect(results.map((r) => r.outcome)).toEqual(['decided', 'decided', 'decided', 'decided', 'decided']);
+    // a1 alone; then the three ready keys in one call: a (known: game-001), then the unknown ones in arrival order.
+    expect(h.calls).toEqual([['a1'], ['a2', 'c1+c2', 'b1']]);
+  });
+
+  test('known games go first, in the order of their game ids (one lock order for every group)', async () => {
+    const h = harness({ groupKeysMax: 8, concurrencyMax: 1 });
+    await Promise.all([h.batcher.submit(event(5, 'e0')), h.batcher.submit(event(4, 'd0'))]);
+    h.hold();
+    const busy = h.batcher.submit(event(9, 'z1'));
+    await new Promise((r) => setImmediate(r));
+    const waiting = [h.batcher.submit(event(5, 'e1')), h.batcher.submit(event(4, 'd1'))];
+    await new Promise((r) => setImmediate(r));
+    h.release();
+    await Promise.all([busy, ...waiting]);
+    expect(h.calls.at(-1)).toEqual(['d1', 'e1']);
+  });
+
+  test('a free connection for every ready key: no group forms', async () => {
+    const h = harness({ groupKeysMax: 8, concurrencyMax: 4 });
+    await Promise.all([1, 2, 3].map((k) => h.batcher.submit(event(k, `k${k}`))));
+    expect(h.calls).toEqual([['k1'], ['k2'], ['k3']]);
+  });
+
+  test("a group's failure decides each key's batch again alone", async () => {
+    const h = harness({ groupKeysMax: 8, concurrencyMax: 1, failGroups: true });
+    h.hold();
+    const first = h.batcher.submit(event(1, 'a1'));
+    await new Promise((r) => setImmediate(r));
+    const waiting = [h.batcher.submit(event(2, 'b1')), h.batcher.submit(event(3, 'c1'))];
+    await new Promise((r) => setImmediate(r));
+    h.release();
+    const results = await Promise.all([first, ...waiting]);
+    expect(results.map((r) => r.outcome)).toEqual(['decided', 'decided', 'decided']);
+    expect(h.calls).toEqual([['a1'], ['b1', 'c1'], ['b1'], ['c1']]);
+  });
+});
