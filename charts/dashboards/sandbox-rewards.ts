@@ -215,6 +215,54 @@ function build(): Dashboard {
           { x, w: 12 },
         ),
     ),
+    row('Batching of events (ingest, ledger)'),
+    ...line(
+      (x) =>
+        timeseries(
+          'Events per batch',
+          'Mean events per RecordEvents request of ingest and per ledger.record_events call of the ledger: about one at low load, larger as the load grows (docs/ingest.md, "Batched decisions").',
+          'short',
+          [
+            {
+              expr: `sum by (pod) (rate(ingest_event_batch_size_sum{${scope}}[$__rate_interval])) / sum by (pod) (rate(ingest_event_batch_size_count{${scope}}[$__rate_interval]))`,
+              legend: 'ingest {{pod}}',
+            },
+            {
+              expr: `sum by (pod) (rate(ledger_event_batch_size_sum{${scope}}[$__rate_interval])) / sum by (pod) (rate(ledger_event_batch_size_count{${scope}}[$__rate_interval]))`,
+              legend: 'ledger {{pod}}',
+            },
+          ],
+          { x, w: 8 },
+        ),
+      (x) =>
+        timeseries(
+          'Games per shared transaction',
+          'While every database connection of a ledger is busy, waiting games share one transaction (EVENT_GROUP_KEYS_MAX): such transactions per second, and their mean number of games.',
+          'short',
+          [
+            {
+              expr: `sum by (pod) (rate(ledger_event_transaction_keys_count{${scope}}[$__rate_interval]))`,
+              legend: 'shared transactions/s {{pod}}',
+            },
+            {
+              expr: `sum by (pod) (rate(ledger_event_transaction_keys_sum{${scope}}[$__rate_interval])) / sum by (pod) (rate(ledger_event_transaction_keys_count{${scope}}[$__rate_interval]))`,
+              legend: 'games each {{pod}}',
+            },
+          ],
+          { x, w: 8 },
+        ),
+      (x) =>
+        timeseries(
+          'Events waiting',
+          'Events queued in ingest for a free RecordEvents slot and in the ledger for the database (the ledger refuses beyond 10,000 with 503 retry_later).',
+          'short',
+          [
+            { expr: `sum by (pod) (ingest_event_queue_depth{${scope}})`, legend: 'ingest {{pod}}' },
+            { expr: `sum by (pod) (ledger_event_queue_depth{${scope}})`, legend: 'ledger {{pod}}' },
+          ],
+          { x, w: 8 },
+        ),
+    ),
     row('Processes'),
     ...line(
       (x) =>
