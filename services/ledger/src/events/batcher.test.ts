@@ -32,7 +32,11 @@ const decided = (p: RecordEventParams): RecordResult => ({
   },
 });
 
-function harness(options: { groupKeysMax: number; concurrencyMax: number; failGroups?: boolean }) {
+function harness(options: {
+  groupKeysMax: number;
+  concurrencyMax: number;
+  failGroups?: 'the group failed' | 'unavailable';
+}) {
   const calls: string[][] = [];
   let release: (() => void) | undefined;
   let held = false;
@@ -43,10 +47,17 @@ function harness(options: { groupKeysMax: number; concurrencyMax: number; failGr
   };
   const decideGroup: DecideGroup = async (batches) => {
     calls.push(batches.map((b) => b.map((p) => p.eventId).join('+')));
-    if (options.failGroups) throw new Error('the group failed');
+    if (options.failGroups) throw new Error(options.failGroups);
     return batches.map((b) => b.map(decided));
   };
-  const recover: RecoverFailedBatch = async (batch, error) => batch.map(() => ({ error }));
+  // As recoverFailedBatch treats an unexpected failure: each event decided again alone; `unavailable` errors (the
+  // database down) are answered as they are.
+  const recover: RecoverFailedBatch = async (batch, error, again) => {
+    if ((error as Error).message === 'unavailable') return batch.map(() => ({ error }));
+    const results = [];
+    for (const p of batch) results.push(((await again([p])) as RecordResult[])[0] as RecordResult);
+    return results;
+  };
   const batcher = new DecisionBatcher(
     decide,
     recover,
@@ -107,7 +118,7 @@ describe('DecisionBatcher: several keys in one transaction', () => {
   });
 
   test("a group's failure decides each key's batch again alone", async () => {
-    const h = harness({ groupKeysMax: 8, concurrencyMax: 1, failGroups: true });
+    const h = harness({ groupKeysMax: 8, concurrencyMax: 1, failGroups: 'the group failed' });
     h.hold();
     const first = h.batcher.submit(event(1, 'a1'));
     await new Promise((r) => setImmediate(r));
@@ -117,5 +128,18 @@ describe('DecisionBatcher: several keys in one transaction', () => {
     const results = await Promise.all([first, ...waiting]);
     expect(results.map((r) => r.outcome)).toEqual(['decided', 'decided', 'decided']);
     expect(h.calls).toEqual([['a1'], ['b1', 'c1'], ['b1'], ['c1']]);
+  });
+
+  test('a group that finds the database unavailable answers that error to each event, without trying again', async () => {
+    const h = harness({ groupKeysMax: 8, concurrencyMax: 1, failGroups: 'unavailable' });
+    h.hold();
+    const first = h.batcher.submit(event(1, 'a1'));
+    await new Promise((r) => setImmediate(r));
+    const waiting = [h.batcher.submit(event(2, 'b1')), h.batcher.submit(event(3, 'c1'))];
+    await new Promise((r) => setImmediate(r));
+    h.release();
+    expect((await first).outcome).toBe('decided');
+    for (const w of waiting) await expect(w).rejects.toThrow('unavailable');
+    expect(h.calls).toEqual([['a1'], ['b1', 'c1']]);
   });
 });

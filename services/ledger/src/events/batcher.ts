@@ -20,7 +20,7 @@
 // "Several games in one transaction"). At low load there is a free connection for every ready key and nothing
 // changes. A group's transaction takes the game locks of its keys one after the other: DecideGroup is given the keys
 // ordered by their game where the ledger knows it (keyGame), so two groups lock shared games in one order. When a
-// group's call fails, each key's batch is decided again alone (and recovered as a lone batch would be).
+// group's call fails, each key's batch is recovered as it would have been had it failed alone.
 import type { RecordEventParams, RecordResult, StoredDecision } from './repository.ts';
 
 export interface DecisionBatcherOptions {
@@ -235,21 +235,21 @@ export class DecisionBatcher {
       if (ga === undefined || gb === undefined) return ga === gb ? 0 : ga === undefined ? 1 : -1;
       return ga < gb ? -1 : ga > gb ? 1 : 0;
     });
+    const params = ordered.map(({ batch }) => batch.map((w) => w.params));
     let results: RecordResult[][];
     try {
-      results = await this.decideGroup(ordered.map(({ batch }) => batch.map((w) => w.params)));
-    } catch {
-      // Nothing of the group was committed: each key's batch again, alone, as if the group had never formed.
-      for (const { key, batch } of ordered) await this.run(key, batch);
+      results = await this.decideGroup(params);
+    } catch (error) {
+      // Each key's batch meets the group's failure as if it had failed alone: the one recovery policy decides (the
+      // database unavailable: each event gets the error, and a lost connection's unknown outcome is looked up per
+      // event; anything else: its events decided again one by one).
+      for (const [i, { key, batch }] of ordered.entries()) {
+        this.answer(key, batch, params[i]!, await this.recovered(params[i]!, error));
+      }
       return;
     }
     ordered.forEach(({ key, batch }, i) => {
-      this.answer(
-        key,
-        batch,
-        batch.map((w) => w.params),
-        results[i] ?? [],
-      );
+      this.answer(key, batch, params[i]!, results[i] ?? []);
     });
   }
 
@@ -260,13 +260,21 @@ export class DecisionBatcher {
     try {
       results = await this.decide(params);
     } catch (error) {
-      try {
-        results = await this.recover(params, error, this.decide);
-      } catch (recoveryError) {
-        results = params.map(() => ({ error: recoveryError }));
-      }
+      results = await this.recovered(params, error);
     }
     this.answer(key, batch, params, results);
+  }
+
+  /** What the recovery policy makes of a batch whose call failed (nothing of it was committed); never throws. */
+  private async recovered(
+    params: RecordEventParams[],
+    error: unknown,
+  ): Promise<Array<RecordResult | { error: unknown }>> {
+    try {
+      return await this.recover(params, error, this.decide);
+    } catch (recoveryError) {
+      return params.map(() => ({ error: recoveryError }));
+    }
   }
 
   /** Answers each event of a batch with its result, then tells the observer of the fresh decisions. */
