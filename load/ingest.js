@@ -133,36 +133,34 @@ function seconds(duration) {
   }
   return total;
 }
+// Fresh events only (the `peak` function), offered at `rate` per second from `startSeconds` on.
+const freshEvents = (rate, duration, startSeconds, preAllocatedVUs, maxVUs) => ({
+  executor: 'constant-arrival-rate',
+  exec: 'peak',
+  rate,
+  timeUnit: '1s',
+  duration,
+  startTime: `${startSeconds}s`,
+  preAllocatedVUs,
+  maxVUs,
+  gracefulStop: '10s',
+});
 const STEADY_SECONDS = Object.keys(scenarios).length > 0 ? seconds(DURATION) + 10 : 0;
 if (PEAK.rate > 0 && seconds(PEAK.duration) > 0) {
   // After the steady scenarios and their graceful stop; the summary's http_reqs{scenario:peak} count over
   // PEAK_DURATION is the completed rate.
-  scenarios.peak = {
-    executor: 'constant-arrival-rate',
-    exec: 'peak',
-    rate: PEAK.rate,
-    timeUnit: '1s',
-    duration: PEAK.duration,
-    startTime: `${STEADY_SECONDS}s`,
-    preAllocatedVUs: PEAK.vus,
-    maxVUs: PEAK.vus,
-    gracefulStop: '10s',
-  };
+  scenarios.peak = freshEvents(PEAK.rate, PEAK.duration, STEADY_SECONDS, PEAK.vus, PEAK.vus);
 }
 
 if (HALF.rate > 0 && seconds(HALF.duration) > 0) {
   // After the steady scenarios and the peak (when they run); latency at a rate the service sustains.
-  scenarios.half = {
-    executor: 'constant-arrival-rate',
-    exec: 'peak',
-    rate: HALF.rate,
-    timeUnit: '1s',
-    duration: HALF.duration,
-    startTime: `${STEADY_SECONDS + (scenarios.peak ? seconds(PEAK.duration) + 10 : 0)}s`,
-    preAllocatedVUs: Math.min(HALF.vus, Math.max(1, Math.ceil(HALF.rate / 10))),
-    maxVUs: HALF.vus,
-    gracefulStop: '10s',
-  };
+  scenarios.half = freshEvents(
+    HALF.rate,
+    HALF.duration,
+    STEADY_SECONDS + (scenarios.peak ? seconds(PEAK.duration) + 10 : 0),
+    Math.min(HALF.vus, Math.max(1, Math.ceil(HALF.rate / 10))),
+    HALF.vus,
+  );
 }
 
 const thresholds = {
