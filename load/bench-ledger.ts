@@ -7,14 +7,14 @@
 // names the server: the bench creates and drops its own database there), migrates, creates GAMES games of one
 // project with PLAYERS linked players each, starts the ledger as a child process (`node services/ledger/src/main.ts`),
 // and drives it like the ingest edge does: CONCURRENCY events in flight, sent through the EdgeEventBatcher as
-// RecordEvents requests; the ledger batches them per key into calls of ledger.record_events. Both sides warm up,
+// RecordEvents requests; the ledger batches them per key and sends the ready keys' batches together as calls of ledger.record_events. Both sides warm up,
 // then take turns (DURATION seconds each in ROUNDS rounds), then the NATS side runs at half its measured peak (open
 // model) for its latency. Prints decisions per second, p50/p99, the ratio, batch sizes seen (edge and ledger),
 // memory, CPU per decision and the machine's load average. Run with --help for the flags.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg, tmpdir } from 'node:os';
+import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
@@ -23,7 +23,13 @@ import { migrate } from '#runtime/db/database.ts';
 import { createMetrics } from '#runtime/metrics.ts';
 import { NatsTransport } from '#runtime/transport/nats.ts';
 import { identityMigrations } from '../services/identity-admission/src/migrations/index.ts';
-import { EDGE_IN_FLIGHT_MAX_DEFAULT, EdgeEventBatcher } from '../services/ingest/src/routes/event-batcher.ts';
+import {
+  EDGE_IN_FLIGHT_MAX_DEFAULT,
+  EDGE_KEYS_MAX_DEFAULT,
+  EdgeEventBatcher,
+} from '../services/ingest/src/routes/event-batcher.ts';
+import { EVENT_GROUP_KEYS_MAX_DEFAULT } from '../services/ledger/src/events/endpoints.ts';
+import { RECORD_EVENT_GROUP_KEYS_MAX } from '../services/ledger/src/events/repository.ts';
 import { ledgerMigrations } from '../services/ledger/src/migrations/index.ts';
 import { extraNodeOptions, PROGRAM_NODE_OPTIONS } from '../test/support/processes.ts';
 import { freePort, startNats, startPostgres } from '../test/support/servers.ts';
@@ -42,13 +48,17 @@ Options (each also read from the environment variable in brackets):
   --edge-batch N     events per RecordEvents request, as the ingest edge sends  [BENCH_EDGE_BATCH]   default 256
                      them (EdgeEventBatcher); 1: one RecordEvent per event
   --edge-in-flight N RecordEvents requests in flight                           [BENCH_EDGE_IN_FLIGHT] default 8
+  --edge-keys N      most keys (games) per RecordEvents request                [BENCH_EDGE_KEYS]    default 8
+                     (INGEST_EVENT_KEYS_MAX)
   --batch-max N      the ledger's EVENT_BATCH_MAX (1: no batching in the ledger) [BENCH_BATCH_MAX]    default 256
+  --group-keys N     the ledger's EVENT_GROUP_KEYS_MAX (keys per call)          [BENCH_GROUP_KEYS]   default 8
   --durability D     both (durable row, then fsync-off row), durable or off    [BENCH_DURABILITY]   default both
   --half-rate S      seconds at half of the measured NATS peak (open model)    [BENCH_HALF_RATE_S]  default 10
   --duration S       measured seconds of each side                            [BENCH_DURATION_S]   default 30
   --rounds N         the sides take turns, N rounds of duration/N s (whole)   [BENCH_ROUNDS]       default 3
   --warmup S         unmeasured seconds of each side, both before measuring   [BENCH_WARMUP_S]     default 5
-  --pool N           the ledger's PostgreSQL pool (DATABASE_POOL_MAX)         [BENCH_POOL]         default 16
+  --pool N           the ledger's PostgreSQL pool (DATABASE_POOL_MAX)         [BENCH_POOL]         default 2 x CPUs
+                     (docs/deploy.md "Scaling": about twice the database's CPUs; the database runs here)
   --prefill N        history written in SQL before the run: N accepted events of  [BENCH_PREFILL]      default 0
                      the bench's games (load/lib/prefill.ts), e.g. 5000000
   --json FILE        also write the figures as JSON to FILE
@@ -73,7 +83,9 @@ interface Options {
   pgbenchClients: number;
   edgeBatch: number;
   edgeInFlight: number;
+  edgeKeys: number;
   batchMax: number;
+  groupKeys: number;
   durability: 'both' | Durability;
   halfRateS: number;
   durationS: number;
@@ -94,6 +106,8 @@ function readOptions(): Options {
       'pgbench-clients': { type: 'string' },
       'edge-batch': { type: 'string' },
       'edge-in-flight': { type: 'string' },
+      'edge-keys': { type: 'string' },
+      'group-keys': { type: 'string' },
       'batch-max': { type: 'string' },
       durability: { type: 'string' },
       'half-rate': { type: 'string' },
@@ -129,10 +143,18 @@ function readOptions(): Options {
     process.exit(2);
   }
   return {
-    pool: int(values.pool, 'BENCH_POOL', 16, 1, 200),
+    pool: int(values.pool, 'BENCH_POOL', 2 * availableParallelism(), 1, 200),
     pgbenchClients: int(values['pgbench-clients'], 'BENCH_PGBENCH_CLIENTS', 16, 1, 256),
     edgeBatch: int(values['edge-batch'], 'BENCH_EDGE_BATCH', 256, 1, 256),
     edgeInFlight: int(values['edge-in-flight'], 'BENCH_EDGE_IN_FLIGHT', EDGE_IN_FLIGHT_MAX_DEFAULT, 1, 256),
+    edgeKeys: int(values['edge-keys'], 'BENCH_EDGE_KEYS', EDGE_KEYS_MAX_DEFAULT, 1, 256),
+    groupKeys: int(
+      values['group-keys'],
+      'BENCH_GROUP_KEYS',
+      EVENT_GROUP_KEYS_MAX_DEFAULT,
+      1,
+      RECORD_EVENT_GROUP_KEYS_MAX,
+    ),
     batchMax: int(values['batch-max'], 'BENCH_BATCH_MAX', 256, 1, 1000),
     durability: durability as Options['durability'],
     halfRateS: int(values['half-rate'], 'BENCH_HALF_RATE_S', 10, 0, 600),
@@ -211,7 +233,7 @@ async function natsDriver(natsUrl: string, options: Options, probes: Probes): Pr
   // The driver sends like the ingest edge: concurrent events share RecordEvents requests (edge-batch 1: RecordEvent).
   const edge = new EdgeEventBatcher(
     transport,
-    { batchMax: options.edgeBatch, inFlightMax: options.edgeInFlight },
+    { batchMax: options.edgeBatch, inFlightMax: options.edgeInFlight, keysMax: options.edgeKeys },
     { batch: (size) => edgeBatches.push(size), queued: () => undefined },
   );
   let errors = 0;
@@ -332,8 +354,7 @@ function runPgbench(
 async function startLedger(
   databaseUrl: string,
   natsUrl: string,
-  pool: number,
-  batchMax: number,
+  options: Pick<Options, 'pool' | 'batchMax' | 'groupKeys'>,
   cpuProfileDir: string | undefined,
 ): Promise<{ child: ChildProcess; port: number }> {
   const port = await freePort();
@@ -352,8 +373,9 @@ async function startLedger(
         NATS_URL: natsUrl,
         HTTP_PORT: String(port),
         EVENT_RATE_LIMIT_PER_MINUTE: String(RATE_LIMIT),
-        DATABASE_POOL_MAX: String(pool),
-        EVENT_BATCH_MAX: String(batchMax),
+        DATABASE_POOL_MAX: String(options.pool),
+        EVENT_BATCH_MAX: String(options.batchMax),
+        EVENT_GROUP_KEYS_MAX: String(options.groupKeys),
         LOG_LEVEL: 'warn',
       },
       stdio: ['ignore', 'inherit', 'inherit'],
@@ -387,10 +409,14 @@ async function setDurability(serverUrl: string, mode: Durability): Promise<void>
   }
 }
 
-/** The ledger's ledger_event_batch_size histogram (cumulative buckets), from its /metrics. */
+/**
+ * The ledger's ledger_event_batch_size histogram (cumulative buckets), from its /metrics, and its calls of
+ * ledger.record_events: every key's batch is one call unless it shared one (ledger_event_transaction_keys counts the
+ * calls of more than one key and their keys).
+ */
 async function ledgerBatchSizes(
   port: number,
-): Promise<{ count: number; sum: number; buckets: Record<string, number> }> {
+): Promise<{ count: number; sum: number; calls: number; buckets: Record<string, number> }> {
   const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
   const buckets: Record<string, number> = {};
   let previous = 0;
@@ -400,7 +426,9 @@ async function ledgerBatchSizes(
     previous = cumulative;
   }
   const value = (name: string) => Number(new RegExp(`^${name} (\\S+)`, 'm').exec(text)?.[1] ?? 0);
-  return { count: value('ledger_event_batch_size_count'), sum: value('ledger_event_batch_size_sum'), buckets };
+  const count = value('ledger_event_batch_size_count');
+  const calls = count - value('ledger_event_transaction_keys_sum') + value('ledger_event_transaction_keys_count');
+  return { count, sum: value('ledger_event_batch_size_sum'), calls, buckets };
 }
 
 async function countEvents(url: string): Promise<{ accepted: number; rejected: number }> {
@@ -498,7 +526,7 @@ async function main(): Promise<void> {
       prefillSeconds = filled.seconds;
       process.stderr.write(`prefill: ${options.prefill} events in ${filled.seconds.toFixed(0)} s\n`);
     }
-    const started = await startLedger(databaseUrl, natsUrl, options.pool, options.batchMax, options.cpuProfile);
+    const started = await startLedger(databaseUrl, natsUrl, options, options.cpuProfile);
     ledger = started.child;
     const ledgerPort = started.port;
     const idleRss = rssMiB(ledger.pid!, 'VmRSS');
@@ -506,8 +534,8 @@ async function main(): Promise<void> {
 
     process.stderr.write(
       `bench: ${options.games} games x ${options.players} players; NATS side ${options.concurrency} in flight ` +
-        `(edge batch ${options.edgeBatch}, ${options.edgeInFlight} requests in flight; ledger pool ${options.pool}, ` +
-        `EVENT_BATCH_MAX ${options.batchMax}); pgbench ${options.pgbenchClients} clients; ` +
+        `(edge batch ${options.edgeBatch}, ${options.edgeKeys} keys, ${options.edgeInFlight} requests in flight; ` +
+        `ledger pool ${options.pool}, EVENT_BATCH_MAX ${options.batchMax}, EVENT_GROUP_KEYS_MAX ${options.groupKeys}); pgbench ${options.pgbenchClients} clients; ` +
         `${options.warmupS} s warm-up + ${options.durationS} s per side in ${options.rounds} rounds\n`,
     );
     const driver = await natsDriver(natsUrl, options, { database: name, ledgerPid: ledger.pid!, natsPid });
@@ -558,6 +586,8 @@ async function main(): Promise<void> {
             machineBusyCpus: (machineBusySeconds() - halfBusy0) / half.seconds,
             ledgerEventsPerBatch:
               (halfBatches1.sum - halfBatches0.sum) / Math.max(1, halfBatches1.count - halfBatches0.count),
+            ledgerEventsPerCall:
+              (halfBatches1.sum - halfBatches0.sum) / Math.max(1, halfBatches1.calls - halfBatches0.calls),
             edgeEventsPerRequest: halfEdgeSizes.reduce((a, b) => a + b, 0) / Math.max(1, halfEdgeSizes.length),
           }
         : undefined;
@@ -565,6 +595,7 @@ async function main(): Promise<void> {
       const ledgerBatches = {
         count: batches1.count - batches0.count,
         events: batches1.sum - batches0.sum,
+        calls: batches1.calls - batches0.calls,
         buckets: Object.fromEntries(
           Object.entries(batches1.buckets).map(([le, n]) => [le, n - (batches0.buckets[le] ?? 0)]),
         ),
@@ -591,7 +622,7 @@ async function main(): Promise<void> {
           ? `NATS at half its peak    ${f(half.perSecond).padStart(11)}  ${f(half.p50Ms, 2).padStart(7)}  ${f(half.p99Ms, 2).padStart(7)}  ${String(half.decisions).padStart(10)}  ${String(half.errors).padStart(7)}   (offered ${f(nats.perSecond / 2)}/s for ${options.halfRateS} s)`
           : '',
         half && halfDetail
-          ? `at half its peak: machine busy ${f(halfDetail.machineBusyCpus, 2)} of ${cpus().length} CPUs; ledger batches ${f(halfDetail.ledgerEventsPerBatch, 2)} events, edge requests ${f(halfDetail.edgeEventsPerRequest, 2)}; CPU per decision: ${cpuPerDecision(half)}`
+          ? `at half its peak: machine busy ${f(halfDetail.machineBusyCpus, 2)} of ${cpus().length} CPUs; ledger batches ${f(halfDetail.ledgerEventsPerBatch, 2)} events, calls ${f(halfDetail.ledgerEventsPerCall, 2)}, edge requests ${f(halfDetail.edgeEventsPerRequest, 2)}; CPU per decision: ${cpuPerDecision(half)}`
           : '',
         `ratio (NATS / pgbench): ${f(ratio, 2)}`,
         `ledger batches: ${ledgerBatches.count} batches, ${f(ledgerBatches.events / Math.max(1, ledgerBatches.count), 1)} events each on average; by size (at most): ${Object.entries(
@@ -599,6 +630,7 @@ async function main(): Promise<void> {
         )
           .map(([le, n]) => `${le}: ${n}`)
           .join(', ')}`,
+        `ledger calls of record_events: ${ledgerBatches.calls}, ${f(ledgerBatches.count / Math.max(1, ledgerBatches.calls), 1)} keys and ${f(ledgerBatches.events / Math.max(1, ledgerBatches.calls), 1)} events each on average`,
         `edge (RecordEvents) requests: ${edgeSizes.length}, ${f(edgeMean, 1)} events each on average, largest ${Math.max(0, ...edgeSizes)}`,
         `CPU per decision, NATS side: ${cpuPerDecision(nats)}`,
         `CPU per decision, pgbench:   ${cpuPerDecision(pgb)}`,

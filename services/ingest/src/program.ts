@@ -4,7 +4,7 @@ import type Router from '@koa/router';
 import { Counter, Gauge, Histogram } from 'prom-client';
 import type { ProgramModule } from '#runtime/program.ts';
 import { addConfigRoutes } from './routes/config.ts';
-import { EDGE_BATCH_MAX_DEFAULT, EDGE_IN_FLIGHT_MAX_DEFAULT } from './routes/event-batcher.ts';
+import { EDGE_BATCH_MAX_DEFAULT, EDGE_IN_FLIGHT_MAX_DEFAULT, EDGE_KEYS_MAX_DEFAULT } from './routes/event-batcher.ts';
 import { addEventRoutes } from './routes/events.ts';
 
 export interface IngestConfig {
@@ -12,6 +12,8 @@ export interface IngestConfig {
   eventBatchMax: number;
   /** RecordEvents requests in flight at once; events arriving while all are taken form the next batch. */
   eventInFlightMax: number;
+  /** Most keys (their whole waiting queues) in one RecordEvents request. */
+  eventKeysMax: number;
 }
 
 export const ingest: ProgramModule<IngestConfig> = {
@@ -19,6 +21,7 @@ export const ingest: ProgramModule<IngestConfig> = {
   readConfig: (reader) => ({
     eventBatchMax: reader.int('INGEST_EVENT_BATCH_MAX', EDGE_BATCH_MAX_DEFAULT, { min: 1, max: 256 }),
     eventInFlightMax: reader.int('INGEST_EVENT_IN_FLIGHT_MAX', EDGE_IN_FLIGHT_MAX_DEFAULT, { min: 1, max: 256 }),
+    eventKeysMax: reader.int('INGEST_EVENT_KEYS_MAX', EDGE_KEYS_MAX_DEFAULT, { min: 1, max: 256 }),
   }),
   async create(deps, config) {
     const { transport, platform } = deps;
@@ -42,6 +45,7 @@ export const ingest: ProgramModule<IngestConfig> = {
     const batching = {
       batchMax: config.eventBatchMax,
       inFlightMax: config.eventInFlightMax,
+      keysMax: config.eventKeysMax,
       observer: {
         batch: (size: number) => batchSizes.observe(size),
         queued: (depth: number) => queueDepth.set(depth),

@@ -25,7 +25,7 @@ export interface LedgerConfig {
   eventRateLimitPerMinute: number;
   /** Most events decided in one call of ledger.record_events (one transaction); 1 turns batching off. */
   eventBatchMax: number;
-  /** Most keys' batches in one transaction while every connection is busy (EVENT_GROUP_KEYS_MAX); 1 turns it off. */
+  /** Most keys' waiting batches in one call of ledger.record_events (EVENT_GROUP_KEYS_MAX); 1: one key per call. */
   eventGroupKeysMax: number;
   /** SIMULATE_RULE_MAX_EVENTS: the most stored decisions one rule dry-run (simulateRule) replays. */
   simulateRuleMaxEvents: number;

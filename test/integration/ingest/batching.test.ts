@@ -19,8 +19,10 @@ import { DecisionBatcher } from '../../../services/ledger/src/events/batcher.ts'
 import { recoverFailedBatch } from '../../../services/ledger/src/events/endpoints.ts';
 import {
   EventRepository,
+  RECORD_EVENTS_SQL,
   type RecordEventParams,
   type RecordResult,
+  recordEventsValues,
 } from '../../../services/ledger/src/events/repository.ts';
 import { ledgerMigrations } from '../../../services/ledger/src/migrations/index.ts';
 import { createTestDatabase, sql } from '../../support/database.ts';
@@ -375,6 +377,85 @@ describe('batched decisions: batch size 1 and N decide exactly as one event at a
     } finally {
       await release();
     }
+  });
+
+  it('two calls that share games lock them in the order of their ids: no deadlock, whatever the order of their keys', async () => {
+    const world = await createWorld(db);
+    const fresh = (game: number): RecordEventParams =>
+      instantiate(world, {
+        game,
+        key: 'own',
+        player: 0,
+        type: 0,
+        eventId: randomUUID(),
+        payload: `fresh ${game}`,
+        occurredOffsetMs: 0,
+        receivedAtMs: Date.now(),
+      });
+    const gameIds = [world.games[0]!.gameId, world.games[1]!.gameId];
+    const clients = [0, 1, 2].map(() => new pg.Client({ connectionString: db }));
+    await Promise.all(clients.map((c) => c.connect()));
+    const [holder, first, second] = clients as [pg.Client, pg.Client, pg.Client];
+    try {
+      // Both calls wait for the two game rows, held here; released, each takes them in the order of the ids. Called
+      // directly (no retry on a deadlock, which the repository's query would hide).
+      await holder.query('begin');
+      await holder.query('select 1 from ledger.games where id = any($1) for update', [gameIds]);
+      const calls = [
+        first.query<{ d: string }>(RECORD_EVENTS_SQL, recordEventsValues([fresh(0), fresh(1)])),
+        second.query<{ d: string }>(RECORD_EVENTS_SQL, recordEventsValues([fresh(1), fresh(0)])),
+      ];
+      for (const deadline = Date.now() + 20_000; ; ) {
+        if (Date.now() > deadline) throw new Error('the two calls never both waited for the game rows');
+        const [waiting] = await sql<{ n: number }>(
+          db,
+          `select count(*)::int as n from pg_stat_activity
+          where datname = current_database() and wait_event_type = 'Lock' and query like '%record_events%'`,
+        );
+        if (waiting!.n >= 2) break;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      await holder.query('commit');
+      const answers = await Promise.all(calls);
+      for (const answer of answers) {
+        const tuples = JSON.parse(answer.rows[0]!.d) as Array<[string]>;
+        expect(tuples.map((t) => t[0])).toEqual(['decided', 'decided']);
+      }
+      const rows = await sql<{ game_id: string; n: number }>(
+        db,
+        'select game_id, count(*)::int as n from ledger.events where game_id = any($1) group by game_id order by 1',
+        [gameIds],
+      );
+      expect(rows.map((r) => r.n)).toEqual([2, 2]);
+    } finally {
+      await Promise.all(clients.map((c) => c.end()));
+    }
+  });
+
+  it('the previous signature (one key hash for the batch) decides as the current one', async () => {
+    const world = await createWorld(db);
+    const events = [0, 1].map((i) =>
+      instantiate(world, {
+        game: 2,
+        key: 'own',
+        player: i,
+        type: 0,
+        eventId: randomUUID(),
+        payload: `old ${i}`,
+        occurredOffsetMs: 0,
+        receivedAtMs: Date.now(),
+      }),
+    );
+    const values = recordEventsValues(events);
+    values[0] = Buffer.from(events[0]!.keyHash);
+    const [row] = await sql<{ d: string }>(db, RECORD_EVENTS_SQL.replace('$1::bytea[]', '$1::bytea'), values);
+    const tuples = JSON.parse(row!.d) as Array<[string, string]>;
+    expect(tuples.map((t) => t[0])).toEqual(['decided', 'decided']);
+    expect(await repository.recordEvents(events)).toEqual(
+      tuples.map((t) =>
+        expect.objectContaining({ outcome: 'replayed', decision: expect.objectContaining({ id: t[1] }) }),
+      ),
+    );
   });
 
   it('a batch that fails is decided again event by event: one bad event fails alone', async () => {

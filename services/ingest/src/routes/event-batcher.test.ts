@@ -57,9 +57,9 @@ async function until(check: () => boolean) {
 }
 
 describe('EdgeEventBatcher', () => {
-  it('sends one key per request, keys in the order they began to wait, a key’s events in arrival order', async () => {
+  it('keysMax 1: one key per request, keys in the order they began to wait, a key’s events in arrival order', async () => {
     const { transport, held } = await ledgerHoldingRequests();
-    const batcher = new EdgeEventBatcher(transport, { batchMax: 256, inFlightMax: 1 });
+    const batcher = new EdgeEventBatcher(transport, { batchMax: 256, inFlightMax: 1, keysMax: 1 });
     try {
       // The first event takes the only slot; the others wait behind it.
       const first = event(1);
@@ -88,21 +88,51 @@ describe('EdgeEventBatcher', () => {
     }
   });
 
-  it('splits a key’s waiting events at batchMax, oldest first, and fills the free slots', async () => {
+  it('several keys per request: whole keys in the order they began to wait, at most keysMax of them', async () => {
     const { transport, held } = await ledgerHoldingRequests();
-    const batcher = new EdgeEventBatcher(transport, { batchMax: 3, inFlightMax: 2 });
+    const batcher = new EdgeEventBatcher(transport, { batchMax: 256, inFlightMax: 1, keysMax: 2 });
     try {
-      const events = [event(7), event(7), event(7), event(7), event(7), event(8)];
+      const first = event(1);
+      const firstAnswer = batcher.record(first, ctx);
+      await until(() => held.length === 1);
+      const waiting = [event(2), event(3), event(2), event(1), event(4), event(3), event(2)];
+      const answers = waiting.map((e) => batcher.record(e, ctx));
+      await new Promise((r) => setImmediate(r));
+      held[0]!.release();
+      expect((await firstAnswer).decision?.eventId).toBe(first.eventId);
+      // Keys 2 and 3 (each whole, key by key), then keys 1 and 4.
+      const ids = (keys: number[]) =>
+        keys.flatMap((k) => waiting.filter((e) => e.keyHash![0] === k).map((e) => e.eventId));
+      await until(() => held.length === 2);
+      expect(held[1]!.eventIds).toEqual(ids([2, 3]));
+      held[1]!.release();
+      await until(() => held.length === 3);
+      expect(held[2]!.eventIds).toEqual(ids([1, 4]));
+      held[2]!.release();
+      const decided = await Promise.all(answers);
+      expect(decided.map((a) => a.decision?.eventId)).toEqual(waiting.map((e) => e.eventId));
+    } finally {
+      for (const h of held) h.release();
+      await transport.close();
+    }
+  });
+
+  it('splits a key’s waiting events at batchMax, oldest first; a next key joins only whole and if it fits', async () => {
+    const { transport, held } = await ledgerHoldingRequests();
+    const batcher = new EdgeEventBatcher(transport, { batchMax: 3, inFlightMax: 2, keysMax: 8 });
+    try {
+      const events = [event(7), event(7), event(7), event(7), event(7), event(8), event(9), event(9)];
       const answers = events.map((e) => batcher.record(e, ctx));
-      // Two slots: key 7's three oldest, then its other two (key 7 is still first in line).
+      // Two slots: key 7's three oldest (full: no other key fits), then its other two with key 8's event (key 9's
+      // two would not fit whole).
       await until(() => held.length === 2);
       expect(held.map((h) => h.eventIds)).toEqual([
         events.slice(0, 3).map((e) => e.eventId),
-        events.slice(3, 5).map((e) => e.eventId),
+        events.slice(3, 6).map((e) => e.eventId),
       ]);
       held[0]!.release();
       await until(() => held.length === 3);
-      expect(held[2]!.eventIds).toEqual([events[5]!.eventId]);
+      expect(held[2]!.eventIds).toEqual(events.slice(6).map((e) => e.eventId));
       for (const h of held) h.release();
       const decided = await Promise.all(answers);
       expect(decided.map((a) => a.decision?.eventId)).toEqual(events.map((e) => e.eventId));

@@ -6,11 +6,12 @@
 // in the same turn); events that arrive while every slot is taken wait, and each reply sends the next request. At
 // low load every request carries one event and nothing waits.
 //
-// One key per request: the ledger decides a key's events as one batch (one game, one transaction), so a request
-// that holds one key's waiting events (at most `batchMax`, in arrival order) is answered when that one batch
-// commits, not when the slowest of several games' batches does. Keys take the free slots in the order in which
-// they began to wait (first come, first served; a key split at batchMax keeps its place); a key's events that wait
-// while its request is out gather into its next request, which is what makes the ledger's batches larger under load.
+// Whole keys per request: a request holds the waiting events of the key that began to wait first (at most
+// `batchMax`, in arrival order) and, behind it, the whole queues of the next keys in line, at most `keysMax` keys
+// and `batchMax` events. A key's events never split over two requests that leave together, so each key's events
+// reach the ledger as one batch, and the ledger decides the request's keys in one call of ledger.record_events (one
+// transaction: services/ledger/src/events/batcher.ts). A key's events that wait while its request is out gather
+// into its next request, which is what makes the ledger's batches larger under load.
 
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import { toErrorCode } from '#runtime/contracts/error-codes.ts';
@@ -26,6 +27,8 @@ export interface EdgeBatcherOptions {
   batchMax: number;
   /** RecordEvents requests in flight at once. */
   inFlightMax: number;
+  /** Most keys in one request (whole waiting queues, in the order the keys began to wait). */
+  keysMax: number;
 }
 
 export const EDGE_BATCH_MAX_DEFAULT = 256;
@@ -33,6 +36,9 @@ export const EDGE_BATCH_MAX_DEFAULT = 256;
 // are larger and each event costs less; measured with npm run bench:ledger on 2 CPUs, 50 games: 1.68 x pgbench on
 // average over five runs with 8 against 1.46 over six with 16 (docs/benchmarks.md, "The edge's in-flight bound").
 export const EDGE_IN_FLIGHT_MAX_DEFAULT = 8;
+// 8, as the ledger's EVENT_GROUP_KEYS_MAX: a request is one call of ledger.record_events. More keys per request
+// raise the peak but also the latency at half of it (docs/benchmarks.md, "One call for several games").
+export const EDGE_KEYS_MAX_DEFAULT = 8;
 
 export interface EdgeBatchObserver {
   /** A RecordEvents request left with this many events. */
@@ -60,7 +66,7 @@ export class EdgeEventBatcher {
   private readonly observer: EdgeBatchObserver | undefined;
 
   constructor(transport: Transport, options: EdgeBatcherOptions, observer?: EdgeBatchObserver) {
-    if (!(options.batchMax >= 1 && options.inFlightMax >= 1)) {
+    if (!(options.batchMax >= 1 && options.inFlightMax >= 1 && options.keysMax >= 1)) {
       throw new Error(`invalid edge batcher options ${JSON.stringify(options)}`);
     }
     this.transport = transport;
@@ -100,9 +106,16 @@ export class EdgeEventBatcher {
     while (this.inFlight < this.options.inFlightMax && this.waiting > 0) {
       // The key that began to wait first (the Map's first entry).
       const [key, queue] = this.queues.entries().next().value as [string, Waiting[]];
-      const batch = queue.length <= this.options.batchMax ? queue : queue.slice(0, this.options.batchMax);
+      let batch = queue.length <= this.options.batchMax ? queue : queue.slice(0, this.options.batchMax);
       if (batch === queue) this.queues.delete(key);
       else queue.splice(0, batch.length); // its older events stay first in line
+      // The next keys in line, whole, as long as they fit.
+      for (let keys = 1; keys < this.options.keysMax && this.queues.size > 0; keys++) {
+        const [nextKey, nextQueue] = this.queues.entries().next().value as [string, Waiting[]];
+        if (batch.length + nextQueue.length > this.options.batchMax) break;
+        this.queues.delete(nextKey);
+        batch = batch.concat(nextQueue);
+      }
       this.waiting -= batch.length;
       this.inFlight++;
       this.observer?.batch(batch.length);

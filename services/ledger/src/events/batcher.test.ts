@@ -1,5 +1,6 @@
-// The DecisionBatcher's grouping of keys (batcher.ts, "Several keys in one transaction"), with decide functions that
+// The DecisionBatcher's grouping of keys (batcher.ts, "Several keys in one call"), with decide functions that
 // record their calls: when groups form, in which order their keys go, and what happens when a group's call fails.
+// (The call itself locks its games in the order of their ids: test/integration/ingest/batching.test.ts.)
 // The decisions themselves are checked against PostgreSQL in test/integration/ingest/batching.test.ts.
 import { type DecideBatch, type DecideGroup, DecisionBatcher, type RecoverFailedBatch } from './batcher.ts';
 import type { RecordEventParams, RecordResult } from './repository.ts';
@@ -78,7 +79,7 @@ function harness(options: {
   };
 }
 
-describe('DecisionBatcher: several keys in one transaction', () => {
+describe('DecisionBatcher: several keys in one call', () => {
   test('keys that became ready while every connection was busy go together, each key its own batch', async () => {
     const h = harness({ groupKeysMax: 8, concurrencyMax: 1 });
     h.hold();
@@ -94,27 +95,21 @@ describe('DecisionBatcher: several keys in one transaction', () => {
     h.release();
     const results = await Promise.all([first, ...waiting]);
     expect(results.map((r) => r.outcome)).toEqual(['decided', 'decided', 'decided', 'decided', 'decided']);
-    // a1 alone; then the three ready keys in one call: a (known: game-001), then the unknown ones in arrival order.
-    expect(h.calls).toEqual([['a1'], ['a2', 'c1+c2', 'b1']]);
+    // a1 alone; then the three ready keys in one call, in the order they became ready (a's when a1 was done).
+    expect(h.calls).toEqual([['a1'], ['c1+c2', 'b1', 'a2']]);
   });
 
-  test('known games go first, in the order of their game ids (one lock order for every group)', async () => {
-    const h = harness({ groupKeysMax: 8, concurrencyMax: 1 });
-    await Promise.all([h.batcher.submit(event(5, 'e0')), h.batcher.submit(event(4, 'd0'))]);
-    h.hold();
-    const busy = h.batcher.submit(event(9, 'z1'));
-    await new Promise((r) => setImmediate(r));
-    const waiting = [h.batcher.submit(event(5, 'e1')), h.batcher.submit(event(4, 'd1'))];
-    await new Promise((r) => setImmediate(r));
-    h.release();
-    await Promise.all([busy, ...waiting]);
-    expect(h.calls.at(-1)).toEqual(['d1', 'e1']);
-  });
-
-  test('a free connection for every ready key: no group forms', async () => {
+  test('keys ready together go in one call even while connections are free; one ready key goes alone', async () => {
     const h = harness({ groupKeysMax: 8, concurrencyMax: 4 });
     await Promise.all([1, 2, 3].map((k) => h.batcher.submit(event(k, `k${k}`))));
-    expect(h.calls).toEqual([['k1'], ['k2'], ['k3']]);
+    await h.batcher.submit(event(4, 'alone'));
+    expect(h.calls).toEqual([['k1', 'k2', 'k3'], ['alone']]);
+  });
+
+  test('a call holds at most groupKeysMax keys; the next ready keys take the next free connection', async () => {
+    const h = harness({ groupKeysMax: 2, concurrencyMax: 4 });
+    await Promise.all([1, 2, 3, 4, 5].map((k) => h.batcher.submit(event(k, `k${k}`))));
+    expect(h.calls).toEqual([['k1', 'k2'], ['k3', 'k4'], ['k5']]);
   });
 
   test("a group's failure decides each key's batch again alone", async () => {

@@ -8,18 +8,17 @@
 // latency does not grow; under load the queue that formed while the previous batch ran is the next batch.
 //
 // Queues are per key, not per game: the ledger learns a key's game only in the database, and a key belongs to one
-// game, so a batch still holds exactly one game (one game row lock per transaction, no lock-order deadlocks). Two
-// keys of one game may have a batch each in the database; they serialize on the game row as single events do.
-// Keys take turns (first come, first served), so one hot game cannot starve the others.
+// game. Two keys of one game may have a batch each in the database; they serialize on the game row as single events
+// do. Keys take turns (first come, first served), so one hot game cannot starve the others.
 //
-// Several keys in one transaction, when the database is busy: a call that finds more ready keys than free
-// connections takes several of them (ceil(ready / free), at most `groupKeysMax`, at most `batchMax` events together)
-// and sends their batches as ONE statement, one transaction (DecideGroup: one call of ledger.record_events per key,
-// in the order the keys are given). Each key's batch is decided exactly as alone; what the keys share is the round
-// trip, the transaction and its commit, which is most of what a batch of one or two events costs (docs/benchmarks.md,
-// "Several games in one transaction"). At low load there is a free connection for every ready key and nothing
-// changes. A group's transaction takes the game locks of its keys one after the other: DecideGroup is given the keys
-// ordered by their game where the ledger knows it (keyGame), so two groups lock shared games in one order. When a
+// Several keys in one call: a call takes the batches of the keys that are ready (in the order they became ready, at
+// most `groupKeysMax` keys and `batchMax` events together) and sends them as ONE call of ledger.record_events, one
+// transaction (DecideGroup). Each key's batch is decided exactly as alone, in the order given; what the keys share
+// is the call's statements, the round trip and the commit, which is most of what a batch of one or two events
+// costs (docs/benchmarks.md, "One call for several games"). So an edge request that holds several keys' events is
+// one call, and at a moderate rate, when each key has only an event or two waiting, the events still travel in few,
+// large calls instead of one small call per key. At low load one key is ready at a time and nothing changes. The
+// call locks the games of its keys in the order of their ids, so two calls that share games cannot deadlock. When a
 // group's call fails, each key's batch is recovered as it would have been had it failed alone.
 import type { RecordEventParams, RecordResult, StoredDecision } from './repository.ts';
 
@@ -30,7 +29,7 @@ export interface DecisionBatcherOptions {
   concurrencyMax: number;
   /** Most events waiting in all queues together; beyond it an event is refused at once (nothing stored). */
   queuedMax: number;
-  /** Most keys in one transaction when the database is busy (1: every call holds one key). Default 1. */
+  /** Most keys in one call (1: every call holds one key). Default 1. */
   groupKeysMax?: number | undefined;
 }
 
@@ -67,9 +66,6 @@ export interface BatchObserver {
   decided?(decision: StoredDecision, eventId: string): void;
 }
 
-/** Most keys whose game the batcher remembers (for the lock order of a group). */
-const KEY_GAMES_MAX = 100_000;
-
 export class QueueFullError extends Error {
   constructor(queuedMax: number) {
     super(`more than ${queuedMax} events wait for the database`);
@@ -87,8 +83,6 @@ export class DecisionBatcher {
   private readonly decide: DecideBatch;
   private readonly decideGroup: DecideGroup | undefined;
   private readonly groupKeysMax: number;
-  /** The game of each key seen in a decision (the key hash as a latin1 string): the lock order of a group. */
-  private readonly keyGame = new Map<string, string>();
   private readonly recover: RecoverFailedBatch;
   private readonly options: DecisionBatcherOptions;
   private readonly observer: BatchObserver | undefined;
@@ -197,11 +191,9 @@ export class DecisionBatcher {
       if (first === undefined) break;
       const group = [first];
       if (this.groupKeysMax > 1) {
-        // More ready keys than free connections (this call's included): this call takes its share of them.
-        const free = this.options.concurrencyMax - this.running;
-        const share = Math.min(this.groupKeysMax, Math.ceil((1 + this.ready.length - this.readyHead) / free));
+        // The keys ready behind it join this call, as many as fit.
         let events = first.batch.length;
-        while (group.length < share) {
+        while (group.length < this.groupKeysMax) {
           const next = this.takeBatch(this.options.batchMax - events);
           if (next === undefined) break;
           group.push(next);
@@ -225,17 +217,10 @@ export class DecisionBatcher {
   /** Runs the batches of one call (one key, or a group of keys in one transaction); never throws. */
   private async runGroup(group: Array<{ key: string; batch: Waiting[] }>): Promise<void> {
     if (group.length === 1 || !this.decideGroup) {
-      for (const { key, batch } of group) await this.run(key, batch);
+      for (const { batch } of group) await this.run(batch);
       return;
     }
-    // The keys whose game is known first, by game, then the others: two groups lock shared games in one order.
-    const ordered = [...group].sort((a, b) => {
-      const ga = this.keyGame.get(a.key);
-      const gb = this.keyGame.get(b.key);
-      if (ga === undefined || gb === undefined) return ga === gb ? 0 : ga === undefined ? 1 : -1;
-      return ga < gb ? -1 : ga > gb ? 1 : 0;
-    });
-    const params = ordered.map(({ batch }) => batch.map((w) => w.params));
+    const params = group.map(({ batch }) => batch.map((w) => w.params));
     let results: RecordResult[][];
     try {
       results = await this.decideGroup(params);
@@ -243,18 +228,18 @@ export class DecisionBatcher {
       // Each key's batch meets the group's failure as if it had failed alone: the one recovery policy decides (the
       // database unavailable: each event gets the error, and a lost connection's unknown outcome is looked up per
       // event; anything else: its events decided again one by one).
-      for (const [i, { key, batch }] of ordered.entries()) {
-        this.answer(key, batch, params[i]!, await this.recovered(params[i]!, error));
+      for (const [i, { batch }] of group.entries()) {
+        this.answer(batch, params[i]!, await this.recovered(params[i]!, error));
       }
       return;
     }
-    ordered.forEach(({ key, batch }, i) => {
-      this.answer(key, batch, params[i]!, results[i] ?? []);
+    group.forEach(({ batch }, i) => {
+      this.answer(batch, params[i]!, results[i] ?? []);
     });
   }
 
   /** Runs one batch and answers each of its events; never throws. */
-  private async run(key: string, batch: Waiting[]): Promise<void> {
+  private async run(batch: Waiting[]): Promise<void> {
     const params = batch.map((w) => w.params);
     let results: Array<RecordResult | { error: unknown }>;
     try {
@@ -262,7 +247,7 @@ export class DecisionBatcher {
     } catch (error) {
       results = await this.recovered(params, error);
     }
-    this.answer(key, batch, params, results);
+    this.answer(batch, params, results);
   }
 
   /** What the recovery policy makes of a batch whose call failed (nothing of it was committed); never throws. */
@@ -279,7 +264,6 @@ export class DecisionBatcher {
 
   /** Answers each event of a batch with its result, then tells the observer of the fresh decisions. */
   private answer(
-    key: string,
     batch: Waiting[],
     params: RecordEventParams[],
     results: Array<RecordResult | { error: unknown }>,
@@ -288,14 +272,7 @@ export class DecisionBatcher {
       const result = results[i];
       if (result === undefined) waiting.reject(new Error('the batch answered fewer events than it held'));
       else if ('error' in result) waiting.reject(result.error);
-      else {
-        if ('decision' in result && !this.keyGame.has(key)) {
-          // Bounded: past KEY_GAMES_MAX known keys the map starts again (an unknown game only changes lock order).
-          if (this.keyGame.size >= KEY_GAMES_MAX) this.keyGame.clear();
-          this.keyGame.set(key, result.decision.gameId);
-        }
-        waiting.resolve(result);
-      }
+      else waiting.resolve(result);
     });
     // After the answers: a notice never delays a decision. The batch's transaction has committed.
     const decided = this.observer?.decided;

@@ -44,13 +44,13 @@ export interface EventEndpointConfig {
   eventRateLimitPerMinute: number;
   /** Most events in one call of ledger.record_events (EVENT_BATCH_MAX; 1 turns batching off). */
   eventBatchMax?: number | undefined;
-  /** Most keys' batches in one transaction while every connection is busy (EVENT_GROUP_KEYS_MAX; 1 turns it off). */
+  /** Most keys' waiting batches in one call of ledger.record_events (EVENT_GROUP_KEYS_MAX; 1: one key per call). */
   eventGroupKeysMax?: number | undefined;
 }
 
 /** Default EVENT_BATCH_MAX: large enough that a hot game's queue goes in one transaction, small enough to bound it. */
 export const EVENT_BATCH_MAX_DEFAULT = 256;
-/** Default EVENT_GROUP_KEYS_MAX (batcher.ts, "Several keys in one transaction"). */
+/** Default EVENT_GROUP_KEYS_MAX (batcher.ts, "Several keys in one call"): as the edge's INGEST_EVENT_KEYS_MAX. */
 export const EVENT_GROUP_KEYS_MAX_DEFAULT = 8;
 /** Most events in one RecordEvents request (the edge sends at most this many). */
 export const RECORD_EVENTS_REQUEST_MAX = 256;
@@ -167,7 +167,7 @@ export function eventEndpoints(deps: EventEndpointDeps, config: EventEndpointCon
   const batchSizes = deps.metrics
     ? new Histogram({
         name: 'ledger_event_batch_size',
-        help: 'Events per call of ledger.record_events',
+        help: 'Events of one key decided together (its batch, in a call of ledger.record_events)',
         buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1000],
         registers: [deps.metrics.registry],
       })
@@ -175,7 +175,7 @@ export function eventEndpoints(deps: EventEndpointDeps, config: EventEndpointCon
   const groupSizes = deps.metrics
     ? new Histogram({
         name: 'ledger_event_transaction_keys',
-        help: 'Keys whose batches went to the database in one transaction, when more than one',
+        help: 'Keys whose batches went to the database in one call (one transaction), when more than one',
         buckets: [2, 3, 4, 5, 6, 7, 8],
         registers: [deps.metrics.registry],
       })

@@ -71,32 +71,18 @@ export const RECORD_EVENT_SQL = `select json_build_array(o_outcome, o_id, o_game
   from ledger.record_event($1, $2, $3, $4, $5, $6, $7, $8)`;
 
 /**
- * The batched statement (../sql/record_events.sql): the events of one key as parallel arrays, decided in array order
- * in one transaction. The answer is one JSON array of RECORD_EVENT_SQL's tuples followed by the quota figures of a
- * fresh decision, in the events' order.
+ * The batched statement (../sql/record_events.sql): the events of one key, or of several keys (so games), as parallel
+ * arrays (a key hash per event), decided in array order in one transaction. The answer is one JSON array of
+ * RECORD_EVENT_SQL's tuples followed by the quota figures of a fresh decision, in the events' order.
  */
-const recordEventsCall = (p: number) => `select json_agg(json_build_array(o_outcome, o_id, o_game_id,
+export const RECORD_EVENTS_SQL = `select json_agg(json_build_array(o_outcome, o_id, o_game_id,
     o_organization_id, o_player_id, o_event_type, o_occurred_at_ms::text, o_status, o_reason, o_reward_credits::text,
     o_created_at_ms::text, o_rate_remaining, o_rate_reset_s, o_daily_remaining::text, o_budget_remaining::text)
     order by o_index)::text as d
-  from ledger.record_events($${p}, $${p + 1}::uuid[], $${p + 2}::uuid[], $${p + 3}::text[], $${p + 4}::bigint[],
-    $${p + 5}, $${p + 6}::timestamptz[], $${p + 7})`;
-export const RECORD_EVENTS_SQL = recordEventsCall(1);
-/** Parameters of one key's batch in RECORD_EVENTS_SQL. */
-const RECORD_EVENTS_PARAMS = 8;
+  from ledger.record_events($1::bytea[], $2::uuid[], $3::uuid[], $4::text[], $5::bigint[], $6, $7::timestamptz[], $8)`;
 
-/**
- * The batches of K keys in one statement, so one transaction: one call of ledger.record_events per key, in the
- * order given (the branches of UNION ALL run one after the other), each answered with its position.
- */
-const recordEventGroupSql = (keys: number) =>
-  Array.from(
-    { length: keys },
-    (_, i) => `select ${i} as i, (${recordEventsCall(1 + i * RECORD_EVENTS_PARAMS)}) as d`,
-  ).join('\nunion all\n');
-
-/** Most keys in one statement of recordEventGroups. */
-export const RECORD_EVENT_GROUP_KEYS_MAX = 8;
+/** Most keys in one call of recordEventGroups. */
+export const RECORD_EVENT_GROUP_KEYS_MAX = 64;
 
 /** The most events one call of ledger.record_events takes (the function refuses more than 1000). */
 export const RECORD_EVENTS_MAX = 1000;
@@ -183,7 +169,7 @@ export class EventRepository {
     this.database = database;
     const poolMax = (database.orm.config.get('pool') as { max?: number } | undefined)?.max ?? 1;
     this.recordStatementName = poolMax > 1 ? 'ledger_record_event_v1' : undefined;
-    this.recordBatchStatementName = poolMax > 1 ? 'ledger_record_events_v2' : undefined;
+    this.recordBatchStatementName = poolMax > 1 ? 'ledger_record_events_v3' : undefined;
   }
 
   /** Connections of the pool: how many batches can be in the database at once. */
@@ -285,31 +271,30 @@ export class EventRepository {
    * then): DatabaseUnavailableError for transient ones, the driver's error otherwise.
    */
   async recordEvents(batch: RecordEventParams[]): Promise<RecordResult[]> {
-    const values = recordEventsValues(batch);
-    const row = (await this.query<{ d: string }>(RECORD_EVENTS_SQL, values, this.recordBatchStatementName))[0];
-    if (!row) throw new Error('ledger.record_events returned no row');
-    return parseRecordEvents(row.d, batch);
+    const [results] = await this.recordEventGroups([batch]);
+    return results as RecordResult[];
   }
 
   /**
-   * Decides the batches of several keys (each as recordEvents would, in the order given) in ONE statement, one
-   * transaction: they share the round trip and the commit. Throws on any failure (nothing was committed then).
+   * Decides the batches of several keys (each as recordEvents would, in the order given) in ONE call of
+   * ledger.record_events, one transaction: they share its statements, the round trip and the commit, and the call
+   * locks their games in one order. Throws on any failure (nothing was committed then).
    */
   async recordEventGroups(batches: RecordEventParams[][]): Promise<RecordResult[][]> {
     if (batches.length === 0 || batches.length > RECORD_EVENT_GROUP_KEYS_MAX) {
       throw new Error(`a group of ${batches.length} batches`);
     }
-    const values = batches.flatMap(recordEventsValues);
-    const name = this.recordBatchStatementName ? `ledger_record_event_group_${batches.length}_v1` : undefined;
-    const rows = await this.query<{ i: number; d: string }>(recordEventGroupSql(batches.length), values, name);
-    if (rows.length !== batches.length) throw new Error(`the group answered ${rows.length} of ${batches.length}`);
-    const results: RecordResult[][] = [];
-    for (const row of rows) {
-      const batch = batches[row.i];
-      if (!batch || results[row.i]) throw new Error(`the group answered position ${row.i} wrongly`);
-      results[row.i] = parseRecordEvents(row.d, batch);
-    }
-    return results;
+    const events = batches.flat();
+    const row = (
+      await this.query<{ d: string }>(RECORD_EVENTS_SQL, recordEventsValues(events), this.recordBatchStatementName)
+    )[0];
+    if (!row) throw new Error('ledger.record_events returned no row');
+    const results = parseRecordEvents(row.d, events);
+    let offset = 0;
+    return batches.map((batch) => {
+      offset += batch.length;
+      return results.slice(offset - batch.length, offset);
+    });
   }
 
   /** The kind of a known, unrevoked key; undefined otherwise. */
@@ -345,21 +330,21 @@ export class EventRepository {
   }
 }
 
-/** The parameters of RECORD_EVENTS_SQL for one key's batch (its events as parallel arrays). */
-function recordEventsValues(batch: RecordEventParams[]): unknown[] {
-  const first = batch[0];
-  if (!first || batch.length > RECORD_EVENTS_MAX) throw new Error(`a batch of ${batch.length} events`);
-  const keyHash = Buffer.from(first.keyHash);
-  const hashes = Buffer.allocUnsafe(32 * batch.length);
+/** The parameters of RECORD_EVENTS_SQL for a call's events (parallel arrays, a key hash per event). */
+export function recordEventsValues(events: RecordEventParams[]): unknown[] {
+  const first = events[0];
+  if (!first || events.length > RECORD_EVENTS_MAX) throw new Error(`a call of ${events.length} events`);
+  const keyHashes: Buffer[] = [];
+  const hashes = Buffer.allocUnsafe(32 * events.length);
   const eventIds: string[] = [];
   const playerIds: string[] = [];
   const eventTypes: string[] = [];
   const occurredAtMs: string[] = [];
   const receivedAt: Array<string | null> = [];
-  batch.forEach((p, i) => {
-    if (!keyHash.equals(p.keyHash)) throw new Error('a batch holds the events of one key');
+  events.forEach((p, i) => {
     if (p.payloadHash.length !== 32) throw new Error('a payload hash has 32 bytes');
-    if (p.rateLimitPerMinute !== first.rateLimitPerMinute) throw new Error('a batch has one rate limit');
+    if (p.rateLimitPerMinute !== first.rateLimitPerMinute) throw new Error('a call has one rate limit');
+    keyHashes.push(Buffer.from(p.keyHash.buffer, p.keyHash.byteOffset, p.keyHash.byteLength));
     hashes.set(p.payloadHash, 32 * i);
     eventIds.push(p.eventId);
     playerIds.push(p.playerId);
@@ -367,7 +352,7 @@ function recordEventsValues(batch: RecordEventParams[]): unknown[] {
     occurredAtMs.push(p.occurredAtMs.toString());
     receivedAt.push(p.receivedAt ? p.receivedAt.toISOString() : null);
   });
-  return [keyHash, eventIds, playerIds, eventTypes, occurredAtMs, hashes, receivedAt, first.rateLimitPerMinute];
+  return [keyHashes, eventIds, playerIds, eventTypes, occurredAtMs, hashes, receivedAt, first.rateLimitPerMinute];
 }
 
 /** The answer of one record_events call (a JSON array of tuples, in the batch's order). */

@@ -5,8 +5,8 @@
 -- never add a `create or replace` of it to a versioned migration. test/integration/migrations.test.ts checks that
 -- the applied body equals this file.
 --
--- record_events(key hash, the events as parallel arrays, payload hashes concatenated (32 bytes each), receipt
--- times (null elements: the database's now()), rate limit) returns one row per event, o_index = its position
+-- record_events(key hash of each event, the events as parallel arrays, payload hashes concatenated (32 bytes each),
+-- receipt times (null elements: the database's now()), rate limit) returns one row per event, o_index = its position
 -- (1-based), with the outcome and decision fields of record_event and, for a fresh decision ('decided'), its quota
 -- figures after the decision (CONTRACT section 11), from the state the loop already holds (no extra statement):
 --   o_rate_remaining     fresh attempts of the game left in the UTC minute of receipt (limit - attempts, at least 0)
@@ -15,41 +15,55 @@
 --                        (daily cap - accepted credits that day, at least 0)
 --   o_budget_remaining   credits left in the game's budget (budget - spent)
 --
+-- One call decides the events of one key or of several keys (so of several games): the ledger sends the batches of
+-- the keys that are ready together as one call (services/ledger/src/events/batcher.ts). What a call costs beyond
+-- its events (each statement's executor start-up, the check constraints an insert prepares, the round trip and
+-- the commit) is then paid once for all of its games instead of once per game (docs/benchmarks.md, "One call for
+-- several games").
+--
 -- The events are decided in arrival order (array order), each as record_event would decide it had it run
 -- alone right after the ones before it:
---   - key: read once; unknown, revoked or public: every event is invalid_key.
---   - idempotency: decisions already stored for the batch's event ids are read without any lock; an event id
---     decided earlier in the same batch answers that decision (replay, or event_conflict for another payload).
---   - invalid_player is answered for an event that is neither stored nor decided earlier in the batch.
---   - only when some event needs a fresh decision is the game row locked (FOR NO KEY UPDATE, as record_event);
---     then the key is rechecked (revoked meanwhile: those events are invalid_key) and the stored decisions are
---     read again under the lock (a copy decided by a concurrent batch is a replay here).
+--   - keys: read once; an unknown, revoked or public key: its events are invalid_key.
+--   - idempotency: decisions already stored for the call's event ids (in their keys' games) are read without any
+--     lock; an event id decided earlier in the same call for the same game answers that decision (replay, or
+--     event_conflict for another payload).
+--   - invalid_player is answered for an event whose player is not one of its key's game (and that is neither stored
+--     nor decided earlier in the call).
+--   - only the games with some event that needs a fresh decision are locked (FOR NO KEY UPDATE, as record_event), in
+--     one statement, in the order of their ids: two calls that share games lock them in the same order, so they
+--     cannot deadlock. Then the keys are rechecked (revoked meanwhile: those keys' fresh events are invalid_key)
+--     and the stored decisions are read again under the locks (a copy decided by a concurrent call is a replay).
 --   - each fresh event is decided by ledger.decision_reason (decision_reason.sql), the one check chain, from the
 --     state below;
---   - under the lock, the game row, the rules, the accounts, the minute counters and the daily totals that the
---     batch can touch are read once; the loop keeps the running spend, minute attempts and day totals, so each
---     event sees the ones before it. Every writer of those rows holds the game lock, so reading them once is
---     the same as reading them per event. Rules and accounts are not under the game lock in record_event either:
---     reading them once at the start of the batch is the serial order "the change came before/after the batch".
---   - writes, once per batch: one insert of all decisions, one update of the game's spend, one upsert per
+--   - under the locks, the game rows, the rules, the accounts, the minute counters and the daily totals that the
+--     call can touch are read once; the loop keeps each game's running spend and minute attempts and each player's
+--     day totals, so each event sees the ones before it. Every writer of those rows holds the game lock, so reading
+--     them once is the same as reading them per event. Rules and accounts are not under the game lock in
+--     record_event either: reading them once at the start of the call is the serial order "the change came
+--     before/after the call".
+--   - writes, once per call: one insert of all decisions, one update of the games' spend, one upsert per
 --     (player, day) and per (game, minute); the clean-up of old minute counters that record_event does when a
---     minute row is created is done once, relative to the newest new minute. That is the same as doing it per
---     event when the batch's receipt times lie within 5 minutes of each other (always: in production they are all
---     the transaction's now()).
+--     minute row is created is done once per game, relative to its newest new minute. That is the same as doing it
+--     per event when the call's receipt times lie within 5 minutes of each other (always: in production they are
+--     all the transaction's now()).
 -- Every invariant keeps its constraint (spent <= budget, credits ranges, one decision per (game, event_id)).
 --
--- Lookups in the loop use array_position over small arrays (C code, no per-element PL/pgSQL evaluation).
+-- Lookups in the loop use array_position over small arrays (C code, no per-element PL/pgSQL evaluation); a lookup
+-- by (game, something) finds the first match by the second value and moves on while the game differs (the games of
+-- one call are few). Arrays the loop fills are assigned by subscript (in place), not appended to (a copy each time).
 -- plan_cache_mode = force_generic_plan: the statements below take arrays whose lengths change from call to call,
 -- so PostgreSQL's plan cache would find each call's custom plan cheaper than the generic one (estimated for 10
 -- elements) and plan every statement again on every call; that planning was a third of a small batch's cost
 -- (docs/benchmarks.md, "What a batch costs in PostgreSQL"). Every statement here is an index lookup whose plan does
 -- not depend on the values.
--- Its result columns change with this file, which `create or replace` cannot do: the function is dropped and created
--- again in the same transaction (callers name the columns they read, so a ledger of the previous version keeps
--- working during a rollout).
+-- Its result columns or arguments change with this file, which `create or replace` cannot do: the function is
+-- dropped and created again in the same transaction. The previous signature (one key hash for the whole batch) stays
+-- as a one-line SQL function that calls this one, so a ledger of the previous version keeps working during a
+-- rollout (callers name the columns they read).
 drop function if exists ledger.record_events(bytea, uuid[], uuid[], text[], bigint[], bytea, timestamptz[], integer);
+drop function if exists ledger.record_events(bytea[], uuid[], uuid[], text[], bigint[], bytea, timestamptz[], integer);
 create function ledger.record_events(
-    p_key_hash bytea,
+    p_key_hashes bytea[],
     p_event_ids uuid[],
     p_player_ids uuid[],
     p_event_types text[],
@@ -81,16 +95,12 @@ create function ledger.record_events(
   declare
     n integer := coalesce(array_length(p_event_ids, 1), 0);
     v_now timestamptz := date_trunc('milliseconds', now());
-    v_key_id uuid;
-    v_game_id uuid;
-    v_organization_id uuid;
-    v_game ledger.games%rowtype;
-    v_need_lock boolean := false;
-    v_key_valid boolean := true;
-    v_spent bigint;
     i integer;
     j integer;
     k integer;
+    kx integer;
+    gi integer;
+    v_game_id uuid;
     v_hash bytea;
     v_received timestamptz;
     v_occurred timestamptz;
@@ -105,8 +115,28 @@ create function ledger.record_events(
     v_reason text;
     v_minutes timestamptz[];
     v_days date[];
-    v_newest_new_minute timestamptz;
-    -- Stored decisions among the batch's event ids.
+    v_new_minute boolean := false;
+    v_spend_changed boolean := false;
+    -- The call's keys that are known, secret and unrevoked, with their games; per event, its key's position here.
+    ky_hashes bytea[];
+    ky_ids uuid[];
+    ky_games uuid[];
+    ky_orgs uuid[];
+    ky_live uuid[];
+    ev_key integer[];
+    -- The games with an event that needs a fresh decision (locked), their rows, and their running spend.
+    lk_games uuid[] := '{}';
+    gm_ids uuid[];
+    gm_projects uuid[];
+    gm_orgs uuid[];
+    gm_status text[];
+    gm_cap bigint[];
+    gm_budget bigint[];
+    gm_ceiling bigint[];
+    gm_spent0 bigint[];
+    gm_spent bigint[];
+    -- Stored decisions among the call's event ids.
+    s_games uuid[];
     s_event_ids uuid[];
     s_ids uuid[];
     s_player_ids uuid[];
@@ -117,25 +147,35 @@ create function ledger.record_events(
     s_reward bigint[];
     s_payload bytea[];
     s_created timestamptz[];
-    -- The batch's players of this game, their accounts, the game's active rules of the batch's types.
+    -- The call's players of its keys' games, their accounts, the locked games' active rules of the call's types.
     pl_ids uuid[];
+    pl_games uuid[];
     pl_users uuid[];
     ac_users uuid[];
     ac_status text[];
+    ru_games uuid[];
     ru_types text[];
     ru_rewards bigint[];
-    -- Minute counters: minute, attempts stored, attempts added; whether the row existed.
+    -- Minute counters: game, minute, attempts stored, attempts added; whether the row existed.
+    mi_n integer := 0;
+    mi_games uuid[] := '{}';
     mi_minutes timestamptz[] := '{}';
     mi_stored integer[] := '{}';
     mi_added integer[] := '{}';
     mi_existed boolean[] := '{}';
     -- Daily totals: key (player|day), player, day, credits stored, credits added.
+    dt_n integer := 0;
     dt_keys text[] := '{}';
     dt_players uuid[] := '{}';
     dt_days date[] := '{}';
     dt_stored bigint[] := '{}';
     dt_added bigint[] := '{}';
-    -- Decisions made by this batch.
+    -- Decisions made by this call.
+    d_n integer := 0;
+    d_games uuid[] := '{}';
+    d_projects uuid[] := '{}';
+    d_orgs uuid[] := '{}';
+    d_key_ids uuid[] := '{}';
     d_event_ids uuid[] := '{}';
     d_ids uuid[] := '{}';
     d_player_ids uuid[] := '{}';
@@ -150,87 +190,103 @@ create function ledger.record_events(
     if n = 0 then
       return;
     end if;
-    if n > 1000 or array_length(p_player_ids, 1) <> n or array_length(p_event_types, 1) <> n
-        or array_length(p_occurred_at_ms, 1) <> n or length(p_payload_hashes) <> 32 * n
-        or array_length(p_received_at, 1) <> n then
+    if n > 1000 or array_length(p_key_hashes, 1) <> n or array_length(p_player_ids, 1) <> n
+        or array_length(p_event_types, 1) <> n or array_length(p_occurred_at_ms, 1) <> n
+        or length(p_payload_hashes) <> 32 * n or array_length(p_received_at, 1) <> n then
       raise exception 'record_events: malformed batch of % events', n using errcode = 'invalid_parameter_value';
     end if;
 
-    -- The key: known, secret, not revoked.
-    -- The game's organization is every decision's (the events' foreign key (game, project, organization)).
-    select k2.id, k2.game_id, g.organization_id into v_key_id, v_game_id, v_organization_id
+    -- The keys: known, secret, not revoked. A game's organization is every decision's (the events' foreign key
+    -- (game, project, organization)).
+    select array_agg(k2.key_hash), array_agg(k2.id), array_agg(k2.game_id), array_agg(g.organization_id)
+      into ky_hashes, ky_ids, ky_games, ky_orgs
       from ledger.keys k2 join ledger.games g on g.id = k2.game_id
-      where k2.key_hash = p_key_hash and k2.kind = 'secret' and k2.revoked_at is null;
-    if not found then
-      return query select g.pos, 'invalid_key'::text, null::uuid, null::uuid, null::uuid, null::uuid, null::text,
-          null::bigint, null::text, null::text, null::bigint, null::bigint, null::integer, null::integer,
-          null::bigint, null::bigint
-        from generate_series(1, n) as g(pos);
-      return;
+      where k2.key_hash = any(p_key_hashes) and k2.kind = 'secret' and k2.revoked_at is null;
+    ev_key := array_fill(null::integer, array[n]);
+    if ky_ids is not null then
+      for i in 1..n loop
+        ev_key[i] := array_position(ky_hashes, p_key_hashes[i]);
+      end loop;
+
+      -- Idempotency without the game locks: replays are reads.
+      select array_agg(e.game_id), array_agg(e.event_id), array_agg(e.id), array_agg(e.player_id),
+          array_agg(e.event_type), array_agg(e.occurred_at), array_agg(e.status), array_agg(e.reason),
+          array_agg(e.reward_credits), array_agg(e.payload_hash), array_agg(e.created_at)
+        into s_games, s_event_ids, s_ids, s_player_ids, s_event_types, s_occurred, s_status, s_reason, s_reward,
+          s_payload, s_created
+        -- Through events_one_decision (event_id, game_id) only: the game filter stays outside the subquery, so
+        -- no statistics can make this lookup scan the games' histories through events_by_game (migration 0007).
+        from (select * from ledger.events e0 where e0.event_id = any(p_event_ids) offset 0) e
+        where e.game_id = any(ky_games);
+      -- The same for the players: through the primary key only, never an index of all the games' players.
+      select array_agg(pl.id), array_agg(pl.game_id), array_agg(pl.credits_user_id) into pl_ids, pl_games, pl_users
+        from (select * from ledger.players p0 where p0.id = any(p_player_ids) offset 0) pl
+        where pl.game_id = any(ky_games);
+
+      -- The games that need their lock: those with an event neither stored nor of an unknown player.
+      for i in 1..n loop
+        kx := ev_key[i];
+        continue when kx is null;
+        v_game_id := ky_games[kx];
+        continue when v_game_id = any(lk_games);
+        k := array_position(pl_ids, p_player_ids[i]);
+        continue when k is null or pl_games[k] <> v_game_id;
+        j := array_position(s_event_ids, p_event_ids[i]);
+        while j is not null and s_games[j] <> v_game_id loop
+          j := array_position(s_event_ids, p_event_ids[i], j + 1);
+        end loop;
+        if j is null then
+          lk_games := lk_games || v_game_id;
+        end if;
+      end loop;
     end if;
 
-    -- Idempotency without the game lock: replays are reads.
-    select array_agg(e.event_id), array_agg(e.id), array_agg(e.player_id), array_agg(e.event_type),
-        array_agg(e.occurred_at), array_agg(e.status), array_agg(e.reason), array_agg(e.reward_credits),
-        array_agg(e.payload_hash), array_agg(e.created_at)
-      into s_event_ids, s_ids, s_player_ids, s_event_types, s_occurred, s_status, s_reason, s_reward, s_payload,
-        s_created
-      -- Through events_one_decision (event_id, game_id) only: the game filter stays outside the subquery, so
-      -- no statistics can make this lookup scan the game's history through events_by_game (migration 0007).
-      from (select * from ledger.events e0 where e0.event_id = any(p_event_ids) offset 0) e
-      where e.game_id = v_game_id;
-    -- The same for the players: through the primary key only, never an index of all the game's players.
-    select array_agg(pl.id), array_agg(pl.credits_user_id) into pl_ids, pl_users
-      from (select * from ledger.players p0 where p0.id = any(p_player_ids) offset 0) pl
-      where pl.game_id = v_game_id;
-    for i in 1..n loop
-      if array_position(s_event_ids, p_event_ids[i]) is null
-          and array_position(pl_ids, p_player_ids[i]) is not null then
-        v_need_lock := true;
-        exit;
+    if cardinality(lk_games) > 0 then
+      -- Fresh events: serialize on the game rows (in the order of their ids), then look again.
+      select array_agg(g.id), array_agg(g.project_id), array_agg(g.organization_id), array_agg(g.status),
+          array_agg(g.daily_player_cap_credits), array_agg(g.budget_credits), array_agg(g.max_payout_credits),
+          array_agg(g.spent_credits)
+        into gm_ids, gm_projects, gm_orgs, gm_status, gm_cap, gm_budget, gm_ceiling, gm_spent0
+        from (select * from ledger.games g0 where g0.id = any(lk_games) order by g0.id for no key update) g;
+      if coalesce(cardinality(gm_ids), 0) <> cardinality(lk_games) then
+        raise exception 'record_events: a game of the call is missing' using errcode = 'internal_error';
       end if;
-    end loop;
-
-    if v_need_lock then
-      -- Fresh events: serialize on the game row, then look again.
-      select * into strict v_game from ledger.games g where g.id = v_game_id for no key update;
-      perform 1 from ledger.keys k2 where k2.id = v_key_id and k2.revoked_at is null;
-      v_key_valid := found;
-      if v_key_valid then
-        select array_agg(e.event_id), array_agg(e.id), array_agg(e.player_id), array_agg(e.event_type),
-            array_agg(e.occurred_at), array_agg(e.status), array_agg(e.reason), array_agg(e.reward_credits),
-            array_agg(e.payload_hash), array_agg(e.created_at)
-          into s_event_ids, s_ids, s_player_ids, s_event_types, s_occurred, s_status, s_reason, s_reward,
-            s_payload, s_created
-          from (select * from ledger.events e0 where e0.event_id = any(p_event_ids) offset 0) e
-          where e.game_id = v_game_id;
-        select array_agg(r.event_type), array_agg(r.reward_credits) into ru_types, ru_rewards
-          from ledger.rules r
-          where r.game_id = v_game_id and r.event_type = any(p_event_types) and r.active;
-        -- The platform account lives in the identity schema of the same database (read only).
-        select array_agg(a.credits_user_id), array_agg(a.status) into ac_users, ac_status
-          from identity.native_accounts a where a.credits_user_id = any(pl_users);
-        select array_agg(distinct date_trunc('minute', date_trunc('milliseconds', coalesce(r, v_now)), 'UTC')),
-            array_agg(distinct (date_trunc('milliseconds', coalesce(r, v_now)) at time zone 'UTC')::date)
-          into v_minutes, v_days
-          from unnest(p_received_at) as u(r);
-        select coalesce(array_agg(c.minute), '{}'), coalesce(array_agg(c.attempts), '{}'),
-            coalesce(array_agg(0), '{}'), coalesce(array_agg(true), '{}')
-          into mi_minutes, mi_stored, mi_added, mi_existed
-          -- OFFSET 0 keeps the minute filter out of the scan: the rows come through the primary key (game_id,
-          -- minute), never the retention's index by minute (all games' rows of that minute).
-          from (select * from ledger.game_minute_counters c0 where c0.game_id = v_game_id offset 0) c
-          where c.minute = any(v_minutes);
-        select coalesce(array_agg(t.player_id::text || '|' || t.day::text), '{}'),
-            coalesce(array_agg(t.player_id), '{}'), coalesce(array_agg(t.day), '{}'),
-            coalesce(array_agg(t.credits), '{}'), coalesce(array_agg(0::bigint), '{}')
-          into dt_keys, dt_players, dt_days, dt_stored, dt_added
-          -- The same for the players' rows (a few days each, the retention keeps three): through the primary key
-          -- (player_id, day), never the index by day (every player's row of the day), whatever the statistics say.
-          from (select * from ledger.player_daily_totals t0 where t0.player_id = any(pl_ids) offset 0) t
-          where t.day = any(v_days);
-      end if;
-      v_spent := v_game.spent_credits;
+      gm_spent := gm_spent0;
+      select array_agg(k2.id) into ky_live from ledger.keys k2 where k2.id = any(ky_ids) and k2.revoked_at is null;
+      select array_agg(e.game_id), array_agg(e.event_id), array_agg(e.id), array_agg(e.player_id),
+          array_agg(e.event_type), array_agg(e.occurred_at), array_agg(e.status), array_agg(e.reason),
+          array_agg(e.reward_credits), array_agg(e.payload_hash), array_agg(e.created_at)
+        into s_games, s_event_ids, s_ids, s_player_ids, s_event_types, s_occurred, s_status, s_reason, s_reward,
+          s_payload, s_created
+        from (select * from ledger.events e0 where e0.event_id = any(p_event_ids) offset 0) e
+        where e.game_id = any(ky_games);
+      select array_agg(r.game_id), array_agg(r.event_type), array_agg(r.reward_credits)
+        into ru_games, ru_types, ru_rewards
+        from ledger.rules r
+        where r.game_id = any(gm_ids) and r.event_type = any(p_event_types) and r.active;
+      -- The platform account lives in the identity schema of the same database (read only).
+      select array_agg(a.credits_user_id), array_agg(a.status) into ac_users, ac_status
+        from identity.native_accounts a where a.credits_user_id = any(pl_users);
+      select array_agg(distinct date_trunc('minute', date_trunc('milliseconds', coalesce(r, v_now)), 'UTC')),
+          array_agg(distinct (date_trunc('milliseconds', coalesce(r, v_now)) at time zone 'UTC')::date)
+        into v_minutes, v_days
+        from unnest(p_received_at) as u(r);
+      select coalesce(array_agg(c.game_id), '{}'), coalesce(array_agg(c.minute), '{}'),
+          coalesce(array_agg(c.attempts), '{}'), coalesce(array_agg(0), '{}'), coalesce(array_agg(true), '{}'),
+          count(*)
+        into mi_games, mi_minutes, mi_stored, mi_added, mi_existed, mi_n
+        -- OFFSET 0 keeps the minute filter out of the scan: the rows come through the primary key (game_id,
+        -- minute), never the retention's index by minute (all games' rows of that minute).
+        from (select * from ledger.game_minute_counters c0 where c0.game_id = any(gm_ids) offset 0) c
+        where c.minute = any(v_minutes);
+      select coalesce(array_agg(t.player_id::text || '|' || t.day::text), '{}'),
+          coalesce(array_agg(t.player_id), '{}'), coalesce(array_agg(t.day), '{}'),
+          coalesce(array_agg(t.credits), '{}'), coalesce(array_agg(0::bigint), '{}'), count(*)
+        into dt_keys, dt_players, dt_days, dt_stored, dt_added, dt_n
+        -- The same for the players' rows (a few days each, the retention keeps three): through the primary key
+        -- (player_id, day), never the index by day (every player's row of the day), whatever the statistics say.
+        from (select * from ledger.player_daily_totals t0 where t0.player_id = any(pl_ids) offset 0) t
+        where t.day = any(v_days);
     end if;
 
     for i in 1..n loop
@@ -239,9 +295,20 @@ create function ledger.record_events(
       o_event_type := null; o_occurred_at_ms := null; o_status := null; o_reason := null;
       o_reward_credits := null; o_created_at_ms := null;
       o_rate_remaining := null; o_rate_reset_s := null; o_daily_remaining := null; o_budget_remaining := null;
+
+      kx := ev_key[i];
+      if kx is null then
+        o_outcome := 'invalid_key';
+        return next;
+        continue;
+      end if;
+      v_game_id := ky_games[kx];
       v_hash := substring(p_payload_hashes from (i - 1) * 32 + 1 for 32);
 
       j := array_position(s_event_ids, p_event_ids[i]);
+      while j is not null and s_games[j] <> v_game_id loop
+        j := array_position(s_event_ids, p_event_ids[i], j + 1);
+      end loop;
       if j is not null then
         if s_payload[j] <> v_hash then
           o_outcome := 'event_conflict';
@@ -249,7 +316,7 @@ create function ledger.record_events(
           o_outcome := 'replayed';
           o_id := s_ids[j];
           o_game_id := v_game_id;
-          o_organization_id := v_organization_id;
+          o_organization_id := ky_orgs[kx];
           o_player_id := s_player_ids[j];
           o_event_type := s_event_types[j];
           o_occurred_at_ms := floor(extract(epoch from s_occurred[j]) * 1000);
@@ -263,6 +330,9 @@ create function ledger.record_events(
       end if;
 
       j := array_position(d_event_ids, p_event_ids[i]);
+      while j is not null and d_games[j] <> v_game_id loop
+        j := array_position(d_event_ids, p_event_ids[i], j + 1);
+      end loop;
       if j is not null then
         if d_payload[j] <> v_hash then
           o_outcome := 'event_conflict';
@@ -270,7 +340,7 @@ create function ledger.record_events(
           o_outcome := 'replayed';
           o_id := d_ids[j];
           o_game_id := v_game_id;
-          o_organization_id := v_organization_id;
+          o_organization_id := ky_orgs[kx];
           o_player_id := d_player_ids[j];
           o_event_type := d_event_types[j];
           o_occurred_at_ms := floor(extract(epoch from d_occurred[j]) * 1000);
@@ -284,18 +354,20 @@ create function ledger.record_events(
       end if;
 
       k := array_position(pl_ids, p_player_ids[i]);
-      if k is null then
+      if k is null or pl_games[k] <> v_game_id then
         o_outcome := 'invalid_player';
         return next;
         continue;
       end if;
-      if not v_key_valid then
+      gi := array_position(gm_ids, v_game_id);
+      if gi is null then
+        raise exception 'record_events: a fresh event without the game lock' using errcode = 'internal_error';
+      end if;
+      if not coalesce(ky_ids[kx] = any(ky_live), false) then
+        -- Revoked while the call waited for the lock.
         o_outcome := 'invalid_key';
         return next;
         continue;
-      end if;
-      if not v_need_lock then
-        raise exception 'record_events: a fresh event without the game lock' using errcode = 'internal_error';
       end if;
       v_user := pl_users[k];
 
@@ -307,12 +379,18 @@ create function ledger.record_events(
 
       -- Rate limit: every fresh attempt of the game in the UTC minute of receipt counts.
       k := array_position(mi_minutes, v_minute);
+      while k is not null and mi_games[k] <> v_game_id loop
+        k := array_position(mi_minutes, v_minute, k + 1);
+      end loop;
       if k is null then
-        mi_minutes := mi_minutes || v_minute;
-        mi_stored := mi_stored || 0;
-        mi_added := mi_added || 0;
-        mi_existed := mi_existed || false;
-        k := array_length(mi_minutes, 1);
+        mi_n := mi_n + 1;
+        k := mi_n;
+        mi_games[k] := v_game_id;
+        mi_minutes[k] := v_minute;
+        mi_stored[k] := 0;
+        mi_added[k] := 0;
+        mi_existed[k] := false;
+        v_new_minute := true;
       end if;
       mi_added[k] := mi_added[k] + 1;
       v_attempts := mi_stored[k] + mi_added[k];
@@ -320,31 +398,37 @@ create function ledger.record_events(
       -- The state this event meets, then the decision: ledger.decision_reason names the first failing check
       -- (CONTRACT section 7), the one implementation record_event and simulate_rule call too.
       k := array_position(ru_types, p_event_types[i]);
+      while k is not null and ru_games[k] <> v_game_id loop
+        k := array_position(ru_types, p_event_types[i], k + 1);
+      end loop;
       v_reward := ru_rewards[k];
       k := array_position(ac_users, v_user);
       v_account_status := ac_status[k];
       j := array_position(dt_keys, v_day_key);
       v_day_total := coalesce(dt_stored[j] + dt_added[j], 0);
       v_reason := ledger.decision_reason(v_attempts, p_rate_limit_per_minute, v_occurred, v_received, v_reward,
-        v_game.status, v_user is not null, v_account_status, v_day_total, v_game.daily_player_cap_credits, v_spent,
-        v_game.budget_credits, v_game.max_payout_credits);
+        gm_status[gi], v_user is not null, v_account_status, v_day_total, gm_cap[gi], gm_spent[gi],
+        gm_budget[gi], gm_ceiling[gi]);
       if v_reason is null then
         if j is null then
-          dt_keys := dt_keys || v_day_key;
-          dt_players := dt_players || p_player_ids[i];
-          dt_days := dt_days || v_day;
-          dt_stored := dt_stored || 0::bigint;
-          dt_added := dt_added || v_reward;
+          dt_n := dt_n + 1;
+          j := dt_n;
+          dt_keys[j] := v_day_key;
+          dt_players[j] := p_player_ids[i];
+          dt_days[j] := v_day;
+          dt_stored[j] := 0;
+          dt_added[j] := v_reward;
         else
           dt_added[j] := dt_added[j] + v_reward;
         end if;
-        v_spent := v_spent + v_reward;
+        gm_spent[gi] := gm_spent[gi] + v_reward;
+        v_spend_changed := v_spend_changed or v_reward <> 0;
       end if;
 
       o_outcome := 'decided';
       o_id := gen_random_uuid();
       o_game_id := v_game_id;
-      o_organization_id := v_organization_id;
+      o_organization_id := gm_orgs[gi];
       o_player_id := p_player_ids[i];
       o_event_type := p_event_types[i];
       o_occurred_at_ms := p_occurred_at_ms[i];
@@ -355,35 +439,41 @@ create function ledger.record_events(
       -- The quota figures after this decision.
       o_rate_remaining := greatest(p_rate_limit_per_minute - v_attempts, 0);
       o_rate_reset_s := ceil(extract(epoch from (v_minute + interval '1 minute') - v_received))::integer;
-      k := array_position(dt_keys, v_day_key);
       o_daily_remaining := greatest(
-        v_game.daily_player_cap_credits - case when k is null then 0 else dt_stored[k] + dt_added[k] end, 0);
-      o_budget_remaining := v_game.budget_credits - v_spent;
+        gm_cap[gi] - case when j is null then 0 else dt_stored[j] + dt_added[j] end, 0);
+      o_budget_remaining := gm_budget[gi] - gm_spent[gi];
 
-      d_event_ids := d_event_ids || p_event_ids[i];
-      d_ids := d_ids || o_id;
-      d_player_ids := d_player_ids || o_player_id;
-      d_event_types := d_event_types || o_event_type;
-      d_occurred := d_occurred || v_occurred;
-      d_status := d_status || o_status;
-      d_reason := d_reason || o_reason;
-      d_reward := d_reward || o_reward_credits;
-      d_payload := d_payload || v_hash;
-      d_created := d_created || v_received;
+      d_n := d_n + 1;
+      d_games[d_n] := v_game_id;
+      d_projects[d_n] := gm_projects[gi];
+      d_orgs[d_n] := gm_orgs[gi];
+      d_key_ids[d_n] := ky_ids[kx];
+      d_event_ids[d_n] := p_event_ids[i];
+      d_ids[d_n] := o_id;
+      d_player_ids[d_n] := o_player_id;
+      d_event_types[d_n] := o_event_type;
+      d_occurred[d_n] := v_occurred;
+      d_status[d_n] := o_status;
+      d_reason[d_n] := o_reason;
+      d_reward[d_n] := o_reward_credits;
+      d_payload[d_n] := v_hash;
+      d_created[d_n] := v_received;
       return next;
     end loop;
 
-    if coalesce(array_length(d_ids, 1), 0) > 0 then
+    if d_n > 0 then
       insert into ledger.events (id, game_id, project_id, organization_id, event_id, player_id, key_id, event_type,
           occurred_at, status, reason, reward_credits, payload_hash, created_at)
-        select u.id, v_game_id, v_game.project_id, v_game.organization_id, u.event_id, u.player_id, v_key_id,
-            u.event_type, u.occurred_at, u.status, u.reason, u.reward, u.payload, u.created
-          from unnest(d_ids, d_event_ids, d_player_ids, d_event_types, d_occurred, d_status, d_reason, d_reward,
-            d_payload, d_created)
-            as u(id, event_id, player_id, event_type, occurred_at, status, reason, reward, payload, created);
-      if v_spent <> v_game.spent_credits then
-        update ledger.games g set spent_credits = g.spent_credits + (v_spent - v_game.spent_credits)
-          where g.id = v_game_id;
+        select u.id, u.game_id, u.project_id, u.organization_id, u.event_id, u.player_id, u.key_id, u.event_type,
+            u.occurred_at, u.status, u.reason, u.reward, u.payload, u.created
+          from unnest(d_ids, d_games, d_projects, d_orgs, d_event_ids, d_player_ids, d_key_ids, d_event_types,
+            d_occurred, d_status, d_reason, d_reward, d_payload, d_created)
+            as u(id, game_id, project_id, organization_id, event_id, player_id, key_id, event_type, occurred_at,
+              status, reason, reward, payload, created);
+      if v_spend_changed then
+        update ledger.games g set spent_credits = g.spent_credits + (u.spent - u.spent0)
+          from unnest(gm_ids, gm_spent, gm_spent0) as u(id, spent, spent0)
+          where g.id = u.id and u.spent <> u.spent0;
       end if;
       insert into ledger.player_daily_totals as t (player_id, day, credits)
         select u.player_id, u.day, u.added
@@ -391,18 +481,54 @@ create function ledger.record_events(
           where u.added > 0
         on conflict (player_id, day) do update set credits = t.credits + excluded.credits;
       insert into ledger.game_minute_counters as c (game_id, minute, attempts)
-        select v_game_id, u.minute, u.added
-          from unnest(mi_minutes, mi_added) as u(minute, added)
+        select u.game_id, u.minute, u.added
+          from unnest(mi_games, mi_minutes, mi_added) as u(game_id, minute, added)
           where u.added > 0
         on conflict (game_id, minute) do update set attempts = c.attempts + excluded.attempts;
-      select max(u.minute) into v_newest_new_minute
-        from unnest(mi_minutes, mi_existed, mi_added) as u(minute, existed, added)
-        where not u.existed and u.added > 0;
-      if v_newest_new_minute is not null then
-        -- A new minute for this game: forget minutes long past (as record_event does).
+      if v_new_minute then
+        -- A new minute for a game: forget its minutes long past (as record_event does).
         delete from ledger.game_minute_counters c
-          where c.game_id = v_game_id and c.minute < v_newest_new_minute - interval '5 minutes';
+          using (select u.game_id, max(u.minute) as newest
+                   from unnest(mi_games, mi_minutes, mi_existed) as u(game_id, minute, existed)
+                   where not u.existed
+                   group by u.game_id) m
+          where c.game_id = m.game_id and c.minute < m.newest - interval '5 minutes';
       end if;
     end if;
   end
   $fn$;
+
+-- The previous signature (the events of one key): the same decisions, for a ledger of the previous version during a
+-- rollout.
+create function ledger.record_events(
+    p_key_hash bytea,
+    p_event_ids uuid[],
+    p_player_ids uuid[],
+    p_event_types text[],
+    p_occurred_at_ms bigint[],
+    p_payload_hashes bytea,
+    p_received_at timestamptz[],
+    p_rate_limit_per_minute integer)
+  returns table (
+    o_index integer,
+    o_outcome text,
+    o_id uuid,
+    o_game_id uuid,
+    o_organization_id uuid,
+    o_player_id uuid,
+    o_event_type text,
+    o_occurred_at_ms bigint,
+    o_status text,
+    o_reason text,
+    o_reward_credits bigint,
+    o_created_at_ms bigint,
+    o_rate_remaining integer,
+    o_rate_reset_s integer,
+    o_daily_remaining bigint,
+    o_budget_remaining bigint)
+  language sql
+  as $compat$
+    select * from ledger.record_events(array_fill(p_key_hash, array[coalesce(array_length(p_event_ids, 1), 0)]),
+      p_event_ids, p_player_ids, p_event_types, p_occurred_at_ms, p_payload_hashes, p_received_at,
+      p_rate_limit_per_minute)
+  $compat$;
