@@ -1,7 +1,7 @@
 // npm run bench:sql: what a decision costs in PostgreSQL alone, by batch size. pgbench runs, one after the other on
 // the same database, today's single-event statement (RECORD_EVENT_SQL: ledger.record_event, one event per
-// transaction: the baseline of every bench) and ledger.record_events with K events of one game per call and
-// transaction, for each K of --sizes; plus `noop`, a call of a do-nothing function with the arguments of a batch of
+// transaction: the baseline of every bench) and ledger.record_events with K events per call and transaction (of one
+// game, or spread over --games-per-call G games), for each K of --sizes; plus `noop`, a call of a do-nothing function with the arguments of a batch of
 // one (what the script's argument building, the round trip and the commit cost by themselves). No NATS, no ledger:
 // the figures say what the SQL does per event, which is what batching changes. With --statements, it also prints
 // pg_stat_statements' figures of the statements inside record_events at one batch size (to see where a batch's
@@ -29,11 +29,14 @@ const HELP = `Usage: npm run bench:sql -- [options]
   --sizes LIST     batch sizes of ledger.record_events, comma-separated      default 1,2,4,8,16,64
   --seconds S      seconds per statement                                     default 8
   --clients N      pgbench clients                                           default 1
+  --games-per-call G  the K events of a call belong to G games (a key each), as the ledger sends the
+                   ready keys' batches together                              default 1
   --durable        PostgreSQL's durable defaults (default: fsync, synchronous_commit, full_page_writes off)
   --statements K   also print pg_stat_statements for batches of K events (restarts the cluster with the extension)
   --compare FILE   another body of ledger.record_events (a file like services/ledger/src/sql/record_events.sql,
                    e.g. \`git show HEAD~1:services/ledger/src/sql/record_events.sql > /tmp/old.sql\`): installed as
                    ledger.record_events_compare and run after each size of the current one, same sizes
+                   (a body with the earlier signature, one key hash per call, is called with one game per call)
   --help           this text
 
 Prints, per statement: transactions/s, events/s, microseconds per event (clients / events per second: the time of
@@ -49,6 +52,7 @@ function readOptions() {
       sizes: { type: 'string' },
       seconds: { type: 'string' },
       clients: { type: 'string' },
+      'games-per-call': { type: 'string' },
       durable: { type: 'boolean' },
       statements: { type: 'string' },
       compare: { type: 'string' },
@@ -63,33 +67,52 @@ function readOptions() {
   const sizes = (values.sizes ?? '1,2,4,8,16,64').split(',').map(Number);
   const seconds = Number(values.seconds ?? 8);
   const clients = Number(values.clients ?? 1);
+  const gamesPerCall = Number(values['games-per-call'] ?? 1);
   const statements = values.statements === undefined ? undefined : Number(values.statements);
   const bad = (n: number, max: number) => !Number.isInteger(n) || n < 1 || n > max;
   if (
     sizes.some((k) => bad(k, 1000)) ||
     bad(seconds, 3600) ||
     bad(clients, 64) ||
+    bad(gamesPerCall, GAMES) ||
     (statements && bad(statements, 1000))
   ) {
     process.stderr.write(`invalid options\n\n${HELP}`);
     process.exit(2);
   }
-  return { sizes, seconds, clients, durable: values.durable === true, statements, compare: values.compare };
+  return {
+    sizes,
+    seconds,
+    clients,
+    gamesPerCall,
+    durable: values.durable === true,
+    statements,
+    compare: values.compare,
+  };
 }
 
-/** K new events of one random game (random players of it) in one call of `fn` (record_events' arguments). */
-const batchScript = (k: number, fn = 'ledger.record_events') =>
-  `\\set g random(1, ${GAMES})
-select count(*) from ${fn}(sha256(convert_to('bench-key-' || :g, 'UTF8')),
+/**
+ * K new events in one call of `fn` (record_events' arguments): event i (0-based) of game g + (i mod G) (from a random
+ * g, wrapping at GAMES), a random player of that game, the game's key hash. `oneKey`: the earlier signature (one key
+ * hash for the call, so one game).
+ */
+const batchScript = (k: number, games: number, fn = 'ledger.record_events', oneKey = false) => {
+  const game = `((:g + i % ${games} - 1) % ${GAMES} + 1)`;
+  const keys = oneKey
+    ? `sha256(convert_to('bench-key-' || :g, 'UTF8'))`
+    : `array(select sha256(convert_to('bench-key-' || ${game}, 'UTF8')) from generate_series(0, ${k - 1}) i)`;
+  return `\\set g random(1, ${GAMES})
+select count(*) from ${fn}(${keys},
   array(select gen_random_uuid() from generate_series(1, ${k})),
-  array(select ('00000000-0000-4000-8000-' || lpad((:g * 10000 + 1 + (random() * ${PLAYERS - 1})::int)::text, 12, '0'))::uuid
-        from generate_series(1, ${k})),
+  array(select ('00000000-0000-4000-8000-' || lpad((${game} * 10000 + 1 + (random() * ${PLAYERS - 1})::int)::text, 12, '0'))::uuid
+        from generate_series(0, ${k - 1}) i),
   array_fill('${EVENT_TYPE}'::text, array[${k}]),
   array_fill((extract(epoch from clock_timestamp()) * 1000)::bigint, array[${k}]),
   (select string_agg(sha256(convert_to(gen_random_uuid()::text, 'UTF8')), ''::bytea) from generate_series(1, ${k})),
   array_fill(null::timestamptz, array[${k}]),
   ${RATE_LIMIT});
 `.replace(/\n\s+/g, ' ');
+};
 
 const exec = promisify(execFile);
 
@@ -123,9 +146,10 @@ try {
   await createFixtures(postgres.url, { games: GAMES, players: PLAYERS });
   await query(
     postgres.url,
-    `create function public.bench_noop(bytea, uuid[], uuid[], text[], bigint[], bytea, timestamptz[], integer)
+    `create function public.bench_noop(bytea[], uuid[], uuid[], text[], bigint[], bytea, timestamptz[], integer)
        returns table (x integer) language sql as 'select 1'`,
   );
+  let compareOneKey = false;
   if (options.compare) {
     // The same file with the function renamed: its own drop and create, next to the current function.
     const body = readFileSync(options.compare, 'utf8').replaceAll(
@@ -135,20 +159,29 @@ try {
     if (!body.includes('create function ledger.record_events_compare(')) {
       throw new Error(`${options.compare} does not create ledger.record_events`);
     }
+    compareOneKey = !/create function ledger\.record_events_compare\(\s*p_key_hashes bytea\[\]/.test(body);
     await query(postgres.url, body);
   }
   const load0 = loadavg();
   process.stdout.write(
-    `bench:sql: ${options.durable ? 'durable' : 'fsync off'}, ${options.clients} client(s), ${options.seconds} s per statement, ${GAMES} games x ${PLAYERS} players\n\n`,
+    `bench:sql: ${options.durable ? 'durable' : 'fsync off'}, ${options.clients} client(s), ${options.seconds} s per statement, ${GAMES} games x ${PLAYERS} players, ${options.gamesPerCall} game(s) per call\n\n`,
   );
   process.stdout.write('statement                 transactions/s   events/s   µs per event   ratio to record_event\n');
   const runs: Array<[string, string, number]> = [
     ['record_event (single)', SINGLE_EVENT_SCRIPT, 1],
-    ['noop (arguments of 1)', batchScript(1, 'public.bench_noop'), 1],
+    ['noop (arguments of 1)', batchScript(1, 1, 'public.bench_noop'), 1],
     ...options.sizes.flatMap((k) => [
-      [`record_events, ${k}`, batchScript(k), k] as [string, string, number],
+      [`record_events, ${k}`, batchScript(k, options.gamesPerCall), k] as [string, string, number],
       ...(options.compare
-        ? [[`  --compare, ${k}`, batchScript(k, 'ledger.record_events_compare'), k] as [string, string, number]]
+        ? [
+            [
+              `  --compare, ${k}`,
+              compareOneKey
+                ? batchScript(k, 1, 'ledger.record_events_compare', true)
+                : batchScript(k, options.gamesPerCall, 'ledger.record_events_compare'),
+              k,
+            ] as [string, string, number],
+          ]
         : []),
     ]),
   ];
@@ -169,7 +202,7 @@ try {
     await query(postgres.url, `alter system set pg_stat_statements.track = 'all'`);
     await query(postgres.url, 'select pg_reload_conf()');
     await query(postgres.url, 'select pg_stat_statements_reset()');
-    await tps(postgres.url, batchScript(options.statements), dir, options.seconds, 1);
+    await tps(postgres.url, batchScript(options.statements, options.gamesPerCall), dir, options.seconds, 1);
     const { rows } = await query(
       postgres.url,
       `select calls, total_exec_time / calls * 1000 as us, rows::float / calls as rows,

@@ -244,6 +244,20 @@ const settle = (promise: Promise<RecordResult>) =>
     (e: unknown) => ({ error: e instanceof Error ? e.name : String(e) }),
   );
 
+/** Waits until two calls of record_events wait for a lock (a row the test holds); throws `failure` after 20 s. */
+async function twoCallsWaitForLocks(db: string, failure: string): Promise<void> {
+  for (const deadline = Date.now() + 20_000; ; ) {
+    if (Date.now() > deadline) throw new Error(failure);
+    const [waiting] = await sql<{ n: number }>(
+      db,
+      `select count(*)::int as n from pg_stat_activity
+      where datname = current_database() and wait_event_type = 'Lock' and query like '%record_events%'`,
+    );
+    if (waiting!.n >= 2) return;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
 describe('batched decisions: batch size 1 and N decide exactly as one event at a time', () => {
   let db: string;
   let database: Database;
@@ -351,16 +365,7 @@ describe('batched decisions: batch size 1 and N decide exactly as one event at a
         b.submit(viaSecondKey),
         b.submit({ ...viaSecondKey, eventId: randomUUID() }),
       ]);
-      for (const deadline = Date.now() + 20_000; ; ) {
-        if (Date.now() > deadline) throw new Error('the two batches never both waited for the game row');
-        const [waiting] = await sql<{ n: number }>(
-          db,
-          `select count(*)::int as n from pg_stat_activity
-          where datname = current_database() and wait_event_type = 'Lock' and query like '%record_events%'`,
-        );
-        if (waiting!.n >= 2) break;
-        await new Promise((r) => setTimeout(r, 20));
-      }
+      await twoCallsWaitForLocks(db, 'the two batches never both waited for the game row');
       await release();
       const results = await pending;
       const mine = [results[0]!, results[6]!];
@@ -405,16 +410,7 @@ describe('batched decisions: batch size 1 and N decide exactly as one event at a
         first.query<{ d: string }>(RECORD_EVENTS_SQL, recordEventsValues([fresh(0), fresh(1)])),
         second.query<{ d: string }>(RECORD_EVENTS_SQL, recordEventsValues([fresh(1), fresh(0)])),
       ];
-      for (const deadline = Date.now() + 20_000; ; ) {
-        if (Date.now() > deadline) throw new Error('the two calls never both waited for the game rows');
-        const [waiting] = await sql<{ n: number }>(
-          db,
-          `select count(*)::int as n from pg_stat_activity
-          where datname = current_database() and wait_event_type = 'Lock' and query like '%record_events%'`,
-        );
-        if (waiting!.n >= 2) break;
-        await new Promise((r) => setTimeout(r, 20));
-      }
+      await twoCallsWaitForLocks(db, 'the two calls never both waited for the game rows');
       await holder.query('commit');
       const answers = await Promise.all(calls);
       for (const answer of answers) {
