@@ -7,10 +7,11 @@
 // names the server: the bench creates and drops its own database there), migrates, creates GAMES games of one
 // project with PLAYERS linked players each, starts the ledger as a child process (`node services/ledger/src/main.ts`),
 // and drives it like the ingest edge does: CONCURRENCY events in flight, sent through the EdgeEventBatcher as
-// RecordEvents requests; the ledger batches them per key and sends the ready keys' batches together as calls of ledger.record_events. Both sides warm up,
-// then take turns (DURATION seconds each in ROUNDS rounds), then the NATS side runs at half its measured peak (open
-// model) for its latency. Prints decisions per second, p50/p99, the ratio, batch sizes seen (edge and ledger),
-// memory, CPU per decision and the machine's load average. Run with --help for the flags.
+// RecordEvents requests; the ledger batches them per key and sends the ready keys' batches together as calls of
+// ledger.record_events. Both sides warm up, then take turns (DURATION seconds each in ROUNDS rounds), then the NATS
+// side runs at half its measured peak (open model) for its latency. Prints decisions per second, p50/p99, the
+// ratio, batch sizes seen (edge and ledger), memory, CPU per decision and the machine's load average. Run with
+// --help for the flags.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
