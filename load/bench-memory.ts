@@ -2,7 +2,8 @@
 //
 //   1. programs: the five programs as separate processes on real PostgreSQL and NATS (load/lib/system.ts), as
 //      Kubernetes runs them; embedded: the all-in-one process as `npm start` runs it (PGlite in a new DATA_DIR, so
-//      the first start with its initdb is included, and the in-process transport);
+//      the first start is included: its new folder made in a short-lived child process, from the shipped template
+//      or by initdb when there is none for the installed PGlite; and the in-process transport);
 //   2. reads each process's resident memory (VmRSS) once ready and idle for --idle seconds;
 //   3. drives it with the k6 full profile (load/ingest.js: setup through the console and the link flow, steady mixed
 //      scenarios for --duration, then fresh events beyond capacity for --peak-duration at most --peak-vus in flight);
@@ -85,7 +86,10 @@ async function heapSample(url: string): Promise<HeapAtPeak | undefined> {
   }
 }
 
-/** The peak of short-lived children (the embedded initdb), sampled since their VmHWM dies with them. */
+/**
+ * The peak of short-lived children (the embedded database's new folder: template or initdb), sampled since their
+ * VmHWM dies with them.
+ */
 function childPeaks(parent: number, into: Map<number, number>): void {
   try {
     for (const pid of readFileSync(`/proc/${parent}/task/${parent}/children`, 'utf8').trim().split(/\s+/)) {
@@ -251,7 +255,7 @@ async function embedded(options: Options, k6: string): Promise<Record<string, Fi
     await waitReady(`http://127.0.0.1:${port}`, child, 300_000);
     clearInterval(sampler);
     log(
-      `all-in-one ready in ${((Date.now() - started) / 1000).toFixed(1)} s (first start: initdb child peak ${Math.max(0, ...initdb.values()).toFixed(0)} MiB, main ${rssMiB(child.pid!).toFixed(0)} MiB)`,
+      `all-in-one ready in ${((Date.now() - started) / 1000).toFixed(1)} s (first start: ${initdb.size ? `new-folder child peak ${Math.max(...initdb.values()).toFixed(0)} MiB` : 'no child process'}, main ${rssMiB(child.pid!).toFixed(0)} MiB)`,
     );
     const url = `http://127.0.0.1:${port}`;
     const figures = await measure(
@@ -264,11 +268,13 @@ async function embedded(options: Options, k6: string): Promise<Record<string, Fi
         env: options.k6Env,
       },
     );
-    figures['initdb child (first start)'] = {
-      idle: Number.NaN,
-      peak: Math.max(0, ...initdb.values()),
-      after: Number.NaN,
-    };
+    if (initdb.size) {
+      figures['new-folder child (first start)'] = {
+        idle: Number.NaN,
+        peak: Math.max(...initdb.values()),
+        after: Number.NaN,
+      };
+    }
     return figures;
   } finally {
     clearInterval(sampler);

@@ -12,7 +12,6 @@ import { applyRepeatables, repeatableSql } from '#runtime/db/repeatable.ts';
 import { identityMigrations } from '../../services/identity-admission/src/migrations/index.ts';
 import { ledgerMigrations } from '../../services/ledger/src/migrations/index.ts';
 import { createTestDatabase, sql } from '../support/database.ts';
-import { seedEmbeddedData } from '../support/embedded-template.ts';
 
 const logger = pino({ level: 'silent' });
 
@@ -185,7 +184,6 @@ describe('migrations on real PostgreSQL', () => {
 describe('migrations on PGlite (the embedded default)', () => {
   it('create both schemas and enforce the same constraints', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'rewards-pglite-'));
-    await seedEmbeddedData(dir);
     const embedded = await startEmbeddedPostgres(dir);
     try {
       await migrate(embedded.url, sets, logger);

@@ -1,12 +1,8 @@
-// Jest global setup: real PostgreSQL and NATS for the whole run (see servers.ts).
-import { startTemplate } from './embedded-template.ts';
+// Jest global setup: real PostgreSQL and NATS for the whole run (see servers.ts). Embedded systems make their own
+// PGlite folder from the shipped template (services/runtime/src/db/embedded.ts), as `npm start` does.
 import { startServers } from './servers.ts';
 
 export default async function globalSetup(): Promise<void> {
-  // The embedded systems' PGlite folder, made in the background while the servers start (embedded-template.ts).
-  const template = startTemplate();
-  process.env.TEST_PGLITE_TEMPLATE = template.folder;
-  (globalThis as { __rewardsTemplate?: typeof template }).__rewardsTemplate = template;
   const servers = await startServers();
   process.env.TEST_DATABASE_URL = servers.databaseUrl;
   process.env.TEST_NATS_URL = servers.natsUrl;

@@ -1,8 +1,6 @@
-import { type startTemplate, stopTemplate } from './embedded-template.ts';
 import type { StartedServers } from './servers.ts';
 
 export default async function globalTeardown(): Promise<void> {
   const servers = (globalThis as { __rewardsServers?: StartedServers }).__rewardsServers;
   await servers?.stop();
-  await stopTemplate((globalThis as { __rewardsTemplate?: ReturnType<typeof startTemplate> }).__rewardsTemplate);
 }

@@ -10,7 +10,6 @@ import { type RunningSystem, startSystem } from '../../services/all-in-one/src/s
 import { loadDevProvider } from '../../services/identity-admission/src/sessions/dev-identity-provider.ts';
 import { SettableClock } from './clock.ts';
 import { createTestDatabase } from './database.ts';
-import { seedEmbeddedData } from './embedded-template.ts';
 import { startNats } from './servers.ts';
 
 /**
@@ -43,7 +42,6 @@ export interface TestSystemOptions {
 
 export async function startTestSystem(options: TestSystemOptions = {}): Promise<TestSystem> {
   const dataDir = mkdtempSync(join(tmpdir(), 'rewards-system-'));
-  if (options.mode === 'embedded') await seedEmbeddedData(dataDir);
   const databaseUrl = options.mode === 'embedded' ? undefined : await createTestDatabase();
   // Each system gets its own nats-server: systems of test files running in parallel would otherwise serve the same
   // subjects in the same queue groups and answer each other's requests (another database, another identity key).
