@@ -428,6 +428,39 @@ describe('batched decisions: batch size 1 and N decide exactly as one event at a
     }
   });
 
+  it('one call holding two keys of one game: an event id decided under the first key is a replay or a conflict under the second', async () => {
+    const world = await createWorld(db);
+    const secondKey = await createKey(db, world.games[0]!, 'secret');
+    const event: StreamEvent = {
+      game: 0,
+      key: 'own',
+      player: 0,
+      type: 0,
+      eventId: randomUUID(),
+      payload: 'the one',
+      occurredOffsetMs: 0,
+      receivedAtMs: Date.now(),
+    };
+    const viaFirst = instantiate(world, event);
+    const viaSecond = { ...viaFirst, keyHash: sha256(secondKey.value) };
+    const conflicting = { ...viaSecond, payloadHash: sha256('another payload') };
+    // Another game's event with the same event id is its own decision (idempotency is per game).
+    const otherGame = instantiate(world, { ...event, game: 1 });
+    const [first, second, other] = await repository.recordEventGroups([
+      [viaFirst],
+      [viaSecond, conflicting],
+      [otherGame],
+    ]);
+    expect(first!.map((r) => r.outcome)).toEqual(['decided']);
+    expect(second!.map((r) => r.outcome)).toEqual(['replayed', 'event_conflict']);
+    expect(other!.map((r) => r.outcome)).toEqual(['decided']);
+    const id = (r: RecordResult | undefined) => (r && 'decision' in r ? r.decision.id : undefined);
+    expect(id(second![0])).toBe(id(first![0]));
+    expect(id(other![0])).not.toBe(id(first![0]));
+    const [row] = await sql(db, 'select count(*)::int as n from ledger.events where event_id = $1', [event.eventId]);
+    expect(row).toEqual({ n: 2 });
+  });
+
   it('the previous signature (one key hash for the batch) decides as the current one', async () => {
     const world = await createWorld(db);
     const events = [0, 1].map((i) =>

@@ -112,29 +112,29 @@ describe('DecisionBatcher: several keys in one call', () => {
     expect(h.calls).toEqual([['k1', 'k2'], ['k3', 'k4'], ['k5']]);
   });
 
-  test("a group's failure decides each key's batch again alone", async () => {
-    const h = harness({ groupKeysMax: 8, concurrencyMax: 1, failGroups: 'the group failed' });
+  /** a1 alone while b1 and c1 (two keys) wait; released, b1 and c1 go as one group, which fails with `failGroups`. */
+  async function failingGroup(failGroups: 'the group failed' | 'unavailable') {
+    const h = harness({ groupKeysMax: 8, concurrencyMax: 1, failGroups });
     h.hold();
     const first = h.batcher.submit(event(1, 'a1'));
     await new Promise((r) => setImmediate(r));
     const waiting = [h.batcher.submit(event(2, 'b1')), h.batcher.submit(event(3, 'c1'))];
     await new Promise((r) => setImmediate(r));
     h.release();
+    return { first, waiting, calls: h.calls };
+  }
+
+  test("a group's failure decides each key's batch again alone", async () => {
+    const { first, waiting, calls } = await failingGroup('the group failed');
     const results = await Promise.all([first, ...waiting]);
     expect(results.map((r) => r.outcome)).toEqual(['decided', 'decided', 'decided']);
-    expect(h.calls).toEqual([['a1'], ['b1', 'c1'], ['b1'], ['c1']]);
+    expect(calls).toEqual([['a1'], ['b1', 'c1'], ['b1'], ['c1']]);
   });
 
   test('a group that finds the database unavailable answers that error to each event, without trying again', async () => {
-    const h = harness({ groupKeysMax: 8, concurrencyMax: 1, failGroups: 'unavailable' });
-    h.hold();
-    const first = h.batcher.submit(event(1, 'a1'));
-    await new Promise((r) => setImmediate(r));
-    const waiting = [h.batcher.submit(event(2, 'b1')), h.batcher.submit(event(3, 'c1'))];
-    await new Promise((r) => setImmediate(r));
-    h.release();
+    const { first, waiting, calls } = await failingGroup('unavailable');
     expect((await first).outcome).toBe('decided');
     for (const w of waiting) await expect(w).rejects.toThrow('unavailable');
-    expect(h.calls).toEqual([['a1'], ['b1', 'c1']]);
+    expect(calls).toEqual([['a1'], ['b1', 'c1']]);
   });
 });

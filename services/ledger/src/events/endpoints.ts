@@ -176,7 +176,7 @@ export function eventEndpoints(deps: EventEndpointDeps, config: EventEndpointCon
     ? new Histogram({
         name: 'ledger_event_transaction_keys',
         help: 'Keys whose batches went to the database in one call (one transaction), when more than one',
-        buckets: [2, 3, 4, 5, 6, 7, 8],
+        buckets: [2, 3, 4, 5, 6, 7, 8, 16, 32, 64],
         registers: [deps.metrics.registry],
       })
     : undefined;
