@@ -10,8 +10,9 @@
 // RecordEvents requests; the ledger batches them per key and sends the ready keys' batches together as calls of
 // ledger.record_events. Both sides warm up, then take turns (DURATION seconds each in ROUNDS rounds), then the NATS
 // side runs at half its measured peak (open model) for its latency. Prints decisions per second, p50/p99, the
-// ratio, batch sizes seen (edge and ledger), memory, CPU per decision and the machine's load average. Run with
-// --help for the flags.
+// ratio, batch sizes seen (edge and ledger), memory, CPU per decision and the machine's load average; at half the
+// peak also the RecordEvents round trips (an event's latency is its wait for a request slot plus one of these) and
+// the p99 of each second's events (a steady queue or a few stalls). Run with --help for the flags.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -55,11 +56,13 @@ Options (each also read from the environment variable in brackets):
   --group-keys N     the ledger's EVENT_GROUP_KEYS_MAX (keys per call)          [BENCH_GROUP_KEYS]   default 8
   --durability D     both (durable row, then fsync-off row), durable or off    [BENCH_DURABILITY]   default both
   --half-rate S      seconds at half of the measured NATS peak (open model)    [BENCH_HALF_RATE_S]  default 10
+  --rate N           offer N events/s in that phase instead of half the peak    [BENCH_RATE]         default: half
+                     (to compare configurations at one offered load)
   --duration S       measured seconds of each side                            [BENCH_DURATION_S]   default 30
   --rounds N         the sides take turns, N rounds of duration/N s (whole)   [BENCH_ROUNDS]       default 3
   --warmup S         unmeasured seconds of each side, both before measuring   [BENCH_WARMUP_S]     default 5
-  --pool N           the ledger's PostgreSQL pool (DATABASE_POOL_MAX)         [BENCH_POOL]         default 2 x CPUs
-                     (docs/deploy.md "Scaling": about twice the database's CPUs; the database runs here)
+  --pool N           the ledger's PostgreSQL pool (DATABASE_POOL_MAX)         [BENCH_POOL]         default CPUs
+                     (docs/deploy.md "Scaling": about the database's CPUs; the database runs here)
   --prefill N        history written in SQL before the run: N accepted events of  [BENCH_PREFILL]      default 0
                      the bench's games (load/lib/prefill.ts), e.g. 5000000
   --json FILE        also write the figures as JSON to FILE
@@ -89,6 +92,7 @@ interface Options {
   groupKeys: number;
   durability: 'both' | Durability;
   halfRateS: number;
+  rate: number | undefined;
   durationS: number;
   rounds: number;
   warmupS: number;
@@ -112,6 +116,7 @@ function readOptions(): Options {
       'batch-max': { type: 'string' },
       durability: { type: 'string' },
       'half-rate': { type: 'string' },
+      rate: { type: 'string' },
       duration: { type: 'string' },
       rounds: { type: 'string' },
       warmup: { type: 'string' },
@@ -144,7 +149,7 @@ function readOptions(): Options {
     process.exit(2);
   }
   return {
-    pool: int(values.pool, 'BENCH_POOL', 2 * availableParallelism(), 1, 200),
+    pool: int(values.pool, 'BENCH_POOL', availableParallelism(), 1, 200),
     pgbenchClients: int(values['pgbench-clients'], 'BENCH_PGBENCH_CLIENTS', 16, 1, 256),
     edgeBatch: int(values['edge-batch'], 'BENCH_EDGE_BATCH', 256, 1, 256),
     edgeInFlight: int(values['edge-in-flight'], 'BENCH_EDGE_IN_FLIGHT', EDGE_IN_FLIGHT_MAX_DEFAULT, 1, 256),
@@ -159,6 +164,10 @@ function readOptions(): Options {
     batchMax: int(values['batch-max'], 'BENCH_BATCH_MAX', 256, 1, 1000),
     durability: durability as Options['durability'],
     halfRateS: int(values['half-rate'], 'BENCH_HALF_RATE_S', 10, 0, 600),
+    rate:
+      (values.rate ?? process.env.BENCH_RATE) === undefined
+        ? undefined
+        : int(values.rate, 'BENCH_RATE', 0, 1, 1_000_000),
     games: int(values.games, 'BENCH_GAMES', 50, 1, 10_000),
     players: int(values.players, 'BENCH_PLAYERS', 20, 1, 9_999),
     concurrency,
@@ -211,11 +220,21 @@ interface Probes {
   natsPid: number | undefined;
 }
 
+interface RateSide extends Side {
+  /** RecordEvents requests sent, and their round trips as the driver saw them. */
+  requests: number;
+  requestP50Ms: number;
+  requestP99Ms: number;
+  requestMaxMs: number;
+  /** The p99 of the events sent in each second (spikes against a steady queue). */
+  p99BySecondMs: number[];
+}
+
 interface NatsDriver {
   /** Drives for `seconds` with CONCURRENCY events in flight (closed model); figures kept only when `measured`. */
   run(seconds: number, measured: boolean): Promise<Side>;
   /** Offers `perSecond` events per second for `seconds` (open model: arrivals do not wait for answers). */
-  runAtRate(perSecond: number, seconds: number): Promise<Side>;
+  runAtRate(perSecond: number, seconds: number): Promise<RateSide>;
   /** Sizes of the RecordEvents requests sent so far (edge batching). */
   edgeBatches: number[];
   close(): Promise<void>;
@@ -232,8 +251,23 @@ async function natsDriver(natsUrl: string, options: Options, probes: Probes): Pr
   });
   const edgeBatches: number[] = [];
   // The driver sends like the ingest edge: concurrent events share RecordEvents requests (edge-batch 1: RecordEvent).
+  // The requests' round trips (the edge's wait for a free slot is the rest of an event's latency).
+  const requestMs: number[] = [];
+  const timedTransport = new Proxy(transport, {
+    get(target, prop, receiver) {
+      if (prop !== 'call') return Reflect.get(target, prop, receiver);
+      return async (...args: Parameters<NatsTransport['call']>) => {
+        const t0 = performance.now();
+        try {
+          return await target.call(...args);
+        } finally {
+          requestMs.push(performance.now() - t0);
+        }
+      };
+    },
+  });
   const edge = new EdgeEventBatcher(
-    transport,
+    timedTransport,
     { batchMax: options.edgeBatch, inFlightMax: options.edgeInFlight, keysMax: options.edgeKeys },
     { batch: (size) => edgeBatches.push(size), queued: () => undefined },
   );
@@ -305,27 +339,46 @@ async function natsDriver(natsUrl: string, options: Options, probes: Probes): Pr
       };
       await Promise.all(Array.from({ length: options.concurrency }, worker));
     });
-  const runAtRate = (perSecond: number, seconds: number) =>
-    measure(async (latencies) => {
+  // Besides the events' latencies, runAtRate reports its requests' round trips (the rest of an event's latency is
+  // its wait for a free request slot at the edge) and the p99 of the events sent in each second.
+  const runAtRate = async (perSecond: number, seconds: number): Promise<RateSide> => {
+    requestMs.length = 0;
+    let p99BySecondMs: number[] = [];
+    const side = await measure(async (latencies) => {
       const started = performance.now();
       const total = Math.floor(perSecond * seconds);
       const pending: Array<Promise<void>> = [];
       let sent = 0;
+      const bySecond: number[][] = Array.from({ length: Math.ceil(seconds) + 1 }, () => []);
       // Every millisecond tick sends the events due by then (arrivals never wait for answers; at most 10,000 open).
       while (sent < total) {
         const due = Math.min(total, Math.floor(((performance.now() - started) / 1000) * perSecond));
         for (; sent < due; sent++) {
           if (pending.length >= 10_000) await Promise.race(pending);
+          const second = Math.floor((performance.now() - started) / 1000);
           const p: Promise<void> = oneEvent().then((ms) => {
-            if (ms !== undefined) latencies.push(ms);
             pending.splice(pending.indexOf(p), 1);
+            if (ms === undefined) return;
+            latencies.push(ms);
+            bySecond[Math.min(second, bySecond.length - 1)]!.push(ms);
           });
           pending.push(p);
         }
         await new Promise((r) => setTimeout(r, 1));
       }
       await Promise.all(pending);
+      p99BySecondMs = bySecond.filter((l) => l.length > 0).map((l) => percentile(Float64Array.from(l).sort(), 99));
     });
+    const requests = Float64Array.from(requestMs.splice(0)).sort();
+    return {
+      ...side,
+      requests: requests.length,
+      requestP50Ms: percentile(requests, 50),
+      requestP99Ms: percentile(requests, 99),
+      requestMaxMs: requests.length > 0 ? requests[requests.length - 1]! : 0,
+      p99BySecondMs,
+    };
+  };
   return { run, runAtRate, edgeBatches, close: () => transport.close() };
 }
 
@@ -579,7 +632,8 @@ async function main(): Promise<void> {
       const halfBatches0 = await ledgerBatchSizes(ledgerPort);
       const halfEdge0 = driver.edgeBatches.length;
       const halfBusy0 = machineBusySeconds();
-      const half = options.halfRateS > 0 ? await driver.runAtRate(nats.perSecond / 2, options.halfRateS) : undefined;
+      const offered = options.rate ?? nats.perSecond / 2;
+      const half = options.halfRateS > 0 ? await driver.runAtRate(offered, options.halfRateS) : undefined;
       const halfBatches1 = await ledgerBatchSizes(ledgerPort);
       const halfEdgeSizes = driver.edgeBatches.slice(halfEdge0);
       const halfDetail = half
@@ -606,9 +660,7 @@ async function main(): Promise<void> {
         durability: mode,
         recordEventsOverNats: { ...nats, latenciesMs: undefined },
         pgbench: { ...pgb, latenciesMs: undefined },
-        halfPeak: half
-          ? { ...half, ...halfDetail, latenciesMs: undefined, offeredPerSecond: nats.perSecond / 2 }
-          : undefined,
+        halfPeak: half ? { ...half, ...halfDetail, latenciesMs: undefined, offeredPerSecond: offered } : undefined,
         ratio,
         ledgerBatches,
         edgeBatches: { count: edgeSizes.length, mean: edgeMean, max: Math.max(0, ...edgeSizes) },
@@ -620,10 +672,13 @@ async function main(): Promise<void> {
         `RecordEvents over NATS   ${f(nats.perSecond).padStart(11)}  ${f(nats.p50Ms, 2).padStart(7)}  ${f(nats.p99Ms, 2).padStart(7)}  ${String(nats.decisions).padStart(10)}  ${String(nats.errors).padStart(7)}`,
         `pgbench, record_event    ${f(pgb.perSecond).padStart(11)}  ${f(pgb.p50Ms, 2).padStart(7)}  ${f(pgb.p99Ms, 2).padStart(7)}  ${String(pgb.decisions).padStart(10)}  ${String(pgb.errors).padStart(7)}`,
         half
-          ? `NATS at half its peak    ${f(half.perSecond).padStart(11)}  ${f(half.p50Ms, 2).padStart(7)}  ${f(half.p99Ms, 2).padStart(7)}  ${String(half.decisions).padStart(10)}  ${String(half.errors).padStart(7)}   (offered ${f(nats.perSecond / 2)}/s for ${options.halfRateS} s)`
+          ? `NATS at half its peak    ${f(half.perSecond).padStart(11)}  ${f(half.p50Ms, 2).padStart(7)}  ${f(half.p99Ms, 2).padStart(7)}  ${String(half.decisions).padStart(10)}  ${String(half.errors).padStart(7)}   (offered ${f(offered)}/s for ${options.halfRateS} s)`
           : '',
         half && halfDetail
           ? `at half its peak: machine busy ${f(halfDetail.machineBusyCpus, 2)} of ${cpus().length} CPUs; ledger batches ${f(halfDetail.ledgerEventsPerBatch, 2)} events, calls ${f(halfDetail.ledgerEventsPerCall, 2)}, edge requests ${f(halfDetail.edgeEventsPerRequest, 2)}; CPU per decision: ${cpuPerDecision(half)}`
+          : '',
+        half
+          ? `at half its peak: RecordEvents round trips p50 ${f(half.requestP50Ms, 1)} ms, p99 ${f(half.requestP99Ms, 1)} ms, max ${f(half.requestMaxMs)} ms (the rest of an event's latency: its wait for a request slot); p99 of each second's events: ${half.p99BySecondMs.map((ms) => f(ms)).join(' ')} ms`
           : '',
         `ratio (NATS / pgbench): ${f(ratio, 2)}`,
         `ledger batches: ${ledgerBatches.count} batches, ${f(ledgerBatches.events / Math.max(1, ledgerBatches.count), 1)} events each on average; by size (at most): ${Object.entries(

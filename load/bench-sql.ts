@@ -40,7 +40,8 @@ const HELP = `Usage: npm run bench:sql -- [options]
   --help           this text
 
 Prints, per statement: transactions/s, events/s, microseconds per event (clients / events per second: the time of
-one event, the machine's CPU included when clients <= CPUs) and the ratio to the single-event statement.
+one event, the machine's CPU included when clients <= CPUs), the ratio to the single-event statement, and the WAL
+it wrote (pg_stat_wal: bytes per event, full-page images per call).
 `;
 
 const GAMES = 50;
@@ -138,6 +139,12 @@ async function query(url: string, sql: string): Promise<pg.QueryResult> {
   }
 }
 
+/** WAL written so far (pg_stat_wal): bytes and full-page images. */
+async function walFigures(url: string): Promise<{ bytes: number; fpi: number }> {
+  const { rows } = await query(url, 'select wal_bytes::float8 as bytes, wal_fpi::float8 as fpi from pg_stat_wal');
+  return { bytes: Number(rows[0].bytes), fpi: Number(rows[0].fpi) };
+}
+
 const options = readOptions();
 const postgres = await startPostgres({ durable: options.durable });
 const dir = mkdtempSync(join(tmpdir(), 'bench-sql-'));
@@ -166,7 +173,9 @@ try {
   process.stdout.write(
     `bench:sql: ${options.durable ? 'durable' : 'fsync off'}, ${options.clients} client(s), ${options.seconds} s per statement, ${GAMES} games x ${PLAYERS} players, ${options.gamesPerCall} game(s) per call\n\n`,
   );
-  process.stdout.write('statement                 transactions/s   events/s   µs per event   ratio to record_event\n');
+  process.stdout.write(
+    'statement                 transactions/s   events/s   µs per event   ratio to record_event   WAL B/event   FPI/call\n',
+  );
   const runs: Array<[string, string, number]> = [
     ['record_event (single)', SINGLE_EVENT_SCRIPT, 1],
     ['noop (arguments of 1)', batchScript(1, 1, 'public.bench_noop'), 1],
@@ -187,11 +196,14 @@ try {
   ];
   let singleUs = 0;
   for (const [name, script, k] of runs) {
+    const wal0 = await walFigures(postgres.url);
     const t = await tps(postgres.url, script, dir, options.seconds, options.clients);
+    const wal1 = await walFigures(postgres.url);
+    const calls = t * options.seconds;
     const us = (1e6 * options.clients) / (t * k);
     if (!singleUs) singleUs = us;
     process.stdout.write(
-      `${name.padEnd(24)} ${t.toFixed(0).padStart(15)} ${(t * k).toFixed(0).padStart(10)} ${us.toFixed(0).padStart(14)} ${(us / singleUs).toFixed(2).padStart(23)}\n`,
+      `${name.padEnd(24)} ${t.toFixed(0).padStart(15)} ${(t * k).toFixed(0).padStart(10)} ${us.toFixed(0).padStart(14)} ${(us / singleUs).toFixed(2).padStart(23)} ${((wal1.bytes - wal0.bytes) / (calls * k)).toFixed(0).padStart(13)} ${((wal1.fpi - wal0.fpi) / calls).toFixed(2).padStart(10)}\n`,
     );
   }
   if (options.statements) {
