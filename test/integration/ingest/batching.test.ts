@@ -244,6 +244,23 @@ const settle = (promise: Promise<RecordResult>) =>
     (e: unknown) => ({ error: e instanceof Error ? e.name : String(e) }),
   );
 
+/** A world whose first game has a second secret key, and a fresh event of that game's first player. */
+async function gameWithTwoKeys(db: string) {
+  const world = await createWorld(db);
+  const secondKey = await createKey(db, world.games[0]!, 'secret');
+  const event: StreamEvent = {
+    game: 0,
+    key: 'own',
+    player: 0,
+    type: 0,
+    eventId: randomUUID(),
+    payload: 'the one',
+    occurredOffsetMs: 0,
+    receivedAtMs: Date.now(),
+  };
+  return { world, secondKey, event };
+}
+
 /** Waits until two calls of record_events wait for a lock (a row the test holds); throws `failure` after 20 s. */
 async function twoCallsWaitForLocks(db: string, failure: string): Promise<void> {
   for (const deadline = Date.now() + 20_000; ; ) {
@@ -326,18 +343,7 @@ describe('batched decisions: batch size 1 and N decide exactly as one event at a
   }, 600_000);
 
   it('a copy decided by another batch while this one waited for the game lock is a replay (re-read under the lock)', async () => {
-    const world = await createWorld(db);
-    const secondKey = await createKey(db, world.games[0]!, 'secret');
-    const event: StreamEvent = {
-      game: 0,
-      key: 'own',
-      player: 0,
-      type: 0,
-      eventId: randomUUID(),
-      payload: 'the one',
-      occurredOffsetMs: 0,
-      receivedAtMs: Date.now(),
-    };
+    const { world, secondKey, event } = await gameWithTwoKeys(db);
     const params = instantiate(world, event);
     const viaSecondKey = { ...params, keyHash: sha256(secondKey.value) };
     // Two keys of one game: two queues, two batches in the database at once, serialized by the game row.
@@ -429,18 +435,7 @@ describe('batched decisions: batch size 1 and N decide exactly as one event at a
   });
 
   it('one call holding two keys of one game: an event id decided under the first key is a replay or a conflict under the second', async () => {
-    const world = await createWorld(db);
-    const secondKey = await createKey(db, world.games[0]!, 'secret');
-    const event: StreamEvent = {
-      game: 0,
-      key: 'own',
-      player: 0,
-      type: 0,
-      eventId: randomUUID(),
-      payload: 'the one',
-      occurredOffsetMs: 0,
-      receivedAtMs: Date.now(),
-    };
+    const { world, secondKey, event } = await gameWithTwoKeys(db);
     const viaFirst = instantiate(world, event);
     const viaSecond = { ...viaFirst, keyHash: sha256(secondKey.value) };
     const conflicting = { ...viaSecond, payloadHash: sha256('another payload') };
