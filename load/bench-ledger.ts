@@ -11,11 +11,13 @@
 // ledger.record_events. Both sides warm up, then take turns (DURATION seconds each in ROUNDS rounds), then the NATS
 // side runs at half its measured peak (open model) for its latency. Prints decisions per second, p50/p99, the
 // ratio, batch sizes seen (edge and ledger), memory, CPU per decision and the machine's load average; at half the
-// peak also the RecordEvents round trips (an event's latency is its wait for a request slot plus one of these) and
-// the p99 of each second's events (a steady queue or a few stalls). Run with --help for the flags.
+// peak also the RecordEvents round trips (an event's latency is its wait for a request slot plus one of these),
+// the p99 of each second's events (a steady queue or a few stalls), the ledger's contention rollbacks
+// (database_contention_failures_total) and, on its own cluster, what the server logged meanwhile (checkpoints, lock
+// waits, autovacuum; SERVER_LOG_SETTINGS), on the phase's timeline. Run with --help for the flags.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -485,6 +487,44 @@ async function ledgerBatchSizes(
   return { count, sum: value('ledger_event_batch_size_sum'), calls, buckets };
 }
 
+/** Units of work the ledger's database rolled back for contention so far (database_contention_failures_total). */
+async function ledgerContention(port: number): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+  let total = 0;
+  for (const m of text.matchAll(/^database_contention_failures_total\{[^}]*\} (\S+)/gm)) total += Number(m[1]);
+  return total;
+}
+
+/**
+ * The bench's own cluster logs what can stall a call for a while: checkpoints, lock waits longer than
+ * deadlock_timeout, deadlocks, every autovacuum and autoanalyze; with millisecond UTC timestamps, so that
+ * serverEvents can put them on the half-peak phase's timeline next to its tall seconds.
+ */
+const SERVER_LOG_SETTINGS = [
+  'log_checkpoints=on',
+  'log_lock_waits=on',
+  'log_autovacuum_min_duration=0',
+  'log_timezone=UTC',
+  "log_line_prefix='%m [%p] '",
+];
+
+/** The server log's first lines of entries between two instants, as `+seconds message` (seconds from `fromMs`). */
+function serverEvents(logPath: string, fromMs: number, toMs: number): string[] {
+  let text: string;
+  try {
+    text = readFileSync(logPath, 'utf8');
+  } catch {
+    return [];
+  }
+  const events: string[] = [];
+  for (const m of text.matchAll(/^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}) UTC \[\d+\] (.*)$/gm)) {
+    const at = Date.parse(`${m[1]!.replace(' ', 'T')}Z`);
+    if (at < fromMs || at > toMs) continue;
+    events.push(`+${((at - fromMs) / 1000).toFixed(1)} s ${m[2]!.slice(0, 220)}`);
+  }
+  return events;
+}
+
 async function countEvents(url: string): Promise<{ accepted: number; rejected: number }> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
@@ -537,11 +577,14 @@ async function main(): Promise<void> {
     });
   }
   let ownCluster = false;
+  /** The own cluster's server log (SERVER_LOG_SETTINGS); undefined with DATABASE_URL. */
+  let serverLog: string | undefined;
   try {
     let serverUrl = process.env.DATABASE_URL;
     if (!serverUrl) {
-      const postgres = await startPostgres({ durable: true });
+      const postgres = await startPostgres({ durable: true, settings: SERVER_LOG_SETTINGS });
       stops.push(postgres.stop);
+      serverLog = postgres.logPath;
       serverUrl = postgres.url;
       ownCluster = true;
     }
@@ -633,7 +676,12 @@ async function main(): Promise<void> {
       const halfEdge0 = driver.edgeBatches.length;
       const halfBusy0 = machineBusySeconds();
       const offered = options.rate ?? nats.perSecond / 2;
+      const halfContention0 = await ledgerContention(ledgerPort);
+      const halfStartMs = Date.now();
       const half = options.halfRateS > 0 ? await driver.runAtRate(offered, options.halfRateS) : undefined;
+      const halfEndMs = Date.now();
+      const halfContention = (await ledgerContention(ledgerPort)) - halfContention0;
+      const halfServerEvents = serverLog ? serverEvents(serverLog, halfStartMs, halfEndMs) : undefined;
       const halfBatches1 = await ledgerBatchSizes(ledgerPort);
       const halfEdgeSizes = driver.edgeBatches.slice(halfEdge0);
       const halfDetail = half
@@ -660,7 +708,16 @@ async function main(): Promise<void> {
         durability: mode,
         recordEventsOverNats: { ...nats, latenciesMs: undefined },
         pgbench: { ...pgb, latenciesMs: undefined },
-        halfPeak: half ? { ...half, ...halfDetail, latenciesMs: undefined, offeredPerSecond: offered } : undefined,
+        halfPeak: half
+          ? {
+              ...half,
+              ...halfDetail,
+              latenciesMs: undefined,
+              offeredPerSecond: offered,
+              contentionFailures: halfContention,
+              serverLog: halfServerEvents,
+            }
+          : undefined,
         ratio,
         ledgerBatches,
         edgeBatches: { count: edgeSizes.length, mean: edgeMean, max: Math.max(0, ...edgeSizes) },
@@ -680,6 +737,18 @@ async function main(): Promise<void> {
         half
           ? `at half its peak: RecordEvents round trips p50 ${f(half.requestP50Ms, 1)} ms, p99 ${f(half.requestP99Ms, 1)} ms, max ${f(half.requestMaxMs)} ms (the rest of an event's latency: its wait for a request slot); p99 of each second's events: ${half.p99BySecondMs.map((ms) => f(ms)).join(' ')} ms`
           : '',
+        half
+          ? `at half its peak: the ledger's database rolled back ${halfContention} unit(s) of work for contention (deadlock or serialization failure; retried)`
+          : '',
+        ...(half && halfServerEvents
+          ? halfServerEvents.length === 0
+            ? ['at half its peak: the server logged no checkpoint, lock wait or autovacuum']
+            : [
+                `at half its peak: the server logged (seconds from the phase's start; checkpoints, lock waits, autovacuum):`,
+                ...halfServerEvents.slice(0, 40).map((line) => `  ${line}`),
+                ...(halfServerEvents.length > 40 ? [`  ... ${halfServerEvents.length - 40} more`] : []),
+              ]
+          : []),
         `ratio (NATS / pgbench): ${f(ratio, 2)}`,
         `ledger batches: ${ledgerBatches.count} batches, ${f(ledgerBatches.events / Math.max(1, ledgerBatches.count), 1)} events each on average; by size (at most): ${Object.entries(
           ledgerBatches.buckets,

@@ -215,6 +215,20 @@ function build(): Dashboard {
           { x, w: 12 },
         ),
     ),
+    ...line((x) =>
+      timeseries(
+        'Contention rollbacks',
+        'Transactions PostgreSQL rolled back with a deadlock (40P01) or serialization failure (40001): retried inside the state owner, or given up after three attempts (each a 503). Normally zero.',
+        'ops',
+        [
+          {
+            expr: `sum by (pod, sqlstate, outcome) (rate(database_contention_failures_total{${scope}}[$__rate_interval]))`,
+            legend: '{{pod}} {{sqlstate}} {{outcome}}',
+          },
+        ],
+        { x, w: 24 },
+      ),
+    ),
     row('Batching of events (ingest, ledger)'),
     ...line(
       (x) =>

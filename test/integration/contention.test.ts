@@ -1,6 +1,8 @@
 // Serialization failures and deadlocks are retried inside the state owner a bounded number of times; past the bound
 // they answer 503 with the route's code, the same in every owner (db/failures.ts). PostgreSQL is made to raise a
 // deadlock (SQLSTATE 40P01) on the first N inserts into a table, N chosen per test, by a trigger.
+
+import { randomBytes, randomUUID } from 'node:crypto';
 import { pino } from 'pino';
 import { identityOps, ledgerOps } from '#runtime/contracts/operations.ts';
 import { issueLinkToken, sha256 } from '#runtime/credentials/keys.ts';
@@ -51,7 +53,7 @@ describe('deadlocks and serialization failures', () => {
          return new;
        end $$`,
     );
-    for (const table of ['ledger.organizations', 'ledger.link_intents', 'identity.invitations']) {
+    for (const table of ['ledger.organizations', 'ledger.link_intents', 'identity.invitations', 'ledger.events']) {
       await sql(
         db,
         `create trigger simulate_deadlock before insert on ${table} for each row execute function public.simulate_deadlock()`,
@@ -80,12 +82,62 @@ describe('deadlocks and serialization failures', () => {
       ctx,
     );
   const createInvitation = (email: string) => system.edgeTransport.call(identityOps.createInvitation, { email }, ctx);
+  const recordEvent = () =>
+    system.edgeTransport.call(
+      ledgerOps.recordEvent,
+      {
+        keyHash: sha256(world.key.value),
+        eventId: randomUUID(),
+        playerId: world.player.id,
+        eventType: world.eventType,
+        occurredAtMs: BigInt(Date.now()),
+        payloadHash: randomBytes(32),
+      },
+      ctx,
+    );
+  /** database_contention_failures_total of every database here, by outcome. */
+  const contentionCounts = async () => {
+    const { values } = await system.metrics.databaseContention.get();
+    const count = (outcome: string) =>
+      values
+        .filter((v) => v.labels.outcome === outcome && v.labels.sqlstate === '40P01')
+        .reduce((a, v) => a + v.value, 0);
+    return { retried: count('retried'), gaveUp: count('gave_up') };
+  };
 
   it('console: retried, then done; past the bound 503 DEVELOPER_ACCESS_UNAVAILABLE', async () => {
     await deadlocks(CONTENTION_ATTEMPTS - 1);
     expect((await createOrganization()).id).toMatch(/^[0-9a-f-]{36}$/);
     await deadlocks(CONTENTION_ATTEMPTS);
     expect(await failureOf(createOrganization())).toEqual({ status: 503, code: 'DEVELOPER_ACCESS_UNAVAILABLE' });
+  });
+
+  it('every contention failure is counted: retried, or given up (database_contention_failures_total)', async () => {
+    const before = await contentionCounts();
+    await deadlocks(CONTENTION_ATTEMPTS - 1);
+    await createOrganization();
+    await deadlocks(CONTENTION_ATTEMPTS);
+    await failureOf(createOrganization());
+    expect(await contentionCounts()).toEqual({
+      retried: before.retried + (CONTENTION_ATTEMPTS - 1) * 2,
+      gaveUp: before.gaveUp + 1,
+    });
+  });
+
+  it('events: a call of record_events rolled back by a deadlock is run again, counted, and decided once', async () => {
+    const before = await contentionCounts();
+    await deadlocks(CONTENTION_ATTEMPTS - 1);
+    const reply = await recordEvent();
+    expect(reply.replayed).toBe(false);
+    expect(reply.decision?.id).toMatch(/^[0-9a-f-]{36}$/);
+    const stored = await sql<{ n: number }>(db, 'select count(*)::int as n from ledger.events where id = $1', [
+      reply.decision?.id,
+    ]);
+    expect(stored[0]?.n).toBe(1);
+    expect(await contentionCounts()).toEqual({
+      retried: before.retried + CONTENTION_ATTEMPTS - 1,
+      gaveUp: before.gaveUp,
+    });
   });
 
   it('links: retried, then done; past the bound 503 retry_later', async () => {

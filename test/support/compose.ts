@@ -6,7 +6,7 @@ import { type Logger, pino } from 'pino';
 import { EnvReader } from '#runtime/config.ts';
 import { Database } from '#runtime/db/database.ts';
 import { createHttpApp } from '#runtime/http/app.ts';
-import { createMetrics } from '#runtime/metrics.ts';
+import { createMetrics, type Metrics } from '#runtime/metrics.ts';
 import { PlatformSwitch } from '#runtime/platform-switch.ts';
 import { closeServer, listen, type ProgramModule } from '#runtime/program.ts';
 import { NatsTransport } from '#runtime/transport/nats.ts';
@@ -36,6 +36,8 @@ export interface Composed {
   ownerTransport: NatsTransport;
   /** The state owners' clock (see startTestSystem). */
   clock: SettableClock;
+  /** The one metrics registry of every program and database here. */
+  metrics: Metrics;
   stop(): Promise<void>;
 }
 
@@ -57,7 +59,7 @@ export async function compose(options: ComposeOptions): Promise<Composed> {
   const env = new EnvReader(options.env ?? {});
   const clock = new SettableClock();
   const start = async <C>(module: ProgramModule<C>, transport: NatsTransport, databaseUrl?: string) => {
-    const database = databaseUrl ? await Database.open({ url: databaseUrl, poolMax: 4, logger }) : undefined;
+    const database = databaseUrl ? await Database.open({ url: databaseUrl, poolMax: 4, logger, metrics }) : undefined;
     if (database) databases.push(database);
     const program = await module.create(
       { logger, metrics, transport, platform: new PlatformSwitch(transport), database, clock },
@@ -83,6 +85,7 @@ export async function compose(options: ComposeOptions): Promise<Composed> {
     edgeTransport,
     ownerTransport,
     clock,
+    metrics,
     async stop() {
       await closeServer(server);
       for (const s of served) await s.stop().catch(() => undefined);

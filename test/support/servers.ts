@@ -70,6 +70,8 @@ export interface PostgresOptions {
    * tests need no durability and run faster without it.
    */
   durable?: boolean;
+  /** More server settings (`name=value`, each passed as `-c name=value`; single quotes allowed, as in postgresql.conf). */
+  settings?: string[];
 }
 
 export interface StartedPostgres {
@@ -77,6 +79,8 @@ export interface StartedPostgres {
   /** The cluster's data folder (PGDATA). */
   dataDir: string;
   port: number;
+  /** The server's log file (removed with the folder by stop). */
+  logPath: string;
   /** `pg_ctl stop -m immediate`: the server quits without a checkpoint (crash recovery on the next start). */
   stopImmediately(): void;
   /** `pg_ctl start -w` on the same port and settings (after stopImmediately). */
@@ -104,15 +108,17 @@ export async function startPostgres(options: PostgresOptions = {}): Promise<Star
   const data = join(dir, 'data');
   run('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-instructions']);
   const speed = options.durable ? '' : ' -c fsync=off -c synchronous_commit=off -c full_page_writes=off';
+  const settings = (options.settings ?? []).map((setting) => ` -c ${setting}`).join('');
+  const logPath = join(dir, 'postgres.log');
   const start = () =>
     run('pg_ctl', [
       '-D',
       data,
       '-l',
-      join(dir, 'postgres.log'),
+      logPath,
       '-w',
       '-o',
-      `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1${speed} -c max_connections=300`,
+      `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1${speed} -c max_connections=300${settings}`,
       'start',
     ]);
   start();
@@ -120,6 +126,7 @@ export async function startPostgres(options: PostgresOptions = {}): Promise<Star
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     dataDir: data,
     port,
+    logPath,
     stopImmediately: () => run('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']),
     start,
     stop: async () => {

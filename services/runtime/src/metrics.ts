@@ -9,6 +9,7 @@ export interface Metrics {
   transportRequests: Counter<'subject' | 'outcome'>;
   transportDuration: Histogram<'subject' | 'outcome'>;
   transportPublishes: Counter<'topic' | 'outcome'>;
+  databaseContention: Counter<'sqlstate' | 'outcome'>;
 }
 
 export function createMetrics(): Metrics {
@@ -47,6 +48,14 @@ export function createMetrics(): Metrics {
       name: 'transport_publishes_total',
       help: 'Notices published (fire-and-forget), by topic and outcome (ok, failed)',
       labelNames: ['topic', 'outcome'],
+      registers: [registry],
+    }),
+    databaseContention: new Counter({
+      name: 'database_contention_failures_total',
+      help:
+        'Units of work PostgreSQL rolled back for contention (40001 serialization failure, 40P01 deadlock), by ' +
+        'SQLSTATE and outcome: retried, or gave_up (the bound reached: the request answered 503)',
+      labelNames: ['sqlstate', 'outcome'],
       registers: [registry],
     }),
   };

@@ -5,7 +5,7 @@
 import type { PostgreSqlConnection } from '@mikro-orm/postgresql';
 import pg, { type Pool, type PoolClient, type QueryResultRow } from 'pg';
 import type { Database } from '#runtime/db/database.ts';
-import { classifyDatabaseFailure, retryOnContention } from '#runtime/db/failures.ts';
+import { classifyDatabaseFailure } from '#runtime/db/failures.ts';
 
 export type RecordOutcome = 'decided' | 'replayed' | 'invalid_key' | 'invalid_player' | 'event_conflict';
 
@@ -187,7 +187,7 @@ export class EventRepository {
    * (db/failures.ts) become DatabaseUnavailableError.
    */
   private query<R extends QueryResultRow>(text: string, values: unknown[], name?: string): Promise<R[]> {
-    return retryOnContention(() => this.queryOnce<R>(text, values, name));
+    return this.database.retrying(() => this.queryOnce<R>(text, values, name));
   }
 
   private async queryOnce<R extends QueryResultRow>(text: string, values: unknown[], name?: string): Promise<R[]> {

@@ -7,7 +7,7 @@ import { MikroORM } from '@mikro-orm/postgresql';
 import { Gauge } from 'prom-client';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics.ts';
-import { retryOnContention } from './failures.ts';
+import { type ContentionObserver, retryOnContention } from './failures.ts';
 import type { MigrationSet } from './migrations.ts';
 import { applyRepeatables } from './repeatable.ts';
 
@@ -16,7 +16,10 @@ export interface DatabaseOptions {
   /** Connection pool size; exactly 1 on PGlite, which serves one session at a time. */
   poolMax: number;
   logger: Logger;
-  /** Registers `database_pool_connections{state}` (total, idle, waiting) in this registry. */
+  /**
+   * Registers `database_pool_connections{state}` (total, idle, waiting) in this registry (the first Database opened
+   * with it; the test harness opens two on one registry) and counts contention in `database_contention_failures_total`.
+   */
   metrics?: Metrics;
 }
 
@@ -31,11 +34,22 @@ export class Database {
   // biome-ignore lint/suspicious/noExplicitAny: the ORM is shared by programs with different entity sets.
   readonly orm: MikroORM<any, any>;
   private readonly logger: Logger;
+  /** Counts and logs each contention failure met by this database's units of work (retried or given up). */
+  private readonly contention: ContentionObserver;
 
   // biome-ignore lint/suspicious/noExplicitAny: see above.
-  private constructor(orm: MikroORM<any, any>, logger: Logger) {
+  private constructor(orm: MikroORM<any, any>, logger: Logger, metrics: Metrics | undefined) {
     this.orm = orm;
     this.logger = logger;
+    this.contention = (sqlstate, attempt, outcome) => {
+      metrics?.databaseContention.inc({ sqlstate, outcome });
+      logger.warn(
+        { sqlstate, attempt, outcome },
+        outcome === 'retried'
+          ? 'database contention: the transaction was rolled back, running it again'
+          : 'database contention: rolled back again, giving up (503)',
+      );
+    };
   }
 
   static async open(options: DatabaseOptions): Promise<Database> {
@@ -50,7 +64,7 @@ export class Database {
       // Credits are bigint columns; values up to 1e12 are exact as numbers.
       forceUtcTimezone: true,
     });
-    if (options.metrics) {
+    if (options.metrics && !options.metrics.registry.getSingleMetric('database_pool_connections')) {
       const connection = orm.em.getConnection() as unknown as { getNativeClient(): Promise<PoolCounts> };
       new Gauge({
         name: 'database_pool_connections',
@@ -65,7 +79,7 @@ export class Database {
         },
       });
     }
-    return new Database(orm, options.logger);
+    return new Database(orm, options.logger, options.metrics);
   }
 
   /** A fresh entity manager for one unit of work (one request). */
@@ -78,7 +92,15 @@ export class Database {
    * on a serialization failure or deadlock (db/failures.ts).
    */
   async query<T = Record<string, unknown>>(sql: string, params: unknown[] = []): Promise<T[]> {
-    return retryOnContention(async () => (await this.em().execute(sql, params)) as T[]);
+    return this.retrying(async () => (await this.em().execute(sql, params)) as T[]);
+  }
+
+  /**
+   * Runs `work` (a statement or transaction of a repository's own, from scratch each time) again when PostgreSQL
+   * rolled it back for contention (db/failures.ts), counting and logging each such failure.
+   */
+  retrying<T>(work: () => Promise<T>): Promise<T> {
+    return retryOnContention(work, undefined, this.contention);
   }
 
   /**
@@ -87,7 +109,7 @@ export class Database {
    * would repeat.
    */
   transaction<T>(work: (em: EntityManager) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
-    return retryOnContention(() => this.em().transactional((em) => work(em), options));
+    return this.retrying(() => this.em().transactional((em) => work(em), options));
   }
 
   async ping(): Promise<boolean> {

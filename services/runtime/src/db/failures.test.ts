@@ -58,6 +58,48 @@ describe('retryOnContention', () => {
     expect(calls).toBe(CONTENTION_ATTEMPTS);
   });
 
+  it('tells its observer of every contention failure: retried, then the one it gave up on', async () => {
+    const seen: Array<[string, number, string]> = [];
+    const observe = (sqlstate: string, attempt: number, outcome: string) => seen.push([sqlstate, attempt, outcome]);
+    let calls = 0;
+    await expect(
+      retryOnContention(
+        async () => {
+          calls++;
+          // The ORM wraps the driver's error; the SQLSTATE is found on its cause.
+          if (calls === 1) throw new DeadlockException(withCode('40P01'));
+          if (calls === 2) throw withCode('40001');
+          return 'done';
+        },
+        CONTENTION_ATTEMPTS,
+        observe,
+      ),
+    ).resolves.toBe('done');
+    expect(seen).toEqual([
+      ['40P01', 1, 'retried'],
+      ['40001', 2, 'retried'],
+    ]);
+
+    seen.length = 0;
+    await expect(
+      retryOnContention(
+        async () => {
+          throw withCode('40P01');
+        },
+        2,
+        observe,
+      ),
+    ).rejects.toMatchObject({ code: '40P01' });
+    expect(seen).toEqual([
+      ['40P01', 1, 'retried'],
+      ['40P01', 2, 'gave_up'],
+    ]);
+
+    seen.length = 0;
+    await expect(retryOnContention(async () => Promise.reject(withCode('08006')), 3, observe)).rejects.toThrow();
+    expect(seen).toEqual([]);
+  });
+
   it('does not retry anything else', async () => {
     let calls = 0;
     const down = withCode('08006');

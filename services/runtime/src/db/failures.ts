@@ -64,18 +64,42 @@ export function isDatabaseFailure(error: unknown): boolean {
   return classifyDatabaseFailure(error) !== undefined;
 }
 
+/** What retryOnContention tells its observer: a retry, or the bound reached (the failure is thrown). */
+export type ContentionOutcome = 'retried' | 'gave_up';
+
+/** Sees each contention failure retryOnContention met: its SQLSTATE, the attempt it ended, and what came of it. */
+export type ContentionObserver = (sqlstate: string, attempt: number, outcome: ContentionOutcome) => void;
+
+/** The SQLSTATE of a contention failure (40001 or 40P01), also when the ORM wrapped the driver's error. */
+function contentionState(error: unknown): string {
+  for (let current = error, depth = 0; current && depth < 4; depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string' && CONTENTION.has(code)) return code;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return 'unknown';
+}
+
 /**
  * Runs one unit of work (a statement or a whole transaction; it must start from scratch on each call) and runs it
  * again when the database rolled it back for contention, up to `attempts` times in all, with a short random pause
  * that grows with each attempt (so that the two sides of a deadlock do not collide again). Anything else, and the
- * last contention failure, is thrown as it came.
+ * last contention failure, is thrown as it came. `observe` sees every contention failure (Database counts and logs
+ * them: a deadlock that is retried is otherwise invisible, only slower).
  */
-export async function retryOnContention<T>(work: () => Promise<T>, attempts = CONTENTION_ATTEMPTS): Promise<T> {
+export async function retryOnContention<T>(
+  work: () => Promise<T>,
+  attempts = CONTENTION_ATTEMPTS,
+  observe?: ContentionObserver,
+): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await work();
     } catch (error) {
-      if (attempt >= attempts || classifyDatabaseFailure(error) !== 'contention') throw error;
+      if (classifyDatabaseFailure(error) !== 'contention') throw error;
+      const last = attempt >= attempts;
+      observe?.(contentionState(error), attempt, last ? 'gave_up' : 'retried');
+      if (last) throw error;
       await new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * attempt));
     }
   }
