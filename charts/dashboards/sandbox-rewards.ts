@@ -218,7 +218,7 @@ function build(): Dashboard {
     ...line((x) =>
       timeseries(
         'Contention rollbacks',
-        'Transactions PostgreSQL rolled back with a deadlock (40P01) or serialization failure (40001): retried inside the state owner, or given up after three attempts (each a 503). Normally zero.',
+        'Transactions PostgreSQL rolled back with a deadlock (40P01) or serialization failure (40001): retried inside the state owner, or given up after three attempts (a 503, or a batch of events decided again one by one). Normally zero.',
         'ops',
         [
           {

@@ -54,7 +54,8 @@ export function createMetrics(): Metrics {
       name: 'database_contention_failures_total',
       help:
         'Units of work PostgreSQL rolled back for contention (40001 serialization failure, 40P01 deadlock), by ' +
-        'SQLSTATE and outcome: retried, or gave_up (the bound reached: the request answered 503)',
+        'SQLSTATE and outcome: retried, or gave_up (the bound reached: a 503, or for a batch of events each event ' +
+        'decided again alone)',
       labelNames: ['sqlstate', 'outcome'],
       registers: [registry],
     }),
