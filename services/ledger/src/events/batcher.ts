@@ -20,7 +20,7 @@
 // large calls instead of one small call per key. At low load one key is ready at a time and nothing changes. The
 // call locks the games of its keys in the order of their ids, so two calls that share games cannot deadlock. When a
 // group's call fails, each key's batch is recovered as it would have been had it failed alone.
-import type { RecordEventParams, RecordResult, StoredDecision } from './repository.ts';
+import type { RecordEventParams, RecordResult } from './repository.ts';
 
 export interface DecisionBatcherOptions {
   /** Most events in one batch (one call of ledger.record_events). */
@@ -59,11 +59,6 @@ export interface BatchObserver {
   group?(keys: number): void;
   /** Events now waiting in the queues (not yet in the database). */
   queued(depth: number): void;
-  /**
-   * A fresh decision (not a replay) was committed; called after its event was answered, once per decision. Must not
-   * throw or wait (the live decisions notice: endpoints.ts).
-   */
-  decided?(decision: StoredDecision, eventId: string): void;
 }
 
 export class QueueFullError extends Error {
@@ -229,12 +224,12 @@ export class DecisionBatcher {
       // database unavailable: each event gets the error, and a lost connection's unknown outcome is looked up per
       // event; anything else: its events decided again one by one).
       for (const [i, { batch }] of group.entries()) {
-        this.answer(batch, params[i]!, await this.recovered(params[i]!, error));
+        this.answer(batch, await this.recovered(params[i]!, error));
       }
       return;
     }
     group.forEach(({ batch }, i) => {
-      this.answer(batch, params[i]!, results[i] ?? []);
+      this.answer(batch, results[i] ?? []);
     });
   }
 
@@ -247,7 +242,7 @@ export class DecisionBatcher {
     } catch (error) {
       results = await this.recovered(params, error);
     }
-    this.answer(batch, params, results);
+    this.answer(batch, results);
   }
 
   /** What the recovery policy makes of a batch whose call failed (nothing of it was committed); never throws. */
@@ -262,29 +257,13 @@ export class DecisionBatcher {
     }
   }
 
-  /** Answers each event of a batch with its result, then tells the observer of the fresh decisions. */
-  private answer(
-    batch: Waiting[],
-    params: RecordEventParams[],
-    results: Array<RecordResult | { error: unknown }>,
-  ): void {
+  /** Answers each event of a batch with its result (or error). */
+  private answer(batch: Waiting[], results: Array<RecordResult | { error: unknown }>): void {
     batch.forEach((waiting, i) => {
       const result = results[i];
       if (result === undefined) waiting.reject(new Error('the batch answered fewer events than it held'));
       else if ('error' in result) waiting.reject(result.error);
       else waiting.resolve(result);
-    });
-    // After the answers: a notice never delays a decision. The batch's transaction has committed.
-    const decided = this.observer?.decided;
-    if (!decided) return;
-    results.forEach((result, i) => {
-      if (result !== undefined && 'outcome' in result && result.outcome === 'decided') {
-        try {
-          decided(result.decision, params[i]!.eventId);
-        } catch {
-          // An observer must not throw; if it does, the decisions stand and the next batch runs.
-        }
-      }
     });
   }
 }

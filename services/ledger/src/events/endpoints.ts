@@ -1,9 +1,10 @@
 // NATS handlers of the event operations: they translate messages to repository calls and outcomes to errors.
 // RecordEvent and RecordEvents go through the DecisionBatcher (batcher.ts): the events that arrive while a key's
 // batch is in the database go together as one call of ledger.record_events (one round trip, one transaction).
-import type { MessageInitShape } from '@bufbuild/protobuf';
+import { create, type MessageInitShape } from '@bufbuild/protobuf';
 import { Gauge, Histogram } from 'prom-client';
 import type { Clock } from '#runtime/clock.ts';
+import { DeveloperEventSchema } from '#runtime/contracts/gen/rewards/v1/console_pb.ts';
 import type {
   RecordEventOutcomeSchema,
   RecordEventRequest,
@@ -77,8 +78,13 @@ const invalidKey = () => new AppError(401, 'invalid_key', 'The key is unknown, r
 const invalidPublicKey = () =>
   new AppError(401, 'INVALID_PUBLIC_KEY', 'The publicKey is missing, malformed, unknown or revoked.');
 
+/**
+ * The decision as the API's event record: one protobuf message, made once per answer and shared by the reply and,
+ * for a fresh decision, the live notice (protobuf-es takes a message as it is where a field expects one, instead of
+ * copying it).
+ */
 function toDecisionMessage(eventId: string, d: StoredDecision) {
-  return {
+  return create(DeveloperEventSchema, {
     id: d.id,
     eventId,
     gameId: d.gameId,
@@ -90,7 +96,7 @@ function toDecisionMessage(eventId: string, d: StoredDecision) {
     reason: d.reason ?? undefined,
     rewardCredits: d.rewardCredits,
     createdAt: new Date(d.createdAtMs).toISOString(),
-  };
+  });
 }
 
 /**
@@ -201,11 +207,6 @@ export function eventEndpoints(deps: EventEndpointDeps, config: EventEndpointCon
       batch: (size) => batchSizes?.observe(size),
       group: (keys) => groupSizes?.observe(keys),
       queued: (depth) => queueDepth?.set(depth),
-      // Fire-and-forget after commit (publish never throws nor waits); a lost notice loses nothing but a live view.
-      decided: (decision, eventId) =>
-        deps.transport?.publish(decisionsTopic, decisionsSubject(decision.gameId), {
-          decision: toDecisionMessage(eventId.toLowerCase(), decision),
-        }),
     },
     (batches) => events.recordEventGroups(batches),
   );
@@ -241,14 +242,21 @@ export function eventEndpoints(deps: EventEndpointDeps, config: EventEndpointCon
         throw new AppError(404, 'invalid_player', 'playerId is not a player of this game.');
       case 'event_conflict':
         throw new AppError(409, 'event_conflict', 'This eventId was already used with a different payload.');
-      default:
+      default: {
+        // PostgreSQL's spelling of the UUID (lower case), as the records list it.
+        const decision = toDecisionMessage(request.eventId.toLowerCase(), result.decision);
+        // A fresh decision, committed: its live notice, fire-and-forget (publish never throws nor waits; a lost
+        // notice loses nothing but a live view). Published before the reply is encoded, in the same flush.
+        if (result.outcome === 'decided') {
+          deps.transport?.publish(decisionsTopic, decisionsSubject(decision.gameId), { decision });
+        }
         return {
-          // PostgreSQL's spelling of the UUID (lower case), as the records list it.
-          decision: toDecisionMessage(request.eventId.toLowerCase(), result.decision),
+          decision,
           replayed: result.outcome === 'replayed',
           // A fresh decision's quota figures; a replay (or a decision found after a lost connection) has none.
           quota: result.outcome === 'decided' ? result.quota : undefined,
         };
+      }
     }
   };
 
