@@ -14,7 +14,7 @@
 //   5. prints events per second end to end, p50/p95/p99, errors, the pgbench ceiling and the ratio, each program's
 //      peak memory, and the CPU each process spent per event during the peak.
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
@@ -39,8 +39,9 @@ Options:
   --peak-vus N          requests in flight at most in the peak phase                     default 64
   --half-duration D     then fresh events at half the measured peak (open model), for
                         the latency at a sustained load; 0s: skipped                   default 30s
-  --pool N              the ledger's PostgreSQL connections (DATABASE_POOL_MAX)          default 16
-  --pgbench-clients N   pgbench clients                                                  default: --pool
+  --pool N              the state owners' PostgreSQL connections (DATABASE_POOL_MAX)    default: the CPUs
+                        (docs/deploy.md "Scaling": about the database's CPUs; it runs here)
+  --pgbench-clients N   pgbench clients                                                  default 16
   --pgbench-duration S  measured pgbench seconds (after a 5 s warm-up)                   default 60
   --mode M              programs (five processes) or all-in-one                          default programs
   --durability D        durable (PostgreSQL's defaults: fsync, synchronous_commit on) or off
@@ -117,7 +118,7 @@ function readOptions(): BenchOptions {
     if (!/^(\d+(ms|s|m|h))+$/.test(value) || seconds(value) <= 0) problems.push(`--${flag} must look like 90s or 2m`);
     return value;
   };
-  const pool = int('pool', values.pool, 16, 1, 200);
+  const pool = int('pool', values.pool, availableParallelism(), 1, 200);
   const mode = values.mode ?? 'programs';
   if (mode !== 'programs' && mode !== 'all-in-one') problems.push('--mode must be programs or all-in-one');
   const durability = values.durability ?? 'durable';
@@ -131,7 +132,7 @@ function readOptions(): BenchOptions {
     peakVus: int('peak-vus', values['peak-vus'], 64, 1, 2000),
     halfDuration: values['half-duration'] === '0s' ? '0s' : duration('half-duration', values['half-duration'], '30s'),
     pool,
-    pgbenchClients: int('pgbench-clients', values['pgbench-clients'], pool, 1, 200),
+    pgbenchClients: int('pgbench-clients', values['pgbench-clients'], 16, 1, 200),
     pgbenchSeconds: int('pgbench-duration', values['pgbench-duration'], 60, 1, 3600),
     mode: mode as SystemMode,
     durability: durability as BenchOptions['durability'],
