@@ -35,9 +35,16 @@ const DRIVER_LOST = /Connection terminated|connection error|not queryable|Connec
 const DRIVER_REFUSED = /timeout exceeded when trying to connect|Cannot use a pool after calling end/i;
 
 /** The kind of database failure `error` is, or undefined when it is not one (a bug, a constraint, an API error). */
-export function classifyDatabaseFailure(error: unknown): DatabaseFailureKind | undefined {
-  // The ORM wraps driver errors (copying `code`); pg errors may carry their cause.
+/** An error and the causes it wraps, at most four deep: the ORM wraps driver errors, pg errors may carry a cause. */
+function* errorChain(error: unknown): Generator<object> {
   for (let current = error, depth = 0; current && depth < 4; depth++) {
+    yield current as object;
+    current = (current as { cause?: unknown }).cause;
+  }
+}
+
+export function classifyDatabaseFailure(error: unknown): DatabaseFailureKind | undefined {
+  for (const current of errorChain(error)) {
     const code = (current as { code?: unknown }).code;
     if (typeof code === 'string' && code !== '') {
       // Errno codes first: EPIPE has the shape of a SQLSTATE.
@@ -54,7 +61,6 @@ export function classifyDatabaseFailure(error: unknown): DatabaseFailureKind | u
     const message = current instanceof Error ? current.message : '';
     if (DRIVER_REFUSED.test(message)) return 'unavailable';
     if (DRIVER_LOST.test(message)) return 'connection_lost';
-    current = (current as { cause?: unknown }).cause;
   }
   return undefined;
 }
@@ -72,10 +78,9 @@ export type ContentionObserver = (sqlstate: string, attempt: number, outcome: Co
 
 /** The SQLSTATE of a contention failure (40001 or 40P01), also when the ORM wrapped the driver's error. */
 function contentionState(error: unknown): string {
-  for (let current = error, depth = 0; current && depth < 4; depth++) {
+  for (const current of errorChain(error)) {
     const code = (current as { code?: unknown }).code;
     if (typeof code === 'string' && CONTENTION.has(code)) return code;
-    current = (current as { cause?: unknown }).cause;
   }
   return 'unknown';
 }
