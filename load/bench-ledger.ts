@@ -468,11 +468,11 @@ async function setDurability(serverUrl: string, mode: Durability): Promise<void>
 /**
  * The ledger's ledger_event_batch_size histogram (cumulative buckets), from its /metrics, and its calls of
  * ledger.record_events: every key's batch is one call unless it shared one (ledger_event_transaction_keys counts the
- * calls of more than one key and their keys).
+ * calls of more than one key and their keys), and its database's contention rollbacks so far (one scrape for both).
  */
 async function ledgerBatchSizes(
   port: number,
-): Promise<{ count: number; sum: number; calls: number; buckets: Record<string, number> }> {
+): Promise<{ count: number; sum: number; calls: number; buckets: Record<string, number>; contention: number }> {
   const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
   const buckets: Record<string, number> = {};
   let previous = 0;
@@ -484,15 +484,10 @@ async function ledgerBatchSizes(
   const value = (name: string) => Number(new RegExp(`^${name} (\\S+)`, 'm').exec(text)?.[1] ?? 0);
   const count = value('ledger_event_batch_size_count');
   const calls = count - value('ledger_event_transaction_keys_sum') + value('ledger_event_transaction_keys_count');
-  return { count, sum: value('ledger_event_batch_size_sum'), calls, buckets };
-}
-
-/** Units of work the ledger's database rolled back for contention so far (database_contention_failures_total). */
-async function ledgerContention(port: number): Promise<number> {
-  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
-  let total = 0;
-  for (const m of text.matchAll(/^database_contention_failures_total\{[^}]*\} (\S+)/gm)) total += Number(m[1]);
-  return total;
+  // Units of work its database rolled back for contention so far (database_contention_failures_total, all labels).
+  let contention = 0;
+  for (const m of text.matchAll(/^database_contention_failures_total\{[^}]*\} (\S+)/gm)) contention += Number(m[1]);
+  return { count, sum: value('ledger_event_batch_size_sum'), calls, buckets, contention };
 }
 
 /**
@@ -676,13 +671,12 @@ async function main(): Promise<void> {
       const halfEdge0 = driver.edgeBatches.length;
       const halfBusy0 = machineBusySeconds();
       const offered = options.rate ?? nats.perSecond / 2;
-      const halfContention0 = await ledgerContention(ledgerPort);
       const halfStartMs = Date.now();
       const half = options.halfRateS > 0 ? await driver.runAtRate(offered, options.halfRateS) : undefined;
       const halfEndMs = Date.now();
-      const halfContention = (await ledgerContention(ledgerPort)) - halfContention0;
-      const halfServerEvents = serverLog ? serverEvents(serverLog, halfStartMs, halfEndMs) : undefined;
       const halfBatches1 = await ledgerBatchSizes(ledgerPort);
+      const halfContention = halfBatches1.contention - halfBatches0.contention;
+      const halfServerEvents = serverLog ? serverEvents(serverLog, halfStartMs, halfEndMs) : undefined;
       const halfEdgeSizes = driver.edgeBatches.slice(halfEdge0);
       const halfDetail = half
         ? {
