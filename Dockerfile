@@ -39,6 +39,7 @@ FROM node:${NODE_VERSION}-slim AS runtime
 ENV NODE_ENV=production \
     HTTP_PORT=8080 \
     PORT=8080 \
+    HOST=0.0.0.0 \
     DATA_DIR=/tmp/data
 WORKDIR /app
 # Sources and dependencies stay owned by root and read-only for the runtime user;

@@ -41,6 +41,10 @@ export interface GatewayConfig {
   development: boolean;
   /** DEVELOPER_JWKS or DEVELOPER_JWKS_URL is set: no local development sign-in for the web console. */
   developerJwksConfigured: boolean;
+  /** LIVE_CONNECTIONS_PER_DEVELOPER_MAX: decisions-subscription WebSockets one developer may hold on this gateway. */
+  liveConnectionsPerDeveloperMax: number;
+  /** TRUST_PROXY (services/runtime/src/config.ts): forwarded scheme and host believed. */
+  trustProxy: boolean;
   /** The web console's OpenID Connect sign-in: DEVELOPER_JWT_ISSUER and CONSOLE_OIDC_CLIENT_ID. */
   consoleOidc: { authority: string; clientId: string; scope: string } | undefined;
 }
@@ -57,6 +61,8 @@ export const gateway: ProgramModule<GatewayConfig> = {
       development: reader.string('NODE_ENV') === 'development',
       developerJwksConfigured: Boolean(reader.string('DEVELOPER_JWKS') || reader.string('DEVELOPER_JWKS_URL')),
       consoleOidc: readConsoleOidc(reader),
+      liveConnectionsPerDeveloperMax: reader.int('LIVE_CONNECTIONS_PER_DEVELOPER_MAX', 20, { min: 1, max: 10_000 }),
+      trustProxy: reader.bool('TRUST_PROXY', false),
     };
   },
   async create(deps: ProgramDeps, config: GatewayConfig) {
@@ -69,11 +75,15 @@ export const gateway: ProgramModule<GatewayConfig> = {
       introspection: config.graphqlIntrospection,
       development: config.development,
       metrics: deps.metrics,
+      live: { connectionsPerDeveloperMax: config.liveConnectionsPerDeveloperMax, trustProxy: config.trustProxy },
     });
-    // The local development identity provider exists only in the all-in-one process (it has a DATA_DIR) without a
-    // configured JWKS, exactly when identity-admission trusts it; the console's dev sign-in follows it.
+    // The local development identity provider is trusted only where the composer allowed it (the embedded development
+    // default, or UNSAFE_DEV_IDENTITY_PROVIDER=true) and no JWKS is configured: exactly when identity-admission trusts
+    // it. The console's development sign-in follows it, and answers only a browser on this machine.
     const devProvider =
-      !config.developerJwksConfigured && deps.dataDir ? await loadDevProvider(deps.dataDir, 'developer') : undefined;
+      !config.developerJwksConfigured && deps.devIdentityDataDir
+        ? await loadDevProvider(deps.devIdentityDataDir, 'developer')
+        : undefined;
     const signIn: ConsoleSignIn = devProvider
       ? { kind: 'dev' }
       : config.consoleOidc
@@ -99,6 +109,7 @@ export const gateway: ProgramModule<GatewayConfig> = {
         addOpenApiRoute(router, openApiFragments);
         addConsoleApp(router, {
           signIn,
+          platform,
           ...(devProvider && {
             signDevSession: (email: string) =>
               devProvider.sign({ email, email_verified: true }, { subject: developerSubject(email) }),

@@ -38,6 +38,8 @@ export interface TestSystemOptions {
   env?: Record<string, string | undefined>;
   /** The system's logger; silent by default. */
   logger?: Logger;
+  /** The address to listen on: 127.0.0.1 by default; null lets the system choose as `npm start` would (HOST). */
+  host?: string | null;
 }
 
 export async function startTestSystem(options: TestSystemOptions = {}): Promise<TestSystem> {
@@ -50,7 +52,9 @@ export async function startTestSystem(options: TestSystemOptions = {}): Promise<
     DATA_DIR: dataDir,
     ADMIN_TOKEN: TEST_ADMIN_TOKEN,
     LOG_LEVEL: 'silent',
-    ...(nats ? { DATABASE_URL: databaseUrl, NATS_URL: nats.url } : {}),
+    // On real PostgreSQL the development identity provider is trusted only when a variable says it is unsafe: the
+    // tests sign their sessions with it (docs/identity.md).
+    ...(nats ? { DATABASE_URL: databaseUrl, NATS_URL: nats.url, UNSAFE_DEV_IDENTITY_PROVIDER: 'true' } : {}),
     ...options.env,
   };
   const clock = new SettableClock();
@@ -60,7 +64,7 @@ export async function startTestSystem(options: TestSystemOptions = {}): Promise<
       env,
       clock,
       port: 0,
-      host: '127.0.0.1',
+      ...(options.host === null ? {} : { host: options.host ?? '127.0.0.1' }),
       logger: options.logger ?? pino({ level: 'silent' }),
     });
   } catch (error) {

@@ -144,9 +144,10 @@ Usage: include "sandbox-rewards.programConfig" (dict "root" $ "program" "ledger"
 */}}
 {{- define "sandbox-rewards.programConfig" -}}
 {{- $c := .root.Values.config -}}
-{{- $env := dict "LOG_LEVEL" $c.logLevel "HTTP_PORT" "8080" "NATS_URL" $c.natsUrl "NATS_REQUEST_TIMEOUT_MS" (toString $c.natsRequestTimeoutMs) "DATA_DIR" "/tmp/data" -}}
+{{- $env := dict "LOG_LEVEL" $c.logLevel "HTTP_PORT" "8080" "NATS_URL" $c.natsUrl "NATS_REQUEST_TIMEOUT_MS" (toString $c.natsRequestTimeoutMs) "DATA_DIR" "/tmp/data" "TRUST_PROXY" (toString $c.trustProxy) -}}
 {{- if eq .program "gateway" -}}
 {{- $_ := set $env "GRAPHQL_INTROSPECTION" (toString $c.graphqlIntrospection) -}}
+{{- $_ := set $env "LIVE_CONNECTIONS_PER_DEVELOPER_MAX" (toString $c.liveConnectionsPerDeveloperMax) -}}
 {{- else if eq .program "ingest" -}}
 {{- $_ := set $env "INGEST_EVENT_BATCH_MAX" (toString $c.ingestEventBatchMax) -}}
 {{- $_ := set $env "INGEST_EVENT_IN_FLIGHT_MAX" (toString $c.ingestEventInFlightMax) -}}

@@ -58,7 +58,10 @@ export const LIVE_LIMITS = {
   socketBufferMaxBytes: 1_048_576,
   /** Admission and read check of every open subscription again, at most this long apart. */
   recheckMs: 60_000,
-  /** Subscriptions one connection may hold at once; one more is refused (400 INVALID_REQUEST). */
+  /**
+   * Subscriptions one connection may hold at once, those still being checked included; one more is refused (400
+   * INVALID_REQUEST).
+   */
   subscriptionsPerConnectionMax: 25,
   /** A client message (connection_init, subscribe) larger than this closes the socket (ws maxPayload). */
   messageMaxBytes: 16_384,
@@ -70,6 +73,8 @@ export const LIVE_CLOSE = {
   forbidden: 4403 as CloseCode.Forbidden,
   /** A consumer too slow to read its decisions. */
   slowConsumer: 4008,
+  /** The developer already holds LIVE_CONNECTIONS_PER_DEVELOPER_MAX connections on this gateway (HTTP 429's echo). */
+  tooManyConnections: 4029,
   /** RFC 6455 1013 Try Again Later: identity-admission or the platform unavailable at connect. */
   tryAgainLater: 1013,
 } as const;
@@ -84,6 +89,10 @@ export interface LiveDecisionsOptions {
   validationRules: ValidationRule[];
   maxTokens: number;
   development: boolean;
+  /** LIVE_CONNECTIONS_PER_DEVELOPER_MAX: open connections one developer may hold on this gateway. */
+  connectionsPerDeveloperMax: number;
+  /** TRUST_PROXY: the upgrade's X-Forwarded-Proto/-Host are believed (the same-origin check uses them). */
+  trustProxy: boolean;
 }
 
 type EventJson = ReturnType<typeof eventJson>;
@@ -144,6 +153,8 @@ export class LiveConnection {
   private readonly authorization: string;
   private readonly origin: string;
   private readonly subscriptions = new Set<LiveSubscription>();
+  /** Subscriptions taken but still being checked (before any await, so that a burst cannot pass the limit). */
+  private pending = 0;
   private readonly timers: NodeJS.Timeout[] = [];
   private closed = false;
 
@@ -178,7 +189,7 @@ export class LiveConnection {
   /** The resolver of Subscription.decisions. */
   async decisions(gameIdArgument: string): Promise<AsyncIterableIterator<EventJson>> {
     if (!isUuid(gameIdArgument)) throw new AppError(400, 'INVALID_REQUEST', 'decisions.gameId must be a valid uuid.');
-    if (this.subscriptions.size >= LIVE_LIMITS.subscriptionsPerConnectionMax) {
+    if (this.subscriptions.size + this.pending >= LIVE_LIMITS.subscriptionsPerConnectionMax) {
       throw new AppError(
         400,
         'INVALID_REQUEST',
@@ -186,7 +197,15 @@ export class LiveConnection {
       );
     }
     const gameId = gameIdArgument.toLowerCase();
-    await this.checkRead(gameId);
+    // The slot is taken now, before the first await, and given back once the subscription holds it or was refused.
+    this.pending += 1;
+    try {
+      await this.checkRead(gameId);
+    } catch (error) {
+      this.pending -= 1;
+      throw error;
+    }
+    this.pending -= 1;
     let stop: (() => void) | undefined;
     const subscription: LiveSubscription = {
       gameId,
@@ -347,14 +366,21 @@ class LiveHub {
   }
 }
 
-/** The Origin an upgrade request is admitted with: empty when it is the gateway's own origin (as over HTTP). */
-function upgradeOrigin(request: IncomingMessage): string {
+/**
+ * The Origin an upgrade request is admitted with: empty when it is the gateway's own origin (as over HTTP). The
+ * forwarded scheme and host count only behind a trusted proxy (TRUST_PROXY), as Koa's ctx.protocol and ctx.host.
+ */
+function upgradeOrigin(request: IncomingMessage, trustProxy: boolean): string {
   const origin = request.headers.origin ?? '';
-  const forwarded = String(request.headers['x-forwarded-proto'] ?? '')
-    .split(',')[0]
-    ?.trim();
-  const protocol = forwarded || ('encrypted' in request.socket && request.socket.encrypted ? 'https' : 'http');
-  const host = String(request.headers['x-forwarded-host'] ?? request.headers.host ?? '');
+  const first = (name: string) =>
+    trustProxy
+      ? String(request.headers[name] ?? '')
+          .split(',')[0]
+          ?.trim()
+      : '';
+  const protocol =
+    first('x-forwarded-proto') || ('encrypted' in request.socket && request.socket.encrypted ? 'https' : 'http');
+  const host = first('x-forwarded-host') || String(request.headers.host ?? '');
   return sameOriginAs(origin, `${protocol}://${host}`) ? '' : origin;
 }
 
@@ -418,7 +444,7 @@ export async function createLiveDecisions(options: LiveDecisionsOptions): Promis
           }
           throw error;
         });
-        const origin = upgradeOrigin(request);
+        const origin = upgradeOrigin(request, options.trustProxy);
         const token = typeof authorization === 'string' ? authorization : '';
         const principal = await hub.admit(token, origin);
         const exp = decodeJwt(token.replace(/^Bearer\s+/i, '')).exp;
@@ -428,8 +454,15 @@ export async function createLiveDecisions(options: LiveDecisionsOptions): Promis
           origin,
           expiresAtMs: exp === undefined ? undefined : exp * 1000,
         });
-        connections.set(socket, connection);
+        // Counted and added in the same turn as this check (no await between): a burst of connections cannot pass it.
         const mine = hub.byDeveloper.get(connection.identityUserId) ?? new Set();
+        if (mine.size >= options.connectionsPerDeveloperMax) {
+          connection.ended();
+          hub.dropped('too_many_connections', 1);
+          socket.close(LIVE_CLOSE.tooManyConnections, 'TOO_MANY_CONNECTIONS');
+          return false;
+        }
+        connections.set(socket, connection);
         mine.add(connection);
         hub.byDeveloper.set(connection.identityUserId, mine);
         return true;

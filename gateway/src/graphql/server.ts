@@ -48,6 +48,8 @@ export interface GraphQLConsoleOptions {
   /** NODE_ENV=development: stack traces and bug messages in error responses. */
   development: boolean;
   metrics?: Metrics | undefined;
+  /** The live decisions subscription's settings (live.ts). */
+  live: { connectionsPerDeveloperMax: number; trustProxy: boolean };
 }
 
 export interface GraphQLConsole {
@@ -103,6 +105,8 @@ export async function createGraphQLConsole(options: GraphQLConsoleOptions): Prom
     validationRules: limits.validationRules,
     maxTokens: GRAPHQL_LIMITS.tokens,
     development: options.development,
+    connectionsPerDeveloperMax: options.live.connectionsPerDeveloperMax,
+    trustProxy: options.live.trustProxy,
   });
   const server = new ApolloServer<GraphQLContext>({
     schema,

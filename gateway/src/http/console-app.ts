@@ -2,9 +2,10 @@
 // (committed; `npm run check` verifies it is up to date), served at GET /console/. The app only calls POST /graphql.
 //
 // GET /console/config.json tells the app how to sign in:
-// - `dev`: the local development identity provider is active (all-in-one process, no DEVELOPER_JWKS /
-//   DEVELOPER_JWKS_URL): POST /console/dev-session signs a developer session for a typed e-mail. That route does not
-//   exist otherwise.
+// - `dev`: the local development identity provider is trusted (the embedded development default, or
+//   UNSAFE_DEV_IDENTITY_PROVIDER=true, and no DEVELOPER_JWKS / DEVELOPER_JWKS_URL): POST /console/dev-session signs a
+//   developer session for a typed e-mail, after the platform switch, for a browser on this machine only
+//   (local-only.ts: 403 DEV_SESSION_LOCAL_ONLY otherwise). That route does not exist otherwise.
 // - `oidc`: the OpenID Connect authorization-code flow with PKCE against DEVELOPER_JWT_ISSUER, with the client id
 //   CONSOLE_OIDC_CLIENT_ID and the scopes CONSOLE_OIDC_SCOPE (default "openid email").
 // - `none`: neither is configured; the console explains how to configure it.
@@ -12,8 +13,12 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { extname, normalize, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type Router from '@koa/router';
+import type Koa from 'koa';
 import { AppError } from '#runtime/errors.ts';
 import { readJsonBody } from '#runtime/http/body.ts';
+import { platformGate } from '#runtime/http/platform-gate.ts';
+import type { PlatformSwitch } from '#runtime/platform-switch.ts';
+import { localOnly } from './local-only.ts';
 
 export const CONSOLE_DIST = fileURLToPath(new URL('../../../console/dist/', import.meta.url));
 const EMAIL_PATTERN = /^[^\s@]{1,64}@[^\s@]{1,255}$/;
@@ -36,6 +41,8 @@ export type ConsoleSignIn =
 
 export interface ConsoleAppOptions {
   signIn: ConsoleSignIn;
+  /** The platform switch: the development sign-in is refused while the platform is disabled. */
+  platform: PlatformSwitch;
   /** Present only in dev mode: signs a developer session for an e-mail (the local identity provider). */
   signDevSession?: (email: string) => Promise<string>;
   /** The built app's folder (tests may point elsewhere). */
@@ -77,15 +84,25 @@ export function addConsoleApp(router: Router, options: ConsoleAppOptions): void 
   });
   if (options.signDevSession) {
     const sign = options.signDevSession;
-    router.post('/console/dev-session', async (ctx) => {
+    const noStore = async (ctx: Koa.Context, next: Koa.Next) => {
+      // Set before any check, so that refusals are not cached either.
       ctx.set('Cache-Control', 'no-store');
-      const body = (await readJsonBody(ctx)) as { email?: unknown } | null;
-      const email = typeof body === 'object' && body !== null ? body.email : undefined;
-      if (typeof email !== 'string' || email.length > 320 || !EMAIL_PATTERN.test(email)) {
-        throw new AppError(400, 'INVALID_REQUEST', 'email must be an e-mail address.');
-      }
-      ctx.body = { data: { token: await sign(email), email } };
-    });
+      await next();
+    };
+    router.post(
+      '/console/dev-session',
+      noStore,
+      platformGate(options.platform, 'AUTH_UNAVAILABLE'),
+      localOnly,
+      async (ctx) => {
+        const body = (await readJsonBody(ctx)) as { email?: unknown } | null;
+        const email = typeof body === 'object' && body !== null ? body.email : undefined;
+        if (typeof email !== 'string' || email.length > 320 || !EMAIL_PATTERN.test(email)) {
+          throw new AppError(400, 'INVALID_REQUEST', 'email must be an e-mail address.');
+        }
+        ctx.body = { data: { token: await sign(email), email } };
+      },
+    );
   }
   // '/console' also matches '/console/' (the router ignores a trailing slash).
   router.get(['/console', '/console/{*path}'], (ctx) => {

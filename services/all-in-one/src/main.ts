@@ -20,6 +20,16 @@ function operatorLine(token: RunningSystem['adminToken']): string {
       return 'hidden (no ADMIN_TOKEN)';
   }
 }
+function developerLine(identity: RunningSystem['developerIdentity']): string {
+  switch (identity) {
+    case 'dev':
+      return 'local development identity provider (npm run dev:token; this machine only)';
+    case 'jwks':
+      return 'DEVELOPER_JWKS / DEVELOPER_JWKS_URL';
+    default:
+      return 'REFUSED: no DEVELOPER_JWKS or DEVELOPER_JWKS_URL configured (docs/identity.md)';
+  }
+}
 try {
   system = await startSystem();
 } catch (error) {
@@ -43,6 +53,8 @@ const lines = [
   `  Transport    ${system.transportKind === 'nats' ? 'NATS' : 'in-process (set NATS_URL to use NATS)'}`,
   `  Data folder  ${system.dataDir}`,
   `  Operator API ${operatorLine(system.adminToken)}`,
+  `  Console      ${system.url}/console/`,
+  `  Sign-in      ${developerLine(system.developerIdentity)}`,
 ];
 if (system.adminToken.source === 'generated') {
   lines.push(
@@ -52,7 +64,7 @@ if (system.adminToken.source === 'generated') {
     `  ${system.adminToken.token}`,
   );
 }
-if (system.adminToken.source !== 'none') {
+if (system.adminToken.source !== 'none' && system.developerIdentity === 'dev') {
   lines.push(
     '',
     'Try it (in another terminal, in this folder):',
@@ -61,7 +73,7 @@ if (system.adminToken.source !== 'none') {
     `  curl -H "Authorization: Bearer $TOKEN" ${system.url}/api/developer/v1/access`,
     `  ${adminPrefix}npm run demo                                       # the whole journey, step by step`,
   );
-} else {
+} else if (system.developerIdentity === 'dev') {
   lines.push(
     '',
     'Get a development token (local identity provider, used when no DEVELOPER_JWKS is set):',

@@ -39,6 +39,12 @@ export interface RunningSystem {
   transport: Transport;
   dataDir: string;
   /**
+   * How developer sessions are verified: `dev` the local development identity provider (the embedded default, or
+   * UNSAFE_DEV_IDENTITY_PROVIDER=true), `jwks` a configured provider, `none` neither (every developer sign-in is
+   * refused).
+   */
+  developerIdentity: 'dev' | 'jwks' | 'none';
+  /**
    * Where the operator token comes from: `env` (ADMIN_TOKEN), `generated` now or `stored` earlier under DATA_DIR (the
    * embedded default without ADMIN_TOKEN), or `none` (operator API hidden).
    */
@@ -65,10 +71,24 @@ export async function startSystem(options: SystemOptions = {}): Promise<RunningS
   const port = options.port ?? reader.int('PORT', 8080, { min: 0, max: 65535 });
   const dataDir = resolve(reader.string('DATA_DIR', './.data'));
   const databaseUrl = reader.url('DATABASE_URL', ['postgres:', 'postgresql:']);
+  // The local development default: no DATABASE_URL, so PGlite under DATA_DIR. Only there is the development identity
+  // provider trusted (and its sign-in route served), and only there does the server listen on loopback by default;
+  // anywhere else it takes a variable that says it is unsafe (docs/identity.md).
+  const localDevelopment = !databaseUrl;
+  const unsafeDevIdentity = reader.bool('UNSAFE_DEV_IDENTITY_PROVIDER', false);
+  const devIdentityAllowed = localDevelopment || unsafeDevIdentity;
+  const developerJwks = Boolean(reader.string('DEVELOPER_JWKS') || reader.string('DEVELOPER_JWKS_URL'));
+  const host = options.host ?? common.host ?? (localDevelopment ? '127.0.0.1' : undefined);
   const configs = allPrograms.map((module) => module.readConfig(reader));
   reader.done();
 
   const logger = options.logger ?? createLogger({ process: 'all-in-one' }, common.logLevel);
+  if (unsafeDevIdentity && !localDevelopment) {
+    logger.warn(
+      'UNSAFE_DEV_IDENTITY_PROVIDER=true: the local development identity provider is trusted on a real database; ' +
+        'anyone on this machine can sign in as any developer',
+    );
+  }
   const metrics = createMetrics();
   let embedded: EmbeddedPostgres | undefined;
   let url = databaseUrl;
@@ -109,7 +129,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<RunningS
         platform,
         database: module.database ? database : undefined,
         clock: options.clock,
-        dataDir,
+        ...(devIdentityAllowed ? { devIdentityDataDir: dataDir } : {}),
       },
       configs[index],
     );
@@ -124,12 +144,13 @@ export async function startSystem(options: SystemOptions = {}): Promise<RunningS
     routes: programs.flatMap((p) => (p.routes ? [p.routes] : [])),
     readiness: async () => ({ transport: transport.isReady(), database: await database.ping() }),
     isShuttingDown: () => shuttingDown,
+    trustProxy: common.trustProxy,
   });
   const server = createServer(app.callback());
   for (const program of programs) program.upgrades?.attach(server);
   let boundPort: number;
   try {
-    boundPort = await listen(server, port, options.host);
+    boundPort = await listen(server, port, host);
     // Queue groups last (see runStandalone): a process that cannot listen never takes a request it would lose.
     for (const program of programs) {
       for (const definition of program.services ?? []) served.push(await transport.serve(definition));
@@ -143,15 +164,18 @@ export async function startSystem(options: SystemOptions = {}): Promise<RunningS
     await embedded?.stop();
     throw error;
   }
-  const host = options.host ?? 'localhost';
+  // The URL shown and handed to tests: the host asked for, or localhost for loopback and every interface.
+  const asked = options.host ?? common.host;
+  const shownHost = asked === undefined || asked === '0.0.0.0' || asked === '::' ? 'localhost' : asked;
   return {
-    url: `http://${host}:${boundPort}`,
+    url: `http://${shownHost.includes(':') ? `[${shownHost}]` : shownHost}:${boundPort}`,
     port: boundPort,
     databaseDescription: embedded ? `embedded PostgreSQL (PGlite) in ${embedded.dataDir}` : redactUrl(url),
     databaseUrl: url,
     transportKind: transport.kind,
     transport,
     dataDir,
+    developerIdentity: developerJwks ? 'jwks' : devIdentityAllowed ? 'dev' : 'none',
     adminToken,
     server,
     isShuttingDown: () => shuttingDown,

@@ -26,7 +26,7 @@ export const identityAdmission = stateOwner<IdentityConfig>({
           endpoints: [
             ...operatorEndpoints({ database, logger: deps.logger }),
             ...(await admissionEndpoints(
-              { database, logger: deps.logger, metrics: deps.metrics, dataDir: deps.dataDir },
+              { database, logger: deps.logger, metrics: deps.metrics, devIdentityDataDir: deps.devIdentityDataDir },
               config,
             )),
           ],

@@ -115,6 +115,17 @@ export interface CommonConfig {
   logLevel: string;
   natsUrl: string | undefined;
   natsRequestTimeoutMs: number;
+  /**
+   * HOST: the address the HTTP server listens on. Unset: every interface, except on the local development default
+   * (the all-in-one process on its embedded database), which listens on loopback (docs/identity.md).
+   */
+  host: string | undefined;
+  /**
+   * TRUST_PROXY: the program runs behind a reverse proxy or ingress that sets X-Forwarded-For/-Proto/-Host, so those
+   * headers are believed (client address, scheme and host, and so the same-origin check). Off by default: a client
+   * could otherwise claim any host. The chart sets it (config.trustProxy).
+   */
+  trustProxy: boolean;
 }
 
 export function readCommonConfig(reader: EnvReader): CommonConfig {
@@ -122,5 +133,7 @@ export function readCommonConfig(reader: EnvReader): CommonConfig {
     logLevel: reader.oneOf('LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
     natsUrl: reader.url('NATS_URL', ['nats:', 'tls:', 'ws:', 'wss:']),
     natsRequestTimeoutMs: reader.int('NATS_REQUEST_TIMEOUT_MS', 5000, { min: 100, max: 60000 }),
+    host: reader.string('HOST'),
+    trustProxy: reader.bool('TRUST_PROXY', false),
   };
 }

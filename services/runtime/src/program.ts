@@ -26,8 +26,13 @@ export interface ProgramDeps {
   database?: Database;
   /** The state owners' clock (tests set one); the database's `now()` (databaseClock) when not given. */
   clock?: Clock;
-  /** DATA_DIR of the all-in-one process (development identity provider keys); undefined when run alone. */
-  dataDir?: string;
+  /**
+   * Where the local development identity provider keeps its keys (DATA_DIR), handed over only where that provider may
+   * be trusted: the local development default (the all-in-one process on its embedded database), or a process started
+   * with UNSAFE_DEV_IDENTITY_PROVIDER=true. Undefined everywhere else, so that no deployment falls back to it
+   * (docs/identity.md, "The local development identity provider").
+   */
+  devIdentityDataDir?: string;
 }
 
 export interface Program {
@@ -207,10 +212,11 @@ export async function runStandalone<C>(module: ProgramModule<C>): Promise<void> 
         ...(services.length > 0 ? { serving } : {}),
       }),
       isShuttingDown: () => isShuttingDown(),
+      trustProxy: common.trustProxy,
     });
     server = createServer(app.callback());
     program.upgrades?.attach(server);
-    const port = await listen(server, httpPort);
+    const port = await listen(server, httpPort, common.host);
     for (const definition of services) served.push(await nats.serve(definition));
     serving = true;
     logger.info({ port }, `${module.name} listening`);

@@ -56,7 +56,14 @@ async function compose(
   const served: ServedService[] = [];
   const start = async <C>(module: ProgramModule<C>) => {
     const program = await module.create(
-      { logger, metrics, transport, platform, database: module.database ? database : undefined, dataDir },
+      {
+        logger,
+        metrics,
+        transport,
+        platform,
+        database: module.database ? database : undefined,
+        devIdentityDataDir: dataDir,
+      },
       module.readConfig(new EnvReader(ENV)),
     );
     for (const definition of program.services ?? []) served.push(await transport.serve(definition));

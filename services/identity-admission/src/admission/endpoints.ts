@@ -19,15 +19,18 @@ export interface AdmissionEndpointDeps {
   database: Database;
   logger: Logger;
   metrics: Metrics;
-  /** DATA_DIR of the all-in-one process (development identity provider keys); undefined when run alone. */
-  dataDir?: string | undefined;
+  /** Where the development identity provider's keys are, when it may be trusted (ProgramDeps.devIdentityDataDir). */
+  devIdentityDataDir?: string | undefined;
 }
 
-/** The development provider is used only when no JWKS is configured and the process has a DATA_DIR (npm start). */
+/**
+ * The development provider is trusted only when no JWKS is configured and the composer allowed it (the local
+ * development default, or UNSAFE_DEV_IDENTITY_PROVIDER=true): never a fallback of a deployment.
+ */
 async function devProviderFor(deps: AdmissionEndpointDeps, config: IdentityConfig, kind: 'developer' | 'native') {
   const provider = kind === 'developer' ? config.developer : config.native;
-  if (hasProvider(provider) || !deps.dataDir) return undefined;
-  const dev: DevProvider = await loadDevProvider(deps.dataDir, kind);
+  if (hasProvider(provider) || !deps.devIdentityDataDir) return undefined;
+  const dev: DevProvider = await loadDevProvider(deps.devIdentityDataDir, kind);
   deps.logger.warn(
     { kind, issuer: dev.issuer },
     `no ${kind.toUpperCase()}_JWKS configured: trusting the local development identity provider`,
@@ -53,8 +56,11 @@ export async function admissionEndpoints(
   });
   for (const kind of ['DEVELOPER', 'NATIVE'] as const) {
     const provider = kind === 'DEVELOPER' ? config.developer : config.native;
-    if (!hasProvider(provider) && !deps.dataDir) {
-      deps.logger.warn(`no ${kind}_JWKS or ${kind}_JWKS_URL: every ${kind.toLowerCase()} session is refused`);
+    if (!hasProvider(provider) && !deps.devIdentityDataDir) {
+      deps.logger.warn(
+        `no ${kind}_JWKS or ${kind}_JWKS_URL configured: every ${kind.toLowerCase()} session is refused ` +
+          '(the local development identity provider is only trusted on the embedded development default)',
+      );
     }
   }
   const policy = {

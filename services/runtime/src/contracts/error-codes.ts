@@ -27,6 +27,10 @@ export const ERROR_CODES = {
   EMAIL_VERIFICATION_REQUIRED: { statuses: [403], meaning: 'the token’s email_verified is not true' },
   DEVELOPER_INVITATION_REQUIRED: { statuses: [403], meaning: 'no active invitation for the e-mail' },
   AUTH_UNAVAILABLE: { statuses: [503], meaning: 'identity-admission or its store is unreachable' },
+  DEV_SESSION_LOCAL_ONLY: {
+    statuses: [403],
+    meaning: 'the development sign-in (POST /console/dev-session) from anywhere but the server’s own machine',
+  },
   DEVELOPER_ACCESS_UNAVAILABLE: { statuses: [503], meaning: 'the developer access read could not be served' },
   // Console, records, GraphQL
   forbidden: { statuses: [403], meaning: 'the member’s role may not do this' },
@@ -43,6 +47,10 @@ export const ERROR_CODES = {
   INVALID_STATS_QUERY: { statuses: [400], meaning: 'a decisionStats window or bucket is invalid' },
   SIMULATION_TOO_LARGE: { statuses: [400], meaning: 'simulateRule: the window holds too many decisions' },
   SLOW_CONSUMER: { statuses: [4008], meaning: 'WebSocket close code: a subscriber fell too far behind in reading' },
+  TOO_MANY_CONNECTIONS: {
+    statuses: [4029],
+    meaning: 'WebSocket close code: the developer already holds the most live connections allowed',
+  },
   CONSOLE_NOT_BUILT: { statuses: [503], meaning: 'the web console’s built files are missing' },
   // Game SDK: events and configuration
   invalid_key: { statuses: [401], meaning: 'missing, malformed, unknown or revoked secret key' },

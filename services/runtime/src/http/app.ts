@@ -29,13 +29,16 @@ export interface HttpAppOptions {
   routes: Array<(router: Router) => void>;
   /** Set once shutdown begins: /readyz answers 503 so that load balancers stop sending traffic. */
   isShuttingDown?: () => boolean;
+  /** TRUST_PROXY (config.ts): believe X-Forwarded-* headers. Off unless the program runs behind a proxy. */
+  trustProxy?: boolean;
 }
 
 const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
 
 export function createHttpApp(options: HttpAppOptions): Koa {
   const app = new Koa();
-  app.proxy = true;
+  // Koa reads X-Forwarded-Host/-Proto/-For (ctx.host, ctx.protocol, ctx.ip) only when told a proxy sets them.
+  app.proxy = options.trustProxy ?? false;
   const { metrics, program } = options;
 
   app.use(async (ctx, next) => {
@@ -48,6 +51,8 @@ export function createHttpApp(options: HttpAppOptions): Koa {
     ctx.state.log = options.logger.child({ requestId });
     ctx.state.call = { requestId, traceparent: ctx.get('traceparent') || undefined };
     ctx.set('X-Request-Id', requestId);
+    // No response of this service is to be content-sniffed: JSON stays JSON, whatever a browser guesses.
+    ctx.set('X-Content-Type-Options', 'nosniff');
     try {
       await next();
       if (ctx.body === undefined || ctx.body === null) refuseUnrouted(ctx);
