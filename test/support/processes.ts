@@ -51,7 +51,8 @@ export function runProgram(
 ): { child: ChildProcess; output: () => string; exited: Promise<number | null> } {
   const child = spawn(process.execPath, [...PROGRAM_NODE_OPTIONS, entry], {
     cwd: process.cwd(),
-    env: { PATH: process.env.PATH, LOG_LEVEL: 'warn', ...env },
+    // No drain after SIGTERM unless a test asks for one (SHUTDOWN_DRAIN_MS): nothing balances these processes.
+    env: { PATH: process.env.PATH, LOG_LEVEL: 'warn', SHUTDOWN_DRAIN_MS: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -65,11 +66,15 @@ export function runProgram(
   return { child, output: () => output, exited };
 }
 
-/** Starts a program on a free port and waits until GET /healthz answers. */
+/**
+ * Starts a program on a free port and waits until it is ready (GET /readyz 200; a program run alone answers /healthz
+ * as soon as it listens, before NATS and its database), or only until /healthz answers with `until: 'alive'`.
+ */
 export async function startProgram(
   program: keyof typeof PROGRAM_ENTRIES,
   env: Record<string, string | undefined>,
   timeoutMs = 90_000,
+  until: 'ready' | 'alive' = 'ready',
 ): Promise<ProgramProcess> {
   const port = await freePort();
   const portVariable = program === 'all-in-one' ? 'PORT' : 'HTTP_PORT';
@@ -83,14 +88,14 @@ export async function startProgram(
   for (;;) {
     if (exitCode !== undefined) throw new Error(`${program} exited with ${exitCode}:\n${run.output()}`);
     try {
-      const response = await fetch(`${url}/healthz`);
+      const response = await fetch(`${url}/${until === 'ready' ? 'readyz' : 'healthz'}`);
       if (response.ok) break;
     } catch {
       // not listening yet
     }
     if (Date.now() > deadline) {
       run.child.kill('SIGKILL');
-      throw new Error(`${program} did not answer /healthz within ${timeoutMs} ms:\n${run.output()}`);
+      throw new Error(`${program} was not ${until} within ${timeoutMs} ms:\n${run.output()}`);
     }
     await new Promise((r) => setTimeout(r, 100));
   }

@@ -145,6 +145,15 @@ Usage: include "sandbox-rewards.programConfig" (dict "root" $ "program" "ledger"
 {{- define "sandbox-rewards.programConfig" -}}
 {{- $c := .root.Values.config -}}
 {{- $env := dict "LOG_LEVEL" $c.logLevel "HTTP_PORT" "8080" "NATS_URL" $c.natsUrl "NATS_REQUEST_TIMEOUT_MS" (toString $c.natsRequestTimeoutMs) "DATA_DIR" "/tmp/data" "TRUST_PROXY" (toString $c.trustProxy) -}}
+{{- /* Edges drain after SIGTERM until the readiness probe has failed enough times for the Service to drop them. */ -}}
+{{- if has .program (list "gateway" "ingest" "links") -}}
+{{- $r := .root.Values.probes.readiness -}}
+{{- $drainMs := 0 -}}
+{{- if $r.enabled -}}
+{{- $drainMs = mul (add (mul $r.periodSeconds $r.failureThreshold) 1) 1000 -}}
+{{- end -}}
+{{- $_ := set $env "SHUTDOWN_DRAIN_MS" (toString $drainMs) -}}
+{{- end -}}
 {{- if eq .program "gateway" -}}
 {{- $_ := set $env "GRAPHQL_INTROSPECTION" (toString $c.graphqlIntrospection) -}}
 {{- $_ := set $env "LIVE_CONNECTIONS_PER_DEVELOPER_MAX" (toString $c.liveConnectionsPerDeveloperMax) -}}

@@ -2,6 +2,7 @@
 
 import { clientEnvPrefix } from '#runtime/cli/local-service.ts';
 import { ConfigError } from '#runtime/config.ts';
+import { stopWhenNpmParentExits } from '#runtime/program.ts';
 import { shutdownTracing } from '#runtime/tracing/settings.ts';
 import { type RunningSystem, startSystem } from './system.ts';
 
@@ -89,7 +90,7 @@ const stop = async (signal: string) => {
   if (stopping) process.exit(1);
   stopping = true;
   process.stdout.write(`\n${signal}: stopping gracefully...\n`);
-  const timer = setTimeout(() => process.exit(1), 10_000);
+  const timer = setTimeout(() => process.exit(1), system.drainMs + 10_000);
   timer.unref();
   await system.stop();
   await shutdownTracing().catch(() => undefined);
@@ -97,3 +98,4 @@ const stop = async (signal: string) => {
 };
 process.once('SIGTERM', () => void stop('SIGTERM'));
 process.once('SIGINT', () => void stop('SIGINT'));
+stopWhenNpmParentExits();

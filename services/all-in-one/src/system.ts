@@ -50,6 +50,8 @@ export interface RunningSystem {
    */
   adminToken: { source: 'env' | 'generated' | 'stored' | 'none'; token?: string; file?: string };
   server: Server;
+  /** SHUTDOWN_DRAIN_MS: how long stop() goes on serving, /readyz 503, before it closes anything. */
+  drainMs: number;
   /** Graceful stop: HTTP first, then services (in-flight finish), programs, transport, database. */
   stop(): Promise<void>;
   isShuttingDown: () => boolean;
@@ -79,6 +81,8 @@ export async function startSystem(options: SystemOptions = {}): Promise<RunningS
   const devIdentityAllowed = localDevelopment || unsafeDevIdentity;
   const developerJwks = Boolean(reader.string('DEVELOPER_JWKS') || reader.string('DEVELOPER_JWKS_URL'));
   const host = options.host ?? common.host ?? (localDevelopment ? '127.0.0.1' : undefined);
+  // SHUTDOWN_DRAIN_MS (runStandalone): none by default here, where a person stopping `npm start` waits for it.
+  const drainMs = reader.int('SHUTDOWN_DRAIN_MS', 0, { min: 0, max: 120_000 });
   const configs = allPrograms.map((module) => module.readConfig(reader));
   reader.done();
 
@@ -112,6 +116,8 @@ export async function startSystem(options: SystemOptions = {}): Promise<RunningS
         url: common.natsUrl,
         connectionName: 'all-in-one',
         requestTimeoutMs: common.natsRequestTimeoutMs,
+        eventRequestTimeoutMs: common.natsEventRequestTimeoutMs,
+        undeliveredWaitMs: common.natsUndeliveredWaitMs,
         logger,
         metrics,
       })
@@ -178,12 +184,14 @@ export async function startSystem(options: SystemOptions = {}): Promise<RunningS
     developerIdentity: developerJwks ? 'jwks' : devIdentityAllowed ? 'dev' : 'none',
     adminToken,
     server,
+    drainMs,
     isShuttingDown: () => shuttingDown,
     markShuttingDown: () => {
       shuttingDown = true;
     },
     async stop() {
       shuttingDown = true;
+      if (drainMs > 0) await new Promise((resolve) => setTimeout(resolve, drainMs));
       for (const program of programs) await program.upgrades?.close();
       await closeServer(server);
       await Promise.all(served.map((s) => s.stop()));

@@ -115,6 +115,10 @@ export interface CommonConfig {
   logLevel: string;
   natsUrl: string | undefined;
   natsRequestTimeoutMs: number;
+  /** NATS_EVENT_REQUEST_TIMEOUT_MS: the timeout of the ledger's event operations (transport/nats.ts). */
+  natsEventRequestTimeoutMs: number;
+  /** NATS_UNDELIVERED_WAIT_MS: how long an undelivered request is tried again before its 503 (transport/nats.ts). */
+  natsUndeliveredWaitMs: number;
   /**
    * HOST: the address the HTTP server listens on. Unset: every interface, except on the local development default
    * (the all-in-one process on its embedded database), which listens on loopback (docs/identity.md).
@@ -129,10 +133,17 @@ export interface CommonConfig {
 }
 
 export function readCommonConfig(reader: EnvReader): CommonConfig {
+  const natsRequestTimeoutMs = reader.int('NATS_REQUEST_TIMEOUT_MS', 5000, { min: 100, max: 60000 });
   return {
     logLevel: reader.oneOf('LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
     natsUrl: reader.url('NATS_URL', ['nats:', 'tls:', 'ws:', 'wss:']),
-    natsRequestTimeoutMs: reader.int('NATS_REQUEST_TIMEOUT_MS', 5000, { min: 100, max: 60000 }),
+    natsRequestTimeoutMs,
+    // Twice the longest stall of the ledger seen under the benches (about 1 s, docs/benchmarks.md), 40 times its p99.
+    natsEventRequestTimeoutMs: Math.min(
+      natsRequestTimeoutMs,
+      reader.int('NATS_EVENT_REQUEST_TIMEOUT_MS', 2000, { min: 100, max: 60000 }),
+    ),
+    natsUndeliveredWaitMs: reader.int('NATS_UNDELIVERED_WAIT_MS', 1000, { min: 0, max: 30000 }),
     host: reader.string('HOST'),
     trustProxy: reader.bool('TRUST_PROXY', false),
   };

@@ -9,6 +9,7 @@ export interface Metrics {
   transportRequests: Counter<'subject' | 'outcome'>;
   transportDuration: Histogram<'subject' | 'outcome'>;
   transportPublishes: Counter<'topic' | 'outcome'>;
+  transportUndeliveredRetries: Counter<'subject'>;
   databaseContention: Counter<'sqlstate' | 'outcome'>;
 }
 
@@ -48,6 +49,12 @@ export function createMetrics(): Metrics {
       name: 'transport_publishes_total',
       help: 'Notices published (fire-and-forget), by topic and outcome (ok, failed)',
       labelNames: ['topic', 'outcome'],
+      registers: [registry],
+    }),
+    transportUndeliveredRetries: new Counter({
+      name: 'transport_undelivered_retries_total',
+      help: 'Requests sent again because they were never delivered (no responders: no state owner subscribed yet)',
+      labelNames: ['subject'],
       registers: [registry],
     }),
     databaseContention: new Counter({

@@ -3,8 +3,10 @@
 // composes all five with the same pieces.
 import { createServer, type Server } from 'node:http';
 import type Router from '@koa/router';
+import type Koa from 'koa';
 import { type Clock, databaseClock } from './clock.ts';
 import { EnvReader, readCommonConfig } from './config.ts';
+import { AppError } from './errors.ts';
 import type { Database } from './db/database.ts';
 import type { MigrationSet } from './db/migrations.ts';
 import { createHttpApp } from './http/app.ts';
@@ -140,11 +142,36 @@ export function listen(server: Server, port: number, host?: string): Promise<num
   });
 }
 
+/**
+ * Stops accepting connections, closes the idle keep-alive ones at once and each busy one as soon as its request is
+ * answered (responses during shutdown say `Connection: close`, http/app.ts; the sweep catches any other), and resolves
+ * once every connection is gone.
+ */
 export function closeServer(server: Server): Promise<void> {
   return new Promise((resolve) => {
-    server.close(() => resolve());
+    const sweep = setInterval(() => server.closeIdleConnections(), 50);
+    server.close(() => {
+      clearInterval(sweep);
+      resolve();
+    });
     server.closeIdleConnections();
   });
+}
+
+/**
+ * `npm run start:<program>` and `npm start` put npm between a signal and the program: npm exits on SIGTERM without
+ * passing it on, and the program would be orphaned, never stopping gracefully. Started by npm (npm_lifecycle_event
+ * set), the program watches its parent and, once that is gone, stops as if it had received SIGTERM itself.
+ */
+export function stopWhenNpmParentExits(env: NodeJS.ProcessEnv = process.env): void {
+  if (!env.npm_lifecycle_event) return;
+  const parent = process.ppid;
+  const watch = setInterval(() => {
+    if (process.ppid === parent) return;
+    clearInterval(watch);
+    process.kill(process.pid, 'SIGTERM');
+  }, 200);
+  watch.unref();
 }
 
 /** Runs one program alone against real NATS (and PostgreSQL for state owners). */
@@ -156,6 +183,10 @@ export async function runStandalone<C>(module: ProgramModule<C>): Promise<void> 
   const databaseUrl = module.database ? reader.url('DATABASE_URL', ['postgres:', 'postgresql:']) : undefined;
   if (module.database) reader.check(databaseUrl !== undefined, 'DATABASE_URL is required for a state owner');
   const databasePoolMax = reader.int('DATABASE_POOL_MAX', 10, { min: 1, max: 200 });
+  // SHUTDOWN_DRAIN_MS: after SIGTERM an edge answers /readyz 503 and goes on serving this long, so that a balancer
+  // or a Service whose readiness probe runs every 5 s and fails after 2 (the chart's defaults) has taken it out
+  // before it stops accepting. State owners need none: leaving their queue groups is immediate.
+  const drainMsAsked = reader.int('SHUTDOWN_DRAIN_MS', -1, { min: -1, max: 120_000 });
   const config = module.readConfig(reader);
   const logger = createLogger(module.name, common.logLevel);
   try {
@@ -166,9 +197,11 @@ export async function runStandalone<C>(module: ProgramModule<C>): Promise<void> 
   }
 
   const metrics = createMetrics();
-  // Start-up order: NATS, the database, the program, HTTP, and only then the queue groups. A program that joined its
-  // queue group is sent requests at once; if it then failed (a taken HTTP port, ...) and exited, the requests routed
-  // to it would be lost until their callers' timeouts. Any start-up failure drains what was started before exiting.
+  // Start-up order: HTTP (probes only: /healthz 200, /readyz 503), NATS, the database, the program, its routes, and
+  // only then the queue groups. A program that joined its queue group is sent requests at once; if it then failed
+  // and exited, the requests routed to it would be lost until their callers' timeouts. A taken HTTP port fails first,
+  // before anything joined. NATS unreachable at start-up is no failure: the program stays up, not ready, and keeps
+  // trying (every 0.5 s) until a server answers. Any start-up failure drains what was started before exiting.
   let transport: NatsTransport | undefined;
   let database: Database | undefined;
   let program: Program | undefined;
@@ -176,14 +209,39 @@ export async function runStandalone<C>(module: ProgramModule<C>): Promise<void> 
   const served: ServedService[] = [];
   let serving = false;
   let isShuttingDown = () => false;
+  let handle: ReturnType<Koa['callback']> = createHttpApp({
+    program: module.name,
+    logger,
+    metrics,
+    // Until the program is ready, every route but the probes answers 503 (Retry-After), never a misleading 404.
+    routes: [
+      (router) =>
+        router.all('/{*path}', () => {
+          throw new AppError(503, 'PLATFORM_UNAVAILABLE', `${module.name} is starting; retry later.`);
+        }),
+    ],
+    readiness: async () => ({ nats: transport?.isReady() ?? false, ...(module.database ? { database: false } : {}) }),
+    isShuttingDown: () => isShuttingDown(),
+    trustProxy: common.trustProxy,
+  }).callback();
   try {
+    server = createServer((request, response) => handle(request, response));
+    const port = await listen(server, httpPort, common.host);
+    logger.info({ port }, `${module.name} listening (not ready until NATS${module.database ? ' and PostgreSQL' : ''})`);
+    const unreachable = setTimeout(
+      () => logger.warn({ url: common.natsUrl }, 'NATS unreachable: not ready, still trying'),
+      2000,
+    );
     transport = await NatsTransport.connect({
       url: common.natsUrl as string,
       connectionName: module.name,
       requestTimeoutMs: common.natsRequestTimeoutMs,
+      eventRequestTimeoutMs: common.natsEventRequestTimeoutMs,
+      undeliveredWaitMs: common.natsUndeliveredWaitMs,
       logger,
       metrics,
-    });
+      waitForFirstConnection: true,
+    }).finally(() => clearTimeout(unreachable));
     const nats = transport;
     if (module.database && databaseUrl) {
       // Loaded here, not at the top: the programs without a database (gateway, ingest, links) never load MikroORM,
@@ -214,12 +272,11 @@ export async function runStandalone<C>(module: ProgramModule<C>): Promise<void> 
       isShuttingDown: () => isShuttingDown(),
       trustProxy: common.trustProxy,
     });
-    server = createServer(app.callback());
     program.upgrades?.attach(server);
-    const port = await listen(server, httpPort, common.host);
+    handle = app.callback();
     for (const definition of services) served.push(await nats.serve(definition));
     serving = true;
-    logger.info({ port }, `${module.name} listening`);
+    logger.info(`${module.name} ready`);
   } catch (error) {
     logger.fatal({ err: error }, `${module.name} failed to start: draining before exit`);
     const started = program;
@@ -241,12 +298,26 @@ export async function runStandalone<C>(module: ProgramModule<C>): Promise<void> 
     process.exit(1);
   }
   const started = { server, transport, program, database };
-  isShuttingDown = onShutdown(logger, [
-    ['upgrades', async () => started.program?.upgrades?.close()],
-    ['http', () => closeServer(started.server as Server)],
-    ['services', async () => void (await Promise.all(served.map((s) => s.stop())))],
-    ['program', async () => started.program?.close?.()],
-    ['transport', async () => started.transport?.close()],
-    ['database', async () => started.database?.close()],
-  ]);
+  const drainMs = drainMsAsked >= 0 ? drainMsAsked : program?.routes ? 11_000 : 0;
+  isShuttingDown = onShutdown(
+    logger,
+    [
+      [
+        'drain',
+        async () => {
+          if (drainMs === 0) return;
+          logger.info({ drainMs }, 'draining: /readyz answers 503, still serving');
+          await new Promise((resolve) => setTimeout(resolve, drainMs));
+        },
+      ],
+      ['upgrades', async () => started.program?.upgrades?.close()],
+      ['http', () => closeServer(started.server as Server)],
+      ['services', async () => void (await Promise.all(served.map((s) => s.stop())))],
+      ['program', async () => started.program?.close?.()],
+      ['transport', async () => started.transport?.close()],
+      ['database', async () => started.database?.close()],
+    ],
+    drainMs + 10_000,
+  );
+  stopWhenNpmParentExits();
 }

@@ -117,6 +117,49 @@ describe('NATS transport', () => {
     expect(handled[1]).toBeGreaterThan(0);
   });
 
+  it('sends a request that found no responders again, with back-off, until a replica serves (within the wait)', async () => {
+    const op = testOperation();
+    const metrics = createMetrics();
+    const client = await NatsTransport.connect({
+      url: process.env.TEST_NATS_URL as string,
+      connectionName: 'client',
+      requestTimeoutMs: 2000,
+      undeliveredWaitMs: 3000,
+      logger,
+      metrics,
+    });
+    opened.push(client);
+    const server = await open('server');
+    // The state owner is missing when the request leaves (a restart), and back 300 ms later.
+    const answered = client.call(op, {}, ctx);
+    await delay(300);
+    await server.serve({
+      service: 'ledger',
+      version: '1.0.0',
+      description: 'test',
+      endpoints: [bind(op, async () => ({ enabled: true }))],
+    });
+    expect((await answered).enabled).toBe(true);
+    const retries = await metrics.registry.getSingleMetricAsString('transport_undelivered_retries_total');
+    expect(retries).toMatch(new RegExp(`subject="${op.subject.replaceAll('.', '\\.')}"\\} [1-9]`));
+  });
+
+  it('gives up on an undelivered request after the wait, as not delivered (nothing was sent to anyone)', async () => {
+    const op = testOperation();
+    const client = await NatsTransport.connect({
+      url: process.env.TEST_NATS_URL as string,
+      connectionName: 'client',
+      requestTimeoutMs: 2000,
+      undeliveredWaitMs: 200,
+      logger,
+      metrics: createMetrics(),
+    });
+    opened.push(client);
+    const error = await client.call(op, {}, ctx).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(DependencyUnavailableError);
+    expect((error as DependencyUnavailableError).outcome).toBe('not_delivered');
+  });
+
   it('answers 503 when no service listens', async () => {
     const client = await open('client');
     const error = await client.call(testOperation(), {}, ctx).catch((e: unknown) => e);

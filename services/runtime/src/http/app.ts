@@ -53,6 +53,9 @@ export function createHttpApp(options: HttpAppOptions): Koa {
     ctx.set('X-Request-Id', requestId);
     // No response of this service is to be content-sniffed: JSON stays JSON, whatever a browser guesses.
     ctx.set('X-Content-Type-Options', 'nosniff');
+    // Shutting down (draining): every answer closes its connection, so that a client's next request opens a new one,
+    // which the balancer sends to another replica; none is left idle to be cut under a client.
+    if (options.isShuttingDown?.()) ctx.set('Connection', 'close');
     try {
       await next();
       if (ctx.body === undefined || ctx.body === null) refuseUnrouted(ctx);

@@ -11,6 +11,7 @@ import {
   RequestError,
   TimeoutError,
 } from '@nats-io/transport-node';
+import { ledgerOps } from '../contracts/operations.ts';
 import { DependencyUnavailableError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics.ts';
@@ -41,8 +42,31 @@ export interface NatsTransportOptions {
   /** Shown in the server's connection list, e.g. `ledger` or `all-in-one`. */
   connectionName: string;
   requestTimeoutMs: number;
+  /**
+   * NATS_EVENT_REQUEST_TIMEOUT_MS: the timeout of the ledger's event operations (RecordEvent, RecordEvents), shorter
+   * than requestTimeoutMs. Such a request whose message was lost in the cluster (the owner's server died with it)
+   * gets its honest "outcome unknown" 503 after this, not after the general timeout; a retry with the same eventId
+   * answers the stored decision. Defaults to requestTimeoutMs.
+   */
+  eventRequestTimeoutMs?: number;
+  /**
+   * NATS_UNDELIVERED_WAIT_MS: how long a request that was never delivered (no responders, or this connection down)
+   * is tried again, with back-off, before its 503: a state owner restarting or a client moving to another server of
+   * the cluster is back within it. 0: fail at once. Default 1000.
+   */
+  undeliveredWaitMs?: number;
   logger: Logger;
   metrics: Metrics;
+  /** Keep trying the first connection (every 0.5 s) instead of failing: the program stays up, not ready. */
+  waitForFirstConnection?: boolean;
+}
+
+/** The ledger's event operations: the hot path, whose requests get the shorter eventRequestTimeoutMs. */
+const EVENT_SUBJECTS = new Set([ledgerOps.recordEvent.subject, ledgerOps.recordEvents.subject]);
+
+/** Back-off between tries of an undelivered request: 25, 50, 100, 200, 400 ms, then 400 ms. */
+function undeliveredBackoffMs(attempt: number): number {
+  return Math.min(400, 25 * 2 ** attempt);
 }
 
 export class NatsTransport implements Transport {
@@ -54,6 +78,8 @@ export class NatsTransport implements Transport {
   private readonly requestTurn = new TurnGate();
   /** Rejecters of the requests in flight: a lost connection loses them all, at once (see watchStatus). */
   private readonly inFlight = new Set<(error: Error) => void>();
+  /** Requests waiting for the connection to come back (undeliveredWaitMs). */
+  private readonly reconnectWaiters = new Set<() => void>();
 
   private constructor(nc: NatsConnection, options: NatsTransportOptions) {
     this.nc = nc;
@@ -67,7 +93,7 @@ export class NatsTransport implements Transport {
       name: options.connectionName,
       maxReconnectAttempts: -1,
       reconnectTimeWait: 500,
-      waitOnFirstConnect: false,
+      waitOnFirstConnect: options.waitForFirstConnection ?? false,
       // Without this, every request builds two Error objects up front (a RequestError and a TimeoutError, each
       // capturing a stack trace) in case it fails: about 8% of the ingest edge's CPU under load (npm run bench
       // profile). Failures still reject with the same error classes, only without the caller's async stack.
@@ -91,11 +117,29 @@ export class NatsTransport implements Transport {
         this.inFlight.clear();
         for (const reject of lost) reject(new Error('NATS connection lost'));
       }
-      if (status.type === 'reconnect') this.connected = true;
+      if (status.type === 'reconnect') {
+        this.connected = true;
+        const waiting = [...this.reconnectWaiters];
+        this.reconnectWaiters.clear();
+        for (const wake of waiting) wake();
+      }
       if (status.type === 'disconnect' || status.type === 'reconnect') {
         this.options.logger.warn({ status: status.type }, 'NATS connection status changed');
       }
     }
+  }
+
+  /** Resolves when the connection is back, or at `deadline` (performance.now() time), whichever comes first. */
+  private waitForReconnect(deadline: number): Promise<void> {
+    return new Promise((resolve) => {
+      const wake = () => {
+        clearTimeout(timer);
+        this.reconnectWaiters.delete(wake);
+        resolve();
+      };
+      const timer = setTimeout(wake, Math.max(0, deadline - performance.now()));
+      this.reconnectWaiters.add(wake);
+    });
   }
 
   /** The request, or its failure as soon as the connection that carries it is lost. */
@@ -104,7 +148,10 @@ export class NatsTransport implements Transport {
     const lost = new Promise<never>((_, rejectLost) => {
       reject = rejectLost;
     });
-    const sent = this.nc.request(subject, data, { timeout: this.options.requestTimeoutMs, headers });
+    const timeout = EVENT_SUBJECTS.has(subject)
+      ? (this.options.eventRequestTimeoutMs ?? this.options.requestTimeoutMs)
+      : this.options.requestTimeoutMs;
+    const sent = this.nc.request(subject, data, { timeout, headers });
     this.inFlight.add(reject);
     // Once the connection is lost the request's own timeout still fires later: nobody listens any more.
     sent.catch(() => undefined);
@@ -137,23 +184,45 @@ export class NatsTransport implements Transport {
       // in one poll phase instead of one write each (fewer system calls in the edge and fewer wake-ups of
       // nats-server under load; see docs/benchmarks.md).
       await this.requestTurn.next();
-      if (!this.connected || this.nc.isClosed()) {
-        outcome = 'unavailable';
-        throw new DependencyUnavailableError(
-          operation.service,
-          `NATS is disconnected: ${operation.subject} not sent`,
-          'not_delivered',
-        );
-      }
-      try {
-        reply = await this.send(operation.subject, encodeRequest(operation, request), headers);
-      } catch (error) {
-        outcome = 'unavailable';
-        throw new DependencyUnavailableError(
-          operation.service,
-          describeRequestFailure(error, operation.subject),
-          error instanceof RequestError && error.isNoResponders() ? 'not_delivered' : 'unknown',
-        );
+      const data = encodeRequest(operation, request);
+      // A request that was never delivered (this connection down, or no responders: no state owner subscribed at
+      // that moment) is safe to send again: tried with back-off until undeliveredWaitMs has passed, then 503.
+      const deadline = performance.now() + (this.options.undeliveredWaitMs ?? 1000);
+      for (let attempt = 0; ; attempt++) {
+        if (this.nc.isClosed()) {
+          outcome = 'unavailable';
+          throw new DependencyUnavailableError(operation.service, 'NATS connection closed', 'not_delivered');
+        }
+        if (!this.connected) {
+          if (performance.now() < deadline) {
+            await this.waitForReconnect(deadline);
+            continue;
+          }
+          outcome = 'unavailable';
+          throw new DependencyUnavailableError(
+            operation.service,
+            `NATS is disconnected: ${operation.subject} not sent`,
+            'not_delivered',
+          );
+        }
+        try {
+          reply = await this.send(operation.subject, data, headers);
+          break;
+        } catch (error) {
+          const undelivered = error instanceof RequestError && error.isNoResponders();
+          const pause = undeliveredBackoffMs(attempt);
+          if (undelivered && performance.now() + pause < deadline) {
+            this.options.metrics.transportUndeliveredRetries.inc({ subject: operation.subject });
+            await new Promise((resolve) => setTimeout(resolve, pause));
+            continue;
+          }
+          outcome = 'unavailable';
+          throw new DependencyUnavailableError(
+            operation.service,
+            describeRequestFailure(error, operation.subject),
+            undelivered ? 'not_delivered' : 'unknown',
+          );
+        }
       }
       if (ServiceError.isServiceError(reply)) {
         outcome = 'error';
