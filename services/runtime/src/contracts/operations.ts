@@ -1,166 +1,33 @@
-// Every request-reply operation between programs: subject, request and reply messages (proto/rewards/v1).
-// Callers and servers import their operation from here, so a subject is spelled once.
-import { defineOperation } from '../transport/operation.ts';
-import {
-  ConsoleActionRequestSchema,
-  ConsoleActionResponseSchema,
-  DecisionStatsRequestSchema,
-  DecisionStatsResponseSchema,
-  GetSnapshotRequestSchema,
-  GetSnapshotResponseSchema,
-  ListLinkIntentsRequestSchema,
-  ListLinkIntentsResponseSchema,
-  ListRecordsRequestSchema,
-  ListRecordsResponseSchema,
-} from './gen/rewards/v1/console_pb.ts';
-import {
-  AuthenticateGameKeyRequestSchema,
-  AuthenticateGameKeyResponseSchema,
-  GetPublicConfigRequestSchema,
-  GetPublicConfigResponseSchema,
-  RecordEventRequestSchema,
-  RecordEventResponseSchema,
-  RecordEventsRequestSchema,
-  RecordEventsResponseSchema,
-} from './gen/rewards/v1/events_pb.ts';
-import {
-  AdmitDeveloperRequestSchema,
-  AdmitDeveloperResponseSchema,
-  AdmitNativeRequestSchema,
-  AdmitNativeResponseSchema,
-  CreateDevicePermitRequestSchema,
-  CreateDevicePermitResponseSchema,
-  CreateInvitationRequestSchema,
-  CreateInvitationResponseSchema,
-  GetPlatformStateRequestSchema,
-  GetPlatformStateResponseSchema,
-  ListInvitationsRequestSchema,
-  ListInvitationsResponseSchema,
-  PutNativeAccountRequestSchema,
-  PutNativeAccountResponseSchema,
-  RevokeInvitationRequestSchema,
-  RevokeInvitationResponseSchema,
-  SetPlatformStateRequestSchema,
-  SetPlatformStateResponseSchema,
-} from './gen/rewards/v1/identity_pb.ts';
-import {
-  ApproveLinkIntentRequestSchema,
-  ApproveLinkIntentResponseSchema,
-  CreateLinkIntentRequestSchema,
-  CreateLinkIntentResponseSchema,
-  GetPlayerRequestSchema,
-  GetPlayerResponseSchema,
-  InspectLinkIntentRequestSchema,
-  InspectLinkIntentResponseSchema,
-} from './gen/rewards/v1/links_pb.ts';
-import { SimulateRuleRequestSchema, SimulateRuleResponseSchema } from './gen/rewards/v1/simulation_pb.ts';
+// Every request-reply operation between programs: subject, request and reply messages, derived from the `service`
+// blocks of proto/rewards/v1/*_service.proto (one rpc, one operation). Callers and servers import their operation
+// from here, so a subject is spelled once, and a new rpc in the proto is a new operation here without a hand edit.
+import type { DescMessage, DescMethod } from '@bufbuild/protobuf';
+import type { GenService, GenServiceMethods } from '@bufbuild/protobuf/codegenv2';
+import { defineOperation, type Operation, type ServiceName } from '../transport/operation.ts';
+import { IdentityService } from './gen/rewards/v1/identity_service_pb.ts';
+import { LedgerService } from './gen/rewards/v1/ledger_service_pb.ts';
 
-export const identityOps = {
-  getPlatformState: defineOperation(
-    'identity',
-    'GetPlatformState',
-    GetPlatformStateRequestSchema,
-    GetPlatformStateResponseSchema,
-  ),
-  admitDeveloper: defineOperation(
-    'identity',
-    'AdmitDeveloper',
-    AdmitDeveloperRequestSchema,
-    AdmitDeveloperResponseSchema,
-  ),
-  setPlatformState: defineOperation(
-    'identity',
-    'SetPlatformState',
-    SetPlatformStateRequestSchema,
-    SetPlatformStateResponseSchema,
-  ),
-  createInvitation: defineOperation(
-    'identity',
-    'CreateInvitation',
-    CreateInvitationRequestSchema,
-    CreateInvitationResponseSchema,
-  ),
-  listInvitations: defineOperation(
-    'identity',
-    'ListInvitations',
-    ListInvitationsRequestSchema,
-    ListInvitationsResponseSchema,
-  ),
-  revokeInvitation: defineOperation(
-    'identity',
-    'RevokeInvitation',
-    RevokeInvitationRequestSchema,
-    RevokeInvitationResponseSchema,
-  ),
-  admitNative: defineOperation('identity', 'AdmitNative', AdmitNativeRequestSchema, AdmitNativeResponseSchema),
-  putNativeAccount: defineOperation(
-    'identity',
-    'PutNativeAccount',
-    PutNativeAccountRequestSchema,
-    PutNativeAccountResponseSchema,
-  ),
-  createDevicePermit: defineOperation(
-    'identity',
-    'CreateDevicePermit',
-    CreateDevicePermitRequestSchema,
-    CreateDevicePermitResponseSchema,
-  ),
-} as const;
+/** The operations of one service, by the rpc's local name (`recordEvents` for `rpc RecordEvents`). */
+type OperationsOf<S extends GenServiceMethods> = {
+  readonly [K in keyof S]: S[K]['input'] extends DescMessage
+    ? S[K]['output'] extends DescMessage
+      ? Operation<S[K]['input'], S[K]['output']>
+      : never
+    : never;
+};
 
-export const ledgerOps = {
-  /** One console action (POST /api/developer/v1/console), one ledger transaction. */
-  consoleAction: defineOperation('ledger', 'ConsoleAction', ConsoleActionRequestSchema, ConsoleActionResponseSchema),
-  /** The console snapshot (GET /api/developer/v1/console). */
-  getSnapshot: defineOperation('ledger', 'GetSnapshot', GetSnapshotRequestSchema, GetSnapshotResponseSchema),
-  /** One page of records (GET /api/developer/v1/records). */
-  listRecords: defineOperation('ledger', 'ListRecords', ListRecordsRequestSchema, ListRecordsResponseSchema),
-  /** Decisions of one game per time bucket, status and reason (GraphQL decisionStats, the web console's charts). */
-  decisionStats: defineOperation('ledger', 'DecisionStats', DecisionStatsRequestSchema, DecisionStatsResponseSchema),
-  /** One page of a game's link intents (GraphQL linkIntents, the web console's game page). */
-  listLinkIntents: defineOperation(
-    'ledger',
-    'ListLinkIntents',
-    ListLinkIntentsRequestSchema,
-    ListLinkIntentsResponseSchema,
-  ),
-  /** The rule dry-run (GraphQL simulateRule): a replay of a game's stored decisions under a proposed rule. */
-  simulateRule: defineOperation('ledger', 'SimulateRule', SimulateRuleRequestSchema, SimulateRuleResponseSchema),
-  recordEvent: defineOperation('ledger', 'RecordEvent', RecordEventRequestSchema, RecordEventResponseSchema),
-  /** Several events of one edge in one request (edge batching); one outcome per event, as RecordEvent answers. */
-  recordEvents: defineOperation('ledger', 'RecordEvents', RecordEventsRequestSchema, RecordEventsResponseSchema),
-  authenticateGameKey: defineOperation(
-    'ledger',
-    'AuthenticateGameKey',
-    AuthenticateGameKeyRequestSchema,
-    AuthenticateGameKeyResponseSchema,
-  ),
-  getPublicConfig: defineOperation(
-    'ledger',
-    'GetPublicConfig',
-    GetPublicConfigRequestSchema,
-    GetPublicConfigResponseSchema,
-  ),
-  /** POST /api/game-sdk/v2/link-intents: find or create the player, store a pending intent (token hash only). */
-  createLinkIntent: defineOperation(
-    'ledger',
-    'CreateLinkIntent',
-    CreateLinkIntentRequestSchema,
-    CreateLinkIntentResponseSchema,
-  ),
-  /** POST /api/native/v1/link-intents/inspect: what an intent would link; does not consume it. */
-  inspectLinkIntent: defineOperation(
-    'ledger',
-    'InspectLinkIntent',
-    InspectLinkIntentRequestSchema,
-    InspectLinkIntentResponseSchema,
-  ),
-  /** POST /api/native/v1/link-intents/approve: consume the intent and link the player, one transaction. */
-  approveLinkIntent: defineOperation(
-    'ledger',
-    'ApproveLinkIntent',
-    ApproveLinkIntentRequestSchema,
-    ApproveLinkIntentResponseSchema,
-  ),
-  /** GET /api/game-sdk/v2/players/{playerId} and ?externalPlayerId=: a player of the key's game. */
-  getPlayer: defineOperation('ledger', 'GetPlayer', GetPlayerRequestSchema, GetPlayerResponseSchema),
-} as const;
+/** One operation per unary rpc of `service`, on subject `rewards.v1.<service>.<Rpc>`. */
+function operationsOf<S extends GenServiceMethods>(service: ServiceName, descriptor: GenService<S>): OperationsOf<S> {
+  const operations: Record<string, Operation> = {};
+  for (const method of descriptor.methods as DescMethod[]) {
+    if (method.methodKind !== 'unary') throw new Error(`${descriptor.typeName}.${method.name} is not unary`);
+    operations[method.localName] = defineOperation(service, method.name, method.input, method.output);
+  }
+  return Object.freeze(operations) as OperationsOf<S>;
+}
+
+/** identity-admission's operations (proto/rewards/v1/identity_service.proto). */
+export const identityOps = operationsOf('identity', IdentityService);
+
+/** The ledger's operations (proto/rewards/v1/ledger_service.proto). */
+export const ledgerOps = operationsOf('ledger', LedgerService);
