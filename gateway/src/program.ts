@@ -5,11 +5,8 @@ import type Koa from 'koa';
 import type { EnvReader } from '#runtime/config.ts';
 import { readAllowedOrigins } from '#runtime/http/origins.ts';
 import { platformGate } from '#runtime/http/platform-gate.ts';
+import { developerSubject, loadDevProvider } from '#runtime/identity/dev-identity-provider.ts';
 import type { ProgramDeps, ProgramModule } from '#runtime/program.ts';
-import {
-  developerSubject,
-  loadDevProvider,
-} from '../../services/identity-admission/src/sessions/dev-identity-provider.ts';
 import { admitDeveloper } from './auth/developer-session.ts';
 import { graphqlOpenApi } from './graphql/openapi.ts';
 import { createGraphQLConsole } from './graphql/server.ts';

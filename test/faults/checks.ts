@@ -2,7 +2,7 @@
 // and the ledger's invariants in SQL over the whole database.
 import type pg from 'pg';
 import { createAjv, describeAjvError } from '#runtime/validation/ajv.ts';
-import { gameEventResultSchema } from '../../services/ingest/src/domain/shapes.ts';
+import { gameEventResultSchema } from '#runtime/contracts/ingest-shapes.ts';
 import type { SentRequest } from './load.ts';
 
 /**

@@ -1,7 +1,7 @@
 // Helpers of the game SDK tests: event bodies, the event call, and strict checks of the response shapes.
 import { randomUUID } from 'node:crypto';
+import { gameEventResultSchema, gamePublicConfigSchema } from '#runtime/contracts/ingest-shapes.ts';
 import { createAjv, describeAjvError } from '#runtime/validation/ajv.ts';
-import { gameEventResultSchema, gamePublicConfigSchema } from '../../services/ingest/src/domain/shapes.ts';
 import type { EventWorld } from './ledger-fixtures.ts';
 import { type ApiResponse, api, type RequestOptions } from './system.ts';
 

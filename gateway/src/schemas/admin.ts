@@ -7,14 +7,14 @@ import {
   SESSION_ID_PATTERN,
   USERNAME_MAX,
   USERNAME_PATTERN,
-} from '../../../services/identity-admission/src/domain/names.ts';
+} from '#runtime/contracts/identity-names.ts';
 import type { OpenApiFragment } from '../openapi.ts';
 import { dataEnvelope, dateTime, strictObject, uuid } from './common.ts';
 import { type JsonSchema, nullable, ref } from './json-schema.ts';
 
 export const PERMIT_SECONDS_MAX = 86_400;
 
-// The same rules identity-admission applies (services/identity-admission/src/domain/names.ts): no control characters.
+// The same rules identity-admission applies (services/runtime/src/contracts/identity-names.ts): no control characters.
 const email: JsonSchema = { type: 'string', minLength: 3, maxLength: EMAIL_MAX, pattern: EMAIL_PATTERN };
 const username: JsonSchema = { type: 'string', minLength: 1, maxLength: USERNAME_MAX, pattern: USERNAME_PATTERN };
 const sessionId: JsonSchema = { type: 'string', minLength: 1, maxLength: SESSION_ID_MAX, pattern: SESSION_ID_PATTERN };

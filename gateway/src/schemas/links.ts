@@ -1,7 +1,7 @@
 // The linking endpoints in /openapi.json (CONTRACT sections 2 and 6): link intents for game servers, inspection and
 // approval for native apps, player reads. The schemas are the ones the links edge validates requests with and its
 // tests validate responses with.
-import { linkSchemas } from '../../../services/links/src/domain/shapes.ts';
+import { linkSchemas } from '#runtime/contracts/link-shapes.ts';
 import type { OpenApiFragment } from '../openapi.ts';
 import { dataEnvelope } from './common.ts';
 import { type JsonSchema, ref } from './json-schema.ts';

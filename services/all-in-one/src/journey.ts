@@ -7,11 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import {
-  type DevProvider,
-  developerSubject,
-  loadDevProvider,
-} from '../../identity-admission/src/sessions/dev-identity-provider.ts';
+import { type DevProvider, developerSubject, loadDevProvider } from '#runtime/identity/dev-identity-provider.ts';
 
 export interface JourneyOptions {
   /** Base URL of the running service, e.g. http://localhost:8080. */

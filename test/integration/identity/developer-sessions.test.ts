@@ -4,7 +4,7 @@ import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 import { identityOps } from '#runtime/contracts/operations.ts';
-import { DEV_ISSUER, devAudience } from '../../../services/identity-admission/src/sessions/dev-identity-provider.ts';
+import { DEV_ISSUER, devAudience } from '#runtime/identity/dev-identity-provider.ts';
 import { sql } from '../../support/database.ts';
 import { admin, developerToken, startTestSystem, type TestSystem } from '../../support/system.ts';
 import { access, devKey, errorBody, hs256WithPublicKey, nowSeconds, sign, unsecuredToken } from './support.ts';

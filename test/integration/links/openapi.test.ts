@@ -1,8 +1,8 @@
 // /openapi.json describes the linking endpoints with the very schemas the links edge validates with, and real
 // responses of every linking endpoint validate against the served document (strict: no extra fields).
 
+import { linkSchemas } from '#runtime/contracts/link-shapes.ts';
 import { SchemaSet } from '../../../gateway/src/schemas/json-schema.ts';
-import { linkSchemas } from '../../../services/links/src/domain/shapes.ts';
 import { api, startTestSystem, type TestSystem } from '../../support/system.ts';
 import { APPROVE, gameWithKeys, INSPECT, intent, LINK_INTENTS, native, nativeSession, PLAYERS } from './helpers.ts';
 

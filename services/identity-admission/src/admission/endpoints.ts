@@ -3,6 +3,7 @@
 import { Counter } from 'prom-client';
 import { identityOps } from '#runtime/contracts/operations.ts';
 import type { Database } from '#runtime/db/database.ts';
+import { type DevProvider, loadDevProvider } from '#runtime/identity/dev-identity-provider.ts';
 import type { Logger } from '#runtime/logger.ts';
 import type { Metrics } from '#runtime/metrics.ts';
 import { bind, type EndpointBinding } from '#runtime/transport/operation.ts';
@@ -12,7 +13,6 @@ import { admitNative } from '../domain/native-admission.ts';
 import { DevicePermitRepository } from '../repositories/device-permits.ts';
 import { InvitationRepository } from '../repositories/invitations.ts';
 import { NativeAccountRepository } from '../repositories/native-accounts.ts';
-import { type DevProvider, loadDevProvider } from '../sessions/dev-identity-provider.ts';
 import { createTokenVerifier } from '../sessions/token-verifier.ts';
 
 export interface AdmissionEndpointDeps {

@@ -3,8 +3,8 @@
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { dataDirOf } from '#runtime/cli/local-service.ts';
+import { developerSubject, loadDevProvider } from '#runtime/identity/dev-identity-provider.ts';
 import { isUuid } from '#runtime/validation/uuid.ts';
-import { developerSubject, loadDevProvider } from '../sessions/dev-identity-provider.ts';
 
 const usage = `Usage:
   npm run dev:token -- --email you@example.com [--sub SUBJECT] [--unverified] [--expires-in 12h]

@@ -5,12 +5,13 @@
 // A token is valid when it verifies (see token-verifier.ts) and carries the required claims `sub`, `email`,
 // `email_verified` and `exp`; a token without `email_verified` is therefore not a valid session (401), while
 // `email_verified` present but not exactly `true` (false, "true") is step 3.
+
+import { hasControlCharacters } from '#runtime/contracts/identity-names.ts';
 import { isDatabaseFailure } from '#runtime/db/failures.ts';
 import { AppError } from '#runtime/errors.ts';
 import { isAllowedOrigin } from '#runtime/http/origins.ts';
 import type { InvitationRow } from '../repositories/invitations.ts';
 import { bearerToken, type TokenVerifier } from '../sessions/token-verifier.ts';
-import { hasControlCharacters } from './names.ts';
 
 export interface DeveloperPrincipal {
   identityUserId: string;

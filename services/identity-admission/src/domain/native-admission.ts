@@ -9,13 +9,13 @@
 //   down 503 DEVICE_AUTH_UNAVAILABLE. Mode `monitor` evaluates step 5 and logs what it would deny, never denying on
 //   it; mode `off` skips it.
 import type { ErrorCode } from '#runtime/contracts/error-codes.ts';
+import { isValidSessionId, isValidUsername } from '#runtime/contracts/identity-names.ts';
 import { isDatabaseFailure } from '#runtime/db/failures.ts';
 import { AppError } from '#runtime/errors.ts';
 import { isUuid } from '#runtime/validation/uuid.ts';
 import type { NativeAdmissionMode } from '../config.ts';
 import type { NativeAccountRow } from '../repositories/native-accounts.ts';
 import { bearerToken, type TokenVerifier } from '../sessions/token-verifier.ts';
-import { isValidSessionId, isValidUsername } from './names.ts';
 
 export const DEVICE_CAPABILITY = 'challenge-v1';
 /** X-Client-Build: a non-negative decimal integer (at most 10 digits, so it stays an exact number). */

@@ -1,5 +1,13 @@
 // Transport handlers of the operator calls (the platform switch, invitations, native accounts, device permits): they
 // check what arrived against the domain's rules, call the repositories and map rows to messages.
+
+import {
+  isValidEmail,
+  isValidSessionId,
+  isValidUsername,
+  SESSION_ID_MAX,
+  USERNAME_MAX,
+} from '#runtime/contracts/identity-names.ts';
 import { identityOps } from '#runtime/contracts/operations.ts';
 import type { Database } from '#runtime/db/database.ts';
 import { isDatabaseFailure } from '#runtime/db/failures.ts';
@@ -8,7 +16,6 @@ import type { Logger } from '#runtime/logger.ts';
 import { bind, type EndpointBinding } from '#runtime/transport/operation.ts';
 import { isUuid } from '#runtime/validation/uuid.ts';
 import { isValidPermitLifetime, PERMIT_SECONDS_MAX } from '../domain/device-permits.ts';
-import { isValidEmail, isValidSessionId, isValidUsername, SESSION_ID_MAX, USERNAME_MAX } from '../domain/names.ts';
 import { DevicePermitRepository, type DevicePermitRow } from '../repositories/device-permits.ts';
 import { InvitationRepository, type InvitationRow } from '../repositories/invitations.ts';
 import { NativeAccountRepository, type NativeAccountRow } from '../repositories/native-accounts.ts';

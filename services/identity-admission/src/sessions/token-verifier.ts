@@ -10,8 +10,8 @@ import {
   type JWTVerifyGetKey,
   jwtVerify,
 } from 'jose';
+import type { DevProvider } from '#runtime/identity/dev-identity-provider.ts';
 import type { ProviderConfig } from '../config.ts';
-import type { DevProvider } from './dev-identity-provider.ts';
 
 /** Asymmetric algorithms only: `none` and HMAC (HS256 with a public key as the secret) are never accepted. */
 export const ALLOWED_ALGORITHMS = ['RS256', 'ES256', 'EdDSA'];

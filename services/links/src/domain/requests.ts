@@ -2,14 +2,14 @@
 // gives a failure (docs/links.md). Messages name the field and the rule, never the value: a link token sent to the
 // wrong place must not come back in an error message, nor reach a log line through one.
 import type { ErrorCode } from '#runtime/contracts/error-codes.ts';
-import { LINK_TOKEN_PATTERN } from '#runtime/credentials/keys.ts';
-import { createAjv, describeAjvError } from '#runtime/validation/ajv.ts';
 import {
   approveLinkIntentSchema,
   createLinkIntentSchema,
   externalPlayerIdSchema,
   inspectLinkIntentSchema,
-} from './shapes.ts';
+} from '#runtime/contracts/link-shapes.ts';
+import { LINK_TOKEN_PATTERN } from '#runtime/credentials/keys.ts';
+import { createAjv, describeAjvError } from '#runtime/validation/ajv.ts';
 
 export type Checked<T> = { ok: true; value: T } | { ok: false; code: ErrorCode; message: string };
 

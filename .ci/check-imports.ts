@@ -1,0 +1,83 @@
+// npm run check: no program imports another (issue 28). Each program is a folder (gateway/src, services/<name>/src);
+// what two programs share lives in services/runtime (imported as #runtime/...). Fails when shipped code of one
+// program imports a file of another, when anything under load/ imports test/, or when a shipped program imports
+// test/ or load/. Allowed: the all-in-one process, whose job is to compose the five programs in one process
+// (services/all-in-one/src imports each program's program.ts), and the tests, which may reach into anything.
+//
+// Usage: node .ci/check-imports.ts
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+
+const root = resolve(import.meta.dirname, '..');
+
+/** The unit a file belongs to: a program, the runtime, the composer, load/, test/, console/ or other. */
+function unitOf(file: string): string {
+  const parts = file.split('/');
+  if (parts[0] === 'gateway') return 'gateway';
+  if (parts[0] === 'services' && parts[1]) return `services/${parts[1]}`;
+  if (parts[0] === 'load' || parts[0] === 'test' || parts[0] === 'console') return parts[0];
+  return 'other';
+}
+
+const PROGRAMS = new Set([
+  'gateway',
+  'services/ingest',
+  'services/links',
+  'services/ledger',
+  'services/identity-admission',
+]);
+
+/**
+ * Cross-unit imports still to be moved to the shared contracts (each entry names the importing file and the imported
+ * one). Shrink it; never grow it.
+ */
+const KNOWN: ReadonlySet<string> = new Set<string>([
+  'gateway/src/schemas/ingest.ts -> services/ingest/src/domain/event-input.ts',
+]);
+
+function problem(from: string, to: string): string | undefined {
+  const source = unitOf(from);
+  const target = unitOf(to);
+  if (source === target || target === 'services/runtime') return undefined;
+  if (from.endsWith('.test.ts') || source === 'test') return undefined;
+  if (source === 'load' && target === 'test') return 'load/ imports test/';
+  if (source === 'services/all-in-one') return PROGRAMS.has(target) ? undefined : `all-in-one imports ${target}`;
+  if (PROGRAMS.has(source) && (PROGRAMS.has(target) || target === 'services/all-in-one')) {
+    return `${source} imports ${target}`;
+  }
+  if ((PROGRAMS.has(source) || source === 'services/runtime') && (target === 'test' || target === 'load')) {
+    return `${source} imports ${target}`;
+  }
+  return undefined;
+}
+
+const files = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', '*.ts', '*.tsx'], {
+  cwd: root,
+  encoding: 'utf8',
+})
+  .split('\n')
+  .filter((f) => f && !f.includes('/gen/') && !f.startsWith('node_modules/'));
+
+const IMPORT = /(?:\bfrom\s+|\bimport\s*\(\s*|\bimport\s+)['"]([^'"]+)['"]/g;
+const found: string[] = [];
+for (const file of files) {
+  let text: string;
+  try {
+    text = readFileSync(join(root, file), 'utf8');
+  } catch {
+    continue; // deleted in the work tree
+  }
+  for (const match of text.matchAll(IMPORT)) {
+    const specifier = match[1] as string;
+    if (!specifier.startsWith('.')) continue; // packages and #runtime/...
+    const target = relative(root, resolve(root, dirname(file), specifier));
+    const why = problem(file, target);
+    if (why && !KNOWN.has(`${file} -> ${target}`)) found.push(`${file} imports ${target} (${why})`);
+  }
+}
+if (found.length > 0) {
+  console.error(`Imports across programs (move what is shared to services/runtime/src/contracts):\n  ${found.join('\n  ')}`);
+  process.exit(1);
+}
+console.log(`no program imports another (${files.length} files checked)`);
