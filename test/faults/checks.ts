@@ -1,8 +1,8 @@
 // What the fault suite checks: the shape of every answer, each answer against the decision stored in the database,
 // and the ledger's invariants in SQL over the whole database.
 import type pg from 'pg';
-import { createAjv, describeAjvError } from '#runtime/validation/ajv.ts';
 import { gameEventResultSchema } from '#runtime/contracts/ingest-shapes.ts';
+import { createAjv, describeAjvError } from '#runtime/validation/ajv.ts';
 import type { SentRequest } from './load.ts';
 
 /**

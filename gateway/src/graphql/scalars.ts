@@ -53,9 +53,24 @@ function creditsScalar(min: number, description: string): ScalarBehaviour {
   };
 }
 
+// The instants a DateTime may name: PostgreSQL has no year 0 and a DateTime has four-digit years, so the instant in
+// UTC lies in years 0001 to 9999 (`0001-01-01T00:00:00+00:01` is in year 0 in UTC). Beyond, the ledger's queries
+// failed (500) on the windows of decisionStats and simulateRule.
+const DATE_TIME_MIN_MS = Date.parse('0001-01-01T00:00:00.000Z');
+const DATE_TIME_MAX_MS = Date.parse('9999-12-31T23:59:59.999Z');
+
+function isStorableDateTime(value: string): boolean {
+  if (!isRfc3339DateTime(value)) return false;
+  const ms = Date.parse(value);
+  return ms >= DATE_TIME_MIN_MS && ms <= DATE_TIME_MAX_MS;
+}
+
 export const scalars = {
   UUID: stringScalar('a UUID (versions 1 to 8, variant 8, 9, a or b; or the nil or max UUID)', isUuid),
-  DateTime: stringScalar('an RFC 3339 date-time with an offset', isRfc3339DateTime),
+  DateTime: stringScalar(
+    'an RFC 3339 date-time with an offset, from 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z in UTC',
+    isStorableDateTime,
+  ),
   Credits: creditsScalar(0, `an integer from 0 to ${CREDITS_MAX}`),
   PositiveCredits: creditsScalar(1, `an integer from 1 to ${CREDITS_MAX}`),
 };

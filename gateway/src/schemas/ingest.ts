@@ -1,8 +1,11 @@
 // The game SDK's ingest endpoints in /openapi.json: POST /api/game-sdk/v2/events and GET /api/game-sdk/v2/config.
 // The schemas are the ones ingest validates requests with (GameEventInput) and its tests validate responses with.
 
-import { gameEventResultSchema, gamePublicConfigSchema } from '#runtime/contracts/ingest-shapes.ts';
-import { gameEventInputSchema } from '../../../services/ingest/src/domain/event-input.ts';
+import {
+  gameEventInputSchema,
+  gameEventResultSchema,
+  gamePublicConfigSchema,
+} from '#runtime/contracts/ingest-shapes.ts';
 import type { OpenApiFragment } from '../openapi.ts';
 import { dataEnvelope } from './common.ts';
 import type { JsonSchema } from './json-schema.ts';

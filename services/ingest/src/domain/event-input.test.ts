@@ -1,7 +1,9 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import fc from 'fast-check';
-import { gameEventInputSchema, OCCURRED_AT_PATTERN, validateEventInput } from './event-input.ts';
-import { parseOccurredAt } from './occurred-at.ts';
+import { gameEventInputSchema } from '#runtime/contracts/ingest-shapes.ts';
+import { OCCURRED_AT_PATTERN, parseOccurredAt } from '#runtime/contracts/occurred-at.ts';
+import { parseIJson } from '#runtime/http/i-json.ts';
+import { validateEventInput } from './event-input.ts';
 
 const base = {
   eventId: '123e4567-e89b-42d3-a456-426614174000',
@@ -79,6 +81,49 @@ describe('validateEventInput', () => {
   test('schema errors win over metadata errors', () => {
     expect(codeOf({ ...base, eventType: 'BAD', metadata: { a: '\u0000' } })).toBe('invalid_event');
     expect(codeOf({ ...base, extra: 1, metadata: { a: '\u0000' } })).toBe('invalid_event');
+  });
+
+  test('a lone surrogate or an out-of-range number in metadata (left by the body reader): invalid_metadata after the schema', () => {
+    // What readJsonBodyDeferring hands over: JSON.parse's value (1e400 is Infinity) and its report of the fault.
+    const read = (text: string) => {
+      const parsed = parseIJson(text, 'metadata');
+      if (parsed.ok || parsed.member === undefined) throw new Error(`not a deferred metadata fault: ${text}`);
+      return validateEventInput(parsed.value, parsed.reason);
+    };
+    const event = JSON.stringify(base).slice(0, -1);
+    expect(read(`${event},"metadata":{"s":"a\\ud800b"}}`)).toEqual({
+      ok: false,
+      code: 'invalid_metadata',
+      message: 'a metadata string contains an unpaired surrogate',
+    });
+    expect(read(`${event},"metadata":{"\\udc00":1}}`)).toEqual({
+      ok: false,
+      code: 'invalid_metadata',
+      message: 'a metadata key contains an unpaired surrogate',
+    });
+    for (const n of ['1e400', '-1e400']) {
+      expect(read(`${event},"metadata":{"n":${n}}}`)).toEqual({
+        ok: false,
+        code: 'invalid_metadata',
+        message: 'metadata numbers must be finite',
+      });
+    }
+    // The schema first: an unknown field, a bad eventType, metadata that is not an object.
+    expect(read(`${event},"extra":1,"metadata":{"n":1e400}}`)).toMatchObject({ code: 'invalid_event' });
+    expect(read(`${event.replace('level.complete', 'BAD')},"metadata":{"s":"\\ud800"}}`)).toMatchObject({
+      code: 'invalid_event',
+    });
+    expect(validateEventInput({ ...base, eventType: 'BAD', metadata: { s: '\ud800' } }, 'fault')).toMatchObject({
+      code: 'invalid_event',
+    });
+    expect(validateEventInput({ ...base, metadata: '\ud800' }, 'fault')).toMatchObject({ code: 'invalid_event' });
+    expect(read(`${event},"metadata":[1e400]}`)).toMatchObject({ code: 'invalid_event' });
+    // The reader's report alone refuses the body (a second line behind the metadata check).
+    expect(validateEventInput({ ...base, metadata: {} }, 'the reader saw a fault')).toEqual({
+      ok: false,
+      code: 'invalid_metadata',
+      message: 'the reader saw a fault',
+    });
   });
 
   test('the exported schema is a valid, standalone JSON Schema 2020-12 (no custom keywords)', () => {

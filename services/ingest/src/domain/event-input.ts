@@ -2,47 +2,17 @@
  * GameEventInput (spec "Event input"): schema and the ingest validation order of CONTRACT §7:
  * schema violation or unknown field -> `invalid_event`, then metadata limits -> `invalid_metadata`.
  * The schema is compiled once at module load.
+ *
+ * A lone surrogate or a number outside a double's range inside `metadata` is a metadata fault (CONTRACT section 10),
+ * not a not-JSON one: the body reader lets it through (readJsonBodyDeferring) and it is refused here, after the
+ * schema, by the metadata check (which refuses both: metadata.ts) or, as a second line, by the reader's report.
  */
-import { eventTypeSchema, uuidSchema } from '#runtime/contracts/json-schema.ts';
+import { gameEventInputSchema } from '#runtime/contracts/ingest-shapes.ts';
+import { parseOccurredAt } from '#runtime/contracts/occurred-at.ts';
 import { createAjv, describeAjvError } from '#runtime/validation/ajv.ts';
 import { checkMetadata } from './metadata.ts';
-import { OCCURRED_AT_PATTERN, parseOccurredAt } from './occurred-at.ts';
-
-/**
- * JSON Schema 2020-12 of the request body, reusable as-is in the OpenAPI 3.1 document. UUIDs carry
- * both `format: uuid` and the spec's exact `pattern`, so external validators see the same rule.
- * `occurredAt` carries the whole grammar as a `pattern` (standard `date-time` requires seconds, the
- * spec does not), calendar validity and range included: exactly what parseOccurredAt accepts.
- */
-export { OCCURRED_AT_PATTERN };
 
 const OCCURRED_AT_INVALID = 'body.occurredAt must be a valid date-time';
-
-export const gameEventInputSchema = {
-  title: 'GameEventInput',
-  type: 'object',
-  additionalProperties: false,
-  required: ['eventId', 'playerId', 'eventType', 'occurredAt'],
-  properties: {
-    eventId: { ...uuidSchema, description: 'Idempotency id.' },
-    playerId: uuidSchema,
-    eventType: eventTypeSchema,
-    occurredAt: {
-      type: 'string',
-      pattern: OCCURRED_AT_PATTERN,
-      description:
-        'YYYY-MM-DDTHH:MM[:SS[.fraction]] followed by Z, +hh:mm or -hh:mm; calendar-valid; within 5 minutes of receipt.',
-    },
-    metadata: {
-      type: 'object',
-      // An open object: its keys are the caller's data. Limits are checked after the schema (metadata.ts).
-      additionalProperties: true,
-      description:
-        'Canonical (RFC 8785) UTF-8 size at most 4096 bytes, depth at most 6, at most 100 items per array and ' +
-        '100 entries per object, no NUL, no unpaired surrogate, finite numbers. Part of the replay identity.',
-    },
-  },
-} as const;
 
 export interface GameEventInput {
   eventId: string;
@@ -69,7 +39,11 @@ interface SchemaValidBody {
   metadata?: Record<string, unknown>;
 }
 
-export function validateEventInput(body: unknown): EventInputResult {
+/**
+ * `metadataFault`: the body reader's report of a lone surrogate or an out-of-range number inside `metadata`
+ * (readJsonBodyDeferring's `memberFault`); such a body is never valid.
+ */
+export function validateEventInput(body: unknown, metadataFault?: string): EventInputResult {
   // A non-object body (array, string, number, null) fails `type: object` -> invalid_event.
   if (!validateSchema(body)) {
     const first = validateSchema.errors?.[0];
@@ -94,5 +68,6 @@ export function validateEventInput(body: unknown): EventInputResult {
     const check = checkMetadata(b.metadata);
     if (!check.ok) return { ok: false, code: 'invalid_metadata', message: check.reason };
   }
+  if (metadataFault !== undefined) return { ok: false, code: 'invalid_metadata', message: metadataFault };
   return { ok: true, input };
 }

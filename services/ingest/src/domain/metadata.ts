@@ -2,7 +2,9 @@
  * Event metadata limits (spec "Limits", CONTRACT §7): a JSON object whose canonical (RFC 8785) UTF-8
  * form is at most 4,096 bytes, nesting depth at most 6 (the metadata object is level 1, every
  * nested array or object adds one), at most 100 items per array and 100 entries per object, no NUL
- * in strings or keys, no unpaired surrogate in strings or keys, finite numbers only.
+ * in strings or keys, no unpaired surrogate in strings or keys, finite numbers only. The last two do reach this
+ * check from a request: the body reader leaves a lone surrogate or an out-of-range number (`1e400`, ±Infinity once
+ * parsed) inside `metadata` to it (CONTRACT section 10: a metadata fault, `invalid_metadata`, not a not-JSON one).
  *
  * One recursive walk (depth is capped at 6, so recursion is bounded) that also adds up the exact
  * canonical byte size, so the canonical text is never built and the walk stops at the first

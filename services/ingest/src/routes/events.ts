@@ -3,6 +3,9 @@
 //   key (403 secret_key_required) -> content type (415) -> size on the raw bytes (413) -> JSON (400 INVALID_REQUEST)
 //   -> schema (400 invalid_event) -> metadata (400 invalid_metadata) -> RecordEvent in the ledger, which answers
 //   401 invalid_key, 404 invalid_player, 409 event_conflict or the decision.
+// A lone surrogate or a number outside a double's range inside `metadata` is a metadata fault, not a JSON one
+// (CONTRACT section 10): the body reader reports it instead of refusing the body, and validateEventInput refuses it
+// after the schema. Elsewhere in the body, and a duplicated member name anywhere, it stays 400 INVALID_REQUEST.
 // Whether a well-formed key exists is known only to the ledger. A valid event asks once (RecordEvent checks the
 // key in its transaction); a request that fails a check of its body first asks AuthenticateGameKey, so that an
 // unknown or revoked key still answers 401 before any body error. The hot path stays one NATS round trip, shared
@@ -13,7 +16,7 @@ import { eventRecordJson } from '#runtime/contracts/event-record.ts';
 import type { DeveloperEvent } from '#runtime/contracts/gen/rewards/v1/console_pb.ts';
 import type { DecisionQuota } from '#runtime/contracts/gen/rewards/v1/events_pb.ts';
 import { AppError, relabelUnavailable } from '#runtime/errors.ts';
-import { readJsonBody } from '#runtime/http/body.ts';
+import { readJsonBodyDeferring } from '#runtime/http/body.ts';
 import { SecretKeyGate } from '#runtime/http/game-key.ts';
 import { platformGate } from '#runtime/http/platform-gate.ts';
 import type { PlatformSwitch } from '#runtime/platform-switch.ts';
@@ -64,8 +67,8 @@ export function addEventRoutes(router: Router, deps: EventRouteDeps): void {
 
   router.post(EVENTS_PATH, platformGate(deps.platform, 'retry_later'), async (ctx) => {
     const key = await keys.secretKey(ctx);
-    const body = await keys.check(ctx, key, () => readJsonBody(ctx));
-    const checked = validateEventInput(body);
+    const { value: body, memberFault } = await keys.check(ctx, key, () => readJsonBodyDeferring(ctx, 'metadata'));
+    const checked = validateEventInput(body, memberFault);
     if (!checked.ok) {
       await keys.assertKnown(ctx, key);
       throw new AppError(400, checked.code, checked.message);

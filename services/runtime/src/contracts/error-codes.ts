@@ -56,7 +56,10 @@ export const ERROR_CODES = {
   invalid_key: { statuses: [401], meaning: 'missing, malformed, unknown or revoked secret key' },
   secret_key_required: { statuses: [403], meaning: 'a public key where a secret key is needed' },
   invalid_event: { statuses: [400], meaning: 'the event is outside GameEventInput' },
-  invalid_metadata: { statuses: [400], meaning: 'the event’s metadata is over its limits' },
+  invalid_metadata: {
+    statuses: [400],
+    meaning: 'the event’s metadata is over its limits, or holds a NUL, a lone surrogate or a number out of range',
+  },
   invalid_player: { statuses: [404], meaning: 'playerId is not a player of the key’s game' },
   event_conflict: { statuses: [409], meaning: 'the eventId was used with another payload' },
   retry_later: { statuses: [503], meaning: 'a dependency is down; the message says whether anything was stored' },

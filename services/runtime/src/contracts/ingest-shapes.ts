@@ -13,6 +13,7 @@ import {
   uuidSchema as uuid,
 } from '#runtime/contracts/json-schema.ts';
 import { DECISION_REASONS } from '#runtime/contracts/vocabulary.ts';
+import { OCCURRED_AT_PATTERN } from './occurred-at.ts';
 
 export const gameEventResultSchema = {
   title: 'GameEventResult',
@@ -90,6 +91,38 @@ export const gamePublicConfigSchema = {
       additionalProperties: false,
       required: ['maxPayoutCredits', 'dailyPlayerCapCredits'],
       properties: { maxPayoutCredits: credits, dailyPlayerCapCredits: credits },
+    },
+  },
+} as const;
+
+/**
+ * JSON Schema 2020-12 of the request body, the ingest edge validates with it (services/ingest/src/domain/event-input.ts), /openapi.json describes it. UUIDs carry
+ * both `format: uuid` and the spec's exact `pattern`, so external validators see the same rule.
+ * `occurredAt` carries the whole grammar as a `pattern` (standard `date-time` requires seconds, the
+ * spec does not), calendar validity and range included: exactly what parseOccurredAt accepts.
+ */
+export const gameEventInputSchema = {
+  title: 'GameEventInput',
+  type: 'object',
+  additionalProperties: false,
+  required: ['eventId', 'playerId', 'eventType', 'occurredAt'],
+  properties: {
+    eventId: { ...uuid, description: 'Idempotency id.' },
+    playerId: uuid,
+    eventType: eventTypeSchema,
+    occurredAt: {
+      type: 'string',
+      pattern: OCCURRED_AT_PATTERN,
+      description:
+        'YYYY-MM-DDTHH:MM[:SS[.fraction]] followed by Z, +hh:mm or -hh:mm; calendar-valid; within 5 minutes of receipt.',
+    },
+    metadata: {
+      type: 'object',
+      // An open object: its keys are the caller's data. Limits are checked after the schema (metadata.ts).
+      additionalProperties: true,
+      description:
+        'Canonical (RFC 8785) UTF-8 size at most 4096 bytes, depth at most 6, at most 100 items per array and ' +
+        '100 entries per object, no NUL, no unpaired surrogate, finite numbers. Part of the replay identity.',
     },
   },
 } as const;

@@ -6,7 +6,7 @@
 // edited); test/integration/migrations.test.ts compares them with these values.
 //
 // Other rules live in modules named for them: UUIDs in ../validation/uuid.ts, occurredAt's grammar in
-// services/ingest/src/domain/occurred-at.ts, metadata limits in services/ingest/src/domain/metadata.ts, error codes
+// services/runtime/src/contracts/occurred-at.ts, metadata limits in services/ingest/src/domain/metadata.ts, error codes
 // in ./error-codes.ts.
 
 /** Event types (spec: Reward rule, Event input): a lower-case letter, then up to 63 of a-z 0-9 _ . - */

@@ -258,3 +258,119 @@ describe('parseIJson (property)', () => {
     );
   });
 });
+
+// ---- Deferring the faults inside one member of the root object (CONTRACT section 10: an event's `metadata`) ----
+
+describe('parseIJson with a deferred member', () => {
+  const deferred = (text: string) => parseIJson(text, 'metadata');
+
+  it('reports a lone surrogate or an out-of-range number inside the member, with the value', () => {
+    for (const [text, value, reason] of [
+      ['{"eventType":"a","metadata":{"s":"a\\ud800b"}}', { eventType: 'a', metadata: { s: 'a\ud800b' } }, /lone/],
+      ['{"metadata":{"\\udc00":1}}', { metadata: { '\udc00': 1 } }, /lone/],
+      ['{"metadata":{"n":1e400}}', { metadata: { n: Number.POSITIVE_INFINITY } }, /IEEE 754/],
+      ['{"metadata":{"n":-1e400}}', { metadata: { n: Number.NEGATIVE_INFINITY } }, /IEEE 754/],
+      ['{"metadata":{"a":[{"b":["x\\udc00"]}]}}', { metadata: { a: [{ b: ['x\udc00'] }] } }, /lone/],
+      // Not an object: the caller's schema decides (then its schema error wins).
+      ['{"metadata":"\\ud800"}', { metadata: '\ud800' }, /lone/],
+      ['{"metadata":1e309,"x":1}', { metadata: Number.POSITIVE_INFINITY, x: 1 }, /IEEE 754/],
+      // An escaped name is the same member, and the placeholder path renames every object, the member's included.
+      [
+        '{"\\u006detadata":{"\\u0061":"\\ud800","b":{"\\u0063":1}}}',
+        { metadata: { a: '\ud800', b: { c: 1 } } },
+        /lone/,
+      ],
+      [
+        '{"x":{"\\u00e9":1},"metadata":{"n":1e400,"\\u00e9":[2]}}',
+        { x: { é: 1 }, metadata: { n: Infinity, é: [2] } },
+        /IEEE/,
+      ],
+    ] as const) {
+      const result = deferred(text);
+      expect({ text, result }).toEqual({
+        text,
+        result: { ok: false, member: 'metadata', reason: expect.stringMatching(reason), value },
+      });
+    }
+  });
+
+  it('keeps a valid body exactly as without deferral', () => {
+    for (const text of [
+      '{"metadata":{"s":"\\ud83d\\ude00","n":1e308}}',
+      '{"a":1}',
+      '[1]',
+      '"\\u00e9"',
+      '{"\\u00e9":{}}',
+    ]) {
+      expect(deferred(text)).toEqual({ ok: true, value: JSON.parse(text) });
+    }
+  });
+
+  it('does not defer a fault outside the member, a duplicate anywhere, or a fault in a nested member of that name', () => {
+    for (const text of [
+      '{"eventType":"\\ud800","metadata":{}}',
+      '{"eventType":"\\ud800","metadata":{"s":"\\ud800"}}',
+      '{"metadata":{"s":"\\ud800"},"eventType":"\\ud800"}',
+      '{"metadata":{},"n":1e400}',
+      '{"metadata\\ud800":{}}',
+      '{"\\ud800":1,"metadata":{"n":1e400}}',
+      '{"x":{"metadata":{"s":"\\ud800"}}}',
+      '[{"metadata":{"s":"\\ud800"}}]',
+      '{"metadata":{"a":1,"a":2}}',
+      '{"metadata":{"s":"\\ud800","a":1,"a":2}}',
+      '{"metadata":{"n":1e400,"\\u0061":1,"a":2}}',
+      '{"metadata":{"s":"\\ud800"},"metadata":{}}',
+      '{"metadata":{},"metadata":{"s":"\\ud800"}}',
+      '{"metadata":{"s":"\\ud800"},"x":1,"x":2}',
+    ]) {
+      const result = deferred(text);
+      expect({ text, result }).toEqual({ text, result: { ok: false, reason: expect.any(String) } });
+    }
+  });
+
+  it('without deferral, the same faults are not I-JSON', () => {
+    expect(parseIJson('{"metadata":{"s":"\\ud800"}}')).toEqual({ ok: false, reason: expect.stringMatching(/lone/) });
+    expect(parseIJson('{"metadata":{"n":1e400}}')).toEqual({ ok: false, reason: expect.stringMatching(/IEEE/) });
+  });
+
+  it('property: defers exactly the faults inside the root member, and never a duplicate', () => {
+    fc.assert(
+      fc.property(node, node, fc.boolean(), fc.nat(), (inside, outside, metadataFirst, seed) => {
+        // The root holds the member and, one level down, another member of the same name (never deferred).
+        const root: Node = {
+          kind: 'object',
+          members: metadataFirst
+            ? [
+                ['metadata', inside],
+                ['nested', { kind: 'object', members: [['metadata', outside]] }],
+              ]
+            : [
+                ['nested', { kind: 'object', members: [['metadata', outside]] }],
+                ['metadata', inside],
+              ],
+        };
+        let state = seed;
+        const text = write(root, () => {
+          state = (Math.imul(state, 1_103_515_245) + 12_345) >>> 0;
+          return state >>> 16;
+        });
+        const insideFaults = problems(inside, new Set());
+        const outsideFaults = problems(outside, new Set());
+        const result = parseIJson(text, 'metadata');
+        if (outsideFaults.size > 0 || insideFaults.has('duplicate')) {
+          expect(result).toEqual({ ok: false, reason: expect.any(String) });
+        } else if (insideFaults.size > 0) {
+          expect(result).toEqual({
+            ok: false,
+            member: 'metadata',
+            reason: expect.stringMatching(/lone surrogate|IEEE 754/),
+            value: expectedValue(root),
+          });
+        } else {
+          expect(result).toEqual({ ok: true, value: expectedValue(root) });
+        }
+      }),
+      { numRuns: 2000 },
+    );
+  });
+});

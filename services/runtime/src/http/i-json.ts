@@ -22,15 +22,29 @@
 // placeholder without escapes (its index: integer keys bypass V8's name cache), the name itself is decoded as a
 // string value (not affected), and the placeholders are renamed in the parsed value.
 
-export type IJsonResult = { ok: true; value: unknown } | { ok: false; reason: string };
+export type IJsonResult =
+  | { ok: true; value: unknown }
+  /** Not I-JSON. */
+  | { ok: false; reason: string; member?: undefined }
+  /**
+   * Only with `deferMember`: I-JSON but for a lone surrogate or an out-of-range number inside the root object's member
+   * of that name (in a value or a member name, at any depth); `reason` is the first such fault. The value is JSON.parse's
+   * (an out-of-range number is ±Infinity), for the caller to check in its own order (CONTRACT section 10: an event's
+   * `metadata`). A duplicated member name is never deferred, wherever it is.
+   */
+  | { ok: false; reason: string; member: string; value: unknown };
 
 const NOT_JSON = 'The body is not valid JSON.';
 const DUPLICATE = 'The body is not I-JSON: an object has a duplicated member name.';
 const LONE_SURROGATE = 'The body is not I-JSON: a string holds a lone surrogate (an unpaired \\ud800-\\udfff escape).';
 const OUT_OF_RANGE = 'The body is not I-JSON: a number is outside the range of an IEEE 754 double.';
 
-/** Parses `text` as I-JSON; `reason` says why it is not (for the 400's message). */
-export function parseIJson(text: string): IJsonResult {
+/**
+ * Parses `text` as I-JSON; `reason` says why it is not (for the 400's message). With `deferMember`, a lone surrogate
+ * or an out-of-range number found only inside that member of the root object is reported with `member` and the value
+ * instead (see IJsonResult); faults elsewhere and duplicates anywhere are reported as usual.
+ */
+export function parseIJson(text: string, deferMember?: string): IJsonResult {
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -39,13 +53,19 @@ export function parseIJson(text: string): IJsonResult {
   }
   const written = scanMembers(text);
   if (written.escapedNames === 0) {
-    const checked = checkValue(value, undefined);
+    const checked = checkValue(value, undefined, deferMember);
     if (checked.reason !== undefined) return { ok: false, reason: checked.reason };
-    return checked.members === written.members ? { ok: true, value } : { ok: false, reason: DUPLICATE };
+    if (checked.members !== written.members) return { ok: false, reason: DUPLICATE };
+    return verdict(value, checked, deferMember);
   }
   const nameSpans: Array<[number, number]> = [];
   scanMembers(text, nameSpans);
-  return parseWithPlaceholders(text, nameSpans);
+  return parseWithPlaceholders(text, nameSpans, deferMember);
+}
+
+function verdict(value: unknown, checked: Checked, deferMember: string | undefined): IJsonResult {
+  if (checked.deferred === undefined || deferMember === undefined) return { ok: true, value };
+  return { ok: false, reason: checked.deferred, member: deferMember, value };
 }
 
 export interface WrittenMembers {
@@ -96,29 +116,57 @@ export function scanMembers(text: string, nameSpans?: Array<[number, number]>): 
   return result;
 }
 
+interface Checked {
+  /** Members kept (counted up to the first violation that is not deferred). */
+  members: number;
+  /** The first violation outside the deferred member: the text is not I-JSON. */
+  reason?: string;
+  /** The first lone surrogate or out-of-range number inside the deferred member. */
+  deferred?: string;
+}
+
 /**
  * The members kept in a JSON.parse value and its first I-JSON violation. With `names`, the value's member names are
  * placeholders (indexes into `names`): each object is renamed in place, in the written order, and a name written
  * twice in one object is a violation. Iterative: nesting depth is bounded only by the body size.
+ *
+ * With `deferMember`, the value of the root object's member of that name is checked last, on a stack of its own:
+ * there a lone surrogate or an out-of-range number is recorded (`deferred`) and the walk goes on, so that every
+ * member is still counted (and renamed) and a duplicate is still found.
  */
-function checkValue(root: unknown, names: string[] | undefined): { members: number; reason?: string } {
-  let members = 0;
-  const pending: unknown[] = [root];
-  while (pending.length > 0) {
+function checkValue(root: unknown, names: string[] | undefined, deferMember: string | undefined): Checked {
+  const result: Checked = { members: 0 };
+  const outside: unknown[] = [root];
+  const inside: unknown[] = [];
+  let pending = outside;
+  for (;;) {
+    if (pending.length === 0) {
+      if (pending === inside || inside.length === 0) return result;
+      pending = inside;
+    }
     const value = pending.pop();
+    let fault: string | undefined;
     if (typeof value === 'string') {
-      if (!value.isWellFormed()) return { members, reason: LONE_SURROGATE };
+      if (!value.isWellFormed()) fault = LONE_SURROGATE;
     } else if (typeof value === 'number') {
-      if (!Number.isFinite(value)) return { members, reason: OUT_OF_RANGE };
+      if (!Number.isFinite(value)) fault = OUT_OF_RANGE;
     } else if (Array.isArray(value)) {
       for (const item of value) pending.push(item);
     } else if (value !== null && typeof value === 'object') {
       const record = value as Record<string, unknown>;
+      // Only the root's own members can be the deferred one.
+      const split = value === root && deferMember !== undefined;
       if (names === undefined) {
         for (const name of Object.keys(record)) {
-          if (!name.isWellFormed()) return { members, reason: LONE_SURROGATE };
-          members++;
-          pending.push(record[name]);
+          if (!name.isWellFormed()) {
+            if (pending === outside) {
+              result.reason = LONE_SURROGATE;
+              return result;
+            }
+            result.deferred ??= LONE_SURROGATE;
+          }
+          result.members++;
+          (split && name === deferMember ? inside : pending).push(record[name]);
         }
         continue;
       }
@@ -129,24 +177,43 @@ function checkValue(root: unknown, names: string[] | undefined): { members: numb
       for (const placeholder of placeholders) {
         const name = names[Number(placeholder)];
         if (name === undefined) throw new Error(`i-json: no member name for placeholder ${placeholder}`);
-        if (!name.isWellFormed()) return { members, reason: LONE_SURROGATE };
-        if (seen.has(name)) return { members, reason: DUPLICATE };
+        if (!name.isWellFormed()) {
+          if (pending === outside) {
+            result.reason = LONE_SURROGATE;
+            return result;
+          }
+          result.deferred ??= LONE_SURROGATE;
+        }
+        if (seen.has(name)) {
+          result.reason = DUPLICATE;
+          return result;
+        }
         seen.add(name);
-        members++;
+        result.members++;
         renamed.push([name, record[placeholder]]);
         delete record[placeholder];
       }
       for (const [name, member] of renamed) {
         // defineProperty, not assignment: a `__proto__` member is an own data property, as JSON.parse makes it.
         Object.defineProperty(record, name, { value: member, writable: true, enumerable: true, configurable: true });
-        pending.push(member);
+        (split && name === deferMember ? inside : pending).push(member);
       }
     }
+    if (fault !== undefined) {
+      if (pending === outside) {
+        result.reason = fault;
+        return result;
+      }
+      result.deferred ??= fault;
+    }
   }
-  return { members };
 }
 
-function parseWithPlaceholders(text: string, nameSpans: Array<[number, number]>): IJsonResult {
+function parseWithPlaceholders(
+  text: string,
+  nameSpans: Array<[number, number]>,
+  deferMember: string | undefined,
+): IJsonResult {
   const names: string[] = [];
   const pieces: string[] = [];
   let copied = 0;
@@ -158,6 +225,6 @@ function parseWithPlaceholders(text: string, nameSpans: Array<[number, number]>)
   }
   pieces.push(text.slice(copied));
   const value: unknown = JSON.parse(pieces.join(''));
-  const checked = checkValue(value, names);
-  return checked.reason === undefined ? { ok: true, value } : { ok: false, reason: checked.reason };
+  const checked = checkValue(value, names, deferMember);
+  return checked.reason === undefined ? verdict(value, checked, deferMember) : { ok: false, reason: checked.reason };
 }
