@@ -8,9 +8,9 @@
 //      end-to-end ceiling;
 //   3. runs k6 again (setup, then fresh events only) at half of the measured peak, open model, for --half-duration:
 //      the latency a game server sees at a load the service sustains;
-//   4. runs pgbench on the same database with the same SQL work as one decision (the ledger's prepared
-//      record_event statement, on the games and linked players k6 created), with as many clients as the ledger has
-//      connections;
+//   4. runs pgbench on the same database with the same SQL work as one decision (the ledger's record_event
+//      statement, on the games and linked players k6 created), with --pgbench-clients clients (16 by default; the
+//      ledger's pool is the machine's CPUs by default, --help);
 //   5. prints events per second end to end, p50/p95/p99, errors, the pgbench ceiling and the ratio, each program's
 //      peak memory, and the CPU each process spent per event during the peak.
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
