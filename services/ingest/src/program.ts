@@ -2,6 +2,7 @@
 // shapes and limits, and asks the ledger over the transport.
 import type Router from '@koa/router';
 import { Counter, Gauge, Histogram } from 'prom-client';
+import { EVENT_LIMITS } from '#runtime/contracts/event-limits.ts';
 import type { ProgramModule } from '#runtime/program.ts';
 import { addConfigRoutes } from './routes/config.ts';
 import { EDGE_BATCH_MAX_DEFAULT, EDGE_IN_FLIGHT_MAX_DEFAULT, EDGE_KEYS_MAX_DEFAULT } from './routes/event-batcher.ts';
@@ -19,9 +20,18 @@ export interface IngestConfig {
 export const ingest: ProgramModule<IngestConfig> = {
   name: 'ingest',
   readConfig: (reader) => ({
-    eventBatchMax: reader.int('INGEST_EVENT_BATCH_MAX', EDGE_BATCH_MAX_DEFAULT, { min: 1, max: 256 }),
-    eventInFlightMax: reader.int('INGEST_EVENT_IN_FLIGHT_MAX', EDGE_IN_FLIGHT_MAX_DEFAULT, { min: 1, max: 256 }),
-    eventKeysMax: reader.int('INGEST_EVENT_KEYS_MAX', EDGE_KEYS_MAX_DEFAULT, { min: 1, max: 256 }),
+    eventBatchMax: reader.int('INGEST_EVENT_BATCH_MAX', EDGE_BATCH_MAX_DEFAULT, {
+      min: 1,
+      max: EVENT_LIMITS.eventsPerRequestMax,
+    }),
+    eventInFlightMax: reader.int('INGEST_EVENT_IN_FLIGHT_MAX', EDGE_IN_FLIGHT_MAX_DEFAULT, {
+      min: 1,
+      max: EVENT_LIMITS.edgeInFlightMax,
+    }),
+    eventKeysMax: reader.int('INGEST_EVENT_KEYS_MAX', EDGE_KEYS_MAX_DEFAULT, {
+      min: 1,
+      max: EVENT_LIMITS.keysPerRequestMax,
+    }),
   }),
   async create(deps, config) {
     const { transport, platform } = deps;

@@ -15,6 +15,7 @@
 
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import { toErrorCode } from '#runtime/contracts/error-codes.ts';
+import { EVENT_LIMITS } from '#runtime/contracts/event-limits.ts';
 import type { RecordEventRequestSchema, RecordEventResponse } from '#runtime/contracts/gen/rewards/v1/events_pb.ts';
 import { ledgerOps } from '#runtime/contracts/operations.ts';
 import { AppError } from '#runtime/errors.ts';
@@ -23,7 +24,7 @@ import type { CallContext, Transport } from '#runtime/transport/operation.ts';
 export type RecordEventInit = MessageInitShape<typeof RecordEventRequestSchema>;
 
 export interface EdgeBatcherOptions {
-  /** Most events in one RecordEvents request (the ledger accepts up to 256). */
+  /** Most events in one RecordEvents request (at most EVENT_LIMITS.eventsPerRequestMax, which the ledger accepts). */
   batchMax: number;
   /** RecordEvents requests in flight at once. */
   inFlightMax: number;
@@ -31,7 +32,7 @@ export interface EdgeBatcherOptions {
   keysMax: number;
 }
 
-export const EDGE_BATCH_MAX_DEFAULT = 256;
+export const EDGE_BATCH_MAX_DEFAULT: number = EVENT_LIMITS.edgeBatchDefault;
 // 8, not 16: with fewer requests out, more of a key's events gather into its next request, so the ledger's batches
 // are larger and each event costs less; measured with npm run bench:ledger on 2 CPUs, 50 games: 1.68 x pgbench on
 // average over five runs with 8 against 1.46 over six with 16 (docs/benchmarks.md, "The edge's in-flight bound").

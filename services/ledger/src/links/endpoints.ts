@@ -1,6 +1,8 @@
 // Transport handlers of the linking operations: they check what arrived, call the repository and map outcomes to
 // the API's errors (CONTRACT section 6). The ledger never receives a link token, only its SHA-256.
+
 import type { Clock } from '#runtime/clock.ts';
+import { EVENT_LIMITS } from '#runtime/contracts/event-limits.ts';
 import { ledgerOps } from '#runtime/contracts/operations.ts';
 import type { Database } from '#runtime/db/database.ts';
 import { classifyDatabaseFailure } from '#runtime/db/failures.ts';
@@ -17,8 +19,6 @@ export interface LinkEndpointDeps {
   clock: Clock;
   logger: Logger;
 }
-
-const HASH_BYTES = 32;
 
 const invalidKey = () => new AppError(401, 'invalid_key', 'The key is unknown, revoked or not a secret key.');
 
@@ -55,7 +55,7 @@ export function linkEndpoints(deps: LinkEndpointDeps): EndpointBinding[] {
     );
   };
   const hashOf = (bytes: Uint8Array): Buffer | undefined =>
-    bytes.length === HASH_BYTES ? Buffer.from(bytes) : undefined;
+    bytes.length === EVENT_LIMITS.hashBytes ? Buffer.from(bytes) : undefined;
 
   return [
     bind(ledgerOps.createLinkIntent, async (request) => {

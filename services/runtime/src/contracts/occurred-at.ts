@@ -20,6 +20,8 @@
  * The exact input text is what the payload hash covers; `normalized` is for storage/responses.
  */
 
+import { EVENT_LIMITS } from './event-limits.ts';
+
 const GRAMMAR =
   /^([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2})(?::([0-9]{2})(?:\.([0-9]+))?)?(?:Z|([+-])([0-9]{2}):([0-9]{2}))$/;
 const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
@@ -74,7 +76,7 @@ const MIN_MS = Date.UTC(2000, 0, 1) - 5 * SHIFT_400Y_MS; // 0000-01-01T00:00:00.
 const MAX_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999); // 9999-12-31T23:59:59.999Z
 
 /** Default window: CONTRACT §7, `occurredAt` at most 5 minutes from receipt, either way. */
-export const OCCURRED_AT_WINDOW_MS = 300_000;
+export const OCCURRED_AT_WINDOW_MS: number = EVENT_LIMITS.occurredAtWindowMs;
 
 function isLeapYear(y: number): boolean {
   return y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0);
