@@ -137,7 +137,7 @@ describe('migrations on real PostgreSQL', () => {
       const file = join(dir, 'probe.sql');
       const set = {
         schema: 'ledger' as const,
-        migrations: [],
+        migrations: ledgerMigrations.migrations,
         repeatables: [{ name: 'probe', file: new URL(`file://${file}`) }],
       };
       const probe = async () => (await sql<{ v: number }>(url, 'select ledger.repeatable_probe() as v'))[0]?.v;
@@ -157,6 +157,15 @@ describe('migrations on real PostgreSQL', () => {
       // A failing file changes nothing: its transaction is rolled back and its old checksum stays.
       writeFileSync(file, 'drop function ledger.repeatable_probe(); select no_such_function();');
       await expect(applyRepeatables(await poolOf(url), set, logger)).rejects.toThrow(/ledger\/probe failed/);
+      expect(await probe()).toBe(2);
+      // A program older than the schema (it lacks the newest versioned migration: a pod of the previous release)
+      // leaves the newer body in place.
+      writeFileSync(
+        file,
+        'create or replace function ledger.repeatable_probe() returns int language sql as $$ select 1 $$;',
+      );
+      const older = { ...set, migrations: ledgerMigrations.migrations.slice(0, -1) };
+      expect(await applyRepeatables(await poolOf(url), older, logger)).toEqual([]);
       expect(await probe()).toBe(2);
       await sql(url, 'drop function ledger.repeatable_probe()');
       await sql(url, `delete from ledger.repeatable_migrations where name = 'probe'`);
@@ -178,6 +187,66 @@ describe('migrations on real PostgreSQL', () => {
       /project_budget_within_ceiling/,
     );
     await expect(sql(url, `update ledger.games set spent_credits = 100 where id = $1`, [game])).resolves.toEqual([]);
+  });
+
+  it('give existing daily totals the game of their player (0008) and refuse a player of another game', async () => {
+    // A database of the previous version, with a daily total, then this version's migrations on it.
+    const before = ledgerMigrations.migrations.findIndex((m) => m.name === '0008-distributable-by-game');
+    expect(before).toBeGreaterThan(0);
+    const old = await createTestDatabase();
+    await migrate(
+      old,
+      [identityMigrations, { ...ledgerMigrations, migrations: ledgerMigrations.migrations.slice(0, before) }],
+      logger,
+    );
+    const { game, org, project } = await insertGame(old);
+    const player = '44444444-4444-4444-8444-444444444444';
+    await sql(
+      old,
+      `insert into ledger.players (id, game_id, organization_id, external_player_id) values ($1, $2, $3, 'p')`,
+      [player, game, org],
+    );
+    await sql(old, `insert into ledger.player_daily_totals (player_id, day, credits) values ($1, '2026-01-02', 7)`, [
+      player,
+    ]);
+
+    await migrate(old, sets, logger);
+    await expectSchemas(old);
+    expect(
+      await sql(old, 'select game_id, player_id, day::text, credits::int from ledger.player_daily_totals'),
+    ).toEqual([{ game_id: game, player_id: player, day: '2026-01-02', credits: 7 }]);
+
+    // Another game of the project: rows of that game cannot name the first game's player.
+    const other = '55555555-5555-4555-8555-555555555555';
+    await sql(
+      old,
+      `insert into ledger.games (id, project_id, organization_id, slug, name, platform, max_payout_credits,
+                    daily_player_cap_credits) values ($1, $2, $3, gen_random_uuid(), 'H', 'web', 10, 5)`,
+      [other, project, org],
+    );
+    await expect(
+      sql(
+        old,
+        `insert into ledger.player_daily_totals (game_id, player_id, day, credits) values ($1, $2, '2026-01-02', 1)`,
+        [other, player],
+      ),
+    ).rejects.toThrow(/player_daily_totals_player_of_game/);
+    await expect(
+      sql(
+        old,
+        `insert into ledger.link_intents (id, game_id, player_id, token_hash, expires_at)
+         values (gen_random_uuid(), $1, $2, sha256('t'), now())`,
+        [other, player],
+      ),
+    ).rejects.toThrow(/link_intents_player_of_game/);
+    await expect(
+      sql(
+        old,
+        `insert into ledger.link_intents (id, game_id, player_id, token_hash, expires_at)
+         values (gen_random_uuid(), $1, $2, sha256('t'), now())`,
+        [game, player],
+      ),
+    ).resolves.toEqual([]);
   });
 });
 

@@ -142,7 +142,8 @@ describe('snapshot limits', () => {
     ];
     unlinked = await insertPlayers(system, first.gameId, 30, { linked: false, from: new Date(base + 60_000) });
     await insertEvents(system, first.gameId, linked[1]!, 130);
-    await insertEvents(system, secondGame, linked[0]!, 120);
+    // A player of the second game (an event names a player of its own game: a foreign key says so).
+    await insertEvents(system, secondGame, linked[260]!, 120);
   });
 
   it('lists at most 500 linked players across the organizations, newest first', async () => {

@@ -5,6 +5,7 @@ import { LedgerRecordEvents } from './0004-record-events.ts';
 import { LedgerLinkIntentsByGame } from './0005-link-intents-by-game.ts';
 import { LedgerRetention } from './0006-retention.ts';
 import { LedgerDecisionsByEventId } from './0007-decisions-by-event-id.ts';
+import { LedgerDistributableByGame } from './0008-distributable-by-game.ts';
 
 /**
  * The ledger schema's migrations, in order. Append new ones; never edit an applied one. The SQL functions' current
@@ -19,6 +20,7 @@ export const ledgerMigrations: MigrationSet = {
     { name: '0005-link-intents-by-game', class: LedgerLinkIntentsByGame },
     { name: '0006-retention', class: LedgerRetention },
     { name: '0007-decisions-by-event-id', class: LedgerDecisionsByEventId },
+    { name: '0008-distributable-by-game', class: LedgerDistributableByGame },
   ],
   repeatables: [
     { name: 'decision_reason', file: new URL('../sql/decision_reason.sql', import.meta.url) },

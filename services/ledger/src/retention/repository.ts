@@ -54,12 +54,12 @@ export class RetentionRepository {
     return count(
       this.db,
       `with old as (
-         select player_id, day from ledger.player_daily_totals
+         select player_id, game_id, day from ledger.player_daily_totals
           where day < (${NOW} at time zone 'UTC')::date - ?::int
           order by day limit ? for update skip locked),
        gone as (
          delete from ledger.player_daily_totals t using old
-          where t.player_id = old.player_id and t.day = old.day returning 1)
+          where t.player_id = old.player_id and t.game_id = old.game_id and t.day = old.day returning 1)
        select count(*)::int as n from gone`,
       [now?.toISOString() ?? null, horizons.dailyTotalDays, limit],
     );

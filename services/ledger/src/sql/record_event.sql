@@ -151,7 +151,7 @@ create or replace function ledger.record_event(
         else
           select t.credits into v_day_total
             from ledger.player_daily_totals t
-            where t.player_id = p_player_id and t.day = v_day;
+            where t.player_id = p_player_id and t.game_id = v_game_id and t.day = v_day;
           if coalesce(v_day_total, 0) + v_reward > v_game.daily_player_cap_credits then
             v_reason := 'daily_player_cap';
           elsif v_game.spent_credits + v_reward > v_game.budget_credits then
@@ -181,9 +181,9 @@ create or replace function ledger.record_event(
         p_event_type, v_occurred, o_status, v_reason, o_reward_credits, p_payload_hash, v_received);
     if v_reason is null then
       update ledger.games g set spent_credits = g.spent_credits + v_reward where g.id = v_game_id;
-      insert into ledger.player_daily_totals as t (player_id, day, credits)
-        values (p_player_id, v_day, v_reward)
-        on conflict (player_id, day) do update set credits = t.credits + excluded.credits;
+      insert into ledger.player_daily_totals as t (game_id, player_id, day, credits)
+        values (v_game_id, p_player_id, v_day, v_reward)
+        on conflict (game_id, player_id, day) do update set credits = t.credits + excluded.credits;
     end if;
   end
   $fn$;

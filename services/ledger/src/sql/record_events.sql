@@ -42,9 +42,9 @@
 --     record_event either: reading them once at the start of the call is the serial order "the change came
 --     before/after the call".
 --   - writes, once per call: one insert of all decisions, one update of the games' spend, one upsert per
---     (player, day) and per (game, minute); the clean-up of old minute counters that record_event does when a
---     minute row is created is done once per game, relative to its newest new minute. That is the same as doing it
---     per event when the call's receipt times lie within 5 minutes of each other (always: in production they are
+--     (game, player, day) and per (game, minute); the clean-up of old minute counters that record_event does when
+--     a minute row is created is done once per game, relative to its newest new minute. That is the same as doing
+--     it per event when the call's receipt times lie within 5 minutes of each other (always: in production they are
 --     all the transaction's now()).
 -- Every invariant keeps its constraint (spent <= budget, credits ranges, one decision per (game, event_id)).
 --
@@ -163,9 +163,10 @@ create function ledger.record_events(
     mi_stored integer[] := '{}';
     mi_added integer[] := '{}';
     mi_existed boolean[] := '{}';
-    -- Daily totals: key (player|day), player, day, credits stored, credits added.
+    -- Daily totals: key (player|day), game, player, day, credits stored, credits added.
     dt_n integer := 0;
     dt_keys text[] := '{}';
+    dt_games uuid[] := '{}';
     dt_players uuid[] := '{}';
     dt_days date[] := '{}';
     dt_stored bigint[] := '{}';
@@ -280,13 +281,15 @@ create function ledger.record_events(
         from (select * from ledger.game_minute_counters c0 where c0.game_id = any(gm_ids) offset 0) c
         where c.minute = any(v_minutes);
       select coalesce(array_agg(t.player_id::text || '|' || t.day::text), '{}'),
-          coalesce(array_agg(t.player_id), '{}'), coalesce(array_agg(t.day), '{}'),
-          coalesce(array_agg(t.credits), '{}'), coalesce(array_agg(0::bigint), '{}'), count(*)
-        into dt_keys, dt_players, dt_days, dt_stored, dt_added, dt_n
+          coalesce(array_agg(t.game_id), '{}'), coalesce(array_agg(t.player_id), '{}'),
+          coalesce(array_agg(t.day), '{}'), coalesce(array_agg(t.credits), '{}'), coalesce(array_agg(0::bigint), '{}'),
+          count(*)
+        into dt_keys, dt_games, dt_players, dt_days, dt_stored, dt_added, dt_n
         -- The same for the players' rows (a few days each, the retention keeps three): through the primary key
-        -- (player_id, day), never the index by day (every player's row of the day), whatever the statistics say.
+        -- (player_id, game_id, day), never the index by day (every player's row of the day), whatever the
+        -- statistics say.
         from (select * from ledger.player_daily_totals t0 where t0.player_id = any(pl_ids) offset 0) t
-        where t.day = any(v_days);
+        where t.game_id = any(gm_ids) and t.day = any(v_days);
     end if;
 
     for i in 1..n loop
@@ -414,6 +417,7 @@ create function ledger.record_events(
           dt_n := dt_n + 1;
           j := dt_n;
           dt_keys[j] := v_day_key;
+          dt_games[j] := v_game_id;
           dt_players[j] := p_player_ids[i];
           dt_days[j] := v_day;
           dt_stored[j] := 0;
@@ -475,11 +479,11 @@ create function ledger.record_events(
           from unnest(gm_ids, gm_spent, gm_spent0) as u(id, spent, spent0)
           where g.id = u.id and u.spent <> u.spent0;
       end if;
-      insert into ledger.player_daily_totals as t (player_id, day, credits)
-        select u.player_id, u.day, u.added
-          from unnest(dt_players, dt_days, dt_added) as u(player_id, day, added)
+      insert into ledger.player_daily_totals as t (game_id, player_id, day, credits)
+        select u.game_id, u.player_id, u.day, u.added
+          from unnest(dt_games, dt_players, dt_days, dt_added) as u(game_id, player_id, day, added)
           where u.added > 0
-        on conflict (player_id, day) do update set credits = t.credits + excluded.credits;
+        on conflict (game_id, player_id, day) do update set credits = t.credits + excluded.credits;
       insert into ledger.game_minute_counters as c (game_id, minute, attempts)
         select u.game_id, u.minute, u.added
           from unnest(mi_games, mi_minutes, mi_added) as u(game_id, minute, added)

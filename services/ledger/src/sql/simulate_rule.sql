@@ -92,7 +92,7 @@ create or replace function ledger.simulate_rule(
           (select a.status from identity.native_accounts a where a.credits_user_id = pl.credits_user_id)
             as account_status
         from ledger.events e2
-        join ledger.players pl on pl.id = e2.player_id
+        join ledger.players pl on pl.id = e2.player_id and pl.game_id = e2.game_id
         where e2.game_id = p_game_id and e2.created_at >= p_from and e2.created_at < p_to
         order by e2.created_at, e2.id;
   begin

@@ -2,10 +2,12 @@
 // file, applied after the versioned migrations whenever the file's SHA-256 differs from the one recorded for it in
 // `<schema>.repeatable_migrations`. One transaction per file, serialized across processes by an advisory lock and
 // checked again under it, so replicas starting together apply a file once. A file must therefore be re-runnable
-// (`create or replace`, or `drop ... if exists` then `create`).
+// (`create or replace`, or `drop ... if exists` then `create`). A program older than the database's schema (it does
+// not know every versioned migration applied) applies none: during a rolling upgrade or a rollback an old pod must
+// not put back function bodies that the newer schema no longer fits.
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import type { Pool } from 'pg';
+import type { Pool, PoolClient } from 'pg';
 import type { Logger } from '../logger.ts';
 import type { MigrationSet } from './migrations.ts';
 
@@ -21,7 +23,24 @@ export function repeatableSql(migration: RepeatableMigration): { text: string; c
   return { text, checksum: createHash('sha256').update(text).digest('hex') };
 }
 
-/** Applies the set's repeatable migrations whose file changed; returns the names applied. */
+/**
+ * The versioned migrations the database has applied that this program does not know: it is an older version than
+ * the schema (a pod of the previous release restarting mid-rollout, or a rollback of the Deployment). Such a program
+ * must not put its older function bodies back over the newer ones, which the newer schema may need.
+ */
+async function migrationsNewerThanThisProgram(client: PoolClient, set: MigrationSet): Promise<string[]> {
+  const tracking = `${set.schema}.mikro_orm_migrations`;
+  const exists = await client.query<{ t: string | null }>('select to_regclass($1)::text as t', [tracking]);
+  if (!exists.rows[0]?.t) return [];
+  const known = new Set(set.migrations.map((m) => m.name));
+  const recorded = await client.query<{ name: string }>(`select name from ${tracking}`);
+  return recorded.rows.map((row) => row.name).filter((name) => !known.has(name));
+}
+
+/**
+ * Applies the set's repeatable migrations whose file changed; returns the names applied. Applies none when the
+ * database's schema is newer than this program (migrationsNewerThanThisProgram): the newer program's files stay.
+ */
 export async function applyRepeatables(pool: Pool, set: MigrationSet, logger: Logger): Promise<string[]> {
   const repeatables = set.repeatables ?? [];
   if (repeatables.length === 0) return [];
@@ -29,6 +48,14 @@ export async function applyRepeatables(pool: Pool, set: MigrationSet, logger: Lo
   const client = await pool.connect();
   const applied: string[] = [];
   try {
+    const newer = await migrationsNewerThanThisProgram(client, set);
+    if (newer.length > 0) {
+      logger.warn(
+        { schema: set.schema, newer },
+        'the database schema is newer than this program: its SQL functions are left as the newer release wrote them',
+      );
+      return [];
+    }
     await client.query(`create table if not exists ${table} (
       name text primary key check (name ~ '^[a-z0-9_]+$'),
       checksum text not null check (checksum ~ '^[0-9a-f]{64}$'),
