@@ -32,11 +32,11 @@ import {
   EDGE_KEYS_MAX_DEFAULT,
   EdgeEventBatcher,
 } from '../services/ingest/src/routes/event-batcher.ts';
+import { extraNodeOptions, PROGRAM_NODE_OPTIONS } from '../services/launcher/src/processes.ts';
+import { freePort, startNats, startPostgres } from '../services/launcher/src/servers.ts';
 import { EVENT_GROUP_KEYS_MAX_DEFAULT } from '../services/ledger/src/events/endpoints.ts';
 import { RECORD_EVENT_GROUP_KEYS_MAX } from '../services/ledger/src/events/repository.ts';
 import { ledgerMigrations } from '../services/ledger/src/migrations/index.ts';
-import { extraNodeOptions, PROGRAM_NODE_OPTIONS } from '../test/support/processes.ts';
-import { freePort, startNats, startPostgres } from '../test/support/servers.ts';
 import { createFixtures, EVENT_TYPE, keyHash, playerId, RATE_LIMIT, SINGLE_EVENT_SCRIPT } from './lib/fixtures.ts';
 import { runPgbench as runPgbenchScript, type Side } from './lib/pgbench.ts';
 import { prefillEvents } from './lib/prefill.ts';

@@ -15,8 +15,8 @@ import { createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync, writeF
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { extraNodeOptions, PROGRAM_NODE_OPTIONS } from '../test/support/processes.ts';
-import { freePort } from '../test/support/servers.ts';
+import { extraNodeOptions, PROGRAM_NODE_OPTIONS } from '../services/launcher/src/processes.ts';
+import { freePort } from '../services/launcher/src/servers.ts';
 import { createLoadIdentity } from './lib/identity.ts';
 import { ensureK6, runK6 } from './lib/k6.ts';
 import { machine, rssMiB } from './lib/proc.ts';

@@ -13,7 +13,7 @@
 // The ids are generated in order (the primary key and each index are appended to, not split at random places), which
 // is what makes 5 million rows take minutes instead of much longer; the event ids of live traffic stay random.
 import pg from 'pg';
-import { checkInvariants } from '../../test/faults/checks.ts';
+import { checkInvariants } from './invariants.ts';
 
 const STEP = 500_000;
 
@@ -62,12 +62,12 @@ export async function prefillEvents(
         where h.game_id = g.id`,
     );
     await client.query(
-      `insert into ledger.player_daily_totals as t (player_id, day, credits)
-       select player_id, (created_at at time zone 'UTC')::date, sum(reward_credits)
+      `insert into ledger.player_daily_totals as t (game_id, player_id, day, credits)
+       select game_id, player_id, (created_at at time zone 'UTC')::date, sum(reward_credits)
          from ledger.events
         where created_at >= ((now() at time zone 'UTC')::date - 2)::timestamp at time zone 'UTC'
-        group by 1, 2
-       on conflict (player_id, day) do update set credits = t.credits + excluded.credits`,
+        group by 1, 2, 3
+       on conflict (game_id, player_id, day) do update set credits = t.credits + excluded.credits`,
     );
     await client.query('commit');
     await client.query('vacuum analyze ledger.events');

@@ -1,30 +1,35 @@
 // The service for a load run, on real PostgreSQL and NATS: either the all-in-one process (one port) or the five
-// programs as separate processes (one port each, the way Kubernetes runs them). PostgreSQL and nats-server are
-// DATABASE_URL / NATS_URL when given, else throwaway servers (test/support/servers.ts); either way the run gets a
-// database of its own (created here, migrated, dropped at the end).
-import { type ChildProcess, spawn } from 'node:child_process';
+// programs as separate processes (one port each, the way Kubernetes runs them; services/launcher/src/processes.ts).
+// PostgreSQL and nats-server are DATABASE_URL / NATS_URL when given, else throwaway servers
+// (services/launcher/src/servers.ts); either way the run gets a database of its own (created here, migrated, dropped
+// at the end).
 import { randomBytes } from 'node:crypto';
-import { createWriteStream, mkdirSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { mkdirSync } from 'node:fs';
 import pg from 'pg';
 import { pino } from 'pino';
 import { migrate } from '#runtime/db/database.ts';
 import { identityMigrations } from '../../services/identity-admission/src/migrations/index.ts';
+import {
+  extraNodeOptions,
+  PROGRAM_ENTRIES as LAUNCHER_ENTRIES,
+  type LaunchedProgram,
+  PROGRAMS,
+  type ProgramName,
+  type ProgramSpec,
+  type Programs,
+  startPrograms,
+} from '../../services/launcher/src/processes.ts';
+import { startNats, startPostgres } from '../../services/launcher/src/servers.ts';
 import { ledgerMigrations } from '../../services/ledger/src/migrations/index.ts';
-import { extraNodeOptions, PROGRAM_NODE_OPTIONS } from '../../test/support/processes.ts';
-import { freePort, startNats, startPostgres } from '../../test/support/servers.ts';
 import { rssMiB } from './proc.ts';
 
 export type SystemMode = 'all-in-one' | 'programs';
 
-export const PROGRAM_ENTRIES = {
-  'identity-admission': 'services/identity-admission/src/main.ts',
-  ledger: 'services/ledger/src/main.ts',
-  gateway: 'gateway/src/main.ts',
-  ingest: 'services/ingest/src/main.ts',
-  links: 'services/links/src/main.ts',
-} as const;
-export type ProgramName = keyof typeof PROGRAM_ENTRIES;
+/** The five programs' entry files (the launcher's list, without the all-in-one process). */
+export const PROGRAM_ENTRIES = Object.fromEntries(PROGRAMS.map((name) => [name, LAUNCHER_ENTRIES[name]])) as {
+  [K in ProgramName]: (typeof LAUNCHER_ENTRIES)[K];
+};
+export type { ProgramName };
 
 export interface LoadSystemOptions {
   mode: SystemMode;
@@ -61,58 +66,10 @@ export interface LoadSystem {
   stop(): Promise<void>;
 }
 
-interface Child {
-  name: string;
-  child: ChildProcess;
-  url: string;
-  exited: Promise<number | null>;
-}
-
-function spawnProgram(
-  name: string,
-  entry: string,
-  env: Record<string, string>,
-  port: number,
-  options: LoadSystemOptions,
-): Child {
-  const profile = options.cpuProfile?.programs.includes(name)
-    ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfile.dir}`, `--cpu-prof-name=${name}.${Date.now()}.cpuprofile`]
-    : [];
-  const portVariable = name === 'all-in-one' ? 'PORT' : 'HTTP_PORT';
-  // The OTEL_* variables of the run reach the programs (tracing on: see docs/benchmarks.md, "Tracing on and off").
-  const otel = Object.fromEntries(Object.entries(process.env).filter(([key]) => key.startsWith('OTEL_')));
-  const child = spawn(process.execPath, [...PROGRAM_NODE_OPTIONS, ...extraNodeOptions(), ...profile, resolve(entry)], {
-    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', ...otel, ...env, [portVariable]: String(port) },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const log = createWriteStream(join(options.logDir, `${name}.log`));
-  child.stdout?.pipe(log);
-  child.stderr?.pipe(log);
-  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
-  return { name, child, url: `http://127.0.0.1:${port}`, exited };
-}
-
-async function waitReady(program: Child, timeoutMs: number, logDir: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (program.child.exitCode !== null) {
-      throw new Error(`${program.name} exited with ${program.child.exitCode}; see ${join(logDir, program.name)}.log`);
-    }
-    try {
-      const response = await fetch(`${program.url}/readyz`, { signal: AbortSignal.timeout(2_000) });
-      if (response.status === 200) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`${program.name} did not answer /readyz with 200 within ${timeoutMs} ms`);
-}
-
 export async function startLoadSystem(options: LoadSystemOptions): Promise<LoadSystem> {
   const log = options.log ?? (() => {});
   const stops: Array<() => Promise<void>> = [];
-  const children: Child[] = [];
+  let programs: Programs | undefined;
   const peaks = new Map<string, number>();
   const processes: RunningProcess[] = [];
   const readPeaks = () => {
@@ -131,14 +88,7 @@ export async function startLoadSystem(options: LoadSystemOptions): Promise<LoadS
     clearInterval(peakTimer);
     readPeaks();
     // Edges first, then the state owners (the order Kubernetes would drain them in does not matter here).
-    for (const program of [...children].reverse()) {
-      if (program.child.exitCode === null) {
-        program.child.kill('SIGTERM');
-        const timer = setTimeout(() => program.child.kill('SIGKILL'), 15_000);
-        await program.exited;
-        clearTimeout(timer);
-      }
-    }
+    await programs?.stop(15_000);
     for (const s of stops.reverse()) {
       try {
         await s();
@@ -185,17 +135,32 @@ export async function startLoadSystem(options: LoadSystemOptions): Promise<LoadS
     await migrate(databaseUrl, [identityMigrations, ledgerMigrations], pino({ level: 'silent' }));
     log(`database ${databaseName} migrated`);
 
-    const env = { ...options.env, DATABASE_URL: databaseUrl, NATS_URL: natsUrl };
-    const names: string[] = options.mode === 'all-in-one' ? ['all-in-one'] : Object.keys(PROGRAM_ENTRIES);
-    for (const name of names) {
-      const entry = name === 'all-in-one' ? 'services/all-in-one/src/main.ts' : PROGRAM_ENTRIES[name as ProgramName];
-      const child = spawnProgram(name, entry, env, await freePort(), options);
-      children.push(child);
-      if (child.child.pid) processes.push({ name, pid: child.child.pid });
+    // The OTEL_* variables of the run reach the programs (tracing on: see docs/benchmarks.md, "Tracing on and off").
+    const otel = Object.fromEntries(Object.entries(process.env).filter(([key]) => key.startsWith('OTEL_')));
+    // No drain after SIGTERM (SHUTDOWN_DRAIN_MS): nothing balances these processes, and the run stops at once.
+    const env = { ...otel, SHUTDOWN_DRAIN_MS: '0', ...options.env, DATABASE_URL: databaseUrl, NATS_URL: natsUrl };
+    const names: readonly LaunchedProgram[] = options.mode === 'all-in-one' ? ['all-in-one'] : PROGRAMS;
+    const profile = options.cpuProfile;
+    programs = await startPrograms({
+      programs: Object.fromEntries(names.map((name) => [name, {}])) as Partial<Record<LaunchedProgram, ProgramSpec>>,
+      env,
+      logDir: options.logDir,
+      host: '127.0.0.1',
+      nodeOptions: ({ program }) => [
+        ...extraNodeOptions(),
+        ...(profile?.programs.includes(program)
+          ? ['--cpu-prof', `--cpu-prof-dir=${profile.dir}`, `--cpu-prof-name=${program}.${Date.now()}.cpuprofile`]
+          : []),
+      ],
+      startTimeoutMs: options.startTimeoutMs ?? 120_000,
+      waitReady: false,
+    });
+    for (const replica of programs.replicas) {
+      if (replica.pid) processes.push({ name: replica.name, pid: replica.pid });
     }
-    const timeoutMs = options.startTimeoutMs ?? 120_000;
-    await Promise.all(children.map((c) => waitReady(c, timeoutMs, options.logDir)));
-    const urlOf = (name: string) => (children.find((c) => c.name === name) ?? children[0]!).url;
+    await Promise.all(programs.replicas.map((replica) => replica.waitReady()));
+    const started = programs;
+    const urlOf = (name: LaunchedProgram) => (started.of(name)[0] ?? started.replicas[0]!).url;
     log(`${options.mode === 'all-in-one' ? 'all-in-one process' : 'five programs'} ready`);
     return {
       mode: options.mode,

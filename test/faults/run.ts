@@ -21,11 +21,21 @@ import {
   errorOf,
   type InvariantResult,
   rowKey,
+  type StoredRow,
   storedRows,
 } from './checks.ts';
 import { createFixtures, type Fixtures } from './fixtures.ts';
 import { pool, type RunningLoad, type SentRequest, send, startLoad } from './load.ts';
-import { type FaultSystem, startFaultSystem } from './system.ts';
+import {
+  DEFAULT_TOPOLOGY,
+  describeTopology,
+  EDGE_DRAIN_MS,
+  type FaultSystem,
+  type FaultTopology,
+  POOLER_POOL_SIZE,
+  startFaultSystem,
+} from './system.ts';
+import { watchWritable } from './writable.ts';
 
 const HELP = `Usage: npm run test:faults -- [options]      (node test/faults/run.ts)
 
@@ -33,7 +43,9 @@ Starts PostgreSQL (initdb, fsync on), nats-server and the five programs as separ
 a world through the public API, then runs one phase per fault: event load, the fault in its middle, load until
 the service is back; after each phase every answer is checked, the 503'd events are retried with the same eventId,
 the answered events are replayed, and the ledger's invariants are checked in SQL over the whole database.
-Prints a table of the figures and every failed check; exits 1 when a check failed.
+The faults of the production topology (pooler, failover, nats-cluster, rolling) each get a service of their own
+(PgBouncer, a pg_auto_failover formation, a NATS cluster, two replicas behind HAProxy), started for them and stopped
+after them. Prints a table of the figures and every failed check; exits 1 when a check failed.
 
 Options:
   --faults LIST     comma-separated, in this order by default:
@@ -60,15 +72,26 @@ const BLIP_MS = 300;
 /** After nats-server is back: the clients' reconnect wait (0.5 s) plus 1 s for decisions again, plus 0.5 s margin. */
 const NATS_RECOVERY_BOUND_MS = 2_000;
 
+/** The check that a fault could be made at all (a topology's process not found, a command failing, ...). */
+const CHECK_INJECTED = 'the fault was made';
+/** The check that a fault's own service started (its servers installed and working). */
+const CHECK_STARTED = "the fault's service started";
+/** Decisions again within this of a new primary accepting writes (the failover fault's target). */
+const FAILOVER_RECOVERY_BOUND_MS = 2_000;
+
 interface FaultOutcome {
   /** When the faulted part was back (restarted and ready, or the server accepting again). */
   endedAt: number;
   note?: string;
+  /** Named moments of the fault (ms since epoch), for its extra checks. */
+  marks?: Record<string, number>;
 }
 
 interface Fault {
   id: string;
   title: string;
+  /** The service this fault needs, when not the default one (it then gets a service of its own). */
+  topology?: FaultTopology;
   inject(system: FaultSystem, load: RunningLoad): Promise<FaultOutcome>;
   recoveryBoundMs: number;
   /** Extra checks of this fault on the phase's load requests. */
@@ -76,6 +99,32 @@ interface Fault {
 }
 
 const isBad = (r: SentRequest) => r.failure !== undefined || (r.answer!.status !== 200 && r.answer!.status !== 409);
+
+/**
+ * Among the requests sent in [from, to): when the first good answer after the last failing one came, or undefined
+ * when none failed (null when none answered well after the last failure).
+ */
+function recoveredAt(requests: SentRequest[], from: number, to: number): number | null | undefined {
+  const window = requests.filter((r) => r.sentAt >= from && r.sentAt < to).sort((a, b) => a.sentAt - b.sentAt);
+  const lastBad = window.findLastIndex(isBad);
+  if (lastBad < 0) return undefined;
+  const recovered = window.slice(lastBad + 1).find((r) => !isBad(r));
+  return recovered ? recovered.answeredAt! : null;
+}
+
+const seconds = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
+
+/** Every request answered 200 or 409: nothing failed (for the faults a healthy replica or server must absorb). */
+function noFailure(book: CheckBook, name: string, requests: SentRequest[]): void {
+  for (const r of requests) {
+    book.check(
+      name,
+      !isBad(r),
+      () =>
+        `${r.copy.eventId} sent ${new Date(r.sentAt).toISOString().slice(11, 23)}, after ${(r.answeredAt ?? Date.now()) - r.sentAt} ms: ${r.failure ?? `${r.answer?.status} ${JSON.stringify(r.answer?.body).slice(0, 160)}`}`,
+    );
+  }
+}
 
 const FAULTS: Fault[] = [
   {
@@ -96,9 +145,10 @@ const FAULTS: Fault[] = [
     title: '`pg_ctl stop -m immediate`, 1 s down, `pg_ctl start`',
     recoveryBoundMs: RECOVERY_BOUND_MS,
     async inject(system) {
-      system.postgres.stopImmediately();
+      const postgres = system.postgres!; // the default topology: one PostgreSQL cluster
+      postgres.stopImmediately();
       await sleep(1_000);
-      system.postgres.start();
+      postgres.start();
       return { endedAt: Date.now() };
     },
   },
@@ -164,7 +214,178 @@ const FAULTS: Fault[] = [
       return { endedAt: Date.now() };
     },
   },
+  {
+    id: 'pooler',
+    title: `the state owners through PgBouncer 1.18 (transaction mode, ${POOLER_POOL_SIZE} server connections): PAUSE 1 s, RESUME, then its server connections terminated`,
+    topology: { ...DEFAULT_TOPOLOGY, database: 'pgbouncer' },
+    recoveryBoundMs: RECOVERY_BOUND_MS,
+    async inject(system) {
+      // PAUSE (SIGUSR1) waits for the transactions in flight and holds new ones, as before a database restart;
+      // RESUME (SIGUSR2). Then the server connections PgBouncer holds are terminated from PostgreSQL (a server
+      // restart or server_lifetime behind the pooler): the transactions on them fail while their clients stay
+      // connected to PgBouncer.
+      const pid = system.bouncerPid();
+      if (pid === undefined) throw new Error('the PgBouncer process was not found');
+      process.kill(pid, 'SIGUSR1');
+      await sleep(1_000);
+      process.kill(pid, 'SIGUSR2');
+      const admin = new pg.Client({ connectionString: await system.checkDatabaseUrl() });
+      admin.on('error', () => {});
+      await admin.connect();
+      const { rows } = await admin.query<{ n: string }>(
+        `select count(pg_terminate_backend(pid))::text as n from pg_stat_activity
+          where datname = current_database() and pid <> pg_backend_pid() and backend_type = 'client backend'`,
+      );
+      await admin.end();
+      return { endedAt: Date.now(), note: `paused 1 s; ${rows[0]?.n ?? 0} server connections terminated after RESUME` };
+    },
+  },
+  {
+    id: 'failover',
+    title:
+      "pg_auto_failover (primary + synchronous standby, multi-host DATABASE_URL): `perform switchover`, then SIGKILL of the new primary's postgres",
+    topology: { ...DEFAULT_TOPOLOGY, database: 'auto-failover' },
+    // From the moment a primary accepts writes again after the kill.
+    recoveryBoundMs: FAILOVER_RECOVERY_BOUND_MS,
+    async inject(system) {
+      const formation = system.formation!;
+      const watch = await watchWritable(formation.ports);
+      const portOf = async () => (await formation.waitForPrimary()).port;
+      try {
+        const before = await portOf();
+        const switchoverAt = Date.now();
+        const promoted = await formation.switchover();
+        const switchoverDoneAt = Date.now();
+        const switchoverWritable = watch.firstWriteAfter(switchoverAt, promoted.port);
+        // Both nodes in their roles again (the old primary a secondary) before the second fault.
+        await waitFormed(system);
+        await sleep(4_000);
+        const killAt = Date.now();
+        const killed = await formation.killPrimary();
+        // Writable again: the first write after the killed server was seen failing (its keeper restarts it, or the
+        // monitor promotes the standby).
+        const down = await until(() => watch.firstFailureAfter(killAt, killed.port), 30_000);
+        const back = await until(() => watch.firstWriteAfter(down?.startedAt ?? killAt), 120_000);
+        const endedAt = back?.endedAt ?? Date.now();
+        const backNode = back
+          ? back.port === killed.port
+            ? 'the same node (postgres restarted by its keeper)'
+            : 'the standby, promoted'
+          : 'nothing';
+        return {
+          endedAt,
+          marks: {
+            switchoverAt,
+            switchoverWritableAt: switchoverWritable?.endedAt ?? switchoverDoneAt,
+            killAt,
+            killWritableAt: endedAt,
+          },
+          note:
+            `switchover ${before} -> ${promoted.port} took ${seconds(switchoverDoneAt - switchoverAt)}, ` +
+            `the new primary took writes ${switchoverWritable ? seconds(switchoverWritable.endedAt - switchoverAt) : '(not seen)'} after it began; ` +
+            `SIGKILL of ${killed.port}'s postgres: writes again ${seconds(endedAt - killAt)} later on ${backNode}`,
+        };
+      } finally {
+        await watch.stop();
+      }
+    },
+    extra(book, requests, _faultAt, outcome) {
+      const m = outcome.marks!;
+      const name = `failover: decisions again within ${FAILOVER_RECOVERY_BOUND_MS / 1000} s of the new primary taking writes (switchover)`;
+      const at = recoveredAt(requests, m.switchoverAt!, m.killAt!);
+      const after = at === undefined ? 0 : at === null ? null : Math.max(0, at - m.switchoverWritableAt!);
+      book.check(name, after !== null && after <= FAILOVER_RECOVERY_BOUND_MS, () =>
+        after === null ? 'not recovered before the kill' : `${after} ms`,
+      );
+      outcome.note += `; answers 200 again ${after === null ? 'never' : seconds(after)} after the switchover's new primary took writes`;
+      const atKill = recoveredAt(requests, m.killAt!, Number.POSITIVE_INFINITY);
+      const afterKill = atKill === undefined ? 0 : atKill === null ? null : Math.max(0, atKill - m.killWritableAt!);
+      outcome.note += `, ${afterKill === null ? 'never' : seconds(afterKill)} after the kill's`;
+    },
+  },
+  {
+    id: 'nats-cluster',
+    title: '3-node NATS cluster: SIGKILL of the server the ledger is connected to (restarted 1 s later)',
+    topology: { ...DEFAULT_TOPOLOGY, nats: 'cluster' },
+    // The clients move to a surviving server at once; then decisions within the nats-kill bound.
+    recoveryBoundMs: NATS_RECOVERY_BOUND_MS,
+    async inject(system) {
+      const cluster = system.natsCluster!;
+      const [node] = await cluster.nodesOf('ledger');
+      if (!node) throw new Error('the ledger is connected to no node of the cluster (/connz)');
+      const clients = (await node.connections()).filter(Boolean).sort();
+      await node.kill('SIGKILL');
+      const endedAt = Date.now();
+      await sleep(1_000);
+      await node.start();
+      return { endedAt, note: `killed ${node.name} (its clients: ${clients.join(', ')}); restarted 1 s later` };
+    },
+  },
+  {
+    id: 'rolling',
+    title: `rolling restart of 2 replicas of every program (edges behind HAProxy, SHUTDOWN_DRAIN_MS ${EDGE_DRAIN_MS})`,
+    topology: { database: 'direct', nats: 'single', replicas: 2, balancer: true },
+    recoveryBoundMs: RECOVERY_BOUND_MS,
+    async inject(system) {
+      const note = await system.rollingRestart((line) => log(`rolling: ${line}`));
+      return { endedAt: Date.now(), note };
+    },
+    extra(book, requests) {
+      noFailure(book, 'rolling: no request failed (no 503, no error from the balancer, no connection error)', requests);
+    },
+  },
 ];
+
+/**
+ * The story of each event a 503 said was not stored although it is (the check `noFalseClaim` in checks.ts): every
+ * copy of it sent in the phase (kind, when sent and answered, status, message) and when the stored row was made
+ * (`created_at`, the deciding transaction's start), to tell a false claim from a copy's doing the check cannot see.
+ */
+function explainFalseClaims(requests: SentRequest[], before: Map<string, StoredRow>, freshIds: Set<string>): string[] {
+  const time = (ms: number | undefined) => (ms === undefined ? '-' : new Date(ms).toISOString().slice(11, 23));
+  const lines: string[] = [];
+  for (const r of requests) {
+    if (r.answer?.status !== 503) continue;
+    const stored = before.get(rowKey(r.copy.gameId, r.copy.eventId));
+    const claim = classifyUnavailableMessage(errorOf(r)?.message ?? '');
+    if (!stored || stored.hash !== r.copy.hash || stored.createdAtMs < r.sentAt - 5 || freshIds.has(stored.id))
+      continue;
+    if (claim !== 'nothing-stored') continue;
+    const copies = requests
+      .filter((c) => c.copy.eventId === r.copy.eventId)
+      .map(
+        (c) =>
+          `${c === r ? '*' : ''}${c.kind} sent ${time(c.sentAt)} answered ${time(c.answeredAt)} ` +
+          `${c.failure ?? `${c.answer?.status} ${classifyUnavailableMessage(errorOf(c)?.message ?? '')}`}`,
+      );
+    lines.push(
+      `${r.copy.eventId}: row ${stored.id} created ${time(stored.createdAtMs)}; copies: ${copies.join(' | ')}`,
+    );
+  }
+  return lines;
+}
+
+/** Polls `get` every 50 ms until it returns something; undefined after timeoutMs. */
+async function until<T>(get: () => T | undefined, timeoutMs: number): Promise<T | undefined> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = get();
+    if (value !== undefined || Date.now() > deadline) return value;
+    await sleep(50);
+  }
+}
+
+/** Waits until the formation has a primary and a secondary again (each as assigned). */
+async function waitFormed(system: FaultSystem, timeoutMs = 120_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const nodes = await system.formation!.state().catch(() => []);
+    const settled = (state: string) => nodes.some((n) => n.reportedState === state && n.assignedState === state);
+    if (settled('primary') && settled('secondary')) return;
+    await sleep(250);
+  }
+  throw new Error(`the formation did not settle (a primary and a secondary) within ${timeoutMs} ms`);
+}
 
 interface PhaseSummary {
   fault: string;
@@ -183,6 +404,8 @@ interface PhaseSummary {
   replays: { count: number; ok: number };
   invariants: InvariantResult[];
   checks: Array<{ name: string; passed: number; failed: number; examples: string[] }>;
+  /** For each 503 "nothing stored" of a stored event: every copy of that event sent, and the stored row. */
+  falseClaims?: string[];
 }
 
 interface Settings {
@@ -220,9 +443,19 @@ async function runPhase(
   let outcome: FaultOutcome = { endedAt: faultAt };
   if (fault) {
     log(`${id}: ${fault.title}`);
-    outcome = await fault.inject(system, load);
-    log(`${id}: fault over after ${outcome.endedAt - faultAt} ms${outcome.note ? ` (${outcome.note})` : ''}`);
+    try {
+      outcome = await fault.inject(system, load);
+      book.pass(CHECK_INJECTED);
+      log(`${id}: fault over after ${outcome.endedAt - faultAt} ms${outcome.note ? ` (${outcome.note})` : ''}`);
+    } catch (error) {
+      // Reported, and the phase goes on: the answers and the database are still checked.
+      const message = (error as Error).message.split('\n')[0]!;
+      book.fail(CHECK_INJECTED, message);
+      outcome = { endedAt: Date.now(), note: `the fault could not be made: ${message}` };
+      log(`${id}: ${outcome.note}`);
+    }
   }
+  const injected = book.results.get(CHECK_INJECTED)?.failed === 0;
   await sleep(settings.afterMs);
   await load.stop();
   const requests = load.sent;
@@ -268,6 +501,8 @@ async function runPhase(
     freshIds.add(d.id);
   }
   for (const r of requests) checkAgainstRows(book, r, after, before, freshIds);
+  const falseClaims = explainFalseClaims(requests, before, freshIds);
+  for (const line of falseClaims) log(`${id}: 503 "nothing stored" for a stored event: ${line}`);
   let retriesOk = 0;
   for (const r of retries) {
     checkAnswer(book, r);
@@ -337,7 +572,7 @@ async function runPhase(
       recoveredAfterEndMs !== null && recoveredAfterEndMs <= fault.recoveryBoundMs,
       () => (recoveredAfterEndMs === null ? 'not recovered before the load stopped' : `${recoveredAfterEndMs} ms`),
     );
-    fault.extra?.(book, requests, faultAt, outcome);
+    if (injected) fault.extra?.(book, requests, faultAt, outcome);
   }
 
   const invariants = await checkInvariants(client);
@@ -376,6 +611,28 @@ async function runPhase(
     replays: { count: replays.length, ok: replaysOk },
     invariants,
     checks: [...book.results].map(([name, r]) => ({ name, ...r })),
+    ...(falseClaims.length > 0 ? { falseClaims } : {}),
+  };
+}
+
+/** The row of a fault whose service did not start. */
+function notRun(fault: Fault | undefined, message: string): PhaseSummary {
+  return {
+    fault: fault?.id ?? 'baseline',
+    title: fault?.title ?? 'no fault (control)',
+    note: `not run: ${message}`,
+    sent: {},
+    skipped: 0,
+    answers: {},
+    decisions: {},
+    unavailable: {},
+    faultMs: 0,
+    unavailableMs: 0,
+    recoveredAfterEndMs: 0,
+    retries: { count: 0, ok: 0 },
+    replays: { count: 0, ok: 0 },
+    invariants: [],
+    checks: [{ name: CHECK_STARTED, passed: 0, failed: 1, examples: [message] }],
   };
 }
 
@@ -405,6 +662,11 @@ function markdown(phases: PhaseSummary[], settings: Settings, seconds: number): 
         `${ms(p.recoveredAfterEndMs)} | ${p.retries.ok}/${p.retries.count} | ${p.replays.ok}/${p.replays.count} | ` +
         `${invariantsOk}/${p.invariants.length} | ${failed.length === 0 ? 'none' : failed.map((c) => `${c.name} (${c.failed})`).join('; ')} |`,
     );
+  }
+  const noted = phases.filter((p) => p.note);
+  if (noted.length > 0) {
+    lines.push('', 'Notes:', '');
+    for (const p of noted) lines.push(`- **${p.fault}**: ${p.note}`);
   }
   lines.push('', 'Failed checks, with up to three examples each:', '');
   let any = false;
@@ -461,58 +723,84 @@ async function main(): Promise<void> {
   const runId = randomBytes(4).toString('hex');
   const identity = await createLoadIdentity(runId, 6);
   const adminToken = randomBytes(24).toString('hex');
-  const system = await startFaultSystem({
-    env: {
-      ...identity.env,
-      ADMIN_TOKEN: adminToken,
-      NATIVE_ADMISSION_MODE: 'enforce',
-      EVENT_RATE_LIMIT_PER_MINUTE: '600',
-      NATS_REQUEST_TIMEOUT_MS: String(NATS_REQUEST_TIMEOUT_MS),
-    },
-    logDir: join(resultsDir, 'logs'),
-    log,
-  });
+  const env = {
+    ...identity.env,
+    ADMIN_TOKEN: adminToken,
+    NATIVE_ADMISSION_MODE: 'enforce',
+    EVENT_RATE_LIMIT_PER_MINUTE: '600',
+    NATS_REQUEST_TIMEOUT_MS: String(NATS_REQUEST_TIMEOUT_MS),
+  };
+  // The faults on the default service share one (after a control phase); each fault that needs another topology
+  // gets a service of its own, started for it and stopped after it (one service at a time: a 2-core machine).
+  const groups: Array<{ label: string; topology: FaultTopology; faults: Array<Fault | undefined> }> = [];
+  const shared = faults.filter((f) => f.topology === undefined);
+  if (shared.length > 0) groups.push({ label: '', topology: DEFAULT_TOPOLOGY, faults: [undefined, ...shared] });
+  for (const fault of faults.filter((f) => f.topology !== undefined)) {
+    groups.push({ label: fault.id, topology: fault.topology!, faults: [fault] });
+  }
+
+  let current: FaultSystem | undefined;
   let stopping: Promise<void> | undefined;
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => {
-      stopping ??= system.stop();
+      stopping ??= current?.stop() ?? Promise.resolve();
       void stopping.finally(() => process.exit(130));
     });
   }
   const phases: PhaseSummary[] = [];
-  let client: pg.Client | undefined;
-  try {
-    const fixtures = await createFixtures(system.urls, identity, adminToken);
-    log(`world ready: ${fixtures.games.length} games; logs in ${join(resultsDir, 'logs')}`);
-    const connect = async () => {
-      await client?.end().catch(() => {});
-      client = new pg.Client({ connectionString: system.databaseUrl });
-      client.on('error', () => {}); // reported by the query that meets it
-      await client.connect();
-      return client;
-    };
-    for (const fault of [undefined, ...faults]) {
-      const phase = await runPhase(system, fixtures, connect, fault, settings);
-      const failed = phase.checks.filter((c) => c.failed > 0).length;
-      log(
-        `${phase.fault}: ${Object.values(phase.sent).reduce((a, b) => a + b, 0)} requests, answers ${JSON.stringify(phase.answers)}, ` +
-          `decisions ${JSON.stringify(phase.decisions)}, ` +
-          `recovered ${phase.recoveredAfterEndMs ?? 'never'} ms after the fault ended; ${failed === 0 ? 'every check passed' : `${failed} checks failed`}`,
-      );
-      phases.push(phase);
+  for (const group of groups) {
+    const logDir = join(resultsDir, 'logs', group.label);
+    if (group.label) log(`${group.label}: starting its own service: ${describeTopology(group.topology)}`);
+    let system: FaultSystem;
+    try {
+      system = await startFaultSystem({ env, logDir, log, topology: group.topology });
+    } catch (error) {
+      // Its servers missing or failing: every fault of the group is reported as not run, and the suite goes on.
+      const message = (error as Error).message.split('\n')[0]!;
+      log(`${group.label || 'the default service'} did not start: ${message}`);
+      for (const fault of group.faults) phases.push(notRun(fault, message));
+      continue;
     }
-  } finally {
-    await client?.end().catch(() => {});
-    stopping ??= system.stop();
-    await stopping;
+    current = system;
+    let client: pg.Client | undefined;
+    try {
+      const fixtures = await createFixtures(system.urls, identity, adminToken);
+      log(`world ready: ${fixtures.games.length} games; logs in ${logDir}`);
+      const connect = async () => {
+        await client?.end().catch(() => {});
+        client = new pg.Client({ connectionString: await system.checkDatabaseUrl() });
+        client.on('error', () => {}); // reported by the query that meets it
+        await client.connect();
+        return client;
+      };
+      for (const fault of group.faults) {
+        const phase = await runPhase(system, fixtures, connect, fault, settings);
+        const failed = phase.checks.filter((c) => c.failed > 0).length;
+        log(
+          `${phase.fault}: ${Object.values(phase.sent).reduce((a, b) => a + b, 0)} requests, answers ${JSON.stringify(phase.answers)}, ` +
+            `decisions ${JSON.stringify(phase.decisions)}, ` +
+            `recovered ${phase.recoveredAfterEndMs ?? 'never'} ms after the fault ended; ${failed === 0 ? 'every check passed' : `${failed} checks failed`}` +
+            (phase.note ? ` (${phase.note})` : ''),
+        );
+        phases.push(phase);
+      }
+    } finally {
+      await client?.end().catch(() => {});
+      stopping ??= system.stop();
+      await stopping;
+      stopping = undefined;
+      current = undefined;
+    }
   }
-  const seconds = (Date.now() - started) / 1000;
-  const table = markdown(phases, settings, seconds);
-  writeFileSync(join(resultsDir, 'summary.json'), JSON.stringify({ settings, seconds, phases }, null, 2));
+  const runSeconds = (Date.now() - started) / 1000;
+  const table = markdown(phases, settings, runSeconds);
+  writeFileSync(join(resultsDir, 'summary.json'), JSON.stringify({ settings, seconds: runSeconds, phases }, null, 2));
   writeFileSync(join(resultsDir, 'summary.md'), `${table}\n`);
   process.stdout.write(`\n${table}\n\nsummary: ${join(resultsDir, 'summary.md')}\n`);
   const failed = phases.flatMap((p) => p.checks.filter((c) => c.failed > 0).map((c) => `${p.fault}: ${c.name}`));
-  process.stdout.write(`faults: ${phases.length - 1} faults, ${failed.length} failed checks\n`);
+  process.stdout.write(
+    `faults: ${phases.filter((p) => p.fault !== 'baseline').length} faults, ${failed.length} failed checks\n`,
+  );
   process.exitCode = failed.length === 0 ? 0 : 1;
 }
 

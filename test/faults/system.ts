@@ -1,52 +1,121 @@
-// The service under the fault suite: a PostgreSQL cluster with fsync on, a nats-server and the five programs as
-// separate processes (the way Kubernetes runs them), each of which the suite can kill, stop and start again on the
-// same port. Everything listens on 127.0.0.1 only.
-import { type ChildProcess, spawn } from 'node:child_process';
+// The service under the fault suite: PostgreSQL with fsync on, NATS and the five programs as separate processes (the
+// way Kubernetes runs them; services/launcher/src/processes.ts), each of which the suite can kill, stop and start
+// again on the same port. Everything listens on 127.0.0.1 only. A topology chooses the production shapes the newer
+// faults need (docs/reliability.md): PostgreSQL through PgBouncer in transaction mode, or a pg_auto_failover formation
+// reached by its multi-host URL; a three-node NATS cluster; two replicas of every program with the edges behind
+// HAProxy.
 import { randomBytes } from 'node:crypto';
-import { createWriteStream, mkdirSync } from 'node:fs';
-import * as net from 'node:net';
-import { join, resolve } from 'node:path';
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import pg from 'pg';
 import { pino } from 'pino';
 import { migrate } from '#runtime/db/database.ts';
 import { identityMigrations } from '../../services/identity-admission/src/migrations/index.ts';
+import { type StartedHaproxy, startHaproxy } from '../../services/launcher/src/haproxy.ts';
+import { type NatsCluster, startNatsCluster } from '../../services/launcher/src/nats-cluster.ts';
+import {
+  EDGES,
+  type ProgramName as LauncherProgramName,
+  PROGRAM_ENTRIES,
+  PROGRAMS as PROGRAM_ORDER,
+  type ProgramReplica,
+  type ProgramSpec,
+  type Programs,
+  rollingRestart,
+  startPrograms,
+} from '../../services/launcher/src/processes.ts';
+import {
+  freePort,
+  type StartedNats,
+  type StartedPostgres,
+  startNats,
+  startPostgres,
+  waitPort,
+} from '../../services/launcher/src/servers.ts';
 import { ledgerMigrations } from '../../services/ledger/src/migrations/index.ts';
-import { freePort, type StartedPostgres, startNats, startPostgres } from '../support/servers.ts';
+import {
+  type StartedAutoFailover,
+  type StartedPgBouncer,
+  startAutoFailover,
+  startPgBouncer,
+} from '../support/servers.ts';
 
-export const PROGRAMS = {
-  'identity-admission': 'services/identity-admission/src/main.ts',
-  ledger: 'services/ledger/src/main.ts',
-  gateway: 'gateway/src/main.ts',
-  ingest: 'services/ingest/src/main.ts',
-  links: 'services/links/src/main.ts',
-} as const;
-export type ProgramName = keyof typeof PROGRAMS;
+export { waitPort };
 
-export interface RunningProgram {
-  name: string;
-  port: number;
-  url: string;
-  child: ChildProcess;
-  exited: Promise<number | null>;
+export const PROGRAMS = Object.fromEntries(PROGRAM_ORDER.map((name) => [name, PROGRAM_ENTRIES[name]])) as {
+  [K in LauncherProgramName]: (typeof PROGRAM_ENTRIES)[K];
+};
+export type ProgramName = LauncherProgramName;
+
+/** A running replica of a program (the first one when a program has several). */
+export type RunningProgram = ProgramReplica;
+
+/** The production shapes a fault may need (docs/reliability.md, "Topologies"). */
+export interface FaultTopology {
+  /** How the state owners reach PostgreSQL: directly, through PgBouncer (transaction mode), or a failover formation. */
+  database: 'direct' | 'pgbouncer' | 'auto-failover';
+  /** One nats-server, or a three-node cluster (every program given all three URLs). */
+  nats: 'single' | 'cluster';
+  /** Replicas of every program. */
+  replicas: number;
+  /** HAProxy in front of the edges' replicas: the world and the load go through it. */
+  balancer: boolean;
+}
+
+export const DEFAULT_TOPOLOGY: FaultTopology = { database: 'direct', nats: 'single', replicas: 1, balancer: false };
+
+/** PgBouncer's server connections per database and user in the `pgbouncer` topology (small: sessions are shared). */
+export const POOLER_POOL_SIZE = 4;
+/** HAProxy's health check interval; with `fall 1` a replica that turns unready is out within this. */
+export const BALANCER_CHECK_INTERVAL_MS = 500;
+/** SHUTDOWN_DRAIN_MS of the edges behind the balancer: unready but serving for longer than the balancer takes to see it. */
+export const EDGE_DRAIN_MS = 1_500;
+
+export function describeTopology(t: FaultTopology): string {
+  const database = {
+    direct: 'PostgreSQL',
+    pgbouncer: `PostgreSQL through PgBouncer (transaction mode, pool ${POOLER_POOL_SIZE})`,
+    'auto-failover': 'a pg_auto_failover formation (multi-host DATABASE_URL)',
+  }[t.database];
+  const nats = t.nats === 'cluster' ? 'a 3-node NATS cluster' : 'nats-server';
+  const programs = t.replicas === 1 ? 'the five programs' : `${t.replicas} replicas of each program`;
+  return `${database}, ${nats}, ${programs}${t.balancer ? ' (edges behind HAProxy)' : ''}`;
 }
 
 export interface FaultSystem {
+  topology: FaultTopology;
+  /** What the state owners are given as DATABASE_URL. */
   databaseUrl: string;
   natsUrl: string;
+  /** The edges' URLs (the balancer's when there is one) and the state owners' first replicas. */
   urls: Record<ProgramName, string>;
+  programs: Programs;
+  /** The first replica of a program. */
   program(name: ProgramName): RunningProgram;
-  /** SIGKILL; resolves once the process is gone. */
+  /** SIGKILL of the first replica; resolves once the process is gone. */
   kill(name: ProgramName): Promise<void>;
-  /** Starts the program again on its port with its environment; resolves once /readyz answers 200. */
+  /** Starts the first replica again on its port with its environment; resolves once /readyz answers 200. */
   restart(name: ProgramName): Promise<void>;
   /**
    * Starts another copy of a program with its HTTP port set to `port` (e.g. one that is taken); resolves with its
    * exit code once it exits, or null if it is still running after `timeoutMs` (then it is killed).
    */
   startExtra(name: ProgramName, port: number, label: string, timeoutMs: number): Promise<number | null>;
+  /** The single nats-server: SIGKILL, and start again on its port. */
   killNats(): Promise<void>;
   startNatsAgain(): Promise<void>;
-  postgres: StartedPostgres;
+  /** The PostgreSQL cluster (undefined in the auto-failover topology: there are two). */
+  postgres: StartedPostgres | undefined;
+  bouncer?: StartedPgBouncer;
+  formation?: StartedAutoFailover;
+  natsCluster?: NatsCluster;
+  balancer?: StartedHaproxy;
+  /** A URL of the database itself for the checks (never through the pooler; the current primary). */
+  checkDatabaseUrl(): Promise<string>;
+  /** Every program restarted one replica at a time (edges: until the balancer sees the new one up). */
+  rollingRestart(log: (line: string) => void): Promise<string>;
+  /** The PgBouncer process (to signal it); undefined without one. */
+  bouncerPid(): number | undefined;
   stop(): Promise<void>;
 }
 
@@ -54,61 +123,41 @@ export interface FaultSystemOptions {
   env: Record<string, string>;
   logDir: string;
   log: (line: string) => void;
+  topology?: FaultTopology;
   startTimeoutMs?: number;
 }
 
-async function waitReady(program: RunningProgram, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (program.child.exitCode !== null || program.child.signalCode !== null) {
-      throw new Error(`${program.name} exited (${program.child.exitCode ?? program.child.signalCode}) while starting`);
-    }
-    try {
-      const response = await fetch(`${program.url}/readyz`, { signal: AbortSignal.timeout(1_000) });
-      if (response.status === 200) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`${program.name} did not answer /readyz with 200 within ${timeoutMs} ms`);
+/** The same URL on another database (path). */
+function withDatabase(url: string, database: string): string {
+  const next = new URL(url);
+  next.pathname = `/${database}`;
+  return next.toString();
 }
 
-export async function waitPort(port: number, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const open = await new Promise<boolean>((resolveOpen) => {
-      const socket = net.connect(port, '127.0.0.1');
-      socket.once('connect', () => {
-        socket.destroy();
-        resolveOpen(true);
-      });
-      socket.once('error', () => resolveOpen(false));
-    });
-    if (open) return;
-    await new Promise((r) => setTimeout(r, 10));
+/** A pgbouncer process whose command line names a file in `dir` (its ini file). */
+function findProcessIn(dir: string, program: string): number | undefined {
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const args = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
+      if (args[0]?.endsWith(program) && args.some((a) => a.startsWith(`${dir}/`))) return Number(entry);
+    } catch {
+      // gone
+    }
   }
-  throw new Error(`port ${port} did not open within ${timeoutMs} ms`);
+  return undefined;
 }
 
 export async function startFaultSystem(options: FaultSystemOptions): Promise<FaultSystem> {
   const { log } = options;
-  const startTimeoutMs = options.startTimeoutMs ?? 120_000;
-  mkdirSync(options.logDir, { recursive: true });
+  const topology = options.topology ?? DEFAULT_TOPOLOGY;
   const cleanups: Array<() => Promise<void>> = [];
-  const running = new Map<ProgramName, RunningProgram>();
-  const extras = new Set<ChildProcess>();
+  let programs: Programs | undefined;
+  let balancer: StartedHaproxy | undefined;
 
   const stop = async () => {
-    for (const child of extras) child.kill('SIGKILL');
-    for (const program of [...running.values()].reverse()) {
-      if (program.child.exitCode === null && program.child.signalCode === null) {
-        program.child.kill('SIGTERM');
-        const timer = setTimeout(() => program.child.kill('SIGKILL'), 10_000);
-        await program.exited;
-        clearTimeout(timer);
-      }
-    }
+    await balancer?.stop();
+    await programs?.stop(10_000);
     for (const cleanup of cleanups.reverse()) {
       try {
         await cleanup();
@@ -119,91 +168,174 @@ export async function startFaultSystem(options: FaultSystemOptions): Promise<Fau
   };
 
   try {
-    log('starting PostgreSQL (initdb; fsync, synchronous_commit and full_page_writes on)');
-    const postgres = await startPostgres({ durable: true });
-    cleanups.push(postgres.stop);
-    const natsPort = await freePort();
-    let nats = await startNats(natsPort);
-    cleanups.push(() => nats.stop());
-    const natsUrl = nats.url;
-    log(`nats-server on ${natsUrl}`);
-
     const databaseName = `faults_${randomBytes(4).toString('hex')}`;
-    const admin = new pg.Client({ connectionString: postgres.url });
-    await admin.connect();
-    await admin.query(`create database ${databaseName}`);
-    await admin.end();
-    const url = new URL(postgres.url);
-    url.pathname = `/${databaseName}`;
-    const databaseUrl = url.toString();
-    await migrate(databaseUrl, [identityMigrations, ledgerMigrations], pino({ level: 'silent' }));
-
-    const env = { ...options.env, DATABASE_URL: databaseUrl, NATS_URL: natsUrl };
-    const logs = new Map<string, ReturnType<typeof createWriteStream>>();
-    const logOf = (name: string) => {
-      let stream = logs.get(name);
-      if (!stream) {
-        stream = createWriteStream(join(options.logDir, `${name}.log`), { flags: 'a' });
-        logs.set(name, stream);
+    let postgres: StartedPostgres | undefined;
+    let bouncer: StartedPgBouncer | undefined;
+    let formation: StartedAutoFailover | undefined;
+    /** The database itself (for migrations and the checks), resolved when asked (the primary may move). */
+    let directUrl: () => Promise<string>;
+    let databaseUrl: string;
+    if (topology.database === 'auto-failover') {
+      log('starting a pg_auto_failover formation (monitor, primary, synchronous standby; about 30 s)');
+      formation = await startAutoFailover();
+      const started = formation;
+      cleanups.push(() => started.stop());
+      directUrl = async () => `postgres://postgres@127.0.0.1:${(await started.waitForPrimary()).port}/${databaseName}`;
+      const primary = await started.waitForPrimary();
+      const admin = new pg.Client({ host: '127.0.0.1', port: primary.port, user: 'postgres', database: 'postgres' });
+      await admin.connect();
+      await admin.query(`create database ${databaseName}`);
+      await admin.end();
+      // The formation's URI (`postgres://h1:p1,h2:p2/postgres?target_session_attrs=read-write&sslmode=prefer`) on
+      // the suite's database, as user postgres (node-postgres would take the operating system's user).
+      const uri = /^postgres(?:ql)?:\/\/(?:[^@/]*@)?([^/?]*)\/[^?]*(\?.*)?$/.exec(started.url);
+      if (!uri) throw new Error(`cannot read the formation's URI ${started.url}`);
+      databaseUrl = `postgres://postgres@${uri[1]}/${databaseName}${uri[2] ?? '?target_session_attrs=read-write'}`;
+      log(`formation ready: DATABASE_URL ${databaseUrl}`);
+    } else {
+      log('starting PostgreSQL (initdb; fsync, synchronous_commit and full_page_writes on)');
+      const started = await startPostgres({ durable: true });
+      postgres = started;
+      cleanups.push(started.stop);
+      const admin = new pg.Client({ connectionString: started.url });
+      await admin.connect();
+      await admin.query(`create database ${databaseName}`);
+      await admin.end();
+      const direct = withDatabase(started.url, databaseName);
+      directUrl = async () => direct;
+      databaseUrl = direct;
+      if (topology.database === 'pgbouncer') {
+        bouncer = await startPgBouncer({ postgresPort: started.port, poolSize: POOLER_POOL_SIZE });
+        const pooler = bouncer;
+        cleanups.push(() => pooler.stop());
+        databaseUrl = withDatabase(pooler.url, databaseName);
+        log(`PgBouncer (transaction mode, default_pool_size ${POOLER_POOL_SIZE}) on ${pooler.port}`);
       }
-      return stream;
-    };
-    const spawnProgram = (name: ProgramName, port: number, logName: string = name): RunningProgram => {
-      const child = spawn(process.execPath, [resolve(PROGRAMS[name])], {
-        env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', ...env, HTTP_PORT: String(port) },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      const stream = logOf(logName);
-      stream.write(`--- ${new Date().toISOString()} start (pid ${child.pid}, port ${port})\n`);
-      child.stdout?.pipe(stream, { end: false });
-      child.stderr?.pipe(stream, { end: false });
-      const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
-      return { name: logName, port, url: `http://127.0.0.1:${port}`, child, exited };
-    };
-
-    for (const name of Object.keys(PROGRAMS) as ProgramName[]) {
-      running.set(name, spawnProgram(name, await freePort()));
     }
-    await Promise.all([...running.values()].map((p) => waitReady(p, startTimeoutMs)));
-    log('five programs ready');
-    const program = (name: ProgramName) => running.get(name)!;
+    // Migrated once here, on the database itself, so that the state owners do not race on an empty database.
+    await migrate(await directUrl(), [identityMigrations, ledgerMigrations], pino({ level: 'silent' }));
+
+    let nats: StartedNats | undefined;
+    let natsCluster: NatsCluster | undefined;
+    let natsPort = 0;
+    let natsUrl: string;
+    if (topology.nats === 'cluster') {
+      natsCluster = await startNatsCluster({ size: 3, name: 'faults', logDir: options.logDir });
+      const cluster = natsCluster;
+      cleanups.push(() => cluster.stop());
+      natsUrl = cluster.url;
+      log(`NATS cluster: ${natsUrl}`);
+    } else {
+      natsPort = await freePort();
+      nats = await startNats(natsPort);
+      cleanups.push(() => nats!.stop());
+      natsUrl = nats.url;
+      log(`nats-server on ${natsUrl}`);
+    }
+
+    const specs: Partial<Record<ProgramName, ProgramSpec>> = {};
+    for (const name of PROGRAM_ORDER) {
+      const edge = (EDGES as readonly string[]).includes(name);
+      // Behind the balancer an edge drains (unready, still serving) after SIGTERM until HAProxy has taken it out;
+      // without one nothing would notice, and the programs stop at once (the product's default is 11 s for edges).
+      specs[name] = {
+        replicas: topology.replicas,
+        env: { SHUTDOWN_DRAIN_MS: String(topology.balancer && edge ? EDGE_DRAIN_MS : 0) },
+      };
+    }
+    programs = await startPrograms({
+      programs: specs,
+      env: { ...options.env, DATABASE_URL: databaseUrl, NATS_URL: natsUrl },
+      logDir: options.logDir,
+      host: '127.0.0.1',
+      startTimeoutMs: options.startTimeoutMs ?? 120_000,
+    });
+    const started = programs;
+    log(`${started.replicas.length} processes ready (${describeTopology(topology)})`);
+    const urls = Object.fromEntries(PROGRAM_ORDER.map((name) => [name, started.get(name).url])) as Record<
+      ProgramName,
+      string
+    >;
+    if (topology.balancer) {
+      balancer = await startHaproxy({
+        backends: Object.fromEntries(
+          EDGES.map((edge) => [edge, started.of(edge).map((r) => ({ name: r.name, port: r.port }))]),
+        ),
+        checkIntervalMs: BALANCER_CHECK_INTERVAL_MS,
+        logDir: options.logDir,
+      });
+      const proxy = balancer;
+      for (const edge of EDGES) {
+        for (const replica of started.of(edge)) await proxy.waitStatus(edge, replica.name, 'UP');
+        urls[edge] = proxy.urls[edge]!;
+      }
+      log(`HAProxy: ${EDGES.map((edge) => `${edge} ${proxy.urls[edge]}`).join(', ')}; stats ${proxy.statsUrl}`);
+    }
+    const program = (name: ProgramName) => started.get(name);
 
     return {
+      topology,
       databaseUrl,
       natsUrl,
+      urls,
+      programs: started,
       postgres,
-      urls: Object.fromEntries([...running].map(([name, p]) => [name, p.url])) as Record<ProgramName, string>,
+      ...(bouncer ? { bouncer } : {}),
+      ...(formation ? { formation } : {}),
+      ...(natsCluster ? { natsCluster } : {}),
+      ...(balancer ? { balancer } : {}),
       program,
       async kill(name) {
-        const p = program(name);
-        p.child.kill('SIGKILL');
-        await p.exited;
+        await program(name).kill('SIGKILL');
       },
       async restart(name) {
-        const next = spawnProgram(name, program(name).port);
-        running.set(name, next);
-        await waitReady(next, startTimeoutMs);
+        const replica = program(name);
+        if (replica.running()) await replica.stop();
+        replica.start();
+        await replica.waitReady();
       },
       async startExtra(name, port, label, timeoutMs) {
-        const extra = spawnProgram(name, port, label);
-        extras.add(extra.child);
+        const extra = started.launch(name, { port, label });
         const timer = setTimeout(() => extra.child.kill('SIGKILL'), timeoutMs);
         const code = await extra.exited;
         clearTimeout(timer);
-        extras.delete(extra.child);
         return extra.child.signalCode === 'SIGKILL' ? null : code;
       },
       async killNats() {
-        nats.process.kill('SIGKILL');
+        if (!nats) throw new Error('no single nats-server in this topology');
+        const child = nats.process;
         await new Promise<void>((r) => {
-          if (nats.process.exitCode !== null || nats.process.signalCode !== null) r();
-          else nats.process.once('exit', () => r());
+          if (child.exitCode !== null || child.signalCode !== null) r();
+          else {
+            child.once('exit', () => r());
+            child.kill('SIGKILL');
+          }
         });
       },
       async startNatsAgain() {
+        if (!nats) throw new Error('no single nats-server in this topology');
         nats = await startNats(natsPort);
         await waitPort(natsPort);
       },
+      checkDatabaseUrl: () => directUrl(),
+      async rollingRestart(stepLog) {
+        const steps = await rollingRestart(started, {
+          afterReady: async (replica) => {
+            // A Service sends to a new pod once its readiness probe passed: here, once HAProxy has seen it up.
+            if (balancer && (EDGES as readonly string[]).includes(replica.program)) {
+              await balancer.waitStatus(replica.program, replica.name, 'UP', 10_000);
+            }
+          },
+          log: stepLog,
+        });
+        const slowest = steps.reduce((a, b) => (b.stopMs > a.stopMs ? b : a), steps[0]!);
+        return (
+          `${steps.length} replicas restarted one at a time; exits ${[...new Set(steps.map((s) => s.code))].join(', ')}; ` +
+          `slowest stop ${slowest.name} ${(slowest.stopMs / 1000).toFixed(2)} s; ` +
+          `starts ${(Math.min(...steps.map((s) => s.startMs)) / 1000).toFixed(1)} to ${(Math.max(...steps.map((s) => s.startMs)) / 1000).toFixed(1)} s`
+        );
+      },
+      bouncerPid: () => (bouncer ? findProcessIn(dirname(bouncer.logPath), 'pgbouncer') : undefined),
       stop,
     };
   } catch (error) {

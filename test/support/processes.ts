@@ -1,5 +1,6 @@
 // Programs as real child processes (Node 24 from node_modules, like `npm run start:<program>`).
 import { type ChildProcess, spawn } from 'node:child_process';
+import { PROGRAM_NODE_OPTIONS } from '../../services/launcher/src/processes.ts';
 import { freePort } from './servers.ts';
 
 export interface ProgramProcess {
@@ -19,31 +20,9 @@ export const PROGRAM_ENTRIES = {
   'all-in-one': 'services/all-in-one/src/main.ts',
 } as const;
 
-/**
- * Node's options for every program, as `npm run start:<program>`, the image's ENTRYPOINT and the chart use them
- * (docs/benchmarks.md, "Memory"): `--liftoff-only` (WebAssembly stays baseline-compiled: no optimizing compiles of
- * PGlite's and the TypeScript type stripper's code, which held hundreds of MiB at a time), `--max-semi-space-size=4`
- * (V8's young generation at most 2 x 4 MiB instead of 2 x 16: the programs allocate small short-lived objects per
- * request), `--heap-growing-percent=25` (the old generation is collected when it has grown by a quarter over what
- * the last full collection kept, instead of V8's up to 4 x: under deep queues the requests in flight outlive two
- * young collections and their garbage is promoted; docs/benchmarks.md, "Memory at the peak"), then the tracing
- * register file (it does nothing unless an OTLP endpoint is set).
- */
-export const PROGRAM_NODE_OPTIONS = [
-  '--liftoff-only',
-  '--max-semi-space-size=4',
-  '--heap-growing-percent=25',
-  '--import',
-  './services/runtime/src/tracing/register.ts',
-] as const;
-
-/**
- * More node flags for the programs the benchmarks start, from NODE_OPTIONS_EXTRA (space-separated; after
- * PROGRAM_NODE_OPTIONS, so a V8 flag given again wins): to compare V8 settings without editing code.
- */
-export function extraNodeOptions(): string[] {
-  return (process.env.NODE_OPTIONS_EXTRA ?? '').split(/\s+/).filter(Boolean);
-}
+// Node's options for every program (as `npm run start:<program>`, the image and the chart use them) and the
+// benchmarks' NODE_OPTIONS_EXTRA: one list, the launcher's (services/launcher/src/processes.ts).
+export { extraNodeOptions, PROGRAM_NODE_OPTIONS } from '../../services/launcher/src/processes.ts';
 
 export function runProgram(
   entry: string,

@@ -1,11 +1,20 @@
 // Throwaway PostgreSQL and NATS servers for the test suite and the benchmarks.
 // `npm test` uses DATABASE_URL / NATS_URL when they are given; otherwise it starts its own servers on free ports
 // (initdb in a temporary folder, nats-server on loopback) and stops them afterwards.
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import * as net from 'node:net';
+import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
+import { chownSync, closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
+import {
+  findBinary,
+  findPostgresBin,
+  freePort,
+  portOpen,
+  startNats,
+  startPostgres,
+  waitFor,
+} from '../../services/launcher/src/servers.ts';
 
 export interface StartedServers {
   databaseUrl: string;
@@ -13,164 +22,20 @@ export interface StartedServers {
   stop: () => Promise<void>;
 }
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-}
-
-function findPostgresBin(): string {
-  const candidates: string[] = [];
-  if (process.env.PG_BIN) candidates.push(process.env.PG_BIN);
-  if (existsSync('/usr/lib/postgresql')) {
-    for (const version of readdirSync('/usr/lib/postgresql').sort().reverse()) {
-      candidates.push(join('/usr/lib/postgresql', version, 'bin'));
-    }
-  }
-  for (const dir of candidates) if (existsSync(join(dir, 'initdb'))) return dir;
-  throw new Error(
-    'PostgreSQL binaries (initdb, pg_ctl) not found. Install them with `apt-get install postgresql`, ' +
-      'set PG_BIN to their folder, or set DATABASE_URL to a server the tests may use.',
-  );
-}
-
-function findNatsServer(): string {
-  for (const dir of (process.env.PATH ?? '').split(':').concat(['/usr/sbin', '/usr/bin', '/usr/local/bin'])) {
-    const candidate = join(dir, 'nats-server');
-    if (dir && existsSync(candidate)) return candidate;
-  }
-  throw new Error(
-    'nats-server not found. Install it with `apt-get install nats-server`, or set NATS_URL to a server the tests may use.',
-  );
-}
-
-async function waitFor(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 15000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    try {
-      if (await check()) return;
-    } catch {
-      // not ready yet
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`${what} did not become ready within ${timeoutMs} ms`);
-}
-
-export interface PostgresOptions {
-  /**
-   * `true`: a cluster with the server's durable defaults (fsync, synchronous_commit and full_page_writes on), for the
-   * fault suite (test/faults/), whose crash checks mean nothing if a commit may vanish. Default: fsync off, as the
-   * tests need no durability and run faster without it.
-   */
-  durable?: boolean;
-  /** More server settings (`name=value`, each passed as `-c name=value`; single quotes allowed, as in postgresql.conf). */
-  settings?: string[];
-}
-
-export interface StartedPostgres {
-  url: string;
-  /** The cluster's data folder (PGDATA). */
-  dataDir: string;
-  port: number;
-  /** The server's log file (removed with the folder by stop). */
-  logPath: string;
-  /** `pg_ctl stop -m immediate`: the server quits without a checkpoint (crash recovery on the next start). */
-  stopImmediately(): void;
-  /** `pg_ctl start -w` on the same port and settings (after stopImmediately). */
-  start(): void;
-  /** Stops the server and removes the folder. */
-  stop(): Promise<void>;
-}
-
-/** Starts a PostgreSQL cluster in a temporary folder. Runs as the `postgres` user when this process is root. */
-export async function startPostgres(options: PostgresOptions = {}): Promise<StartedPostgres> {
-  const bin = findPostgresBin();
-  const dir = mkdtempSync(join(tmpdir(), 'rewards-pg-'));
-  const asRoot = process.getuid?.() === 0;
-  const run = (cmd: string, args: string[]) => {
-    const full = join(bin, cmd);
-    if (asRoot) execFileSync('runuser', ['-u', 'postgres', '--', full, ...args], { stdio: 'pipe' });
-    else execFileSync(full, args, { stdio: 'pipe' });
-  };
-  if (asRoot) {
-    const uid = Number(execFileSync('id', ['-u', 'postgres']).toString().trim());
-    const gid = Number(execFileSync('id', ['-g', 'postgres']).toString().trim());
-    chownSync(dir, uid, gid);
-  }
-  const port = await freePort();
-  const data = join(dir, 'data');
-  run('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-instructions']);
-  const speed = options.durable ? '' : ' -c fsync=off -c synchronous_commit=off -c full_page_writes=off';
-  const settings = (options.settings ?? []).map((setting) => ` -c ${setting}`).join('');
-  const logPath = join(dir, 'postgres.log');
-  const start = () =>
-    run('pg_ctl', [
-      '-D',
-      data,
-      '-l',
-      logPath,
-      '-w',
-      '-o',
-      `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1${speed} -c max_connections=300${settings}`,
-      'start',
-    ]);
-  start();
-  return {
-    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
-    dataDir: data,
-    port,
-    logPath,
-    stopImmediately: () => run('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']),
-    start,
-    stop: async () => {
-      try {
-        run('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']);
-      } catch {
-        // already stopped
-      } finally {
-        rmSync(dir, { recursive: true, force: true });
-      }
-    },
-  };
-}
-
-export async function startNats(
-  port?: number,
-): Promise<{ url: string; process: ChildProcess; stop: () => Promise<void> }> {
-  const binary = findNatsServer();
-  const natsPort = port ?? (await freePort());
-  const child = spawn(binary, ['-a', '127.0.0.1', '-p', String(natsPort)], { stdio: 'ignore' });
-  await waitFor(
-    () =>
-      new Promise<boolean>((resolve) => {
-        const socket = net.connect(natsPort, '127.0.0.1');
-        socket.once('connect', () => {
-          socket.destroy();
-          resolve(true);
-        });
-        socket.once('error', () => resolve(false));
-      }),
-    'nats-server',
-  );
-  return {
-    url: `nats://127.0.0.1:${natsPort}`,
-    process: child,
-    stop: async () => {
-      if (child.exitCode !== null) return;
-      await new Promise<void>((resolve) => {
-        child.once('exit', () => resolve());
-        child.kill('SIGTERM');
-      });
-    },
-  };
-}
+// PostgreSQL and nats-server for the tests are the launcher's (services/launcher/src/servers.ts: the benchmarks and
+// the fault suite use them too); re-exported here for the tests that import them from test/support.
+export {
+  findBinary,
+  findPostgresBin,
+  freePort,
+  type PostgresOptions,
+  portOpen,
+  type StartedNats,
+  type StartedPostgres,
+  startNats,
+  startPostgres,
+  waitFor,
+} from '../../services/launcher/src/servers.ts';
 
 /** Uses DATABASE_URL / NATS_URL when set, otherwise starts throwaway servers. */
 export async function startServers(): Promise<StartedServers> {
@@ -194,4 +59,320 @@ export async function startServers(): Promise<StartedServers> {
       for (const stop of stops.reverse()) await stop();
     },
   };
+}
+
+/** The uid and gid of the `postgres` user when this process is root (the servers refuse to run as root). */
+function postgresUser(): { uid: number; gid: number } | undefined {
+  if (process.getuid?.() !== 0) return undefined;
+  return {
+    uid: Number(execFileSync('id', ['-u', 'postgres']).toString().trim()),
+    gid: Number(execFileSync('id', ['-g', 'postgres']).toString().trim()),
+  };
+}
+
+/** A temporary folder owned by the user the servers run as. */
+function serverDir(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  const user = postgresUser();
+  if (user) chownSync(dir, user.uid, user.gid);
+  return dir;
+}
+
+/** Sends `signal` to a child this module started and waits (bounded) for it to exit. */
+async function stopChild(child: ChildProcess, signal: NodeJS.Signals, timeoutMs = 15_000): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  await new Promise<void>((resolve) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      resolve();
+    }, timeoutMs);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    child.kill(signal);
+  });
+}
+
+export interface StartedPgBouncer {
+  /** `postgres://postgres@127.0.0.1:PORT/postgres`: set the path to the database wanted. */
+  url: string;
+  port: number;
+  /** PgBouncer's log file (removed with its folder by stop). */
+  logPath: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * PgBouncer (Debian's 1.18: no prepared statements in transaction mode, the strict case) in transaction mode in front
+ * of a PostgreSQL server on loopback, on a private port, as user postgres when this process is root
+ * (TOOLCHAIN.md, "production topology"). `poolSize` is default_pool_size: server connections per database and user,
+ * so that clients share sessions (small pools make session-state bugs certain).
+ */
+/** True when PgBouncer is installed (Debian's `pgbouncer`): the pooler's tests skip, saying so, without it. */
+export function pgBouncerInstalled(): boolean {
+  return findBinary('pgbouncer') !== undefined;
+}
+
+export async function startPgBouncer(options: { postgresPort: number; poolSize: number }): Promise<StartedPgBouncer> {
+  const binary = findBinary('pgbouncer');
+  if (!binary) throw new Error('pgbouncer not found. Install it with `apt-get install pgbouncer`.');
+  const dir = serverDir('rewards-pgbouncer-');
+  const port = await freePort();
+  const logPath = join(dir, 'pgbouncer.log');
+  const ini = join(dir, 'pgbouncer.ini');
+  writeFileSync(join(dir, 'users.txt'), '"postgres" ""\n');
+  writeFileSync(
+    ini,
+    [
+      '[databases]',
+      `* = host=127.0.0.1 port=${options.postgresPort}`,
+      '[pgbouncer]',
+      'listen_addr = 127.0.0.1',
+      `listen_port = ${port}`,
+      `unix_socket_dir = ${dir}`,
+      'auth_type = trust',
+      `auth_file = ${join(dir, 'users.txt')}`,
+      'pool_mode = transaction',
+      `default_pool_size = ${options.poolSize}`,
+      'max_client_conn = 500',
+      'ignore_startup_parameters = extra_float_digits,options,application_name',
+      `logfile = ${logPath}`,
+      `pidfile = ${join(dir, 'pgbouncer.pid')}`,
+      '',
+    ].join('\n'),
+  );
+  const user = postgresUser();
+  if (user) for (const file of ['users.txt', 'pgbouncer.ini']) chownSync(join(dir, file), user.uid, user.gid);
+  // In the foreground (no -d), so that this module holds its process.
+  const child = spawn(binary, [ini], { stdio: 'ignore', ...(user ? { uid: user.uid, gid: user.gid } : {}) });
+  try {
+    await waitFor(async () => child.exitCode === null && (await portOpen(port)), 'pgbouncer');
+  } catch (error) {
+    await stopChild(child, 'SIGTERM');
+    const log = existsSync(logPath) ? readFileSync(logPath, 'utf8') : '';
+    rmSync(dir, { recursive: true, force: true });
+    throw new Error(`${(error as Error).message}\n${log}`);
+  }
+  return {
+    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    port,
+    logPath,
+    stop: async () => {
+      // SIGTERM: immediate shutdown (SIGINT would wait for the clients).
+      await stopChild(child, 'SIGTERM');
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** True when pg_auto_failover's `pg_autoctl` and PostgreSQL's binaries are installed. */
+export function autoFailoverInstalled(): boolean {
+  try {
+    return findBinary('pg_autoctl') !== undefined && existsSync(join(findPostgresBin(), 'pg_ctl'));
+  } catch {
+    return false;
+  }
+}
+
+/** A node of the formation as the monitor reports it (`pg_autoctl show state --json`). */
+export interface AutoFailoverNode {
+  name: string;
+  port: number;
+  reportedState: string;
+  assignedState: string;
+}
+
+export interface StartedAutoFailover {
+  /**
+   * The formation's multi-host URI (`pg_autoctl show uri --formation default`: target_session_attrs=read-write) with
+   * the user `postgres` (the nodes' superuser) added: the URI names no user, and this process may run as root.
+   */
+  url: string;
+  /** The URI exactly as `pg_autoctl show uri` printed it. */
+  uri?: string;
+  /** The two nodes' ports, first node first. */
+  ports: [number, number];
+  /** The nodes as the monitor reports them now. */
+  state(): Promise<AutoFailoverNode[]>;
+  /** `pg_autoctl perform switchover`: the secondary becomes the primary (waits for it); returns the new primary. */
+  switchover(): Promise<AutoFailoverNode>;
+  /** SIGKILL of the primary's postmaster (its pid from PGDATA/postmaster.pid); returns the node killed. */
+  killPrimary(): Promise<AutoFailoverNode>;
+  /** Waits until one node is primary (or wait_primary) as assigned and reported, and takes writes; returns it. */
+  waitForPrimary(timeoutMs?: number): Promise<AutoFailoverNode>;
+  /** Stops every pg_autoctl (each stops its postgres) and removes the folder. */
+  stop(): Promise<void>;
+}
+
+/** States of a node that accepts writes (pg_auto_failover's FSM). */
+const WRITABLE_STATES = new Set(['primary', 'wait_primary', 'single']);
+
+/**
+ * A pg_auto_failover formation on loopback (TOOLCHAIN.md, "production topology"): a monitor and two PostgreSQL nodes,
+ * each its own `pg_autoctl run` started here, as user postgres when this process is root. Resolves once one node is
+ * primary and the other secondary (about 30 s). Throws when pg_autoctl is not installed (see autoFailoverInstalled).
+ */
+export async function startAutoFailover(options: { formTimeoutMs?: number } = {}): Promise<StartedAutoFailover> {
+  const pgAutoctl = findBinary('pg_autoctl');
+  if (!pgAutoctl) {
+    throw new Error(
+      'pg_autoctl not found. Install it with `apt-get install postgresql-15-auto-failover pg-auto-failover-cli`.',
+    );
+  }
+  const bin = findPostgresBin();
+  const dir = serverDir('rewards-autofailover-');
+  const user = postgresUser();
+  const env = {
+    // Only system folders: pg_autoctl runs as postgres and looks for pg_ctl in every PATH entry.
+    PATH: `${bin}:/usr/local/bin:/usr/bin:/bin`,
+    HOME: dir,
+    XDG_CONFIG_HOME: join(dir, 'config'),
+    XDG_DATA_HOME: join(dir, 'share'),
+    XDG_RUNTIME_DIR: join(dir, 'run'),
+    LANG: 'C.UTF-8',
+  };
+  const asUser = user ? { uid: user.uid, gid: user.gid } : {};
+  const autoctl = (args: string[], timeoutMs = 120_000) =>
+    new Promise<string>((resolve, reject) => {
+      execFile(pgAutoctl, args, { env, cwd: dir, timeout: timeoutMs, ...asUser }, (error, stdout) => {
+        // execFile's message holds the command and its stderr.
+        if (error) reject(new Error(`pg_autoctl ${args.slice(0, 2).join(' ')} failed: ${error.message}`));
+        else resolve(stdout);
+      });
+    });
+  const runs: ChildProcess[] = [];
+  const logs: string[] = [];
+  const run = (pgdata: string) => {
+    const log = openSync(`${pgdata}.log`, 'a');
+    const child = spawn(pgAutoctl, ['run', '--pgdata', pgdata], {
+      env,
+      cwd: dir,
+      stdio: ['ignore', log, log],
+      ...asUser,
+    });
+    closeSync(log);
+    logs.push(`${pgdata}.log`);
+    runs.push(child);
+  };
+  const [monitorPort, port1, port2] = [await freePort(), await freePort(), await freePort()];
+  const monitor = join(dir, 'monitor');
+  const nodes: Array<{ pgdata: string; port: number }> = [
+    { pgdata: join(dir, 'node1'), port: port1 },
+    { pgdata: join(dir, 'node2'), port: port2 },
+  ];
+  const common = ['--hostname', '127.0.0.1', '--auth', 'trust', '--no-ssl'];
+  const stop = async () => {
+    // Nodes first, then the monitor; each pg_autoctl stops its own postgres on SIGTERM.
+    for (const child of [...runs].reverse()) await stopChild(child, 'SIGTERM', 30_000);
+    rmSync(dir, { recursive: true, force: true });
+  };
+  const state = async (): Promise<AutoFailoverNode[]> => {
+    const text = await autoctl(['show', 'state', '--pgdata', monitor, '--json'], 20_000);
+    const rows = JSON.parse(text) as Array<Record<string, unknown>>;
+    return rows.map((row) => ({
+      name: String(row.nodename ?? row.node_name ?? row.name ?? ''),
+      port: Number(row.nodeport ?? row.node_port ?? row.port),
+      reportedState: String(row.current_group_state ?? row.reported_state ?? ''),
+      assignedState: String(row.assigned_group_state ?? row.assigned_state ?? ''),
+    }));
+  };
+  const writable = async (port: number) => {
+    const client = new pg.Client({ host: '127.0.0.1', port, user: 'postgres', database: 'postgres' });
+    client.on('error', () => undefined);
+    try {
+      await client.connect();
+      const rows = (await client.query<{ ro: string }>(`select current_setting('transaction_read_only') as ro`)).rows;
+      return rows[0]?.ro === 'off';
+    } catch {
+      return false;
+    } finally {
+      await client.end().catch(() => undefined);
+    }
+  };
+  const waitForPrimary = async (timeoutMs = 90_000): Promise<AutoFailoverNode> => {
+    let found: AutoFailoverNode | undefined;
+    await waitFor(
+      async () => {
+        const nodes = await state();
+        found = nodes.find((n) => WRITABLE_STATES.has(n.reportedState) && n.assignedState === n.reportedState);
+        return found !== undefined && (await writable(found.port));
+      },
+      'a pg_auto_failover primary',
+      timeoutMs,
+    );
+    return found as AutoFailoverNode;
+  };
+  const formed = async (timeoutMs: number) => {
+    await waitFor(
+      async () => {
+        const nodes = await state();
+        return (
+          nodes.length === 2 &&
+          nodes.some((n) => n.reportedState === 'primary' && n.assignedState === 'primary') &&
+          nodes.some((n) => n.reportedState === 'secondary' && n.assignedState === 'secondary')
+        );
+      },
+      'the pg_auto_failover formation (a primary and a secondary)',
+      timeoutMs,
+    );
+  };
+  try {
+    await autoctl(['create', 'monitor', '--pgdata', monitor, '--pgport', String(monitorPort), ...common]);
+    run(monitor);
+    const monitorUri = `postgres://autoctl_node@127.0.0.1:${monitorPort}/pg_auto_failover?sslmode=disable`;
+    await waitFor(() => portOpen(monitorPort), 'the pg_auto_failover monitor', 30_000);
+    for (const node of nodes) {
+      await autoctl([
+        'create',
+        'postgres',
+        '--pgdata',
+        node.pgdata,
+        '--pgport',
+        String(node.port),
+        // Loopback only (with listen_addresses '*' the IPv4 socket was seen refused "address in use" at first start).
+        '--listen',
+        '127.0.0.1',
+        ...common,
+        '--monitor',
+        monitorUri,
+      ]);
+      run(node.pgdata);
+      // The second node is made from the first with pg_basebackup: the first must be primary before it is created.
+      if (node === nodes[0]) await waitForPrimary(60_000);
+    }
+    await formed(options.formTimeoutMs ?? 120_000);
+    const uri = (await autoctl(['show', 'uri', '--pgdata', monitor, '--formation', 'default'], 20_000)).trim();
+    const url = uri.includes('@') ? uri : uri.replace('://', '://postgres@');
+    const primaryOf = (nodes: AutoFailoverNode[]) => nodes.find((n) => n.reportedState === 'primary');
+    return {
+      url,
+      uri,
+      ports: [port1, port2],
+      state,
+      switchover: async () => {
+        await autoctl(['perform', 'switchover', '--pgdata', monitor, '--formation', 'default', '--group', '0']);
+        return waitForPrimary();
+      },
+      killPrimary: async () => {
+        const primary = primaryOf(await state());
+        const node = nodes.find((n) => n.port === primary?.port);
+        if (!primary || !node) throw new Error('no primary to kill');
+        const pid = Number(readFileSync(join(node.pgdata, 'postmaster.pid'), 'utf8').split('\n')[0]);
+        if (!Number.isInteger(pid) || pid <= 1) throw new Error(`no postmaster pid in ${node.pgdata}`);
+        process.kill(pid, 'SIGKILL');
+        return primary;
+      },
+      waitForPrimary,
+      stop,
+    };
+  } catch (error) {
+    const tail = logs
+      .map((file) =>
+        existsSync(file) ? `--- ${file}\n${readFileSync(file, 'utf8').split('\n').slice(-30).join('\n')}` : '',
+      )
+      .join('\n');
+    await stop();
+    throw new Error(`${(error as Error).message}\n${tail}`, { cause: error });
+  }
 }

@@ -8,6 +8,7 @@ import type { Clock } from '#runtime/clock.ts';
 import { EnvReader, readCommonConfig } from '#runtime/config.ts';
 import { Database, migrate } from '#runtime/db/database.ts';
 import { type EmbeddedPostgres, startEmbeddedPostgres } from '#runtime/db/embedded.ts';
+import { readDatabaseUrl, redactDatabaseUrl } from '#runtime/db/url.ts';
 import { createHttpApp } from '#runtime/http/app.ts';
 import { createLogger, type Logger } from '#runtime/logger.ts';
 import { createMetrics } from '#runtime/metrics.ts';
@@ -72,7 +73,9 @@ export async function startSystem(options: SystemOptions = {}): Promise<RunningS
   const common = readCommonConfig(reader);
   const port = options.port ?? reader.int('PORT', 8080, { min: 0, max: 65535 });
   const dataDir = resolve(reader.string('DATA_DIR', './.data'));
-  const databaseUrl = reader.url('DATABASE_URL', ['postgres:', 'postgresql:']);
+  // libpq's multi-host form is allowed (db/url.ts): reader.url would split its host list at the commas.
+  const databaseUrl = readDatabaseUrl(reader);
+  const databaseNamedStatements = reader.bool('DATABASE_NAMED_STATEMENTS', false);
   // The local development default: no DATABASE_URL, so PGlite under DATA_DIR. Only there is the development identity
   // provider trusted (and its sign-in route served), and only there does the server listen on loopback by default;
   // anywhere else it takes a variable that says it is unsafe (docs/identity.md).
@@ -108,6 +111,8 @@ export async function startSystem(options: SystemOptions = {}): Promise<RunningS
   const database = await Database.open({
     url,
     poolMax: embedded ? 1 : 10,
+    // PGlite's connections share one session: a statement named by a closed connection would collide.
+    namedStatements: !embedded && databaseNamedStatements,
     logger,
     metrics,
   });
@@ -204,7 +209,6 @@ export async function startSystem(options: SystemOptions = {}): Promise<RunningS
 }
 
 function redactUrl(url: string): string {
-  const parsed = new URL(url);
-  if (parsed.password) parsed.password = '***';
-  return parsed.toString();
+  // A libpq host list is not a WHATWG URL (db/url.ts reads both forms).
+  return redactDatabaseUrl(url);
 }

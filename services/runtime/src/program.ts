@@ -8,6 +8,7 @@ import { type Clock, databaseClock } from './clock.ts';
 import { EnvReader, readCommonConfig } from './config.ts';
 import type { Database } from './db/database.ts';
 import type { MigrationSet } from './db/migrations.ts';
+import { readDatabaseUrl } from './db/url.ts';
 import { AppError } from './errors.ts';
 import { createHttpApp } from './http/app.ts';
 import { createLogger, type Logger } from './logger.ts';
@@ -180,9 +181,11 @@ export async function runStandalone<C>(module: ProgramModule<C>): Promise<void> 
   const common = readCommonConfig(reader);
   const httpPort = reader.int('HTTP_PORT', 8080, { min: 0, max: 65535 });
   reader.check(common.natsUrl !== undefined, 'NATS_URL is required when a program runs alone');
-  const databaseUrl = module.database ? reader.url('DATABASE_URL', ['postgres:', 'postgresql:']) : undefined;
+  // libpq's multi-host form is allowed (db/url.ts): reader.url would split its host list at the commas.
+  const databaseUrl = module.database ? readDatabaseUrl(reader) : undefined;
   if (module.database) reader.check(databaseUrl !== undefined, 'DATABASE_URL is required for a state owner');
   const databasePoolMax = reader.int('DATABASE_POOL_MAX', 10, { min: 1, max: 200 });
+  const databaseNamedStatements = reader.bool('DATABASE_NAMED_STATEMENTS', false);
   // SHUTDOWN_DRAIN_MS: after SIGTERM an edge answers /readyz 503 and goes on serving this long, so that a balancer
   // or a Service whose readiness probe runs every 5 s and fails after 2 (the chart's defaults) has taken it out
   // before it stops accepting. State owners need none: leaving their queue groups is immediate.
@@ -251,6 +254,7 @@ export async function runStandalone<C>(module: ProgramModule<C>): Promise<void> 
       database = await Database.open({
         url: databaseUrl,
         poolMax: databasePoolMax,
+        namedStatements: databaseNamedStatements,
         logger,
         metrics,
       });

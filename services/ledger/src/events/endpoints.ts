@@ -14,6 +14,7 @@ import { ledgerOps } from '#runtime/contracts/operations.ts';
 import { decisionsSubject, decisionsTopic } from '#runtime/contracts/subjects.ts';
 import { EVENT_TYPE_REGEX } from '#runtime/contracts/vocabulary.ts';
 import type { Database } from '#runtime/db/database.ts';
+import { sqlStateOf } from '#runtime/db/failures.ts';
 import { AppError } from '#runtime/errors.ts';
 import type { Logger } from '#runtime/logger.ts';
 import type { Metrics } from '#runtime/metrics.ts';
@@ -73,6 +74,18 @@ const OCCURRED_AT_MAX_MS = 253_402_300_799_999n;
 export const OUTCOME_UNKNOWN =
   'The ledger lost its database connection during the decision; whether the event was decided is unknown. ' +
   'Retry with the same eventId: it answers the stored decision if one was made.';
+
+/**
+ * A 503 of RecordEvent after its decision failed in a way that is neither a database answer nor a lost connection (a
+ * bug around the statement, an answer that does not parse) and no stored decision was found: the statement may have
+ * committed, so nothing is claimed.
+ */
+export const OUTCOME_UNKNOWN_FAILURE =
+  'The ledger failed during the decision; whether the event was decided is unknown. ' +
+  'Retry with the same eventId: it answers the stored decision if one was made.';
+
+/** A 503 whose failure is known to have stored nothing. */
+const NOT_STORED = 'The ledger is temporarily unavailable; retry later. Nothing was stored.';
 
 const invalidKey = () => new AppError(401, 'invalid_key', 'The key is unknown, revoked or not a secret key.');
 const invalidPublicKey = () =>
@@ -145,29 +158,50 @@ type RecordEventOutcomeInit = MessageInitShape<typeof RecordEventOutcomeSchema>;
 export function eventEndpoints(deps: EventEndpointDeps, config: EventEndpointConfig): EndpointBinding[] {
   const events = new EventRepository(deps.database);
   const logger = deps.logger;
+  // The answers of a statement that failed with nothing stored (its outcome is known).
   const storeFailure = (error: unknown): never => {
     if (error instanceof QueueFullError) {
       logger.warn({ err: error }, 'ledger event queue full');
       throw new AppError(503, 'retry_later', 'The ledger is overloaded; retry later. Nothing was stored.');
     }
-    if (!(error instanceof DatabaseUnavailableError)) throw error;
-    logger.warn({ err: error }, 'ledger database unavailable');
-    throw new AppError(503, 'retry_later', 'The ledger is temporarily unavailable; retry later. Nothing was stored.');
+    if (error instanceof DatabaseUnavailableError) {
+      logger.warn({ err: error, sqlstate: sqlStateOf(error) }, 'ledger database unavailable');
+      throw new AppError(503, 'retry_later', NOT_STORED);
+    }
+    const sqlstate = sqlStateOf(error);
+    if (sqlstate === undefined) throw error;
+    // The server refused the statement with a SQLSTATE nobody expected (a bug, a schema out of step with the code, a
+    // pooler that lost a prepared statement, contention that outlasted its retries): a statement outside a
+    // transaction block was rolled back, so nothing was stored. An error for the operators, with its code; for the
+    // client the outage it is (CONTRACT section 7: a dependency down is 503 retry_later), not a bare 500.
+    logger.error({ err: error, sqlstate }, 'ledger statement failed with an unexpected SQLSTATE; nothing was stored');
+    throw new AppError(503, 'retry_later', NOT_STORED);
   };
   const recordFailure =
     (params: RecordEventParams) =>
     async (error: unknown): Promise<RecordResult> => {
-      if (!(error instanceof DatabaseUnavailableError) || error.outcome !== 'unknown') return storeFailure(error);
-      // The connection broke during the decision: it may have committed. What is stored answers (CONTRACT section 7).
+      const lost = error instanceof DatabaseUnavailableError && error.outcome === 'unknown';
+      const known =
+        error instanceof QueueFullError ||
+        (error instanceof DatabaseUnavailableError && !lost) ||
+        (!(error instanceof DatabaseUnavailableError) && sqlStateOf(error) !== undefined);
+      if (known) return storeFailure(error);
+      // The connection broke during the decision, or the decision failed without an answer of the database (a bug
+      // around the statement, an answer that does not parse): it may have committed. What is stored answers
+      // (CONTRACT section 7).
+      if (!lost) logger.error({ err: error }, 'ledger decision failed unexpectedly; its outcome is unknown');
       const stored = await events
         .storedDecision(params.keyHash, params.eventId, params.payloadHash)
         .catch((lookupError: unknown) => {
           logger.warn({ err: lookupError }, 'stored decision lookup failed');
           return undefined;
         });
-      logger.warn({ err: error, found: stored !== undefined }, 'ledger connection lost during a decision');
+      logger.warn(
+        { err: error, sqlstate: sqlStateOf(error), found: stored !== undefined },
+        lost ? 'ledger connection lost during a decision' : 'stored decision looked up after a failed decision',
+      );
       if (stored) return stored;
-      throw new AppError(503, 'retry_later', OUTCOME_UNKNOWN);
+      throw new AppError(503, 'retry_later', lost ? OUTCOME_UNKNOWN : OUTCOME_UNKNOWN_FAILURE);
     };
 
   const batchSizes = deps.metrics

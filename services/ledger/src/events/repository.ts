@@ -3,7 +3,7 @@
 // connection, the key check of the edges' error paths, and the public configuration read. Raw `pg` on the ORM's own pool: the hot path is one statement
 // and gains nothing from a unit of work.
 import type { PostgreSqlConnection } from '@mikro-orm/postgresql';
-import pg, { type Pool, type PoolClient, type QueryResultRow } from 'pg';
+import type { Pool, PoolClient, QueryResultRow } from 'pg';
 import type { Database } from '#runtime/db/database.ts';
 import { classifyDatabaseFailure } from '#runtime/db/failures.ts';
 
@@ -158,18 +158,18 @@ export class EventRepository {
   private readonly database: Database;
   private pool: Pool | undefined;
   /**
-   * The hot statement is prepared once per connection (a named statement: no parse and plan per event). Not on the
-   * embedded PGlite server (a pool of one), whose connections all share one session: a statement prepared by a
-   * closed connection would still exist there and make the next connection's Parse fail.
+   * Named prepared statements for the two hot statements (prepared once per pooled connection: no parse and plan per
+   * call) only when the deployment says there is no transaction pooler in between (Database.namedStatements,
+   * DATABASE_NAMED_STATEMENTS). By default each call is an unnamed statement, parsed and planned again (about 0.15
+   * to 0.3 ms of PostgreSQL CPU per call of a few events, docs/deploy.md "PostgreSQL: pooler and failover").
    */
   private readonly recordStatementName: string | undefined;
   private readonly recordBatchStatementName: string | undefined;
 
   constructor(database: Database) {
     this.database = database;
-    const poolMax = (database.orm.config.get('pool') as { max?: number } | undefined)?.max ?? 1;
-    this.recordStatementName = poolMax > 1 ? 'ledger_record_event_v1' : undefined;
-    this.recordBatchStatementName = poolMax > 1 ? 'ledger_record_events_v3' : undefined;
+    this.recordStatementName = database.namedStatements ? 'ledger_record_event_v1' : undefined;
+    this.recordBatchStatementName = database.namedStatements ? 'ledger_record_events_v3' : undefined;
   }
 
   /** Connections of the pool: how many batches can be in the database at once. */
@@ -184,7 +184,9 @@ export class EventRepository {
 
   /**
    * One statement on a pooled connection, run again on a deadlock or serialization failure; database failures
-   * (db/failures.ts) become DatabaseUnavailableError.
+   * (db/failures.ts) become DatabaseUnavailableError. `name`: a named prepared statement (see recordStatementName);
+   * without it the statement is unnamed, as a transaction pooler needs (a named statement lives in one server
+   * session, which a pooler shares out per transaction: "prepared statement ... does not exist" / "already exists").
    */
   private query<R extends QueryResultRow>(text: string, values: unknown[], name?: string): Promise<R[]> {
     return this.database.retrying(() => this.queryOnce<R>(text, values, name));
@@ -224,8 +226,8 @@ export class EventRepository {
     eventId: string,
     payloadHash: Uint8Array,
   ): Promise<RecordResult | undefined> {
-    const pool = await this.nativePool();
-    const client = new pg.Client(pool.options);
+    // The pool's settings and server (after a failover, the new primary: the lost connection made it search).
+    const client = await this.database.newClient();
     try {
       await client.connect();
       const rows = (

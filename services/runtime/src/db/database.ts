@@ -4,17 +4,28 @@
 import { Migrator } from '@mikro-orm/migrations';
 import type { EntityManager, PostgreSqlConnection, TransactionOptions } from '@mikro-orm/postgresql';
 import { MikroORM } from '@mikro-orm/postgresql';
+import type pg from 'pg';
 import { Gauge } from 'prom-client';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics.ts';
+import { type SelectorEvent, type ServerSelector, selectorFor } from './failover.ts';
 import { type ContentionObserver, retryOnContention } from './failures.ts';
 import type { MigrationSet } from './migrations.ts';
 import { applyRepeatables } from './repeatable.ts';
+import { connectionUser, type DatabaseUrl, parseDatabaseUrl, singleHostUrl } from './url.ts';
 
 export interface DatabaseOptions {
   url: string;
   /** Connection pool size; exactly 1 on PGlite, which serves one session at a time. */
   poolMax: number;
+  /**
+   * DATABASE_NAMED_STATEMENTS: the ledger's hot statements as named prepared statements, prepared once per pooled
+   * connection (no parse and plan per call). Off by default: a named statement lives in one server session, which a
+   * transaction pooler (PgBouncer before 1.21, or without max_prepared_statements) shares out per transaction, and
+   * PGlite's connections share one session. Turn it on only for a direct connection (docs/deploy.md, "PostgreSQL:
+   * pooler and failover").
+   */
+  namedStatements?: boolean;
   logger: Logger;
   /**
    * Registers `database_pool_connections{state}` (total, idle, waiting) in this registry (the first Database opened
@@ -30,17 +41,68 @@ interface PoolCounts {
   waitingCount: number;
 }
 
+/**
+ * MikroORM's connection options for DATABASE_URL, whatever its form (url.ts): MikroORM reads the first host's URL
+ * (user, password, database), and its `pg` pool gets the failover Client of the URL's host list (failover.ts), which
+ * connects to the server that suits, with the URL's TLS settings. The pool's connections keep nothing on the server
+ * beyond a transaction (no session SET, no prepared statement), so a transaction pooler may stand in between.
+ */
+function connectionSettings(url: string): {
+  clientUrl: string;
+  driverOptions: pg.PoolConfig;
+  selector: ServerSelector;
+} {
+  const parsed: DatabaseUrl = parseDatabaseUrl(url);
+  const selector = selectorFor(url, parsed);
+  return {
+    clientUrl: singleHostUrl(parsed),
+    driverOptions: {
+      Client: selector.Client as unknown as pg.PoolConfig['Client'],
+      user: connectionUser(parsed),
+      ssl: parsed.ssl,
+      ...(parsed.applicationName ? { application_name: parsed.applicationName } : {}),
+    },
+    selector,
+  };
+}
+
+/** Logs what a selector learns of the servers (a primary found, a server lost). */
+function logSelectorEvents(logger: Logger): (event: SelectorEvent) => void {
+  return (event) => {
+    if (event.kind === 'found') {
+      logger.info({ server: event.host, target: event.target }, 'database server found');
+    } else {
+      logger.warn({ server: event.host, reason: event.reason }, 'database server lost: connections to it close');
+    }
+  };
+}
+
 export class Database {
   // biome-ignore lint/suspicious/noExplicitAny: the ORM is shared by programs with different entity sets.
   readonly orm: MikroORM<any, any>;
+  /** DatabaseOptions.namedStatements. */
+  readonly namedStatements: boolean;
   private readonly logger: Logger;
   /** Counts and logs each contention failure met by this database's units of work (retried or given up). */
   private readonly contention: ContentionObserver;
+  /** The pool's Client class (failover.ts), for connections of one's own (newClient). */
+  private readonly selector: ServerSelector;
+  private readonly stopObserving: () => void;
 
-  // biome-ignore lint/suspicious/noExplicitAny: see above.
-  private constructor(orm: MikroORM<any, any>, logger: Logger, metrics: Metrics | undefined) {
+  private constructor(
+    // biome-ignore lint/suspicious/noExplicitAny: see above.
+    orm: MikroORM<any, any>,
+    logger: Logger,
+    metrics: Metrics | undefined,
+    selector: ServerSelector,
+    stopObserving: () => void,
+    namedStatements: boolean,
+  ) {
     this.orm = orm;
+    this.namedStatements = namedStatements;
     this.logger = logger;
+    this.selector = selector;
+    this.stopObserving = stopObserving;
     this.contention = (sqlstate, attempt, outcome) => {
       metrics?.databaseContention.inc({ sqlstate, outcome });
       logger.warn(
@@ -53,17 +115,29 @@ export class Database {
   }
 
   static async open(options: DatabaseOptions): Promise<Database> {
-    const orm = await MikroORM.init({
-      clientUrl: options.url,
-      entities: [],
-      pool: { min: 0, max: options.poolMax },
-      allowGlobalContext: false,
-      debug: false,
-      discovery: { warnWhenNoEntities: false },
-      ensureDatabase: false,
-      // Credits are bigint columns; values up to 1e12 are exact as numbers.
-      forceUtcTimezone: true,
-    });
+    const { clientUrl, driverOptions, selector } = connectionSettings(options.url);
+    const stopObserving = selector.observe(logSelectorEvents(options.logger));
+    let orm: MikroORM;
+    try {
+      orm = await MikroORM.init({
+        clientUrl,
+        driverOptions,
+        entities: [],
+        pool: { min: 0, max: options.poolMax },
+        allowGlobalContext: false,
+        debug: false,
+        discovery: { warnWhenNoEntities: false },
+        ensureDatabase: false,
+        // Credits are bigint columns; values up to 1e12 are exact as numbers.
+        forceUtcTimezone: true,
+        // MikroORM's default, said here because it matters: with 'connection' every connection reserve would run
+        // `reset all` and session set_config statements, session state that a transaction pooler does not keep.
+        sessionContext: 'transaction',
+      });
+    } catch (error) {
+      stopObserving();
+      throw error;
+    }
     if (options.metrics && !options.metrics.registry.getSingleMetric('database_pool_connections')) {
       const connection = orm.em.getConnection() as unknown as { getNativeClient(): Promise<PoolCounts> };
       new Gauge({
@@ -79,7 +153,24 @@ export class Database {
         },
       });
     }
-    return new Database(orm, options.logger, options.metrics);
+    return new Database(
+      orm,
+      options.logger,
+      options.metrics,
+      selector,
+      stopObserving,
+      options.namedStatements ?? false,
+    );
+  }
+
+  /**
+   * A connection outside the pool (not connected yet), to the server the pool's connections go to, with the same
+   * settings: for a look-up that must not wait for, or trust, the pool's connections (the ledger's stored decision
+   * after a lost connection). The caller ends it.
+   */
+  async newClient(): Promise<pg.Client> {
+    const pool = await (this.orm.em.getConnection() as PostgreSqlConnection).getNativeClient();
+    return new this.selector.Client(pool.options);
   }
 
   /** A fresh entity manager for one unit of work (one request). */
@@ -123,6 +214,7 @@ export class Database {
   }
 
   async close(): Promise<void> {
+    this.stopObserving();
     await this.orm.close(true);
   }
 }
@@ -133,13 +225,23 @@ export class Database {
  * set's repeatable migrations (repeatable.ts) whose files changed, one transaction each.
  */
 export async function migrate(url: string, sets: MigrationSet[], logger: Logger): Promise<void> {
-  const orm = await MikroORM.init({
-    clientUrl: url,
-    entities: [],
-    discovery: { warnWhenNoEntities: false },
-    ensureDatabase: false,
-    pool: { min: 0, max: 1 },
-  });
+  const { clientUrl, driverOptions, selector } = connectionSettings(url);
+  const stopObserving = selector.observe(logSelectorEvents(logger));
+  let orm: MikroORM;
+  try {
+    orm = await MikroORM.init({
+      clientUrl,
+      driverOptions,
+      entities: [],
+      discovery: { warnWhenNoEntities: false },
+      ensureDatabase: false,
+      pool: { min: 0, max: 1 },
+      sessionContext: 'transaction',
+    });
+  } catch (error) {
+    stopObserving();
+    throw error;
+  }
   try {
     for (const set of sets) {
       orm.config.set('migrations', {
@@ -157,6 +259,7 @@ export async function migrate(url: string, sets: MigrationSet[], logger: Logger)
       await applyRepeatables(await (orm.em.getConnection() as PostgreSqlConnection).getNativeClient(), set, logger);
     }
   } finally {
+    stopObserving();
     await orm.close(true);
   }
 }

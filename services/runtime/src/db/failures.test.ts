@@ -1,5 +1,6 @@
 import { DeadlockException, DriverException } from '@mikro-orm/core';
-import { CONTENTION_ATTEMPTS, classifyDatabaseFailure, retryOnContention } from './failures.ts';
+import { NoSuitableServerError } from './failover.ts';
+import { CONTENTION_ATTEMPTS, classifyDatabaseFailure, retryOnContention, sqlStateOf } from './failures.ts';
 
 const withCode = (code: string, message = 'failure') => Object.assign(new Error(message), { code });
 
@@ -17,6 +18,14 @@ describe('classifyDatabaseFailure', () => {
     expect(classifyDatabaseFailure(new Error('timeout exceeded when trying to connect'))).toBe('unavailable');
   });
 
+  it('unavailable: a write on a read-only server (25006, a demoted primary), also wrapped; no server suits', () => {
+    expect(classifyDatabaseFailure(withCode('25006'))).toBe('unavailable');
+    expect(classifyDatabaseFailure(new DriverException(withCode('25006')))).toBe('unavailable');
+    const none = new NoSuitableServerError('no database server suits target_session_attrs=read-write');
+    expect(classifyDatabaseFailure(none)).toBe('unavailable');
+    expect(classifyDatabaseFailure(new DriverException(none))).toBe('unavailable');
+  });
+
   it('connection_lost: the connection broke, a commit may have happened', () => {
     for (const code of ['08006', '08003', '57P01', '57P02', '58030', '40003', 'ECONNRESET', 'EPIPE']) {
       expect([code, classifyDatabaseFailure(withCode(code))]).toEqual([code, 'connection_lost']);
@@ -31,6 +40,17 @@ describe('classifyDatabaseFailure', () => {
   it('anything else is not a database failure (a bug or an answer of a healthy database)', () => {
     for (const error of [withCode('23505'), withCode('23514'), withCode('42601'), new TypeError('x'), 'text', null]) {
       expect(classifyDatabaseFailure(error)).toBeUndefined();
+    }
+  });
+});
+
+describe('sqlStateOf', () => {
+  it("the server's SQLSTATE, also wrapped; not a socket errno", () => {
+    expect(sqlStateOf(withCode('26000'))).toBe('26000');
+    expect(sqlStateOf(new DriverException(withCode('42P05')))).toBe('42P05');
+    expect(sqlStateOf(new Error('wrapped', { cause: withCode('25006') }))).toBe('25006');
+    for (const error of [withCode('EPIPE'), withCode('ECONNRESET'), new TypeError('x'), null, 'text']) {
+      expect(sqlStateOf(error)).toBeUndefined();
     }
   });
 });

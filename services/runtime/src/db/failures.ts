@@ -9,7 +9,9 @@
  * - `contention`: 40001 serialization failure, 40P01 deadlock. The transaction was rolled back; safe to retry at once.
  * - `unavailable`: the server refused the work or no connection could be made: nothing was sent, or the server
  *   rolled the transaction back and said so (53 insufficient resources, 57014 canceled, 57P03 cannot connect now,
- *   55P03 lock not available, a refused connection: 28, 3D000, 55000, ECONNREFUSED; the pool's connect timeout).
+ *   55P03 lock not available, 25006 a write on a read-only server: a standby after a failover, a refused connection:
+ *   28, 3D000, 55000, ECONNREFUSED; the pool's connect timeout; no host of a multi-host DATABASE_URL suits its
+ *   target_session_attrs, failover.ts).
  * - `connection_lost`: the connection broke while a statement was in flight (08 connection exception, 57P01/57P02
  *   shutdown or terminate, 58 system error, 40003 completion unknown, a socket error, the driver's "Connection
  *   terminated"). A commit may have happened before the break: the outcome of a write is unknown.
@@ -22,8 +24,10 @@ export const CONTENTION_ATTEMPTS = 3;
 const SQLSTATE = /^[0-9A-Z]{5}$/;
 const CONTENTION = new Set(['40001', '40P01']);
 // The server said the work was not done, or refused the connection (28 authorization, 3D000 no such database,
-// 55000 "not currently accepting connections").
-const REFUSED = /^(53|57014|57P03|55P03|55000|40000|40002|28|3D000)/;
+// 55000 "not currently accepting connections"). 25006 read_only_sql_transaction: the transaction tried to write on a
+// read-only server (a demoted primary, default_transaction_read_only) and was rolled back; failover.ts then drops the
+// connection and finds the primary again.
+const REFUSED = /^(53|57014|57P03|55P03|55000|40000|40002|28|3D000|25006)/;
 // The server went away, or cannot say whether the work was done.
 const LOST = /^(08|57P0[1245]|58|40003|XX)/;
 // Socket errors of the driver: refused before anything was sent ...
@@ -45,6 +49,9 @@ function* errorChain(error: unknown): Generator<object> {
 
 export function classifyDatabaseFailure(error: unknown): DatabaseFailureKind | undefined {
   for (const current of errorChain(error)) {
+    // Errors of this service's own connection code say what they are (failover.ts: no server suits).
+    const tagged = (current as { databaseFailure?: unknown }).databaseFailure;
+    if (tagged === 'unavailable' || tagged === 'connection_lost') return tagged;
     const code = (current as { code?: unknown }).code;
     if (typeof code === 'string' && code !== '') {
       // Errno codes first: EPIPE has the shape of a SQLSTATE.
@@ -61,6 +68,21 @@ export function classifyDatabaseFailure(error: unknown): DatabaseFailureKind | u
     const message = current instanceof Error ? current.message : '';
     if (DRIVER_REFUSED.test(message)) return 'unavailable';
     if (DRIVER_LOST.test(message)) return 'connection_lost';
+  }
+  return undefined;
+}
+
+/**
+ * The SQLSTATE the server answered with, also when the ORM or a caller wrapped the driver's error; undefined when
+ * there is none (a socket error, a bug of the code around the statement). A SQLSTATE means the server refused the
+ * statement: a statement outside a transaction block was then rolled back.
+ */
+export function sqlStateOf(error: unknown): string | undefined {
+  for (const current of errorChain(error)) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string' && SQLSTATE.test(code) && !CONNECT_ERRNO.has(code) && !BROKEN_ERRNO.has(code)) {
+      return code;
+    }
   }
   return undefined;
 }

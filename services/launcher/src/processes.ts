@@ -1,0 +1,332 @@
+// One launcher for the programs as separate processes, the way Kubernetes runs them: each replica is
+// `node <the start:* scripts' flags> <entry file>` (Node 24 itself, never through npm, which would not pass signals
+// on), on its own HTTP port, with its own log file, and can be signalled, stopped (SIGTERM, then its exit awaited),
+// started again on the same port and waited for (/readyz 200). Used by the benchmarks (load/lib/system.ts) and the
+// fault suite (test/faults/system.ts). A tool for development and CI machines, never part of a program.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { freePort } from './servers.ts';
+
+/** Entry file of every program, relative to the repository's root. */
+export const PROGRAM_ENTRIES = {
+  'identity-admission': 'services/identity-admission/src/main.ts',
+  ledger: 'services/ledger/src/main.ts',
+  gateway: 'gateway/src/main.ts',
+  ingest: 'services/ingest/src/main.ts',
+  links: 'services/links/src/main.ts',
+  'all-in-one': 'services/all-in-one/src/main.ts',
+} as const;
+export type LaunchedProgram = keyof typeof PROGRAM_ENTRIES;
+
+/** The five programs a deployment runs (without the all-in-one process), state owners first. */
+export const PROGRAMS = ['identity-admission', 'ledger', 'gateway', 'ingest', 'links'] as const;
+export type ProgramName = (typeof PROGRAMS)[number];
+/** The programs with public HTTP routes (the others answer only probes and metrics over HTTP). */
+export const EDGES = ['gateway', 'ingest', 'links'] as const satisfies readonly ProgramName[];
+
+/**
+ * Node's options for every program, as `npm run start:<program>`, the image's ENTRYPOINT and the chart use them
+ * (docs/benchmarks.md, "Memory"): `--liftoff-only` (WebAssembly stays baseline-compiled: no optimizing compiles of
+ * PGlite's and the TypeScript type stripper's code, which held hundreds of MiB at a time), `--max-semi-space-size=4`
+ * (V8's young generation at most 2 x 4 MiB instead of 2 x 16: the programs allocate small short-lived objects per
+ * request), `--heap-growing-percent=25` (the old generation is collected when it has grown by a quarter over what
+ * the last full collection kept, instead of V8's up to 4 x: under deep queues the requests in flight outlive two
+ * young collections and their garbage is promoted; docs/benchmarks.md, "Memory at the peak"), then the tracing
+ * register file (it does nothing unless an OTLP endpoint is set).
+ */
+export const PROGRAM_NODE_OPTIONS = [
+  '--liftoff-only',
+  '--max-semi-space-size=4',
+  '--heap-growing-percent=25',
+  '--import',
+  './services/runtime/src/tracing/register.ts',
+] as const;
+
+/**
+ * More node flags for the programs the benchmarks start, from NODE_OPTIONS_EXTRA (space-separated; after
+ * PROGRAM_NODE_OPTIONS, so a V8 flag given again wins): to compare V8 settings without editing code.
+ */
+export function extraNodeOptions(): string[] {
+  return (process.env.NODE_OPTIONS_EXTRA ?? '').split(/\s+/).filter(Boolean);
+}
+
+/** How long a replica may take to answer /readyz 200 by default (slow, shared 2-core machines). */
+export const START_TIMEOUT_DEFAULT_MS = 120_000;
+/** How long `stop()` waits after SIGTERM before SIGKILL by default (the programs' own deadline is 10 s). */
+export const STOP_TIMEOUT_DEFAULT_MS = 15_000;
+
+export interface ProgramSpec {
+  /** Processes of this program, each on its own port; default 1. */
+  replicas?: number;
+  /** Environment of this program's replicas, over the common one. */
+  env?: Record<string, string>;
+  /** Ports of the replicas (index by index); free ports where not given. */
+  ports?: number[];
+}
+
+export interface StartProgramsOptions {
+  /** The programs to start, in this order (stopped in the reverse order). */
+  programs: Partial<Record<LaunchedProgram, ProgramSpec>>;
+  /** Environment of every replica (PATH and LOG_LEVEL=warn are added unless given). */
+  env: Record<string, string>;
+  /** Folder of the log files: `<name>.log` per replica (appended, with a line per start). */
+  logDir: string;
+  /** The address the programs listen on (HOST) and the URLs use; default 127.0.0.1. */
+  host?: string;
+  /** More node flags for one start of one replica (after PROGRAM_NODE_OPTIONS), e.g. a CPU profile. */
+  nodeOptions?: (replica: { program: LaunchedProgram; name: string }) => string[];
+  /** How long each replica may take to answer /readyz 200. */
+  startTimeoutMs?: number;
+  /** Wait for every replica's /readyz 200 before resolving; default true. */
+  waitReady?: boolean;
+}
+
+export interface ProgramReplica {
+  readonly program: LaunchedProgram;
+  /** 0-based, in the program's list. */
+  readonly index: number;
+  /** The program's name, with `-<index + 1>` when the program has more than one replica (or a label for extras). */
+  readonly name: string;
+  readonly port: number;
+  readonly url: string;
+  readonly logPath: string;
+  /** The current process (the last one started). */
+  readonly child: ChildProcess;
+  readonly pid: number | undefined;
+  /** The current process's exit code (null when killed by a signal). */
+  readonly exited: Promise<number | null>;
+  running(): boolean;
+  /** Sends a signal (default SIGKILL) to the current process and waits until it is gone. */
+  kill(signal?: NodeJS.Signals): Promise<void>;
+  /** SIGTERM, then waits for the exit (SIGKILL after timeoutMs); resolves with the exit code. */
+  stop(timeoutMs?: number): Promise<number | null>;
+  /** Starts a new process on the same port with the same environment (the current one must be gone). */
+  start(): void;
+  /** stop() if running, start(), waitReady(). */
+  restart(): Promise<void>;
+  /** Resolves once /readyz answers 200; throws when the process exits first or after timeoutMs. */
+  waitReady(timeoutMs?: number): Promise<void>;
+}
+
+export interface Programs {
+  /** Every replica, in start order. */
+  readonly replicas: ProgramReplica[];
+  /** The replicas of one program (empty when not started). */
+  of(program: LaunchedProgram): ProgramReplica[];
+  /** One replica of a program; throws when there is none. */
+  get(program: LaunchedProgram, index?: number): ProgramReplica;
+  /**
+   * Another process of a program, not among `replicas` and not waited for (e.g. one started on a port that is taken):
+   * its log is `<label>.log`; stop() stops it too if it still runs.
+   */
+  launch(
+    program: LaunchedProgram,
+    options: { port: number; label: string; env?: Record<string, string> },
+  ): ProgramReplica;
+  /** Stops every process (replicas in reverse start order, SIGTERM then SIGKILL after timeoutMs) and closes the logs. */
+  stop(timeoutMs?: number): Promise<void>;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Starts the programs' replicas (each on a free port unless given) and, unless told not to, waits until all are ready. */
+export async function startPrograms(options: StartProgramsOptions): Promise<Programs> {
+  const host = options.host ?? '127.0.0.1';
+  const startTimeoutMs = options.startTimeoutMs ?? START_TIMEOUT_DEFAULT_MS;
+  mkdirSync(options.logDir, { recursive: true });
+  const logs = new Map<string, WriteStream>();
+  const logOf = (name: string) => {
+    let stream = logs.get(name);
+    if (!stream) {
+      stream = createWriteStream(join(options.logDir, `${name}.log`), { flags: 'a' });
+      logs.set(name, stream);
+    }
+    return stream;
+  };
+  const replicas: ProgramReplica[] = [];
+  const extras = new Set<ProgramReplica>();
+
+  const makeReplica = (
+    program: LaunchedProgram,
+    index: number,
+    name: string,
+    port: number,
+    env: Record<string, string>,
+  ): ProgramReplica => {
+    const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+    const portVariable = program === 'all-in-one' ? 'PORT' : 'HTTP_PORT';
+    const logPath = join(options.logDir, `${name}.log`);
+    let child!: ChildProcess;
+    let exited!: Promise<number | null>;
+    const running = () => child.exitCode === null && child.signalCode === null;
+    const spawnOnce = () => {
+      const flags = [...PROGRAM_NODE_OPTIONS, ...(options.nodeOptions?.({ program, name }) ?? [])];
+      child = spawn(process.execPath, [...flags, resolve(PROGRAM_ENTRIES[program])], {
+        env: {
+          PATH: process.env.PATH ?? '',
+          LOG_LEVEL: 'warn',
+          ...(options.host === undefined ? {} : { HOST: host }),
+          ...options.env,
+          ...env,
+          [portVariable]: String(port),
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      const stream = logOf(name);
+      stream.write(`--- ${new Date().toISOString()} start (pid ${child.pid}, port ${port})\n`);
+      child.stdout?.pipe(stream, { end: false });
+      child.stderr?.pipe(stream, { end: false });
+      const current = child;
+      exited = new Promise<number | null>((r) => {
+        current.once('exit', (code, signal) => {
+          stream.write(`--- ${new Date().toISOString()} exit (pid ${current.pid}, ${code ?? signal})\n`);
+          r(code);
+        });
+      });
+    };
+    spawnOnce();
+    const replica: ProgramReplica = {
+      program,
+      index,
+      name,
+      port,
+      url,
+      logPath,
+      get child() {
+        return child;
+      },
+      get pid() {
+        return child.pid;
+      },
+      get exited() {
+        return exited;
+      },
+      running,
+      async kill(signal = 'SIGKILL') {
+        if (!running()) return;
+        const done = exited;
+        child.kill(signal);
+        await done;
+      },
+      async stop(timeoutMs = STOP_TIMEOUT_DEFAULT_MS) {
+        const done = exited;
+        if (running()) {
+          const current = child;
+          current.kill('SIGTERM');
+          const timer = setTimeout(() => current.kill('SIGKILL'), timeoutMs);
+          await done;
+          clearTimeout(timer);
+        }
+        return done;
+      },
+      start() {
+        if (running()) throw new Error(`${name} (pid ${child.pid}) is still running`);
+        spawnOnce();
+      },
+      async restart() {
+        await replica.stop();
+        replica.start();
+        await replica.waitReady();
+      },
+      async waitReady(timeoutMs = startTimeoutMs) {
+        const deadline = Date.now() + timeoutMs;
+        const current = child;
+        while (Date.now() < deadline) {
+          if (current.exitCode !== null || current.signalCode !== null) {
+            throw new Error(
+              `${name} exited (${current.exitCode ?? current.signalCode}) while starting; see ${logPath}`,
+            );
+          }
+          try {
+            const response = await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(1_000) });
+            await response.arrayBuffer();
+            if (response.status === 200) return;
+          } catch {
+            // not listening yet
+          }
+          await sleep(50);
+        }
+        throw new Error(`${name} did not answer /readyz with 200 within ${timeoutMs} ms; see ${logPath}`);
+      },
+    };
+    return replica;
+  };
+
+  const stop = async (timeoutMs = STOP_TIMEOUT_DEFAULT_MS) => {
+    await Promise.all([...extras].map((extra) => extra.kill('SIGKILL')));
+    for (const replica of [...replicas].reverse()) await replica.stop(timeoutMs);
+    await Promise.all([...logs.values()].map((stream) => new Promise<void>((r) => stream.end(() => r()))));
+    logs.clear();
+  };
+
+  const programs: Programs = {
+    replicas,
+    of: (program) => replicas.filter((r) => r.program === program),
+    get(program, index = 0) {
+      const found = replicas.find((r) => r.program === program && r.index === index);
+      if (!found) throw new Error(`no replica ${index} of ${program}`);
+      return found;
+    },
+    launch(program, { port, label, env = {} }) {
+      const extra = makeReplica(program, -1, label, port, { ...(options.programs[program]?.env ?? {}), ...env });
+      extras.add(extra);
+      void extra.exited.then(() => extras.delete(extra));
+      return extra;
+    },
+    stop,
+  };
+
+  try {
+    for (const [program, spec = {}] of Object.entries(options.programs) as Array<[LaunchedProgram, ProgramSpec]>) {
+      const count = spec.replicas ?? 1;
+      for (let index = 0; index < count; index++) {
+        const port = spec.ports?.[index] ?? (await freePort());
+        const name = count === 1 ? program : `${program}-${index + 1}`;
+        replicas.push(makeReplica(program, index, name, port, spec.env ?? {}));
+      }
+    }
+    if (options.waitReady ?? true) await Promise.all(replicas.map((r) => r.waitReady()));
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return programs;
+}
+
+export interface RollingRestartOptions {
+  /** Programs in the order they are rolled; default PROGRAMS' order (state owners first). */
+  order?: readonly LaunchedProgram[];
+  /** After a replica is ready again, before the next one is stopped (e.g. until the balancer sees it up). */
+  afterReady?: (replica: ProgramReplica) => Promise<void>;
+  /** Told of each step. */
+  log?: (line: string) => void;
+}
+
+/**
+ * A rolling restart, one replica at a time, as a Deployment's rolling update with maxUnavailable 1 and maxSurge 0 does
+ * it, without a preStop delay: SIGTERM, wait for the exit, start again (same port), wait for /readyz 200 (and
+ * `afterReady`), next. Resolves with each replica's stop and start times.
+ */
+export async function rollingRestart(
+  programs: Programs,
+  options: RollingRestartOptions = {},
+): Promise<Array<{ name: string; code: number | null; stopMs: number; startMs: number }>> {
+  const order = options.order ?? PROGRAMS;
+  const steps: Array<{ name: string; code: number | null; stopMs: number; startMs: number }> = [];
+  for (const program of order) {
+    for (const replica of programs.of(program)) {
+      const stopping = Date.now();
+      const code = await replica.stop();
+      const starting = Date.now();
+      replica.start();
+      await replica.waitReady();
+      await options.afterReady?.(replica);
+      steps.push({ name: replica.name, code, stopMs: starting - stopping, startMs: Date.now() - starting });
+      options.log?.(
+        `${replica.name}: exited ${code} ${starting - stopping} ms after SIGTERM, ready ${Date.now() - starting} ms after start`,
+      );
+    }
+  }
+  return steps;
+}

@@ -1,0 +1,193 @@
+// Throwaway PostgreSQL and nats-server processes on loopback, for the benchmarks (load/), the fault suite
+// (test/faults/) and the tests (test/support/servers.ts re-exports them): initdb in a temporary folder, nats-server
+// on a free port, each stopped by whoever started it. Tools for running the service on a development or CI machine,
+// never part of a program.
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import * as net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/** A TCP port nothing listens on at this moment (on 127.0.0.1). */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+/** True once something accepts TCP connections on 127.0.0.1:port. */
+export function portOpen(port: number, host = '127.0.0.1'): Promise<boolean> {
+  return new Promise<boolean>((resolve) => {
+    const socket = net.connect(port, host);
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+/** Resolves once 127.0.0.1:port accepts connections; throws after `timeoutMs`. */
+export async function waitPort(port: number, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await portOpen(port)) return;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new Error(`port ${port} did not open within ${timeoutMs} ms`);
+}
+
+/** Polls `check` every 50 ms until it returns true (a throw counts as not yet); throws after `timeoutMs`. */
+export async function waitFor(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 15000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    try {
+      if (await check()) return;
+    } catch {
+      // not ready yet
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`${what} did not become ready within ${timeoutMs} ms`);
+}
+
+export function findPostgresBin(): string {
+  const candidates: string[] = [];
+  if (process.env.PG_BIN) candidates.push(process.env.PG_BIN);
+  if (existsSync('/usr/lib/postgresql')) {
+    for (const version of readdirSync('/usr/lib/postgresql').sort().reverse()) {
+      candidates.push(join('/usr/lib/postgresql', version, 'bin'));
+    }
+  }
+  for (const dir of candidates) if (existsSync(join(dir, 'initdb'))) return dir;
+  throw new Error(
+    'PostgreSQL binaries (initdb, pg_ctl) not found. Install them with `apt-get install postgresql`, ' +
+      'set PG_BIN to their folder, or set DATABASE_URL to a server the tests may use.',
+  );
+}
+
+/** A program on PATH or in the usual system folders; undefined when it is not installed. */
+export function findBinary(name: string, extra: string[] = []): string | undefined {
+  for (const dir of (process.env.PATH ?? '').split(':').concat(['/usr/sbin', '/usr/bin', '/usr/local/bin', ...extra])) {
+    const candidate = join(dir, name);
+    if (dir && existsSync(candidate)) return candidate;
+  }
+  return undefined;
+}
+
+export function findNatsServer(): string {
+  const found = findBinary('nats-server');
+  if (found) return found;
+  throw new Error(
+    'nats-server not found. Install it with `apt-get install nats-server`, or set NATS_URL to a server the tests may use.',
+  );
+}
+
+export interface PostgresOptions {
+  /**
+   * `true`: a cluster with the server's durable defaults (fsync, synchronous_commit and full_page_writes on), for the
+   * fault suite (test/faults/), whose crash checks mean nothing if a commit may vanish. Default: fsync off, as the
+   * tests need no durability and run faster without it.
+   */
+  durable?: boolean;
+  /** More server settings (`name=value`, each passed as `-c name=value`; single quotes allowed, as in postgresql.conf). */
+  settings?: string[];
+}
+
+export interface StartedPostgres {
+  url: string;
+  /** The cluster's data folder (PGDATA). */
+  dataDir: string;
+  port: number;
+  /** The server's log file (removed with the folder by stop). */
+  logPath: string;
+  /** `pg_ctl stop -m immediate`: the server quits without a checkpoint (crash recovery on the next start). */
+  stopImmediately(): void;
+  /** `pg_ctl start -w` on the same port and settings (after stopImmediately). */
+  start(): void;
+  /** Stops the server and removes the folder. */
+  stop(): Promise<void>;
+}
+
+/** Starts a PostgreSQL cluster in a temporary folder. Runs as the `postgres` user when this process is root. */
+export async function startPostgres(options: PostgresOptions = {}): Promise<StartedPostgres> {
+  const bin = findPostgresBin();
+  const dir = mkdtempSync(join(tmpdir(), 'rewards-pg-'));
+  const asRoot = process.getuid?.() === 0;
+  const run = (cmd: string, args: string[]) => {
+    const full = join(bin, cmd);
+    if (asRoot) execFileSync('runuser', ['-u', 'postgres', '--', full, ...args], { stdio: 'pipe' });
+    else execFileSync(full, args, { stdio: 'pipe' });
+  };
+  if (asRoot) {
+    const uid = Number(execFileSync('id', ['-u', 'postgres']).toString().trim());
+    const gid = Number(execFileSync('id', ['-g', 'postgres']).toString().trim());
+    chownSync(dir, uid, gid);
+  }
+  const port = await freePort();
+  const data = join(dir, 'data');
+  run('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-instructions']);
+  const speed = options.durable ? '' : ' -c fsync=off -c synchronous_commit=off -c full_page_writes=off';
+  const settings = (options.settings ?? []).map((setting) => ` -c ${setting}`).join('');
+  const logPath = join(dir, 'postgres.log');
+  const start = () =>
+    run('pg_ctl', [
+      '-D',
+      data,
+      '-l',
+      logPath,
+      '-w',
+      '-o',
+      `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1${speed} -c max_connections=300${settings}`,
+      'start',
+    ]);
+  start();
+  return {
+    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    dataDir: data,
+    port,
+    logPath,
+    stopImmediately: () => run('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']),
+    start,
+    stop: async () => {
+      try {
+        run('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']);
+      } catch {
+        // already stopped
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  };
+}
+
+export interface StartedNats {
+  url: string;
+  process: ChildProcess;
+  stop: () => Promise<void>;
+}
+
+/** Starts nats-server on 127.0.0.1 (on `port`, or a free one); resolves once it accepts connections. */
+export async function startNats(port?: number): Promise<StartedNats> {
+  const binary = findNatsServer();
+  const natsPort = port ?? (await freePort());
+  const child = spawn(binary, ['-a', '127.0.0.1', '-p', String(natsPort)], { stdio: 'ignore' });
+  await waitFor(() => portOpen(natsPort), 'nats-server');
+  return {
+    url: `nats://127.0.0.1:${natsPort}`,
+    process: child,
+    stop: async () => {
+      if (child.exitCode !== null) return;
+      await new Promise<void>((resolve) => {
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      });
+    },
+  };
+}

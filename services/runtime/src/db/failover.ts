@@ -1,0 +1,366 @@
+// Following a PostgreSQL failover with libpq's rules (a multi-host DATABASE_URL, url.ts), for node-postgres, which
+// knows one host. MikroORM gives its `pg` pool our Client class (driverOptions.Client, see connectionSettings):
+//
+//   - a new connection goes to the last server known to suit `target_session_attrs` and checks it again on itself
+//     (`any`: no check). Unknown (at start, or after a loss): the hosts are tried in the URL's order with short-lived
+//     probe connections, one search at a time for the whole process, and the first that suits is remembered.
+//   - a connection that meets SQLSTATE 25006 (read_only_sql_transaction: its server became a standby, or read-only)
+//     or loses its server is not given back to the pool, and the server is forgotten, so the next new connection
+//     searches again. On 25006 every other connection to that server goes too: the idle ones at once, the ones in use
+//     when they are released. So after a switchover a unit of work fails at most once per connection that was busy
+//     on the old primary at that moment, with a failure the classifier (failures.ts) calls `unavailable` (25006:
+//     nothing was committed) or `connection_lost`, and the next one reaches the new primary.
+//   - nothing outlives a transaction on the server: the checks are plain statements, so this works behind a
+//     transaction pooler too.
+//
+// A single host with `target_session_attrs=any` (the usual URL) connects as plain node-postgres does, with no check
+// and no probe; it still drops connections after a 25006, which is what a Service or pooler that follows the primary
+// needs (its connections to the demoted server would otherwise fail one by one).
+import pg from 'pg';
+import { classifyDatabaseFailure } from './failures.ts';
+import { connectionUser, type DatabaseHost, type DatabaseUrl, describeHosts, type TargetSessionAttrs } from './url.ts';
+
+/** SQLSTATE read_only_sql_transaction: a write in a read-only transaction (a standby, or read-only by default). */
+export const READ_ONLY_SQL_TRANSACTION = '25006';
+/** Connect timeout of every connection when DATABASE_URL has no connect_timeout (libpq would wait for ever). */
+export const CONNECT_TIMEOUT_DEFAULT_MS = 10_000;
+/** How long the check of a new connection (and of a probe) may take before the server is deemed unsuitable. */
+export const SESSION_CHECK_TIMEOUT_MS = 5_000;
+
+/** No host of the list could be used: nothing was sent. The classifier (failures.ts) reads `databaseFailure`. */
+export class NoSuitableServerError extends Error {
+  readonly databaseFailure = 'unavailable';
+
+  constructor(message: string, cause?: unknown) {
+    super(message, cause === undefined ? undefined : { cause });
+    this.name = 'NoSuitableServerError';
+  }
+}
+
+/** What a selector reports (Database logs it). */
+export type SelectorEvent =
+  | { kind: 'found'; host: string; target: TargetSessionAttrs }
+  | { kind: 'lost'; host: string; reason: 'read_only' | 'connection_lost' | 'connect_failed' | 'unsuitable' };
+
+const SESSION_CHECK_SQL = `select pg_catalog.pg_is_in_recovery()::text as recovery,
+  pg_catalog.current_setting('transaction_read_only') as read_only`;
+
+/** Why a checked session does not suit `target`, or undefined when it does (libpq's checks). */
+async function unsuitability(client: pg.Client, target: TargetSessionAttrs): Promise<string | undefined> {
+  if (target === 'any') return undefined;
+  const result = await client.query<{ recovery: string; read_only: string }>({
+    text: SESSION_CHECK_SQL,
+    query_timeout: SESSION_CHECK_TIMEOUT_MS,
+  } as pg.QueryConfig);
+  const row = result.rows[0];
+  if (!row) throw new Error('the session check returned no row');
+  if (row.recovery === 'true') return 'is a standby (in recovery)';
+  if (target === 'read-write' && row.read_only === 'on') return 'is read-only (default_transaction_read_only)';
+  return undefined;
+}
+
+function sqlState(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+/** The pool's release function that pg-pool assigns to a client it hands out. */
+type PoolRelease = (error?: Error | boolean) => void;
+
+/** node-postgres's Client fields this module sets (not in its type declarations). */
+interface ClientInternals {
+  connectionParameters: { host: string; port: number };
+}
+
+/**
+ * A node-postgres Client that connects where its selector says and reports what it meets. Not used directly: each
+ * ServerSelector makes its own subclass (`selector.Client`), which is what the pool is given.
+ */
+export class FailoverClient extends pg.Client {
+  /** Set by the subclass a selector makes. */
+  static selector: ServerSelector | undefined;
+  /** The selector's index of this connection's server, once connected. */
+  #server: number | undefined;
+  #poolRelease: PoolRelease | undefined;
+  /** Set when the connection must not go back to the pool (given to pg-pool's release, which then closes it). */
+  #discard: Error | undefined;
+  /** Released to the pool and not handed out since. */
+  #idle = false;
+
+  constructor(config?: pg.ClientConfig) {
+    const selector = (new.target as typeof FailoverClient).selector;
+    if (!selector) throw new Error('FailoverClient is used through a ServerSelector');
+    super({
+      ...config,
+      // pg-pool keeps the password out of its options' enumerable fields.
+      password: config?.password,
+      connectionTimeoutMillis: config?.connectionTimeoutMillis || selector.connectTimeoutMs,
+    });
+    // A broken socket is reported as an 'error' event (pg marks the client unusable); a listener also keeps such an
+    // event from being fatal while the pool has lent the client out.
+    this.on('error', (error: Error) => this.#met(error));
+    this.once('end', () => selector.untrack(this));
+  }
+
+  get #selector(): ServerSelector {
+    return (this.constructor as typeof FailoverClient).selector as ServerSelector;
+  }
+
+  /** The server this connection reached (undefined before it is connected). */
+  get server(): DatabaseHost | undefined {
+    return this.#server === undefined ? undefined : this.#selector.hosts[this.#server];
+  }
+
+  get serverIndex(): number | undefined {
+    return this.#server;
+  }
+
+  // The overloads of pg's Client.connect: a promise, or a callback (pg-pool's form).
+  override connect(): Promise<pg.Client>;
+  override connect(callback: (error: Error | null, client?: pg.Client) => void): void;
+  override connect(callback?: (error: Error | null, client?: pg.Client) => void): Promise<pg.Client> | undefined {
+    const connected = this.#connect();
+    if (!callback) return connected;
+    connected.then(
+      (client) => callback(null, client),
+      (error: Error) => callback(error),
+    );
+    return undefined;
+  }
+
+  async #connect(): Promise<pg.Client> {
+    const selector = this.#selector;
+    const index = await selector.current();
+    const server = selector.hosts[index] as DatabaseHost;
+    this.host = server.host;
+    this.port = server.port;
+    const internals = this as unknown as ClientInternals;
+    internals.connectionParameters.host = server.host;
+    internals.connectionParameters.port = server.port;
+    try {
+      await super.connect();
+    } catch (error) {
+      selector.forget(index, 'connect_failed');
+      throw error;
+    }
+    let problem: string | undefined;
+    try {
+      problem = await unsuitability(this, selector.target);
+    } catch (error) {
+      selector.forget(index, 'connect_failed');
+      await this.end().catch(() => undefined);
+      throw error;
+    }
+    if (problem) {
+      // It was the primary when last seen. The next connection searches again.
+      selector.forget(index, 'unsuitable');
+      await this.end().catch(() => undefined);
+      throw new NoSuitableServerError(
+        `the database server ${describeHosts([server])} ${problem} (target_session_attrs=${selector.target})`,
+      );
+    }
+    this.#server = index;
+    selector.track(this);
+    return this;
+  }
+
+  // biome-ignore lint/suspicious/noExplicitAny: pg's query has many overloads; each is passed through unchanged.
+  override query(...args: any[]): any {
+    const last = args.length > 0 ? args[args.length - 1] : undefined;
+    const base = super.query as (...a: unknown[]) => unknown;
+    if (typeof last === 'function') {
+      args[args.length - 1] = (error: Error | null, result: unknown) => {
+        if (error) this.#met(error);
+        last(error, result);
+      };
+      return base.apply(this, args);
+    }
+    const result = base.apply(this, args) as { then?: unknown } | undefined;
+    if (result && typeof result.then === 'function') {
+      (result as Promise<unknown>).then(undefined, (error: unknown) => this.#met(error));
+    }
+    return result;
+  }
+
+  /**
+   * pg-pool assigns `release` when it lends the client out; the function read back passes this connection's discard
+   * reason, if any, so that pg-pool closes it instead of keeping it idle (pg-pool's documented `release(error)`).
+   */
+  get release(): PoolRelease | undefined {
+    const poolRelease = this.#poolRelease;
+    if (!poolRelease) return undefined;
+    return (error?: Error | boolean) => {
+      const discard = error || this.#discard;
+      this.#idle = !discard;
+      poolRelease(discard);
+    };
+  }
+
+  set release(poolRelease: PoolRelease | undefined) {
+    this.#poolRelease = poolRelease;
+    this.#idle = false;
+  }
+
+  /**
+   * The server of this connection is no longer to be used: an idle connection leaves the pool now (pg-pool removes
+   * an idle client that reports an error), one in use when it is released.
+   */
+  retire(reason: Error): void {
+    if (this.#discard) return;
+    this.#discard = reason;
+    if (this.#idle) this.emit('error', reason);
+  }
+
+  /** A query's error or the connection's: a read-only server or a lost connection retires this connection. */
+  #met(error: unknown): void {
+    const index = this.#server;
+    if (index === undefined || this.#discard) return;
+    if (sqlState(error) === READ_ONLY_SQL_TRANSACTION) {
+      this.#discard = error as Error;
+      this.#selector.readOnly(index);
+    } else if (classifyDatabaseFailure(error) === 'connection_lost') {
+      this.#discard = error as Error;
+      this.#selector.forget(index, 'connection_lost');
+    }
+  }
+}
+
+/**
+ * One host list's knowledge (process-wide, per DATABASE_URL, see selectorFor): which server suits, the search for
+ * one, and the connections to each (so that a read-only server's connections can all be retired).
+ */
+export class ServerSelector {
+  readonly hosts: DatabaseHost[];
+  readonly target: TargetSessionAttrs;
+  readonly connectTimeoutMs: number;
+  /** The pool's Client class for this host list. */
+  readonly Client: typeof FailoverClient;
+  private readonly probeConfig: pg.ClientConfig;
+  private known: number | undefined;
+  private search: Promise<number> | undefined;
+  private readonly live = new Set<FailoverClient>();
+  private readonly observers = new Set<(event: SelectorEvent) => void>();
+
+  constructor(url: DatabaseUrl) {
+    this.hosts = url.hosts;
+    this.target = url.targetSessionAttrs;
+    this.connectTimeoutMs = url.connectTimeoutMs ?? CONNECT_TIMEOUT_DEFAULT_MS;
+    // One host that any session suits: nothing to search or check.
+    this.known = url.hosts.length === 1 && url.targetSessionAttrs === 'any' ? 0 : undefined;
+    this.probeConfig = {
+      user: connectionUser(url),
+      password: url.password,
+      database: url.database,
+      ssl: url.ssl,
+      application_name: url.applicationName,
+      connectionTimeoutMillis: this.connectTimeoutMs,
+    };
+    const selector = this;
+    this.Client = class extends FailoverClient {
+      static override selector: ServerSelector | undefined = selector;
+    };
+  }
+
+  /** Sees what this selector learns (found, lost); returns the function that stops it. */
+  observe(observer: (event: SelectorEvent) => void): () => void {
+    this.observers.add(observer);
+    return () => this.observers.delete(observer);
+  }
+
+  private report(event: SelectorEvent): void {
+    for (const observer of this.observers) observer(event);
+  }
+
+  /** The index of the server a new connection goes to: the known one, or the first that suits (one search). */
+  current(): Promise<number> {
+    if (this.known !== undefined) return Promise.resolve(this.known);
+    this.search ??= this.find().finally(() => {
+      this.search = undefined;
+    });
+    return this.search;
+  }
+
+  /** Tries the hosts in order with probe connections; the first that suits becomes the known server. */
+  private async find(): Promise<number> {
+    const problems: string[] = [];
+    let lastError: unknown;
+    for (const [index, server] of this.hosts.entries()) {
+      const probe = new pg.Client({ ...this.probeConfig, host: server.host, port: server.port });
+      probe.on('error', () => undefined);
+      try {
+        await probe.connect();
+        const problem = await unsuitability(probe, this.target);
+        if (!problem) {
+          this.known = index;
+          this.report({ kind: 'found', host: describeHosts([server]), target: this.target });
+          return index;
+        }
+        problems.push(`${describeHosts([server])} ${problem}`);
+      } catch (error) {
+        lastError = error;
+        problems.push(`${describeHosts([server])}: ${(error as Error).message}`);
+      } finally {
+        await probe.end().catch(() => undefined);
+      }
+    }
+    throw new NoSuitableServerError(
+      `no database server suits target_session_attrs=${this.target}: ${problems.join('; ')}`,
+      lastError,
+    );
+  }
+
+  /** The server stopped suiting (or answering): the next new connection searches. */
+  forget(index: number, reason: 'connection_lost' | 'connect_failed' | 'unsuitable'): void {
+    if (this.hosts.length === 1 && this.target === 'any') return;
+    if (this.known !== index) return;
+    this.known = undefined;
+    this.report({ kind: 'lost', host: describeHosts([this.hosts[index] as DatabaseHost]), reason });
+  }
+
+  /** The server refused a write (25006): forget it and retire every connection to it. */
+  readOnly(index: number): void {
+    const reason = new Error(
+      `the database server ${describeHosts([this.hosts[index] as DatabaseHost])} is read-only; its connections close`,
+    );
+    for (const client of this.live) if (client.serverIndex === index) client.retire(reason);
+    const multiple = !(this.hosts.length === 1 && this.target === 'any');
+    if (multiple && this.known === index) this.known = undefined;
+    this.report({ kind: 'lost', host: describeHosts([this.hosts[index] as DatabaseHost]), reason: 'read_only' });
+  }
+
+  track(client: FailoverClient): void {
+    this.live.add(client);
+  }
+
+  untrack(client: FailoverClient): void {
+    this.live.delete(client);
+  }
+
+  /** Connections open now (tests). */
+  get connections(): number {
+    return this.live.size;
+  }
+}
+
+/** Most selectors kept (one per distinct DATABASE_URL; tests open many databases). */
+const SELECTORS_MAX = 256;
+const selectors = new Map<string, ServerSelector>();
+
+/** The process's selector of one DATABASE_URL (its exact text), made on first use. */
+export function selectorFor(url: string, parsed: DatabaseUrl): ServerSelector {
+  let selector = selectors.get(url);
+  if (!selector) {
+    if (selectors.size >= SELECTORS_MAX) {
+      // The oldest without connections goes (Map keeps insertion order).
+      for (const [key, candidate] of selectors) {
+        if (candidate.connections === 0) {
+          selectors.delete(key);
+          break;
+        }
+      }
+    }
+    selector = new ServerSelector(parsed);
+    selectors.set(url, selector);
+  }
+  return selector;
+}
