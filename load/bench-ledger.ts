@@ -23,6 +23,7 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { pino } from 'pino';
+import { EVENT_LIMITS } from '#runtime/contracts/event-limits.ts';
 import { migrate } from '#runtime/db/database.ts';
 import { createMetrics } from '#runtime/metrics.ts';
 import { NatsTransport } from '#runtime/transport/nats.ts';
@@ -35,7 +36,6 @@ import {
 import { extraNodeOptions, PROGRAM_NODE_OPTIONS } from '../services/launcher/src/processes.ts';
 import { freePort, startNats, startPostgres } from '../services/launcher/src/servers.ts';
 import { EVENT_GROUP_KEYS_MAX_DEFAULT } from '../services/ledger/src/events/endpoints.ts';
-import { RECORD_EVENT_GROUP_KEYS_MAX } from '../services/ledger/src/events/repository.ts';
 import { ledgerMigrations } from '../services/ledger/src/migrations/index.ts';
 import { createFixtures, EVENT_TYPE, keyHash, playerId, RATE_LIMIT, SINGLE_EVENT_SCRIPT } from './lib/fixtures.ts';
 import { runPgbench as runPgbenchScript, type Side } from './lib/pgbench.ts';
@@ -161,7 +161,7 @@ function readOptions(): Options {
       'BENCH_GROUP_KEYS',
       EVENT_GROUP_KEYS_MAX_DEFAULT,
       1,
-      RECORD_EVENT_GROUP_KEYS_MAX,
+      EVENT_LIMITS.keysPerCallMax,
     ),
     batchMax: int(values['batch-max'], 'BENCH_BATCH_MAX', 256, 1, 1000),
     durability: durability as Options['durability'],

@@ -1,16 +1,13 @@
 // ledger: owner of the `ledger` schema. Console actions, snapshot and records, event decisions, link intents and
 // public configuration data; every mutation is one transaction here.
+
 import type { EnvReader } from '#runtime/config.ts';
+import { EVENT_LIMITS } from '#runtime/contracts/event-limits.ts';
 import { SIMULATION_MAX_EVENTS_DEFAULT } from '#runtime/contracts/simulation.ts';
 import { stateOwner } from '#runtime/program.ts';
 import { PACKAGE_VERSION } from '#runtime/version.ts';
 import { consoleEndpoints } from './console/endpoints.ts';
-import {
-  EVENT_BATCH_MAX_DEFAULT,
-  EVENT_GROUP_KEYS_MAX_DEFAULT,
-  eventEndpoints,
-  RECORD_EVENT_GROUP_KEYS_MAX,
-} from './events/index.ts';
+import { EVENT_BATCH_MAX_DEFAULT, EVENT_GROUP_KEYS_MAX_DEFAULT, eventEndpoints } from './events/index.ts';
 import { linkEndpoints } from './links/index.ts';
 import { ledgerMigrations } from './migrations/index.ts';
 import {
@@ -41,10 +38,13 @@ export const ledger = stateOwner<LedgerConfig>({
   readConfig(reader: EnvReader): LedgerConfig {
     return {
       eventRateLimitPerMinute: reader.int('EVENT_RATE_LIMIT_PER_MINUTE', 120, { min: 1, max: 1_000_000 }),
-      eventBatchMax: reader.int('EVENT_BATCH_MAX', EVENT_BATCH_MAX_DEFAULT, { min: 1, max: 1000 }),
+      eventBatchMax: reader.int('EVENT_BATCH_MAX', EVENT_BATCH_MAX_DEFAULT, {
+        min: 1,
+        max: EVENT_LIMITS.eventsPerCallMax,
+      }),
       eventGroupKeysMax: reader.int('EVENT_GROUP_KEYS_MAX', EVENT_GROUP_KEYS_MAX_DEFAULT, {
         min: 1,
-        max: RECORD_EVENT_GROUP_KEYS_MAX,
+        max: EVENT_LIMITS.keysPerCallMax,
       }),
       simulateRuleMaxEvents: reader.int('SIMULATE_RULE_MAX_EVENTS', SIMULATION_MAX_EVENTS_DEFAULT, {
         min: 1,

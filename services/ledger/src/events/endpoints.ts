@@ -4,6 +4,7 @@
 import { create, type MessageInitShape } from '@bufbuild/protobuf';
 import { Gauge, Histogram } from 'prom-client';
 import type { Clock } from '#runtime/clock.ts';
+import { EVENT_LIMITS } from '#runtime/contracts/event-limits.ts';
 import { DeveloperEventSchema } from '#runtime/contracts/gen/rewards/v1/console_pb.ts';
 import type {
   RecordEventOutcomeSchema,
@@ -25,8 +26,6 @@ import {
   DatabaseUnavailableError,
   EventRepository,
   isUniqueViolation,
-  RECORD_EVENT_GROUP_KEYS_MAX,
-  RECORD_EVENTS_MAX,
   type RecordEventParams,
   type RecordResult,
   type StoredDecision,
@@ -51,19 +50,17 @@ export interface EventEndpointConfig {
 }
 
 /** Default EVENT_BATCH_MAX: large enough that a hot game's queue goes in one transaction, small enough to bound it. */
-export const EVENT_BATCH_MAX_DEFAULT = 256;
+export const EVENT_BATCH_MAX_DEFAULT: number = EVENT_LIMITS.ledgerBatchDefault;
 /** Default EVENT_GROUP_KEYS_MAX (batcher.ts, "Several keys in one call"): as the edge's INGEST_EVENT_KEYS_MAX. */
 export const EVENT_GROUP_KEYS_MAX_DEFAULT = 8;
 /** Most events in one RecordEvents request (the edge sends at most this many). */
-export const RECORD_EVENTS_REQUEST_MAX = 256;
 /** Most events waiting for the database in one ledger process; beyond it RecordEvent answers 503 at once. */
 const EVENTS_QUEUED_MAX = 10_000;
 
 const EVENT_TYPE = EVENT_TYPE_REGEX;
-const HASH_BYTES = 32;
 // occurredAt is bounded to years 0000..9999 by the edge's grammar; the ledger refuses anything outside as well.
-const OCCURRED_AT_MIN_MS = -62_167_219_200_000n;
-const OCCURRED_AT_MAX_MS = 253_402_300_799_999n;
+const occurredAtMinMs = BigInt(EVENT_LIMITS.occurredAtMinMs);
+const occurredAtMaxMs = BigInt(EVENT_LIMITS.occurredAtMaxMs);
 
 /**
  * A 503 of RecordEvent after the ledger lost its database connection during the decision and found no stored decision
@@ -232,10 +229,10 @@ export function eventEndpoints(deps: EventEndpointDeps, config: EventEndpointCon
     decide,
     (batch, error, again) => recoverFailedBatch(batch, error, again, logger),
     {
-      batchMax: Math.min(config.eventBatchMax ?? EVENT_BATCH_MAX_DEFAULT, RECORD_EVENTS_MAX),
+      batchMax: Math.min(config.eventBatchMax ?? EVENT_BATCH_MAX_DEFAULT, EVENT_LIMITS.eventsPerCallMax),
       concurrencyMax: events.poolMax,
       queuedMax: EVENTS_QUEUED_MAX,
-      groupKeysMax: Math.min(config.eventGroupKeysMax ?? EVENT_GROUP_KEYS_MAX_DEFAULT, RECORD_EVENT_GROUP_KEYS_MAX),
+      groupKeysMax: Math.min(config.eventGroupKeysMax ?? EVENT_GROUP_KEYS_MAX_DEFAULT, EVENT_LIMITS.keysPerCallMax),
     },
     {
       batch: (size) => batchSizes?.observe(size),
@@ -247,14 +244,14 @@ export function eventEndpoints(deps: EventEndpointDeps, config: EventEndpointCon
 
   /** One event, validated and decided (through its key's batch); throws the AppError RecordEvent answers. */
   const recordOne = async (request: RecordEventRequest): Promise<RecordEventReply> => {
-    if (request.keyHash.length !== HASH_BYTES) throw invalidKey();
+    if (request.keyHash.length !== EVENT_LIMITS.hashBytes) throw invalidKey();
     if (
       !isUuid(request.eventId) ||
       !isUuid(request.playerId) ||
       !EVENT_TYPE.test(request.eventType) ||
-      request.payloadHash.length !== HASH_BYTES ||
-      request.occurredAtMs < OCCURRED_AT_MIN_MS ||
-      request.occurredAtMs > OCCURRED_AT_MAX_MS
+      request.payloadHash.length !== EVENT_LIMITS.hashBytes ||
+      request.occurredAtMs < occurredAtMinMs ||
+      request.occurredAtMs > occurredAtMaxMs
     ) {
       throw new AppError(400, 'invalid_event', 'The event does not match GameEventInput.');
     }
@@ -297,8 +294,8 @@ export function eventEndpoints(deps: EventEndpointDeps, config: EventEndpointCon
   return [
     bind(ledgerOps.recordEvent, recordOne),
     bind(ledgerOps.recordEvents, async (request, ctx) => {
-      if (request.events.length > RECORD_EVENTS_REQUEST_MAX) {
-        throw new AppError(400, 'invalid_event', `At most ${RECORD_EVENTS_REQUEST_MAX} events per request.`);
+      if (request.events.length > EVENT_LIMITS.eventsPerRequestMax) {
+        throw new AppError(400, 'invalid_event', `At most ${EVENT_LIMITS.eventsPerRequestMax} events per request.`);
       }
       const outcomes = await Promise.all(
         request.events.map(
@@ -326,12 +323,12 @@ export function eventEndpoints(deps: EventEndpointDeps, config: EventEndpointCon
       return { outcomes };
     }),
     bind(ledgerOps.authenticateGameKey, async (request) => {
-      if (request.keyHash.length !== HASH_BYTES) return { valid: false, kind: '' };
+      if (request.keyHash.length !== EVENT_LIMITS.hashBytes) return { valid: false, kind: '' };
       const kind = await events.keyKind(request.keyHash).catch(storeFailure);
       return kind ? { valid: true, kind } : { valid: false, kind: '' };
     }),
     bind(ledgerOps.getPublicConfig, async (request) => {
-      if (request.keyHash.length !== HASH_BYTES) throw invalidPublicKey();
+      if (request.keyHash.length !== EVENT_LIMITS.hashBytes) throw invalidPublicKey();
       const config = await events.publicConfig(request.keyHash).catch(storeFailure);
       if (!config) throw invalidPublicKey();
       return { config };

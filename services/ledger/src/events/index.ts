@@ -2,4 +2,3 @@
 // GetPublicConfig. Registered by program.ts.
 
 export { EVENT_BATCH_MAX_DEFAULT, EVENT_GROUP_KEYS_MAX_DEFAULT, eventEndpoints } from './endpoints.ts';
-export { RECORD_EVENT_GROUP_KEYS_MAX } from './repository.ts';

@@ -4,6 +4,7 @@
 // and gains nothing from a unit of work.
 import type { PostgreSqlConnection } from '@mikro-orm/postgresql';
 import type { Pool, PoolClient, QueryResultRow } from 'pg';
+import { EVENT_LIMITS } from '#runtime/contracts/event-limits.ts';
 import type { Database } from '#runtime/db/database.ts';
 import { classifyDatabaseFailure } from '#runtime/db/failures.ts';
 
@@ -81,11 +82,8 @@ export const RECORD_EVENTS_SQL = `select json_agg(json_build_array(o_outcome, o_
     order by o_index)::text as d
   from ledger.record_events($1::bytea[], $2::uuid[], $3::uuid[], $4::text[], $5::bigint[], $6, $7::timestamptz[], $8)`;
 
-/** Most keys in one call of recordEventGroups. */
-export const RECORD_EVENT_GROUP_KEYS_MAX = 64;
-
-/** The most events one call of ledger.record_events takes (the function refuses more than 1000). */
-export const RECORD_EVENTS_MAX = 1000;
+// A call of recordEventGroups takes at most EVENT_LIMITS.keysPerCallMax keys and EVENT_LIMITS.eventsPerCallMax events
+// (the SQL function refuses more: services/runtime/src/contracts/event-limits.ts, checked by npm run check).
 
 const AUTHENTICATE_KEY_SQL = `select kind from ledger.keys where key_hash = $1 and revoked_at is null`;
 
@@ -283,7 +281,7 @@ export class EventRepository {
    * locks their games in one order. Throws on any failure (nothing was committed then).
    */
   async recordEventGroups(batches: RecordEventParams[][]): Promise<RecordResult[][]> {
-    if (batches.length === 0 || batches.length > RECORD_EVENT_GROUP_KEYS_MAX) {
+    if (batches.length === 0 || batches.length > EVENT_LIMITS.keysPerCallMax) {
       throw new Error(`a group of ${batches.length} batches`);
     }
     const events = batches.flat();
@@ -335,7 +333,7 @@ export class EventRepository {
 /** The parameters of RECORD_EVENTS_SQL for a call's events (parallel arrays, a key hash per event). */
 export function recordEventsValues(events: RecordEventParams[]): unknown[] {
   const first = events[0];
-  if (!first || events.length > RECORD_EVENTS_MAX) throw new Error(`a call of ${events.length} events`);
+  if (!first || events.length > EVENT_LIMITS.eventsPerCallMax) throw new Error(`a call of ${events.length} events`);
   const keyHashes: Buffer[] = [];
   const hashes = Buffer.allocUnsafe(32 * events.length);
   const eventIds: string[] = [];
