@@ -11,6 +11,7 @@ import {
   setSessionToken,
 } from './api.ts';
 import { devSignIn, oidcSignIn, oidcSignOut, type SignInConfig } from './auth.ts';
+import { FailureAlert, FailureText, useTitle } from './components.tsx';
 import { OrganizationPage } from './pages/Organization.tsx';
 import { Overview } from './pages/Overview.tsx';
 
@@ -32,8 +33,17 @@ function useHashRoute(): string[] {
   return route;
 }
 
-function SignIn({ config, onSignedIn }: { config: SignInConfig; onSignedIn: (token: string) => void }) {
+function SignIn({
+  config,
+  onSignedIn,
+  failure,
+}: {
+  config: SignInConfig;
+  onSignedIn: (token: string) => void;
+  failure: ServerFailure | undefined;
+}) {
   const id = useId();
+  useTitle('Sign in');
   const [email, setEmail] = useState('');
   const [error, setError] = useState<ServerFailure | undefined>();
   const submit = async (event: FormEvent) => {
@@ -63,7 +73,7 @@ function SignIn({ config, onSignedIn }: { config: SignInConfig; onSignedIn: (tok
           />
           {error && (
             <p className="error" id={`${id}-error`} role="alert">
-              <code>{error.code}</code>: {error.message}
+              <FailureText failure={error} />
             </p>
           )}
           <button type="submit">Sign in</button>
@@ -80,6 +90,7 @@ function SignIn({ config, onSignedIn }: { config: SignInConfig; onSignedIn: (tok
           without DEVELOPER_JWKS for the development sign-in.
         </p>
       )}
+      {failure && <FailureAlert failure={failure} />}
     </main>
   );
 }
@@ -102,30 +113,51 @@ function Console({ email, onSignOut }: { email: string; onSignOut: () => void })
     else page = <Overview snapshot={snapshot} reload={reload} />;
   }
   const failure = error ? failureOf(error) : undefined;
+  const [menuOpen, setMenuOpen] = useState(false);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: a new page closes the menu
+  useEffect(() => setMenuOpen(false), [route.join('/')]);
+  const current = route[0] === 'records' ? 'records' : route.length === 0 ? 'home' : '';
   return (
     <>
       <a className="skip" href="#main">
         Skip to content
       </a>
-      <header>
-        <nav aria-label="Console">
-          <a href="#/">Organizations</a> <a href="#/records">Records</a>
-        </nav>
-        <span className="who">
-          {email}{' '}
-          <button type="button" className="secondary" onClick={onSignOut}>
-            Sign out
-          </button>
-        </span>
+      <header className={menuOpen ? 'menu-open' : undefined}>
+        <span className="brand">Sandbox Rewards</span>
+        <button
+          type="button"
+          className="menu-button secondary"
+          aria-expanded={menuOpen}
+          aria-controls="console-menu"
+          onClick={() => setMenuOpen(!menuOpen)}
+        >
+          Menu
+        </button>
+        <div className="menu" id="console-menu">
+          <nav aria-label="Console">
+            <a href="#/" aria-current={current === 'home' ? 'page' : undefined}>
+              Organizations
+            </a>{' '}
+            <a href="#/records" aria-current={current === 'records' ? 'page' : undefined}>
+              Records
+            </a>
+          </nav>
+          <span className="who">
+            <span className="email">{email}</span>{' '}
+            <button type="button" className="secondary" onClick={onSignOut}>
+              Sign out
+            </button>
+          </span>
+        </div>
       </header>
       <main id="main" tabIndex={-1}>
-        {failure && (
-          <p className="error" role="alert">
-            <code>{failure.code}</code>: {failure.message}
-          </p>
-        )}
+        {failure && <FailureAlert failure={failure} />}
         <Suspense fallback={<p>Loading…</p>}>{page}</Suspense>
       </main>
+      <footer>
+        Sandbox test credit only: 1,000 credits = $1 of test value, and no real money moves. Amounts in dollars are that
+        equivalent.
+      </footer>
     </>
   );
 }
@@ -183,14 +215,5 @@ export function App({ config, initialToken }: { config: SignInConfig; initialTok
       />
     );
   }
-  return (
-    <>
-      <SignIn config={config} onSignedIn={(token) => void signedIn(token)} />
-      {failure && (
-        <p className="error signin-error" role="alert">
-          <code>{failure.code}</code>: {failure.message}
-        </p>
-      )}
-    </>
-  );
+  return <SignIn config={config} onSignedIn={(token) => void signedIn(token)} failure={failure} />;
 }

@@ -1,7 +1,72 @@
-import { type FormEvent, type ReactNode, useId, useState } from 'react';
+import {
+  createContext,
+  type FormEvent,
+  type KeyboardEvent,
+  type ReactNode,
+  useContext,
+  useEffect,
+  useId,
+  useRef,
+  useState,
+} from 'react';
+import { CREDITS_MAX } from '../../services/runtime/src/contracts/vocabulary.ts';
 import { type ActionResult, isFailure, runAction, type ServerFailure } from './api.ts';
+import { sentenceOf } from './errors.ts';
 
 export const credits = (value: number) => value.toLocaleString('en-US');
+
+/** Sandbox test credit has a nominal value: 1,000 credits = $1 (no real money moves). */
+export const CREDITS_PER_DOLLAR = 1000;
+const usd = new Intl.NumberFormat('en-US', {
+  style: 'currency',
+  currency: 'USD',
+  minimumFractionDigits: 2,
+  maximumFractionDigits: 3,
+});
+export const dollars = (value: number) => usd.format(value / CREDITS_PER_DOLLAR);
+/** "10,000 credits ($10.00 sandbox test credit)". */
+export const creditsWithDollars = (value: number) =>
+  `${credits(value)} credits (${dollars(value)} sandbox test credit)`;
+
+// ---- heading levels: each page has one h1; sections, cards, forms and dialogs take the next level down ----
+
+const Level = createContext(2);
+
+export function Heading({ children, id, className }: { children: ReactNode; id?: string; className?: string }) {
+  const level = Math.min(6, useContext(Level));
+  const Tag = `h${level}` as 'h2';
+  return (
+    <Tag id={id} className={className} tabIndex={id ? -1 : undefined}>
+      {children}
+    </Tag>
+  );
+}
+
+/** Children one heading level below the current one. */
+export function Deeper({ children }: { children: ReactNode }) {
+  const level = useContext(Level);
+  return <Level.Provider value={level + 1}>{children}</Level.Provider>;
+}
+
+export function Section({ title, children, className }: { title: string; children: ReactNode; className?: string }) {
+  const id = useId();
+  return (
+    <section aria-labelledby={id} className={className}>
+      <Heading id={id}>{title}</Heading>
+      <Deeper>{children}</Deeper>
+    </section>
+  );
+}
+
+/** A table that scrolls sideways inside its own box on a narrow screen (the page never does). */
+export function TableBox({ label, children }: { label: string; children: ReactNode }) {
+  return (
+    // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling region must be reachable by keyboard (axe)
+    <section className="table-box" aria-label={`${label} (scrolls sideways)`} tabIndex={0}>
+      {children}
+    </section>
+  );
+}
 
 /** A labelled bar: value against a maximum (a ceiling or a budget), with the figures in text. */
 export function Bar({ label, value, max, detail }: { label: string; value: number; max: number; detail?: string }) {
@@ -10,7 +75,7 @@ export function Bar({ label, value, max, detail }: { label: string; value: numbe
     <div className="bar">
       <span className="bar-label">
         {label}: {credits(value)}
-        {detail ? ` ${detail}` : ` of ${credits(max)}`}
+        {detail ? ` ${detail}` : ` of ${credits(max)}`} <span className="usd">({dollars(value)})</span>
       </span>
       <meter className="bar-track" aria-label={label} min={0} max={Math.max(max, value, 1)} value={value}>
         {(ratio * 100).toFixed(0)}%
@@ -19,18 +84,154 @@ export function Bar({ label, value, max, detail }: { label: string; value: numbe
   );
 }
 
+/** A failure as the page shows it: a plain sentence, and the code (the key to docs/errors.md). */
+export function FailureText({ failure, action, rule }: { failure: ServerFailure; action?: string; rule?: string }) {
+  return (
+    <>
+      {sentenceOf(failure, { action, rule })} <span className="code">({failure.code})</span>
+    </>
+  );
+}
+
+export function FailureAlert({ failure, id }: { failure: ServerFailure; id?: string }) {
+  return (
+    <p className="error" role="alert" id={id}>
+      <FailureText failure={failure} />
+    </p>
+  );
+}
+
+// ---- credits typed by a person ----
+
+/** "1,000" and "1000" are 1000; anything else (1.5, "", ten) is refused with a sentence, before any request. */
+export function parseCredits(text: string, min = 0): { value: number } | { problem: string } {
+  const typed = text.trim();
+  if (typed === '')
+    return { problem: min > 0 ? 'Enter an amount, like 1,000.' : 'Enter a number of credits, like 1,000.' };
+  if (!/^(\d+|\d{1,3}(,\d{3})+)$/.test(typed)) {
+    if (/^[\d,]*[.]\d*$/.test(typed)) return { problem: 'Credits are whole numbers: leave out the decimal point.' };
+    if (/^-/.test(typed)) return { problem: 'Enter a number of credits of 0 or more.' };
+    return { problem: 'Enter a whole number of credits, like 1,000 or 1000.' };
+  }
+  const value = Number(typed.replace(/,/g, ''));
+  if (value > CREDITS_MAX) return { problem: `At most ${credits(CREDITS_MAX)} credits.` };
+  if (value < min) return { problem: `Enter ${min === 1 ? 'an amount above 0' : `at least ${credits(min)}`} credits.` };
+  return { value };
+}
+
+// ---- confirmation dialogs ----
+
+export interface DangerSpec {
+  title: string;
+  body: string;
+  confirmLabel: string;
+}
+
+/**
+ * A modal dialog (native <dialog>, showModal: the rest of the page is inert): focus moves into it (to Cancel for a
+ * destructive action) and Tab cycles inside it; Escape cancels; focus goes back to what opened it.
+ */
+export function ConfirmDialog({
+  title,
+  children,
+  confirmLabel,
+  destructive,
+  busy,
+  onConfirm,
+  onCancel,
+}: {
+  title: string;
+  children: ReactNode;
+  confirmLabel: string;
+  destructive?: boolean;
+  busy?: boolean;
+  onConfirm: () => void;
+  onCancel: () => void;
+}) {
+  const ref = useRef<HTMLDialogElement>(null);
+  const headingId = useId();
+  const bodyId = useId();
+  useEffect(() => {
+    const dialog = ref.current;
+    if (!dialog) return;
+    const opener = document.activeElement instanceof HTMLElement ? document.activeElement : null;
+    if (!dialog.open) dialog.showModal();
+    dialog.querySelector<HTMLElement>('[data-initial-focus]')?.focus();
+    return () => {
+      if (dialog.open) dialog.close();
+      if (opener?.isConnected) opener.focus();
+      else document.getElementById('main')?.focus();
+    };
+  }, []);
+  const trap = (event: KeyboardEvent) => {
+    if (event.key !== 'Tab' || !ref.current) return;
+    const focusable = [...ref.current.querySelectorAll<HTMLElement>('button:not(:disabled), a[href], [tabindex="0"]')];
+    const first = focusable[0];
+    const last = focusable.at(-1);
+    if (!first || !last) return;
+    if (event.shiftKey && document.activeElement === first) {
+      event.preventDefault();
+      last.focus();
+    } else if (!event.shiftKey && document.activeElement === last) {
+      event.preventDefault();
+      first.focus();
+    }
+  };
+  return (
+    <dialog
+      ref={ref}
+      className={destructive ? 'dialog dialog-danger' : 'dialog'}
+      aria-labelledby={headingId}
+      aria-describedby={bodyId}
+      onCancel={(event) => {
+        event.preventDefault();
+        onCancel();
+      }}
+      onKeyDown={trap}
+    >
+      <Heading id={headingId}>{title}</Heading>
+      <div id={bodyId}>{children}</div>
+      <div className="dialog-buttons">
+        <button
+          type="button"
+          className={destructive ? 'danger' : undefined}
+          disabled={busy}
+          onClick={onConfirm}
+          data-initial-focus={destructive ? undefined : true}
+        >
+          {confirmLabel}
+        </button>
+        <button
+          type="button"
+          className="secondary"
+          onClick={onCancel}
+          data-initial-focus={destructive ? true : undefined}
+        >
+          Cancel
+        </button>
+      </div>
+    </dialog>
+  );
+}
+
+// ---- one console action as a form ----
+
 export type FieldSpec =
-  | { name: string; label: string; kind: 'text' | 'credits'; optional?: boolean; initial?: string }
-  | { name: string; label: string; kind: 'select'; options: string[]; optional?: boolean; initial?: string }
+  | { name: string; label: string; kind: 'text'; optional?: boolean; initial?: string; rule?: string }
+  | { name: string; label: string; kind: 'credits'; optional?: boolean; initial?: string; min?: number }
+  | { name: string; label: string; kind: 'select'; options: string[]; initial?: string }
   | { name: string; label: string; kind: 'checkbox'; initial?: boolean };
 
-/** Credits fields: digits become a number; anything else is sent as typed, so the server's refusal is shown. */
-function inputValue(field: FieldSpec, raw: string | boolean): unknown {
-  if (field.kind === 'checkbox') return raw;
-  const text = String(raw);
-  if (field.kind === 'credits') return /^\d+$/.test(text.trim()) ? Number(text.trim()) : text;
-  return text;
+/** What went wrong with a submission: in the browser (no code) or at the server (its code). */
+interface Problem {
+  field: string | undefined;
+  sentence: string;
+  code?: string;
 }
+
+// Any action starting clears the messages of every form ("done", errors): the page shows only the latest outcome.
+const actions = new EventTarget();
+const announceStart = (source: string) => actions.dispatchEvent(new CustomEvent('start', { detail: source }));
 
 export interface ActionFormProps {
   action: string;
@@ -43,43 +244,76 @@ export interface ActionFormProps {
   errorField?: string;
   /** Rows of a confirmation step shown before the action runs: [label, before, after]. */
   confirm?: (input: Record<string, unknown>) => Array<[string, string, string]>;
+  /** A destructive action: the confirmation to ask for (undefined: none needed for this input). */
+  danger?: (input: Record<string, unknown>) => DangerSpec | undefined;
   onDone?: (result: ActionResult, input: Record<string, unknown>) => void;
   /** Rewrites the input before it is sent (e.g. an e-mail into an identity subject). */
   transform?: (input: Record<string, unknown>) => Promise<Record<string, unknown>>;
   compact?: boolean;
+  /** Extra class of the submit button (e.g. "danger"). */
+  submitClass?: string;
 }
 
-/** One console action as a form: the server validates; its code and message appear at the field. */
+const initialValues = (fields: FieldSpec[]) =>
+  Object.fromEntries(fields.map((f) => [f.name, f.kind === 'checkbox' ? (f.initial ?? false) : (f.initial ?? '')]));
+
+/**
+ * One console action as a form. Credits are checked in the browser (a plain sentence, no request); the server
+ * decides everything else, and its refusal appears at the field as a plain sentence with its code.
+ */
 export function ActionForm(props: ActionFormProps) {
   const id = useId();
-  const initial = Object.fromEntries(
-    props.fields.map((f) => [f.name, f.kind === 'checkbox' ? (f.initial ?? false) : (f.initial ?? '')]),
-  );
+  const initial = initialValues(props.fields);
+  const initialKey = JSON.stringify(initial);
   const [values, setValues] = useState<Record<string, string | boolean>>(initial);
-  const [error, setError] = useState<ServerFailure | undefined>();
-  const [pending, setPending] = useState<Record<string, unknown> | undefined>();
+  const [problem, setProblem] = useState<Problem | undefined>();
+  const [pending, setPending] = useState<
+    { input: Record<string, unknown>; danger: DangerSpec | undefined } | undefined
+  >();
   const [busy, setBusy] = useState(false);
   const [done, setDone] = useState<string | undefined>();
-  // The error is shown at the field its message names (the server names the input field), else at errorField.
-  const errorField =
-    (error && props.fields.find((f) => new RegExp(`\\b${f.name}\\b`).test(error.message))?.name) ??
-    props.errorField ??
-    props.fields[0]?.name;
+  // biome-ignore lint/correctness/useExhaustiveDependencies: initialKey stands for the initial values
+  useEffect(() => setValues(initialValues(props.fields)), [initialKey]);
+  useEffect(() => {
+    const clear = (event: Event) => {
+      if ((event as CustomEvent<string>).detail === id) return;
+      setDone(undefined);
+      setProblem(undefined);
+    };
+    actions.addEventListener('start', clear);
+    return () => actions.removeEventListener('start', clear);
+  }, [id]);
 
-  const buildInput = () => {
+  const start = () => {
+    announceStart(id);
+    setDone(undefined);
+    setProblem(undefined);
+  };
+
+  /** The input to send, or the first field the browser refuses. */
+  const buildInput = (): { input: Record<string, unknown> } | { problem: Problem } => {
     const input: Record<string, unknown> = { ...props.fixed };
     for (const field of props.fields) {
       const raw = values[field.name] ?? '';
-      if (field.kind !== 'checkbox' && field.optional && raw === '') continue;
-      input[field.name] = inputValue(field, raw);
+      if (field.kind === 'checkbox') {
+        input[field.name] = raw;
+        continue;
+      }
+      const text = String(raw);
+      if ('optional' in field && field.optional && text.trim() === '') continue;
+      if (field.kind === 'credits') {
+        const parsed = parseCredits(text, field.min ?? 0);
+        if ('problem' in parsed) return { problem: { field: field.name, sentence: parsed.problem } };
+        input[field.name] = parsed.value;
+      } else if (field.kind === 'text' && text.trim() === '') {
+        return { problem: { field: field.name, sentence: `${field.label} cannot be empty.` } };
+      } else input[field.name] = text;
     }
-    return input;
+    return { input };
   };
 
   const run = async (input: Record<string, unknown>) => {
     setBusy(true);
-    setError(undefined);
-    setDone(undefined);
     try {
       const sent = props.transform ? await props.transform({ ...input }) : input;
       const result = await runAction(props.action, sent);
@@ -87,9 +321,20 @@ export function ActionForm(props: ActionFormProps) {
       setValues(initial);
       setDone(`${props.title}: done.`);
       props.onDone?.(result, input);
-    } catch (failure) {
+    } catch (thrown) {
       setPending(undefined);
-      setError(isFailure(failure) ? failure : { code: 'error', message: String(failure) });
+      const failure: ServerFailure = isFailure(thrown) ? thrown : { code: 'error', message: String(thrown) };
+      // The server names the input field in its message: the failure is shown there, else at errorField.
+      const named = props.fields.find((f) => new RegExp(`\\b${f.name}\\b`).test(failure.message))?.name;
+      const field = named ?? props.errorField ?? props.fields[0]?.name;
+      const spec = props.fields.find((f) => f.name === field);
+      const rule =
+        spec?.kind === 'text'
+          ? spec.rule
+          : spec?.kind === 'credits'
+            ? `Enter a whole number of credits${(spec.min ?? 0) > 0 ? ' above 0' : ''}, like 1,000.`
+            : undefined;
+      setProblem({ field, code: failure.code, sentence: sentenceOf(failure, { action: props.action, rule }) });
     } finally {
       setBusy(false);
     }
@@ -97,28 +342,47 @@ export function ActionForm(props: ActionFormProps) {
 
   const submit = (event: FormEvent) => {
     event.preventDefault();
-    const input = buildInput();
-    if (props.confirm) {
-      setError(undefined);
-      setPending(input);
-    } else {
-      void run(input);
+    start();
+    const built = buildInput();
+    if ('problem' in built) {
+      setProblem(built.problem);
+      return;
     }
+    const danger = props.danger?.(built.input);
+    if (danger || props.confirm) setPending({ input: built.input, danger });
+    else void run(built.input);
   };
 
   const errorId = `${id}-error`;
+  const message = problem && (
+    <p className="error" id={errorId} role="alert">
+      {problem.sentence}
+      {problem.code && (
+        <>
+          {' '}
+          <span className="code">({problem.code})</span>
+        </>
+      )}
+    </p>
+  );
+  const submitLabel = props.submitLabel ?? props.title;
   return (
     <form className={props.compact ? 'action compact' : 'action'} onSubmit={submit} aria-label={props.title} noValidate>
-      {!props.compact && <h4>{props.title}</h4>}
+      {!props.compact && <Heading>{props.title}</Heading>}
       {props.fields.map((field) => {
         const fieldId = `${id}-${field.name}`;
-        const invalid = error !== undefined && field.name === errorField;
+        const hintId = `${fieldId}-hint`;
+        const invalid = problem !== undefined && field.name === problem.field;
+        const credit =
+          field.kind === 'credits' && !props.compact ? parseCredits(String(values[field.name] ?? ''), 0) : undefined;
+        const describedBy = [invalid ? errorId : '', credit ? hintId : ''].filter(Boolean).join(' ') || undefined;
         const common = {
           id: fieldId,
           name: field.name,
           'aria-invalid': invalid || undefined,
-          'aria-describedby': invalid ? errorId : undefined,
+          'aria-describedby': describedBy,
         };
+        const set = (value: string | boolean) => setValues((v) => ({ ...v, [field.name]: value }));
         return (
           <div className="field" key={field.name}>
             {field.kind === 'checkbox' ? (
@@ -127,7 +391,7 @@ export function ActionForm(props: ActionFormProps) {
                   {...common}
                   type="checkbox"
                   checked={Boolean(values[field.name])}
-                  onChange={(e) => setValues({ ...values, [field.name]: e.target.checked })}
+                  onChange={(e) => set(e.target.checked)}
                 />{' '}
                 {field.label}
               </label>
@@ -135,12 +399,7 @@ export function ActionForm(props: ActionFormProps) {
               <>
                 <label htmlFor={fieldId}>{field.label}</label>
                 {field.kind === 'select' ? (
-                  <select
-                    {...common}
-                    value={String(values[field.name] ?? '')}
-                    onChange={(e) => setValues({ ...values, [field.name]: e.target.value })}
-                  >
-                    {field.optional && <option value="">(unchanged)</option>}
+                  <select {...common} value={String(values[field.name] ?? '')} onChange={(e) => set(e.target.value)}>
                     {field.options.map((option) => (
                       <option key={option} value={option}>
                         {option}
@@ -154,29 +413,51 @@ export function ActionForm(props: ActionFormProps) {
                     inputMode={field.kind === 'credits' ? 'numeric' : undefined}
                     autoComplete="off"
                     value={String(values[field.name] ?? '')}
-                    onChange={(e) => setValues({ ...values, [field.name]: e.target.value })}
+                    onChange={(e) => set(e.target.value)}
                   />
                 )}
               </>
             )}
-            {invalid && (
-              <p className="error" id={errorId} role="alert">
-                <code>{error.code}</code>: {error.message}
+            {credit && (
+              <p className="hint field-hint" id={hintId}>
+                {'value' in credit ? `= ${dollars(credit.value)} sandbox test credit` : '1,000 credits = $1'}
               </p>
             )}
+            {invalid && message}
           </div>
         );
       })}
-      {error && !errorField && (
-        <p className="error" role="alert">
-          <code>{error.code}</code>: {error.message}
+      {problem && !props.fields.some((f) => f.name === problem.field) && message}
+      <button type="submit" disabled={busy} className={props.submitClass}>
+        {submitLabel}
+      </button>
+      {done && (
+        <p className="done" role="status">
+          {done}
         </p>
       )}
-      {pending && props.confirm ? (
-        <fieldset className="confirm">
-          <legend>Confirm: {props.title}</legend>
+      {pending?.danger && (
+        <ConfirmDialog
+          title={pending.danger.title}
+          confirmLabel={pending.danger.confirmLabel}
+          destructive
+          busy={busy}
+          onConfirm={() => void run(pending.input)}
+          onCancel={() => setPending(undefined)}
+        >
+          <p>{pending.danger.body}</p>
+        </ConfirmDialog>
+      )}
+      {pending && !pending.danger && props.confirm && (
+        <ConfirmDialog
+          title={`Confirm: ${props.title}`}
+          confirmLabel={`Confirm ${submitLabel}`}
+          busy={busy}
+          onConfirm={() => void run(pending.input)}
+          onCancel={() => setPending(undefined)}
+        >
           <table>
-            <caption>Before and after</caption>
+            <caption>Before and after (sandbox test credit: 1,000 credits = $1)</caption>
             <thead>
               <tr>
                 <th scope="col">Figure</th>
@@ -185,7 +466,7 @@ export function ActionForm(props: ActionFormProps) {
               </tr>
             </thead>
             <tbody>
-              {props.confirm(pending).map(([label, before, after]) => (
+              {props.confirm(pending.input).map(([label, before, after]) => (
                 <tr key={label}>
                   <th scope="row">{label}</th>
                   <td>{before}</td>
@@ -194,22 +475,7 @@ export function ActionForm(props: ActionFormProps) {
               ))}
             </tbody>
           </table>
-          <button type="button" disabled={busy} onClick={() => void run(pending)}>
-            Confirm {props.submitLabel ?? props.title}
-          </button>{' '}
-          <button type="button" className="secondary" onClick={() => setPending(undefined)}>
-            Cancel
-          </button>
-        </fieldset>
-      ) : (
-        <button type="submit" disabled={busy}>
-          {props.submitLabel ?? props.title}
-        </button>
-      )}
-      {done && (
-        <p className="done" role="status">
-          {done}
-        </p>
+        </ConfirmDialog>
       )}
     </form>
   );
@@ -233,17 +499,15 @@ export function CopyButton({ value, label }: { value: string; label: string }) {
   );
 }
 
-export function Section({ title, children }: { title: string; children: ReactNode }) {
-  const id = useId();
-  return (
-    <section aria-labelledby={id}>
-      <h2 id={id}>{title}</h2>
-      {children}
-    </section>
-  );
-}
+/** The amount of a confirmed input (checked in the browser, so always a whole number). */
+export const amountOf = (input: Record<string, unknown>) => Number(input.amountCredits ?? 0);
 
-/** Amount of a confirmation input, or NaN when the typed value is not a whole number. */
-export const amountOf = (input: Record<string, unknown>) =>
-  typeof input.amountCredits === 'number' ? input.amountCredits : Number.NaN;
-export const figure = (value: number) => (Number.isFinite(value) ? credits(value) : '?');
+/** Before/after cells of a confirmation: "10,000 ($10.00)". */
+export const figure = (value: number) => `${credits(value)} (${dollars(value)})`;
+
+/** The document's title for a page: "<page> · Sandbox Rewards console". */
+export function useTitle(title: string) {
+  useEffect(() => {
+    document.title = `${title} · Sandbox Rewards console`;
+  }, [title]);
+}

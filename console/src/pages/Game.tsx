@@ -10,10 +10,24 @@ import {
   type RecordsPage,
   type Snapshot,
 } from '../api.ts';
-import { ActionForm, amountOf, Bar, CopyButton, credits, figure, Section } from '../components.tsx';
+import {
+  ActionForm,
+  amountOf,
+  Bar,
+  CopyButton,
+  credits,
+  dollars,
+  FailureAlert,
+  figure,
+  Section,
+  TableBox,
+  useTitle,
+} from '../components.tsx';
 import { type LiveDecisions, useLiveDecisions } from '../live.ts';
 import { usePoll, useThrottled } from '../poll.ts';
+import { Command, eventCommand, FirstEvent } from './FirstEvent.tsx';
 import { LinkIntents } from './LinkIntents.tsx';
+import { GameBanners } from './state.tsx';
 
 async function page(kind: 'events' | 'players', gameId: string, first: number) {
   const result = await client.query<RecordsPage>({
@@ -58,7 +72,13 @@ export default function GamePage({
   reload: () => void;
 }) {
   const game = snapshot.games.find((g) => g.id === gameId);
+  useTitle(game ? `Game ${game.name}` : 'Game not found');
   const [issued, setIssued] = useState<ActionResult | undefined>();
+  const issuedRef = useRef<HTMLDivElement>(null);
+  // A new key's banner takes the focus: it is what the action opened.
+  useEffect(() => {
+    if (issued?.issuedKey) issuedRef.current?.focus();
+  }, [issued]);
   // Decisions arrive over the subscription while it works; the newest 20 are read at once and then polled every
   // second only while it does not (every 30 s otherwise, as a safety net).
   const live = useLiveDecisions(gameId);
@@ -85,14 +105,26 @@ export default function GamePage({
   const keys = snapshot.keys.filter((k) => k.gameId === game.id);
   const projectGames = snapshot.games.filter((g) => g.projectId === game.projectId);
   const projectAvailable = (project?.budgetCredits ?? 0) - projectGames.reduce((sum, g) => sum + g.budgetCredits, 0);
+  // The one-time banner goes as soon as its key is revoked.
+  const shown = issued?.issuedKey && !keys.find((k) => k.id === issued.id)?.revokedAt ? issued : undefined;
+  const shownSecret = shown?.kind === 'secret' ? (shown.issuedKey ?? undefined) : undefined;
+  const firstPlayer = players.value?.[0]?.id;
+  const activeRule = rules.find((r) => r.active);
+  const sendCommand = eventCommand(
+    window.location.origin,
+    shownSecret ?? '$SECRET_KEY',
+    firstPlayer ?? '$PLAYER_ID',
+    activeRule?.eventType ?? 'level.up',
+  );
   return (
     <>
       <h1>Game {game.name}</h1>
       <p>
         {org && <a href={`#/org/${org.id}`}>Organization {org.name}</a>}, project {project?.name}. Platform{' '}
         {game.platform}, status <strong>{game.status}</strong>, daily cap per player{' '}
-        {credits(game.dailyPlayerCapCredits)} credits. Your role: {org?.role}.
+        {credits(game.dailyPlayerCapCredits)} credits ({dollars(game.dailyPlayerCapCredits)}). Your role: {org?.role}.
       </p>
+      <GameBanners game={game} write={write} reload={reload} />
       <Bar
         label="Budget"
         value={game.budgetCredits}
@@ -112,15 +144,17 @@ export default function GamePage({
             title="Allocate to game"
             submitLabel="Allocate"
             fixed={{ gameId: game.id }}
-            fields={[{ name: 'amountCredits', label: 'Amount to allocate to the game (credits)', kind: 'credits' }]}
+            fields={[
+              { name: 'amountCredits', label: 'Amount to allocate to the game (credits)', kind: 'credits', min: 1 },
+            ]}
             confirm={(input) => [
               [
                 'Project budget not yet allocated to games',
-                credits(projectAvailable),
+                figure(projectAvailable),
                 figure(projectAvailable - amountOf(input)),
               ],
-              ['Game budget', credits(game.budgetCredits), figure(game.budgetCredits + amountOf(input))],
-              ['Game ceiling', credits(game.maxPayoutCredits), credits(game.maxPayoutCredits)],
+              ['Game budget', figure(game.budgetCredits), figure(game.budgetCredits + amountOf(input))],
+              ['Game ceiling', figure(game.maxPayoutCredits), figure(game.maxPayoutCredits)],
             ]}
             onDone={reload}
           />
@@ -131,15 +165,31 @@ export default function GamePage({
             fixed={{ gameId: game.id }}
             errorField="maxPayoutCredits"
             fields={[
-              { name: 'maxPayoutCredits', label: 'New ceiling (credits)', kind: 'credits', optional: true },
               {
-                name: 'dailyPlayerCapCredits',
-                label: 'New daily cap per player (credits)',
+                name: 'maxPayoutCredits',
+                label: `New ceiling (credits; now ${credits(game.maxPayoutCredits)})`,
                 kind: 'credits',
                 optional: true,
               },
-              { name: 'status', label: 'Status', kind: 'select', options: [...GAME_STATUSES], optional: true },
+              {
+                name: 'dailyPlayerCapCredits',
+                label: `New daily cap per player (credits; now ${credits(game.dailyPlayerCapCredits)})`,
+                kind: 'credits',
+                optional: true,
+              },
+              { name: 'status', label: 'Status', kind: 'select', options: [...GAME_STATUSES], initial: game.status },
             ]}
+            danger={(input) =>
+              input.status === 'paused' && game.status !== 'paused'
+                ? {
+                    title: `Pause ${game.name}?`,
+                    body:
+                      'While the game is paused every event is rejected with game_paused and players earn nothing. ' +
+                      'You can resume it at any time.',
+                    confirmLabel: 'Pause game',
+                  }
+                : undefined
+            }
             onDone={reload}
           />
         </div>
@@ -147,84 +197,135 @@ export default function GamePage({
       <Section title="Live decisions">
         <p className="hint">The newest 20 decisions.</p>
         <LiveIndicator live={live} />
-        {events.error && (
-          <p className="error" role="alert">
-            <code>{events.error.code}</code>: {events.error.message}
-          </p>
+        {events.error && <FailureAlert failure={events.error} />}
+        {loaded && decisions.length === 0 ? (
+          <FirstEvent keys={keys} rules={rules} shownKey={shownSecret} playerId={firstPlayer} />
+        ) : (
+          <TableBox label="Live decisions">
+            <table aria-label="Live decisions">
+              <thead>
+                <tr>
+                  <th scope="col">Received</th>
+                  <th scope="col">Event type</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Reason</th>
+                  <th scope="col">Reward</th>
+                </tr>
+              </thead>
+              <tbody>
+                {decisions.map((e) => (
+                  <tr key={e.id}>
+                    <td>{new Date(e.createdAt).toLocaleString()}</td>
+                    <td>{e.eventType}</td>
+                    <td>{e.status}</td>
+                    <td>{e.reason ?? ''}</td>
+                    <td>{credits(e.rewardCredits)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </TableBox>
         )}
-        <table aria-label="Live decisions">
-          <thead>
-            <tr>
-              <th scope="col">Received</th>
-              <th scope="col">Event type</th>
-              <th scope="col">Status</th>
-              <th scope="col">Reason</th>
-              <th scope="col">Reward</th>
-            </tr>
-          </thead>
-          <tbody>
-            {decisions.map((e) => (
-              <tr key={e.id}>
-                <td>{new Date(e.createdAt).toLocaleString()}</td>
-                <td>{e.eventType}</td>
-                <td>{e.status}</td>
-                <td>{e.reason ?? ''}</td>
-                <td>{credits(e.rewardCredits)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
         <p>
           <a href={`#/records/events/${game.id}`}>All decisions of this game</a>
         </p>
       </Section>
       <Section title="Charts">
         <Suspense fallback={<p>Loading charts…</p>}>
-          <Charts game={game} live={live.mode === 'live'} received={live.count} />
+          <Charts
+            game={game}
+            live={live.mode === 'live'}
+            received={live.count}
+            empty={
+              <>
+                {(!shownSecret || !firstPlayer) && (
+                  <p>
+                    In your shell, set{' '}
+                    {[
+                      !shownSecret && 'SECRET_KEY to a secret key of this game',
+                      !firstPlayer && "PLAYER_ID to a player's playerId (a link intent answers it)",
+                    ]
+                      .filter(Boolean)
+                      .join(' and ')}
+                    , then:
+                  </p>
+                )}
+                <Command label="Send an event" command={sendCommand} />
+              </>
+            }
+          />
         </Suspense>
       </Section>
       <Section title="Reward rules">
-        <table aria-label="Reward rules">
-          <thead>
-            <tr>
-              <th scope="col">Event type</th>
-              <th scope="col">Reward</th>
-              <th scope="col">Active</th>
-              {write && <th scope="col">Change</th>}
-            </tr>
-          </thead>
-          <tbody>
-            {rules.map((rule) => (
-              <tr key={rule.id}>
-                <td>{rule.eventType}</td>
-                <td>{credits(rule.rewardCredits)}</td>
-                <td>{rule.active ? 'active' : 'inactive'}</td>
-                {write && (
-                  <td>
-                    <ActionForm
-                      compact
-                      action="updateRule"
-                      title={`Edit reward of ${rule.eventType}`}
-                      submitLabel="Save reward"
-                      fixed={{ ruleId: rule.id }}
-                      fields={[{ name: 'rewardCredits', label: `New reward for ${rule.eventType}`, kind: 'credits' }]}
-                      onDone={reload}
-                    />
-                    <ActionForm
-                      compact
-                      action="updateRule"
-                      title={`${rule.active ? 'Deactivate' : 'Activate'} ${rule.eventType}`}
-                      submitLabel={rule.active ? 'Deactivate' : 'Activate'}
-                      fixed={{ ruleId: rule.id, active: !rule.active }}
-                      fields={[]}
-                      onDone={reload}
-                    />
-                  </td>
-                )}
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        {rules.length === 0 ? (
+          <p className="empty">
+            No rules yet: events are rejected with <code>unknown_or_inactive_rule</code> until a rule rewards their
+            type.{write ? ' Create one below.' : ''}
+          </p>
+        ) : (
+          <TableBox label="Reward rules">
+            <table aria-label="Reward rules">
+              <thead>
+                <tr>
+                  <th scope="col">Event type</th>
+                  <th scope="col">Reward</th>
+                  <th scope="col">Active</th>
+                  {write && <th scope="col">Change</th>}
+                </tr>
+              </thead>
+              <tbody>
+                {rules.map((rule) => (
+                  <tr key={rule.id}>
+                    <td>{rule.eventType}</td>
+                    <td>{credits(rule.rewardCredits)}</td>
+                    <td>{rule.active ? 'active' : 'inactive'}</td>
+                    {write && (
+                      <td>
+                        <ActionForm
+                          compact
+                          action="updateRule"
+                          title={`Edit reward of ${rule.eventType}`}
+                          submitLabel="Save reward"
+                          fixed={{ ruleId: rule.id }}
+                          fields={[
+                            {
+                              name: 'rewardCredits',
+                              label: `New reward for ${rule.eventType}`,
+                              kind: 'credits',
+                              min: 1,
+                            },
+                          ]}
+                          onDone={reload}
+                        />
+                        <ActionForm
+                          compact
+                          action="updateRule"
+                          title={`${rule.active ? 'Deactivate' : 'Activate'} ${rule.eventType}`}
+                          submitLabel={rule.active ? 'Deactivate' : 'Activate'}
+                          submitClass={rule.active ? 'danger' : undefined}
+                          fixed={{ ruleId: rule.id, active: !rule.active }}
+                          fields={[]}
+                          danger={() =>
+                            rule.active
+                              ? {
+                                  title: `Deactivate ${rule.eventType}?`,
+                                  body:
+                                    `Events of type ${rule.eventType} are rejected with unknown_or_inactive_rule ` +
+                                    'until the rule is activated again; decisions already made do not change.',
+                                  confirmLabel: 'Deactivate rule',
+                                }
+                              : undefined
+                          }
+                          onDone={reload}
+                        />
+                      </td>
+                    )}
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </TableBox>
+        )}
         {write && (
           <ActionForm
             action="createRule"
@@ -232,65 +333,93 @@ export default function GamePage({
             submitLabel="Create rule"
             fixed={{ gameId: game.id }}
             fields={[
-              { name: 'eventType', label: 'Event type', kind: 'text' },
-              { name: 'rewardCredits', label: 'Reward (credits)', kind: 'credits' },
+              {
+                name: 'eventType',
+                label: 'Event type',
+                kind: 'text',
+                rule: 'Start with a lower-case letter, then up to 63 lower-case letters, digits, _ . or -, like level.up.',
+              },
+              { name: 'rewardCredits', label: 'Reward (credits)', kind: 'credits', min: 1 },
             ]}
             onDone={reload}
           />
         )}
       </Section>
       <Section title="Keys">
-        {issued?.issuedKey && (
-          <div className="issued" role="status">
+        {shown?.issuedKey && (
+          <div className="issued" role="status" tabIndex={-1} ref={issuedRef} aria-label="New key">
             <p>
-              New {issued.kind} key, shown this once: <code data-testid="issued-key">{issued.issuedKey}</code>
+              New {shown.kind} key, shown this once: <code data-testid="issued-key">{shown.issuedKey}</code>
             </p>
-            <CopyButton value={issued.issuedKey} label="Copy key" />{' '}
+            <CopyButton value={shown.issuedKey} label="Copy key" />{' '}
             <button type="button" className="secondary" onClick={() => setIssued(undefined)}>
               Done, hide it
             </button>
           </div>
         )}
-        <table aria-label="Keys">
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Kind</th>
-              <th scope="col">Prefix</th>
-              <th scope="col">Created</th>
-              <th scope="col">Revoked</th>
-              {write && <th scope="col">Revoke</th>}
-            </tr>
-          </thead>
-          <tbody>
-            {keys.map((key) => (
-              <tr key={key.id}>
-                <td>{key.name}</td>
-                <td>{key.kind}</td>
-                <td>
-                  <code>{key.publicKey ?? key.prefix}</code>
-                </td>
-                <td>{new Date(key.createdAt).toLocaleString()}</td>
-                <td>{key.revokedAt ? new Date(key.revokedAt).toLocaleString() : 'no'}</td>
-                {write && (
-                  <td>
-                    {!key.revokedAt && (
-                      <ActionForm
-                        compact
-                        action="revokeKey"
-                        title={`Revoke key ${key.name}`}
-                        submitLabel={`Revoke ${key.name}`}
-                        fixed={{ keyId: key.id }}
-                        fields={[]}
-                        onDone={reload}
-                      />
+        {keys.length === 0 ? (
+          <p className="empty">
+            No keys yet.{' '}
+            {write
+              ? 'Create a secret key for your game server (it posts events) and a public key for your game client.'
+              : ''}
+          </p>
+        ) : (
+          <TableBox label="Keys">
+            <table aria-label="Keys">
+              <thead>
+                <tr>
+                  <th scope="col">Name</th>
+                  <th scope="col">Kind</th>
+                  <th scope="col">Prefix</th>
+                  <th scope="col">Created</th>
+                  <th scope="col">Revoked</th>
+                  {write && <th scope="col">Revoke</th>}
+                </tr>
+              </thead>
+              <tbody>
+                {keys.map((key) => (
+                  <tr key={key.id}>
+                    <td>{key.name}</td>
+                    <td>{key.kind}</td>
+                    <td>
+                      <code>{key.publicKey ?? key.prefix}</code>
+                    </td>
+                    <td>{new Date(key.createdAt).toLocaleString()}</td>
+                    <td>{key.revokedAt ? new Date(key.revokedAt).toLocaleString() : 'no'}</td>
+                    {write && (
+                      <td>
+                        {!key.revokedAt && (
+                          <ActionForm
+                            compact
+                            action="revokeKey"
+                            title={`Revoke key ${key.name}`}
+                            submitLabel={`Revoke ${key.name}`}
+                            submitClass="danger"
+                            fixed={{ keyId: key.id }}
+                            fields={[]}
+                            danger={() => ({
+                              title: `Revoke key ${key.name}?`,
+                              body:
+                                `Every request with this ${key.kind} key is refused from now on` +
+                                `${key.kind === 'secret' ? ' (401 invalid_key)' : ''}. This cannot be undone: ` +
+                                'a revoked key stays revoked; create a new key to replace it.',
+                              confirmLabel: 'Revoke key',
+                            })}
+                            onDone={() => {
+                              if (issued?.id === key.id) setIssued(undefined);
+                              reload();
+                            }}
+                          />
+                        )}
+                      </td>
                     )}
-                  </td>
-                )}
-              </tr>
-            ))}
-          </tbody>
-        </table>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </TableBox>
+        )}
         {write && (
           <ActionForm
             action="issueKey"
@@ -298,7 +427,12 @@ export default function GamePage({
             submitLabel="Create key"
             fixed={{ gameId: game.id }}
             fields={[
-              { name: 'name', label: 'Key name', kind: 'text' },
+              {
+                name: 'name',
+                label: 'Key name',
+                kind: 'text',
+                rule: 'Enter a name of 1 to 100 characters, without control characters.',
+              },
               { name: 'kind', label: 'Kind', kind: 'select', options: ['secret', 'public'], initial: 'secret' },
             ]}
             onDone={(result) => {
@@ -309,28 +443,37 @@ export default function GamePage({
         )}
       </Section>
       <Section title="Players">
-        <table aria-label="Players">
-          <thead>
-            <tr>
-              <th scope="col">External player id</th>
-              <th scope="col">Linked account</th>
-              <th scope="col">Username</th>
-              <th scope="col">Linked at</th>
-              <th scope="col">First seen</th>
-            </tr>
-          </thead>
-          <tbody>
-            {(players.value ?? []).map((p) => (
-              <tr key={p.id}>
-                <td>{p.externalPlayerId}</td>
-                <td>{p.creditsUserId ?? 'not linked'}</td>
-                <td>{p.username ?? ''}</td>
-                <td>{p.linkedAt ? new Date(p.linkedAt).toLocaleString() : ''}</td>
-                <td>{new Date(p.createdAt).toLocaleString()}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        {players.value && players.value.length === 0 ? (
+          <p className="empty">
+            No players yet: a player appears when your game server asks for a link intent for one of its in-game
+            players.
+          </p>
+        ) : (
+          <TableBox label="Players">
+            <table aria-label="Players">
+              <thead>
+                <tr>
+                  <th scope="col">External player id</th>
+                  <th scope="col">Linked account</th>
+                  <th scope="col">Username</th>
+                  <th scope="col">Linked at</th>
+                  <th scope="col">First seen</th>
+                </tr>
+              </thead>
+              <tbody>
+                {(players.value ?? []).map((p) => (
+                  <tr key={p.id}>
+                    <td>{p.externalPlayerId}</td>
+                    <td>{p.creditsUserId ?? 'not linked'}</td>
+                    <td>{p.username ?? ''}</td>
+                    <td>{p.linkedAt ? new Date(p.linkedAt).toLocaleString() : ''}</td>
+                    <td>{new Date(p.createdAt).toLocaleString()}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </TableBox>
+        )}
         <p>
           <a href={`#/records/players/${game.id}`}>All players of this game</a>
         </p>

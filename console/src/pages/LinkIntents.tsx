@@ -1,5 +1,6 @@
 import { useState } from 'react';
 import { client, LINK_INTENTS, type LinkIntentsPage } from '../api.ts';
+import { FailureAlert, TableBox } from '../components.tsx';
 import { usePoll } from '../poll.ts';
 
 const PAGE = 20;
@@ -29,35 +30,33 @@ export function LinkIntents({ gameId }: { gameId: string }) {
         A game server's requests to link one of its players to a platform account: pending until a player approves them
         in the app (consumed) or for 10 minutes (expired). Tokens are never shown here.
       </p>
-      {page.error && (
-        <p className="error" role="alert">
-          <code>{page.error.code}</code>: {page.error.message}
-        </p>
-      )}
-      <table aria-label="Link intents">
-        <thead>
-          <tr>
-            <th scope="col">External player id</th>
-            <th scope="col">State</th>
-            <th scope="col">Created</th>
-            <th scope="col">Expires</th>
-            <th scope="col">Consumed</th>
-          </tr>
-        </thead>
-        <tbody>
-          {(page.value?.edges ?? []).map(({ node }) => (
-            <tr key={node.id}>
-              <td>{node.externalPlayerId}</td>
-              <td>
-                <span className={`state state-${node.state}`}>{node.state}</span>
-              </td>
-              <td>{time(node.createdAt)}</td>
-              <td>{time(node.expiresAt)}</td>
-              <td>{time(node.consumedAt)}</td>
+      {page.error && <FailureAlert failure={page.error} />}
+      <TableBox label="Link intents">
+        <table aria-label="Link intents">
+          <thead>
+            <tr>
+              <th scope="col">External player id</th>
+              <th scope="col">State</th>
+              <th scope="col">Created</th>
+              <th scope="col">Expires</th>
+              <th scope="col">Consumed</th>
             </tr>
-          ))}
-        </tbody>
-      </table>
+          </thead>
+          <tbody>
+            {(page.value?.edges ?? []).map(({ node }) => (
+              <tr key={node.id}>
+                <td>{node.externalPlayerId}</td>
+                <td>
+                  <span className={`state state-${node.state}`}>{node.state}</span>
+                </td>
+                <td>{time(node.createdAt)}</td>
+                <td>{time(node.expiresAt)}</td>
+                <td>{time(node.consumedAt)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </TableBox>
       {page.value && page.value.edges.length === 0 && cursors.length === 0 && <p>No link intents yet.</p>}
       {(cursors.length > 0 || next) && (
         <p>

@@ -1,7 +1,22 @@
 import { PLATFORMS } from '../../../services/runtime/src/contracts/vocabulary.ts';
 import { canManageMembers, canWrite, type Snapshot } from '../api.ts';
-import { ActionForm, amountOf, Bar, credits, figure, Section } from '../components.tsx';
+import {
+  ActionForm,
+  amountOf,
+  Bar,
+  credits,
+  creditsWithDollars,
+  Deeper,
+  figure,
+  Heading,
+  Section,
+  TableBox,
+  useTitle,
+} from '../components.tsx';
 import { developerSubjectOf } from '../subject.ts';
+import { GameBadges } from './state.tsx';
+
+const NAME_RULE = 'Enter a name of 1 to 100 characters, without control characters.';
 
 /** One organization: funding, projects (allocate, ceilings, new games) and members. */
 export function OrganizationPage({
@@ -14,6 +29,7 @@ export function OrganizationPage({
   reload: () => void;
 }) {
   const org = snapshot.organizations.find((o) => o.id === organizationId);
+  useTitle(org ? `Organization ${org.name}` : 'Organization not found');
   if (!org) return <p role="alert">This organization does not exist or you are not a member.</p>;
   const write = canWrite(org.role);
   const projects = snapshot.projects.filter((p) => p.organizationId === org.id);
@@ -23,17 +39,25 @@ export function OrganizationPage({
       <h1>Organization {org.name}</h1>
       <p>
         Your role: <strong>{org.role}</strong>.{' '}
-        {org.unlimitedFunding ? 'Unlimited funding.' : `Balance: ${credits(org.balanceCredits)} credits.`}
+        {org.unlimitedFunding ? 'Unlimited funding.' : `Balance: ${creditsWithDollars(org.balanceCredits)}.`}
       </p>
+      {!org.unlimitedFunding && org.balanceCredits === 0 && (
+        <p className="banner banner-warn" data-testid="balance-empty">
+          <strong>The balance is 0 credits.</strong>{' '}
+          {write
+            ? 'Fund the organization before allocating to its projects.'
+            : 'An owner or admin has to fund it before its projects get more budget.'}
+        </p>
+      )}
       {write && !org.unlimitedFunding && (
         <ActionForm
           action="fundOrganization"
           title="Fund organization"
           submitLabel="Fund"
           fixed={{ organizationId: org.id }}
-          fields={[{ name: 'amountCredits', label: 'Amount to fund (credits)', kind: 'credits' }]}
+          fields={[{ name: 'amountCredits', label: 'Amount to fund (credits)', kind: 'credits', min: 1 }]}
           confirm={(input) => [
-            ['Organization balance', credits(org.balanceCredits), figure(org.balanceCredits + amountOf(input))],
+            ['Organization balance', figure(org.balanceCredits), figure(org.balanceCredits + amountOf(input))],
           ]}
           onDone={reload}
         />
@@ -45,89 +69,93 @@ export function OrganizationPage({
           const allocatedToGames = games.reduce((sum, g) => sum + g.budgetCredits, 0);
           return (
             <article key={project.id} className="card" aria-label={`Project ${project.name}`}>
-              <h3>Project {project.name}</h3>
-              <Bar
-                label="Budget"
-                value={project.budgetCredits}
-                max={project.maxPayoutCredits}
-                detail={`of ceiling ${credits(project.maxPayoutCredits)}`}
-              />
-              <Bar
-                label="Allocated to games"
-                value={allocatedToGames}
-                max={project.budgetCredits}
-                detail={`of budget ${credits(project.budgetCredits)}`}
-              />
-              <Bar
-                label="Spent"
-                value={project.spentCredits}
-                max={project.budgetCredits}
-                detail={`of budget ${credits(project.budgetCredits)}`}
-              />
-              <ul>
-                {games.map((g) => (
-                  <li key={g.id}>
-                    <a href={`#/game/${g.id}`}>Game {g.name}</a> ({g.status}): budget {credits(g.budgetCredits)}, spent{' '}
-                    {credits(g.spentCredits)}
-                  </li>
-                ))}
-              </ul>
-              {write && (
-                <div className="forms">
-                  <ActionForm
-                    action="allocateProject"
-                    title={`Allocate to project ${project.name}`}
-                    submitLabel="Allocate"
-                    fixed={{ projectId: project.id }}
-                    fields={[{ name: 'amountCredits', label: 'Amount to allocate (credits)', kind: 'credits' }]}
-                    confirm={(input) => [
-                      [
-                        'Organization balance',
-                        org.unlimitedFunding ? 'unlimited' : credits(org.balanceCredits),
-                        org.unlimitedFunding ? 'unlimited' : figure(org.balanceCredits - amountOf(input)),
-                      ],
-                      [
-                        'Project budget',
-                        credits(project.budgetCredits),
-                        figure(project.budgetCredits + amountOf(input)),
-                      ],
-                      ['Project ceiling', credits(project.maxPayoutCredits), credits(project.maxPayoutCredits)],
-                    ]}
-                    onDone={reload}
-                  />
-                  <ActionForm
-                    action="updateProject"
-                    title={`Change project ${project.name}`}
-                    submitLabel="Save project"
-                    fixed={{ projectId: project.id }}
-                    fields={[
-                      { name: 'name', label: 'New name', kind: 'text', optional: true },
-                      { name: 'maxPayoutCredits', label: 'New ceiling (credits)', kind: 'credits', optional: true },
-                    ]}
-                    errorField="maxPayoutCredits"
-                    onDone={reload}
-                  />
-                  <ActionForm
-                    action="createGame"
-                    title={`New game in ${project.name}`}
-                    submitLabel="Create game"
-                    fixed={{ projectId: project.id }}
-                    fields={[
-                      { name: 'name', label: 'Game name', kind: 'text' },
-                      {
-                        name: 'platform',
-                        label: 'Platform',
-                        kind: 'select',
-                        options: ['web', ...PLATFORMS.filter((p) => p !== 'web')],
-                        initial: 'web',
-                      },
-                      { name: 'maxPayoutCredits', label: 'Game ceiling (credits)', kind: 'credits' },
-                      { name: 'dailyPlayerCapCredits', label: 'Daily cap per player (credits)', kind: 'credits' },
-                    ]}
-                    onDone={reload}
-                  />
-                </div>
-              )}
+              <Heading>Project {project.name}</Heading>
+              <Deeper>
+                <Bar
+                  label="Budget"
+                  value={project.budgetCredits}
+                  max={project.maxPayoutCredits}
+                  detail={`of ceiling ${credits(project.maxPayoutCredits)}`}
+                />
+                <Bar
+                  label="Allocated to games"
+                  value={allocatedToGames}
+                  max={project.budgetCredits}
+                  detail={`of budget ${credits(project.budgetCredits)}`}
+                />
+                <Bar
+                  label="Spent"
+                  value={project.spentCredits}
+                  max={project.budgetCredits}
+                  detail={`of budget ${credits(project.budgetCredits)}`}
+                />
+                <ul>
+                  {games.map((g) => (
+                    <li key={g.id}>
+                      <a href={`#/game/${g.id}`}>Game {g.name}</a> ({g.status}): budget {credits(g.budgetCredits)},
+                      spent {credits(g.spentCredits)} <GameBadges game={g} />
+                    </li>
+                  ))}
+                </ul>
+                {write && (
+                  <div className="forms">
+                    <ActionForm
+                      action="allocateProject"
+                      title={`Allocate to project ${project.name}`}
+                      submitLabel="Allocate"
+                      fixed={{ projectId: project.id }}
+                      fields={[
+                        { name: 'amountCredits', label: 'Amount to allocate (credits)', kind: 'credits', min: 1 },
+                      ]}
+                      confirm={(input) => [
+                        [
+                          'Organization balance',
+                          org.unlimitedFunding ? 'unlimited' : figure(org.balanceCredits),
+                          org.unlimitedFunding ? 'unlimited' : figure(org.balanceCredits - amountOf(input)),
+                        ],
+                        [
+                          'Project budget',
+                          figure(project.budgetCredits),
+                          figure(project.budgetCredits + amountOf(input)),
+                        ],
+                        ['Project ceiling', figure(project.maxPayoutCredits), figure(project.maxPayoutCredits)],
+                      ]}
+                      onDone={reload}
+                    />
+                    <ActionForm
+                      action="updateProject"
+                      title={`Change project ${project.name}`}
+                      submitLabel="Save project"
+                      fixed={{ projectId: project.id }}
+                      fields={[
+                        { name: 'name', label: 'New name', kind: 'text', optional: true, rule: NAME_RULE },
+                        { name: 'maxPayoutCredits', label: 'New ceiling (credits)', kind: 'credits', optional: true },
+                      ]}
+                      errorField="maxPayoutCredits"
+                      onDone={reload}
+                    />
+                    <ActionForm
+                      action="createGame"
+                      title={`New game in ${project.name}`}
+                      submitLabel="Create game"
+                      fixed={{ projectId: project.id }}
+                      fields={[
+                        { name: 'name', label: 'Game name', kind: 'text', rule: NAME_RULE },
+                        {
+                          name: 'platform',
+                          label: 'Platform',
+                          kind: 'select',
+                          options: ['web', ...PLATFORMS.filter((p) => p !== 'web')],
+                          initial: 'web',
+                        },
+                        { name: 'maxPayoutCredits', label: 'Game ceiling (credits)', kind: 'credits' },
+                        { name: 'dailyPlayerCapCredits', label: 'Daily cap per player (credits)', kind: 'credits' },
+                      ]}
+                      onDone={reload}
+                    />
+                  </div>
+                )}
+              </Deeper>
             </article>
           );
         })}
@@ -138,7 +166,7 @@ export function OrganizationPage({
             submitLabel="Create project"
             fixed={{ organizationId: org.id }}
             fields={[
-              { name: 'name', label: 'Project name', kind: 'text' },
+              { name: 'name', label: 'Project name', kind: 'text', rule: NAME_RULE },
               { name: 'maxPayoutCredits', label: 'Project ceiling (credits)', kind: 'credits' },
             ]}
             onDone={reload}
@@ -146,61 +174,69 @@ export function OrganizationPage({
         )}
       </Section>
       <Section title="Members">
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">Identity user id</th>
-              <th scope="col">Role</th>
-              <th scope="col">Since</th>
-              {canManageMembers(org.role) && <th scope="col">Actions</th>}
-            </tr>
-          </thead>
-          <tbody>
-            {members.map((m) => (
-              <tr key={m.id}>
-                <td>
-                  <code>{m.identityUserId}</code>
-                </td>
-                <td>{m.role}</td>
-                <td>{new Date(m.createdAt).toLocaleString()}</td>
-                {canManageMembers(org.role) && (
-                  <td>
-                    {m.role !== 'owner' && (
-                      <>
-                        <ActionForm
-                          compact
-                          action="updateMember"
-                          title={`Change role of ${m.identityUserId}`}
-                          submitLabel="Change role"
-                          fixed={{ memberId: m.id }}
-                          fields={[
-                            {
-                              name: 'role',
-                              label: 'Role',
-                              kind: 'select',
-                              options: ['admin', 'viewer'],
-                              initial: m.role === 'admin' ? 'viewer' : 'admin',
-                            },
-                          ]}
-                          onDone={reload}
-                        />
-                        <ActionForm
-                          compact
-                          action="removeMember"
-                          title={`Remove ${m.identityUserId}`}
-                          submitLabel="Remove"
-                          fixed={{ memberId: m.id }}
-                          fields={[]}
-                          onDone={reload}
-                        />
-                      </>
-                    )}
-                  </td>
-                )}
+        <TableBox label="Members">
+          <table aria-label="Members">
+            <thead>
+              <tr>
+                <th scope="col">Identity user id</th>
+                <th scope="col">Role</th>
+                <th scope="col">Since</th>
+                {canManageMembers(org.role) && <th scope="col">Actions</th>}
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {members.map((m) => (
+                <tr key={m.id}>
+                  <td>
+                    <code>{m.identityUserId}</code>
+                  </td>
+                  <td>{m.role}</td>
+                  <td>{new Date(m.createdAt).toLocaleString()}</td>
+                  {canManageMembers(org.role) && (
+                    <td>
+                      {m.role !== 'owner' && (
+                        <>
+                          <ActionForm
+                            compact
+                            action="updateMember"
+                            title={`Change role of ${m.identityUserId}`}
+                            submitLabel="Change role"
+                            fixed={{ memberId: m.id }}
+                            fields={[
+                              {
+                                name: 'role',
+                                label: 'Role',
+                                kind: 'select',
+                                options: ['admin', 'viewer'],
+                                initial: m.role,
+                              },
+                            ]}
+                            onDone={reload}
+                          />
+                          <ActionForm
+                            compact
+                            action="removeMember"
+                            title={`Remove ${m.identityUserId}`}
+                            submitLabel="Remove"
+                            submitClass="danger"
+                            fixed={{ memberId: m.id }}
+                            fields={[]}
+                            danger={() => ({
+                              title: `Remove ${m.identityUserId}?`,
+                              body: `This ${m.role} loses access to ${org.name} at once. You can add them again later.`,
+                              confirmLabel: 'Remove member',
+                            })}
+                            onDone={reload}
+                          />
+                        </>
+                      )}
+                    </td>
+                  )}
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </TableBox>
         {canManageMembers(org.role) && <MemberInvite organizationId={org.id} reload={reload} />}
       </Section>
     </>
@@ -219,7 +255,12 @@ function MemberInvite({ organizationId, reload }: { organizationId: string; relo
       submitLabel="Add member"
       fixed={{ organizationId }}
       fields={[
-        { name: 'identityUserId', label: 'E-mail (development sign-in) or identity user id', kind: 'text' },
+        {
+          name: 'identityUserId',
+          label: 'E-mail (development sign-in) or identity user id',
+          kind: 'text',
+          rule: 'Enter an e-mail, or an identity user id of 1 to 200 characters.',
+        },
         { name: 'role', label: 'Role', kind: 'select', options: ['viewer', 'admin'], initial: 'viewer' },
       ]}
       transform={async (input) => {

@@ -1,8 +1,10 @@
 import { canWrite, type Snapshot } from '../api.ts';
-import { ActionForm, Bar, credits, Section } from '../components.tsx';
+import { ActionForm, Bar, credits, creditsWithDollars, Section, useTitle } from '../components.tsx';
+import { GameBadges } from './state.tsx';
 
 /** Organizations → projects → games, each with balance, budget, spent and ceilings as bars. */
 export function Overview({ snapshot, reload }: { snapshot: Snapshot; reload: () => void }) {
+  useTitle('Organizations');
   return (
     <>
       <h1>Organizations</h1>
@@ -17,7 +19,10 @@ export function Overview({ snapshot, reload }: { snapshot: Snapshot; reload: () 
             {org.unlimitedFunding ? (
               <p>Balance: unlimited funding</p>
             ) : (
-              <p>Balance: {credits(org.balanceCredits)} credits</p>
+              <p>
+                Balance: {creditsWithDollars(org.balanceCredits)}
+                {org.balanceCredits === 0 && <span className="badge badge-warn">balance 0</span>}
+              </p>
             )}
             <ul>
               {snapshot.projects
@@ -47,7 +52,8 @@ export function Overview({ snapshot, reload }: { snapshot: Snapshot; reload: () 
                             </a>{' '}
                             <span className="role">
                               {game.platform}, {game.status}
-                            </span>
+                            </span>{' '}
+                            <GameBadges game={game} />
                             <Bar
                               label={`${game.name} budget`}
                               value={game.budgetCredits}
@@ -74,7 +80,12 @@ export function Overview({ snapshot, reload }: { snapshot: Snapshot; reload: () 
           action="createOrganization"
           title="Create organization"
           fields={[
-            { name: 'name', label: 'Organization name', kind: 'text' },
+            {
+              name: 'name',
+              label: 'Organization name',
+              kind: 'text',
+              rule: 'Enter a name of 1 to 100 characters, without control characters.',
+            },
             ...(snapshot.canCreateUnlimitedOrganization
               ? [{ name: 'unlimitedFunding', label: 'Unlimited funding', kind: 'checkbox' as const }]
               : []),

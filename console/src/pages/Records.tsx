@@ -1,4 +1,4 @@
-import { type FormEvent, useEffect, useId, useState } from 'react';
+import { type FormEvent, useEffect, useId, useRef, useState } from 'react';
 import {
   client,
   type EventRecord,
@@ -9,7 +9,7 @@ import {
   type ServerFailure,
   type Snapshot,
 } from '../api.ts';
-import { credits } from '../components.tsx';
+import { credits, FailureText, TableBox, useTitle } from '../components.tsx';
 
 interface Filters {
   kind: string;
@@ -30,6 +30,7 @@ export default function RecordsPage({
   gameId?: string | undefined;
 }) {
   const id = useId();
+  useTitle(kind === 'players' ? 'Records: players' : 'Records: decisions');
   const initial: Filters = {
     kind: kind === 'players' ? 'players' : 'events',
     organizationId: '',
@@ -44,6 +45,16 @@ export default function RecordsPage({
   const [error, setError] = useState<ServerFailure | undefined>();
   const [selected, setSelected] = useState<EventRecord | PlayerRecord | undefined>();
   const after = cursors[cursors.length - 1];
+  // Opening a record moves the focus to it; closing it gives the focus back to its Open button.
+  const detail = useRef<HTMLElement>(null);
+  const opener = useRef<HTMLElement | null>(null);
+  useEffect(() => {
+    if (selected) detail.current?.focus();
+  }, [selected]);
+  const close = () => {
+    setSelected(undefined);
+    if (opener.current?.isConnected) opener.current.focus();
+  };
 
   useEffect(() => {
     let stopped = false;
@@ -117,71 +128,76 @@ export default function RecordsPage({
           />
           {error && (
             <p className="error" id={`${id}-error`} role="alert">
-              <code>{error.code}</code>: {error.message}
+              <FailureText failure={error} />
             </p>
           )}
         </div>
         <button type="submit">Show records</button>
       </form>
-      <table aria-label="Records page">
-        <thead>
-          {applied.kind === 'events' ? (
-            <tr>
-              <th scope="col">Received</th>
-              <th scope="col">Game</th>
-              <th scope="col">Event type</th>
-              <th scope="col">Status</th>
-              <th scope="col">Reason</th>
-              <th scope="col">Reward</th>
-              <th scope="col">Record</th>
-            </tr>
-          ) : (
-            <tr>
-              <th scope="col">First seen</th>
-              <th scope="col">Game</th>
-              <th scope="col">External player id</th>
-              <th scope="col">Linked account</th>
-              <th scope="col">Record</th>
-            </tr>
-          )}
-        </thead>
-        <tbody>
-          {nodes.map((node) => {
-            const game = snapshot.games.find((g) => g.id === node.gameId)?.name ?? node.gameId;
-            const open = (
-              <td key="open">
-                <button
-                  type="button"
-                  className="secondary"
-                  onClick={() => setSelected(node)}
-                  aria-label={`Open record ${node.id}`}
-                >
-                  Open
-                </button>
-              </td>
-            );
-            return node.__typename === 'DeveloperEvent' ? (
-              <tr key={node.id}>
-                <td>{new Date(node.createdAt).toLocaleString()}</td>
-                <td>{game}</td>
-                <td>{node.eventType}</td>
-                <td>{node.status}</td>
-                <td>{node.reason ?? ''}</td>
-                <td>{credits(node.rewardCredits)}</td>
-                {open}
+      <TableBox label="Records page">
+        <table aria-label="Records page">
+          <thead>
+            {applied.kind === 'events' ? (
+              <tr>
+                <th scope="col">Received</th>
+                <th scope="col">Game</th>
+                <th scope="col">Event type</th>
+                <th scope="col">Status</th>
+                <th scope="col">Reason</th>
+                <th scope="col">Reward</th>
+                <th scope="col">Record</th>
               </tr>
             ) : (
-              <tr key={node.id}>
-                <td>{new Date(node.createdAt).toLocaleString()}</td>
-                <td>{game}</td>
-                <td>{node.externalPlayerId}</td>
-                <td>{node.creditsUserId ?? 'not linked'}</td>
-                {open}
+              <tr>
+                <th scope="col">First seen</th>
+                <th scope="col">Game</th>
+                <th scope="col">External player id</th>
+                <th scope="col">Linked account</th>
+                <th scope="col">Record</th>
               </tr>
-            );
-          })}
-        </tbody>
-      </table>
+            )}
+          </thead>
+          <tbody>
+            {nodes.map((node) => {
+              const game = snapshot.games.find((g) => g.id === node.gameId)?.name ?? node.gameId;
+              const open = (
+                <td key="open">
+                  <button
+                    type="button"
+                    className="secondary"
+                    onClick={(event) => {
+                      opener.current = event.currentTarget;
+                      setSelected(node);
+                    }}
+                    aria-label={`Open record ${node.id}`}
+                  >
+                    Open
+                  </button>
+                </td>
+              );
+              return node.__typename === 'DeveloperEvent' ? (
+                <tr key={node.id}>
+                  <td>{new Date(node.createdAt).toLocaleString()}</td>
+                  <td>{game}</td>
+                  <td>{node.eventType}</td>
+                  <td>{node.status}</td>
+                  <td>{node.reason ?? ''}</td>
+                  <td>{credits(node.rewardCredits)}</td>
+                  {open}
+                </tr>
+              ) : (
+                <tr key={node.id}>
+                  <td>{new Date(node.createdAt).toLocaleString()}</td>
+                  <td>{game}</td>
+                  <td>{node.externalPlayerId}</td>
+                  <td>{node.creditsUserId ?? 'not linked'}</td>
+                  {open}
+                </tr>
+              );
+            })}
+          </tbody>
+        </table>
+      </TableBox>
       {nodes.length === 0 && !error && <p>No records.</p>}
       <nav aria-label="Pages" className="pager">
         <button
@@ -203,7 +219,7 @@ export default function RecordsPage({
         <span>Page {cursors.length}</span>
       </nav>
       {selected && (
-        <section aria-label="Record" className="card record">
+        <section aria-label="Record" className="card record" ref={detail} tabIndex={-1}>
           <h2>
             {selected.__typename === 'DeveloperEvent' ? 'Decision' : 'Player'} {selected.id}
           </h2>
@@ -219,7 +235,7 @@ export default function RecordsPage({
                 </div>
               ))}
           </dl>
-          <button type="button" className="secondary" onClick={() => setSelected(undefined)}>
+          <button type="button" className="secondary" onClick={close}>
             Close
           </button>
         </section>

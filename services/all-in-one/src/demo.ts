@@ -1,5 +1,7 @@
 // `npm run demo`: walks through the whole journey against a running `npm start` and prints each call and its
-// answer, then the decision and the console's figures. Secrets (keys, link token, session tokens) are shortened.
+// answer, then the decision and the console's figures. Secrets (keys, link token, session tokens) are shortened in
+// the steps; at the end the game's sandbox secret key is printed whole, inside a curl command that posts another
+// event, beside the web console's address.
 //
 //   npm run demo [-- --url http://localhost:8080] [--country DE] [--build 1000]
 // Finds the service and the operator token as every client script does (services/runtime/src/cli/local-service.ts).
@@ -80,6 +82,23 @@ const indent = (text: string, prefix: string) =>
 
 const out = (text = '') => process.stdout.write(`${text}\n`);
 
+/** The secret key the journey issued (its answer holds the whole value, once). */
+function issuedSecretKey(steps: JourneyStep[]): string {
+  const step = steps.find((s) => {
+    const request = s.request as { type?: string; kind?: string } | undefined;
+    return request?.type === 'issueKey' && request.kind === 'secret';
+  });
+  const key = (step?.body as { data?: { issuedKey?: string } } | undefined)?.data?.issuedKey;
+  if (!key) throw new JourneyError('the journey issued no secret key');
+  return key;
+}
+
+/** The event type the journey's event used (its rule rewards it). */
+function eventTypeOf(steps: JourneyStep[]): string {
+  const step = steps.find((s) => s.path === '/api/game-sdk/v2/events');
+  return (step?.request as { eventType?: string } | undefined)?.eventType ?? 'level.completed';
+}
+
 out(`Sandbox Rewards demo against ${url} (DATA_DIR ${dataDir})`);
 try {
   const result = await runJourney({
@@ -124,6 +143,22 @@ try {
   out(`  TOKEN=$(${prefix}npm run -s dev:token -- --email ${result.developerEmail})`);
   out(`  curl -H "Authorization: Bearer $TOKEN" ${url}/api/developer/v1/console`);
   out(`  curl -H "Authorization: Bearer $TOKEN" "${url}/api/developer/v1/records?kind=events&gameId=${result.gameId}"`);
+  // The game server's part, complete: the full secret key (a sandbox key of this demo game), a fresh eventId and
+  // occurredAt computed by the shell at each run, so the line can be pasted again and again.
+  const secretKey = issuedSecretKey(result.steps);
+  const eventType = eventTypeOf(result.steps);
+  out('\n== Send another event yourself ====================================');
+  out("Paste this into a shell: it posts an event as the demo's game server, with its secret key (sandbox, whole):");
+  out(
+    `  curl -sS -X POST ${url}/api/game-sdk/v2/events -H "Authorization: Bearer ${secretKey}" ` +
+      '-H "Content-Type: application/json" ' +
+      `-d "{\\"eventId\\":\\"$(node -p 'crypto.randomUUID()')\\",\\"playerId\\":\\"${result.playerId}\\",` +
+      `\\"eventType\\":\\"${eventType}\\",\\"occurredAt\\":\\"$(date -u +%Y-%m-%dT%H:%M:%SZ)\\"}"`,
+  );
+  out('Each run is a new event (new eventId, occurredAt now); the answer is its decision.');
+  out('\n== Watch it in the web console ======================================');
+  out(`  Console  ${url}/console/`);
+  out(`Sign in with ${result.developerEmail}, open the game "${game?.name}": the decision appears live.`);
 } catch (error) {
   if (!(error instanceof JourneyError)) throw error;
   process.stderr.write(`\ndemo: ${error.message}\n`);

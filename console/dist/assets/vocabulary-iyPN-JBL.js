@@ -1,1 +1,0 @@
-var e=[`android`,`ios`,`other`,`unity`,`unreal`,`web`],t=[`active`,`paused`];export{e as n,t};
