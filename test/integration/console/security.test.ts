@@ -145,14 +145,16 @@ describe('live decisions under a burst', () => {
     const { token } = await invitedDeveloper(system);
     const game = await eventGame(system, token);
     const socket = new WebSocket(`${system.url.replace(/^http/, 'ws')}/graphql`, 'graphql-transport-ws');
-    const errors: string[] = [];
+    /** Each refused subscription: its code and message. */
+    const errors: Array<{ code: string; message: string }> = [];
     let acknowledged = false;
     socket.on('message', (data) => {
       const message = JSON.parse(String(data));
       if (message.type === 'connection_ack') acknowledged = true;
       // A refused subscription: its resolver's error as a `next` carrying `errors` (then `complete`), or an `error`.
-      if (message.type === 'error') errors.push(message.payload?.[0]?.extensions?.code);
-      if (message.type === 'next' && message.payload?.errors) errors.push(message.payload.errors[0]?.extensions?.code);
+      const error =
+        message.type === 'error' ? message.payload?.[0] : message.type === 'next' ? message.payload?.errors?.[0] : null;
+      if (error) errors.push({ code: error.extensions?.code, message: error.message });
     });
     await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject));
     socket.send(JSON.stringify({ type: 'connection_init', payload: { Authorization: `Bearer ${token}` } }));
@@ -168,13 +170,27 @@ describe('live decisions under a burst', () => {
         }),
       );
     }
-    await until(() => errors.length === burst - 25, 'the refusals', 60_000);
-    expect(new Set(errors)).toEqual(new Set(['INVALID_REQUEST']));
-    await until(async () => (await liveSubscriptions(system.url)) === 25, '25 live subscriptions', 10_000);
+    // Every subscription beyond the 25 is refused for the limit, at once (no ledger read for it). The 25 that took a
+    // slot are live, unless the machine is so loaded that a read check timed out (503): that is not the limit's
+    // failure, so it is tolerated here, but never a 26th live subscription.
+    const overLimit = () => errors.filter((e) => /at most 25 subscriptions/.test(e.message));
+    const settled = async () =>
+      overLimit().length >= burst - 25 &&
+      (await liveSubscriptions(system.url)) + errors.length - overLimit().length >= 25;
+    await until(settled, 'the refusals and the 25 subscriptions', 90_000).catch(async (error: Error) => {
+      const codes = [...new Set(errors.map((e) => `${e.code}: ${e.message}`))].slice(0, 5);
+      throw new Error(
+        `${error.message}: ${errors.length} refusals (${overLimit().length} for the limit; ${codes.join(' | ')}), ` +
+          `${await liveSubscriptions(system.url)} live, socket state ${socket.readyState}`,
+      );
+    });
     // Nothing more arrives later.
     await new Promise((resolve) => setTimeout(resolve, 200));
-    expect(errors).toHaveLength(burst - 25);
-    expect(await liveSubscriptions(system.url)).toBe(25);
+    expect(overLimit()).toHaveLength(burst - 25);
+    expect(new Set(overLimit().map((e) => e.code))).toEqual(new Set(['INVALID_REQUEST']));
+    const others = errors.filter((e) => !/at most 25 subscriptions/.test(e.message));
+    expect(others.filter((e) => e.code !== 'DEVELOPER_ACCESS_UNAVAILABLE')).toEqual([]);
+    expect((await liveSubscriptions(system.url)) + others.length).toBe(25);
     socket.close();
     await until(async () => (await liveSubscriptions(system.url)) === 0, 'the subscriptions to end');
   }, 120_000);

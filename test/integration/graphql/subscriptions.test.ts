@@ -205,6 +205,8 @@ describe('GraphQL live decisions on NATS', () => {
         LOG_LEVEL: 'silent',
         DATABASE_URL: system.databaseUrl,
         NATS_URL: system.natsUrl,
+        // As the first replica (test/support/system.ts): both identity-admissions of the queue group trust the keys.
+        UNSAFE_DEV_IDENTITY_PROVIDER: 'true',
       },
       port: 0,
       host: '127.0.0.1',
