@@ -35,7 +35,7 @@ import {
 } from '../services/ingest/src/routes/event-batcher.ts';
 import { extraNodeOptions, PROGRAM_NODE_OPTIONS } from '../services/launcher/src/processes.ts';
 import { freePort, startNats, startPostgres } from '../services/launcher/src/servers.ts';
-import { EVENT_GROUP_KEYS_MAX_DEFAULT } from '../services/ledger/src/events/endpoints.ts';
+import { EVENT_GROUP_KEYS_MAX_DEFAULT } from '../services/ledger/src/events/batcher.ts';
 import { ledgerMigrations } from '../services/ledger/src/migrations/index.ts';
 import { createFixtures, EVENT_TYPE, keyHash, playerId, RATE_LIMIT, SINGLE_EVENT_SCRIPT } from './lib/fixtures.ts';
 import { runPgbench as runPgbenchScript, type Side } from './lib/pgbench.ts';

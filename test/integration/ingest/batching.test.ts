@@ -15,8 +15,7 @@ import pg from 'pg';
 import { pino } from 'pino';
 import { Database, migrate } from '#runtime/db/database.ts';
 import { identityMigrations } from '../../../services/identity-admission/src/migrations/index.ts';
-import { DecisionBatcher } from '../../../services/ledger/src/events/batcher.ts';
-import { recoverFailedBatch } from '../../../services/ledger/src/events/endpoints.ts';
+import { DecisionBatcher, DecisionPolicy } from '../../../services/ledger/src/events/batcher.ts';
 import {
   EventRepository,
   RECORD_EVENTS_SQL,
@@ -289,15 +288,14 @@ describe('batched decisions: batch size 1 and N decide exactly as one event at a
   afterAll(async () => database?.close());
 
   const batcher = (batchMax: number, batches?: number[], grouped?: number[]) =>
+    // The ledger's own policy (calls of ledger.record_events, the recovery of a failed batch), as production builds it.
     new DecisionBatcher(
-      (batch) => repository.recordEvents(batch),
-      (batch, error, decide) => recoverFailedBatch(batch, error, decide),
+      new DecisionPolicy(repository),
       // Grouped: one call at a time, so every key ready meanwhile joins the next call's transaction.
       grouped
         ? { batchMax, concurrencyMax: 1, queuedMax: 10_000, groupKeysMax: 8 }
         : { batchMax, concurrencyMax: 4, queuedMax: 10_000 },
       { batch: (size) => batches?.push(size), group: (keys) => grouped?.push(keys), queued: () => undefined },
-      (batches) => repository.recordEventGroups(batches),
     );
 
   it('randomized streams: identical decisions and balances for the reference, batches of 1 and batches of N', async () => {

@@ -1,5 +1,7 @@
 // The edge batcher over the in-process transport, with a ledger endpoint that holds each RecordEvents request until
-// the test releases it: which events travel together, in which order, and that each answer reaches its own event.
+// the test releases it: that the keys' batches of a call travel as one RecordEvents request, that each outcome reaches
+// its own event (an error outcome as the AppError RecordEvent would raise), and that batchMax 1 sends RecordEvent.
+// Which events travel together is the keyed batcher's (services/runtime/src/batching/keyed-batcher.test.ts).
 import { randomUUID } from 'node:crypto';
 import { pino } from 'pino';
 import { ledgerOps } from '#runtime/contracts/operations.ts';
@@ -21,6 +23,7 @@ interface Held {
 async function ledgerHoldingRequests() {
   const transport = new InProcessTransport(pino({ level: 'silent' }), createMetrics());
   const held: Held[] = [];
+  const single: string[] = [];
   await transport.serve({
     service: 'ledger',
     version: '1.0.0',
@@ -34,19 +37,36 @@ async function ledgerHoldingRequests() {
             release,
           }),
         );
-        // Each event answers its own id back (as the decision's eventId), so a mix-up would show.
+        // Each event answers its own id back (as the decision's eventId), so a mix-up would show; an event of type
+        // `conflict` answers RecordEvent's 409, one of type `unanswered` ends the outcomes (none for it and after).
+        const last = request.events.findIndex((e) => e.eventType === 'unanswered');
         return {
-          outcomes: request.events.map((e) => ({
-            outcome: { case: 'result' as const, value: { decision: { eventId: e.eventId }, replayed: false } },
-          })),
+          outcomes: request.events.slice(0, last === -1 ? undefined : last).map((e) =>
+            e.eventType === 'conflict'
+              ? {
+                  outcome: {
+                    case: 'error' as const,
+                    value: { status: 409, code: 'event_conflict', message: 'This eventId was already used.' },
+                  },
+                }
+              : { outcome: { case: 'result' as const, value: { decision: { eventId: e.eventId }, replayed: false } } },
+          ),
         };
+      }),
+      bind(ledgerOps.recordEvent, async (request) => {
+        single.push(request.eventId);
+        return { decision: { eventId: request.eventId }, replayed: false };
       }),
     ],
   });
-  return { transport, held };
+  return { transport, held, single };
 }
 
-const event = (key: number): RecordEventInit => ({ keyHash: keyHash(key), eventId: randomUUID() });
+const event = (key: number, eventType = 'a.win'): RecordEventInit => ({
+  keyHash: keyHash(key),
+  eventId: randomUUID(),
+  eventType,
+});
 
 async function until(check: () => boolean) {
   const deadline = Date.now() + 5000;
@@ -57,40 +77,14 @@ async function until(check: () => boolean) {
 }
 
 describe('EdgeEventBatcher', () => {
-  it('keysMax 1: one key per request, keys in the order they began to wait, a key’s events in arrival order', async () => {
+  it('several keys per request: one RecordEvents request, whole keys in line order, each answer to its event', async () => {
     const { transport, held } = await ledgerHoldingRequests();
-    const batcher = new EdgeEventBatcher(transport, { batchMax: 256, inFlightMax: 1, keysMax: 1 });
-    try {
-      // The first event takes the only slot; the others wait behind it.
-      const first = event(1);
-      const firstAnswer = batcher.record(first, ctx);
-      await until(() => held.length === 1);
-      const waiting = [event(2), event(3), event(2), event(1), event(3), event(2)];
-      const answers = waiting.map((e) => batcher.record(e, ctx));
-      await new Promise((r) => setImmediate(r));
-      expect(held).toHaveLength(1);
-
-      held[0]!.release();
-      expect((await firstAnswer).decision?.eventId).toBe(first.eventId);
-      // Then key 2 (its oldest event came first), then key 3, then key 1: one request each.
-      for (const [i, key] of [2, 3, 1].entries()) {
-        await until(() => held.length === i + 2);
-        const request = held[i + 1]!;
-        expect(request.keys.every((k) => k === key)).toBe(true);
-        expect(request.eventIds).toEqual(waiting.filter((e) => e.keyHash![0] === key).map((e) => e.eventId));
-        request.release();
-      }
-      const decided = await Promise.all(answers);
-      expect(decided.map((a) => a.decision?.eventId)).toEqual(waiting.map((e) => e.eventId));
-    } finally {
-      for (const h of held) h.release();
-      await transport.close();
-    }
-  });
-
-  it('several keys per request: whole keys in the order they began to wait, at most keysMax of them', async () => {
-    const { transport, held } = await ledgerHoldingRequests();
-    const batcher = new EdgeEventBatcher(transport, { batchMax: 256, inFlightMax: 1, keysMax: 2 });
+    const sizes: number[] = [];
+    const batcher = new EdgeEventBatcher(
+      transport,
+      { batchMax: 256, inFlightMax: 1, keysMax: 2 },
+      { batch: (size) => sizes.push(size), queued: () => undefined },
+    );
     try {
       const first = event(1);
       const firstAnswer = batcher.record(first, ctx);
@@ -111,33 +105,52 @@ describe('EdgeEventBatcher', () => {
       held[2]!.release();
       const decided = await Promise.all(answers);
       expect(decided.map((a) => a.decision?.eventId)).toEqual(waiting.map((e) => e.eventId));
+      expect(sizes).toEqual([1, 5, 2]);
     } finally {
       for (const h of held) h.release();
       await transport.close();
     }
   });
 
-  it('splits a key’s waiting events at batchMax, oldest first; a next key joins only whole and if it fits', async () => {
+  it('an error outcome is the AppError RecordEvent raises; an event without an outcome is a 500', async () => {
     const { transport, held } = await ledgerHoldingRequests();
-    const batcher = new EdgeEventBatcher(transport, { batchMax: 3, inFlightMax: 2, keysMax: 8 });
+    const batcher = new EdgeEventBatcher(transport, { batchMax: 256, inFlightMax: 1, keysMax: 8 });
     try {
-      const events = [event(7), event(7), event(7), event(7), event(7), event(8), event(9), event(9)];
-      const answers = events.map((e) => batcher.record(e, ctx));
-      // Two slots: key 7's three oldest (full: no other key fits), then its other two with key 8's event (key 9's
-      // two would not fit whole).
-      await until(() => held.length === 2);
-      expect(held.map((h) => h.eventIds)).toEqual([
-        events.slice(0, 3).map((e) => e.eventId),
-        events.slice(3, 6).map((e) => e.eventId),
-      ]);
+      const events = [event(1), event(2, 'conflict'), event(1), event(3, 'unanswered')];
+      const answers = events.map((e) => batcher.record(e, ctx).catch((error: unknown) => error));
+      await until(() => held.length === 1);
       held[0]!.release();
-      await until(() => held.length === 3);
-      expect(held[2]!.eventIds).toEqual(events.slice(6).map((e) => e.eventId));
-      for (const h of held) h.release();
-      const decided = await Promise.all(answers);
-      expect(decided.map((a) => a.decision?.eventId)).toEqual(events.map((e) => e.eventId));
+      const [a1, conflict, a2, unanswered] = await Promise.all(answers);
+      expect([a1, a2].map((a) => (a as { decision?: { eventId: string } }).decision?.eventId)).toEqual([
+        events[0]!.eventId,
+        events[2]!.eventId,
+      ]);
+      expect(conflict).toMatchObject({
+        status: 409,
+        code: 'event_conflict',
+        message: 'This eventId was already used.',
+      });
+      expect(unanswered).toMatchObject({
+        status: 500,
+        code: 'internal_error',
+        message: 'The ledger answered no outcome for the event.',
+      });
     } finally {
       for (const h of held) h.release();
+      await transport.close();
+    }
+  });
+
+  it('batchMax 1 sends one RecordEvent per event', async () => {
+    const { transport, held, single } = await ledgerHoldingRequests();
+    const batcher = new EdgeEventBatcher(transport, { batchMax: 1, inFlightMax: 1, keysMax: 8 });
+    try {
+      const events = [event(1), event(1), event(2)];
+      const answers = await Promise.all(events.map((e) => batcher.record(e, ctx)));
+      expect(answers.map((a) => a.decision?.eventId)).toEqual(events.map((e) => e.eventId));
+      expect(single).toEqual(events.map((e) => e.eventId));
+      expect(held).toEqual([]);
+    } finally {
       await transport.close();
     }
   });

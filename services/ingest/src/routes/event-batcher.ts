@@ -1,5 +1,7 @@
 // Edge batching (issue #17, item 2): concurrent events of one ingest process travel to the ledger as one
-// RecordEvents request, so NATS, protobuf and the round trip are paid once per batch.
+// RecordEvents request, so NATS, protobuf and the round trip are paid once per batch. Which events travel together
+// is the keyed batcher's (#runtime/batching/keyed-batcher.ts, the ledger's algorithm too); this file says where a
+// call goes (RecordEventsPolicy) and sets the batcher up the edge's way.
 //
 // Smart batching, no timer: at most `inFlightMax` RecordEvents requests are in flight. An event that finds a free
 // slot leaves at the end of the current event-loop turn (with every other event of its key that reached this point
@@ -11,9 +13,11 @@
 // and `batchMax` events. A key's events never split over two requests that leave together, so each key's events
 // reach the ledger as one batch, and the ledger decides the request's keys in one call of ledger.record_events (one
 // transaction: services/ledger/src/events/batcher.ts). A key's events that wait while its request is out gather
-// into its next request, which is what makes the ledger's batches larger under load.
+// into its next request, which is what makes the ledger's batches larger under load (unlike the ledger, a key may
+// have several requests out: `oneCallPerKey` off).
 
 import type { MessageInitShape } from '@bufbuild/protobuf';
+import { type BatchPolicy, batchKey, KeyedBatcher, type Outcome, Rejected } from '#runtime/batching/keyed-batcher.ts';
 import { toErrorCode } from '#runtime/contracts/error-codes.ts';
 import { EVENT_LIMITS } from '#runtime/contracts/event-limits.ts';
 import type { RecordEventRequestSchema, RecordEventResponse } from '#runtime/contracts/gen/rewards/v1/events_pb.ts';
@@ -48,23 +52,56 @@ export interface EdgeBatchObserver {
   queued(depth: number): void;
 }
 
-interface Waiting {
+interface EdgeEvent {
   request: RecordEventInit;
   ctx: CallContext;
-  resolve: (reply: RecordEventResponse) => void;
-  reject: (error: unknown) => void;
 }
 
+/**
+ * The edge's batch policy: a call is one RecordEvents request (the batches of its keys, flattened, with the first
+ * event's request id and trace in the headers), each event answered by its own outcome; when the request fails as
+ * a whole, every event of it gets that error.
+ */
+class RecordEventsPolicy implements BatchPolicy<EdgeEvent, RecordEventResponse> {
+  private readonly transport: Transport;
+
+  constructor(transport: Transport) {
+    this.transport = transport;
+  }
+
+  async send(batches: EdgeEvent[][]): Promise<Array<Array<Outcome<RecordEventResponse>>>> {
+    const events = batches.flat();
+    // The first event's request id and trace travel in the headers; the ledger logs per request.
+    const reply = await this.transport.call(
+      ledgerOps.recordEvents,
+      { events: events.map((e) => e.request) },
+      (events[0] as EdgeEvent).ctx,
+    );
+    let offset = 0;
+    return batches.map((batch) =>
+      batch.map(() => {
+        const outcome = reply.outcomes[offset++]?.outcome;
+        if (outcome?.case === 'result') return outcome.value;
+        if (outcome?.case === 'error') {
+          return new Rejected(
+            new AppError(outcome.value.status, toErrorCode(outcome.value.code), outcome.value.message),
+          );
+        }
+        return new Rejected(new AppError(500, 'internal_error', 'The ledger answered no outcome for the event.'));
+      }),
+    );
+  }
+
+  async recover(batch: EdgeEvent[], error: unknown): Promise<Array<Outcome<RecordEventResponse>>> {
+    return batch.map(() => new Rejected(error));
+  }
+}
+
+/** The edge's batcher: events per key (the keyed batcher, several requests of a key may be out), sent to the ledger. */
 export class EdgeEventBatcher {
   private readonly transport: Transport;
   private readonly options: EdgeBatcherOptions;
-  /** Waiting events per key (the key hash as a latin1 string), in arrival order. */
-  private readonly queues = new Map<string, Waiting[]>();
-  /** Events waiting in all queues. */
-  private waiting = 0;
-  private inFlight = 0;
-  private flushScheduled = false;
-  private readonly observer: EdgeBatchObserver | undefined;
+  private readonly batcher: KeyedBatcher<EdgeEvent, RecordEventResponse>;
 
   constructor(transport: Transport, options: EdgeBatcherOptions, observer?: EdgeBatchObserver) {
     if (!(options.batchMax >= 1 && options.inFlightMax >= 1 && options.keysMax >= 1)) {
@@ -72,80 +109,25 @@ export class EdgeEventBatcher {
     }
     this.transport = transport;
     this.options = options;
-    this.observer = observer;
+    this.batcher = new KeyedBatcher(
+      new RecordEventsPolicy(transport),
+      {
+        batchMax: options.batchMax,
+        concurrencyMax: options.inFlightMax,
+        keysMax: options.keysMax,
+        oneCallPerKey: false,
+        leave: 'turn',
+      },
+      observer && {
+        sent: (batches) => observer.batch(batches.reduce((events, batch) => events + batch.length, 0)),
+        queued: (depth) => observer.queued(depth),
+      },
+    );
   }
 
   /** Sends one event (in a batch); resolves with RecordEvent's reply or rejects with its error. */
   record(request: RecordEventInit, ctx: CallContext): Promise<RecordEventResponse> {
     if (this.options.batchMax === 1) return this.transport.call(ledgerOps.recordEvent, request, ctx);
-    const hash = request.keyHash ?? new Uint8Array();
-    const key = Buffer.from(hash.buffer, hash.byteOffset, hash.byteLength).toString('latin1');
-    return new Promise((resolve, reject) => {
-      let queue = this.queues.get(key);
-      if (!queue) {
-        // A Map iterates in insertion order: a key enters behind every key that waits already.
-        queue = [];
-        this.queues.set(key, queue);
-      }
-      queue.push({ request, ctx, resolve, reject });
-      this.waiting++;
-      this.observer?.queued(this.waiting);
-      this.schedule();
-    });
-  }
-
-  private schedule(): void {
-    if (this.flushScheduled || this.inFlight >= this.options.inFlightMax || this.waiting === 0) return;
-    this.flushScheduled = true;
-    setImmediate(() => {
-      this.flushScheduled = false;
-      this.flush();
-    });
-  }
-
-  private flush(): void {
-    while (this.inFlight < this.options.inFlightMax && this.waiting > 0) {
-      // The key that began to wait first (the Map's first entry).
-      const [key, queue] = this.queues.entries().next().value as [string, Waiting[]];
-      let batch = queue.length <= this.options.batchMax ? queue : queue.slice(0, this.options.batchMax);
-      if (batch === queue) this.queues.delete(key);
-      else queue.splice(0, batch.length); // its older events stay first in line
-      // The next keys in line, whole, as long as they fit.
-      for (let keys = 1; keys < this.options.keysMax && this.queues.size > 0; keys++) {
-        const [nextKey, nextQueue] = this.queues.entries().next().value as [string, Waiting[]];
-        if (batch.length + nextQueue.length > this.options.batchMax) break;
-        this.queues.delete(nextKey);
-        batch = batch.concat(nextQueue);
-      }
-      this.waiting -= batch.length;
-      this.inFlight++;
-      this.observer?.batch(batch.length);
-      this.observer?.queued(this.waiting);
-      void this.send(batch).finally(() => {
-        this.inFlight--;
-        // The events that queued while every slot was taken leave now.
-        this.flush();
-      });
-    }
-  }
-
-  private async send(batch: Waiting[]): Promise<void> {
-    try {
-      // The first event's request id and trace travel in the headers; the ledger logs per request.
-      const reply = await this.transport.call(
-        ledgerOps.recordEvents,
-        { events: batch.map((w) => w.request) },
-        (batch[0] as Waiting).ctx,
-      );
-      batch.forEach((waiting, i) => {
-        const outcome = reply.outcomes[i]?.outcome;
-        if (outcome?.case === 'result') waiting.resolve(outcome.value);
-        else if (outcome?.case === 'error') {
-          waiting.reject(new AppError(outcome.value.status, toErrorCode(outcome.value.code), outcome.value.message));
-        } else waiting.reject(new AppError(500, 'internal_error', 'The ledger answered no outcome for the event.'));
-      });
-    } catch (error) {
-      for (const waiting of batch) waiting.reject(error);
-    }
+    return this.batcher.submit(batchKey(request.keyHash ?? new Uint8Array()), { request, ctx });
   }
 }

@@ -3,6 +3,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { isoMicrosSql, isoSql } from '#runtime/db/sql.ts';
 import type { CursorPosition, RecordKind } from '../domain/records-cursor.ts';
+import { credits, type Field, flag, numeric, optionalText, queryRows, rowReader, text } from './repository.ts';
 
 export interface Organization {
   id: string;
@@ -85,39 +86,98 @@ export interface EventRecord {
   createdAt: string;
 }
 
-type Raw = Record<string, unknown>;
-const str = (v: unknown) => v as string;
-const opt = (v: unknown) => (v === null || v === undefined ? undefined : (v as string));
-const credits = (v: unknown) => BigInt(v as string | number);
-
 /** `organization_id in (...)`: the organizations where the identity (the first parameter) is a member. */
 const MEMBER_ORGS = `(select m.organization_id from ledger.members m where m.identity_user_id = ?)`;
 
-const toPlayer = (r: Raw): Player => ({
-  id: str(r.id),
-  gameId: str(r.game_id),
-  organizationId: str(r.organization_id),
-  externalPlayerId: str(r.external_player_id),
-  creditsUserId: opt(r.credits_user_id),
-  username: opt(r.username),
-  linkedAt: opt(r.linked_at),
-  createdAt: str(r.created_at),
+// Each row shape's one reader (the columns each query below selects).
+const id = text('id');
+const organizationId = text('organization_id');
+const gameId = text('game_id');
+const createdAt = text('created_at');
+const organizationRow = rowReader<Organization>({
+  id,
+  name: text('name'),
+  unlimitedFunding: flag('unlimited_funding'),
+  balanceCredits: credits('balance_credits'),
+  role: text('role'),
+  createdAt,
+});
+const projectRow = rowReader<Project>({
+  id,
+  organizationId,
+  name: text('name'),
+  maxPayoutCredits: credits('max_payout_credits'),
+  budgetCredits: credits('budget_credits'),
+  spentCredits: credits('spent'),
+  createdAt,
+});
+const gameRow = rowReader<Game>({
+  id,
+  projectId: text('project_id'),
+  organizationId,
+  name: text('name'),
+  platform: text('platform'),
+  status: text('status'),
+  maxPayoutCredits: credits('max_payout_credits'),
+  budgetCredits: credits('budget_credits'),
+  spentCredits: credits('spent_credits'),
+  dailyPlayerCapCredits: credits('daily_player_cap_credits'),
+  createdAt,
+});
+const publicKey = optionalText('public_key');
+const keyRow = rowReader<Key>({
+  id,
+  gameId,
+  organizationId,
+  kind: text('kind'),
+  name: text('name'),
+  prefix: text('prefix'),
+  // Public values are shown again (they are not secret); a secret key's never.
+  publicKey: (row) => (row.kind === 'public' ? publicKey(row) : undefined),
+  createdAt,
+  revokedAt: optionalText('revoked_at'),
+});
+const ruleRow = rowReader<Rule>({
+  id,
+  gameId,
+  organizationId,
+  eventType: text('event_type'),
+  rewardCredits: credits('reward_credits'),
+  active: flag('active'),
+  createdAt,
+});
+const memberRow = rowReader<Member>({
+  id,
+  organizationId,
+  identityUserId: text('identity_user_id'),
+  role: text('role'),
+  createdAt,
+});
+const playerRow = rowReader<Player>({
+  id,
+  gameId,
+  organizationId,
+  externalPlayerId: text('external_player_id'),
+  creditsUserId: optionalText('credits_user_id'),
+  username: optionalText('username'),
+  linkedAt: optionalText('linked_at'),
+  createdAt,
 });
 const PLAYER_COLUMNS = `p.id, p.game_id, p.organization_id, p.external_player_id, p.credits_user_id, p.username,
   ${isoSql('p.linked_at', 'linked_at')}, ${isoSql('p.created_at', 'created_at')}`;
 
-const toEvent = (r: Raw): EventRecord => ({
-  id: str(r.id),
-  eventId: str(r.event_id),
-  gameId: str(r.game_id),
-  organizationId: str(r.organization_id),
-  playerId: str(r.player_id),
-  eventType: str(r.event_type),
-  occurredAt: str(r.occurred_at),
-  status: str(r.status),
-  reason: opt(r.reason),
-  rewardCredits: credits(r.reward_credits),
-  createdAt: str(r.created_at),
+const eventRow = rowReader<EventRecord>({
+  id,
+  eventId: text('event_id'),
+  gameId,
+  organizationId,
+  playerId: text('player_id'),
+  eventType: text('event_type'),
+  occurredAt: text('occurred_at'),
+  status: text('status'),
+  reason: optionalText('reason'),
+  rewardCredits: credits('reward_credits'),
+  createdAt,
 });
 const EVENT_COLUMNS = `p.id, p.event_id, p.game_id, p.organization_id, p.player_id, p.event_type,
   ${isoSql('p.occurred_at', 'occurred_at')}, p.status, p.reason, p.reward_credits, ${isoSql('p.created_at', 'created_at')}`;
@@ -133,8 +193,9 @@ export interface SnapshotLists {
   events: EventRecord[];
 }
 
-async function all(em: EntityManager, sql: string, params: unknown[]): Promise<Raw[]> {
-  return (await em.execute(sql, params)) as Raw[];
+/** The rows of a statement, each read by `read`. */
+async function all<T>(em: EntityManager, sql: string, params: unknown[], read: Field<T>): Promise<T[]> {
+  return (await queryRows(em, sql, params)).map(read);
 }
 
 /** Everything the snapshot shows, read on one database snapshot (the caller's transaction). */
@@ -143,145 +204,72 @@ export async function readSnapshot(
   identityUserId: string,
   limits: { players: number; events: number },
 ): Promise<SnapshotLists> {
-  const id = [identityUserId];
-  const organizations = (
-    await all(
-      em,
-      `select o.id, o.name, o.unlimited_funding, o.balance_credits, m.role, ${isoSql('o.created_at', 'created_at')}
-         from ledger.organizations o join ledger.members m on m.organization_id = o.id
-        where m.identity_user_id = ? order by o.created_at, o.id`,
-      id,
-    )
-  ).map(
-    (r): Organization => ({
-      id: str(r.id),
-      name: str(r.name),
-      unlimitedFunding: r.unlimited_funding as boolean,
-      balanceCredits: credits(r.balance_credits),
-      role: str(r.role),
-      createdAt: str(r.created_at),
-    }),
+  const identity = [identityUserId];
+  const organizations = await all(
+    em,
+    `select o.id, o.name, o.unlimited_funding, o.balance_credits, m.role, ${isoSql('o.created_at', 'created_at')}
+       from ledger.organizations o join ledger.members m on m.organization_id = o.id
+      where m.identity_user_id = ? order by o.created_at, o.id`,
+    identity,
+    organizationRow,
   );
   if (organizations.length === 0) {
     return { organizations, projects: [], games: [], keys: [], rules: [], members: [], players: [], events: [] };
   }
-  const projects = (
-    await all(
+  /** The rows of a table (`p`) in the caller's organizations, oldest first. */
+  const ofMemberOrgs = <T>(table: string, columns: string, read: Field<T>) =>
+    all(
       em,
-      `select p.id, p.organization_id, p.name, p.max_payout_credits, p.budget_credits,
-              (select coalesce(sum(g.spent_credits), 0) from ledger.games g where g.project_id = p.id)::text as spent,
-              ${isoSql('p.created_at', 'created_at')}
-         from ledger.projects p where p.organization_id in ${MEMBER_ORGS} order by p.created_at, p.id`,
-      id,
-    )
-  ).map(
-    (r): Project => ({
-      id: str(r.id),
-      organizationId: str(r.organization_id),
-      name: str(r.name),
-      maxPayoutCredits: credits(r.max_payout_credits),
-      budgetCredits: credits(r.budget_credits),
-      spentCredits: credits(r.spent),
-      createdAt: str(r.created_at),
-    }),
+      `select ${columns} from ledger.${table} p where p.organization_id in ${MEMBER_ORGS} order by p.created_at, p.id`,
+      identity,
+      read,
+    );
+  const projects = await ofMemberOrgs(
+    'projects',
+    `p.id, p.organization_id, p.name, p.max_payout_credits, p.budget_credits,
+     (select coalesce(sum(g.spent_credits), 0) from ledger.games g where g.project_id = p.id)::text as spent,
+     ${isoSql('p.created_at', 'created_at')}`,
+    projectRow,
   );
-  const games = (
-    await all(
-      em,
-      `select p.id, p.project_id, p.organization_id, p.name, p.platform, p.status, p.max_payout_credits,
-              p.budget_credits, p.spent_credits, p.daily_player_cap_credits, ${isoSql('p.created_at', 'created_at')}
-         from ledger.games p where p.organization_id in ${MEMBER_ORGS} order by p.created_at, p.id`,
-      id,
-    )
-  ).map(
-    (r): Game => ({
-      id: str(r.id),
-      projectId: str(r.project_id),
-      organizationId: str(r.organization_id),
-      name: str(r.name),
-      platform: str(r.platform),
-      status: str(r.status),
-      maxPayoutCredits: credits(r.max_payout_credits),
-      budgetCredits: credits(r.budget_credits),
-      spentCredits: credits(r.spent_credits),
-      dailyPlayerCapCredits: credits(r.daily_player_cap_credits),
-      createdAt: str(r.created_at),
-    }),
+  const games = await ofMemberOrgs(
+    'games',
+    `p.id, p.project_id, p.organization_id, p.name, p.platform, p.status, p.max_payout_credits, p.budget_credits,
+     p.spent_credits, p.daily_player_cap_credits, ${isoSql('p.created_at', 'created_at')}`,
+    gameRow,
   );
-  // Key metadata only: the hash never leaves the database, public values are shown again (they are not secret).
-  const keys = (
-    await all(
-      em,
-      `select p.id, p.game_id, p.organization_id, p.kind, p.name, p.prefix, p.public_key,
-              ${isoSql('p.created_at', 'created_at')}, ${isoSql('p.revoked_at', 'revoked_at')}
-         from ledger.keys p where p.organization_id in ${MEMBER_ORGS} order by p.created_at, p.id`,
-      id,
-    )
-  ).map(
-    (r): Key => ({
-      id: str(r.id),
-      gameId: str(r.game_id),
-      organizationId: str(r.organization_id),
-      kind: str(r.kind),
-      name: str(r.name),
-      prefix: str(r.prefix),
-      publicKey: r.kind === 'public' ? opt(r.public_key) : undefined,
-      createdAt: str(r.created_at),
-      revokedAt: opt(r.revoked_at),
-    }),
+  // Key metadata only: the hash never leaves the database.
+  const keys = await ofMemberOrgs(
+    'keys',
+    `p.id, p.game_id, p.organization_id, p.kind, p.name, p.prefix, p.public_key,
+     ${isoSql('p.created_at', 'created_at')}, ${isoSql('p.revoked_at', 'revoked_at')}`,
+    keyRow,
   );
-  const rules = (
-    await all(
-      em,
-      `select p.id, p.game_id, p.organization_id, p.event_type, p.reward_credits, p.active,
-              ${isoSql('p.created_at', 'created_at')}
-         from ledger.rules p where p.organization_id in ${MEMBER_ORGS} order by p.created_at, p.id`,
-      id,
-    )
-  ).map(
-    (r): Rule => ({
-      id: str(r.id),
-      gameId: str(r.game_id),
-      organizationId: str(r.organization_id),
-      eventType: str(r.event_type),
-      rewardCredits: credits(r.reward_credits),
-      active: r.active as boolean,
-      createdAt: str(r.created_at),
-    }),
+  const rules = await ofMemberOrgs(
+    'rules',
+    `p.id, p.game_id, p.organization_id, p.event_type, p.reward_credits, p.active,
+     ${isoSql('p.created_at', 'created_at')}`,
+    ruleRow,
   );
-  const members = (
-    await all(
-      em,
-      `select p.id, p.organization_id, p.identity_user_id, p.role, ${isoSql('p.created_at', 'created_at')}
-         from ledger.members p where p.organization_id in ${MEMBER_ORGS} order by p.created_at, p.id`,
-      id,
-    )
-  ).map(
-    (r): Member => ({
-      id: str(r.id),
-      organizationId: str(r.organization_id),
-      identityUserId: str(r.identity_user_id),
-      role: str(r.role),
-      createdAt: str(r.created_at),
-    }),
+  const members = await ofMemberOrgs(
+    'members',
+    `p.id, p.organization_id, p.identity_user_id, p.role, ${isoSql('p.created_at', 'created_at')}`,
+    memberRow,
   );
-  const players = (
-    await all(
-      em,
-      `select ${PLAYER_COLUMNS} from ledger.players p
-        where p.organization_id in ${MEMBER_ORGS} and p.credits_user_id is not null
-        order by p.created_at desc, p.id desc limit ?`,
-      [identityUserId, limits.players],
-    )
-  ).map(toPlayer);
-  const events = (
-    await all(
-      em,
-      `select ${EVENT_COLUMNS} from ledger.events p where p.organization_id in ${MEMBER_ORGS}
-        order by p.created_at desc, p.id desc limit ?`,
-      [identityUserId, limits.events],
-    )
-  ).map(toEvent);
+  const players = await all(
+    em,
+    `select ${PLAYER_COLUMNS} from ledger.players p
+      where p.organization_id in ${MEMBER_ORGS} and p.credits_user_id is not null
+      order by p.created_at desc, p.id desc limit ?`,
+    [identityUserId, limits.players],
+    playerRow,
+  );
+  const events = await all(
+    em,
+    `select ${EVENT_COLUMNS} from ledger.events p where p.organization_id in ${MEMBER_ORGS}
+      order by p.created_at desc, p.id desc limit ?`,
+    [identityUserId, limits.events],
+    eventRow,
+  );
   return { organizations, projects, games, keys, rules, members, players, events };
 }
 
@@ -303,6 +291,9 @@ export interface RecordsRows {
   positions: CursorPosition[];
 }
 
+/** A row's exact (microsecond) position, for the next cursor (the queries' `position_at`). */
+const positionRow = rowReader<CursorPosition>({ createdAt: text('position_at'), id });
+
 /** Whether the caller is a member of the organization owning the object (false for no such object). */
 export async function canSee(
   em: EntityManager,
@@ -311,7 +302,7 @@ export async function canSee(
   id: string,
 ): Promise<boolean> {
   const column = table === 'organizations' ? 'id' : 'organization_id';
-  const rows = await all(em, `select 1 from ledger.${table} t where t.id = ? and t.${column} in ${MEMBER_ORGS}`, [
+  const rows = await queryRows(em, `select 1 from ledger.${table} t where t.id = ? and t.${column} in ${MEMBER_ORGS}`, [
     id,
     identityUserId,
   ]);
@@ -345,16 +336,16 @@ export async function readRecords(em: EntityManager, q: RecordsQuery): Promise<R
   }
   const table = q.kind === 'events' ? 'ledger.events' : 'ledger.players';
   const columns = q.kind === 'events' ? EVENT_COLUMNS : PLAYER_COLUMNS;
-  const rows = await all(
+  const rows = await queryRows(
     em,
     `select ${columns}, ${isoMicrosSql('p.created_at', 'position_at')} from ${table} p
       where ${where.join(' and ')} order by p.created_at desc, p.id desc limit ?`,
     [...params, q.take],
   );
   return {
-    players: q.kind === 'players' ? rows.map(toPlayer) : [],
-    events: q.kind === 'events' ? rows.map(toEvent) : [],
-    positions: rows.map((r) => ({ createdAt: str(r.position_at), id: str(r.id) })),
+    players: q.kind === 'players' ? rows.map(playerRow) : [],
+    events: q.kind === 'events' ? rows.map(eventRow) : [],
+    positions: rows.map(positionRow),
   };
 }
 
@@ -366,6 +357,14 @@ export interface DecisionStatsRow {
   rewardCredits: number;
 }
 
+const decisionStatsRow = rowReader<DecisionStatsRow>({
+  bucketStartMs: numeric('bucket_start_ms'),
+  status: text('status'),
+  reason: optionalText('reason'),
+  count: numeric('count'),
+  rewardCredits: numeric('reward_credits'),
+});
+
 /**
  * The decisions of one game within [from, to), counted per bucket, status and reason: one range scan of the
  * events_by_game index (game_id, created_at desc, id desc), grouped in SQL (docs/console-ui.md shows the plan).
@@ -374,7 +373,7 @@ export async function readDecisionStats(
   em: EntityManager,
   q: { gameId: string; from: Date; to: Date; bucketSeconds: number },
 ): Promise<DecisionStatsRow[]> {
-  const rows = await all(
+  return all(
     em,
     `select (extract(epoch from date_bin(make_interval(secs => ?), e.created_at, ?::timestamptz)) * 1000)::bigint
               as bucket_start_ms,
@@ -384,14 +383,8 @@ export async function readDecisionStats(
       group by 1, 2, 3
       order by 1, 2, 3`,
     [q.bucketSeconds, q.from.toISOString(), q.gameId, q.from.toISOString(), q.to.toISOString()],
+    decisionStatsRow,
   );
-  return rows.map((r) => ({
-    bucketStartMs: Number(r.bucket_start_ms),
-    status: str(r.status),
-    reason: r.reason === null || r.reason === undefined ? undefined : str(r.reason),
-    count: Number(r.count),
-    rewardCredits: Number(r.reward_credits),
-  }));
 }
 
 export interface LinkIntent {
@@ -412,6 +405,18 @@ export interface LinkIntentRows {
   positions: CursorPosition[];
 }
 
+const linkIntentRow = rowReader<LinkIntent>({
+  id,
+  gameId,
+  organizationId,
+  playerId: text('player_id'),
+  externalPlayerId: text('external_player_id'),
+  state: text<LinkIntent['state']>('state'),
+  createdAt,
+  expiresAt: text('expires_at'),
+  consumedAt: optionalText('consumed_at'),
+});
+
 /**
  * One page of a game's link intents, newest first by (createdAt, id), after the cursor's position: a range of the
  * link_intents_by_game index. The state is read at `now` (null: the transaction's now()), consumed before expired
@@ -422,7 +427,7 @@ export async function readLinkIntents(
   q: { gameId: string; after?: CursorPosition | undefined; take: number; now: Date | null },
 ): Promise<LinkIntentRows> {
   const after = q.after ? 'and (i.created_at, i.id) < (?::timestamptz, ?::uuid)' : '';
-  const rows = await all(
+  const rows = await queryRows(
     em,
     `select i.id, i.game_id, p.organization_id, i.player_id, p.external_player_id,
             case when i.consumed_at is not null then 'consumed'
@@ -435,20 +440,5 @@ export async function readLinkIntents(
       order by i.created_at desc, i.id desc limit ?`,
     [q.now?.toISOString() ?? null, q.gameId, ...(q.after ? [q.after.createdAt, q.after.id] : []), q.take],
   );
-  return {
-    intents: rows.map(
-      (r): LinkIntent => ({
-        id: str(r.id),
-        gameId: str(r.game_id),
-        organizationId: str(r.organization_id),
-        playerId: str(r.player_id),
-        externalPlayerId: str(r.external_player_id),
-        state: str(r.state) as LinkIntent['state'],
-        createdAt: str(r.created_at),
-        expiresAt: str(r.expires_at),
-        consumedAt: opt(r.consumed_at),
-      }),
-    ),
-    positions: rows.map((r) => ({ createdAt: str(r.position_at), id: str(r.id) })),
-  };
+  return { intents: rows.map(linkIntentRow), positions: rows.map(positionRow) };
 }

@@ -44,9 +44,81 @@ export interface MemberRow {
 /** The table of an object addressed by id, for finding its organization before anything is locked. */
 export type OwnedTable = 'projects' | 'games' | 'rules' | 'keys' | 'members';
 
-type Raw = Record<string, unknown>;
+/** A result row as the driver answers it: its columns by name. */
+export type Row = Readonly<Record<string, unknown>>;
 
-const credits = (value: unknown): bigint => BigInt(value as string | number);
+/** How one field of a row shape is read from a row. */
+export type Field<V> = (row: Row) => V;
+
+// The fields' readers, one per kind of column: the one place that says what the driver answers for each.
+/** A text column (uuid, text, an instant formatted in SQL by isoSql): a string. */
+export const text =
+  <V extends string = string>(column: string): Field<V> =>
+  (row) =>
+    row[column] as V;
+/** A nullable text column: undefined for null. */
+export const optionalText =
+  (column: string): Field<string | undefined> =>
+  (row) =>
+    (row[column] ?? undefined) as string | undefined;
+/** A boolean column. */
+export const flag =
+  (column: string): Field<boolean> =>
+  (row) =>
+    row[column] as boolean;
+/** Credits (an int8 or numeric column, or its text): a bigint. */
+export const credits =
+  (column: string): Field<bigint> =>
+  (row) =>
+    BigInt(row[column] as string | number);
+/** A count or a sum read as a JavaScript number. */
+export const numeric =
+  (column: string): Field<number> =>
+  (row) =>
+    Number(row[column]);
+
+/** One row shape's reader: every field of T read by its own Field (optional fields too). */
+export function rowReader<T>(fields: { [K in keyof T]-?: Field<T[K]> }): Field<T> {
+  const entries = Object.entries(fields) as Array<[string, Field<unknown>]>;
+  return (row) => {
+    const value: Record<string, unknown> = {};
+    for (const [name, read] of entries) value[name] = read(row);
+    return value as T;
+  };
+}
+
+/** The rows of a statement. */
+export function queryRows(em: EntityManager, sql: string, params: unknown[] = []): Promise<Row[]> {
+  return em.execute<Row[]>(sql, params);
+}
+
+const organizationRow = rowReader<OrganizationRow>({
+  id: text('id'),
+  name: text('name'),
+  unlimitedFunding: flag('unlimited_funding'),
+  balanceCredits: credits('balance_credits'),
+});
+const projectRow = rowReader<ProjectRow>({
+  id: text('id'),
+  organizationId: text('organization_id'),
+  maxPayoutCredits: credits('max_payout_credits'),
+  budgetCredits: credits('budget_credits'),
+  allocatedCredits: credits('allocated_credits'),
+});
+const gameRow = rowReader<GameRow>({
+  id: text('id'),
+  projectId: text('project_id'),
+  organizationId: text('organization_id'),
+  maxPayoutCredits: credits('max_payout_credits'),
+  budgetCredits: credits('budget_credits'),
+  spentCredits: credits('spent_credits'),
+});
+const memberRow = rowReader<MemberRow>({
+  id: text('id'),
+  organizationId: text('organization_id'),
+  identityUserId: text('identity_user_id'),
+  role: text<Role>('role'),
+});
 
 /** Repository methods inside one transaction. */
 export class ConsoleTx {
@@ -56,102 +128,72 @@ export class ConsoleTx {
     this.em = em;
   }
 
-  private async rows(sql: string, params: unknown[] = []): Promise<Raw[]> {
-    return (await this.em.execute(sql, params)) as Raw[];
+  /** The first row of a statement, read by `read`; undefined when there is none. */
+  private async first<T>(sql: string, params: unknown[], read: Field<T>): Promise<T | undefined> {
+    const row = (await queryRows(this.em, sql, params))[0];
+    return row === undefined ? undefined : read(row);
   }
 
   /** The organization an object belongs to (never changes, so it is read without a lock). */
   async organizationOf(table: OwnedTable, id: string): Promise<string | undefined> {
-    const rows = await this.rows(`select organization_id from ledger.${table} where id = ?`, [id]);
-    return rows[0]?.organization_id as string | undefined;
+    return this.first(`select organization_id from ledger.${table} where id = ?`, [id], text('organization_id'));
   }
 
   /** The project of a game (never changes). */
   async projectOfGame(gameId: string): Promise<string | undefined> {
-    const rows = await this.rows(`select project_id from ledger.games where id = ?`, [gameId]);
-    return rows[0]?.project_id as string | undefined;
+    return this.first(`select project_id from ledger.games where id = ?`, [gameId], text('project_id'));
   }
 
   async lockOrganization(id: string): Promise<OrganizationRow | undefined> {
-    const rows = await this.rows(
+    return this.first(
       `select id, name, unlimited_funding, balance_credits from ledger.organizations where id = ? for no key update`,
       [id],
+      organizationRow,
     );
-    const row = rows[0];
-    if (!row) return undefined;
-    return {
-      id: row.id as string,
-      name: row.name as string,
-      unlimitedFunding: row.unlimited_funding as boolean,
-      balanceCredits: credits(row.balance_credits),
-    };
   }
 
   async memberRole(organizationId: string, identityUserId: string): Promise<Role | undefined> {
-    const rows = await this.rows(`select role from ledger.members where organization_id = ? and identity_user_id = ?`, [
-      organizationId,
-      identityUserId,
-    ]);
-    return rows[0]?.role as Role | undefined;
+    return this.first(
+      `select role from ledger.members where organization_id = ? and identity_user_id = ?`,
+      [organizationId, identityUserId],
+      text<Role>('role'),
+    );
   }
 
   async lockProject(id: string): Promise<ProjectRow | undefined> {
-    const rows = await this.rows(
+    return this.first(
       `select id, organization_id, max_payout_credits, budget_credits, allocated_credits
          from ledger.projects where id = ? for no key update`,
       [id],
+      projectRow,
     );
-    const row = rows[0];
-    if (!row) return undefined;
-    return {
-      id: row.id as string,
-      organizationId: row.organization_id as string,
-      maxPayoutCredits: credits(row.max_payout_credits),
-      budgetCredits: credits(row.budget_credits),
-      allocatedCredits: credits(row.allocated_credits),
-    };
   }
 
   /** What the project's games have paid out so far (the project's spentCredits). */
   async projectSpent(projectId: string): Promise<bigint> {
-    const rows = await this.rows(
+    const spent = await this.first(
       `select coalesce(sum(spent_credits), 0)::text as spent from ledger.games where project_id = ?`,
       [projectId],
+      credits('spent'),
     );
-    return credits(rows[0]?.spent ?? 0);
+    return spent ?? 0n;
   }
 
   async lockGame(id: string): Promise<GameRow | undefined> {
-    const rows = await this.rows(
+    return this.first(
       `select id, project_id, organization_id, max_payout_credits, budget_credits, spent_credits
          from ledger.games where id = ? for no key update`,
       [id],
+      gameRow,
     );
-    const row = rows[0];
-    if (!row) return undefined;
-    return {
-      id: row.id as string,
-      projectId: row.project_id as string,
-      organizationId: row.organization_id as string,
-      maxPayoutCredits: credits(row.max_payout_credits),
-      budgetCredits: credits(row.budget_credits),
-      spentCredits: credits(row.spent_credits),
-    };
   }
 
   async lockMember(id: string): Promise<MemberRow | undefined> {
-    const rows = await this.rows(
+    return this.first(
       `select id, organization_id, identity_user_id, role from ledger.members where id = ? for no key update`,
       [id],
+      memberRow,
     );
-    const row = rows[0];
-    if (!row) return undefined;
-    return {
-      id: row.id as string,
-      organizationId: row.organization_id as string,
-      identityUserId: row.identity_user_id as string,
-      role: row.role as Role,
-    };
   }
 
   async insertOrganization(name: string, unlimitedFunding: boolean, createdBy: string): Promise<string> {
@@ -237,14 +279,14 @@ export class ConsoleTx {
     eventType: string,
     rewardCredits: bigint,
   ): Promise<string | undefined> {
-    const rows = await this.rows(
+    return this.first(
       `insert into ledger.rules (id, game_id, organization_id, event_type, reward_credits, active)
        values (?, ?, ?, ?, ?, true)
        on conflict on constraint rules_one_per_event_type do nothing
        returning id`,
       [randomUUID(), game.id, game.organizationId, eventType, rewardCredits.toString()],
+      text('id'),
     );
-    return rows[0]?.id as string | undefined;
   }
 
   async updateRule(id: string, changes: { rewardCredits?: bigint; active?: boolean }): Promise<void> {
@@ -271,13 +313,13 @@ export class ConsoleTx {
 
   /** Inserts a member; undefined when the identity is already a member of the organization. */
   async insertMember(organizationId: string, identityUserId: string, role: Role): Promise<string | undefined> {
-    const rows = await this.rows(
+    return this.first(
       `insert into ledger.members (id, organization_id, identity_user_id, role) values (?, ?, ?, ?)
        on conflict on constraint members_one_per_identity do nothing
        returning id`,
       [randomUUID(), organizationId, identityUserId, role],
+      text('id'),
     );
-    return rows[0]?.id as string | undefined;
   }
 
   async updateMemberRole(id: string, role: Role): Promise<void> {

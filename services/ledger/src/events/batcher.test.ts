@@ -1,9 +1,10 @@
-// The DecisionBatcher's grouping of keys (batcher.ts, "Several keys in one call"), with decide functions that
-// record their calls: when groups form, in which order their keys go, and what happens when a group's call fails.
-// (The call itself locks its games in the order of their ids: test/integration/ingest/batching.test.ts.)
-// The decisions themselves are checked against PostgreSQL in test/integration/ingest/batching.test.ts.
-import { type DecideBatch, type DecideGroup, DecisionBatcher, type RecoverFailedBatch } from './batcher.ts';
-import type { RecordEventParams, RecordResult } from './repository.ts';
+// The ledger's side of batching (batcher.ts): where a call goes and what becomes of a failed batch (DecisionPolicy,
+// recoverFailedBatch), and what the batcher reports. Which events travel together is the keyed batcher's
+// (services/runtime/src/batching/keyed-batcher.test.ts); the decisions themselves are checked against PostgreSQL in
+// test/integration/ingest/batching.test.ts.
+import { Rejected } from '#runtime/batching/keyed-batcher.ts';
+import { DecisionBatcher, DecisionPolicy } from './batcher.ts';
+import { DatabaseUnavailableError, type RecordEventParams, type RecordResult } from './repository.ts';
 
 const key = (n: number) => new Uint8Array(32).fill(n);
 const event = (k: number, id: string): RecordEventParams => ({
@@ -16,12 +17,11 @@ const event = (k: number, id: string): RecordEventParams => ({
   receivedAt: null,
   rateLimitPerMinute: 10,
 });
-/** A decision of game `game-<key byte>` for every event. */
 const decided = (p: RecordEventParams): RecordResult => ({
   outcome: 'decided',
   decision: {
     id: p.eventId,
-    gameId: `game-${String(p.keyHash[0]).padStart(3, '0')}`,
+    gameId: `game-${p.keyHash[0]}`,
     organizationId: 'org',
     playerId: p.playerId,
     eventType: p.eventType,
@@ -32,109 +32,97 @@ const decided = (p: RecordEventParams): RecordResult => ({
     createdAtMs: 0,
   },
 });
+const uniqueViolation = () => Object.assign(new Error('duplicate key'), { code: '23505' });
 
-function harness(options: {
-  groupKeysMax: number;
-  concurrencyMax: number;
-  failGroups?: 'the group failed' | 'unavailable';
-}) {
+/** A repository whose calls are recorded; `fail` decides, per call, what it throws (nothing: each event decided). */
+function repository(fail: (calls: number, events: string[]) => Error | undefined = () => undefined) {
   const calls: string[][] = [];
-  let release: (() => void) | undefined;
-  let held = false;
-  const decide: DecideBatch = async (batch) => {
-    calls.push(batch.map((p) => p.eventId));
-    if (held) await new Promise<void>((r) => (release = r));
-    return batch.map(decided);
-  };
-  const decideGroup: DecideGroup = async (batches) => {
-    calls.push(batches.map((b) => b.map((p) => p.eventId).join('+')));
-    if (options.failGroups) throw new Error(options.failGroups);
+  const recordEventGroups = async (batches: RecordEventParams[][]) => {
+    const events = batches.flat().map((p) => p.eventId);
+    calls.push(events);
+    const error = fail(calls.length, events);
+    if (error) throw error;
     return batches.map((b) => b.map(decided));
   };
-  // As recoverFailedBatch treats an unexpected failure: each event decided again alone; `unavailable` errors (the
-  // database down) are answered as they are.
-  const recover: RecoverFailedBatch = async (batch, error, again) => {
-    if ((error as Error).message === 'unavailable') return batch.map(() => ({ error }));
-    const results = [];
-    for (const p of batch) results.push(((await again([p])) as RecordResult[])[0] as RecordResult);
-    return results;
-  };
-  const batcher = new DecisionBatcher(
-    decide,
-    recover,
-    { batchMax: 256, concurrencyMax: options.concurrencyMax, queuedMax: 100, groupKeysMax: options.groupKeysMax },
-    { batch: () => undefined, queued: () => undefined },
-    decideGroup,
-  );
   return {
-    batcher,
     calls,
-    hold: () => {
-      held = true;
-    },
-    release: () => {
-      held = false;
-      release?.();
-    },
+    recordEventGroups,
+    recordEvents: async (batch: RecordEventParams[]) => (await recordEventGroups([batch]))[0] as RecordResult[],
   };
 }
 
-describe('DecisionBatcher: several keys in one call', () => {
-  test('keys that became ready while every connection was busy go together, each key its own batch', async () => {
-    const h = harness({ groupKeysMax: 8, concurrencyMax: 1 });
-    h.hold();
-    const first = h.batcher.submit(event(1, 'a1'));
-    await new Promise((r) => setImmediate(r)); // a1 is in the database, the only connection taken
-    const waiting = [
-      h.batcher.submit(event(3, 'c1')),
-      h.batcher.submit(event(2, 'b1')),
-      h.batcher.submit(event(3, 'c2')),
-      h.batcher.submit(event(1, 'a2')),
-    ];
-    await new Promise((r) => setImmediate(r));
-    h.release();
-    const results = await Promise.all([first, ...waiting]);
-    expect(results.map((r) => r.outcome)).toEqual(['decided', 'decided', 'decided', 'decided', 'decided']);
-    // a1 alone; then the three ready keys in one call, in the order they became ready (a's when a1 was done).
-    expect(h.calls).toEqual([['a1'], ['c1+c2', 'b1', 'a2']]);
+const outcomes = (results: Array<RecordResult | Rejected>) =>
+  results.map((r) => (r instanceof Rejected ? `error: ${(r.error as Error).message}` : r.outcome));
+
+describe('DecisionPolicy: a call is one ledger.record_events; a failed batch is recovered', () => {
+  test('a call sends the batches of its keys together', async () => {
+    const store = repository();
+    const results = await new DecisionPolicy(store).send([[event(1, 'a1'), event(1, 'a2')], [event(2, 'b1')]]);
+    expect(results.map(outcomes)).toEqual([['decided', 'decided'], ['decided']]);
+    expect(store.calls).toEqual([['a1', 'a2', 'b1']]);
   });
 
-  test('keys ready together go in one call even while connections are free; one ready key goes alone', async () => {
-    const h = harness({ groupKeysMax: 8, concurrencyMax: 4 });
-    await Promise.all([1, 2, 3].map((k) => h.batcher.submit(event(k, `k${k}`))));
-    await h.batcher.submit(event(4, 'alone'));
-    expect(h.calls).toEqual([['k1', 'k2', 'k3'], ['alone']]);
+  test('the database unavailable: each event gets that error, nothing is tried again', async () => {
+    const store = repository();
+    const unavailable = new DatabaseUnavailableError(new Error('connection refused'), 'not_stored');
+    const results = await new DecisionPolicy(store).recover([event(1, 'a1'), event(1, 'a2')], unavailable);
+    expect(outcomes(results)).toEqual([
+      'error: database unavailable: connection refused',
+      'error: database unavailable: connection refused',
+    ]);
+    expect(store.calls).toEqual([]);
   });
 
-  test('a call holds at most groupKeysMax keys; the next ready keys take the next free connection', async () => {
-    const h = harness({ groupKeysMax: 2, concurrencyMax: 4 });
-    await Promise.all([1, 2, 3, 4, 5].map((k) => h.batcher.submit(event(k, `k${k}`))));
-    expect(h.calls).toEqual([['k1', 'k2'], ['k3', 'k4'], ['k5']]);
+  test('anything else: the events are decided again one by one, so one bad event fails alone', async () => {
+    const store = repository((_, events) => (events[0] === 'a2' ? new Error('a bad value') : undefined));
+    const warnings: string[] = [];
+    const logger = { warn: (_: unknown, message: string) => warnings.push(message) };
+    const policy = new DecisionPolicy(store, logger as never);
+    const results = await policy.recover(
+      [event(1, 'a1'), event(1, 'a2'), event(1, 'a3')],
+      new Error('the call failed'),
+    );
+    expect(outcomes(results)).toEqual(['decided', 'error: a bad value', 'decided']);
+    expect(store.calls).toEqual([['a1'], ['a2'], ['a3']]);
+    expect(warnings).toEqual(['event batch failed; deciding its events one by one']);
   });
 
-  /** a1 alone while b1 and c1 (two keys) wait; released, b1 and c1 go as one group, which fails with `failGroups`. */
-  async function failingGroup(failGroups: 'the group failed' | 'unavailable') {
-    const h = harness({ groupKeysMax: 8, concurrencyMax: 1, failGroups });
-    h.hold();
-    const first = h.batcher.submit(event(1, 'a1'));
-    await new Promise((r) => setImmediate(r));
-    const waiting = [h.batcher.submit(event(2, 'b1')), h.batcher.submit(event(3, 'c1'))];
-    await new Promise((r) => setImmediate(r));
-    h.release();
-    return { first, waiting, calls: h.calls };
-  }
+  test('an event alone: its own failure answers, but a unique violation is tried once more', async () => {
+    const policy = new DecisionPolicy(repository());
+    expect(outcomes(await policy.recover([event(1, 'a1')], new Error('a bad value')))).toEqual(['error: a bad value']);
+    const store = repository((calls) => (calls === 1 ? uniqueViolation() : undefined));
+    expect(outcomes(await new DecisionPolicy(store).recover([event(1, 'a1')], uniqueViolation()))).toEqual(['decided']);
+    expect(store.calls).toEqual([['a1'], ['a1']]);
+  });
+});
 
-  test("a group's failure decides each key's batch again alone", async () => {
-    const { first, waiting, calls } = await failingGroup('the group failed');
-    const results = await Promise.all([first, ...waiting]);
+describe('DecisionBatcher', () => {
+  test('reports each key’s batch size, the keys of a call of several, and the events waiting', async () => {
+    const sizes: number[] = [];
+    const groups: number[] = [];
+    const depths: number[] = [];
+    const store = repository();
+    const batcher = new DecisionBatcher(
+      new DecisionPolicy(store),
+      { batchMax: 256, concurrencyMax: 1, queuedMax: 100, groupKeysMax: 8 },
+      { batch: (size) => sizes.push(size), group: (keys) => groups.push(keys), queued: (d) => depths.push(d) },
+    );
+    const results = await Promise.all([event(1, 'a1'), event(2, 'b1'), event(1, 'a2')].map((e) => batcher.submit(e)));
     expect(results.map((r) => r.outcome)).toEqual(['decided', 'decided', 'decided']);
-    expect(calls).toEqual([['a1'], ['b1', 'c1'], ['b1'], ['c1']]);
+    expect(store.calls).toEqual([['a1', 'a2', 'b1']]);
+    expect(sizes).toEqual([2, 1]);
+    expect(groups).toEqual([2]);
+    expect(depths.at(-1)).toBe(0);
   });
 
-  test('a group that finds the database unavailable answers that error to each event, without trying again', async () => {
-    const { first, waiting, calls } = await failingGroup('unavailable');
+  test('beyond queuedMax an event is refused at once (503 retry_later in the endpoint)', async () => {
+    const batcher = new DecisionBatcher(new DecisionPolicy(repository()), {
+      batchMax: 256,
+      concurrencyMax: 1,
+      queuedMax: 1,
+    });
+    const first = batcher.submit(event(1, 'a1'));
+    await expect(batcher.submit(event(1, 'a2'))).rejects.toThrow('more than 1 events wait for the database');
     expect((await first).outcome).toBe('decided');
-    for (const w of waiting) await expect(w).rejects.toThrow('unavailable');
-    expect(calls).toEqual([['a1'], ['b1', 'c1']]);
   });
 });

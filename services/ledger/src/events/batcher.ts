@@ -1,26 +1,49 @@
-// Smart batching of event decisions (issue #17; TigerBeetle's lesson, DESIGN.md "The hot path").
+// The ledger's batcher of event decisions (issue #17; docs/ingest.md, "Batched decisions"): RecordEvent requests
+// queue per key hash in the keyed batcher (#runtime/batching/keyed-batcher.ts), which decides which events travel
+// together; this file says where they travel and what becomes of a failed batch (the DecisionPolicy), and builds the
+// batcher from the ledger's settings.
 //
-// While a batch of a key is in the database, that key's arriving events queue (in arrival order). When a batch
-// finishes, or whenever fewer batches than the pool's connections are in the database, the next key with waiting
-// events sends up to `batchMax` of them as ONE call of ledger.record_events (one transaction). No timer waits for a
-// batch to fill: an event arriving at an idle key goes at once (with the events submitted in the same synchronous
-// run, e.g. one RecordEvents request of the edge), so at low load a batch is one event and
-// latency does not grow; under load the queue that formed while the previous batch ran is the next batch.
+// While a batch of a key is in the database, that key's arriving events queue (in arrival order) and become its next
+// batch when it ends (`oneCallPerKey`). Whenever fewer calls than the pool's connections are in the database, the
+// keys that are ready go, first come, first served, so one hot game cannot starve the others. No timer: an event
+// arriving at an idle key goes at once, with the events submitted in the same synchronous run (one RecordEvents
+// request of the edge: `leave: 'microtask'`), so at low load a batch is one event and latency does not grow.
 //
 // Queues are per key, not per game: the ledger learns a key's game only in the database, and a key belongs to one
 // game. Two keys of one game may have a batch each in the database; they serialize on the game row as single events
-// do. Keys take turns (first come, first served), so one hot game cannot starve the others.
+// do.
 //
 // Several keys in one call: a call takes the batches of the keys that are ready (in the order they became ready, at
-// most `groupKeysMax` keys and `batchMax` events together) and sends them as ONE call of ledger.record_events, one
-// transaction (DecideGroup). Each key's batch is decided exactly as alone, in the order given; what the keys share
-// is the call's statements, the round trip and the commit, which is most of what a batch of one or two events
-// costs (docs/benchmarks.md, "One call for several games"). So an edge request that holds several keys' events is
-// one call, and at a moderate rate, when each key has only an event or two waiting, the events still travel in few,
-// large calls instead of one small call per key. At low load one key is ready at a time and nothing changes. The
-// call locks the games of its keys in the order of their ids, so two calls that share games cannot deadlock. When a
-// group's call fails, each key's batch is recovered as it would have been had it failed alone.
-import type { RecordEventParams, RecordResult } from './repository.ts';
+// most EVENT_GROUP_KEYS_MAX keys and EVENT_BATCH_MAX events together) and sends them as ONE call of
+// ledger.record_events, one transaction (EventRepository.recordEventGroups). Each key's batch is decided exactly as
+// alone, in the order given; what the keys share is the call's statements, the round trip and the commit, which is
+// most of what a batch of one or two events costs (docs/benchmarks.md, "One call for several games"). The call locks
+// the games of its keys in the order of their ids, so two calls that share games cannot deadlock. When a call fails,
+// each key's batch is recovered as it would have been had it failed alone (recoverFailedBatch).
+import { type BatchPolicy, batchKey, KeyedBatcher, type Outcome, Rejected } from '#runtime/batching/keyed-batcher.ts';
+import { EVENT_LIMITS } from '#runtime/contracts/event-limits.ts';
+import type { Logger } from '#runtime/logger.ts';
+import {
+  DatabaseUnavailableError,
+  type EventRepository,
+  isUniqueViolation,
+  type RecordEventParams,
+  type RecordResult,
+} from './repository.ts';
+
+/** Default EVENT_BATCH_MAX: large enough that a hot game's queue goes in one transaction, small enough to bound it. */
+export const EVENT_BATCH_MAX_DEFAULT: number = EVENT_LIMITS.ledgerBatchDefault;
+/** Default EVENT_GROUP_KEYS_MAX ("Several keys in one call" above): as the edge's INGEST_EVENT_KEYS_MAX. */
+export const EVENT_GROUP_KEYS_MAX_DEFAULT = 8;
+/** Most events waiting for the database in one ledger process; beyond it RecordEvent answers 503 at once. */
+const EVENTS_QUEUED_MAX = 10_000;
+
+export interface DecisionBatchingConfig {
+  /** Most events in one call of ledger.record_events (EVENT_BATCH_MAX; 1 turns batching off). */
+  eventBatchMax?: number | undefined;
+  /** Most keys' waiting batches in one call of ledger.record_events (EVENT_GROUP_KEYS_MAX; 1: one key per call). */
+  eventGroupKeysMax?: number | undefined;
+}
 
 export interface DecisionBatcherOptions {
   /** Most events in one batch (one call of ledger.record_events). */
@@ -36,22 +59,6 @@ export interface DecisionBatcherOptions {
 /** Decides the events of one key, in order, in one transaction; throws when nothing was committed. */
 export type DecideBatch = (batch: RecordEventParams[]) => Promise<RecordResult[]>;
 
-/**
- * Decides the batches of several keys (each as DecideBatch would, in the order given) in one transaction; throws
- * when nothing was committed.
- */
-export type DecideGroup = (batches: RecordEventParams[][]) => Promise<RecordResult[][]>;
-
-/**
- * What becomes of the events of a batch whose call failed: an answer or an error per event. Kept in one function
- * (see failedBatchPolicy in endpoints.ts) so that the database-error classification lives in one place.
- */
-export type RecoverFailedBatch = (
-  batch: RecordEventParams[],
-  error: unknown,
-  decide: DecideBatch,
-) => Promise<Array<RecordResult | { error: unknown }>>;
-
 export interface BatchObserver {
   /** A batch went to the database with this many events. */
   batch(size: number): void;
@@ -61,209 +68,119 @@ export interface BatchObserver {
   queued(depth: number): void;
 }
 
-export class QueueFullError extends Error {
-  constructor(queuedMax: number) {
-    super(`more than ${queuedMax} events wait for the database`);
-    this.name = 'QueueFullError';
+/**
+ * What becomes of the events of a batch whose call of ledger.record_events failed; nothing of the batch was
+ * committed (one transaction). The one place that classifies such failures:
+ * - the database is unavailable (DatabaseUnavailableError: connection or transient failure): every event of the
+ *   batch gets that error, the same answer each would have got alone (503 retry_later);
+ * - anything else is unexpected (a unique violation from a writer that did not take the game lock, a bad value
+ *   that only one event carries, ...): each event is decided again alone, in order, so that one bad event fails only
+ *   itself; an event alone that meets a unique violation is tried once more (the stored decision then answers as a
+ *   replay), as single decisions always were.
+ */
+export async function recoverFailedBatch(
+  batch: RecordEventParams[],
+  error: unknown,
+  decide: DecideBatch,
+  logger?: Logger,
+): Promise<Array<Outcome<RecordResult>>> {
+  if (error instanceof DatabaseUnavailableError) return batch.map(() => new Rejected(error));
+  if (batch.length > 1)
+    logger?.warn({ err: error, events: batch.length }, 'event batch failed; deciding its events one by one');
+  else if (!isUniqueViolation(error)) return [new Rejected(error)];
+  const results: Array<Outcome<RecordResult>> = [];
+  for (const params of batch) {
+    let result: Outcome<RecordResult>;
+    try {
+      result = (await decide([params]))[0] as RecordResult;
+    } catch (first) {
+      result = new Rejected(first);
+      if (isUniqueViolation(first)) {
+        try {
+          result = (await decide([params]))[0] as RecordResult;
+        } catch (second) {
+          result = new Rejected(second);
+        }
+      }
+    }
+    results.push(result);
+  }
+  return results;
+}
+
+/**
+ * The ledger's batch policy: a call is one call of ledger.record_events (the batches of its keys, one transaction);
+ * a failed batch is recovered by recoverFailedBatch, deciding again through the same repository.
+ */
+export class DecisionPolicy implements BatchPolicy<RecordEventParams, RecordResult> {
+  private readonly events: Pick<EventRepository, 'recordEvents' | 'recordEventGroups'>;
+  private readonly logger: Logger | undefined;
+
+  constructor(events: Pick<EventRepository, 'recordEvents' | 'recordEventGroups'>, logger?: Logger) {
+    this.events = events;
+    this.logger = logger;
+  }
+
+  send(batches: RecordEventParams[][]): Promise<RecordResult[][]> {
+    return this.events.recordEventGroups(batches);
+  }
+
+  recover(batch: RecordEventParams[], error: unknown): Promise<Array<Outcome<RecordResult>>> {
+    return recoverFailedBatch(batch, error, (one) => this.events.recordEvents(one), this.logger);
   }
 }
 
-interface Waiting {
-  params: RecordEventParams;
-  resolve: (result: RecordResult) => void;
-  reject: (error: unknown) => void;
-}
-
+/** Event decisions batched per key (the keyed batcher, one call per key at a time). */
 export class DecisionBatcher {
-  private readonly decide: DecideBatch;
-  private readonly decideGroup: DecideGroup | undefined;
-  private readonly groupKeysMax: number;
-  private readonly recover: RecoverFailedBatch;
-  private readonly options: DecisionBatcherOptions;
-  private readonly observer: BatchObserver | undefined;
-  /** Waiting events per key (the key hash as a latin1 string), in arrival order. */
-  private readonly queues = new Map<string, Waiting[]>();
-  /** Keys with waiting events and no batch in the database, in the order they became ready. */
-  private ready: string[] = [];
-  private readyHead = 0;
-  /** Keys with a batch in the database. */
-  private readonly busy = new Set<string>();
-  private running = 0;
-  private queued = 0;
-  private pumpScheduled = false;
+  private readonly batcher: KeyedBatcher<RecordEventParams, RecordResult>;
 
   constructor(
-    decide: DecideBatch,
-    recover: RecoverFailedBatch,
+    policy: BatchPolicy<RecordEventParams, RecordResult>,
     options: DecisionBatcherOptions,
     observer?: BatchObserver,
-    decideGroup?: DecideGroup,
   ) {
-    const groupKeysMax = options.groupKeysMax ?? 1;
-    if (
-      !(options.batchMax >= 1 && options.concurrencyMax >= 1 && options.queuedMax >= 1 && groupKeysMax >= 1) ||
-      (groupKeysMax > 1 && !decideGroup)
-    ) {
-      throw new Error(`invalid batcher options ${JSON.stringify(options)}`);
-    }
-    this.decide = decide;
-    this.decideGroup = decideGroup;
-    this.groupKeysMax = groupKeysMax;
-    this.recover = recover;
-    this.options = options;
-    this.observer = observer;
-  }
-
-  /** Queues one event; resolves with its decision (or an error outcome) once its batch is done. */
-  submit(params: RecordEventParams): Promise<RecordResult> {
-    if (this.queued >= this.options.queuedMax) return Promise.reject(new QueueFullError(this.options.queuedMax));
-    const key = Buffer.from(params.keyHash.buffer, params.keyHash.byteOffset, params.keyHash.byteLength).toString(
-      'latin1',
+    this.batcher = new KeyedBatcher(
+      policy,
+      {
+        batchMax: options.batchMax,
+        concurrencyMax: options.concurrencyMax,
+        keysMax: options.groupKeysMax ?? 1,
+        oneCallPerKey: true,
+        leave: 'microtask',
+        queuedMax: options.queuedMax,
+        queueFullMessage: `more than ${options.queuedMax} events wait for the database`,
+      },
+      observer && {
+        sent: (batches) => {
+          for (const batch of batches) observer.batch(batch.length);
+          if (batches.length > 1) observer.group?.(batches.length);
+        },
+        queued: (depth) => observer.queued(depth),
+      },
     );
-    return new Promise<RecordResult>((resolve, reject) => {
-      let queue = this.queues.get(key);
-      if (!queue) {
-        queue = [];
-        this.queues.set(key, queue);
-        // A new queue of a key without a batch in the database is ready; a busy key is made ready when its batch ends.
-        if (!this.busy.has(key)) this.ready.push(key);
-      }
-      queue.push({ params, resolve, reject });
-      this.queued++;
-      // The events submitted in one synchronous run (a RecordEvents request of the edge) go as one batch: the pump
-      // runs once they are all queued, before any I/O (a microtask, not a timer).
-      if (!this.pumpScheduled) {
-        this.pumpScheduled = true;
-        queueMicrotask(() => {
-          this.pumpScheduled = false;
-          this.pump();
-        });
-      }
-    });
   }
 
-  /** Events waiting, not yet in the database. */
-  get depth(): number {
-    return this.queued;
+  /** Queues one event; resolves with its decision (or rejects with its error) once its batch is done. */
+  submit(params: RecordEventParams): Promise<RecordResult> {
+    return this.batcher.submit(batchKey(params.keyHash), params);
   }
+}
 
-  private nextReadyKey(): string | undefined {
-    if (this.readyHead >= this.ready.length) return undefined;
-    const key = this.ready[this.readyHead++];
-    if (this.readyHead > 1024 && this.readyHead * 2 > this.ready.length) {
-      this.ready = this.ready.slice(this.readyHead);
-      this.readyHead = 0;
-    }
-    return key;
-  }
-
-  /** The next ready key's batch (taken out of its queue), or undefined when no key is ready. */
-  private takeBatch(eventsMax: number): { key: string; batch: Waiting[] } | undefined {
-    for (;;) {
-      if (this.readyHead >= this.ready.length) return undefined;
-      const key = this.ready[this.readyHead] as string;
-      const queue = this.queues.get(key);
-      if (!queue || queue.length === 0) {
-        this.nextReadyKey();
-        continue;
-      }
-      const size = Math.min(queue.length, this.options.batchMax);
-      if (size > eventsMax) return undefined; // it stays first in line for the next call
-      this.nextReadyKey();
-      const batch = size === queue.length ? queue : queue.slice(0, size);
-      if (batch === queue) this.queues.delete(key);
-      else this.queues.set(key, queue.slice(size));
-      this.queued -= batch.length;
-      this.busy.add(key);
-      this.observer?.batch(batch.length);
-      return { key, batch };
-    }
-  }
-
-  private pump(): void {
-    while (this.running < this.options.concurrencyMax) {
-      const first = this.takeBatch(this.options.batchMax);
-      if (first === undefined) break;
-      const group = [first];
-      if (this.groupKeysMax > 1) {
-        // The keys ready behind it join this call, as many as fit.
-        let events = first.batch.length;
-        while (group.length < this.groupKeysMax) {
-          const next = this.takeBatch(this.options.batchMax - events);
-          if (next === undefined) break;
-          group.push(next);
-          events += next.batch.length;
-        }
-      }
-      this.running++;
-      if (group.length > 1) this.observer?.group?.(group.length);
-      void this.runGroup(group).finally(() => {
-        this.running--;
-        for (const { key } of group) {
-          this.busy.delete(key);
-          if (this.queues.has(key)) this.ready.push(key);
-        }
-        this.pump();
-      });
-    }
-    this.observer?.queued(this.queued);
-  }
-
-  /** Runs the batches of one call (one key, or a group of keys in one transaction); never throws. */
-  private async runGroup(group: Array<{ key: string; batch: Waiting[] }>): Promise<void> {
-    if (group.length === 1 || !this.decideGroup) {
-      for (const { batch } of group) await this.run(batch);
-      return;
-    }
-    const params = group.map(({ batch }) => batch.map((w) => w.params));
-    let results: RecordResult[][];
-    try {
-      results = await this.decideGroup(params);
-    } catch (error) {
-      // Each key's batch meets the group's failure as if it had failed alone: the one recovery policy decides (the
-      // database unavailable: each event gets the error, and a lost connection's unknown outcome is looked up per
-      // event; anything else: its events decided again one by one).
-      for (const [i, { batch }] of group.entries()) {
-        this.answer(batch, await this.recovered(params[i]!, error));
-      }
-      return;
-    }
-    group.forEach(({ batch }, i) => {
-      this.answer(batch, results[i] ?? []);
-    });
-  }
-
-  /** Runs one batch and answers each of its events; never throws. */
-  private async run(batch: Waiting[]): Promise<void> {
-    const params = batch.map((w) => w.params);
-    let results: Array<RecordResult | { error: unknown }>;
-    try {
-      results = await this.decide(params);
-    } catch (error) {
-      results = await this.recovered(params, error);
-    }
-    this.answer(batch, results);
-  }
-
-  /** What the recovery policy makes of a batch whose call failed (nothing of it was committed); never throws. */
-  private async recovered(
-    params: RecordEventParams[],
-    error: unknown,
-  ): Promise<Array<RecordResult | { error: unknown }>> {
-    try {
-      return await this.recover(params, error, this.decide);
-    } catch (recoveryError) {
-      return params.map(() => ({ error: recoveryError }));
-    }
-  }
-
-  /** Answers each event of a batch with its result (or error). */
-  private answer(batch: Waiting[], results: Array<RecordResult | { error: unknown }>): void {
-    batch.forEach((waiting, i) => {
-      const result = results[i];
-      if (result === undefined) waiting.reject(new Error('the batch answered fewer events than it held'));
-      else if ('error' in result) waiting.reject(result.error);
-      else waiting.resolve(result);
-    });
-  }
+/** The ledger's batcher, from its settings: at most one call per connection of the repository's pool. */
+export function decisionBatcher(
+  events: EventRepository,
+  config: DecisionBatchingConfig,
+  observer: BatchObserver | undefined,
+  logger: Logger,
+): DecisionBatcher {
+  return new DecisionBatcher(
+    new DecisionPolicy(events, logger),
+    {
+      batchMax: Math.min(config.eventBatchMax ?? EVENT_BATCH_MAX_DEFAULT, EVENT_LIMITS.eventsPerCallMax),
+      concurrencyMax: events.poolMax,
+      queuedMax: EVENTS_QUEUED_MAX,
+      groupKeysMax: Math.min(config.eventGroupKeysMax ?? EVENT_GROUP_KEYS_MAX_DEFAULT, EVENT_LIMITS.keysPerCallMax),
+    },
+    observer,
+  );
 }

@@ -135,7 +135,10 @@ create function ledger.record_events(
     gm_ceiling bigint[];
     gm_spent0 bigint[];
     gm_spent bigint[];
-    -- Stored decisions among the call's event ids.
+    -- The decisions of the call's event ids: the stored ones (s_stored of them), then those this call makes, in
+    -- order (s_n in all); an event finds the decision it replays here, stored or made earlier in the call.
+    s_stored integer;
+    s_n integer;
     s_games uuid[];
     s_event_ids uuid[];
     s_ids uuid[];
@@ -171,22 +174,11 @@ create function ledger.record_events(
     dt_days date[] := '{}';
     dt_stored bigint[] := '{}';
     dt_added bigint[] := '{}';
-    -- Decisions made by this call.
+    -- What else the insert of the decisions made by this call needs (the rest is s_*[s_stored + 1:]).
     d_n integer := 0;
-    d_games uuid[] := '{}';
     d_projects uuid[] := '{}';
     d_orgs uuid[] := '{}';
     d_key_ids uuid[] := '{}';
-    d_event_ids uuid[] := '{}';
-    d_ids uuid[] := '{}';
-    d_player_ids uuid[] := '{}';
-    d_event_types text[] := '{}';
-    d_occurred timestamptz[] := '{}';
-    d_status text[] := '{}';
-    d_reason text[] := '{}';
-    d_reward bigint[] := '{}';
-    d_payload bytea[] := '{}';
-    d_created timestamptz[] := '{}';
   begin
     if n = 0 then
       return;
@@ -254,13 +246,18 @@ create function ledger.record_events(
       end if;
       gm_spent := gm_spent0;
       select array_agg(k2.id) into ky_live from ledger.keys k2 where k2.id = any(ky_ids) and k2.revoked_at is null;
-      select array_agg(e.game_id), array_agg(e.event_id), array_agg(e.id), array_agg(e.player_id),
-          array_agg(e.event_type), array_agg(e.occurred_at), array_agg(e.status), array_agg(e.reason),
-          array_agg(e.reward_credits), array_agg(e.payload_hash), array_agg(e.created_at)
+      -- The stored decisions again, as the arrays the decisions of this call are appended to (from s_stored + 1).
+      select coalesce(array_agg(e.game_id), '{}'), coalesce(array_agg(e.event_id), '{}'),
+          coalesce(array_agg(e.id), '{}'), coalesce(array_agg(e.player_id), '{}'),
+          coalesce(array_agg(e.event_type), '{}'), coalesce(array_agg(e.occurred_at), '{}'),
+          coalesce(array_agg(e.status), '{}'), coalesce(array_agg(e.reason), '{}'),
+          coalesce(array_agg(e.reward_credits), '{}'), coalesce(array_agg(e.payload_hash), '{}'),
+          coalesce(array_agg(e.created_at), '{}'), count(*)
         into s_games, s_event_ids, s_ids, s_player_ids, s_event_types, s_occurred, s_status, s_reason, s_reward,
-          s_payload, s_created
+          s_payload, s_created, s_stored
         from (select * from ledger.events e0 where e0.event_id = any(p_event_ids) offset 0) e
         where e.game_id = any(ky_games);
+      s_n := s_stored;
       select array_agg(r.game_id), array_agg(r.event_type), array_agg(r.reward_credits)
         into ru_games, ru_types, ru_rewards
         from ledger.rules r
@@ -308,6 +305,7 @@ create function ledger.record_events(
       v_game_id := ky_games[kx];
       v_hash := substring(p_payload_hashes from (i - 1) * 32 + 1 for 32);
 
+      -- A decision of this event id in its game, stored or made earlier in the call: a replay (or a conflict).
       j := array_position(s_event_ids, p_event_ids[i]);
       while j is not null and s_games[j] <> v_game_id loop
         j := array_position(s_event_ids, p_event_ids[i], j + 1);
@@ -327,30 +325,6 @@ create function ledger.record_events(
           o_reason := s_reason[j];
           o_reward_credits := s_reward[j];
           o_created_at_ms := floor(extract(epoch from s_created[j]) * 1000);
-        end if;
-        return next;
-        continue;
-      end if;
-
-      j := array_position(d_event_ids, p_event_ids[i]);
-      while j is not null and d_games[j] <> v_game_id loop
-        j := array_position(d_event_ids, p_event_ids[i], j + 1);
-      end loop;
-      if j is not null then
-        if d_payload[j] <> v_hash then
-          o_outcome := 'event_conflict';
-        else
-          o_outcome := 'replayed';
-          o_id := d_ids[j];
-          o_game_id := v_game_id;
-          o_organization_id := ky_orgs[kx];
-          o_player_id := d_player_ids[j];
-          o_event_type := d_event_types[j];
-          o_occurred_at_ms := floor(extract(epoch from d_occurred[j]) * 1000);
-          o_status := d_status[j];
-          o_reason := d_reason[j];
-          o_reward_credits := d_reward[j];
-          o_created_at_ms := floor(extract(epoch from d_created[j]) * 1000);
         end if;
         return next;
         continue;
@@ -447,21 +421,22 @@ create function ledger.record_events(
         gm_cap[gi] - case when j is null then 0 else dt_stored[j] + dt_added[j] end, 0);
       o_budget_remaining := gm_budget[gi] - gm_spent[gi];
 
+      s_n := s_n + 1;
+      s_games[s_n] := v_game_id;
+      s_event_ids[s_n] := p_event_ids[i];
+      s_ids[s_n] := o_id;
+      s_player_ids[s_n] := o_player_id;
+      s_event_types[s_n] := o_event_type;
+      s_occurred[s_n] := v_occurred;
+      s_status[s_n] := o_status;
+      s_reason[s_n] := o_reason;
+      s_reward[s_n] := o_reward_credits;
+      s_payload[s_n] := v_hash;
+      s_created[s_n] := v_received;
       d_n := d_n + 1;
-      d_games[d_n] := v_game_id;
       d_projects[d_n] := gm_projects[gi];
       d_orgs[d_n] := gm_orgs[gi];
       d_key_ids[d_n] := ky_ids[kx];
-      d_event_ids[d_n] := p_event_ids[i];
-      d_ids[d_n] := o_id;
-      d_player_ids[d_n] := o_player_id;
-      d_event_types[d_n] := o_event_type;
-      d_occurred[d_n] := v_occurred;
-      d_status[d_n] := o_status;
-      d_reason[d_n] := o_reason;
-      d_reward[d_n] := o_reward_credits;
-      d_payload[d_n] := v_hash;
-      d_created[d_n] := v_received;
       return next;
     end loop;
 
@@ -470,8 +445,10 @@ create function ledger.record_events(
           occurred_at, status, reason, reward_credits, payload_hash, created_at)
         select u.id, u.game_id, u.project_id, u.organization_id, u.event_id, u.player_id, u.key_id, u.event_type,
             u.occurred_at, u.status, u.reason, u.reward, u.payload, u.created
-          from unnest(d_ids, d_games, d_projects, d_orgs, d_event_ids, d_player_ids, d_key_ids, d_event_types,
-            d_occurred, d_status, d_reason, d_reward, d_payload, d_created)
+          from unnest(s_ids[s_stored + 1:], s_games[s_stored + 1:], d_projects, d_orgs, s_event_ids[s_stored + 1:],
+            s_player_ids[s_stored + 1:], d_key_ids, s_event_types[s_stored + 1:], s_occurred[s_stored + 1:],
+            s_status[s_stored + 1:], s_reason[s_stored + 1:], s_reward[s_stored + 1:], s_payload[s_stored + 1:],
+            s_created[s_stored + 1:])
             as u(id, game_id, project_id, organization_id, event_id, player_id, key_id, event_type, occurred_at,
               status, reason, reward, payload, created);
       if v_spend_changed then

@@ -1,0 +1,57 @@
+// What the event operations accept: a RecordEvent request checked field by field (the edge checked the event already;
+// the ledger refuses anything a caller of its own could send outside the contract).
+import type { Clock } from '#runtime/clock.ts';
+import { EVENT_LIMITS } from '#runtime/contracts/event-limits.ts';
+import type { RecordEventRequest, RecordEventsRequest } from '#runtime/contracts/gen/rewards/v1/events_pb.ts';
+import { EVENT_TYPE_REGEX } from '#runtime/contracts/vocabulary.ts';
+import { AppError } from '#runtime/errors.ts';
+import { isUuid } from '#runtime/validation/uuid.ts';
+import { invalidKey } from './errors.ts';
+import type { RecordEventParams } from './repository.ts';
+
+// occurredAt is bounded to years 0000..9999 by the edge's grammar; the ledger refuses anything outside as well.
+const occurredAtMinMs = BigInt(EVENT_LIMITS.occurredAtMinMs);
+const occurredAtMaxMs = BigInt(EVENT_LIMITS.occurredAtMaxMs);
+
+/** Whether a key or payload hash has the length of one (SHA-256). */
+export const isHash = (bytes: Uint8Array): boolean => bytes.length === EVENT_LIMITS.hashBytes;
+
+/**
+ * A RecordEvent request as the decision's parameters, received now (the clock: null, the decision's transaction's
+ * now()); throws the AppError RecordEvent answers for a malformed one
+ * (401 invalid_key for a key hash of the wrong length, 400 invalid_event otherwise).
+ */
+export function recordEventParams(
+  request: RecordEventRequest,
+  clock: Clock,
+  rateLimitPerMinute: number,
+): RecordEventParams {
+  if (!isHash(request.keyHash)) throw invalidKey();
+  if (
+    !isUuid(request.eventId) ||
+    !isUuid(request.playerId) ||
+    !EVENT_TYPE_REGEX.test(request.eventType) ||
+    !isHash(request.payloadHash) ||
+    request.occurredAtMs < occurredAtMinMs ||
+    request.occurredAtMs > occurredAtMaxMs
+  ) {
+    throw new AppError(400, 'invalid_event', 'The event does not match GameEventInput.');
+  }
+  return {
+    keyHash: request.keyHash,
+    eventId: request.eventId,
+    playerId: request.playerId,
+    eventType: request.eventType,
+    occurredAtMs: request.occurredAtMs,
+    payloadHash: request.payloadHash,
+    receivedAt: clock.now(),
+    rateLimitPerMinute,
+  };
+}
+
+/** A RecordEvents request holds at most EVENT_LIMITS.eventsPerRequestMax events (400 invalid_event otherwise). */
+export function checkRecordEventsSize(request: RecordEventsRequest): void {
+  if (request.events.length > EVENT_LIMITS.eventsPerRequestMax) {
+    throw new AppError(400, 'invalid_event', `At most ${EVENT_LIMITS.eventsPerRequestMax} events per request.`);
+  }
+}

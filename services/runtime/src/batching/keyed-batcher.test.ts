@@ -1,0 +1,227 @@
+// The keyed batcher with a policy that records its calls and holds them until the test releases them: which events
+// travel together, in which order, what a failed call becomes, and that each answer reaches its own event. The
+// ledger's way (one call per key at a time, leaving at the end of the synchronous run) and the edge's (several calls
+// of a key, leaving at the end of the loop turn). The decisions themselves are checked against PostgreSQL in
+// test/integration/ingest/batching.test.ts; the edge end to end in test/integration/ingest/edge-batching.test.ts.
+import { type BatchPolicy, KeyedBatcher, type KeyedBatcherOptions, QueueFullError, Rejected } from './keyed-batcher.ts';
+
+/** An event: its key (a number) and its id; its answer is its id back, so a mix-up would show. */
+interface Item {
+  key: number;
+  id: string;
+}
+const item = (key: number, id: string): Item => ({ key, id });
+
+interface Held {
+  /** The call's events, key by key (`a1+a2` for two events of one key). */
+  batches: string[];
+  release(): void;
+}
+
+function harness(
+  options: Omit<KeyedBatcherOptions, 'oneCallPerKey' | 'leave'>,
+  way: 'ledger' | 'edge',
+  failCalls?: 'the call failed' | 'unavailable',
+) {
+  const held: Held[] = [];
+  let holding = false;
+  const policy: BatchPolicy<Item, string> = {
+    send: async (batches) => {
+      const call: Held = { batches: batches.map((b) => b.map((e) => e.id).join('+')), release: () => undefined };
+      held.push(call);
+      if (holding) await new Promise<void>((release) => (call.release = release));
+      if (failCalls && batches.length > 1) throw new Error(failCalls);
+      return batches.map((b) => b.map((e) => e.id));
+    },
+    // As the ledger's recovery treats an unexpected failure: each event sent again alone; `unavailable` errors (the
+    // database down) are answered as they are.
+    recover: async (batch, error) => {
+      if ((error as Error).message === 'unavailable') return batch.map(() => new Rejected(error));
+      const results = [];
+      for (const e of batch) results.push(...((await policy.send([[e]]))[0] as string[]));
+      return results;
+    },
+  };
+  const batcher = new KeyedBatcher(policy, {
+    ...options,
+    oneCallPerKey: way === 'ledger',
+    leave: way === 'ledger' ? 'microtask' : 'turn',
+  });
+  return {
+    submit: (e: Item) => batcher.submit(String(e.key), e),
+    held,
+    calls: () => held.map((h) => h.batches),
+    hold: () => {
+      holding = true;
+    },
+    release: (i?: number) => {
+      if (i === undefined) holding = false;
+      for (const h of i === undefined ? held : [held[i] as Held]) h.release();
+    },
+  };
+}
+
+const turn = () => new Promise((r) => setImmediate(r));
+
+/** The calls out after the batcher's next turn (the policy records a call as it is sent). */
+async function callsAfterTurn(h: { held: Held[] }, n: number) {
+  await turn();
+  expect(h.held).toHaveLength(n);
+}
+
+describe('the ledger’s way: one call per key at a time, several keys in one call', () => {
+  const ledger = (keysMax: number, concurrencyMax: number, failCalls?: 'the call failed' | 'unavailable') =>
+    harness({ batchMax: 256, concurrencyMax, keysMax, queuedMax: 100 }, 'ledger', failCalls);
+
+  test('keys that became ready while every slot was busy go together, each key its own batch', async () => {
+    const h = ledger(8, 1);
+    h.hold();
+    const first = h.submit(item(1, 'a1'));
+    await turn(); // a1 is out, the only slot taken
+    const waiting = [
+      h.submit(item(3, 'c1')),
+      h.submit(item(2, 'b1')),
+      h.submit(item(3, 'c2')),
+      h.submit(item(1, 'a2')),
+    ];
+    await turn();
+    h.release();
+    expect(await Promise.all([first, ...waiting])).toEqual(['a1', 'c1', 'b1', 'c2', 'a2']);
+    // a1 alone; then the three ready keys in one call, in the order they became ready (a's when a1 was done).
+    expect(h.calls()).toEqual([['a1'], ['c1+c2', 'b1', 'a2']]);
+  });
+
+  test('keys ready together go in one call even while slots are free; one ready key goes alone', async () => {
+    const h = ledger(8, 4);
+    await Promise.all([1, 2, 3].map((k) => h.submit(item(k, `k${k}`))));
+    await h.submit(item(4, 'alone'));
+    expect(h.calls()).toEqual([['k1', 'k2', 'k3'], ['alone']]);
+  });
+
+  test('a call holds at most keysMax keys; the next ready keys take the next free slot', async () => {
+    const h = ledger(2, 4);
+    await Promise.all([1, 2, 3, 4, 5].map((k) => h.submit(item(k, `k${k}`))));
+    expect(h.calls()).toEqual([['k1', 'k2'], ['k3', 'k4'], ['k5']]);
+  });
+
+  test('a key waits for its call while others go; its events gather into its next batch', async () => {
+    const h = harness({ batchMax: 2, concurrencyMax: 4, keysMax: 1 }, 'ledger');
+    h.hold();
+    const answers = [h.submit(item(1, 'a1')), h.submit(item(1, 'a2')), h.submit(item(1, 'a3'))];
+    await turn();
+    answers.push(h.submit(item(1, 'a4')), h.submit(item(2, 'b1')));
+    await turn();
+    // a1+a2 out; a3 (the rest of a's queue) and a4 wait for it; b1 takes a free slot.
+    expect(h.calls()).toEqual([['a1+a2'], ['b1']]);
+    h.release();
+    expect(await Promise.all(answers)).toEqual(['a1', 'a2', 'a3', 'a4', 'b1']);
+    expect(h.calls()).toEqual([['a1+a2'], ['b1'], ['a3+a4']]);
+  });
+
+  /** a1 alone while b1 and c1 (two keys) wait; released, b1 and c1 go as one call, which fails with `failCalls`. */
+  async function failingCall(failCalls: 'the call failed' | 'unavailable') {
+    const h = ledger(8, 1, failCalls);
+    h.hold();
+    const first = h.submit(item(1, 'a1'));
+    await turn();
+    const waiting = [h.submit(item(2, 'b1')), h.submit(item(3, 'c1'))];
+    await turn();
+    h.release();
+    return { first, waiting, calls: h.calls };
+  }
+
+  test("a call's failure recovers each key's batch as if it had failed alone", async () => {
+    const { first, waiting, calls } = await failingCall('the call failed');
+    expect(await Promise.all([first, ...waiting])).toEqual(['a1', 'b1', 'c1']);
+    expect(calls()).toEqual([['a1'], ['b1', 'c1'], ['b1'], ['c1']]);
+  });
+
+  test('a call that finds the database unavailable answers that error to each event, without trying again', async () => {
+    const { first, waiting, calls } = await failingCall('unavailable');
+    expect(await first).toBe('a1');
+    for (const w of waiting) await expect(w).rejects.toThrow('unavailable');
+    expect(calls()).toEqual([['a1'], ['b1', 'c1']]);
+  });
+
+  test('beyond queuedMax an event is refused at once; a recovery that throws answers its error', async () => {
+    const refused = new KeyedBatcher<Item, string>(
+      {
+        send: async () => {
+          throw new Error('the call failed');
+        },
+        recover: async () => {
+          throw new Error('the recovery failed');
+        },
+      },
+      { batchMax: 8, concurrencyMax: 1, keysMax: 1, oneCallPerKey: true, leave: 'microtask', queuedMax: 1 },
+    );
+    const first = refused.submit('1', item(1, 'a1'));
+    await expect(refused.submit('1', item(1, 'a2'))).rejects.toThrow(QueueFullError);
+    await expect(first).rejects.toThrow('the recovery failed');
+  });
+});
+
+describe('the edge’s way: several calls of a key, leaving at the end of the loop turn', () => {
+  const edge = (options: { batchMax: number; concurrencyMax: number; keysMax: number }) => {
+    const h = harness(options, 'edge');
+    h.hold();
+    return h;
+  };
+  const ids = (events: Item[], keys = [...new Set(events.map((e) => e.key))]) =>
+    keys.flatMap((k) => events.filter((e) => e.key === k).map((e) => e.id));
+
+  test('keysMax 1: one key per call, keys in the order they began to wait, a key’s events in arrival order', async () => {
+    const h = edge({ batchMax: 256, concurrencyMax: 1, keysMax: 1 });
+    const firstAnswer = h.submit(item(1, 'first'));
+    await callsAfterTurn(h, 1);
+    const waiting = [item(2, 'b1'), item(3, 'c1'), item(2, 'b2'), item(1, 'a1'), item(3, 'c2'), item(2, 'b3')];
+    const answers = waiting.map(h.submit);
+    await turn();
+    expect(h.held).toHaveLength(1);
+    h.release(0);
+    expect(await firstAnswer).toBe('first');
+    // Then key 2 (its oldest event came first), then key 3, then key 1: one call each.
+    for (const [i, key] of [2, 3, 1].entries()) {
+      await callsAfterTurn(h, i + 2);
+      expect(h.held[i + 1]?.batches).toEqual([ids(waiting, [key]).join('+')]);
+      h.release(i + 1);
+    }
+    expect(await Promise.all(answers)).toEqual(waiting.map((e) => e.id));
+  });
+
+  test('several keys per call: whole keys in the order they began to wait, at most keysMax of them', async () => {
+    const h = edge({ batchMax: 256, concurrencyMax: 1, keysMax: 2 });
+    const firstAnswer = h.submit(item(1, 'first'));
+    await callsAfterTurn(h, 1);
+    const waiting = [item(2, 'b1'), item(3, 'c1'), item(2, 'b2'), item(1, 'a1'), item(4, 'd1'), item(3, 'c2')];
+    waiting.push(item(2, 'b3'));
+    const answers = waiting.map(h.submit);
+    await turn();
+    h.release(0);
+    expect(await firstAnswer).toBe('first');
+    // Keys 2 and 3 (each whole, key by key), then keys 1 and 4.
+    await callsAfterTurn(h, 2);
+    expect(h.held[1]?.batches).toEqual(['b1+b2+b3', 'c1+c2']);
+    h.release(1);
+    await callsAfterTurn(h, 3);
+    expect(h.held[2]?.batches).toEqual(['a1', 'd1']);
+    h.release(2);
+    expect(await Promise.all(answers)).toEqual(waiting.map((e) => e.id));
+  });
+
+  test('splits a key’s waiting events at batchMax, oldest first; a next key joins only whole and if it fits', async () => {
+    const h = edge({ batchMax: 3, concurrencyMax: 2, keysMax: 8 });
+    const events = ['g1', 'g2', 'g3', 'g4', 'g5'].map((id) => item(7, id));
+    events.push(item(8, 'h1'), item(9, 'i1'), item(9, 'i2'));
+    const answers = events.map(h.submit);
+    // Two slots: key 7's three oldest (full: no other key fits), then its other two with key 8's event (key 9's
+    // two would not fit whole).
+    await callsAfterTurn(h, 2);
+    expect(h.calls()).toEqual([['g1+g2+g3'], ['g4+g5', 'h1']]);
+    h.release(0);
+    await callsAfterTurn(h, 3);
+    expect(h.held[2]?.batches).toEqual(['i1+i2']);
+    h.release();
+    expect(await Promise.all(answers)).toEqual(events.map((e) => e.id));
+  });
+});
