@@ -22,7 +22,7 @@ import { summarizeCpuProfile } from './lib/cpuprofile.ts';
 import { ensureK6, k6Version, runK6 } from './lib/k6.ts';
 import { recordEventStatement, runPgbench, type Side } from './lib/pgbench.ts';
 import { cpuSeconds, machine, machineBusySeconds, sampleBackendCpu, syscalls } from './lib/proc.ts';
-import type { SystemMode } from './lib/system.ts';
+import type { LoadSystem, SystemMode } from './lib/system.ts';
 import { log, prepare } from './run-k6.ts';
 
 const HELP = `Usage: npm run bench -- [options]
@@ -273,6 +273,271 @@ function requests(summary: any, scenario: string): { count: number; failed: numb
   };
 }
 
+interface PeakWindow {
+  from: Date;
+  to: Date;
+  cpuS: Record<string, number>;
+  k6CpuS: number;
+  postgresS: number;
+  syscalls: Record<string, { reads: number; writes: number }>;
+  /** CPU seconds the whole machine was busy. */
+  machineS: number;
+}
+
+/**
+ * The peak window: `startMs` to `endMs` after the end of k6's setup(), the CPU of every process, of k6 and of the
+ * database's backends, the machine's busy CPU and the processes' system calls, read at both ends.
+ */
+function peakWindowSampler(system: LoadSystem, startMs: number, endMs: number) {
+  const processes = system.processes;
+  let window: PeakWindow | undefined;
+  let k6Pid: number | undefined;
+  const timers: NodeJS.Timeout[] = [];
+  const onLogLine = (line: string) => {
+    if (!line.includes('setup: done')) return;
+    let startCpu: Record<string, number> = {};
+    let startIo: Record<string, { reads: number; writes: number }> = {};
+    let startK6 = 0;
+    let startMachine = 0;
+    let from = new Date();
+    let backendSampler: { stop: () => number } | undefined;
+    timers.push(
+      setTimeout(() => {
+        from = new Date();
+        startCpu = Object.fromEntries(processes.map((p) => [p.name, cpuSeconds(p.pid)]));
+        startIo = Object.fromEntries(processes.map((p) => [p.name, syscalls(p.pid)]));
+        startK6 = k6Pid ? cpuSeconds(k6Pid) : 0;
+        startMachine = machineBusySeconds();
+        backendSampler = sampleBackendCpu(system.databaseName);
+      }, startMs),
+      setTimeout(() => {
+        window = {
+          from,
+          to: new Date(),
+          cpuS: Object.fromEntries(processes.map((p) => [p.name, cpuSeconds(p.pid) - (startCpu[p.name] ?? 0)])),
+          k6CpuS: k6Pid ? cpuSeconds(k6Pid) - startK6 : Number.NaN,
+          postgresS: backendSampler?.stop() ?? Number.NaN,
+          machineS: machineBusySeconds() - startMachine,
+          syscalls: Object.fromEntries(
+            processes.map((p) => {
+              const io = syscalls(p.pid);
+              const io0 = startIo[p.name] ?? { reads: Number.NaN, writes: Number.NaN };
+              return [p.name, { reads: io.reads - io0.reads, writes: io.writes - io0.writes }];
+            }),
+          ),
+        };
+      }, endMs),
+    );
+  };
+  return {
+    onLogLine,
+    onStart: (pid: number) => {
+      k6Pid = pid;
+    },
+    /** Stops the timers; the window, if both ends were read. */
+    finish(): PeakWindow | undefined {
+      for (const t of timers) clearTimeout(t);
+      return window;
+    },
+  };
+}
+
+/** A Prometheus histogram of one program's /metrics. */
+async function histogram(url: string, name: string): Promise<Histogram> {
+  const text = await (await fetch(`${url}/metrics`)).text().catch(() => '');
+  const value = (suffix: string) => Number(new RegExp(`^${name}_${suffix} (\\S+)`, 'm').exec(text)?.[1] ?? 0);
+  const buckets = [...text.matchAll(new RegExp(`^${name}_bucket\\{le="([^"]+)"\\} (\\d+)`, 'gm'))].map(
+    (m) => [m[1]!, Number(m[2])] as const,
+  );
+  return { count: value('count'), sum: value('sum'), cumulativeBuckets: Object.fromEntries(buckets) };
+}
+
+/** The batch sizes so far: the edge's RecordEvents requests, the ledger's calls of ledger.record_events. */
+async function batchHistograms(urls: LoadSystem['urls']): Promise<{ edge: Histogram; ledger: Histogram }> {
+  return {
+    edge: await histogram(urls.ingest, 'ingest_event_batch_size'),
+    ledger: await histogram(urls.ledger, 'ledger_event_batch_size'),
+  };
+}
+
+/**
+ * The latency at half of the measured peak: a second k6 run (its own setup), fresh events only, open model; skipped
+ * when its duration is 0 or the peak too low.
+ */
+async function runHalfPhase(run: {
+  k6: string;
+  k6Env: Record<string, string>;
+  resultsDir: string;
+  halfDuration: string;
+  e2ePerSecond: number;
+  urls: LoadSystem['urls'];
+  before: { edge: Histogram; ledger: Histogram };
+}): Promise<HalfPhase | undefined> {
+  const halfS = seconds(run.halfDuration);
+  if (halfS <= 0 || run.e2ePerSecond < 2) return undefined;
+  const halfRate = Math.floor(run.e2ePerSecond / 2);
+  log(`half of the peak: ${halfRate} fresh events/s offered for ${run.halfDuration} (open model)`);
+  // The machine's busy CPUs from the end of setup() to k6's exit (the scenario and its graceful stop).
+  let busy0: { cpuS: number; at: number } | undefined;
+  const halfResult = await runK6(
+    run.k6,
+    {
+      ...run.k6Env,
+      INGEST_RATE: '0',
+      REPLAY_RATE: '0',
+      CONSOLE_RATE: '0',
+      PEAK_RATE: '0',
+      HALF_RATE: String(halfRate),
+      HALF_DURATION: run.halfDuration,
+    },
+    {
+      resultsDir: run.resultsDir,
+      profile: 'full',
+      onLogLine: (line) => {
+        if (line.includes('setup: done')) busy0 = { cpuS: machineBusySeconds(), at: performance.now() };
+      },
+    },
+  );
+  const busyCpus = busy0 ? (machineBusySeconds() - busy0.cpuS) / ((performance.now() - busy0.at) / 1000) : Number.NaN;
+  const after = await batchHistograms(run.urls);
+  const halfRequests = requests(halfResult.summary, 'half');
+  const { edge, ledger } = run.before;
+  return {
+    offeredPerSecond: halfRate,
+    completedPerSecond: (halfRequests.count - halfRequests.failed) / halfS,
+    latencyMs: trend(halfResult.summary, 'http_req_duration{scenario:half}'),
+    requests: halfRequests,
+    droppedIterations: halfResult.summary?.metrics?.dropped_iterations?.values?.count ?? 0,
+    machineBusyCpus: busyCpus,
+    edgeEventsPerBatch: (after.edge.sum - edge.sum) / Math.max(1, after.edge.count - edge.count),
+    ledgerEventsPerBatch: (after.ledger.sum - ledger.sum) / Math.max(1, after.ledger.count - ledger.count),
+  };
+}
+
+/** pgbench on the same database with the same decision: 5 s of warm-up, then the measured run. */
+async function runPgbenchSide(run: {
+  url: string;
+  database: string;
+  script: string;
+  scriptText: string;
+  clients: number;
+  threads: number;
+  seconds: number;
+  dir: string;
+}): Promise<{ pgb: Side; pgbenchMachineS: number; pgbP95: number | undefined }> {
+  writeFileSync(run.script, run.scriptText);
+  const pgbenchRun = (secondsRun: number, measured: boolean) =>
+    runPgbench({
+      url: run.url,
+      database: run.database,
+      script: run.script,
+      clients: run.clients,
+      threads: run.threads,
+      seconds: secondsRun,
+      defines: {},
+      dir: run.dir,
+      measured,
+    });
+  log(`pgbench: ${run.clients} clients, 5 s warm-up, ${run.seconds} s measured`);
+  await pgbenchRun(5, false);
+  const machine0 = machineBusySeconds();
+  const pgb: Side = await pgbenchRun(run.seconds, true);
+  const pgbenchMachineS = machineBusySeconds() - machine0;
+  const pgbP95 = pgb.latenciesMs[Math.min(pgb.latenciesMs.length - 1, Math.floor(0.95 * pgb.latenciesMs.length))];
+  return { pgb, pgbenchMachineS, pgbP95 };
+}
+
+/** The printed report. */
+function reportLines(r: {
+  options: BenchOptions;
+  before: ReturnType<typeof machine>;
+  after: ReturnType<typeof machine>;
+  k6Name: string;
+  edgeBatches: Histogram;
+  ledgerBatches: Histogram;
+  e2ePerSecond: number;
+  peakCompleted: number;
+  windowEvents: number;
+  windowSeconds: number;
+  peak: Trend | undefined;
+  half: HalfPhase | undefined;
+  steady: Trend | undefined;
+  replay: Trend | undefined;
+  consoleReads: Trend | undefined;
+  scenarios: Array<{ name: string; count: number; failed: number; checksFailed: number }>;
+  thresholdsFailed: string[];
+  pgb: Side;
+  pgbP95: number | undefined;
+  othersCpu: { peakWindow: number; pgbench: number; peakWindowBusy: number; pgbenchBusy: number };
+  ratio: number;
+  peaks: Record<string, number>;
+  cpuPerEvent: Record<string, number>;
+  syscallsPerEvent: Record<string, { reads: number; writes: number }>;
+  pgbenchCpuPerDecision: Record<string, number>;
+}): string[] {
+  const { options, before, after, edgeBatches, ledgerBatches, e2ePerSecond, peakCompleted, windowEvents } = r;
+  const { windowSeconds, peak, half, steady, replay, consoleReads, scenarios, thresholdsFailed, pgb, pgbP95 } = r;
+  const { othersCpu, ratio, peaks, cpuPerEvent, syscallsPerEvent, pgbenchCpuPerDecision } = r;
+  const k6 = r.k6Name;
+  const f = (n: number | undefined, d = 0) => (n === undefined || Number.isNaN(n) ? '-' : n.toFixed(d));
+  const t = (x: Trend | undefined) => (x ? `${f(x.p50, 1)} / ${f(x.p95, 1)} / ${f(x.p99, 1)} ms` : '-');
+  return [
+    '',
+    `npm run bench: ${before.cpus} x ${before.cpuModel}, ${f(before.memoryGiB, 1)} GiB; load average ${f(before.loadAverage1m, 2)} before, ${f(after.loadAverage1m, 2)} after`,
+    `service: ${options.mode === 'programs' ? 'five programs as separate processes' : 'all-in-one process'}, ledger pool ${options.pool}; ${k6}; PostgreSQL ${options.durability === 'durable' ? 'durable (fsync, synchronous_commit on)' : 'fsync, synchronous_commit off'}`,
+    `batches: edge ${edgeBatches.count} RecordEvents requests, ${f(edgeBatches.sum / Math.max(1, edgeBatches.count), 2)} events each; ledger ${ledgerBatches.count} record_events calls, ${f(ledgerBatches.sum / Math.max(1, ledgerBatches.count), 2)} events each (cumulative by size: ${Object.entries(
+      ledgerBatches.cumulativeBuckets,
+    )
+      .map(([le, n]) => `<=${le}: ${n}`)
+      .join(', ')})`,
+    '',
+    `END TO END (k6 peak phase: ${options.peakRate}/s offered, at most ${options.peakVus} in flight, ${options.peakDuration})`,
+    `  events per second:             ${f(e2ePerSecond)}   (${peakCompleted} completed; ${f(windowEvents / windowSeconds)}/s stored in the measured window)`,
+    `  latency p50 / p95 / p99:       ${t(peak)}   (at saturation: queueing of ${options.peakVus} in flight)`,
+    ...(half
+      ? [
+          `AT HALF THE PEAK (second k6 run: ${half.offeredPerSecond}/s offered, open model, ${options.halfDuration})`,
+          `  events per second:             ${f(half.completedPerSecond)}   (${half.requests.count} requests, ${half.requests.failed} failed, ${half.requests.checksFailed} failed checks, ${half.droppedIterations} dropped iterations)`,
+          `  latency p50 / p95 / p99:       ${t(half.latencyMs)}   (target p99: 50 ms or less)`,
+          `  batches:                       edge ${f(half.edgeEventsPerBatch, 2)} events per request, ledger ${f(half.ledgerEventsPerBatch, 2)} per call; machine busy ${f(half.machineBusyCpus, 2)} of ${before.cpus} CPUs`,
+        ]
+      : []),
+    `STEADY MIXED LOAD (full profile, ${options.duration}: ingest 200/s, replay 50/s, console 10/s)`,
+    `  ingest p50 / p95 / p99:        ${t(steady)}`,
+    `  replay p50 / p95 / p99:        ${t(replay)}`,
+    `  console p50 / p95 / p99:       ${t(consoleReads)}`,
+    `ERRORS`,
+    ...scenarios.map(
+      (s) =>
+        `  ${s.name.padEnd(8)} ${String(s.count).padStart(8)} requests, ${s.failed} failed, ${s.checksFailed} failed checks`,
+    ),
+    `  thresholds failed: ${thresholdsFailed.length ? thresholdsFailed.join('; ') : 'none'}`,
+    `PGBENCH (same SQL work as one decision, same database, ${options.pgbenchClients} clients, ${options.pgbenchSeconds} s)`,
+    `  decisions per second:          ${f(pgb.perSecond)}   (p50 / p95 / p99 ${f(pgb.p50Ms, 1)} / ${f(pgbP95, 1)} / ${f(pgb.p99Ms, 1)} ms; ${pgb.errors} failed)`,
+    '',
+    `MACHINE: busy ${f(othersCpu.peakWindowBusy, 2)} of ${before.cpus} CPUs in the peak window (other processes ${f(othersCpu.peakWindow, 2)}), ` +
+      `${f(othersCpu.pgbenchBusy, 2)} under pgbench (other processes ${f(othersCpu.pgbench, 2)})`,
+    '',
+    `RATIO end to end / pgbench:      ${f(ratio, 2)}   (target: 0.80 or better, issue #17)`,
+    '',
+    `PEAK MEMORY (VmHWM): ${Object.entries(peaks)
+      .map(([name, mib]) => `${name} ${f(mib)} MiB`)
+      .join(', ')}`,
+    `CPU PER EVENT in the peak window (${windowEvents} events in ${f(windowSeconds, 1)} s): ${Object.entries(
+      cpuPerEvent,
+    )
+      .map(([name, us]) => `${name} ${f(us)} µs`)
+      .join(', ')}; total ${f(Object.values(cpuPerEvent).reduce((a, b) => a + b, 0))} µs`,
+    `SYSTEM CALLS PER EVENT (reads / writes): ${Object.entries(syscallsPerEvent)
+      .map(([name, io]) => `${name} ${f(io.reads, 2)} / ${f(io.writes, 2)}`)
+      .join(', ')}`,
+    `CPU PER DECISION under pgbench: ${Object.entries(pgbenchCpuPerDecision)
+      .map(([name, us]) => `${name} ${f(us)} µs`)
+      .join(', ')}`,
+    '',
+  ];
+}
+
 async function main(): Promise<void> {
   const options = readOptions();
   const k6 = ensureK6(log);
@@ -307,57 +572,7 @@ async function main(): Promise<void> {
     const peakS = seconds(options.peakDuration);
     const windowStartS = steadyS + 3;
     const windowEndS = steadyS + peakS - 1;
-    const processes = system.processes;
-    interface PeakWindow {
-      from: Date;
-      to: Date;
-      cpuS: Record<string, number>;
-      k6CpuS: number;
-      postgresS: number;
-      syscalls: Record<string, { reads: number; writes: number }>;
-      /** CPU seconds the whole machine was busy. */
-      machineS: number;
-    }
-    let window: PeakWindow | undefined;
-    let k6Pid: number | undefined;
-    const timers: NodeJS.Timeout[] = [];
-    const onLogLine = (line: string) => {
-      if (!line.includes('setup: done')) return;
-      let startCpu: Record<string, number> = {};
-      let startIo: Record<string, { reads: number; writes: number }> = {};
-      let startK6 = 0;
-      let startMachine = 0;
-      let from = new Date();
-      let backendSampler: { stop: () => number } | undefined;
-      timers.push(
-        setTimeout(() => {
-          from = new Date();
-          startCpu = Object.fromEntries(processes.map((p) => [p.name, cpuSeconds(p.pid)]));
-          startIo = Object.fromEntries(processes.map((p) => [p.name, syscalls(p.pid)]));
-          startK6 = k6Pid ? cpuSeconds(k6Pid) : 0;
-          startMachine = machineBusySeconds();
-          backendSampler = sampleBackendCpu(system.databaseName);
-        }, windowStartS * 1000),
-        setTimeout(() => {
-          const to = new Date();
-          window = {
-            from,
-            to,
-            cpuS: Object.fromEntries(processes.map((p) => [p.name, cpuSeconds(p.pid) - (startCpu[p.name] ?? 0)])),
-            k6CpuS: k6Pid ? cpuSeconds(k6Pid) - startK6 : Number.NaN,
-            postgresS: backendSampler?.stop() ?? Number.NaN,
-            machineS: machineBusySeconds() - startMachine,
-            syscalls: Object.fromEntries(
-              processes.map((p) => {
-                const io = syscalls(p.pid);
-                const io0 = startIo[p.name] ?? { reads: Number.NaN, writes: Number.NaN };
-                return [p.name, { reads: io.reads - io0.reads, writes: io.writes - io0.writes }];
-              }),
-            ),
-          };
-        }, windowEndS * 1000),
-      );
-    };
+    const sampler = peakWindowSampler(system, windowStartS * 1000, windowEndS * 1000);
     const k6Result = await runK6(
       k6,
       {
@@ -366,9 +581,9 @@ async function main(): Promise<void> {
         PEAK_DURATION: options.peakDuration,
         PEAK_VUS: String(options.peakVus),
       },
-      { resultsDir, profile: 'full', onLogLine, onStart: (pid) => (k6Pid = pid) },
+      { resultsDir, profile: 'full', onLogLine: sampler.onLogLine, onStart: sampler.onStart },
     );
-    for (const t of timers) clearTimeout(t);
+    const window = sampler.finish();
     const summary = k6Result.summary;
     if (!summary) throw new Error(`k6 wrote no summary (exit ${k6Result.exitCode})`);
     const peakRequests = requests(summary, 'peak');
@@ -381,86 +596,30 @@ async function main(): Promise<void> {
     if (list.length === 0) throw new Error('no linked players found: k6 setup() did not link any');
     // Batch sizes over the whole run (steady and peak phases): the edge's RecordEvents requests, the ledger's calls
     // of ledger.record_events.
-    const histogram = async (url: string, name: string): Promise<Histogram> => {
-      const text = await (await fetch(`${url}/metrics`)).text().catch(() => '');
-      const value = (suffix: string) => Number(new RegExp(`^${name}_${suffix} (\\S+)`, 'm').exec(text)?.[1] ?? 0);
-      const buckets = [...text.matchAll(new RegExp(`^${name}_bucket\\{le="([^"]+)"\\} (\\d+)`, 'gm'))].map(
-        (m) => [m[1]!, Number(m[2])] as const,
-      );
-      return { count: value('count'), sum: value('sum'), cumulativeBuckets: Object.fromEntries(buckets) };
-    };
-    const batchHistograms = async () => ({
-      edge: await histogram(system.urls.ingest, 'ingest_event_batch_size'),
-      ledger: await histogram(system.urls.ledger, 'ledger_event_batch_size'),
-    });
-    const { edge: edgeBatches, ledger: ledgerBatches } = await batchHistograms();
+    const { edge: edgeBatches, ledger: ledgerBatches } = await batchHistograms(system.urls);
 
     // The latency at half of the measured peak: a second k6 run (its own setup), fresh events only, open model.
-    let half: HalfPhase | undefined;
-    const halfS = seconds(options.halfDuration);
-    if (halfS > 0 && e2ePerSecond >= 2) {
-      const halfRate = Math.floor(e2ePerSecond / 2);
-      log(`half of the peak: ${halfRate} fresh events/s offered for ${options.halfDuration} (open model)`);
-      // The machine's busy CPUs from the end of setup() to k6's exit (the scenario and its graceful stop).
-      let busy0: { cpuS: number; at: number } | undefined;
-      const halfResult = await runK6(
-        k6,
-        {
-          ...k6Env,
-          INGEST_RATE: '0',
-          REPLAY_RATE: '0',
-          CONSOLE_RATE: '0',
-          PEAK_RATE: '0',
-          HALF_RATE: String(halfRate),
-          HALF_DURATION: options.halfDuration,
-        },
-        {
-          resultsDir,
-          profile: 'full',
-          onLogLine: (line) => {
-            if (line.includes('setup: done')) busy0 = { cpuS: machineBusySeconds(), at: performance.now() };
-          },
-        },
-      );
-      const busyCpus = busy0
-        ? (machineBusySeconds() - busy0.cpuS) / ((performance.now() - busy0.at) / 1000)
-        : Number.NaN;
-      const after = await batchHistograms();
-      const halfRequests = requests(halfResult.summary, 'half');
-      half = {
-        offeredPerSecond: halfRate,
-        completedPerSecond: (halfRequests.count - halfRequests.failed) / halfS,
-        latencyMs: trend(halfResult.summary, 'http_req_duration{scenario:half}'),
-        requests: halfRequests,
-        droppedIterations: halfResult.summary?.metrics?.dropped_iterations?.values?.count ?? 0,
-        machineBusyCpus: busyCpus,
-        edgeEventsPerBatch: (after.edge.sum - edgeBatches.sum) / Math.max(1, after.edge.count - edgeBatches.count),
-        ledgerEventsPerBatch:
-          (after.ledger.sum - ledgerBatches.sum) / Math.max(1, after.ledger.count - ledgerBatches.count),
-      };
-    }
+    const half = await runHalfPhase({
+      k6,
+      k6Env,
+      resultsDir,
+      halfDuration: options.halfDuration,
+      e2ePerSecond,
+      urls: system.urls,
+      before: { edge: edgeBatches, ledger: ledgerBatches },
+    });
 
-    // pgbench on the same database, the same decision, as many clients as the ledger had connections.
-    const script = join(runDir, 'decision.sql');
-    writeFileSync(script, pgbenchScript(list, rateLimit));
-    const pgbenchRun = (secondsRun: number, measured: boolean) =>
-      runPgbench({
-        url: system.databaseUrl,
-        database: system.databaseName,
-        script,
-        clients: options.pgbenchClients,
-        threads: Math.min(options.pgbenchClients, before.cpus || 2),
-        seconds: secondsRun,
-        defines: {},
-        dir: runDir,
-        measured,
-      });
-    log(`pgbench: ${options.pgbenchClients} clients, 5 s warm-up, ${options.pgbenchSeconds} s measured`);
-    await pgbenchRun(5, false);
-    const machine0 = machineBusySeconds();
-    const pgb: Side = await pgbenchRun(options.pgbenchSeconds, true);
-    const pgbenchMachineS = machineBusySeconds() - machine0;
-    const pgbP95 = pgb.latenciesMs[Math.min(pgb.latenciesMs.length - 1, Math.floor(0.95 * pgb.latenciesMs.length))];
+    // pgbench on the same database, the same decision.
+    const { pgb, pgbenchMachineS, pgbP95 } = await runPgbenchSide({
+      url: system.databaseUrl,
+      database: system.databaseName,
+      script: join(runDir, 'decision.sql'),
+      scriptText: pgbenchScript(list, rateLimit),
+      clients: options.pgbenchClients,
+      threads: Math.min(options.pgbenchClients, before.cpus || 2),
+      seconds: options.pgbenchSeconds,
+      dir: runDir,
+    });
     const peaks = { ...system.peakRssMiB(), k6: k6Result.peakRssMiB };
     const after = machine();
     await stop();
@@ -527,63 +686,33 @@ async function main(): Promise<void> {
     };
 
     Object.assign(figures, { edgeBatches, ledgerBatches, halfPeak: half, durability: options.durability });
-    const f = (n: number | undefined, d = 0) => (n === undefined || Number.isNaN(n) ? '-' : n.toFixed(d));
-    const t = (x: Trend | undefined) => (x ? `${f(x.p50, 1)} / ${f(x.p95, 1)} / ${f(x.p99, 1)} ms` : '-');
-    const out = [
-      '',
-      `npm run bench: ${before.cpus} x ${before.cpuModel}, ${f(before.memoryGiB, 1)} GiB; load average ${f(before.loadAverage1m, 2)} before, ${f(after.loadAverage1m, 2)} after`,
-      `service: ${options.mode === 'programs' ? 'five programs as separate processes' : 'all-in-one process'}, ledger pool ${options.pool}; ${k6Version(k6)}; PostgreSQL ${options.durability === 'durable' ? 'durable (fsync, synchronous_commit on)' : 'fsync, synchronous_commit off'}`,
-      `batches: edge ${edgeBatches.count} RecordEvents requests, ${f(edgeBatches.sum / Math.max(1, edgeBatches.count), 2)} events each; ledger ${ledgerBatches.count} record_events calls, ${f(ledgerBatches.sum / Math.max(1, ledgerBatches.count), 2)} events each (cumulative by size: ${Object.entries(
-        ledgerBatches.cumulativeBuckets,
-      )
-        .map(([le, n]) => `<=${le}: ${n}`)
-        .join(', ')})`,
-      '',
-      `END TO END (k6 peak phase: ${options.peakRate}/s offered, at most ${options.peakVus} in flight, ${options.peakDuration})`,
-      `  events per second:             ${f(e2ePerSecond)}   (${peakCompleted} completed; ${f(windowEvents / windowSeconds)}/s stored in the measured window)`,
-      `  latency p50 / p95 / p99:       ${t(peak)}   (at saturation: queueing of ${options.peakVus} in flight)`,
-      ...(half
-        ? [
-            `AT HALF THE PEAK (second k6 run: ${half.offeredPerSecond}/s offered, open model, ${options.halfDuration})`,
-            `  events per second:             ${f(half.completedPerSecond)}   (${half.requests.count} requests, ${half.requests.failed} failed, ${half.requests.checksFailed} failed checks, ${half.droppedIterations} dropped iterations)`,
-            `  latency p50 / p95 / p99:       ${t(half.latencyMs)}   (target p99: 50 ms or less)`,
-            `  batches:                       edge ${f(half.edgeEventsPerBatch, 2)} events per request, ledger ${f(half.ledgerEventsPerBatch, 2)} per call; machine busy ${f(half.machineBusyCpus, 2)} of ${before.cpus} CPUs`,
-          ]
-        : []),
-      `STEADY MIXED LOAD (full profile, ${options.duration}: ingest 200/s, replay 50/s, console 10/s)`,
-      `  ingest p50 / p95 / p99:        ${t(steady)}`,
-      `  replay p50 / p95 / p99:        ${t(replay)}`,
-      `  console p50 / p95 / p99:       ${t(consoleReads)}`,
-      `ERRORS`,
-      ...scenarios.map(
-        (s) =>
-          `  ${s.name.padEnd(8)} ${String(s.count).padStart(8)} requests, ${s.failed} failed, ${s.checksFailed} failed checks`,
-      ),
-      `  thresholds failed: ${thresholdsFailed.length ? thresholdsFailed.join('; ') : 'none'}`,
-      `PGBENCH (same SQL work as one decision, same database, ${options.pgbenchClients} clients, ${options.pgbenchSeconds} s)`,
-      `  decisions per second:          ${f(pgb.perSecond)}   (p50 / p95 / p99 ${f(pgb.p50Ms, 1)} / ${f(pgbP95, 1)} / ${f(pgb.p99Ms, 1)} ms; ${pgb.errors} failed)`,
-      '',
-      `MACHINE: busy ${f(othersCpu.peakWindowBusy, 2)} of ${before.cpus} CPUs in the peak window (other processes ${f(othersCpu.peakWindow, 2)}), ` +
-        `${f(othersCpu.pgbenchBusy, 2)} under pgbench (other processes ${f(othersCpu.pgbench, 2)})`,
-      '',
-      `RATIO end to end / pgbench:      ${f(ratio, 2)}   (target: 0.80 or better, issue #17)`,
-      '',
-      `PEAK MEMORY (VmHWM): ${Object.entries(peaks)
-        .map(([name, mib]) => `${name} ${f(mib)} MiB`)
-        .join(', ')}`,
-      `CPU PER EVENT in the peak window (${windowEvents} events in ${f(windowSeconds, 1)} s): ${Object.entries(
-        cpuPerEvent,
-      )
-        .map(([name, us]) => `${name} ${f(us)} µs`)
-        .join(', ')}; total ${f(Object.values(cpuPerEvent).reduce((a, b) => a + b, 0))} µs`,
-      `SYSTEM CALLS PER EVENT (reads / writes): ${Object.entries(syscallsPerEvent)
-        .map(([name, io]) => `${name} ${f(io.reads, 2)} / ${f(io.writes, 2)}`)
-        .join(', ')}`,
-      `CPU PER DECISION under pgbench: ${Object.entries(pgbenchCpuPerDecision)
-        .map(([name, us]) => `${name} ${f(us)} µs`)
-        .join(', ')}`,
-      '',
-    ];
+    const out = reportLines({
+      options,
+      before,
+      after,
+      k6Name: k6Version(k6),
+      edgeBatches,
+      ledgerBatches,
+      e2ePerSecond,
+      peakCompleted,
+      windowEvents,
+      windowSeconds,
+      peak,
+      half,
+      steady,
+      replay,
+      consoleReads,
+      scenarios,
+      thresholdsFailed,
+      pgb,
+      pgbP95,
+      othersCpu,
+      ratio,
+      peaks,
+      cpuPerEvent,
+      syscallsPerEvent,
+      pgbenchCpuPerDecision,
+    });
     process.stdout.write(out.join('\n'));
     if (options.cpuProfile) {
       for (const file of readdirSync(options.cpuProfile).filter((n) => n.endsWith('.cpuprofile'))) {
