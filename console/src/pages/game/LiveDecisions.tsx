@@ -1,0 +1,83 @@
+import type { EventRecord, Key, Rule, ServerFailure } from '../../api.ts';
+import { credits, FailureAlert, Section, TableBox } from '../../components.tsx';
+import type { LiveDecisions } from '../../live.ts';
+import { FirstEvent } from '../FirstEvent.tsx';
+
+/** Whether the page is live (the subscription) or polling, as a polite status. */
+export function LiveIndicator({ live }: { live: LiveDecisions }) {
+  return (
+    <p className={`live-mode live-mode-${live.mode}`} role="status" data-testid="live-mode">
+      <span className="live-dot" aria-hidden="true" /> <strong>{live.mode === 'live' ? 'Live' : 'Polling'}</strong>
+      {live.mode === 'live'
+        ? ': decisions appear as they are made (subscription).'
+        : `: refreshed every second (${live.detail}).`}
+    </p>
+  );
+}
+
+export interface LiveDecisionsSectionProps {
+  gameId: string;
+  live: LiveDecisions;
+  /** The newest decisions, newest first. */
+  decisions: EventRecord[];
+  /** Whether the decisions were read at least once. */
+  loaded: boolean;
+  error: ServerFailure | undefined;
+  keys: Key[];
+  rules: Rule[];
+  /** The secret key shown once, if any (for the first event's command). */
+  shownSecret: string | undefined;
+  firstPlayer: string | undefined;
+}
+
+/** The newest decisions, or how to send a first event while there are none. */
+export function LiveDecisionsSection({
+  gameId,
+  live,
+  decisions,
+  loaded,
+  error,
+  keys,
+  rules,
+  shownSecret,
+  firstPlayer,
+}: LiveDecisionsSectionProps) {
+  return (
+    <Section title="Live decisions">
+      <p className="hint">The newest 20 decisions.</p>
+      <LiveIndicator live={live} />
+      {error && <FailureAlert failure={error} />}
+      {loaded && decisions.length === 0 ? (
+        <FirstEvent keys={keys} rules={rules} shownKey={shownSecret} playerId={firstPlayer} />
+      ) : (
+        <TableBox label="Live decisions">
+          <table aria-label="Live decisions">
+            <thead>
+              <tr>
+                <th scope="col">Received</th>
+                <th scope="col">Event type</th>
+                <th scope="col">Status</th>
+                <th scope="col">Reason</th>
+                <th scope="col">Reward</th>
+              </tr>
+            </thead>
+            <tbody>
+              {decisions.map((e) => (
+                <tr key={e.id}>
+                  <td>{new Date(e.createdAt).toLocaleString()}</td>
+                  <td>{e.eventType}</td>
+                  <td>{e.status}</td>
+                  <td>{e.reason ?? ''}</td>
+                  <td>{credits(e.rewardCredits)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </TableBox>
+      )}
+      <p>
+        <a href={`#/records/events/${gameId}`}>All decisions of this game</a>
+      </p>
+    </Section>
+  );
+}
