@@ -355,7 +355,7 @@ APP="$WORK/app"
 info "copying the build context (as COPY . . with .dockerignore) to $APP"
 mkdir -p "$APP"
 tar -C "$ROOT" --exclude=./.git --exclude=node_modules --exclude=.data --exclude=coverage --exclude=.bench \
-  --exclude=./load --exclude=./services/launcher --exclude=./charts --exclude=./docs --exclude=./.ci --exclude=./test \
+  --exclude=./load --exclude=./charts --exclude=./docs --exclude=./.ci --exclude=./test \
   -cf - . | tar -C "$APP" -xf -
 # Same steps as the Dockerfile's deps stage: package manifests only, devDependencies dropped, npm ci.
 DEPS="$WORK/deps"

@@ -1,21 +1,3 @@
-// npm run bench:ledger: decisions per second of the ledger's event path over NATS, against pgbench running today's
-// single-event statement (one `ledger.record_event(...)` call per event and transaction) on the same database, in the
-// same run, on the same machine.
-//
-// It starts its own PostgreSQL (PostgreSQL's durable defaults first, then fsync, synchronous_commit and
-// full_page_writes off for the second row) and nats-server unless DATABASE_URL / NATS_URL are set (a DATABASE_URL
-// names the server: the bench creates and drops its own database there), migrates, creates GAMES games of one
-// project with PLAYERS linked players each, starts the ledger as a child process (`node services/ledger/src/main.ts`),
-// and drives it like the ingest edge does: CONCURRENCY events in flight, sent through the EdgeEventBatcher as
-// RecordEvents requests; the ledger batches them per key and sends the ready keys' batches together as calls of
-// ledger.record_events. Both sides warm up, then take turns (DURATION seconds each in ROUNDS rounds), then the NATS
-// side runs at half its measured peak (open model) for its latency. Prints decisions per second, p50/p99, the
-// ratio, batch sizes seen (edge and ledger), memory, CPU per decision and the machine's load average; at half the
-// peak also the RecordEvents round trips (an event's latency is its wait for a request slot plus one of these),
-// the p99 of each second's events (a steady queue or a few stalls), the ledger's contention rollbacks
-// (database_contention_failures_total) and, on its own cluster, what the server logged meanwhile (checkpoints, lock
-// waits, autovacuum; SERVER_LOG_SETTINGS), on the phase's timeline. Run with --help for the flags.
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
@@ -33,8 +15,8 @@ import {
   EDGE_KEYS_MAX_DEFAULT,
   EdgeEventBatcher,
 } from '../services/ingest/src/routes/event-batcher.ts';
-import { extraNodeOptions, PROGRAM_NODE_OPTIONS } from '../services/launcher/src/processes.ts';
-import { freePort, startNats, startPostgres } from '../services/launcher/src/servers.ts';
+import { extraNodeOptions, type Programs, startPrograms } from '../services/launcher/src/processes.ts';
+import { startNats, startPostgres } from '../services/launcher/src/servers.ts';
 import { EVENT_GROUP_KEYS_MAX_DEFAULT } from '../services/ledger/src/events/batcher.ts';
 import { ledgerMigrations } from '../services/ledger/src/migrations/index.ts';
 import { createFixtures, EVENT_TYPE, keyHash, playerId, RATE_LIMIT, SINGLE_EVENT_SCRIPT } from './lib/fixtures.ts';
@@ -407,47 +389,31 @@ function runPgbench(
   });
 }
 
+/** The ledger alone, through the launcher's process mode (its log in `dir`/ledger.log). */
 async function startLedger(
   databaseUrl: string,
   natsUrl: string,
   options: Pick<Options, 'pool' | 'batchMax' | 'groupKeys'>,
   cpuProfileDir: string | undefined,
-): Promise<{ child: ChildProcess; port: number }> {
-  const port = await freePort();
-  const child = spawn(
-    process.execPath,
-    [
-      ...PROGRAM_NODE_OPTIONS,
+  dir: string,
+): Promise<Programs> {
+  return startPrograms({
+    programs: { ledger: {} },
+    env: {
+      DATABASE_URL: databaseUrl,
+      NATS_URL: natsUrl,
+      EVENT_RATE_LIMIT_PER_MINUTE: String(RATE_LIMIT),
+      DATABASE_POOL_MAX: String(options.pool),
+      EVENT_BATCH_MAX: String(options.batchMax),
+      EVENT_GROUP_KEYS_MAX: String(options.groupKeys),
+    },
+    logDir: dir,
+    nodeOptions: () => [
       ...extraNodeOptions(),
       ...(cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfileDir}`] : []),
-      resolve('services/ledger/src/main.ts'),
     ],
-    {
-      env: {
-        ...process.env,
-        DATABASE_URL: databaseUrl,
-        NATS_URL: natsUrl,
-        HTTP_PORT: String(port),
-        EVENT_RATE_LIMIT_PER_MINUTE: String(RATE_LIMIT),
-        DATABASE_POOL_MAX: String(options.pool),
-        EVENT_BATCH_MAX: String(options.batchMax),
-        EVENT_GROUP_KEYS_MAX: String(options.groupKeys),
-        LOG_LEVEL: 'warn',
-      },
-      stdio: ['ignore', 'inherit', 'inherit'],
-    },
-  );
-  const deadline = Date.now() + 30_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`the ledger exited with ${child.exitCode}`);
-    try {
-      if ((await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200) return { child, port };
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error('the ledger did not become ready within 30 s');
+    startTimeoutMs: 30_000,
+  });
 }
 
 /** PostgreSQL's durable defaults, or fsync, synchronous_commit and full_page_writes off (our own cluster only). */
@@ -546,16 +512,11 @@ async function main(): Promise<void> {
   const stops: Array<() => Promise<void>> = [];
   const dir = mkdtempSync(join(tmpdir(), 'bench-ledger-'));
   stops.push(async () => rmSync(dir, { recursive: true, force: true }));
-  let ledger: ChildProcess | undefined;
+  let ledgerProcess: Programs | undefined;
   let cleaning: Promise<void> | undefined;
   const cleanup = () =>
     (cleaning ??= (async () => {
-      if (ledger && ledger.exitCode === null) {
-        await new Promise<void>((r) => {
-          ledger?.once('exit', () => r());
-          ledger?.kill('SIGTERM');
-        });
-      }
+      await ledgerProcess?.stop();
       for (const stop of stops.reverse()) {
         try {
           await stop();
@@ -618,9 +579,9 @@ async function main(): Promise<void> {
       prefillSeconds = filled.seconds;
       process.stderr.write(`prefill: ${options.prefill} events in ${filled.seconds.toFixed(0)} s\n`);
     }
-    const started = await startLedger(databaseUrl, natsUrl, options, options.cpuProfile);
-    ledger = started.child;
-    const ledgerPort = started.port;
+    ledgerProcess = await startLedger(databaseUrl, natsUrl, options, options.cpuProfile, dir);
+    const ledger = ledgerProcess.get('ledger');
+    const ledgerPort = ledger.port;
     const idleRss = rssMiB(ledger.pid!, 'VmRSS');
     const loadBefore = loadavg();
 

@@ -1,22 +1,9 @@
-// npm run bench:memory: what each program holds in memory, idle and at the peak of a short bounded load.
-//
-//   1. programs: the five programs as separate processes on real PostgreSQL and NATS (load/lib/system.ts), as
-//      Kubernetes runs them; embedded: the all-in-one process as `npm start` runs it (PGlite in a new DATA_DIR, so
-//      the first start is included: its new folder made in a short-lived child process, from the shipped template
-//      or by initdb when there is none for the installed PGlite; and the in-process transport);
-//   2. reads each process's resident memory (VmRSS) once ready and idle for --idle seconds;
-//   3. drives it with the k6 full profile (load/ingest.js: setup through the console and the link flow, steady mixed
-//      scenarios for --duration, then fresh events beyond capacity for --peak-duration at most --peak-vus in flight);
-//   4. prints each process's peak (VmHWM over the whole run, start included) and its RSS when idle again.
-// Runs are short (about a minute per mode) on purpose: the machine is shared. Run with --help for the flags.
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { extraNodeOptions, PROGRAM_NODE_OPTIONS } from '../services/launcher/src/processes.ts';
-import { freePort } from '../services/launcher/src/servers.ts';
+import { extraNodeOptions, PROGRAM_NODE_OPTIONS, startPrograms } from '../services/launcher/src/processes.ts';
 import { createLoadIdentity } from './lib/identity.ts';
 import { ensureK6, runK6 } from './lib/k6.ts';
 import { machine, rssMiB } from './lib/proc.ts';
@@ -158,20 +145,6 @@ async function measure(
   }
 }
 
-async function waitReady(url: string, child: ChildProcess, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`the process exited with ${child.exitCode}`);
-    try {
-      if ((await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(2_000) })).status === 200) return;
-    } catch {
-      // not listening yet
-    }
-    await sleep(200);
-  }
-  throw new Error(`${url} did not answer /readyz within ${timeoutMs} ms`);
-}
-
 function k6EnvFor(
   urls: { gateway: string; ingest: string; links: string },
   identity: Awaited<ReturnType<typeof createLoadIdentity>>,
@@ -226,38 +199,32 @@ async function embedded(options: Options, k6: string): Promise<Record<string, Fi
   const resultsDir = join(options.resultsDir, 'embedded');
   mkdirSync(resultsDir, { recursive: true });
   const dataDir = mkdtempSync(join(tmpdir(), 'rewards-memory-'));
-  const port = await freePort();
-  const child = spawn(
-    process.execPath,
-    [...PROGRAM_NODE_OPTIONS, ...extraNodeOptions(), resolve('services/all-in-one/src/main.ts')],
-    {
-      env: {
-        PATH: process.env.PATH ?? '',
-        LOG_LEVEL: 'warn',
-        ...identity.env,
-        ADMIN_TOKEN: adminToken,
-        NATIVE_ADMISSION_MODE: 'enforce',
-        EVENT_RATE_LIMIT_PER_MINUTE: '1000000',
-        DATA_DIR: dataDir,
-        PORT: String(port),
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
+  // The launcher's process mode, not waiting: the sampler below watches the first start's child processes.
+  const launched = await startPrograms({
+    programs: { 'all-in-one': {} },
+    env: {
+      ...identity.env,
+      ADMIN_TOKEN: adminToken,
+      NATIVE_ADMISSION_MODE: 'enforce',
+      EVENT_RATE_LIMIT_PER_MINUTE: '1000000',
+      DATA_DIR: dataDir,
     },
-  );
-  const output = createWriteStream(join(resultsDir, 'all-in-one.log'));
-  child.stdout?.pipe(output);
-  child.stderr?.pipe(output);
+    logDir: resultsDir,
+    nodeOptions: () => extraNodeOptions(),
+    wait: 'none',
+  });
+  const replica = launched.get('all-in-one');
+  const child = replica.child;
   const initdb = new Map<number, number>();
   const sampler = setInterval(() => childPeaks(child.pid!, initdb), 100);
-  const exited = new Promise((r) => child.once('exit', r));
   try {
     const started = Date.now();
-    await waitReady(`http://127.0.0.1:${port}`, child, 300_000);
+    await replica.waitReady(300_000);
     clearInterval(sampler);
     log(
       `all-in-one ready in ${((Date.now() - started) / 1000).toFixed(1)} s (first start: ${initdb.size ? `new-folder child peak ${Math.max(...initdb.values()).toFixed(0)} MiB` : 'no child process'}, main ${rssMiB(child.pid!).toFixed(0)} MiB)`,
     );
-    const url = `http://127.0.0.1:${port}`;
+    const url = replica.url;
     const figures = await measure(
       [{ name: 'all-in-one', pid: child.pid! }],
       k6EnvFor({ gateway: url, ingest: url, links: url }, identity, adminToken),
@@ -278,8 +245,7 @@ async function embedded(options: Options, k6: string): Promise<Record<string, Fi
     return figures;
   } finally {
     clearInterval(sampler);
-    if (child.exitCode === null) child.kill('SIGTERM');
-    await exited;
+    await launched.stop();
     rmSync(dataDir, { recursive: true, force: true });
   }
 }

@@ -153,7 +153,7 @@ export async function startLoadSystem(options: LoadSystemOptions): Promise<LoadS
           : []),
       ],
       startTimeoutMs: options.startTimeoutMs ?? 120_000,
-      waitReady: false,
+      wait: 'none',
     });
     for (const replica of programs.replicas) {
       if (replica.pid) processes.push({ name: replica.name, pid: replica.pid });

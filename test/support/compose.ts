@@ -1,20 +1,14 @@
-// Programs composed in the test process the way a deployment runs them: state owners on one NATS connection, the
-// edges on another (as separate programs would be), each with the program's own readiness. Used by the fault tests,
-// which restart nats-server, cut database connections or leave a state owner out.
-import { createServer, type Server } from 'node:http';
+// Programs composed in the test process the way a deployment runs them, through the launcher's in-process mode
+// (services/launcher/src/in-process.ts): state owners on one NATS connection, the edge on another (as separate
+// programs would be), each state owner on a database of its own, the edge's routes and readiness on one HTTP server.
+// Used by the fault tests, which restart nats-server, cut database connections or leave a state owner out.
 import { type Logger, pino } from 'pino';
 import { EnvReader } from '#runtime/config.ts';
 import { Database } from '#runtime/db/database.ts';
-import { createHttpApp } from '#runtime/http/app.ts';
 import { createMetrics, type Metrics } from '#runtime/metrics.ts';
-import { PlatformSwitch } from '#runtime/platform-switch.ts';
-import { closeServer, listen, type ProgramModule } from '#runtime/program.ts';
+import type { ProgramName } from '#runtime/program.ts';
 import { NatsTransport } from '#runtime/transport/nats.ts';
-import type { ServedService } from '#runtime/transport/operation.ts';
-import { identityAdmission } from '../../services/identity-admission/src/program.ts';
-import { ingest } from '../../services/ingest/src/program.ts';
-import { ledger } from '../../services/ledger/src/program.ts';
-import { links } from '../../services/links/src/program.ts';
+import { readProgramConfigs, startInProcess } from '../../services/launcher/src/in-process.ts';
 import { SettableClock } from './clock.ts';
 
 export interface ComposeOptions {
@@ -54,44 +48,39 @@ export async function compose(options: ComposeOptions): Promise<Composed> {
     });
   const ownerTransport = await connect('owners');
   const edgeTransport = await connect('edge');
-  const databases: Database[] = [];
-  const served: ServedService[] = [];
-  const env = new EnvReader(options.env ?? {});
+  const databaseUrls: Array<[ProgramName, string | undefined]> = [
+    ['identity-admission', options.identityDatabaseUrl],
+    ['ledger', options.ledgerDatabaseUrl],
+  ];
+  const databases = new Map<ProgramName, Database>();
+  for (const [name, url] of databaseUrls) {
+    if (url) databases.set(name, await Database.open({ url, poolMax: 4, logger, metrics }));
+  }
+  const owners = [...databases.keys()];
+  const edge = options.edge ?? 'ingest';
+  const programs: ProgramName[] = [...owners, edge];
   const clock = new SettableClock();
-  const start = async <C>(module: ProgramModule<C>, transport: NatsTransport, databaseUrl?: string) => {
-    const database = databaseUrl ? await Database.open({ url: databaseUrl, poolMax: 4, logger, metrics }) : undefined;
-    if (database) databases.push(database);
-    const program = await module.create(
-      { logger, metrics, transport, platform: new PlatformSwitch(transport), database, clock },
-      module.readConfig(env),
-    );
-    for (const definition of program.services ?? []) served.push(await transport.serve(definition));
-    return program;
-  };
-  if (options.identityDatabaseUrl) await start(identityAdmission, ownerTransport, options.identityDatabaseUrl);
-  if (options.ledgerDatabaseUrl) await start(ledger, ownerTransport, options.ledgerDatabaseUrl);
-  const edge = options.edge === 'links' ? await start(links, edgeTransport) : await start(ingest, edgeTransport);
-  const app = createHttpApp({
-    program: 'test',
+  const started = await startInProcess({
+    programs,
+    configs: readProgramConfigs(new EnvReader(options.env ?? {}), programs),
+    transport: (name) => (name === edge ? edgeTransport : ownerTransport),
+    database: (name) => databases.get(name),
     logger,
     metrics,
-    routes: [edge.routes!],
-    readiness: async () => ({ nats: edgeTransport.isReady() }),
+    clock,
+    http: { name: 'test', port: 0, host: '127.0.0.1', readiness: async () => ({ nats: edgeTransport.isReady() }) },
   });
-  const server: Server = createServer(app.callback());
-  const port = await listen(server, 0, '127.0.0.1');
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `http://127.0.0.1:${started.port}`,
     edgeTransport,
     ownerTransport,
     clock,
     metrics,
     async stop() {
-      await closeServer(server);
-      for (const s of served) await s.stop().catch(() => undefined);
+      await started.stop().catch(() => undefined);
       await edgeTransport.close().catch(() => undefined);
       await ownerTransport.close().catch(() => undefined);
-      for (const d of databases) await d.close();
+      for (const database of databases.values()) await database.close();
     },
   };
 }

@@ -3,7 +3,7 @@ import { EnvReader } from '#runtime/config.ts';
 import { migrate } from '#runtime/db/database.ts';
 import { readDatabaseUrl } from '#runtime/db/url.ts';
 import { createLogger } from '#runtime/logger.ts';
-import { stateOwners } from './programs.ts';
+import { migrationsOf } from '../../launcher/src/in-process.ts';
 
 const reader = new EnvReader();
 // libpq's form, a multi-host URL included (the hosts are tried for the one that accepts writes: db/url.ts).
@@ -16,8 +16,4 @@ try {
   console.error((error as Error).message);
   process.exit(2);
 }
-await migrate(
-  url as string,
-  stateOwners.map((m) => m.database!.migrations),
-  logger,
-);
+await migrate(url as string, migrationsOf(), logger);

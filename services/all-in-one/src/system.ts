@@ -1,7 +1,9 @@
-// The whole service in one process: the five programs on one HTTP port. PostgreSQL is DATABASE_URL or, unset,
-// PGlite under DATA_DIR; the transport is NATS_URL or, unset, the in-process transport with the same subjects and
-// bytes. Used by `npm start` and by the end-to-end tests.
-import { createServer, type Server } from 'node:http';
+// The whole service in one process: the five programs on one HTTP port, composed by the launcher's in-process mode
+// (services/launcher/src/in-process.ts). This file decides what that process runs on: PostgreSQL is DATABASE_URL or,
+// unset, PGlite under DATA_DIR; the transport is NATS_URL or, unset, the in-process transport with the same subjects
+// and bytes; the operator token and the development identity provider follow from those. Used by `npm start` and by
+// the end-to-end tests (test/support/system.ts).
+import type { Server } from 'node:http';
 import { resolve } from 'node:path';
 import { loadOrCreateAdminToken } from '#runtime/cli/local-service.ts';
 import type { Clock } from '#runtime/clock.ts';
@@ -9,15 +11,12 @@ import { EnvReader, readCommonConfig } from '#runtime/config.ts';
 import { Database, migrate } from '#runtime/db/database.ts';
 import { type EmbeddedPostgres, startEmbeddedPostgres } from '#runtime/db/embedded.ts';
 import { readDatabaseUrl, redactDatabaseUrl } from '#runtime/db/url.ts';
-import { createHttpApp } from '#runtime/http/app.ts';
 import { createLogger, type Logger } from '#runtime/logger.ts';
 import { createMetrics } from '#runtime/metrics.ts';
-import { PlatformSwitch } from '#runtime/platform-switch.ts';
-import { closeServer, listen, type Program } from '#runtime/program.ts';
 import { InProcessTransport } from '#runtime/transport/in-process.ts';
 import { NatsTransport } from '#runtime/transport/nats.ts';
-import type { ServedService, Transport } from '#runtime/transport/operation.ts';
-import { allPrograms, stateOwners } from './programs.ts';
+import type { Transport } from '#runtime/transport/operation.ts';
+import { migrationsOf, readProgramConfigs, startInProcess } from '../../launcher/src/in-process.ts';
 
 export interface SystemOptions {
   env?: Record<string, string | undefined>;
@@ -86,7 +85,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<RunningS
   const host = options.host ?? common.host ?? (localDevelopment ? '127.0.0.1' : undefined);
   // SHUTDOWN_DRAIN_MS (runStandalone): none by default here, where a person stopping `npm start` waits for it.
   const drainMs = reader.int('SHUTDOWN_DRAIN_MS', 0, { min: 0, max: 120_000 });
-  const configs = allPrograms.map((module) => module.readConfig(reader));
+  const configs = readProgramConfigs(reader);
   reader.done();
 
   const logger = options.logger ?? createLogger({ process: 'all-in-one' }, common.logLevel);
@@ -103,11 +102,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<RunningS
     embedded = await startEmbeddedPostgres(dataDir);
     url = embedded.url;
   }
-  await migrate(
-    url,
-    stateOwners.map((m) => m.database!.migrations),
-    logger,
-  );
+  await migrate(url, migrationsOf(), logger);
   const database = await Database.open({
     url,
     poolMax: embedded ? 1 : 10,
@@ -127,60 +122,33 @@ export async function startSystem(options: SystemOptions = {}): Promise<RunningS
         metrics,
       })
     : new InProcessTransport(logger, metrics);
-  const platform = new PlatformSwitch(transport);
-
-  const programs: Program[] = [];
-  const served: ServedService[] = [];
-  for (const [index, module] of allPrograms.entries()) {
-    const program = await module.create(
-      {
-        logger: logger.child({ program: module.name }),
-        metrics,
-        transport,
-        platform,
-        database: module.database ? database : undefined,
-        clock: options.clock,
-        ...(devIdentityAllowed ? { devIdentityDataDir: dataDir } : {}),
-      },
-      configs[index],
-    );
-    programs.push(program);
-  }
-
-  let shuttingDown = false;
-  const app = createHttpApp({
-    program: 'all-in-one',
+  const programs = await startInProcess({
+    configs,
+    transport,
+    database,
     logger,
     metrics,
-    routes: programs.flatMap((p) => (p.routes ? [p.routes] : [])),
-    readiness: async () => ({ transport: transport.isReady(), database: await database.ping() }),
-    isShuttingDown: () => shuttingDown,
-    trustProxy: common.trustProxy,
-  });
-  const server = createServer(app.callback());
-  for (const program of programs) program.upgrades?.attach(server);
-  let boundPort: number;
-  try {
-    boundPort = await listen(server, port, host);
-    // Queue groups last (see runStandalone): a process that cannot listen never takes a request it would lose.
-    for (const program of programs) {
-      for (const definition of program.services ?? []) served.push(await transport.serve(definition));
-    }
-  } catch (error) {
-    for (const program of programs) await program.upgrades?.close();
-    if (server.listening) await closeServer(server);
-    await Promise.all(served.map((s) => s.stop()));
+    clock: options.clock,
+    ...(devIdentityAllowed ? { devIdentityDataDir: dataDir } : {}),
+    http: {
+      name: 'all-in-one',
+      port,
+      host,
+      trustProxy: common.trustProxy,
+      readiness: async () => ({ transport: transport.isReady(), database: await database.ping() }),
+    },
+  }).catch(async (error) => {
     await transport.close();
     await database.close();
     await embedded?.stop();
     throw error;
-  }
+  });
   // The URL shown and handed to tests: the host asked for, or localhost for loopback and every interface.
   const asked = options.host ?? common.host;
   const shownHost = asked === undefined || asked === '0.0.0.0' || asked === '::' ? 'localhost' : asked;
   return {
-    url: `http://${shownHost.includes(':') ? `[${shownHost}]` : shownHost}:${boundPort}`,
-    port: boundPort,
+    url: `http://${shownHost.includes(':') ? `[${shownHost}]` : shownHost}:${programs.port}`,
+    port: programs.port,
     databaseDescription: embedded ? `embedded PostgreSQL (PGlite) in ${embedded.dataDir}` : redactUrl(url),
     databaseUrl: url,
     transportKind: transport.kind,
@@ -188,19 +156,14 @@ export async function startSystem(options: SystemOptions = {}): Promise<RunningS
     dataDir,
     developerIdentity: developerJwks ? 'jwks' : devIdentityAllowed ? 'dev' : 'none',
     adminToken,
-    server,
+    server: programs.server,
     drainMs,
-    isShuttingDown: () => shuttingDown,
-    markShuttingDown: () => {
-      shuttingDown = true;
-    },
+    isShuttingDown: programs.isShuttingDown,
+    markShuttingDown: programs.markShuttingDown,
     async stop() {
-      shuttingDown = true;
+      programs.markShuttingDown();
       if (drainMs > 0) await new Promise((resolve) => setTimeout(resolve, drainMs));
-      for (const program of programs) await program.upgrades?.close();
-      await closeServer(server);
-      await Promise.all(served.map((s) => s.stop()));
-      for (const program of programs) await program.close?.();
+      await programs.stop();
       await transport.close();
       await database.close();
       await embedded?.stop();

@@ -1,29 +1,16 @@
 // One launcher for the programs as separate processes, the way Kubernetes runs them: each replica is
 // `node <the start:* scripts' flags> <entry file>` (Node 24 itself, never through npm, which would not pass signals
 // on), on its own HTTP port, with its own log file, and can be signalled, stopped (SIGTERM, then its exit awaited),
-// started again on the same port and waited for (/readyz 200). Used by the benchmarks (load/lib/system.ts) and the
-// fault suite (test/faults/system.ts). A tool for development and CI machines, never part of a program.
+// started again on the same port and waited for (/readyz 200). Used by the benchmarks (load/lib/system.ts), the
+// fault suite (test/faults/system.ts) and the program tests (test/support/processes.ts). The launcher's other mode,
+// the programs in one process, is in-process.ts. A tool for development and CI machines, never part of a program.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { type LaunchedProgram, PROGRAM_ENTRIES, PROGRAMS } from './programs.ts';
 import { freePort } from './servers.ts';
 
-/** Entry file of every program, relative to the repository's root. */
-export const PROGRAM_ENTRIES = {
-  'identity-admission': 'services/identity-admission/src/main.ts',
-  ledger: 'services/ledger/src/main.ts',
-  gateway: 'gateway/src/main.ts',
-  ingest: 'services/ingest/src/main.ts',
-  links: 'services/links/src/main.ts',
-  'all-in-one': 'services/all-in-one/src/main.ts',
-} as const;
-export type LaunchedProgram = keyof typeof PROGRAM_ENTRIES;
-
-/** The five programs a deployment runs (without the all-in-one process), state owners first. */
-export const PROGRAMS = ['identity-admission', 'ledger', 'gateway', 'ingest', 'links'] as const;
-export type ProgramName = (typeof PROGRAMS)[number];
-/** The programs with public HTTP routes (the others answer only probes and metrics over HTTP). */
-export const EDGES = ['gateway', 'ingest', 'links'] as const satisfies readonly ProgramName[];
+export { EDGES, type LaunchedProgram, PROGRAM_ENTRIES, PROGRAMS, type ProgramName } from './programs.ts';
 
 /**
  * Node's options for every program, as `npm run start:<program>`, the image's ENTRYPOINT and the chart use them
@@ -50,6 +37,9 @@ export const PROGRAM_NODE_OPTIONS = [
 export function extraNodeOptions(): string[] {
   return (process.env.NODE_OPTIONS_EXTRA ?? '').split(/\s+/).filter(Boolean);
 }
+
+/** How much of a replica's output output() keeps (the end; the log file has all of it). */
+const OUTPUT_KEPT_CHARS = 1 << 20;
 
 /** How long a replica may take to answer /readyz 200 by default (slow, shared 2-core machines). */
 export const START_TIMEOUT_DEFAULT_MS = 120_000;
@@ -78,8 +68,11 @@ export interface StartProgramsOptions {
   nodeOptions?: (replica: { program: LaunchedProgram; name: string }) => string[];
   /** How long each replica may take to answer /readyz 200. */
   startTimeoutMs?: number;
-  /** Wait for every replica's /readyz 200 before resolving; default true. */
-  waitReady?: boolean;
+  /**
+   * What to wait for before resolving: `ready` (default) every replica's /readyz 200, `alive` its /healthz 200 (a
+   * program answers it as soon as it listens, before NATS and its database), `none` nothing.
+   */
+  wait?: 'ready' | 'alive' | 'none';
 }
 
 export interface ProgramReplica {
@@ -105,8 +98,10 @@ export interface ProgramReplica {
   start(): void;
   /** stop() if running, start(), waitReady(). */
   restart(): Promise<void>;
-  /** Resolves once /readyz answers 200; throws when the process exits first or after timeoutMs. */
-  waitReady(timeoutMs?: number): Promise<void>;
+  /** Resolves once /readyz (or `probe`) answers 200; throws when the process exits first or after timeoutMs. */
+  waitReady(timeoutMs?: number, probe?: 'readyz' | 'healthz'): Promise<void>;
+  /** What the replica's processes wrote so far (its last MiB; the log file keeps all). */
+  output(): string;
 }
 
 export interface Programs {
@@ -159,6 +154,7 @@ export async function startPrograms(options: StartProgramsOptions): Promise<Prog
     const logPath = join(options.logDir, `${name}.log`);
     let child!: ChildProcess;
     let exited!: Promise<number | null>;
+    let output = '';
     const running = () => child.exitCode === null && child.signalCode === null;
     const spawnOnce = () => {
       const flags = [...PROGRAM_NODE_OPTIONS, ...(options.nodeOptions?.({ program, name }) ?? [])];
@@ -177,9 +173,15 @@ export async function startPrograms(options: StartProgramsOptions): Promise<Prog
       stream.write(`--- ${new Date().toISOString()} start (pid ${child.pid}, port ${port})\n`);
       child.stdout?.pipe(stream, { end: false });
       child.stderr?.pipe(stream, { end: false });
+      const keep = (chunk: Buffer) => {
+        output = (output + chunk.toString('utf8')).slice(-OUTPUT_KEPT_CHARS);
+      };
+      child.stdout?.on('data', keep);
+      child.stderr?.on('data', keep);
       const current = child;
       exited = new Promise<number | null>((r) => {
-        current.once('exit', (code, signal) => {
+        // 'close', not 'exit': by then every byte the process wrote has been read (output() is complete).
+        current.once('close', (code, signal) => {
           stream.write(`--- ${new Date().toISOString()} exit (pid ${current.pid}, ${code ?? signal})\n`);
           r(code);
         });
@@ -229,7 +231,8 @@ export async function startPrograms(options: StartProgramsOptions): Promise<Prog
         replica.start();
         await replica.waitReady();
       },
-      async waitReady(timeoutMs = startTimeoutMs) {
+      output: () => output,
+      async waitReady(timeoutMs = startTimeoutMs, probe = 'readyz') {
         const deadline = Date.now() + timeoutMs;
         const current = child;
         while (Date.now() < deadline) {
@@ -239,7 +242,7 @@ export async function startPrograms(options: StartProgramsOptions): Promise<Prog
             );
           }
           try {
-            const response = await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(1_000) });
+            const response = await fetch(`${url}/${probe}`, { signal: AbortSignal.timeout(1_000) });
             await response.arrayBuffer();
             if (response.status === 200) return;
           } catch {
@@ -247,7 +250,7 @@ export async function startPrograms(options: StartProgramsOptions): Promise<Prog
           }
           await sleep(50);
         }
-        throw new Error(`${name} did not answer /readyz with 200 within ${timeoutMs} ms; see ${logPath}`);
+        throw new Error(`${name} did not answer /${probe} with 200 within ${timeoutMs} ms; see ${logPath}`);
       },
     };
     return replica;
@@ -286,7 +289,10 @@ export async function startPrograms(options: StartProgramsOptions): Promise<Prog
         replicas.push(makeReplica(program, index, name, port, spec.env ?? {}));
       }
     }
-    if (options.waitReady ?? true) await Promise.all(replicas.map((r) => r.waitReady()));
+    const wait = options.wait ?? 'ready';
+    if (wait !== 'none') {
+      await Promise.all(replicas.map((r) => r.waitReady(startTimeoutMs, wait === 'alive' ? 'healthz' : 'readyz')));
+    }
   } catch (error) {
     await stop();
     throw error;

@@ -1,22 +1,12 @@
-// A dependency down: 503 retry_later and nothing stored (CONTRACT section 7). The programs are composed here the way
-// the all-in-one process composes them, on a private nats-server, so that the ledger can be left out, or given a
-// database of its own that the test then closes.
-import { createServer, type Server } from 'node:http';
+// A dependency down: 503 retry_later and nothing stored (CONTRACT section 7). The programs are composed in the test
+// process (test/support/compose.ts), on a private nats-server, so that the ledger can be left out, or given a database
+// of its own that the test then closes.
 import { pino } from 'pino';
-import { EnvReader } from '#runtime/config.ts';
 import { issueKeyValue } from '#runtime/credentials/keys.ts';
-import { Database, migrate } from '#runtime/db/database.ts';
-import { createHttpApp } from '#runtime/http/app.ts';
-import { createMetrics } from '#runtime/metrics.ts';
-import { PlatformSwitch } from '#runtime/platform-switch.ts';
-import { closeServer, listen, type ProgramModule } from '#runtime/program.ts';
-import { NatsTransport } from '#runtime/transport/nats.ts';
-import type { ServedService } from '#runtime/transport/operation.ts';
+import { migrate } from '#runtime/db/database.ts';
 import { identityMigrations } from '../../../services/identity-admission/src/migrations/index.ts';
-import { identityAdmission } from '../../../services/identity-admission/src/program.ts';
-import { ingest } from '../../../services/ingest/src/program.ts';
 import { ledgerMigrations } from '../../../services/ledger/src/migrations/index.ts';
-import { ledger } from '../../../services/ledger/src/program.ts';
+import { type Composed, compose as composePrograms } from '../../support/compose.ts';
 import { createTestDatabase, sql } from '../../support/database.ts';
 import { CONFIG_PATH, eventBody, expectDecision, expectError, postEvent, postRaw } from '../../support/ingest.ts';
 import { createEventWorld, createKey, type EventWorld } from '../../support/ledger-fixtures.ts';
@@ -25,49 +15,9 @@ import { api } from '../../support/system.ts';
 
 const logger = pino({ level: 'silent' });
 
-interface Composed {
-  url: string;
-  stop(): Promise<void>;
-}
-
 /** ingest, plus identity-admission and the ledger when given their database URLs. */
-async function compose(natsUrl: string, identityDbUrl?: string, ledgerDbUrl?: string): Promise<Composed> {
-  const metrics = createMetrics();
-  const transport = await NatsTransport.connect({
-    url: natsUrl,
-    connectionName: 'test',
-    requestTimeoutMs: 2000,
-    logger,
-    metrics,
-  });
-  const platform = new PlatformSwitch(transport);
-  const databases: Database[] = [];
-  const served: ServedService[] = [];
-  const start = async <C>(module: ProgramModule<C>, databaseUrl?: string) => {
-    const database = databaseUrl ? await Database.open({ url: databaseUrl, poolMax: 4, logger }) : undefined;
-    if (database) databases.push(database);
-    const program = await module.create(
-      { logger, metrics, transport, platform, database },
-      module.readConfig(new EnvReader({})),
-    );
-    for (const definition of program.services ?? []) served.push(await transport.serve(definition));
-    return program;
-  };
-  if (identityDbUrl) await start(identityAdmission, identityDbUrl);
-  if (ledgerDbUrl) await start(ledger, ledgerDbUrl);
-  const edge = await start(ingest);
-  const app = createHttpApp({ program: 'test', logger, metrics, readiness: async () => ({}), routes: [edge.routes!] });
-  const server: Server = createServer(app.callback());
-  const port = await listen(server, 0, '127.0.0.1');
-  return {
-    url: `http://127.0.0.1:${port}`,
-    async stop() {
-      await closeServer(server);
-      for (const s of served) await s.stop();
-      await transport.close();
-      for (const d of databases) await d.close();
-    },
-  };
+function compose(natsUrl: string, identityDatabaseUrl?: string, ledgerDatabaseUrl?: string): Promise<Composed> {
+  return composePrograms({ natsUrl, identityDatabaseUrl, ledgerDatabaseUrl, requestTimeoutMs: 2000, logger });
 }
 
 async function migratedDatabase(): Promise<string> {

@@ -3,7 +3,7 @@
 // configuration stops start-up with a message naming the variable, and SIGTERM stops gracefully.
 import { exportJWK, generateKeyPair } from 'jose';
 import { createTestDatabase } from '../../support/database.ts';
-import { type ProgramProcess, runProgram, startProgram } from '../../support/processes.ts';
+import { type ProgramProcess, startProgram } from '../../support/processes.ts';
 import { startNats } from '../../support/servers.ts';
 
 async function inlineJwks(): Promise<string> {
@@ -60,11 +60,12 @@ describe('programs run alone', () => {
   }, 180_000);
 
   it('refuse to start with missing or malformed configuration, naming each variable', async () => {
-    const run = runProgram('services/ledger/src/main.ts', {
-      NATS_URL: 'http://not-nats',
-      EVENT_RATE_LIMIT_PER_MINUTE: 'many',
-      HTTP_PORT: '0',
-    });
+    const run = await startProgram(
+      'ledger',
+      { NATS_URL: 'http://not-nats', EVENT_RATE_LIMIT_PER_MINUTE: 'many' },
+      undefined,
+      'started',
+    );
     expect(await run.exited).toBe(2);
     expect(run.output()).toMatch(/NATS_URL must be a URL with scheme nats:/);
     expect(run.output()).toMatch(/DATABASE_URL is required/);

@@ -10,7 +10,7 @@ import { ledgerMigrations } from '../../../services/ledger/src/migrations/index.
 import { type Composed, compose } from '../../support/compose.ts';
 import { createTestDatabase } from '../../support/database.ts';
 import { createEventWorld, type EventWorld } from '../../support/ledger-fixtures.ts';
-import { PROGRAM_ENTRIES, runProgram } from '../../support/processes.ts';
+import { startProgram } from '../../support/processes.ts';
 import { startNats } from '../../support/servers.ts';
 
 describe('a second ledger whose HTTP port is taken', () => {
@@ -43,12 +43,13 @@ describe('a second ledger whose HTTP port is taken', () => {
         .then((reply) => (reply.valid ? 'ok' : 'invalid'))
         .catch((error: Error) => `failed: ${error.message} ${String(error.cause)}`);
     const takenPort = (blocker.address() as net.AddressInfo).port;
-    const second = runProgram(PROGRAM_ENTRIES.ledger, {
-      HTTP_PORT: String(takenPort),
-      NATS_URL: nats.url,
-      DATABASE_URL: db,
-      LOG_LEVEL: 'info',
-    });
+    const second = await startProgram(
+      'ledger',
+      { NATS_URL: nats.url, DATABASE_URL: db, LOG_LEVEL: 'info' },
+      undefined,
+      'started',
+      takenPort,
+    );
     let exited = false;
     const exitCode = second.exited.then((code) => {
       exited = true;
