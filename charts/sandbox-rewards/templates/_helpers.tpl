@@ -154,6 +154,10 @@ Usage: include "sandbox-rewards.programConfig" (dict "root" $ "program" "ledger"
 {{- end -}}
 {{- $_ := set $env "SHUTDOWN_DRAIN_MS" (toString $drainMs) -}}
 {{- end -}}
+{{- if has .program (list "ledger" "identity-admission") -}}
+{{- $_ := set $env "DATABASE_POOL_MAX" (toString .root.Values.database.poolMax) -}}
+{{- $_ := set $env "DATABASE_NAMED_STATEMENTS" (toString .root.Values.database.namedStatements) -}}
+{{- end -}}
 {{- if eq .program "gateway" -}}
 {{- $_ := set $env "GRAPHQL_INTROSPECTION" (toString $c.graphqlIntrospection) -}}
 {{- $_ := set $env "LIVE_CONNECTIONS_PER_DEVELOPER_MAX" (toString $c.liveConnectionsPerDeveloperMax) -}}
