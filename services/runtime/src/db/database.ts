@@ -115,29 +115,7 @@ export class Database {
   }
 
   static async open(options: DatabaseOptions): Promise<Database> {
-    const { clientUrl, driverOptions, selector } = connectionSettings(options.url);
-    const stopObserving = selector.observe(logSelectorEvents(options.logger));
-    let orm: MikroORM;
-    try {
-      orm = await MikroORM.init({
-        clientUrl,
-        driverOptions,
-        entities: [],
-        pool: { min: 0, max: options.poolMax },
-        allowGlobalContext: false,
-        debug: false,
-        discovery: { warnWhenNoEntities: false },
-        ensureDatabase: false,
-        // Credits are bigint columns; values up to 1e12 are exact as numbers.
-        forceUtcTimezone: true,
-        // MikroORM's default, said here because it matters: with 'connection' every connection reserve would run
-        // `reset all` and session set_config statements, session state that a transaction pooler does not keep.
-        sessionContext: 'transaction',
-      });
-    } catch (error) {
-      stopObserving();
-      throw error;
-    }
+    const { orm, selector, stopObserving } = await initOrm(options.url, options.poolMax, options.logger);
     if (options.metrics && !options.metrics.registry.getSingleMetric('database_pool_connections')) {
       const connection = orm.em.getConnection() as unknown as { getNativeClient(): Promise<PoolCounts> };
       new Gauge({
@@ -220,28 +198,43 @@ export class Database {
 }
 
 /**
+ * MikroORM on DATABASE_URL (connectionSettings), as a pool of `poolMax` connections; the failover selector's events are
+ * logged until `stopObserving` (called here when the start fails).
+ */
+async function initOrm(url: string, poolMax: number, logger: Logger) {
+  const { clientUrl, driverOptions, selector } = connectionSettings(url);
+  const stopObserving = selector.observe(logSelectorEvents(logger));
+  try {
+    const orm = await MikroORM.init({
+      clientUrl,
+      driverOptions,
+      entities: [],
+      pool: { min: 0, max: poolMax },
+      allowGlobalContext: false,
+      debug: false,
+      discovery: { warnWhenNoEntities: false },
+      ensureDatabase: false,
+      // Credits are bigint columns; values up to 1e12 are exact as numbers.
+      forceUtcTimezone: true,
+      // MikroORM's default, said here because it matters: with 'connection' every connection reserve would run
+      // `reset all` and session set_config statements, session state that a transaction pooler does not keep.
+      sessionContext: 'transaction',
+    });
+    return { orm, selector, stopObserving };
+  } catch (error) {
+    stopObserving();
+    throw error;
+  }
+}
+
+/**
  * Applies the committed migrations of each set, in order, each set tracked in its own schema's table. Uses one
  * connection for all sets (PGlite serves one at a time). MikroORM migrations run in one transaction per set; then the
  * set's repeatable migrations (repeatable.ts) whose files changed, one transaction each.
  */
 export async function migrate(url: string, sets: MigrationSet[], logger: Logger): Promise<void> {
-  const { clientUrl, driverOptions, selector } = connectionSettings(url);
-  const stopObserving = selector.observe(logSelectorEvents(logger));
-  let orm: MikroORM;
-  try {
-    orm = await MikroORM.init({
-      clientUrl,
-      driverOptions,
-      entities: [],
-      discovery: { warnWhenNoEntities: false },
-      ensureDatabase: false,
-      pool: { min: 0, max: 1 },
-      sessionContext: 'transaction',
-    });
-  } catch (error) {
-    stopObserving();
-    throw error;
-  }
+  // One connection for all sets (PGlite serves one at a time).
+  const { orm, stopObserving } = await initOrm(url, 1, logger);
   try {
     for (const set of sets) {
       orm.config.set('migrations', {
