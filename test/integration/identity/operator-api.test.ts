@@ -1,10 +1,8 @@
-// The operator API (CONTRACT section 3) over HTTP on real PostgreSQL and NATS, and `npm run admin` driving it as a
-// person at a terminal would.
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { adminSchemas } from '../../../gateway/src/schemas/admin.ts';
 import { commonSchemas, dataEnvelope } from '../../../gateway/src/schemas/common.ts';
 import { SchemaSet } from '../../../gateway/src/schemas/json-schema.ts';
+import { type CommandResult, runScript } from '../../support/cli.ts';
 import { freePort } from '../../support/servers.ts';
 import type { ApiResponse } from '../../support/system.ts';
 import { admin, api, startTestSystem, TEST_ADMIN_TOKEN, type TestSystem } from '../../support/system.ts';
@@ -339,30 +337,10 @@ describe('operator API without ADMIN_TOKEN', () => {
   });
 });
 
-interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
+type CliResult = CommandResult;
 
 function runAdminCli(args: string[], env: Record<string, string | undefined>): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['gateway/src/cli/admin.ts', ...args], {
-      cwd: process.cwd(),
-      env: { PATH: process.env.PATH, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => {
-      stdout += chunk;
-    });
-    child.stderr.on('data', (chunk) => {
-      stderr += chunk;
-    });
-    child.once('error', reject);
-    child.once('exit', (code) => resolve({ code, stdout, stderr }));
-  });
+  return runScript('gateway/src/cli/admin.ts', args, env);
 }
 
 describe('npm run admin', () => {

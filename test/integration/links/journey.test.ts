@@ -4,12 +4,12 @@
 // and the event in the records. Every answer validates against the served /openapi.json. Then `npm run demo` runs
 // the same journey against the same process and prints it.
 
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SchemaSet } from '../../../gateway/src/schemas/json-schema.ts';
 import { type JourneyResult, runJourney } from '../../../services/all-in-one/src/journey.ts';
+import { runScript } from '../../support/cli.ts';
 import { type ProgramProcess, startProgram } from '../../support/processes.ts';
 import { freePort } from '../../support/servers.ts';
 import { api, TEST_ADMIN_TOKEN } from '../../support/system.ts';
@@ -126,23 +126,8 @@ describe('the whole journey on `npm start` (embedded default)', () => {
   });
 
   describe('npm run demo', () => {
-    const runDemo = async (args: string[], env: Record<string, string | undefined>) => {
-      const child = spawn(process.execPath, ['services/all-in-one/src/demo.ts', ...args], {
-        cwd: process.cwd(),
-        env: { PATH: process.env.PATH, ...env },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (chunk) => {
-        stdout += chunk;
-      });
-      child.stderr.on('data', (chunk) => {
-        stderr += chunk;
-      });
-      const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-      return { code, stdout, stderr };
-    };
+    const runDemo = (args: string[], env: Record<string, string | undefined>) =>
+      runScript('services/all-in-one/src/demo.ts', args, env);
 
     it('walks through the journey step by step and ends with the decision and the snapshot figures', async () => {
       const { code, stdout, stderr } = await runDemo(['--url', server.url], {

@@ -6,6 +6,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { type CommandResult, runCommand } from '../../support/cli.ts';
 import { freePort } from '../../support/servers.ts';
 
 const root = process.cwd();
@@ -61,18 +62,8 @@ async function stop(started: Started): Promise<void> {
 }
 
 /** Runs one line in bash, as typed in a new terminal in the repository's folder. */
-async function shell(line: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn('bash', ['-c', line], { cwd: root, env: terminalEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk) => {
-    stdout += chunk;
-  });
-  child.stderr.on('data', (chunk) => {
-    stderr += chunk;
-  });
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-  return { code, stdout, stderr };
+function shell(line: string): Promise<CommandResult> {
+  return runCommand('bash', ['-c', line], terminalEnv(), root);
 }
 
 /** The printed (indented) command line that contains `marker`, without its indentation and trailing comment. */
