@@ -10,15 +10,23 @@ import {
   type Snapshot,
   setSessionToken,
 } from './api.ts';
-import { devSignIn, oidcSignIn, oidcSignOut, type SignInConfig } from './auth.ts';
+import {
+  devSignIn,
+  forgetDevSession,
+  keepDevSession,
+  keptDevSession,
+  oidcSignIn,
+  oidcSignOut,
+  type SignInConfig,
+} from './auth.ts';
 import { FailureAlert, FailureText, useTitle } from './components.tsx';
-import { OrganizationPage } from './pages/Organization.tsx';
+import { OrganizationPage, ProjectPage } from './pages/Organization.tsx';
 import { Overview } from './pages/Overview.tsx';
 
 const GamePage = lazy(() => import('./pages/Game.tsx'));
 const RecordsPage = lazy(() => import('./pages/Records.tsx'));
 
-const readRoute = () => window.location.hash.replace(/^#\/?/, '').split('/').filter(Boolean);
+const readRoute = () => window.location.hash.replace(/^#\/?/, '').replace(/\?.*$/, '').split('/').filter(Boolean);
 
 function useHashRoute(): string[] {
   const [route, setRoute] = useState(readRoute);
@@ -95,6 +103,86 @@ function SignIn({
   );
 }
 
+/** Where the route points: the page's kind and id, and the objects above it (for the navigation). */
+function located(snapshot: Snapshot, route: string[]) {
+  const [kind, id] = route;
+  const game = kind === 'game' ? snapshot.games.find((g) => g.id === id) : undefined;
+  const project =
+    kind === 'project'
+      ? snapshot.projects.find((p) => p.id === id)
+      : game
+        ? snapshot.projects.find((p) => p.id === game.projectId)
+        : undefined;
+  const orgId = kind === 'org' ? id : (project?.organizationId ?? game?.organizationId);
+  return { orgId, projectId: project?.id, gameId: game?.id };
+}
+
+/** The persistent navigation: organizations → projects → games, the current one marked (aria-current). */
+function Navigation({ snapshot, route }: { snapshot: Snapshot | undefined; route: string[] }) {
+  const here = snapshot ? located(snapshot, route) : { orgId: undefined, projectId: undefined, gameId: undefined };
+  const current = (kind: string, id: string) => (route[0] === kind && route[1] === id ? 'page' : undefined);
+  return (
+    <nav aria-label="Console" className="sidenav">
+      <ul className="nav-top">
+        <li>
+          <a href="#/" aria-current={route.length === 0 ? 'page' : undefined}>
+            Organizations
+          </a>
+        </li>
+        <li>
+          <a href="#/records" aria-current={route[0] === 'records' ? 'page' : undefined}>
+            Records
+          </a>
+        </li>
+      </ul>
+      {snapshot && snapshot.organizations.length > 0 && (
+        <ul className="nav-tree" aria-label="Organizations, projects and games">
+          {snapshot.organizations.map((org) => (
+            <li key={org.id}>
+              <a href={`#/org/${org.id}`} aria-current={current('org', org.id)} className="nav-org">
+                {org.name}
+              </a>
+              {here.orgId === org.id && (
+                <ul>
+                  {snapshot.projects
+                    .filter((p) => p.organizationId === org.id)
+                    .map((project) => (
+                      <li key={project.id}>
+                        <a
+                          href={`#/project/${project.id}`}
+                          aria-current={current('project', project.id)}
+                          className="nav-project"
+                        >
+                          {project.name}
+                        </a>
+                        <ul>
+                          {snapshot.games
+                            .filter((g) => g.projectId === project.id)
+                            .map((game) => (
+                              <li key={game.id}>
+                                <a
+                                  href={`#/game/${game.id}`}
+                                  aria-current={current('game', game.id)}
+                                  className="nav-game"
+                                >
+                                  {game.name}
+                                  {game.status === 'paused' && <span className="nav-note"> (paused)</span>}
+                                </a>
+                              </li>
+                            ))}
+                        </ul>
+                      </li>
+                    ))}
+                </ul>
+              )}
+            </li>
+          ))}
+        </ul>
+      )}
+    </nav>
+  );
+}
+
 function Console({ email, onSignOut }: { email: string; onSignOut: () => void }) {
   const route = useHashRoute();
   const { data, error, refetch } = useQuery<{ snapshot: Snapshot | null }>(SNAPSHOT, {
@@ -107,7 +195,8 @@ function Console({ email, onSignOut }: { email: string; onSignOut: () => void })
   if (snapshot) {
     const [kind, id] = route;
     if (kind === 'org' && id) page = <OrganizationPage snapshot={snapshot} organizationId={id} reload={reload} />;
-    else if (kind === 'game' && id) page = <GamePage snapshot={snapshot} gameId={id} reload={reload} />;
+    else if (kind === 'project' && id) page = <ProjectPage snapshot={snapshot} projectId={id} reload={reload} />;
+    else if (kind === 'game' && id) page = <GamePage snapshot={snapshot} gameId={id} tab={route[2]} reload={reload} />;
     else if (kind === 'records')
       page = <RecordsPage key={route.join('/')} snapshot={snapshot} kind={route[1]} gameId={route[2]} />;
     else page = <Overview snapshot={snapshot} reload={reload} />;
@@ -116,14 +205,16 @@ function Console({ email, onSignOut }: { email: string; onSignOut: () => void })
   const [menuOpen, setMenuOpen] = useState(false);
   // biome-ignore lint/correctness/useExhaustiveDependencies: a new page closes the menu
   useEffect(() => setMenuOpen(false), [route.join('/')]);
-  const current = route[0] === 'records' ? 'records' : route.length === 0 ? 'home' : '';
   return (
     <>
       <a className="skip" href="#main">
         Skip to content
       </a>
-      <header className={menuOpen ? 'menu-open' : undefined}>
-        <span className="brand">Sandbox Rewards</span>
+      <header>
+        <span className="brand">Sandbox Rewards</span>{' '}
+        <span className="sandbox-badge" title="Test credit only: no real money moves">
+          Sandbox
+        </span>
         <button
           type="button"
           className="menu-button secondary"
@@ -133,31 +224,28 @@ function Console({ email, onSignOut }: { email: string; onSignOut: () => void })
         >
           Menu
         </button>
-        <div className="menu" id="console-menu">
-          <nav aria-label="Console">
-            <a href="#/" aria-current={current === 'home' ? 'page' : undefined}>
-              Organizations
-            </a>{' '}
-            <a href="#/records" aria-current={current === 'records' ? 'page' : undefined}>
-              Records
-            </a>
-          </nav>
-          <span className="who">
-            <span className="email">{email}</span>{' '}
-            <button type="button" className="secondary" onClick={onSignOut}>
-              Sign out
-            </button>
-          </span>
-        </div>
+        <span className="who">
+          <span className="email">{email}</span>{' '}
+          <button type="button" className="secondary" onClick={onSignOut}>
+            Sign out
+          </button>
+        </span>
       </header>
-      <main id="main" tabIndex={-1}>
-        {failure && <FailureAlert failure={failure} />}
-        <Suspense fallback={<p>Loading…</p>}>{page}</Suspense>
-      </main>
-      <footer>
-        Sandbox test credit only: 1,000 credits = $1 of test value, and no real money moves. Amounts in dollars are that
-        equivalent.
-      </footer>
+      <div className="shell">
+        <div className={menuOpen ? 'menu menu-open' : 'menu'} id="console-menu">
+          <Navigation snapshot={snapshot} route={route} />
+        </div>
+        <div className="content">
+          <main id="main" tabIndex={-1}>
+            {failure && <FailureAlert failure={failure} />}
+            <Suspense fallback={<p>Loading…</p>}>{page}</Suspense>
+          </main>
+          <footer>
+            Sandbox test credit only: 1,000 credits = $1 of test value, and no real money moves. Amounts in dollars are
+            that equivalent.
+          </footer>
+        </div>
+      </div>
     </>
   );
 }
@@ -167,29 +255,41 @@ export function App({ config, initialToken }: { config: SignInConfig; initialTok
   const [failure, setFailure] = useState<ServerFailure | undefined>();
   // The session token, in memory only (for the provider's sign-out).
   const token = useRef<string | undefined>(undefined);
-  const signedIn = async (value: string) => {
+  // A development session kept in this tab (a reload): signed in again without asking (auth.ts).
+  const [restoring, setRestoring] = useState(() => config.kind === 'dev' && keptDevSession() !== undefined);
+  const signedIn = async (value: string, restored = false) => {
     token.current = value;
     setSessionToken(value);
     try {
       const result = await client.query<{ access: { email: string } | null }>({ query: ACCESS });
       if (result.error || !result.data?.access) throw result.error ?? new Error('No access.');
       setFailure(undefined);
+      if (config.kind === 'dev') keepDevSession(value);
       setSession({ email: result.data.access.email });
     } catch (error) {
       token.current = undefined;
       setSessionToken(undefined);
-      setFailure(failureOf(error));
+      forgetDevSession();
+      // A kept session the server no longer takes (expired, invitation revoked) just asks for a sign-in again.
+      if (!restored) setFailure(failureOf(error));
+    } finally {
+      setRestoring(false);
     }
   };
-  // biome-ignore lint/correctness/useExhaustiveDependencies: once, for the OIDC redirect's token
+  // biome-ignore lint/correctness/useExhaustiveDependencies: once, for the OIDC redirect's token or the kept session
   useEffect(() => {
     if (initialToken) void signedIn(initialToken);
+    else if (config.kind === 'dev') {
+      const kept = keptDevSession();
+      if (kept) void signedIn(kept, true);
+    }
   }, []);
   // The server ended the session (the live socket closed with 4401, e.g. SESSION_EXPIRED): back to the sign-in page
   // with the reason; the token and the cached data are forgotten (the provider's session is left as it is).
   useEffect(
     () =>
       onSessionEnded((ended) => {
+        forgetDevSession();
         token.current = undefined;
         setSessionToken(undefined);
         void client.clearStore();
@@ -204,6 +304,7 @@ export function App({ config, initialToken }: { config: SignInConfig; initialTok
         email={session.email}
         onSignOut={() => {
           const idToken = token.current;
+          forgetDevSession();
           token.current = undefined;
           setSessionToken(undefined);
           void client.clearStore();
@@ -213,6 +314,13 @@ export function App({ config, initialToken }: { config: SignInConfig; initialTok
           }
         }}
       />
+    );
+  }
+  if (restoring) {
+    return (
+      <main id="main" className="signin" tabIndex={-1}>
+        <p role="status">Signing in again…</p>
+      </main>
     );
   }
   return <SignIn config={config} onSignedIn={(token) => void signedIn(token)} failure={failure} />;

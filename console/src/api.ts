@@ -145,6 +145,8 @@ export interface Member {
   id: string;
   organizationId: string;
   identityUserId: string;
+  /** From the operator invitation bound to identityUserId; null while unknown. */
+  email: string | null;
   role: Role;
   createdAt: string;
 }
@@ -170,10 +172,57 @@ export const SNAPSHOT = gql`
       }
       keys { id gameId kind name prefix publicKey createdAt revokedAt }
       rules { id gameId eventType rewardCredits active createdAt }
-      members { id organizationId identityUserId role createdAt }
+      members { id organizationId identityUserId email role createdAt }
     }
   }
 `;
+
+export const SIMULATE_RULE = gql`
+  query ConsoleSimulateRule($input: SimulateRuleInput!) {
+    simulateRule(input: $input) {
+      from to considered spentBeforeCredits flipCount
+      stored { accepted rejected creditsSpent reasons { reason count } }
+      proposed { accepted rejected creditsSpent reasons { reason count } }
+      days { day stored { accepted rejected creditsSpent } proposed { accepted rejected creditsSpent } }
+      flips {
+        id eventId playerId eventType createdAt
+        stored { status reason rewardCredits }
+        proposed { status reason rewardCredits }
+      }
+    }
+  }
+`;
+
+export interface SimulationFigures {
+  accepted: number;
+  rejected: number;
+  creditsSpent: number;
+  reasons?: Array<{ reason: string; count: number }>;
+}
+export interface SimulationDecision {
+  status: 'accepted' | 'rejected';
+  reason: string | null;
+  rewardCredits: number;
+}
+export interface RuleSimulation {
+  from: string;
+  to: string;
+  considered: number;
+  spentBeforeCredits: number;
+  flipCount: number;
+  stored: SimulationFigures;
+  proposed: SimulationFigures;
+  days: Array<{ day: string; stored: SimulationFigures; proposed: SimulationFigures }>;
+  flips: Array<{
+    id: string;
+    eventId: string;
+    playerId: string;
+    eventType: string;
+    createdAt: string;
+    stored: SimulationDecision;
+    proposed: SimulationDecision;
+  }>;
+}
 
 export const ACCESS = gql`
   query ConsoleAccess {

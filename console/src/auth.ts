@@ -1,8 +1,11 @@
-// Sign-in. Tokens live in memory only (never localStorage): a reload signs in again.
+// Sign-in. Tokens never go to localStorage (docs/console-ui.md, "Sign-in"):
 // - dev: the local development identity provider of `npm start` signs a session for a typed e-mail
-//   (POST /console/dev-session, present only when no DEVELOPER_JWKS is configured).
+//   (POST /console/dev-session, present only when no DEVELOPER_JWKS is configured). The token is kept in this tab's
+//   sessionStorage until it expires, so that a reload keeps the sign-in; signing out, the server ending the session
+//   or closing the tab forget it.
 // - oidc: authorization-code flow with PKCE (oidc-client-ts) against DEVELOPER_JWT_ISSUER; the PKCE verifier and
-//   state stay in sessionStorage for the redirect round trip, the tokens in memory. The ID token is the session.
+//   state stay in sessionStorage for the redirect round trip, the tokens in memory only (a reload asks the
+//   provider again, which answers at once while its own session lasts). The ID token is the session.
 //   Signing out also ends the provider's session (its end_session_endpoint).
 import type { ServerFailure } from './api.ts';
 
@@ -31,6 +34,54 @@ export async function devSignIn(email: string): Promise<string> {
     throw body.error ?? ({ code: String(response.status), message: 'Sign-in failed.' } satisfies ServerFailure);
   }
   return body.data.token;
+}
+
+const DEV_SESSION_KEY = 'console.devSession';
+
+/** The seconds-since-epoch `exp` of a JWT (undefined when it has none or is not a JWT). */
+function expiryOf(token: string): number | undefined {
+  try {
+    const payload = token.split('.')[1] ?? '';
+    const json = atob(payload.replace(/-/g, '+').replace(/_/g, '/'));
+    const exp = (JSON.parse(json) as { exp?: unknown }).exp;
+    return typeof exp === 'number' ? exp : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Keeps a development session in this tab (sessionStorage) for its lifetime. */
+export function keepDevSession(token: string): void {
+  try {
+    window.sessionStorage.setItem(DEV_SESSION_KEY, token);
+  } catch {
+    // storage refused (private mode quota): the session stays in memory only
+  }
+}
+
+/** The development session kept in this tab, while it has not expired (an expired one is forgotten). */
+export function keptDevSession(): string | undefined {
+  let token: string | null = null;
+  try {
+    token = window.sessionStorage.getItem(DEV_SESSION_KEY);
+  } catch {
+    return undefined;
+  }
+  if (!token) return undefined;
+  const exp = expiryOf(token);
+  if (exp === undefined || exp * 1000 <= Date.now() + 5000) {
+    forgetDevSession();
+    return undefined;
+  }
+  return token;
+}
+
+export function forgetDevSession(): void {
+  try {
+    window.sessionStorage.removeItem(DEV_SESSION_KEY);
+  } catch {
+    // nothing kept
+  }
 }
 
 const redirectUri = () => `${window.location.origin}/console/`;

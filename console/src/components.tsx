@@ -231,7 +231,21 @@ interface Problem {
 
 // Any action starting clears the messages of every form ("done", errors): the page shows only the latest outcome.
 const actions = new EventTarget();
-const announceStart = (source: string) => actions.dispatchEvent(new CustomEvent('start', { detail: source }));
+/** Says that an action of `source` starts: every other form clears its messages. */
+export const announceStart = (source: string) => actions.dispatchEvent(new CustomEvent('start', { detail: source }));
+
+/** Runs `clear` whenever an action other than `source`'s starts (see announceStart). */
+export function useClearOnAction(source: string, clear: () => void) {
+  const clearRef = useRef(clear);
+  clearRef.current = clear;
+  useEffect(() => {
+    const listener = (event: Event) => {
+      if ((event as CustomEvent<string>).detail !== source) clearRef.current();
+    };
+    actions.addEventListener('start', listener);
+    return () => actions.removeEventListener('start', listener);
+  }, [source]);
+}
 
 export interface ActionFormProps {
   action: string;
@@ -510,4 +524,56 @@ export function useTitle(title: string) {
   useEffect(() => {
     document.title = `${title} · Sandbox Rewards console`;
   }, [title]);
+}
+
+/**
+ * A write form behind its action button ("New …", "Edit …"): the button (aria-expanded) shows the form and moves the
+ * focus to its first field; pressing it again, or the form's Close button, hides it and gives the focus back.
+ */
+export function Reveal({
+  label,
+  children,
+  className,
+  buttonClass,
+}: {
+  label: string;
+  children: ReactNode;
+  className?: string;
+  buttonClass?: string;
+}) {
+  const [open, setOpen] = useState(false);
+  const regionId = useId();
+  const button = useRef<HTMLButtonElement>(null);
+  const region = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    if (open) region.current?.querySelector<HTMLElement>('input, select, textarea, button')?.focus();
+  }, [open]);
+  const close = () => {
+    setOpen(false);
+    button.current?.focus();
+  };
+  return (
+    <div className={className ? `reveal ${className}` : 'reveal'}>
+      <button
+        type="button"
+        ref={button}
+        className={buttonClass ?? 'secondary'}
+        aria-expanded={open}
+        aria-controls={regionId}
+        onClick={() => (open ? close() : setOpen(true))}
+      >
+        {label}
+      </button>
+      <div id={regionId} ref={region} hidden={!open} className="reveal-body">
+        {open && (
+          <>
+            {children}
+            <button type="button" className="link-button" onClick={close}>
+              Close {label.charAt(0).toLowerCase() + label.slice(1)}
+            </button>
+          </>
+        )}
+      </div>
+    </div>
+  );
 }

@@ -1,5 +1,5 @@
 // Debian's Chromium driven by playwright-core for the web console's browser tests (test/e2e): where the browser and
-// the screenshots are, the launch, and axe-core's serious and critical findings on a page.
+// the screenshots are, the launch, and axe-core's findings on a page (every impact).
 import { existsSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -41,10 +41,10 @@ export async function launchChromium(): Promise<Browser> {
   });
 }
 
-/** axe-core on the page as it is now: its serious and critical violations, one line each. */
-export async function severeViolations(page: Page): Promise<string[]> {
+/** axe-core on the page as it is now: every violation, of any impact (critical to minor), one line each. */
+export async function axeViolations(page: Page): Promise<string[]> {
   const results = await new AxeBuilder({ page }).analyze();
-  return results.violations
-    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`);
+  return results.violations.map(
+    (v) => `${v.impact}: ${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`,
+  );
 }

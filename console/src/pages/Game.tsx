@@ -1,30 +1,44 @@
 import { useEffect, useMemo, useRef, useState } from 'react';
 import { type ActionResult, canWrite, type EventRecord, type PlayerRecord, type Snapshot } from '../api.ts';
-import { useTitle } from '../components.tsx';
+import { Section, useTitle } from '../components.tsx';
 import { useLiveDecisions } from '../live.ts';
 import { usePoll, useThrottled } from '../poll.ts';
 import { eventCommand } from './FirstEvent.tsx';
 import { GameBudget } from './game/Budget.tsx';
 import { ChartsSection } from './game/ChartsSection.tsx';
-import { GameHeadline } from './game/Headline.tsx';
+import { GameFigures, GameHeadline } from './game/Headline.tsx';
 import { KeysSection } from './game/Keys.tsx';
 import { LiveDecisionsSection } from './game/LiveDecisions.tsx';
 import { LinkIntentsSection, PlayersSection } from './game/Players.tsx';
 import { RulesSection } from './game/Rules.tsx';
 import { newest, page } from './game/records.ts';
 
-/** One game: budget, rules, keys, live decisions, players and link intents. */
+export const GAME_TABS = [
+  { id: 'overview', label: 'Overview' },
+  { id: 'charts', label: 'Charts' },
+  { id: 'rules', label: 'Rules' },
+  { id: 'keys', label: 'Keys' },
+  { id: 'players', label: 'Players' },
+] as const;
+type TabId = (typeof GAME_TABS)[number]['id'];
+
+/**
+ * One game: its headline figures first, then tabs (each its own address, #/game/<id>/<tab>): overview (budget and
+ * live decisions), charts, rules (with the dry-run), keys, players and link intents.
+ */
 export default function GamePage({
   snapshot,
   gameId,
+  tab: tabName,
   reload,
 }: {
   snapshot: Snapshot;
   gameId: string;
+  tab: string | undefined;
   reload: () => void;
 }) {
+  const tab: TabId = GAME_TABS.find((t) => t.id === tabName)?.id ?? 'overview';
   const game = snapshot.games.find((g) => g.id === gameId);
-  useTitle(game ? `Game ${game.name}` : 'Game not found');
   const [issued, setIssued] = useState<ActionResult | undefined>();
   // Decisions arrive over the subscription while it works; the newest 20 are read at once and then polled every
   // second only while it does not (every 30 s otherwise, as a safety net).
@@ -39,11 +53,17 @@ export default function GamePage({
   const loaded = events.value !== undefined;
   const latest = decisions[0]?.id ?? '';
   const seen = useRef<string | undefined>(undefined);
+  const [changes, setChanges] = useState(0);
   useEffect(() => {
     if (!loaded) return;
-    if (seen.current !== undefined && latest !== seen.current) reloadSoon();
+    if (seen.current !== undefined && latest !== seen.current) {
+      reloadSoon();
+      setChanges((n) => n + 1);
+    }
     seen.current = latest;
   }, [loaded, latest, reloadSoon]);
+  const tabLabel = GAME_TABS.find((t) => t.id === tab)?.label ?? '';
+  useTitle(game ? `Game ${game.name}${tab === 'overview' ? '' : `: ${tabLabel}`}` : 'Game not found');
   if (!game) return <p role="alert">This game does not exist or you are not a member of its organization.</p>;
   const org = snapshot.organizations.find((o) => o.id === game.organizationId);
   const project = snapshot.projects.find((p) => p.id === game.projectId);
@@ -66,37 +86,67 @@ export default function GamePage({
   return (
     <>
       <GameHeadline game={game} org={org} project={project} write={write} reload={reload} />
-      <GameBudget game={game} projectAvailable={projectAvailable} write={write} reload={reload} />
-      <LiveDecisionsSection
-        gameId={game.id}
-        live={live}
-        decisions={decisions}
-        loaded={loaded}
-        error={events.error}
-        keys={keys}
-        rules={rules}
-        shownSecret={shownSecret}
-        firstPlayer={firstPlayer}
-      />
-      <ChartsSection
-        game={game}
-        live={live}
-        shownSecret={shownSecret}
-        firstPlayer={firstPlayer}
-        sendCommand={sendCommand}
-      />
-      <RulesSection gameId={game.id} rules={rules} write={write} reload={reload} />
-      <KeysSection
-        gameId={game.id}
-        keys={keys}
-        write={write}
-        reload={reload}
-        issued={issued}
-        shown={shown}
-        setIssued={setIssued}
-      />
-      <PlayersSection gameId={game.id} players={players.value} />
-      <LinkIntentsSection gameId={game.id} />
+      <GameFigures game={game} changes={changes} />
+      <nav aria-label="Game sections" className="tabs">
+        <ul className="tab-list">
+          {GAME_TABS.map((t) => (
+            <li key={t.id}>
+              <a href={`#/game/${game.id}/${t.id}`} aria-current={t.id === tab ? 'page' : undefined}>
+                {t.label}
+                {t.id === 'keys' && shown ? ' (new key)' : ''}
+              </a>
+            </li>
+          ))}
+        </ul>
+      </nav>
+      <div className="tab-panel" data-testid={`tab-${tab}`}>
+        {tab === 'overview' && (
+          <>
+            <Section title="Budget">
+              <GameBudget game={game} projectAvailable={projectAvailable} write={write} reload={reload} />
+            </Section>
+            <LiveDecisionsSection
+              gameId={game.id}
+              live={live}
+              decisions={decisions}
+              loaded={loaded}
+              error={events.error}
+              keys={keys}
+              rules={rules}
+              shownSecret={shownSecret}
+              firstPlayer={firstPlayer}
+              players={players.value}
+            />
+          </>
+        )}
+        {tab === 'charts' && (
+          <ChartsSection
+            game={game}
+            live={live}
+            shownSecret={shownSecret}
+            firstPlayer={firstPlayer}
+            sendCommand={sendCommand}
+          />
+        )}
+        {tab === 'rules' && <RulesSection game={game} rules={rules} write={write} reload={reload} />}
+        {tab === 'keys' && (
+          <KeysSection
+            gameId={game.id}
+            keys={keys}
+            write={write}
+            reload={reload}
+            issued={issued}
+            shown={shown}
+            setIssued={setIssued}
+          />
+        )}
+        {tab === 'players' && (
+          <>
+            <PlayersSection gameId={game.id} players={players.value} />
+            <LinkIntentsSection gameId={game.id} />
+          </>
+        )}
+      </div>
     </>
   );
 }

@@ -1,24 +1,27 @@
 import { PLATFORMS } from '../../../services/runtime/src/contracts/vocabulary.ts';
-import { canManageMembers, canWrite, type Snapshot } from '../api.ts';
+import { canManageMembers, canWrite, type Member, type Snapshot } from '../api.ts';
 import {
   ActionForm,
   amountOf,
   Bar,
   credits,
   creditsWithDollars,
-  Deeper,
   figure,
   Heading,
+  Reveal,
   Section,
   TableBox,
   useTitle,
 } from '../components.tsx';
 import { developerSubjectOf } from '../subject.ts';
+
+const memberName = (m: Member) => m.email ?? m.identityUserId;
+
 import { GameBadges } from './state.tsx';
 
 const NAME_RULE = 'Enter a name of 1 to 100 characters, without control characters.';
 
-/** One organization: funding, projects (allocate, ceilings, new games) and members. */
+/** One organization: funding, its projects (each with a page of its own) and members. */
 export function OrganizationPage({
   snapshot,
   organizationId,
@@ -50,38 +53,39 @@ export function OrganizationPage({
         </p>
       )}
       {write && !org.unlimitedFunding && (
-        <ActionForm
-          action="fundOrganization"
-          title="Fund organization"
-          submitLabel="Fund"
-          fixed={{ organizationId: org.id }}
-          fields={[{ name: 'amountCredits', label: 'Amount to fund (credits)', kind: 'credits', min: 1 }]}
-          confirm={(input) => [
-            ['Organization balance', figure(org.balanceCredits), figure(org.balanceCredits + amountOf(input))],
-          ]}
-          onDone={reload}
-        />
+        <Reveal label="Fund organization" buttonClass="primary">
+          <ActionForm
+            action="fundOrganization"
+            title="Fund organization"
+            submitLabel="Fund"
+            fixed={{ organizationId: org.id }}
+            fields={[{ name: 'amountCredits', label: 'Amount to fund (credits)', kind: 'credits', min: 1 }]}
+            confirm={(input) => [
+              ['Organization balance', figure(org.balanceCredits), figure(org.balanceCredits + amountOf(input))],
+            ]}
+            onDone={reload}
+          />
+        </Reveal>
       )}
       <Section title="Projects">
-        {projects.length === 0 && <p>No project yet.</p>}
-        {projects.map((project) => {
-          const games = snapshot.games.filter((g) => g.projectId === project.id);
-          const allocatedToGames = games.reduce((sum, g) => sum + g.budgetCredits, 0);
-          return (
-            <article key={project.id} className="card" aria-label={`Project ${project.name}`}>
-              <Heading>Project {project.name}</Heading>
-              <Deeper>
+        {projects.length === 0 && (
+          <p className="empty">
+            No project yet.{write ? ' A project holds games and a budget that you allocate to them.' : ''}
+          </p>
+        )}
+        <div className="cards">
+          {projects.map((project) => {
+            const games = snapshot.games.filter((g) => g.projectId === project.id);
+            return (
+              <article key={project.id} className="card" aria-label={`Project ${project.name}`}>
+                <Heading>
+                  <a href={`#/project/${project.id}`}>Project {project.name}</a>
+                </Heading>
                 <Bar
                   label="Budget"
                   value={project.budgetCredits}
                   max={project.maxPayoutCredits}
                   detail={`of ceiling ${credits(project.maxPayoutCredits)}`}
-                />
-                <Bar
-                  label="Allocated to games"
-                  value={allocatedToGames}
-                  max={project.budgetCredits}
-                  detail={`of budget ${credits(project.budgetCredits)}`}
                 />
                 <Bar
                   label="Spent"
@@ -92,85 +96,28 @@ export function OrganizationPage({
                 <ul>
                   {games.map((g) => (
                     <li key={g.id}>
-                      <a href={`#/game/${g.id}`}>Game {g.name}</a> ({g.status}): budget {credits(g.budgetCredits)},
-                      spent {credits(g.spentCredits)} <GameBadges game={g} />
+                      <a href={`#/game/${g.id}`}>Game {g.name}</a> ({g.status}) <GameBadges game={g} />
                     </li>
                   ))}
                 </ul>
-                {write && (
-                  <div className="forms">
-                    <ActionForm
-                      action="allocateProject"
-                      title={`Allocate to project ${project.name}`}
-                      submitLabel="Allocate"
-                      fixed={{ projectId: project.id }}
-                      fields={[
-                        { name: 'amountCredits', label: 'Amount to allocate (credits)', kind: 'credits', min: 1 },
-                      ]}
-                      confirm={(input) => [
-                        [
-                          'Organization balance',
-                          org.unlimitedFunding ? 'unlimited' : figure(org.balanceCredits),
-                          org.unlimitedFunding ? 'unlimited' : figure(org.balanceCredits - amountOf(input)),
-                        ],
-                        [
-                          'Project budget',
-                          figure(project.budgetCredits),
-                          figure(project.budgetCredits + amountOf(input)),
-                        ],
-                        ['Project ceiling', figure(project.maxPayoutCredits), figure(project.maxPayoutCredits)],
-                      ]}
-                      onDone={reload}
-                    />
-                    <ActionForm
-                      action="updateProject"
-                      title={`Change project ${project.name}`}
-                      submitLabel="Save project"
-                      fixed={{ projectId: project.id }}
-                      fields={[
-                        { name: 'name', label: 'New name', kind: 'text', optional: true, rule: NAME_RULE },
-                        { name: 'maxPayoutCredits', label: 'New ceiling (credits)', kind: 'credits', optional: true },
-                      ]}
-                      errorField="maxPayoutCredits"
-                      onDone={reload}
-                    />
-                    <ActionForm
-                      action="createGame"
-                      title={`New game in ${project.name}`}
-                      submitLabel="Create game"
-                      fixed={{ projectId: project.id }}
-                      fields={[
-                        { name: 'name', label: 'Game name', kind: 'text', rule: NAME_RULE },
-                        {
-                          name: 'platform',
-                          label: 'Platform',
-                          kind: 'select',
-                          options: ['web', ...PLATFORMS.filter((p) => p !== 'web')],
-                          initial: 'web',
-                        },
-                        { name: 'maxPayoutCredits', label: 'Game ceiling (credits)', kind: 'credits' },
-                        { name: 'dailyPlayerCapCredits', label: 'Daily cap per player (credits)', kind: 'credits' },
-                      ]}
-                      onDone={reload}
-                    />
-                  </div>
-                )}
-              </Deeper>
-            </article>
-          );
-        })}
+              </article>
+            );
+          })}
+        </div>
         {write && (
-          <ActionForm
-            action="createProject"
-            title="New project"
-            submitLabel="Create project"
-            fixed={{ organizationId: org.id }}
-            fields={[
-              { name: 'name', label: 'Project name', kind: 'text', rule: NAME_RULE },
-              { name: 'maxPayoutCredits', label: 'Project ceiling (credits)', kind: 'credits' },
-            ]}
-            onDone={reload}
-          />
+          <Reveal label="New project">
+            <ActionForm
+              action="createProject"
+              title="New project"
+              submitLabel="Create project"
+              fixed={{ organizationId: org.id }}
+              fields={[
+                { name: 'name', label: 'Project name', kind: 'text', rule: NAME_RULE },
+                { name: 'maxPayoutCredits', label: 'Project ceiling (credits)', kind: 'credits' },
+              ]}
+              onDone={reload}
+            />
+          </Reveal>
         )}
       </Section>
       <Section title="Members">
@@ -178,62 +125,71 @@ export function OrganizationPage({
           <table aria-label="Members">
             <thead>
               <tr>
-                <th scope="col">Identity user id</th>
+                <th scope="col">Member</th>
                 <th scope="col">Role</th>
                 <th scope="col">Since</th>
                 {canManageMembers(org.role) && <th scope="col">Actions</th>}
               </tr>
             </thead>
             <tbody>
-              {members.map((m) => (
-                <tr key={m.id}>
-                  <td>
-                    <code>{m.identityUserId}</code>
-                  </td>
-                  <td>{m.role}</td>
-                  <td>{new Date(m.createdAt).toLocaleString()}</td>
-                  {canManageMembers(org.role) && (
+              {members.map((m) => {
+                const who = memberName(m);
+                return (
+                  <tr key={m.id}>
                     <td>
-                      {m.role !== 'owner' && (
-                        <>
-                          <ActionForm
-                            compact
-                            action="updateMember"
-                            title={`Change role of ${m.identityUserId}`}
-                            submitLabel="Change role"
-                            fixed={{ memberId: m.id }}
-                            fields={[
-                              {
-                                name: 'role',
-                                label: 'Role',
-                                kind: 'select',
-                                options: ['admin', 'viewer'],
-                                initial: m.role,
-                              },
-                            ]}
-                            onDone={reload}
-                          />
-                          <ActionForm
-                            compact
-                            action="removeMember"
-                            title={`Remove ${m.identityUserId}`}
-                            submitLabel="Remove"
-                            submitClass="danger"
-                            fixed={{ memberId: m.id }}
-                            fields={[]}
-                            danger={() => ({
-                              title: `Remove ${m.identityUserId}?`,
-                              body: `This ${m.role} loses access to ${org.name} at once. You can add them again later.`,
-                              confirmLabel: 'Remove member',
-                            })}
-                            onDone={reload}
-                          />
-                        </>
-                      )}
+                      {m.email ?? <span className="muted">E-mail not known yet (never signed in)</span>}
+                      <details className="identity">
+                        <summary>
+                          Identity id<span className="visually-hidden"> of {who}</span>
+                        </summary>
+                        <code>{m.identityUserId}</code>
+                      </details>
                     </td>
-                  )}
-                </tr>
-              ))}
+                    <td>{m.role}</td>
+                    <td>{new Date(m.createdAt).toLocaleString()}</td>
+                    {canManageMembers(org.role) && (
+                      <td>
+                        {m.role !== 'owner' && (
+                          <>
+                            <ActionForm
+                              compact
+                              action="updateMember"
+                              title={`Change role of ${who}`}
+                              submitLabel="Change role"
+                              fixed={{ memberId: m.id }}
+                              fields={[
+                                {
+                                  name: 'role',
+                                  label: 'Role',
+                                  kind: 'select',
+                                  options: ['admin', 'viewer'],
+                                  initial: m.role,
+                                },
+                              ]}
+                              onDone={reload}
+                            />
+                            <ActionForm
+                              compact
+                              action="removeMember"
+                              title={`Remove ${who}`}
+                              submitLabel="Remove"
+                              submitClass="danger"
+                              fixed={{ memberId: m.id }}
+                              fields={[]}
+                              danger={() => ({
+                                title: `Remove ${who}?`,
+                                body: `This ${m.role} loses access to ${org.name} at once. You can add them again later.`,
+                                confirmLabel: 'Remove member',
+                              })}
+                              onDone={reload}
+                            />
+                          </>
+                        )}
+                      </td>
+                    )}
+                  </tr>
+                );
+              })}
             </tbody>
           </table>
         </TableBox>
@@ -249,26 +205,180 @@ export function OrganizationPage({
  */
 function MemberInvite({ organizationId, reload }: { organizationId: string; reload: () => void }) {
   return (
-    <ActionForm
-      action="addMember"
-      title="Invite a member"
-      submitLabel="Add member"
-      fixed={{ organizationId }}
-      fields={[
-        {
-          name: 'identityUserId',
-          label: 'E-mail (development sign-in) or identity user id',
-          kind: 'text',
-          rule: 'Enter an e-mail, or an identity user id of 1 to 200 characters.',
-        },
-        { name: 'role', label: 'Role', kind: 'select', options: ['viewer', 'admin'], initial: 'viewer' },
-      ]}
-      transform={async (input) => {
-        const value = String(input.identityUserId ?? '');
-        if (value.includes('@')) input.identityUserId = await developerSubjectOf(value);
-        return input;
-      }}
-      onDone={reload}
-    />
+    <Reveal label="Invite a member">
+      <p className="hint" id="invite-needs">
+        <strong>They also need an operator invitation.</strong> Adding someone here gives them a role in this
+        organization; signing in to the console also needs an invitation for their e-mail from the operator of this
+        service (<code>npm run admin -- invite EMAIL</code>). Without one, their sign-in is refused with{' '}
+        <code>DEVELOPER_INVITATION_REQUIRED</code>. Owners cannot send that invitation from the console: ask the
+        operator.
+      </p>
+      <ActionForm
+        action="addMember"
+        title="Invite a member"
+        submitLabel="Add member"
+        fixed={{ organizationId }}
+        fields={[
+          {
+            name: 'identityUserId',
+            label: 'E-mail (development sign-in) or identity user id',
+            kind: 'text',
+            rule: 'Enter an e-mail, or an identity user id of 1 to 200 characters.',
+          },
+          { name: 'role', label: 'Role', kind: 'select', options: ['viewer', 'admin'], initial: 'viewer' },
+        ]}
+        transform={async (input) => {
+          const value = String(input.identityUserId ?? '');
+          if (value.includes('@')) input.identityUserId = await developerSubjectOf(value);
+          return input;
+        }}
+        onDone={reload}
+      />
+    </Reveal>
+  );
+}
+
+/** One project: its budget against its ceiling, its games, and (for writers) allocate, edit and new game. */
+export function ProjectPage({
+  snapshot,
+  projectId,
+  reload,
+}: {
+  snapshot: Snapshot;
+  projectId: string;
+  reload: () => void;
+}) {
+  const project = snapshot.projects.find((p) => p.id === projectId);
+  useTitle(project ? `Project ${project.name}` : 'Project not found');
+  if (!project) return <p role="alert">This project does not exist or you are not a member of its organization.</p>;
+  const org = snapshot.organizations.find((o) => o.id === project.organizationId);
+  const write = canWrite(org?.role);
+  const games = snapshot.games.filter((g) => g.projectId === project.id);
+  const allocatedToGames = games.reduce((sum, g) => sum + g.budgetCredits, 0);
+  return (
+    <>
+      <h1>Project {project.name}</h1>
+      <p>
+        {org && <a href={`#/org/${org.id}`}>Organization {org.name}</a>}. Your role: <strong>{org?.role}</strong>.
+        Budget not yet allocated to games: {creditsWithDollars(project.budgetCredits - allocatedToGames)}.
+      </p>
+      <Bar
+        label="Budget"
+        value={project.budgetCredits}
+        max={project.maxPayoutCredits}
+        detail={`of ceiling ${credits(project.maxPayoutCredits)}`}
+      />
+      <Bar
+        label="Allocated to games"
+        value={allocatedToGames}
+        max={project.budgetCredits}
+        detail={`of budget ${credits(project.budgetCredits)}`}
+      />
+      <Bar
+        label="Spent"
+        value={project.spentCredits}
+        max={project.budgetCredits}
+        detail={`of budget ${credits(project.budgetCredits)}`}
+      />
+      {write && org && (
+        <div className="actions">
+          <Reveal label={`Allocate to project ${project.name}`} buttonClass="primary">
+            <ActionForm
+              action="allocateProject"
+              title={`Allocate to project ${project.name}`}
+              submitLabel="Allocate"
+              fixed={{ projectId: project.id }}
+              fields={[{ name: 'amountCredits', label: 'Amount to allocate (credits)', kind: 'credits', min: 1 }]}
+              confirm={(input) => [
+                [
+                  'Organization balance',
+                  org.unlimitedFunding ? 'unlimited' : figure(org.balanceCredits),
+                  org.unlimitedFunding ? 'unlimited' : figure(org.balanceCredits - amountOf(input)),
+                ],
+                ['Project budget', figure(project.budgetCredits), figure(project.budgetCredits + amountOf(input))],
+                ['Project ceiling', figure(project.maxPayoutCredits), figure(project.maxPayoutCredits)],
+              ]}
+              onDone={reload}
+            />
+          </Reveal>
+          <Reveal label={`Edit project ${project.name}`}>
+            <ActionForm
+              action="updateProject"
+              title={`Edit project ${project.name}`}
+              submitLabel="Save project"
+              fixed={{ projectId: project.id }}
+              fields={[
+                { name: 'name', label: 'New name', kind: 'text', optional: true, rule: NAME_RULE },
+                {
+                  name: 'maxPayoutCredits',
+                  label: `New ceiling (credits; now ${credits(project.maxPayoutCredits)})`,
+                  kind: 'credits',
+                  optional: true,
+                },
+              ]}
+              errorField="maxPayoutCredits"
+              onDone={reload}
+            />
+          </Reveal>
+        </div>
+      )}
+      <Section title="Games">
+        {games.length === 0 ? (
+          <p className="empty">No game yet.{write ? ' Create one, then allocate part of this budget to it.' : ''}</p>
+        ) : (
+          <TableBox label="Games">
+            <table aria-label="Games">
+              <thead>
+                <tr>
+                  <th scope="col">Game</th>
+                  <th scope="col">Platform</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Budget</th>
+                  <th scope="col">Spent</th>
+                  <th scope="col">Daily cap per player</th>
+                </tr>
+              </thead>
+              <tbody>
+                {games.map((g) => (
+                  <tr key={g.id}>
+                    <td>
+                      <a href={`#/game/${g.id}`}>Game {g.name}</a> <GameBadges game={g} />
+                    </td>
+                    <td>{g.platform}</td>
+                    <td>{g.status}</td>
+                    <td>{credits(g.budgetCredits)}</td>
+                    <td>{credits(g.spentCredits)}</td>
+                    <td>{credits(g.dailyPlayerCapCredits)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </TableBox>
+        )}
+        {write && (
+          <Reveal label={`New game in ${project.name}`}>
+            <ActionForm
+              action="createGame"
+              title={`New game in ${project.name}`}
+              submitLabel="Create game"
+              fixed={{ projectId: project.id }}
+              fields={[
+                { name: 'name', label: 'Game name', kind: 'text', rule: NAME_RULE },
+                {
+                  name: 'platform',
+                  label: 'Platform',
+                  kind: 'select',
+                  options: ['web', ...PLATFORMS.filter((p) => p !== 'web')],
+                  initial: 'web',
+                },
+                { name: 'maxPayoutCredits', label: 'Game ceiling (credits)', kind: 'credits' },
+                { name: 'dailyPlayerCapCredits', label: 'Daily cap per player (credits)', kind: 'credits' },
+              ]}
+              onDone={reload}
+            />
+          </Reveal>
+        )}
+      </Section>
+    </>
   );
 }

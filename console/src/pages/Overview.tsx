@@ -1,5 +1,5 @@
 import { canWrite, type Snapshot } from '../api.ts';
-import { ActionForm, Bar, credits, creditsWithDollars, Section, useTitle } from '../components.tsx';
+import { ActionForm, Bar, credits, creditsWithDollars, Reveal, useTitle } from '../components.tsx';
 import { GameBadges } from './state.tsx';
 
 /** Organizations → projects → games, each with balance, budget, spent and ceilings as bars. */
@@ -29,7 +29,9 @@ export function Overview({ snapshot, reload }: { snapshot: Snapshot; reload: () 
                 .filter((p) => p.organizationId === org.id)
                 .map((project) => (
                   <li key={project.id}>
-                    <span className="node">Project {project.name}</span>
+                    <a href={`#/project/${project.id}`} className="node">
+                      Project {project.name}
+                    </a>
                     <Bar
                       label={`${project.name} budget`}
                       value={project.budgetCredits}
@@ -75,10 +77,16 @@ export function Overview({ snapshot, reload }: { snapshot: Snapshot; reload: () 
           </li>
         ))}
       </ul>
-      <Section title="New organization">
+      {snapshot.organizations.length === 0 && (
+        <p className="empty">
+          Start with an organization: it holds your funding, projects and games, and you are its owner.
+        </p>
+      )}
+      <Reveal label="New organization">
         <ActionForm
           action="createOrganization"
-          title="Create organization"
+          title="New organization"
+          submitLabel="Create organization"
           fields={[
             {
               name: 'name',
@@ -95,8 +103,8 @@ export function Overview({ snapshot, reload }: { snapshot: Snapshot; reload: () 
             window.location.hash = `#/org/${result.id}`;
           }}
         />
-      </Section>
-      {snapshot.organizations.some((o) => canWrite(o.role)) ? null : (
+      </Reveal>
+      {snapshot.organizations.length === 0 || snapshot.organizations.some((o) => canWrite(o.role)) ? null : (
         <p className="hint">Your role lets you read the organizations above; ask an owner for write access.</p>
       )}
     </>

@@ -9,7 +9,9 @@ import {
   type ServerFailure,
   type Snapshot,
 } from '../api.ts';
-import { credits, FailureText, TableBox, useTitle } from '../components.tsx';
+import { FailureText, TableBox, useTitle } from '../components.tsx';
+import DecisionSearch from './decisions/DecisionSearch.tsx';
+import { PAGE_SIZES, playerHash } from './decisions/search.ts';
 
 interface Filters {
   kind: string;
@@ -19,7 +21,10 @@ interface Filters {
   first: string;
 }
 
-/** The decisions (and players) explorer: the filters of GET /api/developer/v1/records, cursor pagination. */
+/**
+ * The records page: decision search (`#/records?…`, ./decisions/) or the players explorer (`#/records/players`,
+ * `#/records/players/<gameId>`). The older `#/records/events/<gameId>` is the decision search filtered by that game.
+ */
 export default function RecordsPage({
   snapshot,
   kind,
@@ -29,10 +34,20 @@ export default function RecordsPage({
   kind?: string | undefined;
   gameId?: string | undefined;
 }) {
+  return kind === 'players' ? (
+    <PlayerRecords snapshot={snapshot} gameId={gameId} />
+  ) : (
+    <DecisionSearch snapshot={snapshot} gameId={gameId} />
+  );
+}
+
+/** The players explorer: the filters of GET /api/developer/v1/records (kind players), cursor pagination. */
+function PlayerRecords({ snapshot, gameId }: { snapshot: Snapshot; gameId?: string | undefined }) {
+  const kind = 'players';
   const id = useId();
-  useTitle(kind === 'players' ? 'Records: players' : 'Records: decisions');
+  useTitle('Records: players');
   const initial: Filters = {
-    kind: kind === 'players' ? 'players' : 'events',
+    kind,
     organizationId: '',
     projectId: '',
     gameId: gameId ?? '',
@@ -105,93 +120,68 @@ export default function RecordsPage({
   return (
     <>
       <h1>Records</h1>
+      <p className="records-switch">
+        <a href="#/records">Decisions</a> · Players
+      </p>
       <form className="action filters" onSubmit={submit} aria-label="Record filters" noValidate>
-        <div className="field">
-          <label htmlFor={`${id}-kind`}>Kind</label>
-          <select id={`${id}-kind`} value={form.kind} onChange={(e) => setForm({ ...form, kind: e.target.value })}>
-            <option value="events">decisions (events)</option>
-            <option value="players">players</option>
-          </select>
-        </div>
         {select('organizationId', 'Organization', snapshot.organizations)}
         {select('projectId', 'Project', snapshot.projects)}
         {select('gameId', 'Game', snapshot.games)}
         <div className="field">
           <label htmlFor={`${id}-first`}>Page size</label>
-          <input
-            id={`${id}-first`}
-            inputMode="numeric"
-            value={form.first}
-            onChange={(e) => setForm({ ...form, first: e.target.value })}
-            aria-invalid={error ? true : undefined}
-            aria-describedby={error ? `${id}-error` : undefined}
-          />
-          {error && (
-            <p className="error" id={`${id}-error`} role="alert">
-              <FailureText failure={error} />
-            </p>
-          )}
+          <select id={`${id}-first`} value={form.first} onChange={(e) => setForm({ ...form, first: e.target.value })}>
+            {PAGE_SIZES.map((size) => (
+              <option key={size} value={size}>
+                {size}
+              </option>
+            ))}
+          </select>
         </div>
         <button type="submit">Show records</button>
       </form>
+      {error && (
+        <p className="error" role="alert">
+          <FailureText failure={error} />
+        </p>
+      )}
       <TableBox label="Records page">
         <table aria-label="Records page">
           <thead>
-            {applied.kind === 'events' ? (
-              <tr>
-                <th scope="col">Received</th>
-                <th scope="col">Game</th>
-                <th scope="col">Event type</th>
-                <th scope="col">Status</th>
-                <th scope="col">Reason</th>
-                <th scope="col">Reward</th>
-                <th scope="col">Record</th>
-              </tr>
-            ) : (
-              <tr>
-                <th scope="col">First seen</th>
-                <th scope="col">Game</th>
-                <th scope="col">External player id</th>
-                <th scope="col">Linked account</th>
-                <th scope="col">Record</th>
-              </tr>
-            )}
+            <tr>
+              <th scope="col">First seen</th>
+              <th scope="col">Game</th>
+              <th scope="col">External player id</th>
+              <th scope="col">Linked account</th>
+              <th scope="col">Decisions</th>
+              <th scope="col">Record</th>
+            </tr>
           </thead>
           <tbody>
             {nodes.map((node) => {
+              if (node.__typename !== 'DeveloperPlayer') return null;
               const game = snapshot.games.find((g) => g.id === node.gameId)?.name ?? node.gameId;
-              const open = (
-                <td key="open">
-                  <button
-                    type="button"
-                    className="secondary"
-                    onClick={(event) => {
-                      opener.current = event.currentTarget;
-                      setSelected(node);
-                    }}
-                    aria-label={`Open record ${node.id}`}
-                  >
-                    Open
-                  </button>
-                </td>
-              );
-              return node.__typename === 'DeveloperEvent' ? (
-                <tr key={node.id}>
-                  <td>{new Date(node.createdAt).toLocaleString()}</td>
-                  <td>{game}</td>
-                  <td>{node.eventType}</td>
-                  <td>{node.status}</td>
-                  <td>{node.reason ?? ''}</td>
-                  <td>{credits(node.rewardCredits)}</td>
-                  {open}
-                </tr>
-              ) : (
+              return (
                 <tr key={node.id}>
                   <td>{new Date(node.createdAt).toLocaleString()}</td>
                   <td>{game}</td>
                   <td>{node.externalPlayerId}</td>
                   <td>{node.creditsUserId ?? 'not linked'}</td>
-                  {open}
+                  <td>
+                    <a href={playerHash(node.gameId, node.id)}>Decisions of {node.externalPlayerId}</a>
+                  </td>
+                  <td>
+                    <button
+                      type="button"
+                      className="secondary"
+                      onClick={(event) => {
+                        opener.current = event.currentTarget;
+                        setSelected(node);
+                      }}
+                      aria-label={`Open record ${node.id}`}
+                    >
+                      Open
+                    </button>
+                  </td>
                 </tr>
               );
             })}
@@ -220,9 +210,7 @@ export default function RecordsPage({
       </nav>
       {selected && (
         <section aria-label="Record" className="card record" ref={detail} tabIndex={-1}>
-          <h2>
-            {selected.__typename === 'DeveloperEvent' ? 'Decision' : 'Player'} {selected.id}
-          </h2>
+          <h2>Player {selected.id}</h2>
           <dl>
             {Object.entries(selected)
               .filter(([key]) => key !== '__typename')

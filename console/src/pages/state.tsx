@@ -60,20 +60,23 @@ export function GameBanners({ game, write, reload }: { game: Game; write: boolea
       {state.noBudget && (
         <p className="banner banner-warn" data-testid="banner-budget">
           <strong>This game has no budget yet.</strong> Every event is rejected with <code>game_budget_exhausted</code>
-          {write ? ': allocate to the game below.' : ' until an owner or admin allocates to it.'}
+          {write ? ': allocate to it with "Allocate to game" (Overview).' : ' until an owner or admin allocates to it.'}
         </p>
       )}
       {state.exhausted && (
         <p className="banner banner-bad" data-testid="banner-budget">
           <strong>The budget is used up</strong>: all {creditsWithDollars(game.budgetCredits)} spent. Events are
           rejected with <code>game_budget_exhausted</code>
-          {write ? ' until you allocate more below.' : ' until an owner or admin allocates more.'}
+          {write
+            ? ' until you allocate more ("Allocate to game", Overview).'
+            : ' until an owner or admin allocates more.'}
         </p>
       )}
       {state.low && (
         <p className="banner banner-warn" data-testid="banner-budget">
           <strong>Less than 10 % of the budget is left</strong>: {creditsWithDollars(state.left)} of{' '}
-          {creditsWithDollars(game.budgetCredits)}.{write ? ' Allocate more below before it runs out.' : ''}
+          {creditsWithDollars(game.budgetCredits)}.
+          {write ? ' Allocate more ("Allocate to game", Overview) before it runs out.' : ''}
         </p>
       )}
     </>

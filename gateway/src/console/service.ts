@@ -3,7 +3,7 @@
 // resolvers (graphql/resolvers.ts) are two views of these functions; every rule about organizations, funding and
 // membership lives in the ledger.
 import type { DescMessage, MessageInitShape, MessageShape } from '@bufbuild/protobuf';
-import type { ConsolePrincipal } from '#runtime/contracts/gen/rewards/v1/console_pb.ts';
+import type { ConsolePrincipal, ListDecisionsRequestSchema } from '#runtime/contracts/gen/rewards/v1/console_pb.ts';
 import type { DeveloperPrincipal } from '#runtime/contracts/gen/rewards/v1/identity_pb.ts';
 import { ledgerOps } from '#runtime/contracts/operations.ts';
 import { AppError, relabelUnavailable } from '#runtime/errors.ts';
@@ -120,6 +120,16 @@ export async function readRecords(
   call: CallContext,
 ) {
   return callLedger(transport, ledgerOps.listRecords, { principal, ...query }, call);
+}
+
+/** Decision search: one page of decisions, one ledger call (the ledger checks the cursor and the filters' visibility). */
+export async function readDecisions(
+  transport: Transport,
+  principal: PrincipalInit,
+  query: Omit<MessageInitShape<typeof ListDecisionsRequestSchema>, 'principal' | '$typeName'>,
+  call: CallContext,
+) {
+  return callLedger(transport, ledgerOps.listDecisions, { principal, ...query }, call);
 }
 
 /** Decisions of one game per bucket: one ledger call (the ledger checks the window and the game's visibility). */

@@ -17,6 +17,7 @@ import type {
   DeveloperProject,
   DeveloperRule,
   GetSnapshotResponse,
+  ListDecisionsResponse,
   ListLinkIntentsResponse,
   ListRecordsResponse,
 } from '#runtime/contracts/gen/rewards/v1/console_pb.ts';
@@ -165,4 +166,9 @@ export const linkIntentJson = (i: DeveloperLinkIntent) => ({
 
 export function linkIntentPageJson(page: ListLinkIntentsResponse) {
   return { intents: page.intents.map(linkIntentJson), nextCursor: orNull(page.nextCursor) };
+}
+
+/** A decision-search page: the decisions newest first, as the records show them. */
+export function decisionPageJson(page: ListDecisionsResponse) {
+  return { events: page.events.map(eventJson), hasOlder: page.hasOlder, hasNewer: page.hasNewer };
 }

@@ -6,6 +6,7 @@
 // costs one GetSnapshot, plus one ListRecords per `records` field and one ConsoleAction per mutation.
 import type Koa from 'koa';
 import type { DeveloperPrincipal } from '#runtime/contracts/gen/rewards/v1/identity_pb.ts';
+import { identityOps } from '#runtime/contracts/operations.ts';
 import { AppError } from '#runtime/errors.ts';
 import type { CallContext, Transport } from '#runtime/transport/operation.ts';
 import { admitDeveloper } from '../auth/developer-session.ts';
@@ -76,6 +77,7 @@ export class GraphQLContext {
   private readonly koa: Koa.Context;
   private requestAdmissionUnused = true;
   private snapshotView: Promise<SnapshotView> | undefined;
+  private memberEmailsRead: Promise<Map<string, string>> | undefined;
   private recordPages = 0;
   private statsReads = 0;
 
@@ -97,6 +99,25 @@ export class GraphQLContext {
       indexSnapshot(snapshotJson(reply)),
     );
     return this.snapshotView;
+  }
+
+  /**
+   * The e-mails of the members of the caller's organizations (the snapshot's members), one DeveloperEmails call per
+   * request however many members are asked for. When identity-admission cannot answer, the e-mails are unknown
+   * (null) rather than the whole snapshot failing.
+   */
+  memberEmails(): Promise<Map<string, string>> {
+    this.memberEmailsRead ??= this.snapshot().then(async (view) => {
+      const ids = [...new Set([...view.membersByOrganization.values()].flat().map((m) => m.identityUserId))];
+      if (ids.length === 0) return new Map<string, string>();
+      try {
+        const reply = await this.transport.call(identityOps.developerEmails, { identityUserIds: ids }, this.call);
+        return new Map(reply.emails.map((e) => [e.identityUserId, e.email]));
+      } catch {
+        return new Map<string, string>();
+      }
+    });
+    return this.memberEmailsRead;
   }
 
   /**

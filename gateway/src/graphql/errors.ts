@@ -4,8 +4,8 @@
 // - A failure of a resolver is the AppError the shared console service or the ledger raised: its code and status.
 // - A request GraphQL refuses before running it (variables that do not coerce, a literal a scalar refuses, an
 //   unknown input field, a missing argument, ...) is the input error of the REST call it stands for: `invalid_action`
-//   in a mutation (REST: a body that violates the action's schema), `INVALID_RECORD_QUERY` for `records` (REST: a
-//   malformed query parameter), `INVALID_REQUEST` otherwise; all 400.
+//   in a mutation (REST: a body that violates the action's schema), `INVALID_RECORD_QUERY` for `records` and
+//   `decisions` (REST: a malformed query parameter), `INVALID_REQUEST` otherwise; all 400.
 // - A document that does not parse, a malformed GraphQL request and a limit exceeded: 400 `INVALID_REQUEST`.
 // - Anything else is a bug: 500 `internal_error` with REST's message; stack traces only when NODE_ENV=development.
 import type { ApolloServerPlugin, GraphQLRequestContext } from '@apollo/server';
@@ -153,6 +153,9 @@ function rootFields(selectionSet: SelectionSetNode, fragments: Map<string, Fragm
   return fields;
 }
 
+/** The root fields whose input errors are REST's malformed records query (decisions is a search over events records). */
+const RECORD_QUERY_FIELDS = new Set(['records', 'decisions']);
+
 /** The REST input-error code for an input error at `offset` (or without a location) of the document. */
 export function inputErrorCode(document: DocumentNode, operationName: string | undefined, offset?: number): string {
   const operations = document.definitions.filter(
@@ -177,7 +180,7 @@ export function inputErrorCode(document: DocumentNode, operationName: string | u
   const owners = rootFields(operation.selectionSet, fragments).filter((field) =>
     ownedRanges(field, fragments, variables).some((range) => contains(range, offset)),
   );
-  return owners.length > 0 && owners.every((field) => field.name.value === 'records')
+  return owners.length > 0 && owners.every((field) => RECORD_QUERY_FIELDS.has(field.name.value))
     ? 'INVALID_RECORD_QUERY'
     : 'INVALID_REQUEST';
 }

@@ -2,11 +2,13 @@
 // records queries, validated with the same JSON Schemas (console/service.ts), and the ledger's replies become the
 // same JSON shapes (console/shapes.ts). Nested fields are served from the request's one snapshot (context.ts).
 
+import { decisionFiltersProblem } from '#runtime/contracts/decision-search.ts';
 import type { SimulationDecision, SimulationFigures } from '#runtime/contracts/gen/rewards/v1/simulation_pb.ts';
 import { simulationInputProblem } from '#runtime/contracts/simulation.ts';
 import { AppError } from '#runtime/errors.ts';
 import {
   readDecisionStats,
+  readDecisions,
   readLinkIntents,
   readRecords,
   readRuleSimulation,
@@ -14,7 +16,7 @@ import {
   validateAction,
   validateRecordsQuery,
 } from '../console/service.ts';
-import { actionResultJson, linkIntentPageJson, recordPageJson } from '../console/shapes.ts';
+import { actionResultJson, decisionPageJson, linkIntentPageJson, recordPageJson } from '../console/shapes.ts';
 import { CONSOLE_ACTION_TYPES, RECORDS_LIMIT_DEFAULT, RECORDS_LIMIT_MAX } from '../schemas/console.ts';
 import type { GraphQLContext, SnapshotView } from './context.ts';
 import type { LiveConnection } from './live.ts';
@@ -108,6 +110,77 @@ async function linkIntents(_parent: unknown, args: Args, context: GraphQLContext
   );
   const page = linkIntentPageJson(reply);
   return connection(page.intents, reply.cursors, page.nextCursor);
+}
+
+/** The arguments of `decisions` that filter (GraphQL name = the ledger request's field, times aside). */
+const DECISION_FILTERS = [
+  'organizationId',
+  'projectId',
+  'gameId',
+  'playerId',
+  'eventId',
+  'status',
+  'reason',
+  'eventType',
+];
+
+/**
+ * decisions: decision search, one page in either direction, counted as a record page of the request. The records'
+ * rules: `first`/`last` 1..100 (default `first: 50`), forward (`first`, `after`) and backward (`last`, `before`)
+ * arguments not mixed, malformed filters: 400 INVALID_RECORD_QUERY; the ledger checks the cursor (400 INVALID_CURSOR)
+ * and the visibility of the objects the filters name (404 not_found).
+ */
+async function decisions(_parent: unknown, args: Args, context: GraphQLContext) {
+  context.takeRecordPage();
+  const invalid = (message: string) => new AppError(400, 'INVALID_RECORD_QUERY', message);
+  // null is "not given", as for records.
+  const given = (name: string) => args[name] !== undefined && args[name] !== null;
+  const backward = given('last') || given('before');
+  if (backward && (given('first') || given('after'))) {
+    throw invalid('decisions takes first/after (older decisions) or last/before (newer ones), not both.');
+  }
+  const sizeArgument = backward ? 'last' : 'first';
+  const size = given(sizeArgument) ? args[sizeArgument] : RECORDS_LIMIT_DEFAULT;
+  if (typeof size !== 'number' || !Number.isInteger(size) || size < 1 || size > RECORDS_LIMIT_MAX) {
+    throw invalid(`decisions.${sizeArgument} must be an integer from 1 to ${RECORDS_LIMIT_MAX}.`);
+  }
+  const filters: Record<string, string> = {};
+  for (const name of DECISION_FILTERS) if (given(name)) filters[name] = String(args[name]);
+  const fromMs = given('from') ? Date.parse(String(args.from)) : undefined;
+  const toMs = given('to') ? Date.parse(String(args.to)) : undefined;
+  const problem = decisionFiltersProblem({ ...filters, fromMs, toMs }, 'decisions');
+  if (problem) throw invalid(problem);
+  const cursorArgument = backward ? 'before' : 'after';
+  const reply = await readDecisions(
+    context.transport,
+    context.consolePrincipal,
+    {
+      ...filters,
+      ...(fromMs === undefined ? {} : { fromMs: BigInt(fromMs) }),
+      ...(toMs === undefined ? {} : { toMs: BigInt(toMs) }),
+      ...(given(cursorArgument) ? { cursor: String(args[cursorArgument]) } : {}),
+      limit: size,
+      backward,
+    },
+    context.call,
+  );
+  const page = decisionPageJson(reply);
+  if (reply.cursors.length !== page.events.length || reply.externalPlayerIds.length !== page.events.length) {
+    throw new Error('ledger page without a cursor and a player per decision');
+  }
+  return {
+    edges: page.events.map((node, index) => ({
+      cursor: reply.cursors[index],
+      externalPlayerId: reply.externalPlayerIds[index],
+      node,
+    })),
+    pageInfo: {
+      endCursor: reply.cursors.at(-1) ?? null,
+      hasNextPage: page.hasOlder,
+      startCursor: reply.cursors[0] ?? null,
+      hasPreviousPage: page.hasNewer,
+    },
+  };
 }
 
 const BUCKET_SECONDS: Record<string, number> = { minute: 60, hour: 3_600, day: 86_400 };
@@ -264,6 +337,7 @@ export const resolvers = {
     }),
     snapshot: fromSnapshot((view) => view.json),
     records,
+    decisions,
     linkIntents,
     decisionStats,
     simulateRule,
@@ -307,6 +381,8 @@ export const resolvers = {
     game: fromSnapshot((view, r: OfGame) => need(view.games.get(r.gameId), 'game')),
   },
   DeveloperMember: {
+    email: async (m: { identityUserId: string }, _args: unknown, context: GraphQLContext) =>
+      (await context.memberEmails()).get(m.identityUserId) ?? null,
     organization: fromSnapshot((view, m: OfOrganization) =>
       need(view.organizations.get(m.organizationId), 'organization'),
     ),

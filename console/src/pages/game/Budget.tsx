@@ -1,6 +1,6 @@
 import { GAME_STATUSES } from '../../../../services/runtime/src/contracts/vocabulary.ts';
 import type { Game } from '../../api.ts';
-import { ActionForm, amountOf, Bar, credits, figure } from '../../components.tsx';
+import { ActionForm, amountOf, Bar, credits, figure, Reveal } from '../../components.tsx';
 
 export interface GameBudgetProps {
   game: Game;
@@ -27,60 +27,64 @@ export function GameBudget({ game, projectAvailable, write, reload }: GameBudget
         detail={`of budget ${credits(game.budgetCredits)}`}
       />
       {write && (
-        <div className="forms">
-          <ActionForm
-            action="allocateGame"
-            title="Allocate to game"
-            submitLabel="Allocate"
-            fixed={{ gameId: game.id }}
-            fields={[
-              { name: 'amountCredits', label: 'Amount to allocate to the game (credits)', kind: 'credits', min: 1 },
-            ]}
-            confirm={(input) => [
-              [
-                'Project budget not yet allocated to games',
-                figure(projectAvailable),
-                figure(projectAvailable - amountOf(input)),
-              ],
-              ['Game budget', figure(game.budgetCredits), figure(game.budgetCredits + amountOf(input))],
-              ['Game ceiling', figure(game.maxPayoutCredits), figure(game.maxPayoutCredits)],
-            ]}
-            onDone={reload}
-          />
-          <ActionForm
-            action="updateGame"
-            title="Change game"
-            submitLabel="Save game"
-            fixed={{ gameId: game.id }}
-            errorField="maxPayoutCredits"
-            fields={[
-              {
-                name: 'maxPayoutCredits',
-                label: `New ceiling (credits; now ${credits(game.maxPayoutCredits)})`,
-                kind: 'credits',
-                optional: true,
-              },
-              {
-                name: 'dailyPlayerCapCredits',
-                label: `New daily cap per player (credits; now ${credits(game.dailyPlayerCapCredits)})`,
-                kind: 'credits',
-                optional: true,
-              },
-              { name: 'status', label: 'Status', kind: 'select', options: [...GAME_STATUSES], initial: game.status },
-            ]}
-            danger={(input) =>
-              input.status === 'paused' && game.status !== 'paused'
-                ? {
-                    title: `Pause ${game.name}?`,
-                    body:
-                      'While the game is paused every event is rejected with game_paused and players earn nothing. ' +
-                      'You can resume it at any time.',
-                    confirmLabel: 'Pause game',
-                  }
-                : undefined
-            }
-            onDone={reload}
-          />
+        <div className="actions">
+          <Reveal label="Allocate to game" buttonClass="primary">
+            <ActionForm
+              action="allocateGame"
+              title="Allocate to game"
+              submitLabel="Allocate"
+              fixed={{ gameId: game.id }}
+              fields={[
+                { name: 'amountCredits', label: 'Amount to allocate to the game (credits)', kind: 'credits', min: 1 },
+              ]}
+              confirm={(input) => [
+                [
+                  'Project budget not yet allocated to games',
+                  figure(projectAvailable),
+                  figure(projectAvailable - amountOf(input)),
+                ],
+                ['Game budget', figure(game.budgetCredits), figure(game.budgetCredits + amountOf(input))],
+                ['Game ceiling', figure(game.maxPayoutCredits), figure(game.maxPayoutCredits)],
+              ]}
+              onDone={reload}
+            />
+          </Reveal>
+          <Reveal label="Edit game">
+            <ActionForm
+              action="updateGame"
+              title="Edit game"
+              submitLabel="Save game"
+              fixed={{ gameId: game.id }}
+              errorField="maxPayoutCredits"
+              fields={[
+                {
+                  name: 'maxPayoutCredits',
+                  label: `New ceiling (credits; now ${credits(game.maxPayoutCredits)})`,
+                  kind: 'credits',
+                  optional: true,
+                },
+                {
+                  name: 'dailyPlayerCapCredits',
+                  label: `New daily cap per player (credits; now ${credits(game.dailyPlayerCapCredits)})`,
+                  kind: 'credits',
+                  optional: true,
+                },
+                { name: 'status', label: 'Status', kind: 'select', options: [...GAME_STATUSES], initial: game.status },
+              ]}
+              danger={(input) =>
+                input.status === 'paused' && game.status !== 'paused'
+                  ? {
+                      title: `Pause ${game.name}?`,
+                      body:
+                        'While the game is paused every event is rejected with game_paused and players earn nothing. ' +
+                        'You can resume it at any time.',
+                      confirmLabel: 'Pause game',
+                    }
+                  : undefined
+              }
+              onDone={reload}
+            />
+          </Reveal>
         </div>
       )}
     </>

@@ -1,6 +1,6 @@
 import { useEffect, useRef } from 'react';
 import type { ActionResult, Key } from '../../api.ts';
-import { ActionForm, CopyButton, Section, TableBox } from '../../components.tsx';
+import { ActionForm, CopyButton, Reveal, Section, TableBox } from '../../components.tsx';
 
 export interface KeysSectionProps {
   gameId: string;
@@ -98,25 +98,27 @@ export function KeysSection({ gameId, keys, write, reload, issued, shown, setIss
         </TableBox>
       )}
       {write && (
-        <ActionForm
-          action="issueKey"
-          title="New key"
-          submitLabel="Create key"
-          fixed={{ gameId }}
-          fields={[
-            {
-              name: 'name',
-              label: 'Key name',
-              kind: 'text',
-              rule: 'Enter a name of 1 to 100 characters, without control characters.',
-            },
-            { name: 'kind', label: 'Kind', kind: 'select', options: ['secret', 'public'], initial: 'secret' },
-          ]}
-          onDone={(result) => {
-            setIssued(result);
-            reload();
-          }}
-        />
+        <Reveal label="New key">
+          <ActionForm
+            action="issueKey"
+            title="New key"
+            submitLabel="Create key"
+            fixed={{ gameId }}
+            fields={[
+              {
+                name: 'name',
+                label: 'Key name',
+                kind: 'text',
+                rule: 'Enter a name of 1 to 100 characters, without control characters.',
+              },
+              { name: 'kind', label: 'Kind', kind: 'select', options: ['secret', 'public'], initial: 'secret' },
+            ]}
+            onDone={(result) => {
+              setIssued(result);
+              reload();
+            }}
+          />
+        </Reveal>
       )}
     </Section>
   );

@@ -1,4 +1,4 @@
-import type { EventRecord, Key, Rule, ServerFailure } from '../../api.ts';
+import type { EventRecord, Key, PlayerRecord, Rule, ServerFailure } from '../../api.ts';
 import { credits, FailureAlert, Section, TableBox } from '../../components.tsx';
 import type { LiveDecisions } from '../../live.ts';
 import { FirstEvent } from '../FirstEvent.tsx';
@@ -28,6 +28,30 @@ export interface LiveDecisionsSectionProps {
   /** The secret key shown once, if any (for the first event's command). */
   shownSecret: string | undefined;
   firstPlayer: string | undefined;
+  /** The game's newest players (their external ids name the player column), if read. */
+  players?: PlayerRecord[] | undefined;
+}
+
+/** The decision search's address of one player's decisions in a game (console/src/pages/decisions). */
+export const playerDecisionsHref = (gameId: string, playerId: string) =>
+  `#/records?game=${encodeURIComponent(gameId)}&player=${encodeURIComponent(playerId)}`;
+
+/** A player as a link to their decisions: the game's external id when known, else the start of the player id. */
+export function PlayerLink({
+  gameId,
+  playerId,
+  players,
+}: {
+  gameId: string;
+  playerId: string;
+  players?: PlayerRecord[] | undefined;
+}) {
+  const external = players?.find((p) => p.id === playerId)?.externalPlayerId;
+  return (
+    <a href={playerDecisionsHref(gameId, playerId)} title={`Decisions of player ${playerId}`}>
+      {external ?? `${playerId.slice(0, 8)}…`}
+    </a>
+  );
 }
 
 /** The newest decisions, or how to send a first event while there are none. */
@@ -41,6 +65,7 @@ export function LiveDecisionsSection({
   rules,
   shownSecret,
   firstPlayer,
+  players,
 }: LiveDecisionsSectionProps) {
   return (
     <Section title="Live decisions">
@@ -55,6 +80,7 @@ export function LiveDecisionsSection({
             <thead>
               <tr>
                 <th scope="col">Received</th>
+                <th scope="col">Player</th>
                 <th scope="col">Event type</th>
                 <th scope="col">Status</th>
                 <th scope="col">Reason</th>
@@ -65,6 +91,9 @@ export function LiveDecisionsSection({
               {decisions.map((e) => (
                 <tr key={e.id}>
                   <td>{new Date(e.createdAt).toLocaleString()}</td>
+                  <td>
+                    <PlayerLink gameId={gameId} playerId={e.playerId} players={players} />
+                  </td>
                   <td>{e.eventType}</td>
                   <td>{e.status}</td>
                   <td>{e.reason ?? ''}</td>

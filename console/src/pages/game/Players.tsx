@@ -1,6 +1,7 @@
 import type { PlayerRecord } from '../../api.ts';
 import { Section, TableBox } from '../../components.tsx';
 import { LinkIntents } from '../LinkIntents.tsx';
+import { playerDecisionsHref } from './LiveDecisions.tsx';
 
 export interface PlayersSectionProps {
   gameId: string;
@@ -31,7 +32,11 @@ export function PlayersSection({ gameId, players }: PlayersSectionProps) {
             <tbody>
               {(players ?? []).map((p) => (
                 <tr key={p.id}>
-                  <td>{p.externalPlayerId}</td>
+                  <td>
+                    <a href={playerDecisionsHref(gameId, p.id)} title={`Decisions of player ${p.externalPlayerId}`}>
+                      {p.externalPlayerId}
+                    </a>
+                  </td>
                   <td>{p.creditsUserId ?? 'not linked'}</td>
                   <td>{p.username ?? ''}</td>
                   <td>{p.linkedAt ? new Date(p.linkedAt).toLocaleString() : ''}</td>

@@ -3,7 +3,7 @@
 import { Counter } from 'prom-client';
 import { identityOps } from '#runtime/contracts/operations.ts';
 import type { Database } from '#runtime/db/database.ts';
-import { type DevProvider, loadDevProvider } from '#runtime/identity/dev-identity-provider.ts';
+import { type DevProvider, developerSubject, loadDevProvider } from '#runtime/identity/dev-identity-provider.ts';
 import type { Logger } from '#runtime/logger.ts';
 import type { Metrics } from '#runtime/metrics.ts';
 import { bind, type EndpointBinding } from '#runtime/transport/operation.ts';
@@ -14,6 +14,9 @@ import { DevicePermitRepository } from '../repositories/device-permits.ts';
 import { InvitationRepository } from '../repositories/invitations.ts';
 import { NativeAccountRepository } from '../repositories/native-accounts.ts';
 import { createTokenVerifier } from '../sessions/token-verifier.ts';
+
+/** At most this many identity user ids per DeveloperEmails call (more are left out). */
+export const DEVELOPER_EMAILS_MAX = 1000;
 
 export interface AdmissionEndpointDeps {
   database: Database;
@@ -45,7 +48,8 @@ export async function admissionEndpoints(
   const invitations = new InvitationRepository(deps.database);
   const accounts = new NativeAccountRepository(deps.database);
   const permits = new DevicePermitRepository(deps.database);
-  const developerVerifier = createTokenVerifier(config.developer, await devProviderFor(deps, config, 'developer'), {
+  const devDeveloperProvider = await devProviderFor(deps, config, 'developer');
+  const developerVerifier = createTokenVerifier(config.developer, devDeveloperProvider, {
     jwksRefreshCooldownMs: config.jwksRefreshCooldownMs,
     requiredClaims: DEVELOPER_REQUIRED_CLAIMS,
   });
@@ -83,6 +87,13 @@ export async function admissionEndpoints(
         request,
       ),
     })),
+    // The gateway asks for the e-mails of the members it lists (DeveloperMember.email); it only asks for members of
+    // the caller's organizations, read from the ledger's snapshot.
+    bind(identityOps.developerEmails, async (request) => {
+      const ids = [...new Set(request.identityUserIds)].slice(0, DEVELOPER_EMAILS_MAX);
+      const found = await invitations.emailsOf(ids, devDeveloperProvider !== undefined ? developerSubject : undefined);
+      return { emails: [...found].map(([identityUserId, email]) => ({ identityUserId, email })) };
+    }),
     bind(identityOps.admitNative, async (request) => ({
       principal: await admitNative(
         {

@@ -171,6 +171,34 @@ export function consoleEndpoints(deps: ConsoleDeps): EndpointBinding[] {
         })),
       };
     }),
+    bind(ledgerOps.listDecisions, async (request) => {
+      const principal = principalOf(request.principal);
+      const page = await queries
+        .decisions({
+          identityUserId: principal.identityUserId,
+          organizationId: request.organizationId,
+          projectId: request.projectId,
+          gameId: request.gameId,
+          playerId: request.playerId,
+          eventId: request.eventId,
+          status: request.status,
+          reason: request.reason,
+          eventType: request.eventType,
+          fromMs: request.fromMs === undefined ? undefined : Number(request.fromMs),
+          toMs: request.toMs === undefined ? undefined : Number(request.toMs),
+          cursor: request.cursor,
+          limit: request.limit,
+          backward: request.backward,
+        })
+        .catch(fail);
+      return {
+        events: page.events,
+        externalPlayerIds: page.externalPlayerIds,
+        cursors: page.cursors,
+        hasOlder: page.hasOlder,
+        hasNewer: page.hasNewer,
+      };
+    }),
     bind(ledgerOps.listLinkIntents, async (request) => {
       const principal = principalOf(request.principal);
       return queries

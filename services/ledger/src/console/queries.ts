@@ -2,6 +2,11 @@
 // (GET /api/developer/v1/records; CONTRACT section 8).
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '#runtime/clock.ts';
+import {
+  type DecisionSearchFilters,
+  decisionFiltersProblem,
+  decisionSearchScope,
+} from '#runtime/contracts/decision-search.ts';
 import { AppError } from '#runtime/errors.ts';
 import { isUuid } from '#runtime/validation/uuid.ts';
 import { type CursorPosition, decodeCursor, encodeCursor, type RecordKind } from '../domain/records-cursor.ts';
@@ -12,6 +17,7 @@ import {
   type LinkIntent,
   type Player,
   readDecisionStats,
+  readDecisions,
   readLinkIntents,
   readRecords,
   readSnapshot,
@@ -48,6 +54,25 @@ export interface LinkIntentsPage {
   nextCursor: string | undefined;
   /** The cursor right after each returned intent; the last one equals nextCursor when set. */
   cursors: string[];
+}
+
+export interface DecisionsRequest extends DecisionSearchFilters {
+  identityUserId: string;
+  cursor?: string | undefined;
+  limit: number;
+  /** False: the decisions right after the cursor (older); true: right before it (newer). */
+  backward: boolean;
+}
+
+export interface DecisionsPage {
+  /** Newest first. */
+  events: EventRecord[];
+  /** Each decision's player's externalPlayerId. */
+  externalPlayerIds: string[];
+  /** Each decision's cursor, bound to the filters. */
+  cursors: string[];
+  hasOlder: boolean;
+  hasNewer: boolean;
 }
 
 const invalidQuery = (message: string) => new AppError(400, 'INVALID_RECORD_QUERY', message);
@@ -149,6 +174,75 @@ export class ConsoleQueries {
       intents: rows.intents.slice(0, r.limit),
       nextCursor: rows.positions.length > r.limit ? cursors.at(-1) : undefined,
       cursors,
+    };
+  }
+
+  /**
+   * Decision search (GraphQL decisions): one page of the decisions of the caller's organizations matching every
+   * filter, newest first, in either direction from an edge cursor. The records' rules: limit 1..100 and malformed
+   * filters 400 INVALID_RECORD_QUERY, a cursor altered or bound to other filters 400 INVALID_CURSOR, a filter naming
+   * an organization, project, game or player the caller cannot see 404 not_found (checked on each page).
+   */
+  async decisions(r: DecisionsRequest): Promise<DecisionsPage> {
+    if (!Number.isInteger(r.limit) || r.limit < 1 || r.limit > RECORDS_LIMIT_MAX) {
+      throw invalidQuery(`limit must be an integer from 1 to ${RECORDS_LIMIT_MAX}.`);
+    }
+    const problem = decisionFiltersProblem(r, 'decisions');
+    if (problem) throw invalidQuery(problem);
+    const context = { kind: 'decisions' as const, scope: decisionSearchScope(r) };
+    let cursor: CursorPosition | undefined;
+    if (r.cursor !== undefined) {
+      const decoded = decodeCursor(await this.key(), r.cursor, context);
+      if ('error' in decoded) throw invalidCursor();
+      cursor = decoded;
+    }
+    const older = !r.backward;
+    const rows = await this.repository.read(async (em) => {
+      const objects = [
+        ['organizations', r.organizationId],
+        ['projects', r.projectId],
+        ['games', r.gameId],
+        ['players', r.playerId],
+      ] as const;
+      for (const [table, id] of objects) {
+        if (id !== undefined && !(await canSee(em, r.identityUserId, table, id))) {
+          throw new AppError(404, 'not_found', 'No such object in an organization you are a member of.');
+        }
+      }
+      return readDecisions(em, {
+        identityUserId: r.identityUserId,
+        organizationId: r.organizationId,
+        projectId: r.projectId,
+        gameId: r.gameId,
+        playerId: r.playerId,
+        eventId: r.eventId,
+        status: r.status,
+        reason: r.reason,
+        eventType: r.eventType,
+        from: r.fromMs === undefined ? undefined : new Date(r.fromMs),
+        to: r.toMs === undefined ? undefined : new Date(r.toMs),
+        cursor,
+        older,
+        take: r.limit + 1,
+      });
+    });
+    const more = rows.positions.length > r.limit;
+    const key = await this.key();
+    let events = rows.events.slice(0, r.limit);
+    let externalPlayerIds = rows.externalPlayerIds.slice(0, r.limit);
+    let cursors = rows.positions.slice(0, r.limit).map((position) => encodeCursor(key, { ...context, ...position }));
+    // Going newer the rows come oldest first: the page is answered newest first either way.
+    if (!older) {
+      events = events.reverse();
+      externalPlayerIds = externalPlayerIds.reverse();
+      cursors = cursors.reverse();
+    }
+    return {
+      events,
+      externalPlayerIds,
+      cursors,
+      hasOlder: older ? more : rows.beyondCursor,
+      hasNewer: older ? rows.beyondCursor : more,
     };
   }
 

@@ -298,7 +298,7 @@ const positionRow = rowReader<CursorPosition>({ createdAt: text('position_at'), 
 export async function canSee(
   em: EntityManager,
   identityUserId: string,
-  table: 'organizations' | 'projects' | 'games',
+  table: 'organizations' | 'projects' | 'games' | 'players',
   id: string,
 ): Promise<boolean> {
   const column = table === 'organizations' ? 'id' : 'organization_id';
@@ -346,6 +346,118 @@ export async function readRecords(em: EntityManager, q: RecordsQuery): Promise<R
     players: q.kind === 'players' ? rows.map(playerRow) : [],
     events: q.kind === 'events' ? rows.map(eventRow) : [],
     positions: rows.map(positionRow),
+  };
+}
+
+/** The filters of a decision search; each given one must hold (ledger.events columns). */
+export interface DecisionFilters {
+  organizationId?: string | undefined;
+  projectId?: string | undefined;
+  gameId?: string | undefined;
+  playerId?: string | undefined;
+  eventId?: string | undefined;
+  status?: string | undefined;
+  reason?: string | undefined;
+  eventType?: string | undefined;
+  /** created_at in [from, to). */
+  from?: Date | undefined;
+  to?: Date | undefined;
+}
+
+export interface DecisionsQuery extends DecisionFilters {
+  identityUserId: string;
+  /** The page starts right after this position, going `older` or newer. */
+  cursor?: CursorPosition | undefined;
+  older: boolean;
+  take: number;
+}
+
+const DECISION_FILTER_COLUMNS: Array<[keyof DecisionFilters, string]> = [
+  ['organizationId', 'p.organization_id = ?'],
+  ['projectId', 'p.project_id = ?'],
+  ['gameId', 'p.game_id = ?'],
+  ['playerId', 'p.player_id = ?'],
+  ['eventId', 'p.event_id = ?'],
+  ['status', 'p.status = ?'],
+  ['reason', 'p.reason = ?'],
+  ['eventType', 'p.event_type = ?'],
+];
+
+/** The `where` of a decision search (membership first), and its parameters. */
+function decisionsWhere(identityUserId: string, f: DecisionFilters): { where: string[]; params: unknown[] } {
+  const where = [`p.organization_id in ${MEMBER_ORGS}`];
+  const params: unknown[] = [identityUserId];
+  for (const [name, condition] of DECISION_FILTER_COLUMNS) {
+    const value = f[name];
+    if (value === undefined) continue;
+    where.push(condition);
+    params.push(value);
+  }
+  if (f.from !== undefined) {
+    where.push('p.created_at >= ?::timestamptz');
+    params.push(f.from.toISOString());
+  }
+  if (f.to !== undefined) {
+    where.push('p.created_at < ?::timestamptz');
+    params.push(f.to.toISOString());
+  }
+  return { where, params };
+}
+
+/**
+ * The statement of one decision-search page: a keyset range in (created_at, id) order, descending for older
+ * decisions, ascending for newer ones. The planner reads it through the most selective index the filters lead with:
+ * events_by_player (player_id, created_at desc, id desc), events_one_decision (event_id, game_id), events_by_game,
+ * events_by_project, events_by_organization; status, reason, event type and the window filter that range
+ * (test/integration/graphql/decisions.test.ts checks the plans).
+ */
+export function decisionsStatement(q: DecisionsQuery): { sql: string; params: unknown[] } {
+  const { where, params } = decisionsWhere(q.identityUserId, q);
+  if (q.cursor !== undefined) {
+    where.push(`(p.created_at, p.id) ${q.older ? '<' : '>'} (?::timestamptz, ?::uuid)`);
+    params.push(q.cursor.createdAt, q.cursor.id);
+  }
+  const order = q.older ? 'desc' : 'asc';
+  return {
+    sql: `select ${EVENT_COLUMNS}, ${isoMicrosSql('p.created_at', 'position_at')},
+        (select pl.external_player_id from ledger.players pl where pl.id = p.player_id and pl.game_id = p.game_id)
+          as external_player_id
+      from ledger.events p
+      where ${where.join(' and ')} order by p.created_at ${order}, p.id ${order} limit ?`,
+    params: [...params, q.take],
+  };
+}
+
+export interface DecisionRows {
+  /** In the statement's order: newest first going older, oldest first going newer. */
+  events: EventRecord[];
+  /** The game's own id of each decision's player (players.external_player_id), in the same order. */
+  externalPlayerIds: string[];
+  positions: CursorPosition[];
+  /** Whether a matching decision lies on the other side of the cursor (or at it): none without a cursor. */
+  beyondCursor: boolean;
+}
+
+const externalPlayerIdOf = text('external_player_id');
+
+/** One page of a decision search, and whether decisions lie behind its cursor (for the other direction's flag). */
+export async function readDecisions(em: EntityManager, q: DecisionsQuery): Promise<DecisionRows> {
+  const statement = decisionsStatement(q);
+  const rows = await queryRows(em, statement.sql, statement.params);
+  let beyondCursor = false;
+  if (q.cursor !== undefined) {
+    const { where, params } = decisionsWhere(q.identityUserId, q);
+    // The cursor's own decision counts: it is on the previous page.
+    where.push(`(p.created_at, p.id) ${q.older ? '>=' : '<='} (?::timestamptz, ?::uuid)`);
+    params.push(q.cursor.createdAt, q.cursor.id);
+    const behind = await queryRows(em, `select 1 from ledger.events p where ${where.join(' and ')} limit 1`, params);
+    beyondCursor = behind.length > 0;
+  }
+  return {
+    events: rows.map(eventRow),
+    externalPlayerIds: rows.map(externalPlayerIdOf),
+    positions: rows.map(positionRow),
+    beyondCursor,
   };
 }
 

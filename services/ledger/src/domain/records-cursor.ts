@@ -13,9 +13,9 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
 export type RecordKind = 'players' | 'events';
-/** What a cursor can page through: the records kinds and a game's link intents. */
-export type CursorKind = RecordKind | 'link_intents';
-const CURSOR_KINDS: readonly string[] = ['players', 'events', 'link_intents'];
+/** What a cursor can page through: the records kinds, a game's link intents and a decision search. */
+export type CursorKind = RecordKind | 'link_intents' | 'decisions';
+const CURSOR_KINDS: readonly string[] = ['players', 'events', 'link_intents', 'decisions'];
 
 export interface CursorPosition {
   createdAt: string;
@@ -49,7 +49,7 @@ function mac(key: Buffer, kind: CursorKind, scope: string, payload: Buffer): Buf
 
 export function encodeCursor(key: Buffer, c: CursorContext & CursorPosition): string {
   if (!CURSOR_KINDS.includes(c.kind))
-    throw new TypeError('records cursor kind must be players, events or link_intents');
+    throw new TypeError('records cursor kind must be players, events, link_intents or decisions');
   if (typeof c.createdAt !== 'string' || typeof c.id !== 'string' || typeof c.scope !== 'string') {
     throw new TypeError('records cursor fields must be strings');
   }

@@ -6,6 +6,7 @@ import { LedgerLinkIntentsByGame } from './0005-link-intents-by-game.ts';
 import { LedgerRetention } from './0006-retention.ts';
 import { LedgerDecisionsByEventId } from './0007-decisions-by-event-id.ts';
 import { LedgerDistributableByGame } from './0008-distributable-by-game.ts';
+import { LedgerEventsByPlayer } from './0009-events-by-player.ts';
 
 /**
  * The ledger schema's migrations, in order. Append new ones; never edit an applied one. The SQL functions' current
@@ -21,6 +22,7 @@ export const ledgerMigrations: MigrationSet = {
     { name: '0006-retention', class: LedgerRetention },
     { name: '0007-decisions-by-event-id', class: LedgerDecisionsByEventId },
     { name: '0008-distributable-by-game', class: LedgerDistributableByGame },
+    { name: '0009-events-by-player', class: LedgerEventsByPlayer },
   ],
   repeatables: [
     { name: 'decision_reason', file: new URL('../sql/decision_reason.sql', import.meta.url) },

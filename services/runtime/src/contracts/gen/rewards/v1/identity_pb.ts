@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file rewards/v1/identity.proto.
  */
 export const file_rewards_v1_identity: GenFile = /*@__PURE__*/
-  fileDesc("ChlyZXdhcmRzL3YxL2lkZW50aXR5LnByb3RvEgpyZXdhcmRzLnYxIj4KFUFkbWl0RGV2ZWxvcGVyUmVxdWVzdBIVCg1hdXRob3JpemF0aW9uGAEgASgJEg4KBm9yaWdpbhgCIAEoCSJoChJEZXZlbG9wZXJQcmluY2lwYWwSGAoQaWRlbnRpdHlfdXNlcl9pZBgBIAEoCRINCgVlbWFpbBgCIAEoCRIpCiFjYW5fY3JlYXRlX3VubGltaXRlZF9vcmdhbml6YXRpb24YAyABKAgiSwoWQWRtaXREZXZlbG9wZXJSZXNwb25zZRIxCglwcmluY2lwYWwYASABKAsyHi5yZXdhcmRzLnYxLkRldmVsb3BlclByaW5jaXBhbCIZChdHZXRQbGF0Zm9ybVN0YXRlUmVxdWVzdCIrChhHZXRQbGF0Zm9ybVN0YXRlUmVzcG9uc2USDwoHZW5hYmxlZBgBIAEoCCLOAQoKSW52aXRhdGlvbhIKCgJpZBgBIAEoCRINCgVlbWFpbBgCIAEoCRIOCgZzdGF0dXMYAyABKAkSHQoQaWRlbnRpdHlfdXNlcl9pZBgEIAEoCUgAiAEBEikKIWNhbl9jcmVhdGVfdW5saW1pdGVkX29yZ2FuaXphdGlvbhgFIAEoCBISCgpjcmVhdGVkX2F0GAYgASgJEhUKCGJvdW5kX2F0GAcgASgJSAGIAQFCEwoRX2lkZW50aXR5X3VzZXJfaWRCCwoJX2JvdW5kX2F0IlMKF0NyZWF0ZUludml0YXRpb25SZXF1ZXN0Eg0KBWVtYWlsGAEgASgJEikKIWNhbl9jcmVhdGVfdW5saW1pdGVkX29yZ2FuaXphdGlvbhgCIAEoCCJGChhDcmVhdGVJbnZpdGF0aW9uUmVzcG9uc2USKgoKaW52aXRhdGlvbhgBIAEoCzIWLnJld2FyZHMudjEuSW52aXRhdGlvbiIYChZMaXN0SW52aXRhdGlvbnNSZXF1ZXN0IkYKF0xpc3RJbnZpdGF0aW9uc1Jlc3BvbnNlEisKC2ludml0YXRpb25zGAEgAygLMhYucmV3YXJkcy52MS5JbnZpdGF0aW9uIiUKF1Jldm9rZUludml0YXRpb25SZXF1ZXN0EgoKAmlkGAEgASgJIkYKGFJldm9rZUludml0YXRpb25SZXNwb25zZRIqCgppbnZpdGF0aW9uGAEgASgLMhYucmV3YXJkcy52MS5JbnZpdGF0aW9uIioKF1NldFBsYXRmb3JtU3RhdGVSZXF1ZXN0Eg8KB2VuYWJsZWQYASABKAgiKwoYU2V0UGxhdGZvcm1TdGF0ZVJlc3BvbnNlEg8KB2VuYWJsZWQYASABKAgiYQoSQWRtaXROYXRpdmVSZXF1ZXN0EhUKDWF1dGhvcml6YXRpb24YASABKAkSDwoHY291bnRyeRgCIAEoCRINCgVidWlsZBgDIAEoCRIUCgxjYXBhYmlsaXRpZXMYBCABKAkiYgoPTmF0aXZlUHJpbmNpcGFsEhcKD2NyZWRpdHNfdXNlcl9pZBgBIAEoCRISCgpzZXNzaW9uX2lkGAIgASgJEhUKCHVzZXJuYW1lGAMgASgJSACIAQFCCwoJX3VzZXJuYW1lIkUKE0FkbWl0TmF0aXZlUmVzcG9uc2USLgoJcHJpbmNpcGFsGAEgASgLMhsucmV3YXJkcy52MS5OYXRpdmVQcmluY2lwYWwicAoNTmF0aXZlQWNjb3VudBIXCg9jcmVkaXRzX3VzZXJfaWQYASABKAkSDgoGc3RhdHVzGAIgASgJEhUKCHVzZXJuYW1lGAMgASgJSACIAQESEgoKY3JlYXRlZF9hdBgEIAEoCUILCglfdXNlcm5hbWUifAoXUHV0TmF0aXZlQWNjb3VudFJlcXVlc3QSFwoPY3JlZGl0c191c2VyX2lkGAEgASgJEg4KBnN0YXR1cxgCIAEoCRIUCgxzZXRfdXNlcm5hbWUYAyABKAgSFQoIdXNlcm5hbWUYBCABKAlIAIgBAUILCglfdXNlcm5hbWUiRgoYUHV0TmF0aXZlQWNjb3VudFJlc3BvbnNlEioKB2FjY291bnQYASABKAsyGS5yZXdhcmRzLnYxLk5hdGl2ZUFjY291bnQiWwoMRGV2aWNlUGVybWl0EgoKAmlkGAEgASgJEhIKCnNlc3Npb25faWQYAiABKAkSFwoPY3JlZGl0c191c2VyX2lkGAMgASgJEhIKCmV4cGlyZXNfYXQYBCABKAkiZAoZQ3JlYXRlRGV2aWNlUGVybWl0UmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEhcKD2NyZWRpdHNfdXNlcl9pZBgCIAEoCRIaChJleHBpcmVzX2luX3NlY29uZHMYAyABKA0iRgoaQ3JlYXRlRGV2aWNlUGVybWl0UmVzcG9uc2USKAoGcGVybWl0GAEgASgLMhgucmV3YXJkcy52MS5EZXZpY2VQZXJtaXRiBnByb3RvMw");
+  fileDesc("ChlyZXdhcmRzL3YxL2lkZW50aXR5LnByb3RvEgpyZXdhcmRzLnYxIj4KFUFkbWl0RGV2ZWxvcGVyUmVxdWVzdBIVCg1hdXRob3JpemF0aW9uGAEgASgJEg4KBm9yaWdpbhgCIAEoCSJoChJEZXZlbG9wZXJQcmluY2lwYWwSGAoQaWRlbnRpdHlfdXNlcl9pZBgBIAEoCRINCgVlbWFpbBgCIAEoCRIpCiFjYW5fY3JlYXRlX3VubGltaXRlZF9vcmdhbml6YXRpb24YAyABKAgiSwoWQWRtaXREZXZlbG9wZXJSZXNwb25zZRIxCglwcmluY2lwYWwYASABKAsyHi5yZXdhcmRzLnYxLkRldmVsb3BlclByaW5jaXBhbCIZChdHZXRQbGF0Zm9ybVN0YXRlUmVxdWVzdCIrChhHZXRQbGF0Zm9ybVN0YXRlUmVzcG9uc2USDwoHZW5hYmxlZBgBIAEoCCLOAQoKSW52aXRhdGlvbhIKCgJpZBgBIAEoCRINCgVlbWFpbBgCIAEoCRIOCgZzdGF0dXMYAyABKAkSHQoQaWRlbnRpdHlfdXNlcl9pZBgEIAEoCUgAiAEBEikKIWNhbl9jcmVhdGVfdW5saW1pdGVkX29yZ2FuaXphdGlvbhgFIAEoCBISCgpjcmVhdGVkX2F0GAYgASgJEhUKCGJvdW5kX2F0GAcgASgJSAGIAQFCEwoRX2lkZW50aXR5X3VzZXJfaWRCCwoJX2JvdW5kX2F0IlMKF0NyZWF0ZUludml0YXRpb25SZXF1ZXN0Eg0KBWVtYWlsGAEgASgJEikKIWNhbl9jcmVhdGVfdW5saW1pdGVkX29yZ2FuaXphdGlvbhgCIAEoCCJGChhDcmVhdGVJbnZpdGF0aW9uUmVzcG9uc2USKgoKaW52aXRhdGlvbhgBIAEoCzIWLnJld2FyZHMudjEuSW52aXRhdGlvbiIYChZMaXN0SW52aXRhdGlvbnNSZXF1ZXN0IkYKF0xpc3RJbnZpdGF0aW9uc1Jlc3BvbnNlEisKC2ludml0YXRpb25zGAEgAygLMhYucmV3YXJkcy52MS5JbnZpdGF0aW9uIiUKF1Jldm9rZUludml0YXRpb25SZXF1ZXN0EgoKAmlkGAEgASgJIkYKGFJldm9rZUludml0YXRpb25SZXNwb25zZRIqCgppbnZpdGF0aW9uGAEgASgLMhYucmV3YXJkcy52MS5JbnZpdGF0aW9uIjMKFkRldmVsb3BlckVtYWlsc1JlcXVlc3QSGQoRaWRlbnRpdHlfdXNlcl9pZHMYASADKAkiOQoORGV2ZWxvcGVyRW1haWwSGAoQaWRlbnRpdHlfdXNlcl9pZBgBIAEoCRINCgVlbWFpbBgCIAEoCSJFChdEZXZlbG9wZXJFbWFpbHNSZXNwb25zZRIqCgZlbWFpbHMYASADKAsyGi5yZXdhcmRzLnYxLkRldmVsb3BlckVtYWlsIioKF1NldFBsYXRmb3JtU3RhdGVSZXF1ZXN0Eg8KB2VuYWJsZWQYASABKAgiKwoYU2V0UGxhdGZvcm1TdGF0ZVJlc3BvbnNlEg8KB2VuYWJsZWQYASABKAgiYQoSQWRtaXROYXRpdmVSZXF1ZXN0EhUKDWF1dGhvcml6YXRpb24YASABKAkSDwoHY291bnRyeRgCIAEoCRINCgVidWlsZBgDIAEoCRIUCgxjYXBhYmlsaXRpZXMYBCABKAkiYgoPTmF0aXZlUHJpbmNpcGFsEhcKD2NyZWRpdHNfdXNlcl9pZBgBIAEoCRISCgpzZXNzaW9uX2lkGAIgASgJEhUKCHVzZXJuYW1lGAMgASgJSACIAQFCCwoJX3VzZXJuYW1lIkUKE0FkbWl0TmF0aXZlUmVzcG9uc2USLgoJcHJpbmNpcGFsGAEgASgLMhsucmV3YXJkcy52MS5OYXRpdmVQcmluY2lwYWwicAoNTmF0aXZlQWNjb3VudBIXCg9jcmVkaXRzX3VzZXJfaWQYASABKAkSDgoGc3RhdHVzGAIgASgJEhUKCHVzZXJuYW1lGAMgASgJSACIAQESEgoKY3JlYXRlZF9hdBgEIAEoCUILCglfdXNlcm5hbWUifAoXUHV0TmF0aXZlQWNjb3VudFJlcXVlc3QSFwoPY3JlZGl0c191c2VyX2lkGAEgASgJEg4KBnN0YXR1cxgCIAEoCRIUCgxzZXRfdXNlcm5hbWUYAyABKAgSFQoIdXNlcm5hbWUYBCABKAlIAIgBAUILCglfdXNlcm5hbWUiRgoYUHV0TmF0aXZlQWNjb3VudFJlc3BvbnNlEioKB2FjY291bnQYASABKAsyGS5yZXdhcmRzLnYxLk5hdGl2ZUFjY291bnQiWwoMRGV2aWNlUGVybWl0EgoKAmlkGAEgASgJEhIKCnNlc3Npb25faWQYAiABKAkSFwoPY3JlZGl0c191c2VyX2lkGAMgASgJEhIKCmV4cGlyZXNfYXQYBCABKAkiZAoZQ3JlYXRlRGV2aWNlUGVybWl0UmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEhcKD2NyZWRpdHNfdXNlcl9pZBgCIAEoCRIaChJleHBpcmVzX2luX3NlY29uZHMYAyABKA0iRgoaQ3JlYXRlRGV2aWNlUGVybWl0UmVzcG9uc2USKAoGcGVybWl0GAEgASgLMhgucmV3YXJkcy52MS5EZXZpY2VQZXJtaXRiBnByb3RvMw");
 
 /**
  * AdmitDeveloperRequest carries what the edge saw of a developer request (CONTRACT section 4).
@@ -273,6 +273,66 @@ export const RevokeInvitationResponseSchema: GenMessage<RevokeInvitationResponse
   messageDesc(file_rewards_v1_identity, 11);
 
 /**
+ * The e-mails of developers, by identity user id (the gateway's DeveloperMember.email): the e-mail of the invitation
+ * bound to that id; with the local development identity provider trusted, also an active invitation not bound yet
+ * whose development subject is that id. Ids without one are left out.
+ *
+ * @generated from message rewards.v1.DeveloperEmailsRequest
+ */
+export type DeveloperEmailsRequest = Message<"rewards.v1.DeveloperEmailsRequest"> & {
+  /**
+   * @generated from field: repeated string identity_user_ids = 1;
+   */
+  identityUserIds: string[];
+};
+
+/**
+ * Describes the message rewards.v1.DeveloperEmailsRequest.
+ * Use `create(DeveloperEmailsRequestSchema)` to create a new message.
+ */
+export const DeveloperEmailsRequestSchema: GenMessage<DeveloperEmailsRequest> = /*@__PURE__*/
+  messageDesc(file_rewards_v1_identity, 12);
+
+/**
+ * @generated from message rewards.v1.DeveloperEmail
+ */
+export type DeveloperEmail = Message<"rewards.v1.DeveloperEmail"> & {
+  /**
+   * @generated from field: string identity_user_id = 1;
+   */
+  identityUserId: string;
+
+  /**
+   * @generated from field: string email = 2;
+   */
+  email: string;
+};
+
+/**
+ * Describes the message rewards.v1.DeveloperEmail.
+ * Use `create(DeveloperEmailSchema)` to create a new message.
+ */
+export const DeveloperEmailSchema: GenMessage<DeveloperEmail> = /*@__PURE__*/
+  messageDesc(file_rewards_v1_identity, 13);
+
+/**
+ * @generated from message rewards.v1.DeveloperEmailsResponse
+ */
+export type DeveloperEmailsResponse = Message<"rewards.v1.DeveloperEmailsResponse"> & {
+  /**
+   * @generated from field: repeated rewards.v1.DeveloperEmail emails = 1;
+   */
+  emails: DeveloperEmail[];
+};
+
+/**
+ * Describes the message rewards.v1.DeveloperEmailsResponse.
+ * Use `create(DeveloperEmailsResponseSchema)` to create a new message.
+ */
+export const DeveloperEmailsResponseSchema: GenMessage<DeveloperEmailsResponse> = /*@__PURE__*/
+  messageDesc(file_rewards_v1_identity, 14);
+
+/**
  * @generated from message rewards.v1.SetPlatformStateRequest
  */
 export type SetPlatformStateRequest = Message<"rewards.v1.SetPlatformStateRequest"> & {
@@ -287,7 +347,7 @@ export type SetPlatformStateRequest = Message<"rewards.v1.SetPlatformStateReques
  * Use `create(SetPlatformStateRequestSchema)` to create a new message.
  */
 export const SetPlatformStateRequestSchema: GenMessage<SetPlatformStateRequest> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_identity, 12);
+  messageDesc(file_rewards_v1_identity, 15);
 
 /**
  * @generated from message rewards.v1.SetPlatformStateResponse
@@ -304,7 +364,7 @@ export type SetPlatformStateResponse = Message<"rewards.v1.SetPlatformStateRespo
  * Use `create(SetPlatformStateResponseSchema)` to create a new message.
  */
 export const SetPlatformStateResponseSchema: GenMessage<SetPlatformStateResponse> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_identity, 13);
+  messageDesc(file_rewards_v1_identity, 16);
 
 /**
  * AdmitNativeRequest carries what the edge saw of a native request (CONTRACT section 5), every value exactly as
@@ -347,7 +407,7 @@ export type AdmitNativeRequest = Message<"rewards.v1.AdmitNativeRequest"> & {
  * Use `create(AdmitNativeRequestSchema)` to create a new message.
  */
 export const AdmitNativeRequestSchema: GenMessage<AdmitNativeRequest> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_identity, 14);
+  messageDesc(file_rewards_v1_identity, 17);
 
 /**
  * NativePrincipal is an admitted native session.
@@ -382,7 +442,7 @@ export type NativePrincipal = Message<"rewards.v1.NativePrincipal"> & {
  * Use `create(NativePrincipalSchema)` to create a new message.
  */
 export const NativePrincipalSchema: GenMessage<NativePrincipal> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_identity, 15);
+  messageDesc(file_rewards_v1_identity, 18);
 
 /**
  * @generated from message rewards.v1.AdmitNativeResponse
@@ -399,7 +459,7 @@ export type AdmitNativeResponse = Message<"rewards.v1.AdmitNativeResponse"> & {
  * Use `create(AdmitNativeResponseSchema)` to create a new message.
  */
 export const AdmitNativeResponseSchema: GenMessage<AdmitNativeResponse> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_identity, 16);
+  messageDesc(file_rewards_v1_identity, 19);
 
 /**
  * NativeAccount is a platform account (operator API, CONTRACT section 3).
@@ -435,7 +495,7 @@ export type NativeAccount = Message<"rewards.v1.NativeAccount"> & {
  * Use `create(NativeAccountSchema)` to create a new message.
  */
 export const NativeAccountSchema: GenMessage<NativeAccount> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_identity, 17);
+  messageDesc(file_rewards_v1_identity, 20);
 
 /**
  * @generated from message rewards.v1.PutNativeAccountRequest
@@ -472,7 +532,7 @@ export type PutNativeAccountRequest = Message<"rewards.v1.PutNativeAccountReques
  * Use `create(PutNativeAccountRequestSchema)` to create a new message.
  */
 export const PutNativeAccountRequestSchema: GenMessage<PutNativeAccountRequest> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_identity, 18);
+  messageDesc(file_rewards_v1_identity, 21);
 
 /**
  * @generated from message rewards.v1.PutNativeAccountResponse
@@ -489,7 +549,7 @@ export type PutNativeAccountResponse = Message<"rewards.v1.PutNativeAccountRespo
  * Use `create(PutNativeAccountResponseSchema)` to create a new message.
  */
 export const PutNativeAccountResponseSchema: GenMessage<PutNativeAccountResponse> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_identity, 19);
+  messageDesc(file_rewards_v1_identity, 22);
 
 /**
  * DevicePermit binds a native session id to an account until it expires.
@@ -523,7 +583,7 @@ export type DevicePermit = Message<"rewards.v1.DevicePermit"> & {
  * Use `create(DevicePermitSchema)` to create a new message.
  */
 export const DevicePermitSchema: GenMessage<DevicePermit> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_identity, 20);
+  messageDesc(file_rewards_v1_identity, 23);
 
 /**
  * @generated from message rewards.v1.CreateDevicePermitRequest
@@ -552,7 +612,7 @@ export type CreateDevicePermitRequest = Message<"rewards.v1.CreateDevicePermitRe
  * Use `create(CreateDevicePermitRequestSchema)` to create a new message.
  */
 export const CreateDevicePermitRequestSchema: GenMessage<CreateDevicePermitRequest> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_identity, 21);
+  messageDesc(file_rewards_v1_identity, 24);
 
 /**
  * @generated from message rewards.v1.CreateDevicePermitResponse
@@ -569,5 +629,5 @@ export type CreateDevicePermitResponse = Message<"rewards.v1.CreateDevicePermitR
  * Use `create(CreateDevicePermitResponseSchema)` to create a new message.
  */
 export const CreateDevicePermitResponseSchema: GenMessage<CreateDevicePermitResponse> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_identity, 22);
+  messageDesc(file_rewards_v1_identity, 25);
 

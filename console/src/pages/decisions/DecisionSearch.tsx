@@ -1,0 +1,410 @@
+// The records page's decision search: filters for organization, project, game, player, event id, status, reason,
+// event type and a time window, all kept in the URL (search.ts); pages both ways with a fixed page-size menu; a
+// player column; a detail panel that says in words why a decision went the way it did and what fixes it.
+import { type FormEvent, useCallback, useEffect, useId, useRef, useState } from 'react';
+import { client, failureOf, type ServerFailure, type Snapshot } from '../../api.ts';
+import { credits, dollars, FailureText, TableBox, useTitle } from '../../components.tsx';
+import { DecisionDetail } from './DecisionDetail.tsx';
+import { REASONS, reasonLabel } from './reasons.ts';
+import {
+  DECISIONS,
+  type DecisionEdge,
+  type DecisionsResult,
+  firstPage,
+  PAGE_SIZES,
+  readSearch,
+  type Search,
+  searchHash,
+  searchProblems,
+  variablesOf,
+} from './search.ts';
+import './decisions.css';
+
+/** The form's text: every field as typed (times as the browser's local datetime-local text). */
+type Form = Record<
+  'org' | 'project' | 'game' | 'player' | 'event' | 'status' | 'reason' | 'type' | 'from' | 'to',
+  string
+> & {
+  size: string;
+};
+
+const pad = (n: number) => String(n).padStart(2, '0');
+/** An instant as a datetime-local value in the browser's time zone. */
+function localInput(iso: string | undefined): string {
+  if (!iso || Number.isNaN(Date.parse(iso))) return iso ?? '';
+  const d = new Date(iso);
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
+}
+/** A datetime-local value (local time) as a UTC instant; text that is no time stays as typed (and is refused). */
+function instant(local: string): string | undefined {
+  const text = local.trim();
+  if (!text) return undefined;
+  const ms = Date.parse(text);
+  return Number.isNaN(ms) ? text : new Date(ms).toISOString();
+}
+
+const formOf = (s: Search): Form => ({
+  org: s.org ?? '',
+  project: s.project ?? '',
+  game: s.game ?? '',
+  player: s.player ?? '',
+  event: s.event ?? '',
+  status: s.status ?? '',
+  reason: s.reason ?? '',
+  type: s.type ?? '',
+  from: localInput(s.from),
+  to: localInput(s.to),
+  size: String(s.size),
+});
+
+const searchOf = (f: Form): Search => {
+  const text = (value: string) => value.trim() || undefined;
+  return {
+    org: text(f.org),
+    project: text(f.project),
+    game: text(f.game),
+    player: text(f.player)?.toLowerCase(),
+    event: text(f.event)?.toLowerCase(),
+    status: text(f.status),
+    reason: text(f.reason),
+    type: text(f.type),
+    from: instant(f.from),
+    to: instant(f.to),
+    size: Number(f.size),
+  };
+};
+
+/** A failure of the search in plain words (the page checks its input first, so these are rare). */
+function SearchFailure({ failure, onRestart }: { failure: ServerFailure; onRestart: () => void }) {
+  if (failure.code === 'INVALID_CURSOR') {
+    return (
+      <p className="error" role="alert">
+        This page link was made for other filters or has been altered.{' '}
+        <button type="button" className="secondary" onClick={onRestart}>
+          Show the newest decisions
+        </button>{' '}
+        <span className="code">(INVALID_CURSOR)</span>
+      </p>
+    );
+  }
+  if (failure.code === 'not_found') {
+    return (
+      <p className="error" role="alert">
+        An organization, project, game or player in these filters does not exist or is not in an organization you are a
+        member of. <span className="code">(not_found)</span>
+      </p>
+    );
+  }
+  if (failure.code === 'INVALID_RECORD_QUERY') {
+    return (
+      <p className="error" role="alert">
+        A filter in this link is not one the search accepts: check the filters and search again.{' '}
+        <span className="code">(INVALID_RECORD_QUERY)</span>
+      </p>
+    );
+  }
+  return (
+    <p className="error" role="alert">
+      <FailureText failure={failure} />
+    </p>
+  );
+}
+
+export default function DecisionSearch({ snapshot, gameId }: { snapshot: Snapshot; gameId?: string | undefined }) {
+  const id = useId();
+  useTitle('Records: decisions');
+  const [search, setSearch] = useState<Search>(() => readSearch(window.location.hash, gameId));
+  const [form, setForm] = useState<Form>(() => formOf(search));
+  const [edges, setEdges] = useState<DecisionEdge[]>([]);
+  const [pageInfo, setPageInfo] = useState<NonNullable<DecisionsResult['decisions']>['pageInfo'] | undefined>();
+  const [loading, setLoading] = useState(false);
+  const [failure, setFailure] = useState<ServerFailure | undefined>();
+  const [selected, setSelected] = useState<DecisionEdge | undefined>();
+  const opener = useRef<HTMLElement | null>(null);
+  const problems = searchProblems(search);
+  const problemCount = Object.keys(problems).length;
+
+  // Back and forward (and links to #/records?…) change the URL: the page follows it.
+  useEffect(() => {
+    const follow = () => {
+      if (!/^#\/records(\/|\?|$)/.test(window.location.hash)) return;
+      const next = readSearch(window.location.hash, gameId);
+      setSearch(next);
+      setForm(formOf(next));
+      setSelected(undefined);
+    };
+    window.addEventListener('popstate', follow);
+    window.addEventListener('hashchange', follow);
+    return () => {
+      window.removeEventListener('popstate', follow);
+      window.removeEventListener('hashchange', follow);
+    };
+  }, [gameId]);
+
+  /** Goes to a search: a new history entry, so that back returns to the one before. */
+  const go = useCallback((next: Search) => {
+    window.history.pushState(null, '', searchHash(next));
+    setSearch(next);
+    setForm(formOf(next));
+    setSelected(undefined);
+  }, []);
+
+  useEffect(() => {
+    if (problemCount > 0) {
+      setEdges([]);
+      setPageInfo(undefined);
+      return;
+    }
+    let stopped = false;
+    setLoading(true);
+    client
+      .query<DecisionsResult>({ query: DECISIONS, variables: variablesOf(search), fetchPolicy: 'network-only' })
+      .then((r) => {
+        if (stopped) return;
+        if (r.error) throw r.error;
+        setFailure(undefined);
+        setEdges(r.data?.decisions?.edges ?? []);
+        setPageInfo(r.data?.decisions?.pageInfo);
+      })
+      .catch((e) => {
+        if (stopped) return;
+        setEdges([]);
+        setPageInfo(undefined);
+        setFailure(failureOf(e));
+      })
+      .finally(() => {
+        if (!stopped) setLoading(false);
+      });
+    return () => {
+      stopped = true;
+    };
+  }, [search, problemCount]);
+
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    go(firstPage(searchOf(form)));
+  };
+  const clear = () => go({ size: search.size });
+  const close = () => {
+    setSelected(undefined);
+    if (opener.current?.isConnected) opener.current.focus();
+  };
+
+  const gameName = (gameId: string) => snapshot.games.find((g) => g.id === gameId)?.name ?? 'a game you no longer see';
+  const fieldProps = (name: keyof Form) => ({
+    id: `${id}-${name}`,
+    value: form[name],
+    'aria-invalid': problems[name] ? true : undefined,
+    'aria-describedby': problems[name] ? `${id}-${name}-problem` : undefined,
+  });
+  const problemOf = (name: keyof Form) =>
+    problems[name] ? (
+      <p className="error" id={`${id}-${name}-problem`} role="alert">
+        {problems[name]}
+      </p>
+    ) : null;
+  const set = (name: keyof Form) => (e: { target: { value: string } }) => setForm({ ...form, [name]: e.target.value });
+  const choose = (name: 'org' | 'project' | 'game', label: string, options: Array<{ id: string; name: string }>) => (
+    <div className="field">
+      <label htmlFor={`${id}-${name}`}>{label}</label>
+      <select {...fieldProps(name)} onChange={set(name)}>
+        <option value="">(any)</option>
+        {options.map((o) => (
+          <option key={o.id} value={o.id}>
+            {o.name}
+          </option>
+        ))}
+      </select>
+      {problemOf(name)}
+    </div>
+  );
+  const filtered = SEARCH_FILTERS.filter((key) => search[key] !== undefined).length;
+
+  return (
+    <>
+      <h1>Records</h1>
+      <p className="records-switch">
+        Decisions · <a href="#/records/players">Players</a>
+      </p>
+      <form className="action filters decision-filters" onSubmit={submit} aria-label="Record filters" noValidate>
+        {choose('org', 'Organization', snapshot.organizations)}
+        {choose('project', 'Project', snapshot.projects)}
+        {choose('game', 'Game', snapshot.games)}
+        <div className="field">
+          <label htmlFor={`${id}-player`}>Player id</label>
+          <input {...fieldProps('player')} onChange={set('player')} spellCheck={false} autoComplete="off" />
+          {problemOf('player')}
+        </div>
+        <div className="field">
+          <label htmlFor={`${id}-event`}>Event id</label>
+          <input {...fieldProps('event')} onChange={set('event')} spellCheck={false} autoComplete="off" />
+          {problemOf('event')}
+        </div>
+        <div className="field">
+          <label htmlFor={`${id}-status`}>Status</label>
+          <select {...fieldProps('status')} onChange={set('status')}>
+            <option value="">(any)</option>
+            <option value="accepted">accepted</option>
+            <option value="rejected">rejected</option>
+          </select>
+        </div>
+        <div className="field">
+          <label htmlFor={`${id}-reason`}>Reason</label>
+          <select {...fieldProps('reason')} onChange={set('reason')}>
+            <option value="">(any)</option>
+            {Object.entries(REASONS).map(([code, text]) => (
+              <option key={code} value={code}>
+                {text.label}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div className="field">
+          <label htmlFor={`${id}-type`}>Event type</label>
+          <input {...fieldProps('type')} onChange={set('type')} spellCheck={false} autoComplete="off" />
+          {problemOf('type')}
+        </div>
+        <div className="field">
+          <label htmlFor={`${id}-from`}>Received from</label>
+          <input type="datetime-local" {...fieldProps('from')} onChange={set('from')} />
+          {problemOf('from')}
+        </div>
+        <div className="field">
+          <label htmlFor={`${id}-to`}>Received before</label>
+          <input type="datetime-local" {...fieldProps('to')} onChange={set('to')} />
+          {problemOf('to')}
+        </div>
+        <div className="field">
+          <label htmlFor={`${id}-size`}>Page size</label>
+          <select
+            id={`${id}-size`}
+            value={form.size}
+            onChange={(e) => {
+              setForm({ ...form, size: e.target.value });
+              // A new size applies at once, from the first page.
+              go(firstPage({ ...search, size: Number(e.target.value) }));
+            }}
+          >
+            {PAGE_SIZES.map((size) => (
+              <option key={size} value={size}>
+                {size}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div className="filter-buttons">
+          <button type="submit">Show records</button>{' '}
+          <button type="button" className="secondary" onClick={clear} disabled={filtered === 0}>
+            Clear filters
+          </button>
+        </div>
+      </form>
+      {failure && <SearchFailure failure={failure} onRestart={() => go(firstPage(search))} />}
+      <p className="search-summary" aria-live="polite">
+        {problemCount > 0
+          ? 'Fix the highlighted filters to search.'
+          : loading
+            ? 'Searching…'
+            : `${edges.length === 0 ? 'No decisions' : `${edges.length} decision${edges.length === 1 ? '' : 's'}`}${
+                filtered > 0 ? ` matching ${filtered} filter${filtered === 1 ? '' : 's'}` : ''
+              }${search.after || search.before ? ' on this page' : ''}.`}
+      </p>
+      <div className={selected ? 'decisions-layout with-detail' : 'decisions-layout'}>
+        <div className="decisions-list">
+          <TableBox label="Records page">
+            <table aria-label="Records page">
+              <thead>
+                <tr>
+                  <th scope="col">Received</th>
+                  <th scope="col">Player</th>
+                  <th scope="col">Game</th>
+                  <th scope="col">Event type</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Reason</th>
+                  <th scope="col">Reward</th>
+                  <th scope="col">Details</th>
+                </tr>
+              </thead>
+              <tbody>
+                {edges.map((edge) => {
+                  const node = edge.node;
+                  return (
+                    <tr key={node.id} aria-current={selected?.node.id === node.id ? 'true' : undefined}>
+                      <td>{new Date(node.createdAt).toLocaleString()}</td>
+                      <td>
+                        <a
+                          href={searchHash({ game: node.gameId, player: node.playerId, size: search.size })}
+                          title="This player's decisions"
+                        >
+                          {edge.externalPlayerId}
+                        </a>
+                      </td>
+                      <td>{gameName(node.gameId)}</td>
+                      <td>{node.eventType}</td>
+                      <td>
+                        <span className={`decision-status ${node.status}`}>{node.status}</span>
+                      </td>
+                      <td>{node.reason ? reasonLabel(node.reason) : ''}</td>
+                      <td>{credits(node.rewardCredits)}</td>
+                      <td>
+                        <button
+                          type="button"
+                          className="secondary"
+                          aria-label={`Open record ${node.id}`}
+                          aria-expanded={selected?.node.id === node.id}
+                          onClick={(event) => {
+                            opener.current = event.currentTarget;
+                            setSelected(edge);
+                          }}
+                        >
+                          Open
+                        </button>
+                      </td>
+                    </tr>
+                  );
+                })}
+              </tbody>
+            </table>
+          </TableBox>
+          <nav aria-label="Pages" className="pager">
+            <button
+              type="button"
+              className="secondary"
+              disabled={!(search.after || search.before)}
+              onClick={() => go(firstPage(search))}
+            >
+              Newest
+            </button>{' '}
+            <button
+              type="button"
+              className="secondary"
+              disabled={!pageInfo?.hasPreviousPage || !pageInfo.startCursor}
+              onClick={() => go({ ...search, after: undefined, before: pageInfo?.startCursor ?? undefined })}
+            >
+              Newer page
+            </button>{' '}
+            <button
+              type="button"
+              className="secondary"
+              disabled={!pageInfo?.hasNextPage || !pageInfo.endCursor}
+              onClick={() => go({ ...search, before: undefined, after: pageInfo?.endCursor ?? undefined })}
+            >
+              Older page
+            </button>
+          </nav>
+        </div>
+        {selected && (
+          <DecisionDetail
+            edge={selected}
+            snapshot={snapshot}
+            size={search.size}
+            onClose={close}
+            amount={(value) => `${credits(value)} credits (${dollars(value)})`}
+          />
+        )}
+      </div>
+    </>
+  );
+}
+
+const SEARCH_FILTERS = ['org', 'project', 'game', 'player', 'event', 'status', 'reason', 'type', 'from', 'to'] as const;

@@ -1,0 +1,255 @@
+// The records page's decision search in a real browser (Debian's Chromium driven by playwright-core) against the
+// whole service on real PostgreSQL and NATS, at 1280 px and at 390 px: filters in the URL (a link opens the same
+// search; back and forward walk through searches and pages), the page-size menu, paging both ways, the player column,
+// the detail panel (focus moved to it, the reason in words and its fix, links to the player's other decisions), checks
+// in the browser before anything is sent, no sideways scroll, a title, and axe-core with no violation of any impact.
+import { randomBytes, randomUUID } from 'node:crypto';
+import AxeBuilder from '@axe-core/playwright';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { REASONS } from '../../console/src/pages/decisions/reasons.ts';
+import { DECISION_REASONS } from '../../services/runtime/src/contracts/vocabulary.ts';
+import { type Developer, developer, insertPlayer, type World, world } from '../integration/console/helpers.ts';
+import { until } from '../integration/graphql/live-helpers.ts';
+import { launchChromium, SCREENSHOTS, WAIT } from '../support/browser.ts';
+import { sql } from '../support/database.ts';
+import { startTestSystem, type TestSystem } from '../support/system.ts';
+
+let system: TestSystem;
+let browser: Browser;
+const contexts: BrowserContext[] = [];
+let owner: Developer;
+let w: World;
+let hero: string;
+let other: string;
+const DESKTOP = { width: 1280, height: 800 };
+const PHONE = { width: 390, height: 844 };
+/** The game's decisions, newest first: hero's 30 (every reason, and accepted ones), then other's 2. */
+const decisions: Array<{ id: string; playerId: string; reason: string | null }> = [];
+
+async function insertDecision(playerId: string, minutesAgo: number, reason: string | null) {
+  const keyId = randomUUID();
+  const id = randomUUID();
+  await sql(
+    system.databaseUrl!,
+    `insert into ledger.keys (id, game_id, organization_id, kind, name, prefix, public_key, key_hash)
+     select $1, g.id, g.organization_id, 'secret', 'fixture', 'cr_sk_sandbox_AAAAAA', null, $3
+       from ledger.games g where g.id = $2`,
+    [keyId, w.gameId, randomBytes(32)],
+  );
+  const at = new Date(Date.now() - minutesAgo * 60_000).toISOString();
+  await sql(
+    system.databaseUrl!,
+    `insert into ledger.events (id, game_id, project_id, organization_id, event_id, player_id, key_id, event_type,
+                                occurred_at, status, reason, reward_credits, payload_hash, created_at)
+     select $1, g.id, g.project_id, g.organization_id, gen_random_uuid(), $2, $3, 'level.up', $4,
+            case when $5::text is null then 'accepted' else 'rejected' end, $5, case when $5::text is null then 5 else 0 end,
+            $6, $4
+       from ledger.games g where g.id = $7`,
+    [id, playerId, keyId, at, reason, randomBytes(32), w.gameId],
+  );
+  decisions.push({ id, playerId, reason });
+}
+
+beforeAll(async () => {
+  browser = await launchChromium();
+  system = await startTestSystem();
+  owner = await developer(system);
+  w = await world(system, owner.token);
+  hero = await insertPlayer(system, w.gameId, { externalPlayerId: 'hero' });
+  other = await insertPlayer(system, w.gameId, { externalPlayerId: 'sidekick', linked: false });
+  // Oldest first: 30 of hero's a minute apart (every reason in turn, accepted between), then 2 of sidekick's.
+  const cycle: Array<string | null> = [...DECISION_REASONS, null, null];
+  for (let n = 0; n < 30; n++) await insertDecision(hero, 60 - n, cycle[n % cycle.length] ?? null);
+  await insertDecision(other, 20, 'player_not_linked');
+  await insertDecision(other, 19, 'player_not_linked');
+  decisions.reverse();
+});
+
+afterAll(async () => {
+  for (const context of contexts) await context.close().catch(() => undefined);
+  await browser?.close();
+  await system?.stop();
+});
+
+async function signedIn(viewport: { width: number; height: number }): Promise<Page> {
+  const context = await browser.newContext({ viewport });
+  contexts.push(context);
+  const page = await context.newPage();
+  await page.goto(`${system.url}/console/`);
+  await page.getByLabel('E-mail').fill(owner.email);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('heading', { name: 'Organizations', level: 1 }).waitFor(WAIT);
+  return page;
+}
+
+/** Follows a link of the console as a person would paste it: the hash of the page's URL. */
+async function open(page: Page, hash: string) {
+  await page.evaluate((h) => {
+    (globalThis as any).location.hash = h;
+  }, hash);
+  await page.getByRole('heading', { name: 'Records', level: 1 }).waitFor(WAIT);
+}
+
+/** The decision ids the table shows, in order (each row's Details button names its decision). */
+async function shownIds(page: Page): Promise<string[]> {
+  const labels = await page
+    .getByRole('button', { name: /^Open record / })
+    .evaluateAll((buttons) => buttons.map((b) => b.getAttribute('aria-label') ?? ''));
+  return labels.map((label) => label.replace('Open record ', ''));
+}
+
+/** Waits until the table shows exactly these decisions. */
+async function expectShown(page: Page, ids: string[]) {
+  await until(async () => JSON.stringify(await shownIds(page)) === JSON.stringify(ids), `${ids.length} rows`, 10_000);
+}
+
+const hashOf = (page: Page) => new URL(page.url()).hash;
+const query = (page: Page) => new URLSearchParams(hashOf(page).split('?')[1] ?? '');
+
+async function checkPage(page: Page, name: string) {
+  const { scrollWidth, innerWidth } = await page.evaluate(() => ({
+    scrollWidth: (globalThis as any).document.scrollingElement.scrollWidth as number,
+    innerWidth: (globalThis as any).innerWidth as number,
+  }));
+  expect(scrollWidth).toBeLessThanOrEqual(innerWidth);
+  expect(await page.title()).toBe('Records: decisions · Sandbox Rewards console');
+  const results = await new AxeBuilder({ page }).analyze();
+  const violations = results.violations.map(
+    (v) => `${v.impact}: ${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`,
+  );
+  expect(violations).toEqual([]);
+  await page.screenshot({ path: `${SCREENSHOTS}${name}.png`, fullPage: true });
+}
+
+const isFocused = (page: Page, selector: string) =>
+  page.evaluate(
+    (s) => (globalThis as any).document.activeElement === (globalThis as any).document.querySelector(s),
+    selector,
+  );
+
+test('every rejection reason has words and a fix', () => {
+  expect(Object.keys(REASONS).sort()).toEqual([...DECISION_REASONS].sort());
+  for (const text of Object.values(REASONS)) {
+    expect(text.what).toMatch(/\.$/);
+    expect(text.fix).toMatch(/\.$/);
+  }
+});
+
+test('at 1280 px: a shared search, filters, pages both ways, back and forward, the detail panel', async () => {
+  const page = await signedIn(DESKTOP);
+  // A link with filters opens that search; the form shows them.
+  await open(page, `#/records?game=${w.gameId}&status=rejected`);
+  const rejected = decisions.filter((d) => d.reason !== null).map((d) => d.id);
+  await expectShown(page, rejected.slice(0, 25));
+  const filters = page.getByRole('form', { name: 'Record filters' });
+  expect(await filters.getByLabel('Status').inputValue()).toBe('rejected');
+  expect(await filters.getByLabel('Game').inputValue()).toBe(w.gameId);
+  expect(await filters.getByLabel('Page size').inputValue()).toBe('25');
+  // The player column names the player as the game knows it.
+  const table = page.getByRole('table', { name: 'Records page' });
+  expect(await table.getByRole('link', { name: 'sidekick' }).count()).toBe(2);
+  await checkPage(page, 'decisions');
+
+  // Older page, then newer: the same decisions; back and forward follow.
+  await page.getByRole('button', { name: 'Older page' }).click();
+  await expectShown(page, rejected.slice(25));
+  expect(query(page).get('after')).toBeTruthy();
+  expect(await page.getByRole('button', { name: 'Older page' }).isDisabled()).toBe(true);
+  await page.getByRole('button', { name: 'Newer page' }).click();
+  await expectShown(page, rejected.slice(0, 25));
+  expect(query(page).get('before')).toBeTruthy();
+  expect(await page.getByRole('button', { name: 'Newer page' }).isDisabled()).toBe(true);
+  await page.goBack();
+  await expectShown(page, rejected.slice(25));
+  await page.goBack();
+  await expectShown(page, rejected.slice(0, 25));
+  await page.goForward();
+  await expectShown(page, rejected.slice(25));
+
+  // A reason from the menu, page size 50: the URL says so.
+  await filters.getByLabel('Reason').selectOption({ label: 'game budget used up' });
+  await filters.getByRole('button', { name: 'Show records' }).click();
+  const exhausted = decisions.filter((d) => d.reason === 'game_budget_exhausted');
+  await expectShown(
+    page,
+    exhausted.map((d) => d.id),
+  );
+  expect(query(page).get('reason')).toBe('game_budget_exhausted');
+  expect(query(page).get('after')).toBeNull();
+  await filters.getByLabel('Page size').selectOption('50');
+  await until(async () => query(page).get('size') === '50', 'size in the URL', 5000);
+  await expectShown(
+    page,
+    exhausted.map((d) => d.id),
+  );
+
+  // Details: the panel takes the focus and explains the reason, its fix and the player's other decisions.
+  const first = exhausted[0]!;
+  await page.getByRole('button', { name: `Open record ${first.id}` }).click();
+  const panel = page.getByRole('region', { name: 'Record', exact: true });
+  await panel.waitFor(WAIT);
+  expect(await panel.evaluate((el) => el === (globalThis as any).document.activeElement)).toBe(true);
+  const text = await panel.innerText();
+  expect(text).toContain(REASONS.game_budget_exhausted!.what);
+  expect(text).toContain('Allocate credits to this game');
+  expect(text).toContain('hero');
+  expect(text).toContain('Metadata');
+  expect(await panel.getByRole('link', { name: 'Open Game' }).getAttribute('href')).toBe(`#/game/${w.gameId}`);
+  await checkPage(page, 'decisions-detail');
+  // Escape closes it and gives the focus back to the row's button.
+  await page.keyboard.press('Escape');
+  await panel.waitFor({ state: 'detached', ...WAIT });
+  expect(await isFocused(page, `button[aria-label="Open record ${first.id}"]`)).toBe(true);
+
+  // The player's other decisions: the same page filtered by the player.
+  await page.getByRole('button', { name: `Open record ${first.id}` }).click();
+  await panel.getByRole('link', { name: 'All decisions of hero' }).click();
+  // The page size chosen stays: all 30 on one page.
+  await expectShown(
+    page,
+    decisions.filter((d) => d.playerId === hero).map((d) => d.id),
+  );
+  expect(query(page).get('size')).toBe('50');
+  expect(query(page).get('player')).toBe(hero);
+  expect(query(page).get('reason')).toBeNull();
+
+  // Input checked in the browser: a sentence at the field, nothing sent.
+  let sent = 0;
+  page.on('request', (r) => {
+    if (r.method() === 'POST' && r.postData()?.includes('ConsoleDecisions')) sent += 1;
+  });
+  await filters.getByLabel('Player id').fill('hero');
+  await filters.getByRole('button', { name: 'Show records' }).click();
+  const alert = filters.getByRole('alert');
+  await alert.waitFor(WAIT);
+  expect(await alert.innerText()).toContain('A player is named by its player id');
+  expect(await filters.getByLabel('Player id').getAttribute('aria-invalid')).toBe('true');
+  expect(sent).toBe(0);
+  await checkPage(page, 'decisions-input');
+});
+
+test('at 390 px: no sideways scroll, the panel over the list, focus and axe', async () => {
+  const page = await signedIn(PHONE);
+  await open(page, `#/records/events/${w.gameId}`);
+  await expectShown(
+    page,
+    decisions.slice(0, 25).map((d) => d.id),
+  );
+  await checkPage(page, 'phone-decisions');
+  const target = decisions.find((d) => d.reason === 'daily_player_cap')!;
+  const details = page.getByRole('button', { name: `Open record ${target.id}` });
+  if (!(await details.count())) throw new Error('the daily_player_cap decision is not on the first page');
+  await details.click();
+  const panel = page.getByRole('region', { name: 'Record', exact: true });
+  await panel.waitFor(WAIT);
+  expect(await panel.evaluate((el) => el === (globalThis as any).document.activeElement)).toBe(true);
+  expect(await panel.innerText()).toContain('Raise the game’s daily player cap');
+  // Over the list, inside the screen.
+  const box = await panel.boundingBox();
+  expect(box!.x).toBeGreaterThanOrEqual(0);
+  expect(box!.x + box!.width).toBeLessThanOrEqual(PHONE.width);
+  await checkPage(page, 'phone-decisions-detail');
+  await panel.getByRole('button', { name: 'Close' }).click();
+  await panel.waitFor({ state: 'detached', ...WAIT });
+  expect(await details.evaluate((el) => el === (globalThis as any).document.activeElement)).toBe(true);
+});
