@@ -18,7 +18,7 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { summarizeCpuProfile } from './lib/cpuprofile.ts';
+import { summarizeCpuProfile, summarizeStages } from './lib/cpuprofile.ts';
 import { ensureK6, k6Version, runK6 } from './lib/k6.ts';
 import { recordEventStatement, runPgbench, type Side } from './lib/pgbench.ts';
 import { cpuSeconds, machine, machineBusySeconds, sampleBackendCpu, syscalls } from './lib/proc.ts';
@@ -43,6 +43,13 @@ Options:
                         (docs/deploy.md "Scaling": about the database's CPUs; it runs here)
   --pgbench-clients N   pgbench clients                                                  default 16
   --pgbench-duration S  measured pgbench seconds (after a 5 s warm-up)                   default 60
+  --pgbench-protocol P  pgbench's -M: prepared (named statements, as the service's default here) or
+                        extended (unnamed, parsed and planned each time, as the services with
+                        DATABASE_NAMED_STATEMENTS=false)                                 default prepared
+  --pgbench-also P      then pgbench again with the other protocol P, reported beside (not in the ratio)
+  --service-env K=V     one more environment variable for every program (repeatable), e.g.
+                        DATABASE_NAMED_STATEMENTS=false (pooler-safe statements; default here: true, a
+                        direct connection, docs/benchmarks.md) or INGEST_EVENT_IN_FLIGHT_MAX=4
   --mode M              programs (five processes) or all-in-one                          default programs
   --durability D        durable (PostgreSQL's defaults: fsync, synchronous_commit on) or off
                         (fsync, synchronous_commit, full_page_writes off, as the tests)   default durable
@@ -56,6 +63,8 @@ Options:
 Environment: DATABASE_URL, NATS_URL (servers to use; unset: throwaway ones), K6, PGBENCH (binaries).
 `;
 
+type PgbenchProtocol = 'prepared' | 'extended';
+
 interface BenchOptions {
   duration: string;
   peakDuration: string;
@@ -65,6 +74,9 @@ interface BenchOptions {
   pool: number;
   pgbenchClients: number;
   pgbenchSeconds: number;
+  pgbenchProtocol: PgbenchProtocol;
+  pgbenchAlso: PgbenchProtocol | undefined;
+  serviceEnv: Record<string, string>;
   mode: SystemMode;
   durability: 'durable' | 'off';
   cpuProfile: string | undefined;
@@ -92,6 +104,9 @@ function readOptions(): BenchOptions {
       pool: { type: 'string' },
       'pgbench-clients': { type: 'string' },
       'pgbench-duration': { type: 'string' },
+      'pgbench-protocol': { type: 'string' },
+      'pgbench-also': { type: 'string' },
+      'service-env': { type: 'string', multiple: true },
       mode: { type: 'string' },
       durability: { type: 'string' },
       'cpu-prof': { type: 'string' },
@@ -123,6 +138,26 @@ function readOptions(): BenchOptions {
   if (mode !== 'programs' && mode !== 'all-in-one') problems.push('--mode must be programs or all-in-one');
   const durability = values.durability ?? 'durable';
   if (durability !== 'durable' && durability !== 'off') problems.push('--durability must be durable or off');
+  const pgbenchProtocol = values['pgbench-protocol'] ?? 'prepared';
+  const pgbenchAlso = values['pgbench-also'];
+  for (const [flag, value] of [
+    ['pgbench-protocol', pgbenchProtocol],
+    ['pgbench-also', pgbenchAlso],
+  ] as const) {
+    if (value !== undefined && value !== 'prepared' && value !== 'extended') {
+      problems.push(`--${flag} must be prepared or extended`);
+    }
+  }
+  // The bench's service talks to PostgreSQL directly (no transaction pooler), as pgbench does: so it prepares its hot
+  // statements, as docs/deploy.md advises for a direct connection, and both sides parse and plan once per connection
+  // (docs/benchmarks.md, "Prepared statements on both sides"). --service-env DATABASE_NAMED_STATEMENTS=false measures
+  // the pooler-safe setting (then compare with --pgbench-protocol extended).
+  const serviceEnv: Record<string, string> = { DATABASE_NAMED_STATEMENTS: 'true' };
+  for (const pair of values['service-env'] ?? []) {
+    const match = /^([A-Z_][A-Z0-9_]*)=(.*)$/.exec(pair);
+    if (match) serviceEnv[match[1]!] = match[2]!;
+    else problems.push(`--service-env must look like NAME=value, got ${pair}`);
+  }
   const waitForLoad = values['wait-for-load'] === undefined ? undefined : Number(values['wait-for-load']);
   if (waitForLoad !== undefined && !(waitForLoad > 0)) problems.push('--wait-for-load must be a positive number');
   const options: BenchOptions = {
@@ -134,6 +169,9 @@ function readOptions(): BenchOptions {
     pool,
     pgbenchClients: int('pgbench-clients', values['pgbench-clients'], 16, 1, 200),
     pgbenchSeconds: int('pgbench-duration', values['pgbench-duration'], 60, 1, 3600),
+    pgbenchProtocol: pgbenchProtocol as PgbenchProtocol,
+    pgbenchAlso: pgbenchAlso as PgbenchProtocol | undefined,
+    serviceEnv,
     mode: mode as SystemMode,
     durability: durability as BenchOptions['durability'],
     cpuProfile: values['cpu-prof'] ? resolve(values['cpu-prof']) : undefined,
@@ -244,9 +282,10 @@ interface HalfPhase {
   droppedIterations: number;
   /** CPUs the machine kept busy meanwhile (all processes). */
   machineBusyCpus: number;
-  /** Events per RecordEvents request and per ledger.record_events call during the half phase alone. */
+  /** Events per RecordEvents request, per key batch and per ledger.record_events call during the half phase alone. */
   edgeEventsPerBatch: number;
   ledgerEventsPerBatch: number;
+  ledgerEventsPerCall: number;
 }
 
 interface Trend {
@@ -352,12 +391,31 @@ async function histogram(url: string, name: string): Promise<Histogram> {
   return { count: value('count'), sum: value('sum'), cumulativeBuckets: Object.fromEntries(buckets) };
 }
 
-/** The batch sizes so far: the edge's RecordEvents requests, the ledger's calls of ledger.record_events. */
-async function batchHistograms(urls: LoadSystem['urls']): Promise<{ edge: Histogram; ledger: Histogram }> {
+interface BatchHistograms {
+  /** Events per RecordEvents request of the edge. */
+  edge: Histogram;
+  /** Events per key's batch in the ledger (a call of ledger.record_events holds the batches of up to 8 keys). */
+  ledger: Histogram;
+  /** Keys per call of ledger.record_events, for the calls of more than one key only. */
+  ledgerKeys: Histogram;
+}
+
+/** The batch sizes so far: the edge's RecordEvents requests, the ledger's key batches and its calls. */
+async function batchHistograms(urls: LoadSystem['urls']): Promise<BatchHistograms> {
   return {
     edge: await histogram(urls.ingest, 'ingest_event_batch_size'),
     ledger: await histogram(urls.ledger, 'ledger_event_batch_size'),
+    ledgerKeys: await histogram(urls.ledger, 'ledger_event_transaction_keys'),
   };
+}
+
+/**
+ * Calls of ledger.record_events between two readings: every key batch is in one call, and a call of k > 1 keys
+ * counts k batches (ledger_event_transaction_keys observes only those), so calls = batches - (keys - multi-key calls).
+ */
+function ledgerCalls(after: BatchHistograms, before?: BatchHistograms): number {
+  const d = (pick: (h: BatchHistograms) => number) => pick(after) - (before ? pick(before) : 0);
+  return d((h) => h.ledger.count) - (d((h) => h.ledgerKeys.sum) - d((h) => h.ledgerKeys.count));
 }
 
 /**
@@ -371,7 +429,7 @@ async function runHalfPhase(run: {
   halfDuration: string;
   e2ePerSecond: number;
   urls: LoadSystem['urls'];
-  before: { edge: Histogram; ledger: Histogram };
+  before: BatchHistograms;
 }): Promise<HalfPhase | undefined> {
   const halfS = seconds(run.halfDuration);
   if (halfS <= 0 || run.e2ePerSecond < 2) return undefined;
@@ -411,6 +469,7 @@ async function runHalfPhase(run: {
     machineBusyCpus: busyCpus,
     edgeEventsPerBatch: (after.edge.sum - edge.sum) / Math.max(1, after.edge.count - edge.count),
     ledgerEventsPerBatch: (after.ledger.sum - ledger.sum) / Math.max(1, after.ledger.count - ledger.count),
+    ledgerEventsPerCall: (after.ledger.sum - ledger.sum) / Math.max(1, ledgerCalls(after, run.before)),
   };
 }
 
@@ -424,6 +483,7 @@ async function runPgbenchSide(run: {
   threads: number;
   seconds: number;
   dir: string;
+  protocol: PgbenchProtocol;
 }): Promise<{ pgb: Side; pgbenchMachineS: number; pgbP95: number | undefined }> {
   writeFileSync(run.script, run.scriptText);
   const pgbenchRun = (secondsRun: number, measured: boolean) =>
@@ -437,8 +497,9 @@ async function runPgbenchSide(run: {
       defines: {},
       dir: run.dir,
       measured,
+      protocol: run.protocol,
     });
-  log(`pgbench: ${run.clients} clients, 5 s warm-up, ${run.seconds} s measured`);
+  log(`pgbench -M ${run.protocol}: ${run.clients} clients, 5 s warm-up, ${run.seconds} s measured`);
   await pgbenchRun(5, false);
   const machine0 = machineBusySeconds();
   const pgb: Side = await pgbenchRun(run.seconds, true);
@@ -455,6 +516,7 @@ function reportLines(r: {
   k6Name: string;
   edgeBatches: Histogram;
   ledgerBatches: Histogram;
+  ledgerCalls: number;
   e2ePerSecond: number;
   peakCompleted: number;
   windowEvents: number;
@@ -468,6 +530,7 @@ function reportLines(r: {
   thresholdsFailed: string[];
   pgb: Side;
   pgbP95: number | undefined;
+  pgbAlso: { protocol: PgbenchProtocol; side: Side } | undefined;
   othersCpu: { peakWindow: number; pgbench: number; peakWindowBusy: number; pgbenchBusy: number };
   ratio: number;
   peaks: Record<string, number>;
@@ -484,8 +547,14 @@ function reportLines(r: {
   return [
     '',
     `npm run bench: ${before.cpus} x ${before.cpuModel}, ${f(before.memoryGiB, 1)} GiB; load average ${f(before.loadAverage1m, 2)} before, ${f(after.loadAverage1m, 2)} after`,
-    `service: ${options.mode === 'programs' ? 'five programs as separate processes' : 'all-in-one process'}, ledger pool ${options.pool}; ${k6}; PostgreSQL ${options.durability === 'durable' ? 'durable (fsync, synchronous_commit on)' : 'fsync, synchronous_commit off'}`,
-    `batches: edge ${edgeBatches.count} RecordEvents requests, ${f(edgeBatches.sum / Math.max(1, edgeBatches.count), 2)} events each; ledger ${ledgerBatches.count} record_events calls, ${f(ledgerBatches.sum / Math.max(1, ledgerBatches.count), 2)} events each (cumulative by size: ${Object.entries(
+    `service: ${options.mode === 'programs' ? 'five programs as separate processes' : 'all-in-one process'}, ledger pool ${options.pool}${Object.entries(
+      options.serviceEnv,
+    )
+      .map(([k, v]) => `, ${k}=${v}`)
+      .join(
+        '',
+      )}; ${k6}; PostgreSQL ${options.durability === 'durable' ? 'durable (fsync, synchronous_commit on)' : 'fsync, synchronous_commit off'}`,
+    `batches: edge ${edgeBatches.count} RecordEvents requests, ${f(edgeBatches.sum / Math.max(1, edgeBatches.count), 2)} events each; ledger ${r.ledgerCalls} record_events calls, ${f(ledgerBatches.sum / Math.max(1, r.ledgerCalls), 2)} events each, ${ledgerBatches.count} key batches, ${f(ledgerBatches.sum / Math.max(1, ledgerBatches.count), 2)} events each (key batches, cumulative by size: ${Object.entries(
       ledgerBatches.cumulativeBuckets,
     )
       .map(([le, n]) => `<=${le}: ${n}`)
@@ -499,7 +568,7 @@ function reportLines(r: {
           `AT HALF THE PEAK (second k6 run: ${half.offeredPerSecond}/s offered, open model, ${options.halfDuration})`,
           `  events per second:             ${f(half.completedPerSecond)}   (${half.requests.count} requests, ${half.requests.failed} failed, ${half.requests.checksFailed} failed checks, ${half.droppedIterations} dropped iterations)`,
           `  latency p50 / p95 / p99:       ${t(half.latencyMs)}   (target p99: 50 ms or less)`,
-          `  batches:                       edge ${f(half.edgeEventsPerBatch, 2)} events per request, ledger ${f(half.ledgerEventsPerBatch, 2)} per call; machine busy ${f(half.machineBusyCpus, 2)} of ${before.cpus} CPUs`,
+          `  batches:                       edge ${f(half.edgeEventsPerBatch, 2)} events per request, ledger ${f(half.ledgerEventsPerCall, 2)} per call (${f(half.ledgerEventsPerBatch, 2)} per key batch); machine busy ${f(half.machineBusyCpus, 2)} of ${before.cpus} CPUs`,
         ]
       : []),
     `STEADY MIXED LOAD (full profile, ${options.duration}: ingest 200/s, replay 50/s, console 10/s)`,
@@ -512,13 +581,22 @@ function reportLines(r: {
         `  ${s.name.padEnd(8)} ${String(s.count).padStart(8)} requests, ${s.failed} failed, ${s.checksFailed} failed checks`,
     ),
     `  thresholds failed: ${thresholdsFailed.length ? thresholdsFailed.join('; ') : 'none'}`,
-    `PGBENCH (same SQL work as one decision, same database, ${options.pgbenchClients} clients, ${options.pgbenchSeconds} s)`,
+    `PGBENCH (same SQL work as one decision, same database, -M ${options.pgbenchProtocol}, ${options.pgbenchClients} clients, ${options.pgbenchSeconds} s)`,
     `  decisions per second:          ${f(pgb.perSecond)}   (p50 / p95 / p99 ${f(pgb.p50Ms, 1)} / ${f(pgbP95, 1)} / ${f(pgb.p99Ms, 1)} ms; ${pgb.errors} failed)`,
+    ...(r.pgbAlso
+      ? [
+          `  then -M ${r.pgbAlso.protocol}:            ${f(r.pgbAlso.side.perSecond)} decisions/s (p50 / p99 ${f(r.pgbAlso.side.p50Ms, 1)} / ${f(r.pgbAlso.side.p99Ms, 1)} ms; ${r.pgbAlso.side.errors} failed); end to end / it: ${f(e2ePerSecond / r.pgbAlso.side.perSecond, 2)}; CPU per decision ${Object.entries(
+            r.pgbAlso.side.cpuS,
+          )
+            .map(([name, cpu]) => `${name} ${f((cpu * 1e6) / r.pgbAlso!.side.decisions)} µs`)
+            .join(', ')}`,
+        ]
+      : []),
     '',
     `MACHINE: busy ${f(othersCpu.peakWindowBusy, 2)} of ${before.cpus} CPUs in the peak window (other processes ${f(othersCpu.peakWindow, 2)}), ` +
       `${f(othersCpu.pgbenchBusy, 2)} under pgbench (other processes ${f(othersCpu.pgbench, 2)})`,
     '',
-    `RATIO end to end / pgbench:      ${f(ratio, 2)}   (target: 0.80 or better, issue #17)`,
+    `RATIO end to end / pgbench:      ${f(ratio, 2)}   (target: 0.90 or better, issue 30; 0.80 issue 17)`,
     '',
     `PEAK MEMORY (VmHWM): ${Object.entries(peaks)
       .map(([name, mib]) => `${name} ${f(mib)} MiB`)
@@ -554,7 +632,7 @@ async function main(): Promise<void> {
   );
   const { system, k6Env } = await prepare(
     { profile: 'full', mode: options.mode, duration: options.duration, rateLimit, resultsDir },
-    { DATABASE_POOL_MAX: String(options.pool) },
+    { DATABASE_POOL_MAX: String(options.pool), ...options.serviceEnv },
     options.cpuProfile ? { dir: options.cpuProfile, programs: profiled } : undefined,
     options.durability === 'durable',
   );
@@ -596,7 +674,8 @@ async function main(): Promise<void> {
     if (list.length === 0) throw new Error('no linked players found: k6 setup() did not link any');
     // Batch sizes over the whole run (steady and peak phases): the edge's RecordEvents requests, the ledger's calls
     // of ledger.record_events.
-    const { edge: edgeBatches, ledger: ledgerBatches } = await batchHistograms(system.urls);
+    const runBatches = await batchHistograms(system.urls);
+    const { edge: edgeBatches, ledger: ledgerBatches } = runBatches;
 
     // The latency at half of the measured peak: a second k6 run (its own setup), fresh events only, open model.
     const half = await runHalfPhase({
@@ -606,20 +685,28 @@ async function main(): Promise<void> {
       halfDuration: options.halfDuration,
       e2ePerSecond,
       urls: system.urls,
-      before: { edge: edgeBatches, ledger: ledgerBatches },
+      before: runBatches,
     });
 
     // pgbench on the same database, the same decision.
-    const { pgb, pgbenchMachineS, pgbP95 } = await runPgbenchSide({
-      url: system.databaseUrl,
-      database: system.databaseName,
-      script: join(runDir, 'decision.sql'),
-      scriptText: pgbenchScript(list, rateLimit),
-      clients: options.pgbenchClients,
-      threads: Math.min(options.pgbenchClients, before.cpus || 2),
-      seconds: options.pgbenchSeconds,
-      dir: runDir,
-    });
+    const pgbenchSide = (protocol: typeof options.pgbenchProtocol) =>
+      runPgbenchSide({
+        url: system.databaseUrl,
+        database: system.databaseName,
+        script: join(runDir, 'decision.sql'),
+        scriptText: pgbenchScript(list, rateLimit),
+        clients: options.pgbenchClients,
+        threads: Math.min(options.pgbenchClients, before.cpus || 2),
+        seconds: options.pgbenchSeconds,
+        dir: runDir,
+        protocol,
+      });
+    const { pgb, pgbenchMachineS, pgbP95 } = await pgbenchSide(options.pgbenchProtocol);
+    const pgbAlso = options.pgbenchAlso
+      ? { protocol: options.pgbenchAlso, side: (await pgbenchSide(options.pgbenchAlso)).pgb }
+      : undefined;
+    // Events the edge handled over the whole run (the profiles cover it all): for the stage split in µs per event.
+    const edgeEventsAll = options.cpuProfile ? (await batchHistograms(system.urls)).edge.sum : 0;
     const peaks = { ...system.peakRssMiB(), k6: k6Result.peakRssMiB };
     const after = machine();
     await stop();
@@ -678,6 +765,7 @@ async function main(): Promise<void> {
       droppedIterations: summary.metrics?.dropped_iterations?.values?.count ?? 0,
       thresholdsFailed,
       pgbench: { ...pgb, latenciesMs: undefined, p95Ms: pgbP95, clients: options.pgbenchClients, targets: list.length },
+      pgbenchAlso: pgbAlso && { protocol: pgbAlso.protocol, ...pgbAlso.side, latenciesMs: undefined },
       ratio,
       peakRssMiB: peaks,
       cpuPerEventUs: { endToEnd: cpuPerEvent, pgbench: pgbenchCpuPerDecision },
@@ -685,7 +773,13 @@ async function main(): Promise<void> {
       otherProcessesCpuPerSecond: othersCpu,
     };
 
-    Object.assign(figures, { edgeBatches, ledgerBatches, halfPeak: half, durability: options.durability });
+    Object.assign(figures, {
+      edgeBatches,
+      ledgerBatches,
+      ledgerCalls: ledgerCalls(runBatches),
+      halfPeak: half,
+      durability: options.durability,
+    });
     const out = reportLines({
       options,
       before,
@@ -693,6 +787,7 @@ async function main(): Promise<void> {
       k6Name: k6Version(k6),
       edgeBatches,
       ledgerBatches,
+      ledgerCalls: ledgerCalls(runBatches),
       e2ePerSecond,
       peakCompleted,
       windowEvents,
@@ -706,6 +801,7 @@ async function main(): Promise<void> {
       thresholdsFailed,
       pgb,
       pgbP95,
+      pgbAlso,
       othersCpu,
       ratio,
       peaks,
@@ -718,8 +814,12 @@ async function main(): Promise<void> {
       for (const file of readdirSync(options.cpuProfile).filter((n) => n.endsWith('.cpuprofile'))) {
         const name = file.split('.')[0]!;
         if (!profiled.includes(name)) continue;
-        const text = summarizeCpuProfile(JSON.parse(readFileSync(join(options.cpuProfile, file), 'utf8')), 15);
-        process.stdout.write(`\nCPU PROFILE ${file}\n${text}\n`);
+        const profile = JSON.parse(readFileSync(join(options.cpuProfile, file), 'utf8'));
+        process.stdout.write(`\nCPU PROFILE ${file}\n${summarizeCpuProfile(profile, 15)}\n`);
+        // The edge's stages (load/lib/cpuprofile.ts EDGE_STAGES): where its µs per event go.
+        if (name === 'ingest' || name === 'all-in-one') {
+          process.stdout.write(`${summarizeStages(profile, edgeEventsAll || undefined)}\n`);
+        }
       }
     }
     if (options.json) writeFileSync(options.json, `${JSON.stringify(figures, null, 2)}\n`);

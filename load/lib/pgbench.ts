@@ -61,6 +61,12 @@ export interface PgbenchRun {
   dir: string;
   /** False: a warm-up, no logs and no figures. */
   measured: boolean;
+  /**
+   * pgbench's query protocol (-M): `prepared` (default: named statements, parsed once per connection), `extended`
+   * (unnamed statements, parsed and planned on every execution: what the services do with DATABASE_NAMED_STATEMENTS
+   * off).
+   */
+  protocol?: 'prepared' | 'extended';
 }
 
 /**
@@ -70,7 +76,17 @@ export interface PgbenchRun {
  */
 export async function runPgbench(run: PgbenchRun): Promise<Side> {
   const pgbench = findPgbench();
-  const common = ['-n', '-M', 'prepared', '-c', String(run.clients), '-j', String(run.threads), '-f', run.script];
+  const common = [
+    '-n',
+    '-M',
+    run.protocol ?? 'prepared',
+    '-c',
+    String(run.clients),
+    '-j',
+    String(run.threads),
+    '-f',
+    run.script,
+  ];
   for (const [name, value] of Object.entries(run.defines)) common.push('-D', `${name}=${value}`);
   const exec = promisify(execFile);
   if (!run.measured) {

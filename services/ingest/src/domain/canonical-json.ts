@@ -10,7 +10,7 @@
  * RFC vectors in canonical-json.test.ts pin this behaviour, so a library change cannot silently
  * change stored payload hashes.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import canonicalize from 'canonicalize';
 
 /**
@@ -26,5 +26,5 @@ export function canonicalJson(value: unknown): string {
 
 /** SHA-256 of the UTF-8 bytes of the canonical form (32 bytes). */
 export function payloadHash(value: unknown): Buffer {
-  return createHash('sha256').update(canonicalJson(value), 'utf8').digest();
+  return hash('sha256', canonicalJson(value), 'buffer');
 }

@@ -72,10 +72,12 @@ class RecordEventsPolicy implements BatchPolicy<EdgeEvent, RecordEventResponse> 
   async send(batches: EdgeEvent[][]): Promise<Array<Array<Outcome<RecordEventResponse>>>> {
     const events = batches.flat();
     // The first event's request id and trace travel in the headers; the ledger logs per request.
+    // The batcher calls at the end of the event-loop turn with the turn's events: the request leaves at once.
     const reply = await this.transport.call(
       ledgerOps.recordEvents,
       { events: events.map((e) => e.request) },
       (events[0] as EdgeEvent).ctx,
+      { gathered: true },
     );
     let offset = 0;
     return batches.map((batch) =>

@@ -7,7 +7,8 @@
 // out at once. No timer waits for a batch to fill: the events submitted while a call slot is free leave together
 // at the end of the current synchronous run (`leave: 'microtask'`, the ledger: the events of one RecordEvents
 // request) or of the current event-loop turn (`leave: 'turn'`, the edge: the events of the requests read in that
-// turn); events that arrive while every slot is taken wait, and each call that ends sends the next one. At low load
+// turn); events that arrive while every slot is taken wait, and each call that ends sends the next one (`turn`: at
+// the end of the turn in which it ended). At low load
 // a call holds one event and latency does not grow; under load the queues that formed meanwhile are the next calls.
 //
 // Whole keys per call: a call holds the waiting events of the key first in line (at most `batchMax`, oldest first)
@@ -198,7 +199,10 @@ export class KeyedBatcher<T, R> {
             if (meanwhile.length > 0) this.line.set(key, meanwhile);
           }
         }
-        this.dispatch();
+        // `turn`: the freed slot's next call leaves at the end of this turn too, with every event that arrives in it
+        // (the edge: the HTTP requests read in the same poll phase as the reply), not with those queued so far.
+        if (this.options.leave === 'turn') this.schedule();
+        else this.dispatch();
       });
     }
     this.observer?.queued?.(this.queued);

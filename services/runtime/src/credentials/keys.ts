@@ -1,6 +1,6 @@
 // Game keys and one-time link tokens: a fixed prefix and 43 base64url characters (32 bytes of a CSPRNG). Only
 // the SHA-256 of a secret value is stored; public keys are also stored in clear (the configuration read needs it).
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 
 export type KeyKind = 'public' | 'secret';
 
@@ -15,7 +15,8 @@ export const LINK_TOKEN_PATTERN = /^cr_link_sandbox_[A-Za-z0-9_-]{43}$/;
 export const KEY_PREFIX_RANDOM_CHARS = 6;
 
 export function sha256(value: string): Buffer {
-  return createHash('sha256').update(value, 'utf8').digest();
+  // One-shot (no Hash object): the ingest edge hashes every request's key.
+  return hash('sha256', value, 'buffer');
 }
 
 export interface IssuedKey {

@@ -7,6 +7,7 @@ import Koa from 'koa';
 import { AppError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics.ts';
+import { tracingRunning } from '../tracing/settings.ts';
 import type { CallContext } from '../transport/operation.ts';
 
 declare module 'koa' {
@@ -47,8 +48,7 @@ export function createHttpApp(options: HttpAppOptions): Koa {
     // Tracing on (docs/deploy.md): a request id the edge makes up is the request's trace id, so that the id a client
     // reports with an error finds the trace; the log lines carry `trace_id` either way.
     const requestId = REQUEST_ID_PATTERN.test(incoming) ? incoming : (activeTraceId() ?? randomUUID());
-    ctx.state.requestId = requestId;
-    ctx.state.log = options.logger.child({ requestId });
+    ctx.state = new RequestState(options.logger, requestId);
     ctx.state.call = { requestId, traceparent: ctx.get('traceparent') || undefined };
     ctx.set('X-Request-Id', requestId);
     // No response of this service is to be content-sniffed: JSON stays JSON, whatever a browser guesses.
@@ -67,10 +67,19 @@ export function createHttpApp(options: HttpAppOptions): Koa {
       const seconds = (performance.now() - started) / 1000;
       metrics.httpRequests.inc(labels);
       metrics.httpDuration.observe(labels, seconds);
-      ctx.state.log[ctx.status >= 500 ? 'warn' : 'info'](
-        { method: ctx.method, path: ctx.path, route: labels.route, status: ctx.status, ms: Math.round(seconds * 1000) },
-        'request',
-      );
+      const level = ctx.status >= 500 ? 'warn' : 'info';
+      if (options.logger.isLevelEnabled(level)) {
+        ctx.state.log[level](
+          {
+            method: ctx.method,
+            path: ctx.path,
+            route: labels.route,
+            status: ctx.status,
+            ms: Math.round(seconds * 1000),
+          },
+          'request',
+        );
+      }
     }
   });
 
@@ -100,6 +109,27 @@ export function createHttpApp(options: HttpAppOptions): Koa {
   return app;
 }
 
+/**
+ * A request's state (Koa's ctx.state): its id, the call context it passes to the transport, and its logger, made
+ * when a line is written: most requests write none, and pino's child() serializes its bindings every time.
+ */
+class RequestState {
+  readonly requestId: string;
+  call!: CallContext;
+  private readonly logger: Logger;
+  private child: Logger | undefined;
+
+  constructor(logger: Logger, requestId: string) {
+    this.logger = logger;
+    this.requestId = requestId;
+  }
+
+  get log(): Logger {
+    this.child ??= this.logger.child({ requestId: this.requestId });
+    return this.child;
+  }
+}
+
 /** Nothing answered the request: the envelope for 404 (unknown path) or 405 (another method on a known path). */
 function refuseUnrouted(ctx: Koa.Context): void {
   const allow = String(ctx.response.get('Allow') ?? '');
@@ -114,6 +144,7 @@ function refuseUnrouted(ctx: Koa.Context): void {
 
 /** The trace id of the request's span when tracing is on (services/runtime/src/tracing): the generated request id. */
 function activeTraceId(): string | undefined {
+  if (!tracingRunning()) return undefined;
   const spanContext = trace.getActiveSpan()?.spanContext();
   return spanContext && trace.isSpanContextValid(spanContext) ? spanContext.traceId : undefined;
 }

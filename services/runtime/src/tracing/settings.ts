@@ -18,6 +18,14 @@ export function setTracingShutdown(shutdown: () => Promise<void>): void {
   (globalThis as WithShutdown)[SHUTDOWN] = shutdown;
 }
 
+/**
+ * True once the SDK runs in this process (sdk.ts registered its shutdown). Without it every span is a no-op, so the
+ * hot paths skip making spans at all (services/runtime/src/transport/trace-context.ts, http/app.ts).
+ */
+export function tracingRunning(): boolean {
+  return (globalThis as WithShutdown)[SHUTDOWN] !== undefined;
+}
+
 /** Exports the spans still buffered and stops the SDK; nothing to do when tracing is off. */
 export async function shutdownTracing(): Promise<void> {
   await (globalThis as WithShutdown)[SHUTDOWN]?.();

@@ -6,10 +6,11 @@ import type { DescMessage, MessageInitShape, MessageShape } from '@bufbuild/prot
 import { type Service, ServiceError, Svcm } from '@nats-io/services';
 import {
   connect,
+  createInbox,
+  type Msg,
+  type MsgHdrs,
   type NatsConnection,
   headers as natsHeaders,
-  RequestError,
-  TimeoutError,
 } from '@nats-io/transport-node';
 import { ledgerOps } from '../contracts/operations.ts';
 import { DependencyUnavailableError } from '../errors.ts';
@@ -26,6 +27,7 @@ import {
 } from './codec.ts';
 import {
   type CallContext,
+  type CallOptions,
   headerNames,
   type NoticeSubscription,
   type Operation,
@@ -76,14 +78,15 @@ export class NatsTransport implements Transport {
   private readonly served = new Set<ServedService>();
   private connected = true;
   private readonly requestTurn = new TurnGate();
-  /** Rejecters of the requests in flight: a lost connection loses them all, at once (see watchStatus). */
-  private readonly inFlight = new Set<(error: Error) => void>();
+  /** The requests in flight and their replies: a lost connection loses them all, at once (see watchStatus). */
+  private readonly inbox: ReplyInbox;
   /** Requests waiting for the connection to come back (undeliveredWaitMs). */
   private readonly reconnectWaiters = new Set<() => void>();
 
   private constructor(nc: NatsConnection, options: NatsTransportOptions) {
     this.nc = nc;
     this.options = options;
+    this.inbox = new ReplyInbox(nc);
     void this.watchStatus();
   }
 
@@ -96,7 +99,8 @@ export class NatsTransport implements Transport {
       waitOnFirstConnect: options.waitForFirstConnection ?? false,
       // Without this, every request builds two Error objects up front (a RequestError and a TimeoutError, each
       // capturing a stack trace) in case it fails: about 8% of the ingest edge's CPU under load (npm run bench
-      // profile). Failures still reject with the same error classes, only without the caller's async stack.
+      // profile). Failures still reject with the same error classes, only without the caller's async stack. (This
+      // transport's own requests go through ReplyInbox, below, which makes no Error unless a request fails.)
       noAsyncTraces: true,
     });
     options.logger.info({ server: nc.getServer() }, 'connected to NATS');
@@ -113,9 +117,7 @@ export class NatsTransport implements Transport {
     for await (const status of this.nc.status()) {
       if (status.type === 'disconnect' || status.type === 'staleConnection') {
         this.connected = false;
-        const lost = [...this.inFlight];
-        this.inFlight.clear();
-        for (const reject of lost) reject(new Error('NATS connection lost'));
+        this.inbox.failAll('lost', 'NATS connection lost');
       }
       if (status.type === 'reconnect') {
         this.connected = true;
@@ -142,34 +144,30 @@ export class NatsTransport implements Transport {
     });
   }
 
-  /** The request, or its failure as soon as the connection that carries it is lost. */
-  private send(subject: string, data: Uint8Array, headers: ReturnType<typeof natsHeaders>) {
-    let reject: (error: Error) => void = () => undefined;
-    const lost = new Promise<never>((_, rejectLost) => {
-      reject = rejectLost;
-    });
+  /** The request's reply, or its failure (no responders, timeout, or the connection that carries it lost). */
+  private send(subject: string, data: Uint8Array, headers: MsgHdrs): Promise<Msg> {
     const timeout = EVENT_SUBJECTS.has(subject)
       ? (this.options.eventRequestTimeoutMs ?? this.options.requestTimeoutMs)
       : this.options.requestTimeoutMs;
-    const sent = this.nc.request(subject, data, { timeout, headers });
-    this.inFlight.add(reject);
-    // Once the connection is lost the request's own timeout still fires later: nobody listens any more.
-    sent.catch(() => undefined);
-    return Promise.race([sent, lost]).finally(() => this.inFlight.delete(reject));
+    return this.inbox.request(subject, data, headers, timeout);
   }
 
   call<I extends DescMessage, O extends DescMessage>(
     operation: Operation<I, O>,
     request: MessageInitShape<I>,
     ctx: CallContext,
+    options?: CallOptions,
   ): Promise<MessageShape<O>> {
-    return traceRequest(operation, 'nats', ctx, (carried) => this.request(operation, request, carried));
+    return traceRequest(operation, 'nats', ctx, (carried) =>
+      this.request(operation, request, carried, options?.gathered === true),
+    );
   }
 
   private async request<I extends DescMessage, O extends DescMessage>(
     operation: Operation<I, O>,
     request: MessageInitShape<I>,
     ctx: CallContext,
+    gathered: boolean,
   ): Promise<MessageShape<O>> {
     const started = performance.now();
     let outcome = 'ok';
@@ -178,12 +176,13 @@ export class NatsTransport implements Transport {
       headers.set(headerNames.requestId, ctx.requestId);
       if (ctx.traceparent) headers.set(headerNames.traceparent, ctx.traceparent);
       if (ctx.tracestate) headers.set(headerNames.tracestate, ctx.tracestate);
-      let reply: Awaited<ReturnType<NatsConnection['request']>>;
+      let reply: Msg;
       // Requests started in one event-loop turn leave together at its end: the NATS client writes what it buffered
       // in one socket write per microtask checkpoint, so this makes one write for all the HTTP requests an edge read
       // in one poll phase instead of one write each (fewer system calls in the edge and fewer wake-ups of
-      // nats-server under load; see docs/benchmarks.md).
-      await this.requestTurn.next();
+      // nats-server under load; see docs/benchmarks.md). A caller that gathered its turn's requests itself (the edge's
+      // batcher, at the end of the turn already) does not wait another turn: its requests leave together anyway.
+      if (!gathered) await this.requestTurn.next();
       const data = encodeRequest(operation, request);
       // A request that was never delivered (this connection down, or no responders: no state owner subscribed at
       // that moment) is safe to send again: tried with back-off until undeliveredWaitMs has passed, then 503.
@@ -209,7 +208,7 @@ export class NatsTransport implements Transport {
           reply = await this.send(operation.subject, data, headers);
           break;
         } catch (error) {
-          const undelivered = error instanceof RequestError && error.isNoResponders();
+          const undelivered = error instanceof RequestFailure && error.kind === 'no_responders';
           const pause = undeliveredBackoffMs(attempt);
           if (undelivered && performance.now() + pause < deadline) {
             this.options.metrics.transportUndeliveredRetries.inc({ subject: operation.subject });
@@ -335,6 +334,93 @@ export class NatsTransport implements Transport {
   async close(): Promise<void> {
     for (const served of [...this.served]) await served.stop();
     if (!this.nc.isClosed()) await this.nc.drain();
+    this.inbox.failAll('closed', 'NATS connection closed');
+  }
+}
+
+/** Why a request got no reply. Made only when one fails: a reply costs no Error (and no stack trace). */
+class RequestFailure extends Error {
+  readonly kind: 'no_responders' | 'timeout' | 'lost' | 'closed';
+
+  constructor(kind: RequestFailure['kind'], message: string) {
+    super(message);
+    this.name = 'RequestFailure';
+    this.kind = kind;
+  }
+}
+
+interface PendingReply {
+  resolve: (msg: Msg) => void;
+  reject: (error: Error) => void;
+  timer: NodeJS.Timeout;
+}
+
+/**
+ * Request-reply over one wildcard inbox subscription of the connection (what nats.js's own request() does), doing
+ * less per request: a Map entry and a timer. nats.js's request() also builds a request object, a deferred, a timeout
+ * promise and, on every reply, a RequestError("cancelled") whose stack trace is captured and thrown away (about 11 µs
+ * of the ingest edge's CPU per event in npm run bench's profile, docs/benchmarks.md). A reply that arrives after its
+ * request timed out or was failed finds no entry and is dropped, as nats.js drops it.
+ */
+class ReplyInbox {
+  private readonly nc: NatsConnection;
+  private readonly prefix: string;
+  private readonly pending = new Map<string, PendingReply>();
+  private sequence = 0;
+
+  constructor(nc: NatsConnection) {
+    this.nc = nc;
+    this.prefix = `${createInbox()}.`;
+    // Subscriptions are sent again on a reconnection (by the client), so the inbox lives as long as the connection.
+    nc.subscribe(`${this.prefix}*`, {
+      callback: (err, msg) => {
+        if (err) this.failAll('lost', `reply subscription failed: ${err.message}`);
+        else this.receive(msg);
+      },
+    });
+  }
+
+  request(subject: string, data: Uint8Array, headers: MsgHdrs, timeoutMs: number): Promise<Msg> {
+    const token = (this.sequence++).toString(36);
+    return new Promise<Msg>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.pending.delete(token);
+        reject(new RequestFailure('timeout', `request to ${subject} timed out`));
+      }, timeoutMs);
+      this.pending.set(token, { resolve, reject, timer });
+      try {
+        this.nc.publish(subject, data, { reply: this.prefix + token, headers });
+      } catch (error) {
+        clearTimeout(timer);
+        this.pending.delete(token);
+        reject(error);
+      }
+    });
+  }
+
+  private receive(msg: Msg): void {
+    const token = msg.subject.slice(this.prefix.length);
+    const pending = this.pending.get(token);
+    if (pending === undefined) return;
+    this.pending.delete(token);
+    clearTimeout(pending.timer);
+    // The server's "no responders" status: an empty message with status 503 (nats.js tells it apart the same way).
+    if (msg.data.length === 0 && msg.headers?.code === 503) {
+      pending.reject(new RequestFailure('no_responders', 'no responders'));
+    } else {
+      pending.resolve(msg);
+    }
+  }
+
+  /** Fails every request in flight at once (their replies cannot come back). */
+  failAll(kind: RequestFailure['kind'], message: string): void {
+    if (this.pending.size === 0) return;
+    const failed = [...this.pending.values()];
+    this.pending.clear();
+    for (const { reject, timer } of failed) {
+      clearTimeout(timer);
+      reject(new RequestFailure(kind, message));
+    }
   }
 }
 
@@ -392,9 +478,7 @@ class ReplyBatcher {
 }
 
 function describeRequestFailure(error: unknown, subject: string): string {
-  if (error instanceof RequestError && error.isNoResponders()) return `no responders for ${subject}`;
-  if (error instanceof TimeoutError || (error instanceof Error && error.cause instanceof TimeoutError)) {
-    return `request to ${subject} timed out`;
-  }
+  if (error instanceof RequestFailure && error.kind === 'no_responders') return `no responders for ${subject}`;
+  if (error instanceof RequestFailure && error.kind === 'timeout') return `request to ${subject} timed out`;
   return `request to ${subject} failed: ${error instanceof Error ? error.message : String(error)}`;
 }

@@ -85,12 +85,22 @@ export interface NoticeSubscription {
   unsubscribe(): void;
 }
 
+export interface CallOptions {
+  /**
+   * The caller runs at the end of an event-loop turn and has gathered that turn's work itself (the edge's batcher,
+   * services/runtime/src/batching/keyed-batcher.ts `leave: 'turn'`): the request leaves now. Otherwise the NATS
+   * transport holds a request to the end of the turn, so that the requests of one turn leave in one socket write.
+   */
+  gathered?: boolean;
+}
+
 export interface Transport {
   readonly kind: 'nats' | 'in-process';
   call<I extends DescMessage, O extends DescMessage>(
     operation: Operation<I, O>,
     request: MessageInitShape<I>,
     ctx: CallContext,
+    options?: CallOptions,
   ): Promise<MessageShape<O>>;
   serve(definition: ServiceDefinition): Promise<ServedService>;
   /**

@@ -17,6 +17,7 @@ import {
   trace,
 } from '@opentelemetry/api';
 import { AppError } from '../errors.ts';
+import { tracingRunning } from '../tracing/settings.ts';
 import type { HandlerOutcome } from './codec.ts';
 import type { CallContext, Operation } from './operation.ts';
 
@@ -71,6 +72,8 @@ export function traceRequest<T>(
   ctx: CallContext,
   send: (ctx: CallContext) => Promise<T>,
 ): Promise<T> {
+  // No SDK: every span would be a no-op; the caller's traceparent, if any, passes through.
+  if (!tracingRunning()) return send(ctx);
   const parent = context.active();
   const span = tracer.startSpan(
     `send ${operation.subject}`,
@@ -91,6 +94,7 @@ export function traceHandler(
   ctx: CallContext,
   handle: () => Promise<HandlerOutcome>,
 ): Promise<HandlerOutcome> {
+  if (!tracingRunning()) return handle();
   const parent = propagation.extract(ROOT_CONTEXT, ctx, getter);
   const span = tracer.startSpan(
     `process ${operation.subject}`,
