@@ -171,12 +171,12 @@ describe('live decisions under a burst', () => {
       );
     }
     // Every subscription beyond the 25 is refused for the limit, at once (no ledger read for it). The 25 that took a
-    // slot are live, unless the machine is so loaded that a read check timed out (503): that is not the limit's
-    // failure, so it is tolerated here, but never a 26th live subscription.
+    // slot are live, unless the machine is so loaded that a read check timed out (503 DEVELOPER_ACCESS_UNAVAILABLE):
+    // that is not the limit's failure, so it is tolerated here; such a subscription gives its slot back, and a
+    // message of the burst still arriving may take it. So: every message answered once (live or refused), never more
+    // than 25 live, and the limit refuses only while 25 slots are taken (live + failed checks >= 25).
     const overLimit = () => errors.filter((e) => /at most 25 subscriptions/.test(e.message));
-    const settled = async () =>
-      overLimit().length >= burst - 25 &&
-      (await liveSubscriptions(system.url)) + errors.length - overLimit().length >= 25;
+    const settled = async () => errors.length + (await liveSubscriptions(system.url)) >= burst;
     await until(settled, 'the refusals and the 25 subscriptions', 90_000).catch(async (error: Error) => {
       const codes = [...new Set(errors.map((e) => `${e.code}: ${e.message}`))].slice(0, 5);
       throw new Error(
@@ -186,11 +186,15 @@ describe('live decisions under a burst', () => {
     });
     // Nothing more arrives later.
     await new Promise((resolve) => setTimeout(resolve, 200));
-    expect(overLimit()).toHaveLength(burst - 25);
-    expect(new Set(overLimit().map((e) => e.code))).toEqual(new Set(['INVALID_REQUEST']));
+    const live = await liveSubscriptions(system.url);
     const others = errors.filter((e) => !/at most 25 subscriptions/.test(e.message));
     expect(others.filter((e) => e.code !== 'DEVELOPER_ACCESS_UNAVAILABLE')).toEqual([]);
-    expect((await liveSubscriptions(system.url)) + others.length).toBe(25);
+    expect(new Set(overLimit().map((e) => e.code))).toEqual(new Set(['INVALID_REQUEST']));
+    expect(live + errors.length).toBe(burst);
+    expect(live).toBeLessThanOrEqual(25);
+    expect(live + others.length).toBeGreaterThanOrEqual(25);
+    // On a machine where every read check answered in time: exactly 25 live and every other message refused.
+    if (others.length === 0) expect(overLimit()).toHaveLength(burst - 25);
     socket.close();
     await until(async () => (await liveSubscriptions(system.url)) === 0, 'the subscriptions to end');
   }, 120_000);
