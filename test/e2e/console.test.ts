@@ -3,7 +3,6 @@
 // actions, plain sentences for bad input (checked in the browser) and for the server's refusals, the banners of a
 // game's state, a viewer without write buttons, axe-core on every page, keyboard use, and the screenshots of
 // docs/console-ui.md (written to docs/console-ui/). Timings are printed, never asserted.
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { dirname } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -12,6 +11,7 @@ import type { Browser, BrowserContext, Page, WebSocket } from 'playwright-core';
 import { insertPlayer } from '../integration/console/helpers.ts';
 import { liveSubscriptions, until } from '../integration/graphql/live-helpers.ts';
 import { launchChromium, SCREENSHOTS, WAIT } from '../support/browser.ts';
+import { runCommand } from '../support/cli.ts';
 import { sql } from '../support/database.ts';
 import { postEvent } from '../support/ingest.ts';
 import { admin, api, developerToken, startTestSystem, TEST_ADMIN_TOKEN, type TestSystem } from '../support/system.ts';
@@ -681,8 +681,19 @@ test('a developer signs in, builds a game, funds it, issues keys and sees a post
   await screenshot('organizations');
 }, 180_000);
 
-test("a game's state shows as banners: under 10 % of its budget left, then used up", async () => {
-  expect(gameId).not.toBe('');
+/**
+ * Signs the owner in on a new desktop page and, in project Launch, creates a game, allocates to it, adds a rule and
+ * issues a secret key through the console's forms; the page is left on the game's Keys tab with the new key's banner.
+ */
+async function newGameWithRuleAndKey(game: {
+  name: string;
+  ceiling: string;
+  dailyCap: string;
+  allocate: string;
+  eventType: string;
+  reward: string;
+  keyName: string;
+}): Promise<{ key: string; gameId: string }> {
   page = await newPage();
   await page.goto(`${system.url}/console/`);
   await page.getByLabel('E-mail').fill(ownerEmail);
@@ -690,23 +701,35 @@ test("a game's state shows as banners: under 10 % of its budget left, then used 
   await mainLink('Journey Studio').click();
   await mainLink('Project Launch').click();
   await submit('New game in Launch', {
-    'Game name': 'Tiny',
+    'Game name': game.name,
     Platform: 'web',
-    'Game ceiling (credits)': '100',
-    'Daily cap per player (credits)': '1000',
+    'Game ceiling (credits)': game.ceiling,
+    'Daily cap per player (credits)': game.dailyCap,
   });
   await expectDone('New game in Launch');
-  await mainLink('Game Tiny').click();
-  await page.getByRole('heading', { name: 'Game Tiny', exact: true }).waitFor(WAIT);
-  await submit('Allocate to game', { 'Amount to allocate to the game (credits)': '100' }, { confirm: true });
+  await mainLink(`Game ${game.name}`).click();
+  await page.getByRole('heading', { name: `Game ${game.name}`, exact: true }).waitFor(WAIT);
+  await submit('Allocate to game', { 'Amount to allocate to the game (credits)': game.allocate }, { confirm: true });
   await expectDone('Allocate to game');
   await gameTab('Rules');
-  await submit('New rule', { 'Event type': 'bonus', 'Reward (credits)': '95' });
+  await submit('New rule', { 'Event type': game.eventType, 'Reward (credits)': game.reward });
   await expectDone('New rule');
   await gameTab('Keys');
-  await submit('New key', { 'Key name': 'tiny', Kind: 'secret' });
-  const key = await page.getByTestId('issued-key').innerText();
-  const tinyId = gameIdOf(page.url());
+  await submit('New key', { 'Key name': game.keyName, Kind: 'secret' });
+  return { key: await page.getByTestId('issued-key').innerText(), gameId: gameIdOf(page.url()) };
+}
+
+test("a game's state shows as banners: under 10 % of its budget left, then used up", async () => {
+  expect(gameId).not.toBe('');
+  const { key, gameId: tinyId } = await newGameWithRuleAndKey({
+    name: 'Tiny',
+    ceiling: '100',
+    dailyCap: '1000',
+    allocate: '100',
+    eventType: 'bonus',
+    reward: '95',
+    keyName: 'tiny',
+  });
   const playerId = await insertPlayer(system, tinyId);
   const [player] = await sql(system.databaseUrl!, 'select credits_user_id from ledger.players where id = $1', [
     playerId,
@@ -772,29 +795,15 @@ async function barColumns(chart: ReturnType<Page['getByRole']>, color: [number, 
 
 test("a new game's empty state gives the commands that send its first event; the charts then show it whole", async () => {
   expect(gameId).not.toBe('');
-  page = await newPage();
-  await page.goto(`${system.url}/console/`);
-  await page.getByLabel('E-mail').fill(ownerEmail);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await mainLink('Journey Studio').click();
-  await mainLink('Project Launch').click();
-  await submit('New game in Launch', {
-    'Game name': 'Fresh',
-    Platform: 'web',
-    'Game ceiling (credits)': '20,000',
-    'Daily cap per player (credits)': '1,000',
+  const { key } = await newGameWithRuleAndKey({
+    name: 'Fresh',
+    ceiling: '20,000',
+    dailyCap: '1,000',
+    allocate: '500',
+    eventType: 'level.up',
+    reward: '10',
+    keyName: 'fresh',
   });
-  await expectDone('New game in Launch');
-  await mainLink('Game Fresh').click();
-  await page.getByRole('heading', { name: 'Game Fresh', exact: true }).waitFor(WAIT);
-  await submit('Allocate to game', { 'Amount to allocate to the game (credits)': '500' }, { confirm: true });
-  await expectDone('Allocate to game');
-  await gameTab('Rules');
-  await submit('New rule', { 'Event type': 'level.up', 'Reward (credits)': '10' });
-  await expectDone('New rule');
-  await gameTab('Keys');
-  await submit('New key', { 'Key name': 'fresh', Kind: 'secret' });
-  const key = await page.getByTestId('issued-key').innerText();
   // The tab says a new key is shown there while its banner is up.
   expect(await page.getByRole('link', { name: 'Keys (new key)' }).count()).toBe(1);
   await gameTab('Overview');
@@ -1012,22 +1021,13 @@ test('a reload keeps a development sign-in (sessionStorage, never localStorage);
 });
 
 /** Runs a command to its end (in the repository's folder, with this Node first on PATH). */
-async function run(command: string, args: string[], env: Record<string, string> = {}) {
-  const child = spawn(command, args, {
-    cwd: process.cwd(),
-    env: { PATH: `${dirname(process.execPath)}:${process.env.PATH}`, HOME: process.env.HOME ?? '/tmp', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+/** A command as typed in a terminal here: Node 24 first on PATH (test/support/cli.ts). */
+function run(command: string, args: string[], env: Record<string, string> = {}) {
+  return runCommand(command, args, {
+    PATH: `${dirname(process.execPath)}:${process.env.PATH}`,
+    HOME: process.env.HOME ?? '/tmp',
+    ...env,
   });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk) => {
-    stdout += chunk;
-  });
-  child.stderr.on('data', (chunk) => {
-    stderr += chunk;
-  });
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-  return { code, stdout, stderr };
 }
 
 test("npm run demo ends with the console's address and a curl line that posts an event the console shows", async () => {
