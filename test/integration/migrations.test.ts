@@ -76,8 +76,8 @@ async function expectFunctionsAsInFiles(url: string) {
     const settings = [...(header ?? '').matchAll(/^\s*set (\w+) = (\S+)\s*$/gm)].map(
       ([, name, value]) => `${name}=${value}`,
     );
-    // A file may also keep a previous signature as a SQL function calling the current one ($compat$ quotes).
-    const compat = text.split('$compat$')[1];
+    // A file may also keep previous signatures as SQL functions calling the current one ($compat$ quotes).
+    const compats = text.split('$compat$').filter((_, index) => index % 2 === 1);
     const functions = await sql<{ prosrc: string; proconfig: string[] | null }>(
       url,
       `select p.prosrc, p.proconfig from pg_proc p join pg_namespace n on n.oid = p.pronamespace
@@ -86,7 +86,7 @@ async function expectFunctionsAsInFiles(url: string) {
     );
     const bySource = (a: { prosrc: string }, b: { prosrc: string }) => a.prosrc.localeCompare(b.prosrc);
     const expected = [{ prosrc: body ?? '', proconfig: settings }];
-    if (compat !== undefined) expected.push({ prosrc: compat, proconfig: [] });
+    for (const compat of compats) expected.push({ prosrc: compat, proconfig: [] });
     expect(functions.map((f) => ({ prosrc: f.prosrc, proconfig: f.proconfig ?? [] })).sort(bySource)).toEqual(
       expected.sort(bySource),
     );

@@ -172,6 +172,8 @@ async function decisions(_parent: unknown, args: Args, context: GraphQLContext) 
     edges: page.events.map((node, index) => ({
       cursor: reply.cursors[index],
       externalPlayerId: reply.externalPlayerIds[index],
+      // "" (none stored) and a ledger of the previous version (no metadata at all): null.
+      metadata: reply.metadataJson[index] || null,
       node,
     })),
     pageInfo: {

@@ -65,6 +65,24 @@ function isStorableDateTime(value: string): boolean {
   return ms >= DATE_TIME_MIN_MS && ms <= DATE_TIME_MAX_MS;
 }
 
+/**
+ * An event's metadata: a JSON object, answered as the object itself. The ledger hands over the RFC 8785 canonical text
+ * it stored; anything but an object's text there is a bug worth failing on. An output type: no argument takes it.
+ */
+const jsonObjectScalar: ScalarBehaviour = {
+  serialize(value: unknown) {
+    const parsed: unknown = typeof value === 'string' ? JSON.parse(value) : value;
+    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw invalid('Must be a JSON object.');
+    return parsed;
+  },
+  parseValue() {
+    throw invalid('JSONObject is an output type only.');
+  },
+  parseLiteral() {
+    throw invalid('JSONObject is an output type only.');
+  },
+};
+
 export const scalars = {
   UUID: stringScalar('a UUID (versions 1 to 8, variant 8, 9, a or b; or the nil or max UUID)', isUuid),
   DateTime: stringScalar(
@@ -73,4 +91,5 @@ export const scalars = {
   ),
   Credits: creditsScalar(0, `an integer from 0 to ${CREDITS_MAX}`),
   PositiveCredits: creditsScalar(1, `an integer from 1 to ${CREDITS_MAX}`),
+  JSONObject: jsonObjectScalar,
 };

@@ -454,10 +454,13 @@ describe('batched decisions: batch size 1 and N decide exactly as one event at a
     expect(row).toEqual({ n: 2 });
   });
 
-  it('the previous signature (one key hash for the batch) decides as the current one', async () => {
+  it.each([
+    ['no metadata', false],
+    ['one key hash for the batch', true],
+  ])('a previous signature (%s) decides as the current one, storing no metadata', async (_, oneKey) => {
     const world = await createWorld(db);
-    const events = [0, 1].map((i) =>
-      instantiate(world, {
+    const events = [0, 1].map((i) => ({
+      ...instantiate(world, {
         game: 2,
         key: 'own',
         player: i,
@@ -467,16 +470,53 @@ describe('batched decisions: batch size 1 and N decide exactly as one event at a
         occurredOffsetMs: 0,
         receivedAtMs: Date.now(),
       }),
-    );
-    const values = recordEventsValues(events);
-    values[0] = Buffer.from(events[0]!.keyHash);
-    const [row] = await sql<{ d: string }>(db, RECORD_EVENTS_SQL.replace('$1::bytea[]', '$1::bytea'), values);
+      metadataJson: `{"old":${i}}`,
+    }));
+    // The previous version's statement: eight arguments, no metadata.
+    const values = recordEventsValues(events).slice(0, 8);
+    let statement = RECORD_EVENTS_SQL.replace(/,\s*\$9::text\[\]\)/, ')');
+    if (oneKey) {
+      values[0] = Buffer.from(events[0]!.keyHash);
+      statement = statement.replace('$1::bytea[]', '$1::bytea');
+    }
+    expect(statement).not.toContain('$9');
+    const [row] = await sql<{ d: string }>(db, statement, values);
     const tuples = JSON.parse(row!.d) as Array<[string, string]>;
     expect(tuples.map((t) => t[0])).toEqual(['decided', 'decided']);
     expect(await repository.recordEvents(events)).toEqual(
       tuples.map((t) =>
         expect.objectContaining({ outcome: 'replayed', decision: expect.objectContaining({ id: t[1] }) }),
       ),
+    );
+    const stored = await sql(db, 'select metadata from ledger.events where id = any($1::uuid[])', [
+      tuples.map((t) => t[1]),
+    ]);
+    expect(stored).toEqual([{ metadata: null }, { metadata: null }]);
+  });
+
+  it('the current signature stores the metadata of each fresh decision, and none for an event without', async () => {
+    const world = await createWorld(db);
+    const events = [0, 1].map((i) => ({
+      ...instantiate(world, {
+        game: 2,
+        key: 'own',
+        player: i,
+        type: 0,
+        eventId: randomUUID(),
+        payload: `new ${i}`,
+        occurredOffsetMs: 0,
+        receivedAtMs: Date.now(),
+      }),
+      metadataJson: i === 0 ? '{"a":"\\"quoted\\" \\\\ {x}","n":1}' : undefined,
+    }));
+    const results = await repository.recordEvents(events);
+    const ids = results.map((r) => ('decision' in r ? r.decision.id : undefined));
+    const stored = await sql(db, 'select id, metadata from ledger.events where id = any($1::uuid[])', [ids]);
+    expect(new Map(stored.map((r) => [r.id, r.metadata]))).toEqual(
+      new Map([
+        [ids[0], events[0]!.metadataJson],
+        [ids[1], null],
+      ]),
     );
   });
 

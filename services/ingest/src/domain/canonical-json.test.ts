@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import fc from 'fast-check';
-import { canonicalJson, payloadHash } from './canonical-json.ts';
+import { canonicalJson, eventCanonicalForms, payloadHash } from './canonical-json.ts';
 
 /** Independent, obviously-correct reference (recursive; fine for test-sized values). */
 function reference(v: unknown): string {
@@ -186,5 +186,47 @@ describe('canonicalJson: properties', () => {
       }),
       { numRuns: 1000 },
     );
+  });
+});
+
+describe('eventCanonicalForms', () => {
+  // Bodies the schema admits: UUIDs in either case, an event type of its pattern, an occurredAt text of its grammar,
+  // and metadata of every JSON kind (full Unicode, numbers of every magnitude), or none.
+  const hex = (n: number) => fc.stringMatching(new RegExp(`^[0-9a-fA-F]{${n}}$`));
+  const uuid = fc.tuple(hex(8), hex(4), hex(4), hex(4), hex(12)).map((parts) => parts.join('-'));
+  const body = fc.record(
+    {
+      eventId: uuid,
+      playerId: uuid,
+      eventType: fc.stringMatching(/^[a-z][a-z0-9_.-]{0,63}$/),
+      occurredAt: fc.constantFrom('2026-11-26T14:00:00Z', '2026-11-26T15:00:00.123456+01:00', '2026-11-26t14:00:00z'),
+      metadata: fc.dictionary(fc.string({ unit: 'binary' }), fc.jsonValue({ stringUnit: 'binary' })),
+    },
+    { requiredKeys: ['eventId', 'playerId', 'eventType', 'occurredAt'] },
+  );
+
+  test('the payload hash is the SHA-256 of the whole body canonicalized, and the metadata text its own', () => {
+    fc.assert(
+      fc.property(body, (b) => {
+        const forms = eventCanonicalForms(b);
+        expect(forms.payloadHash.toString('hex')).toBe(payloadHash(b).toString('hex'));
+        expect(forms.metadataJson).toBe(b.metadata === undefined ? undefined : canonicalJson(b.metadata));
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  test('an empty metadata object is present, not absent', () => {
+    const b = {
+      eventId: '00000000-0000-4000-8000-000000000001',
+      playerId: '00000000-0000-4000-8000-000000000002',
+      eventType: 'match.won',
+      occurredAt: '2026-11-26T14:00:00Z',
+      metadata: {},
+    };
+    expect(eventCanonicalForms(b).metadataJson).toBe('{}');
+    expect(eventCanonicalForms(b).payloadHash.equals(payloadHash(b))).toBe(true);
+    const { metadata: _, ...without } = b;
+    expect(eventCanonicalForms(without).payloadHash.equals(payloadHash(b))).toBe(false);
   });
 });

@@ -28,3 +28,28 @@ export function canonicalJson(value: unknown): string {
 export function payloadHash(value: unknown): Buffer {
   return hash('sha256', canonicalJson(value), 'buffer');
 }
+
+/** A valid GameEventInput's fields that make up its canonical body (event-input.ts's schema allows no others). */
+export interface EventBodyFields {
+  eventId: string;
+  playerId: string;
+  eventType: string;
+  occurredAt: string;
+  metadata?: Record<string, unknown> | undefined;
+}
+
+/**
+ * The canonical forms of a schema-valid event body: the metadata's canonical text (stored with the decision; absent
+ * without metadata) and the payload hash, SHA-256 of the whole body's canonical text, which is assembled around the
+ * metadata's instead of canonicalizing the body a second time. The members' order is RFC 8785's (UTF-16 code units:
+ * eventId, eventType, metadata, occurredAt, playerId); the other members are strings, which JSON.stringify writes as
+ * RFC 8785 does (the schema's patterns keep them ASCII). canonical-json.test.ts checks it against canonicalJson(body).
+ */
+export function eventCanonicalForms(body: EventBodyFields): { metadataJson: string | undefined; payloadHash: Buffer } {
+  const metadataJson = body.metadata === undefined ? undefined : canonicalJson(body.metadata);
+  const text =
+    `{"eventId":${JSON.stringify(body.eventId)},"eventType":${JSON.stringify(body.eventType)}` +
+    (metadataJson === undefined ? '' : `,"metadata":${metadataJson}`) +
+    `,"occurredAt":${JSON.stringify(body.occurredAt)},"playerId":${JSON.stringify(body.playerId)}}`;
+  return { metadataJson, payloadHash: hash('sha256', text, 'buffer') };
+}

@@ -22,6 +22,8 @@ export interface GameEventInput {
   occurredAt: string;
   /** Parsed instant, fraction truncated to milliseconds. */
   occurredAtMs: number;
+  /** Checked against the metadata limits; part of the payload identity and stored with the decision. */
+  metadata?: Record<string, unknown> | undefined;
 }
 
 export type EventInputResult =
@@ -62,8 +64,8 @@ export function validateEventInput(body: unknown, metadataFault?: string): Event
     eventType: b.eventType,
     occurredAt: b.occurredAt,
     occurredAtMs: at.epochMs,
+    metadata: b.metadata,
   };
-  // Metadata is only checked: it counts through the payload hash (the whole body), not as a field of its own.
   if (b.metadata !== undefined) {
     const check = checkMetadata(b.metadata);
     if (!check.ok) return { ok: false, code: 'invalid_metadata', message: check.reason };

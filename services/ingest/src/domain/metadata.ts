@@ -12,8 +12,9 @@
  * `"metadata":` member. Strings and keys are measured with JSON.stringify, which escapes exactly like
  * RFC 8785 once lone surrogates are excluded; numbers with String(n), which is the JCS number form.
  */
+import { EVENT_LIMITS } from '#runtime/contracts/event-limits.ts';
 
-export const METADATA_MAX_CANONICAL_BYTES = 4096;
+export const METADATA_MAX_CANONICAL_BYTES: number = EVENT_LIMITS.metadataBytesMax;
 export const METADATA_MAX_DEPTH = 6;
 export const METADATA_MAX_ARRAY_ITEMS = 100;
 export const METADATA_MAX_OBJECT_ENTRIES = 100;

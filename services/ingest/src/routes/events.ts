@@ -21,7 +21,7 @@ import { SecretKeyGate } from '#runtime/http/game-key.ts';
 import { platformGate } from '#runtime/http/platform-gate.ts';
 import type { PlatformSwitch } from '#runtime/platform-switch.ts';
 import type { Transport } from '#runtime/transport/operation.ts';
-import { payloadHash } from '../domain/canonical-json.ts';
+import { eventCanonicalForms } from '../domain/canonical-json.ts';
 import { validateEventInput } from '../domain/event-input.ts';
 import {
   EDGE_BATCH_MAX_DEFAULT,
@@ -74,6 +74,7 @@ export function addEventRoutes(router: Router, deps: EventRouteDeps): void {
       throw new AppError(400, checked.code, checked.message);
     }
     const input = checked.input;
+    const canonical = eventCanonicalForms(input);
 
     const reply = await ledger
       .record(
@@ -83,7 +84,8 @@ export function addEventRoutes(router: Router, deps: EventRouteDeps): void {
           playerId: input.playerId,
           eventType: input.eventType,
           occurredAtMs: BigInt(input.occurredAtMs),
-          payloadHash: payloadHash(body),
+          payloadHash: canonical.payloadHash,
+          metadataJson: canonical.metadataJson,
         },
         ctx.state.call,
       )

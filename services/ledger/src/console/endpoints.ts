@@ -194,6 +194,7 @@ export function consoleEndpoints(deps: ConsoleDeps): EndpointBinding[] {
       return {
         events: page.events,
         externalPlayerIds: page.externalPlayerIds,
+        metadataJson: page.metadataJson,
         cursors: page.cursors,
         hasOlder: page.hasOlder,
         hasNewer: page.hasNewer,

@@ -69,6 +69,8 @@ export interface DecisionsPage {
   events: EventRecord[];
   /** Each decision's player's externalPlayerId. */
   externalPlayerIds: string[];
+  /** Each decision's event metadata (canonical JSON text); "" when none was stored. */
+  metadataJson: string[];
   /** Each decision's cursor, bound to the filters. */
   cursors: string[];
   hasOlder: boolean;
@@ -230,16 +232,19 @@ export class ConsoleQueries {
     const key = await this.key();
     let events = rows.events.slice(0, r.limit);
     let externalPlayerIds = rows.externalPlayerIds.slice(0, r.limit);
+    let metadataJson = rows.metadataJson.slice(0, r.limit);
     let cursors = rows.positions.slice(0, r.limit).map((position) => encodeCursor(key, { ...context, ...position }));
     // Going newer the rows come oldest first: the page is answered newest first either way.
     if (!older) {
       events = events.reverse();
       externalPlayerIds = externalPlayerIds.reverse();
+      metadataJson = metadataJson.reverse();
       cursors = cursors.reverse();
     }
     return {
       events,
       externalPlayerIds,
+      metadataJson,
       cursors,
       hasOlder: older ? more : rows.beyondCursor,
       hasNewer: older ? rows.beyondCursor : more,

@@ -421,7 +421,7 @@ export function decisionsStatement(q: DecisionsQuery): { sql: string; params: un
   return {
     sql: `select ${EVENT_COLUMNS}, ${isoMicrosSql('p.created_at', 'position_at')},
         (select pl.external_player_id from ledger.players pl where pl.id = p.player_id and pl.game_id = p.game_id)
-          as external_player_id
+          as external_player_id, p.metadata
       from ledger.events p
       where ${where.join(' and ')} order by p.created_at ${order}, p.id ${order} limit ?`,
     params: [...params, q.take],
@@ -433,12 +433,15 @@ export interface DecisionRows {
   events: EventRecord[];
   /** The game's own id of each decision's player (players.external_player_id), in the same order. */
   externalPlayerIds: string[];
+  /** Each decision's event metadata (canonical JSON text), "" when none was stored, in the same order. */
+  metadataJson: string[];
   positions: CursorPosition[];
   /** Whether a matching decision lies on the other side of the cursor (or at it): none without a cursor. */
   beyondCursor: boolean;
 }
 
 const externalPlayerIdOf = text('external_player_id');
+const metadataOf = optionalText('metadata');
 
 /** One page of a decision search, and whether decisions lie behind its cursor (for the other direction's flag). */
 export async function readDecisions(em: EntityManager, q: DecisionsQuery): Promise<DecisionRows> {
@@ -456,6 +459,7 @@ export async function readDecisions(em: EntityManager, q: DecisionsQuery): Promi
   return {
     events: rows.map(eventRow),
     externalPlayerIds: rows.map(externalPlayerIdOf),
+    metadataJson: rows.map((row) => metadataOf(row) ?? ''),
     positions: rows.map(positionRow),
     beyondCursor,
   };

@@ -20,6 +20,12 @@ export interface RecordEventParams {
   /** Null: the database's now(). */
   receivedAt: Date | null;
   rateLimitPerMinute: number;
+  /**
+   * The event's metadata, RFC 8785 canonical JSON text (an object of at most 4,096 UTF-8 bytes), stored with a fresh
+   * decision; undefined when the event had none. Never part of a decision (the payload hash covers it). Stored by
+   * ledger.record_events only: the single-event ledger.record_event is the benchmarks' baseline and stores none.
+   */
+  metadataJson?: string | undefined;
 }
 
 export interface StoredDecision {
@@ -80,7 +86,8 @@ export const RECORD_EVENTS_SQL = `select json_agg(json_build_array(o_outcome, o_
     o_organization_id, o_player_id, o_event_type, o_occurred_at_ms::text, o_status, o_reason, o_reward_credits::text,
     o_created_at_ms::text, o_rate_remaining, o_rate_reset_s, o_daily_remaining::text, o_budget_remaining::text)
     order by o_index)::text as d
-  from ledger.record_events($1::bytea[], $2::uuid[], $3::uuid[], $4::text[], $5::bigint[], $6, $7::timestamptz[], $8)`;
+  from ledger.record_events($1::bytea[], $2::uuid[], $3::uuid[], $4::text[], $5::bigint[], $6, $7::timestamptz[], $8,
+    $9::text[])`;
 
 // A call of recordEventGroups takes at most EVENT_LIMITS.keysPerCallMax keys and EVENT_LIMITS.eventsPerCallMax events
 // (the SQL function refuses more: services/runtime/src/contracts/event-limits.ts, checked by npm run check).
@@ -167,7 +174,7 @@ export class EventRepository {
   constructor(database: Database) {
     this.database = database;
     this.recordStatementName = database.namedStatements ? 'ledger_record_event_v1' : undefined;
-    this.recordBatchStatementName = database.namedStatements ? 'ledger_record_events_v3' : undefined;
+    this.recordBatchStatementName = database.namedStatements ? 'ledger_record_events_v4' : undefined;
   }
 
   /** Connections of the pool: how many batches can be in the database at once. */
@@ -341,6 +348,7 @@ export function recordEventsValues(events: RecordEventParams[]): unknown[] {
   const eventTypes: string[] = [];
   const occurredAtMs: string[] = [];
   const receivedAt: Array<string | null> = [];
+  const metadata: Array<string | null> = [];
   events.forEach((p, i) => {
     if (p.payloadHash.length !== 32) throw new Error('a payload hash has 32 bytes');
     if (p.rateLimitPerMinute !== first.rateLimitPerMinute) throw new Error('a call has one rate limit');
@@ -351,8 +359,19 @@ export function recordEventsValues(events: RecordEventParams[]): unknown[] {
     eventTypes.push(p.eventType);
     occurredAtMs.push(p.occurredAtMs.toString());
     receivedAt.push(p.receivedAt ? p.receivedAt.toISOString() : null);
+    metadata.push(p.metadataJson ?? null);
   });
-  return [keyHashes, eventIds, playerIds, eventTypes, occurredAtMs, hashes, receivedAt, first.rateLimitPerMinute];
+  return [
+    keyHashes,
+    eventIds,
+    playerIds,
+    eventTypes,
+    occurredAtMs,
+    hashes,
+    receivedAt,
+    first.rateLimitPerMinute,
+    metadata,
+  ];
 }
 
 /** The answer of one record_events call (a JSON array of tuples, in the batch's order). */

@@ -37,6 +37,10 @@ export function recordEventParams(
   ) {
     throw new AppError(400, 'invalid_event', 'The event does not match GameEventInput.');
   }
+  const metadataJson = request.metadataJson;
+  if (metadataJson !== undefined && !isMetadataText(metadataJson)) {
+    throw new AppError(400, 'invalid_metadata', 'The metadata is not a canonical JSON object within its limits.');
+  }
   return {
     keyHash: request.keyHash,
     eventId: request.eventId,
@@ -46,7 +50,22 @@ export function recordEventParams(
     payloadHash: request.payloadHash,
     receivedAt: clock.now(),
     rateLimitPerMinute,
+    metadataJson,
   };
+}
+
+/**
+ * The shape ledger.events' CHECK constraint holds the metadata to (an object's text, 2..4,096 UTF-8 bytes). The edge
+ * checked every metadata rule and made the canonical text; this is the cheap guard against another caller, not a
+ * JSON parse on the hot path.
+ */
+function isMetadataText(text: string): boolean {
+  return (
+    text.length >= 2 &&
+    text.startsWith('{') &&
+    text.endsWith('}') &&
+    Buffer.byteLength(text, 'utf8') <= EVENT_LIMITS.metadataBytesMax
+  );
 }
 
 /** A RecordEvents request holds at most EVENT_LIMITS.eventsPerRequestMax events (400 invalid_event otherwise). */

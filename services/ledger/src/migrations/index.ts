@@ -7,6 +7,7 @@ import { LedgerRetention } from './0006-retention.ts';
 import { LedgerDecisionsByEventId } from './0007-decisions-by-event-id.ts';
 import { LedgerDistributableByGame } from './0008-distributable-by-game.ts';
 import { LedgerEventsByPlayer } from './0009-events-by-player.ts';
+import { LedgerEventMetadata } from './0010-event-metadata.ts';
 
 /**
  * The ledger schema's migrations, in order. Append new ones; never edit an applied one. The SQL functions' current
@@ -23,6 +24,7 @@ export const ledgerMigrations: MigrationSet = {
     { name: '0007-decisions-by-event-id', class: LedgerDecisionsByEventId },
     { name: '0008-distributable-by-game', class: LedgerDistributableByGame },
     { name: '0009-events-by-player', class: LedgerEventsByPlayer },
+    { name: '0010-event-metadata', class: LedgerEventMetadata },
   ],
   repeatables: [
     { name: 'decision_reason', file: new URL('../sql/decision_reason.sql', import.meta.url) },

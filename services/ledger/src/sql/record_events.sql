@@ -6,8 +6,9 @@
 -- the applied body equals this file.
 --
 -- record_events(key hash of each event, the events as parallel arrays, payload hashes concatenated (32 bytes each),
--- receipt times (null elements: the database's now()), rate limit) returns one row per event, o_index = its position
--- (1-based), with the outcome and decision fields of record_event and, for a fresh decision ('decided'), its quota
+-- receipt times (null elements: the database's now()), rate limit, each event's metadata as RFC 8785 canonical JSON
+-- text (null elements, or a null array: none), stored with a fresh decision and never read by it) returns one row
+-- per event, o_index = its position (1-based), with the outcome and decision fields of record_event and, for a fresh decision ('decided'), its quota
 -- figures after the decision (CONTRACT section 11), from the state the loop already holds (no extra statement):
 --   o_rate_remaining     fresh attempts of the game left in the UTC minute of receipt (limit - attempts, at least 0)
 --   o_rate_reset_s       seconds until that minute ends (1..60, rounded up)
@@ -57,11 +58,13 @@
 -- (docs/benchmarks.md, "What a batch costs in PostgreSQL"). Every statement here is an index lookup whose plan does
 -- not depend on the values.
 -- Its result columns or arguments change with this file, which `create or replace` cannot do: the function is
--- dropped and created again in the same transaction. The previous signature (one key hash for the whole batch) stays
--- as a one-line SQL function that calls this one, so a ledger of the previous version keeps working during a
--- rollout (callers name the columns they read).
+-- dropped and created again in the same transaction. The previous signature (no metadata) stays as a one-line SQL
+-- function that calls this one, so a ledger of the previous version keeps working during a rollout (callers name the
+-- columns they read), and so does the one before it (one key hash for the whole batch).
 drop function if exists ledger.record_events(bytea, uuid[], uuid[], text[], bigint[], bytea, timestamptz[], integer);
 drop function if exists ledger.record_events(bytea[], uuid[], uuid[], text[], bigint[], bytea, timestamptz[], integer);
+drop function if exists ledger.record_events(bytea[], uuid[], uuid[], text[], bigint[], bytea, timestamptz[], integer,
+  text[]);
 create function ledger.record_events(
     p_key_hashes bytea[],
     p_event_ids uuid[],
@@ -70,7 +73,8 @@ create function ledger.record_events(
     p_occurred_at_ms bigint[],
     p_payload_hashes bytea,
     p_received_at timestamptz[],
-    p_rate_limit_per_minute integer)
+    p_rate_limit_per_minute integer,
+    p_metadata text[])
   returns table (
     o_index integer,
     o_outcome text,
@@ -179,13 +183,15 @@ create function ledger.record_events(
     d_projects uuid[] := '{}';
     d_orgs uuid[] := '{}';
     d_key_ids uuid[] := '{}';
+    d_metadata text[] := '{}';
   begin
     if n = 0 then
       return;
     end if;
     if n > 1000 or array_length(p_key_hashes, 1) <> n or array_length(p_player_ids, 1) <> n
         or array_length(p_event_types, 1) <> n or array_length(p_occurred_at_ms, 1) <> n
-        or length(p_payload_hashes) <> 32 * n or array_length(p_received_at, 1) <> n then
+        or length(p_payload_hashes) <> 32 * n or array_length(p_received_at, 1) <> n
+        or (p_metadata is not null and array_length(p_metadata, 1) <> n) then
       raise exception 'record_events: malformed batch of % events', n using errcode = 'invalid_parameter_value';
     end if;
 
@@ -437,20 +443,21 @@ create function ledger.record_events(
       d_projects[d_n] := gm_projects[gi];
       d_orgs[d_n] := gm_orgs[gi];
       d_key_ids[d_n] := ky_ids[kx];
+      d_metadata[d_n] := p_metadata[i];
       return next;
     end loop;
 
     if d_n > 0 then
       insert into ledger.events (id, game_id, project_id, organization_id, event_id, player_id, key_id, event_type,
-          occurred_at, status, reason, reward_credits, payload_hash, created_at)
+          occurred_at, status, reason, reward_credits, payload_hash, created_at, metadata)
         select u.id, u.game_id, u.project_id, u.organization_id, u.event_id, u.player_id, u.key_id, u.event_type,
-            u.occurred_at, u.status, u.reason, u.reward, u.payload, u.created
+            u.occurred_at, u.status, u.reason, u.reward, u.payload, u.created, u.metadata
           from unnest(s_ids[s_stored + 1:], s_games[s_stored + 1:], d_projects, d_orgs, s_event_ids[s_stored + 1:],
             s_player_ids[s_stored + 1:], d_key_ids, s_event_types[s_stored + 1:], s_occurred[s_stored + 1:],
             s_status[s_stored + 1:], s_reason[s_stored + 1:], s_reward[s_stored + 1:], s_payload[s_stored + 1:],
-            s_created[s_stored + 1:])
+            s_created[s_stored + 1:], d_metadata)
             as u(id, game_id, project_id, organization_id, event_id, player_id, key_id, event_type, occurred_at,
-              status, reason, reward, payload, created);
+              status, reason, reward, payload, created, metadata);
       if v_spend_changed then
         update ledger.games g set spent_credits = g.spent_credits + (u.spent - u.spent0)
           from unnest(gm_ids, gm_spent, gm_spent0) as u(id, spent, spent0)
@@ -479,8 +486,41 @@ create function ledger.record_events(
   end
   $fn$;
 
--- The previous signature (the events of one key): the same decisions, for a ledger of the previous version during a
--- rollout.
+-- The previous signature (no metadata): the same decisions, stored without metadata, for a ledger of the previous
+-- version during a rollout.
+create function ledger.record_events(
+    p_key_hashes bytea[],
+    p_event_ids uuid[],
+    p_player_ids uuid[],
+    p_event_types text[],
+    p_occurred_at_ms bigint[],
+    p_payload_hashes bytea,
+    p_received_at timestamptz[],
+    p_rate_limit_per_minute integer)
+  returns table (
+    o_index integer,
+    o_outcome text,
+    o_id uuid,
+    o_game_id uuid,
+    o_organization_id uuid,
+    o_player_id uuid,
+    o_event_type text,
+    o_occurred_at_ms bigint,
+    o_status text,
+    o_reason text,
+    o_reward_credits bigint,
+    o_created_at_ms bigint,
+    o_rate_remaining integer,
+    o_rate_reset_s integer,
+    o_daily_remaining bigint,
+    o_budget_remaining bigint)
+  language sql
+  as $compat$
+    select * from ledger.record_events(p_key_hashes, p_event_ids, p_player_ids, p_event_types, p_occurred_at_ms,
+      p_payload_hashes, p_received_at, p_rate_limit_per_minute, null::text[])
+  $compat$;
+
+-- The signature before that (the events of one key): the same decisions, for a ledger two versions back.
 create function ledger.record_events(
     p_key_hash bytea,
     p_event_ids uuid[],
@@ -511,5 +551,5 @@ create function ledger.record_events(
   as $compat$
     select * from ledger.record_events(array_fill(p_key_hash, array[coalesce(array_length(p_event_ids, 1), 0)]),
       p_event_ids, p_player_ids, p_event_types, p_occurred_at_ms, p_payload_hashes, p_received_at,
-      p_rate_limit_per_minute)
+      p_rate_limit_per_minute, null::text[])
   $compat$;

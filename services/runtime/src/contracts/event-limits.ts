@@ -19,6 +19,8 @@ export const EVENT_LIMITS = {
   ledgerBatchDefault: 256,
   /** EVENT_GROUP_KEYS_MAX's bound: keys (games) whose batches share one call of ledger.record_events. */
   keysPerCallMax: 64,
+  /** An event's metadata: its RFC 8785 canonical form's UTF-8 bytes at most (spec "Limits"; ledger.events' CHECK). */
+  metadataBytesMax: 4096,
   /** SHA-256: key hashes, payload hashes and link-token hashes (the tables' CHECK constraints say the same). */
   hashBytes: 32,
   /** occurredAt more than this far from the receipt, either way, is `timestamp_out_of_window`. */
