@@ -6,8 +6,12 @@
 //   header of the upgrade request against ALLOWED_ORIGINS). Refusals close the socket: 4401 (401: no/invalid token),
 //   4403 (403: foreign origin, revoked invitation, ...), 1013 (503: a dependency or the platform is unavailable); the
 //   close reason is the API's error code.
-// - Subscribe: the same game read check as decisionStats (the ledger's membership check: 404 not_found for a game
-//   the developer cannot see), answered as a GraphQL error with that code and status.
+// - Subscribe: first, before the message is parsed, the socket's bounds on subscribe messages: a token bucket
+//   (SUBSCRIBE_MESSAGES_BURST at once, then SUBSCRIBE_MESSAGES_PER_SECOND) whose overflow closes the socket with 4029
+//   TOO_MANY_SUBSCRIBE_MESSAGES, and the subscriptions it holds (SUBSCRIPTIONS_PER_CONNECTION_MAX, 400
+//   INVALID_REQUEST), so that a burst costs neither parsing nor NATS calls past them. Then the same game read check
+//   as decisionStats (the ledger's membership check: 404 not_found for a game the developer cannot see), answered as
+//   a GraphQL error with that code and status.
 // - Deliveries: the ledger publishes each fresh decision after commit on the game's subject; the gateway holds one
 //   plain NATS subscription per game while it has subscribers to it (no queue group: every replica gets every
 //   decision once) and fans it out, as the records API shows it (eventJson of the same DeveloperEvent message).
@@ -60,9 +64,20 @@ export const LIVE_LIMITS = {
   recheckMs: 60_000,
   /**
    * Subscriptions one connection may hold at once, those still being checked included; one more is refused (400
-   * INVALID_REQUEST).
+   * INVALID_REQUEST), before its document is parsed when the connection is already full, before the read check always.
    */
   subscriptionsPerConnectionMax: 25,
+  /**
+   * Subscribe messages one connection may send at once: a token bucket of this size, counted before a message is
+   * parsed; the message past it closes the socket (4029 TOO_MANY_SUBSCRIBE_MESSAGES). Twice
+   * subscriptionsPerConnectionMax: every slot filled, and each replaced once, in one go.
+   */
+  subscribeMessagesBurst: 50,
+  /**
+   * Tokens given back to that bucket per second: a client may go on subscribing (and completing) at this rate for
+   * ever. The web console sends one subscribe message per game page it opens, far below it.
+   */
+  subscribeMessagesPerSecond: 10,
   /** A client message (connection_init, subscribe) larger than this closes the socket (ws maxPayload). */
   messageMaxBytes: 16_384,
 } as const;
@@ -75,6 +90,11 @@ export const LIVE_CLOSE = {
   slowConsumer: 4008,
   /** The developer already holds LIVE_CONNECTIONS_PER_DEVELOPER_MAX connections on this gateway (HTTP 429's echo). */
   tooManyConnections: 4029,
+  /**
+   * The socket sent subscribe messages past LIVE_LIMITS' bucket: HTTP 429's echo as well, told apart by the reason
+   * (TOO_MANY_SUBSCRIBE_MESSAGES). Not graphql-ws's 4429, which the protocol gives to a second connection_init.
+   */
+  tooManySubscribeMessages: 4029,
   /** RFC 6455 1013 Try Again Later: identity-admission or the platform unavailable at connect. */
   tryAgainLater: 1013,
 } as const;
@@ -156,6 +176,12 @@ export class LiveConnection {
   /** Subscriptions taken but still being checked (before any await, so that a burst cannot pass the limit). */
   private pending = 0;
   private readonly timers: NodeJS.Timeout[] = [];
+  /** Subscribe messages the socket may still send now (LIVE_LIMITS.subscribeMessagesBurst at most). */
+  private subscribeTokens: number = LIVE_LIMITS.subscribeMessagesBurst;
+  /** When subscribeTokens was last topped up (performance.now(), monotonic). */
+  private subscribeTokensAt = performance.now();
+  /** The gateway closed the socket (drop): nothing more is started for it. */
+  private closing = false;
   private closed = false;
 
   constructor(
@@ -186,16 +212,46 @@ export class LiveConnection {
     return this.principal.identityUserId;
   }
 
-  /** The resolver of Subscription.decisions. */
-  async decisions(gameIdArgument: string): Promise<AsyncIterableIterator<EventJson>> {
-    if (!isUuid(gameIdArgument)) throw new AppError(400, 'INVALID_REQUEST', 'decisions.gameId must be a valid uuid.');
+  /**
+   * A subscribe message arrived (graphql-ws's onSubscribe, before its document is parsed): takes one token of the
+   * socket's bucket, and closes the socket (4029 TOO_MANY_SUBSCRIBE_MESSAGES) when none is left. The refusal
+   * returned, if any, is answered instead of running the message: the socket closing, or the connection already
+   * holding all its subscriptions. No NATS call, no parsing, for either.
+   */
+  subscribeMessage(): AppError | undefined {
+    if (this.closed || this.closing) return closingError();
+    const now = performance.now();
+    const refill = ((now - this.subscribeTokensAt) * LIVE_LIMITS.subscribeMessagesPerSecond) / 1000;
+    this.subscribeTokens = Math.min(LIVE_LIMITS.subscribeMessagesBurst, this.subscribeTokens + refill);
+    this.subscribeTokensAt = now;
+    if (this.subscribeTokens < 1) {
+      this.drop(LIVE_CLOSE.tooManySubscribeMessages, 'TOO_MANY_SUBSCRIBE_MESSAGES', 'too_many_subscribe_messages');
+      return closingError();
+    }
+    this.subscribeTokens -= 1;
+    return this.refusal();
+  }
+
+  /** Why a new subscription cannot start now (the socket closing, every slot taken), if it cannot. */
+  private refusal(): AppError | undefined {
+    if (this.closed || this.closing) return closingError();
     if (this.subscriptions.size + this.pending >= LIVE_LIMITS.subscriptionsPerConnectionMax) {
-      throw new AppError(
+      return new AppError(
         400,
         'INVALID_REQUEST',
         `A connection may hold at most ${LIVE_LIMITS.subscriptionsPerConnectionMax} subscriptions.`,
       );
     }
+    return undefined;
+  }
+
+  /** The resolver of Subscription.decisions. */
+  async decisions(gameIdArgument: string): Promise<AsyncIterableIterator<EventJson>> {
+    if (!isUuid(gameIdArgument)) throw new AppError(400, 'INVALID_REQUEST', 'decisions.gameId must be a valid uuid.');
+    // Checked again here (subscribeMessage saw the count of an earlier turn: a burst's messages are parsed before any
+    // of them reaches this resolver); this check, in the same turn as taking the slot, is the one that holds.
+    const refused = this.refusal();
+    if (refused) throw refused;
     const gameId = gameIdArgument.toLowerCase();
     // The slot is taken now, before the first await, and given back once the subscription holds it or was refused.
     this.pending += 1;
@@ -206,6 +262,8 @@ export class LiveConnection {
       throw error;
     }
     this.pending -= 1;
+    // The socket may have been closed during the check: nothing to start for it.
+    if (this.closed || this.closing) throw closingError();
     let stop: (() => void) | undefined;
     const subscription: LiveSubscription = {
       gameId,
@@ -230,7 +288,7 @@ export class LiveConnection {
   }
 
   private deliver(subscription: LiveSubscription, event: EventJson): void {
-    if (this.closed) return;
+    if (this.closed || this.closing) return;
     if (this.socket.bufferedAmount > LIVE_LIMITS.socketBufferMaxBytes || !subscription.channel.push(event)) {
       this.drop(LIVE_CLOSE.slowConsumer, 'SLOW_CONSUMER', 'slow_consumer');
     }
@@ -277,11 +335,19 @@ export class LiveConnection {
     }
   }
 
-  private drop(code: number, reason: string, metric: 'slow_consumer' | 'session_expired' | 'access_lost'): void {
-    if (this.closed) return;
+  private drop(
+    code: number,
+    reason: string,
+    metric: 'slow_consumer' | 'session_expired' | 'access_lost' | 'too_many_subscribe_messages',
+  ): void {
+    if (this.closed || this.closing) return;
+    this.closing = true;
     this.hub.dropped(metric, Math.max(1, this.subscriptions.size));
     this.hub.logger.info({ code, reason, identityUserId: this.identityUserId }, 'live decisions connection dropped');
     this.socket.close(code, reason);
+    // ws goes on reading until the client's close frame, to find it; what the client sent before it no longer
+    // matters, so graphql-ws (the only listener) stops parsing it: the rest of a burst costs only its framing.
+    this.socket.removeAllListeners('message');
   }
 
   /** The socket closed (graphql-ws already returned every subscription's iterator). */
@@ -290,6 +356,11 @@ export class LiveConnection {
     for (const timer of this.timers) clearTimeout(timer);
     for (const subscription of [...this.subscriptions]) void subscription.channel.return();
   }
+}
+
+/** A subscribe message on a socket the gateway is closing (never sent: the socket no longer takes messages). */
+function closingError(): AppError {
+  return new AppError(400, 'INVALID_REQUEST', 'The connection is closing.');
 }
 
 function closeCodeOf(error: AppError): number {
@@ -324,7 +395,9 @@ class LiveHub {
     this.drops = metrics
       ? new Counter({
           name: 'graphql_live_subscription_drops_total',
-          help: 'Decisions subscriptions ended by the gateway, by reason (slow_consumer, session_expired, access_lost)',
+          help:
+            'Decisions subscriptions ended by the gateway, by reason (slow_consumer, session_expired, access_lost, ' +
+            'too_many_connections, too_many_subscribe_messages)',
           labelNames: ['reason'],
           registers,
         })
@@ -482,7 +555,10 @@ export async function createLiveDecisions(options: LiveDecisionsOptions): Promis
       if (mine?.size === 0) hub.byDeveloper.delete(connection.identityUserId);
     },
     // Errors returned here go out in an `error` message, formatted by onError.
-    onSubscribe(_ctx, _id, payload) {
+    onSubscribe(ctx, _id, payload) {
+      // The socket's bounds come first, before the document is parsed (LiveConnection.subscribeMessage).
+      const refused = connections.get(ctx.extra.socket)?.subscribeMessage();
+      if (refused) return [new GraphQLError(refused.message, { originalError: refused })];
       let document: DocumentNode;
       try {
         document = parse(payload.query, { maxTokens: options.maxTokens });

@@ -1,14 +1,31 @@
 // Probes of an attacker holding a valid account, or only reaching the port (issue 25), kept closed:
 // - the development sign-in (POST /console/dev-session) exists only where the development identity provider is
 //   trusted, answers only a browser on the server's own machine, and honours the platform switch;
-// - a burst of subscribe messages on one socket gets at most the per-connection limit, and one developer may hold
-//   at most LIVE_CONNECTIONS_PER_DEVELOPER_MAX sockets (close 4029);
+// - a burst of subscribe messages on one socket is closed past the socket's bucket (close 4029
+//   TOO_MANY_SUBSCRIBE_MESSAGES) after at most the per-connection limit of read checks, while other developers are
+//   served; a client within the bucket and the limit (the web console switching games) is unaffected; one developer
+//   may hold at most LIVE_CONNECTIONS_PER_DEVELOPER_MAX sockets (close 4029 TOO_MANY_CONNECTIONS);
 // - every response says nosniff; forwarded headers count only behind a trusted proxy (TRUST_PROXY).
 import { request } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import WebSocket from 'ws';
+import { LIVE_LIMITS } from '../../../gateway/src/graphql/live.ts';
 import { admin, api, invitedDeveloper, startTestSystem, type TestSystem } from '../../support/system.ts';
-import { DECISIONS, eventGame, liveClient, liveSubscriptions, until } from '../graphql/live-helpers.ts';
+import { gql } from '../graphql/helpers.ts';
+import {
+  DECISIONS,
+  eventGame,
+  gameEvent,
+  liveClient,
+  liveDrops,
+  liveSubscription,
+  liveSubscriptions,
+  postGameEvent,
+  type Recorded,
+  subscribeDecisions,
+  until,
+} from '../graphql/live-helpers.ts';
+import { ok } from './helpers.ts';
 
 /** POST /console/dev-session on a fresh connection (node:http, no agent), with any header (Host included). */
 function devSession(
@@ -141,61 +158,172 @@ describe('live decisions under a burst', () => {
   });
   afterAll(() => system?.stop());
 
-  it('a burst of 5,000 subscribe messages on one socket gets 25 subscriptions', async () => {
-    const { token } = await invitedDeveloper(system);
-    const game = await eventGame(system, token);
+  /** A raw graphql-transport-ws socket of `token`, acknowledged: what it received, refusals and its close. */
+  async function rawSocket(token: string) {
     const socket = new WebSocket(`${system.url.replace(/^http/, 'ws')}/graphql`, 'graphql-transport-ws');
-    /** Each refused subscription: its code and message. */
-    const errors: Array<{ code: string; message: string }> = [];
-    let acknowledged = false;
+    const state = {
+      socket,
+      /** Each refused subscription: its code and message. */
+      errors: [] as Array<{ code: string; message: string }>,
+      acknowledged: false,
+      pongs: 0,
+      closed: undefined as { code: number; reason: string } | undefined,
+      subscribe(gameId: string, id: string) {
+        socket.send(JSON.stringify({ id, type: 'subscribe', payload: { query: DECISIONS, variables: { gameId } } }));
+      },
+    };
     socket.on('message', (data) => {
       const message = JSON.parse(String(data));
-      if (message.type === 'connection_ack') acknowledged = true;
-      // A refused subscription: its resolver's error as a `next` carrying `errors` (then `complete`), or an `error`.
+      if (message.type === 'connection_ack') state.acknowledged = true;
+      if (message.type === 'pong') state.pongs += 1;
+      // A refused subscription: an `error` message (refused before it ran), or its resolver's error as a `next`
+      // carrying `errors` (then `complete`).
       const error =
         message.type === 'error' ? message.payload?.[0] : message.type === 'next' ? message.payload?.errors?.[0] : null;
-      if (error) errors.push({ code: error.extensions?.code, message: error.message });
+      if (error) state.errors.push({ code: error.extensions?.code, message: error.message });
+    });
+    socket.on('close', (code, reason) => {
+      state.closed = { code, reason: String(reason) };
     });
     await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject));
     socket.send(JSON.stringify({ type: 'connection_init', payload: { Authorization: `Bearer ${token}` } }));
-    await until(() => acknowledged, 'connection_ack');
+    await until(() => state.acknowledged, 'connection_ack');
+    return state;
+  }
+
+  /** The gateway's read checks so far: its DecisionStats calls to the ledger over NATS (metrics counter). */
+  async function readChecks(): Promise<number> {
+    const response = await api(system.url, 'GET', '/metrics');
+    let calls = 0;
+    for (const [, count] of String(response.body).matchAll(
+      /^transport_requests_total\{[^}]*subject="rewards\.v1\.ledger\.DecisionStats"[^}]*\} (\d+)$/gm,
+    )) {
+      calls += Number(count);
+    }
+    return calls;
+  }
+
+  it('a burst of 5,000 subscribe messages on one socket is closed with 4029 TOO_MANY_SUBSCRIBE_MESSAGES, after at most 25 read checks, while another developer is served', async () => {
+    const { token } = await invitedDeveloper(system);
+    const game = await eventGame(system, token);
+    const other = await invitedDeveloper(system);
+    const otherGame = await eventGame(system, other.token);
+    const checksBefore = await readChecks();
+    const dropsBefore = await liveDrops(system.url, 'too_many_subscribe_messages');
+    const attacker = await rawSocket(token);
     const burst = 5000;
     // Sent without waiting for any answer.
-    for (let i = 0; i < burst; i++) {
-      socket.send(
-        JSON.stringify({
-          id: `s${i}`,
-          type: 'subscribe',
-          payload: { query: DECISIONS, variables: { gameId: game.gameId } },
-        }),
-      );
+    for (let i = 0; i < burst; i++) attacker.subscribe(game.gameId, `s${i}`);
+    // Meanwhile another developer reads over HTTP and subscribes over a socket of their own (a read check over NATS).
+    const [read, otherLive] = await Promise.all([
+      gql(system, other.token, '{ snapshot { organizations { id } } }'),
+      liveSubscription(system.url, other.token, otherGame.gameId),
+    ]);
+    try {
+      expect(read.status).toBe(200);
+      expect(read.body.errors).toBeUndefined();
+      expect(read.body.data.snapshot.organizations).toHaveLength(1);
+      await until(() => attacker.closed !== undefined, 'the burst socket to be closed', 30_000);
+      expect(attacker.closed).toEqual({ code: 4029, reason: 'TOO_MANY_SUBSCRIBE_MESSAGES' });
+      // Only the bucket's messages ran at all (answered or not before the close); past the 25 slots none made a read
+      // check, and once the socket closed, none started.
+      expect(attacker.errors.length).toBeLessThanOrEqual(LIVE_LIMITS.subscribeMessagesBurst);
+      expect(
+        attacker.errors.filter((e) => e.code !== 'INVALID_REQUEST' && e.code !== 'DEVELOPER_ACCESS_UNAVAILABLE'),
+      ).toEqual([]);
+      // The attacker's subscriptions end with its socket; the other developer's stays, and delivers.
+      await until(async () => (await liveSubscriptions(system.url)) === 1, "only the other developer's subscription");
+      const checks = (await readChecks()) - checksBefore;
+      expect(checks).toBeGreaterThanOrEqual(1);
+      expect(checks).toBeLessThanOrEqual(LIVE_LIMITS.subscriptionsPerConnectionMax + 1);
+      expect(await liveDrops(system.url, 'too_many_subscribe_messages')).toBeGreaterThan(dropsBefore);
+      await postGameEvent(system.url, otherGame, gameEvent(otherGame));
+      await until(() => otherLive.recorded.events.length === 1, "the other developer's decision");
+      expect(otherLive.recorded.errors).toEqual([]);
+      expect(otherLive.live.closed).toBeUndefined();
+    } finally {
+      await otherLive.live.dispose();
+      attacker.socket.close();
     }
-    // Every subscription beyond the 25 is refused for the limit, at once (no ledger read for it). The 25 that took a
-    // slot are live, unless the machine is so loaded that a read check timed out (503 DEVELOPER_ACCESS_UNAVAILABLE):
-    // that is not the limit's failure, so it is tolerated here; such a subscription gives its slot back, and a
-    // message of the burst still arriving may take it. So: every message answered once (live or refused), never more
-    // than 25 live, and the limit refuses only while 25 slots are taken (live + failed checks >= 25).
-    const overLimit = () => errors.filter((e) => /at most 25 subscriptions/.test(e.message));
-    const settled = async () => errors.length + (await liveSubscriptions(system.url)) >= burst;
-    await until(settled, 'the refusals and the 25 subscriptions', 90_000).catch(async (error: Error) => {
-      const codes = [...new Set(errors.map((e) => `${e.code}: ${e.message}`))].slice(0, 5);
-      throw new Error(
-        `${error.message}: ${errors.length} refusals (${overLimit().length} for the limit; ${codes.join(' | ')}), ` +
-          `${await liveSubscriptions(system.url)} live, socket state ${socket.readyState}`,
-      );
-    });
-    // Nothing more arrives later.
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await until(async () => (await liveSubscriptions(system.url)) === 0, 'the subscriptions to end');
+  }, 120_000);
+
+  it('a socket within the bound is unaffected: 25 subscriptions, then 25 more refused without a read check, still open', async () => {
+    const { token } = await invitedDeveloper(system);
+    const game = await eventGame(system, token);
+    const checksBefore = await readChecks();
+    const client = await rawSocket(token);
+    const slots = LIVE_LIMITS.subscriptionsPerConnectionMax;
+    // 50 subscribe messages in two bursts of 25: the bucket's whole allowance, not one more.
+    expect(2 * slots).toBe(LIVE_LIMITS.subscribeMessagesBurst);
+    for (let i = 0; i < slots; i++) client.subscribe(game.gameId, `a${i}`);
+    // Each of them live, or refused by a read check that timed out on a loaded machine (503: not the limit's doing).
+    await until(
+      async () => client.errors.length + (await liveSubscriptions(system.url)) === slots,
+      'the first 25 subscriptions',
+      60_000,
+    );
+    expect(client.errors.filter((e) => e.code !== 'DEVELOPER_ACCESS_UNAVAILABLE')).toEqual([]);
+    const refusedBefore = client.errors.length;
     const live = await liveSubscriptions(system.url);
-    const others = errors.filter((e) => !/at most 25 subscriptions/.test(e.message));
-    expect(others.filter((e) => e.code !== 'DEVELOPER_ACCESS_UNAVAILABLE')).toEqual([]);
-    expect(new Set(overLimit().map((e) => e.code))).toEqual(new Set(['INVALID_REQUEST']));
-    expect(live + errors.length).toBe(burst);
-    expect(live).toBeLessThanOrEqual(25);
-    expect(live + others.length).toBeGreaterThanOrEqual(25);
-    // On a machine where every read check answered in time: exactly 25 live and every other message refused.
-    if (others.length === 0) expect(overLimit()).toHaveLength(burst - 25);
-    socket.close();
+    const checks = (await readChecks()) - checksBefore;
+    expect(checks).toBeGreaterThanOrEqual(slots);
+    // Every slot is taken (live, or given back by a failed check): the next 25 are refused at once, none checked.
+    if (live === slots) {
+      for (let i = 0; i < slots; i++) client.subscribe(game.gameId, `b${i}`);
+      await until(() => client.errors.length === refusedBefore + slots, 'the 25 refusals');
+      const refusals = client.errors.slice(refusedBefore);
+      expect(new Set(refusals.map((e) => `${e.code}: ${e.message}`))).toEqual(
+        new Set([`INVALID_REQUEST: A connection may hold at most ${slots} subscriptions.`]),
+      );
+      expect((await readChecks()) - checksBefore).toBe(checks);
+    }
+    // Still open and answering: a ping gets its pong, and the subscriptions stay.
+    client.socket.send(JSON.stringify({ type: 'ping' }));
+    await until(() => client.pongs === 1, 'the pong');
+    expect(client.closed).toBeUndefined();
+    expect(await liveSubscriptions(system.url)).toBe(live);
+    client.socket.close();
+    await until(async () => (await liveSubscriptions(system.url)) === 0, 'the subscriptions to end');
+  }, 120_000);
+
+  it('a console user switching games quickly stays connected, and the game shown last delivers', async () => {
+    const { token } = await invitedDeveloper(system);
+    const game = await eventGame(system, token);
+    const secondGameId = (
+      await ok(system, token, {
+        type: 'createGame',
+        projectId: game.projectId,
+        name: 'Second',
+        platform: 'web',
+        maxPayoutCredits: 100_000,
+        dailyPlayerCapCredits: 100,
+      })
+    ).id as string;
+    // The web console's pattern (console/src/live.ts): one socket, one subscription per game page; opening another
+    // game's page completes the last subscription and subscribes to the new game. Here a page every 50 ms, far faster
+    // than anyone clicks, 60 times: more subscribe messages than the bucket's burst, at less than its rate on top.
+    const dropsBefore = await liveDrops(system.url, 'too_many_subscribe_messages');
+    const live = liveClient(system.url, { token });
+    try {
+      await until(() => live.connected, 'the connection');
+      let current: Recorded | undefined;
+      for (let page = 0; page < 60; page++) {
+        current?.stop();
+        current = subscribeDecisions(live, page % 2 === 0 ? secondGameId : game.gameId);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      const shown = current as Recorded;
+      // The last page (the event game) is live: the only subscription left on the gateway.
+      await until(async () => (await liveSubscriptions(system.url)) === 1, 'the last page to be live', 30_000);
+      await postGameEvent(system.url, game, gameEvent(game));
+      await until(() => shown.events.length === 1, 'the decision on the last page');
+      expect(shown.errors).toEqual([]);
+      expect(live.closed).toBeUndefined();
+      expect(await liveDrops(system.url, 'too_many_subscribe_messages')).toBe(dropsBefore);
+    } finally {
+      await live.dispose();
+    }
     await until(async () => (await liveSubscriptions(system.url)) === 0, 'the subscriptions to end');
   }, 120_000);
 

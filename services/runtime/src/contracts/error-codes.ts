@@ -51,6 +51,10 @@ export const ERROR_CODES = {
     statuses: [4029],
     meaning: 'WebSocket close code: the developer already holds the most live connections allowed',
   },
+  TOO_MANY_SUBSCRIBE_MESSAGES: {
+    statuses: [4029],
+    meaning: 'WebSocket close code: a live socket sent subscribe messages faster than its bound',
+  },
   CONSOLE_NOT_BUILT: { statuses: [503], meaning: 'the web console’s built files are missing' },
   // Game SDK: events and configuration
   invalid_key: { statuses: [401], meaning: 'missing, malformed, unknown or revoked secret key' },
