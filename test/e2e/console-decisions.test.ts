@@ -1,17 +1,19 @@
 // The records page's decision search in a real browser (Debian's Chromium driven by playwright-core) against the
 // whole service on real PostgreSQL and NATS, at 1280 px and at 390 px: filters in the URL (a link opens the same
 // search; back and forward walk through searches and pages), the page-size menu, paging both ways, the player column,
-// the detail panel (focus moved to it, the reason in words and its fix, links to the player's other decisions), checks
-// in the browser before anything is sent, no sideways scroll, a title, and axe-core with no violation of any impact.
+// the detail panel (focus moved to it, the reason in words and its fix, the event's metadata as posted through the
+// service, links to the player's other decisions), checks in the browser before anything is sent, no sideways scroll,
+// a title, and axe-core with no violation of any impact.
 import { randomBytes, randomUUID } from 'node:crypto';
 import AxeBuilder from '@axe-core/playwright';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { REASONS } from '../../console/src/pages/decisions/reasons.ts';
 import { DECISION_REASONS } from '../../services/runtime/src/contracts/vocabulary.ts';
-import { type Developer, developer, insertPlayer, type World, world } from '../integration/console/helpers.ts';
+import { type Developer, developer, insertPlayer, ok, type World, world } from '../integration/console/helpers.ts';
 import { until } from '../integration/graphql/live-helpers.ts';
 import { launchChromium, SCREENSHOTS, WAIT } from '../support/browser.ts';
 import { sql } from '../support/database.ts';
+import { expectDecision, postEvent } from '../support/ingest.ts';
 import { startTestSystem, type TestSystem } from '../support/system.ts';
 
 let system: TestSystem;
@@ -193,7 +195,8 @@ test('at 1280 px: a shared search, filters, pages both ways, back and forward, t
   expect(text).toContain(REASONS.game_budget_exhausted!.what);
   expect(text).toContain('Allocate credits to this game');
   expect(text).toContain('hero');
-  expect(text).toContain('Metadata');
+  // A decision stored without metadata says so.
+  expect(text).toContain('No metadata was sent with this event.');
   expect(await panel.getByRole('link', { name: 'Open Game' }).getAttribute('href')).toBe(`#/game/${w.gameId}`);
   await checkPage(page, 'decisions-detail');
   // Escape closes it and gives the focus back to the row's button.
@@ -252,4 +255,80 @@ test('at 390 px: no sideways scroll, the panel over the list, focus and axe', as
   await panel.getByRole('button', { name: 'Close' }).click();
   await panel.waitFor({ state: 'detached', ...WAIT });
   expect(await details.evaluate((el) => el === (globalThis as any).document.activeElement)).toBe(true);
+});
+
+test("the event's metadata in the detail panel, posted through the service, at 1280 and 390 px", async () => {
+  // A game of its own (the other tests count the first game's decisions), with a secret key and a player; which
+  // decision its events get does not matter here.
+  const gameId = (
+    await ok(system, owner.token, {
+      type: 'createGame',
+      projectId: w.projectId,
+      name: 'Metadata Game',
+      platform: 'web',
+      maxPayoutCredits: 100_000,
+      dailyPlayerCapCredits: 100,
+    })
+  ).id;
+  const key = (await ok(system, owner.token, { type: 'issueKey', gameId, kind: 'secret', name: 'server' })).issuedKey!;
+  const playerId = await insertPlayer(system, gameId, { externalPlayerId: 'mapper' });
+  // Sent with its members out of order, and a long string without spaces (it must wrap inside its box on a phone).
+  const build = `sha256:${'0123456789abcdef'.repeat(4)}`;
+  const metadata = { tags: ['a', 'b'], level: 3, map: 'north', build };
+  const post = async (extra: Record<string, unknown>) =>
+    expectDecision(
+      await postEvent(system.url, key, {
+        eventId: randomUUID(),
+        playerId,
+        eventType: 'level.up',
+        occurredAt: new Date().toISOString(),
+        ...extra,
+      }),
+    );
+  const withMetadata = await post({ metadata });
+  const without = await post({});
+  // Shown as the server keeps it (RFC 8785: members sorted), pretty-printed.
+  const shown = JSON.stringify({ build, level: 3, map: 'north', tags: ['a', 'b'] }, null, 2);
+
+  for (const [viewport, prefix] of [
+    [DESKTOP, ''],
+    [PHONE, 'phone-'],
+  ] as const) {
+    const page = await signedIn(viewport);
+    await open(page, `#/records?game=${gameId}`);
+    await expectShown(page, [without.id, withMetadata.id]);
+    const panel = page.getByRole('region', { name: 'Record', exact: true });
+
+    // With metadata: the JSON in a labelled box the keyboard reaches, inside the screen, wrapping its long string.
+    await page.getByRole('button', { name: `Open record ${withMetadata.id}` }).click();
+    await panel.waitFor(WAIT);
+    const box = panel.getByRole('region', { name: 'Event metadata' });
+    await box.waitFor(WAIT);
+    expect(await box.locator('pre').innerText()).toBe(shown);
+    expect(await box.getAttribute('tabindex')).toBe('0');
+    expect(await panel.innerText()).not.toContain('No metadata was sent with this event.');
+    await box.scrollIntoViewIfNeeded();
+    const size = await box.evaluate((el) => ({ scrollWidth: el.scrollWidth, clientWidth: el.clientWidth }));
+    expect(size.scrollWidth).toBeLessThanOrEqual(size.clientWidth);
+    const bounds = (await box.boundingBox())!;
+    expect(bounds.x).toBeGreaterThanOrEqual(0);
+    expect(bounds.x + bounds.width).toBeLessThanOrEqual(viewport.width);
+    await box.focus();
+    expect(await box.evaluate((el) => el === (globalThis as any).document.activeElement)).toBe(true);
+    await checkPage(page, `${prefix}decisions-metadata`);
+    // Escape from inside the box still closes the panel.
+    await page.keyboard.press('Escape');
+    await panel.waitFor({ state: 'detached', ...WAIT });
+
+    // Without metadata: the sentence, and no box.
+    await page.getByRole('button', { name: `Open record ${without.id}` }).click();
+    await panel.waitFor(WAIT);
+    const sentence = panel.getByText('No metadata was sent with this event.', { exact: true });
+    await sentence.waitFor(WAIT);
+    await sentence.scrollIntoViewIfNeeded();
+    expect(await panel.getByRole('region', { name: 'Event metadata' }).count()).toBe(0);
+    await checkPage(page, `${prefix}decisions-no-metadata`);
+    await page.keyboard.press('Escape');
+    await panel.waitFor({ state: 'detached', ...WAIT });
+  }
 });

@@ -69,6 +69,28 @@ async function expectNoSidewaysScroll() {
   expect(scrollWidth).toBeLessThanOrEqual(innerWidth);
 }
 
+/**
+ * The game page's tabs are one row (every tab at the same offsetTop) that scrolls inside its own list, never the page,
+ * with the current tab inside the list's visible part.
+ */
+async function expectTabsOneRow() {
+  const row = await page.getByRole('navigation', { name: 'Game sections' }).evaluate((nav) => {
+    const list = nav.querySelector('ul')!;
+    const tabs = Array.from(nav.querySelectorAll('a')) as Array<{ offsetTop: number }>;
+    const box = list.getBoundingClientRect();
+    const current = nav.querySelector('a[aria-current="page"]')!.getBoundingClientRect();
+    return {
+      tops: [...new Set(tabs.map((t) => t.offsetTop))],
+      count: tabs.length,
+      currentInside: current.left >= box.left - 0.5 && current.right <= box.right + 0.5,
+    };
+  });
+  expect(row.count).toBe(5);
+  expect(row.tops).toHaveLength(1);
+  expect(row.currentInside).toBe(true);
+  await expectNoSidewaysScroll();
+}
+
 /** Text the server or GraphQL writes for machines never reaches the page. */
 const RAW_TEXT = /Variable "\$|got invalid value|Expected type|PositiveCredits|GraphQL|Syntax Error|\bat "input\./;
 async function expectNoRawText() {
@@ -933,6 +955,7 @@ test('on a phone (390 px) no page scrolls sideways, the navigation collapses, an
     .filter({ hasText: /Accepted, last 24 h\s*\d/ })
     .waitFor(WAIT);
   await checkAccessibility('phone-game-overview');
+  await expectTabsOneRow();
   await screenshot('phone-game');
   await gameTab('Charts');
   await page.getByTestId('decisions-summary').waitFor(WAIT);
@@ -952,6 +975,21 @@ test('on a phone (390 px) no page scrolls sideways, the navigation collapses, an
   expect(await keys.evaluate((el) => el.scrollWidth > el.clientWidth)).toBe(true);
   expect(await keys.getAttribute('tabindex')).toBe('0');
   await checkAccessibility('phone-game-keys');
+  await expectTabsOneRow();
+  // The row is wider than the phone; opened by its address (a click would scroll the clicked tab itself), the current
+  // tab is scrolled into view inside the row.
+  const tabRow = page.getByRole('navigation', { name: 'Game sections' }).locator('ul');
+  expect(await tabRow.evaluate((el) => el.scrollWidth > el.clientWidth)).toBe(true);
+  await tabRow.evaluate((el) => {
+    el.scrollLeft = 0;
+  });
+  await page.evaluate((id) => {
+    (globalThis as any).location.hash = `#/game/${id}/players`;
+  }, gameIdOf(page.url()));
+  await page.getByTestId('tab-players').waitFor(WAIT);
+  await expectTabsOneRow();
+  await checkAccessibility('phone-game-players');
+  await gameTab('Keys');
   // A dialog fits the screen too.
   await submit('Revoke key browser', {});
   await expectDialog('Revoke key browser?', true);

@@ -62,6 +62,22 @@ export default function GamePage({
     }
     seen.current = latest;
   }, [loaded, latest, reloadSoon]);
+  // On a phone the tabs are one row that scrolls sideways inside its list: the current one is scrolled into view,
+  // with a little of its neighbour showing, so that the row is seen to go on.
+  const tabList = useRef<HTMLUListElement>(null);
+  const newKeyShown = Boolean(issued?.issuedKey);
+  const found = game !== undefined;
+  // biome-ignore lint/correctness/useExhaustiveDependencies: runs again when the tab, the game or a tab's label change
+  useEffect(() => {
+    const list = tabList.current;
+    const current = list?.querySelector('a[aria-current="page"]');
+    if (!list || !current) return;
+    const box = list.getBoundingClientRect();
+    const item = current.getBoundingClientRect();
+    const margin = 24;
+    if (item.left < box.left) list.scrollLeft -= box.left - item.left + margin;
+    else if (item.right > box.right) list.scrollLeft += item.right - box.right + margin;
+  }, [tab, gameId, newKeyShown, found]);
   const tabLabel = GAME_TABS.find((t) => t.id === tab)?.label ?? '';
   useTitle(game ? `Game ${game.name}${tab === 'overview' ? '' : `: ${tabLabel}`}` : 'Game not found');
   if (!game) return <p role="alert">This game does not exist or you are not a member of its organization.</p>;
@@ -88,7 +104,7 @@ export default function GamePage({
       <GameHeadline game={game} org={org} project={project} write={write} reload={reload} />
       <GameFigures game={game} changes={changes} />
       <nav aria-label="Game sections" className="tabs">
-        <ul className="tab-list">
+        <ul className="tab-list" ref={tabList}>
           {GAME_TABS.map((t) => (
             <li key={t.id}>
               <a href={`#/game/${game.id}/${t.id}`} aria-current={t.id === tab ? 'page' : undefined}>

@@ -1,6 +1,7 @@
-// One decision, explained: the outcome in words, what fixes a rejection, the event as the game server sent it, and
-// links to the player's other decisions. Opens beside the list on a wide screen and over it on a narrow one; the
-// focus moves to it, Escape or Close gives it back to the row's Details button.
+// One decision, explained: the outcome in words, what fixes a rejection, the event as the game server sent it (its
+// metadata pretty-printed in a box that scrolls by itself), and links to the player's other decisions. Opens beside
+// the list on a wide screen and over it on a narrow one; the focus moves to it, Escape or Close gives it back to the
+// row's Details button.
 import { type KeyboardEvent, useEffect, useRef } from 'react';
 import type { Snapshot } from '../../api.ts';
 import { REASONS } from './reasons.ts';
@@ -42,6 +43,7 @@ export function DecisionDetail({
   };
   const player = searchHash({ game: node.gameId, player: node.playerId, size });
   const playerRejected = searchHash({ game: node.gameId, player: node.playerId, status: 'rejected', size });
+  const metadata = metadataText(edge.metadata);
   const time = (iso: string) => `${new Date(iso).toLocaleString()} (${iso})`;
   return (
     <section
@@ -122,19 +124,21 @@ export function DecisionDetail({
           <dd>{amount(node.rewardCredits)}</dd>
         </div>
         <div>
-          <dt>Metadata</dt>
-          <dd>
-            Not stored: the ledger keeps the event’s fields above and a SHA-256 of the whole body (metadata included) to
-            recognise a retry, not the metadata itself.
-          </dd>
-        </div>
-        <div>
           <dt>Decision id</dt>
           <dd>
             <code>{node.id}</code>
           </dd>
         </div>
       </dl>
+      <h3>Metadata</h3>
+      {metadata === undefined ? (
+        <p className="explain">No metadata was sent with this event.</p>
+      ) : (
+        // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling region must be reachable by keyboard (axe)
+        <section className="metadata-box" aria-label="Event metadata" tabIndex={0}>
+          <pre>{metadata}</pre>
+        </section>
+      )}
       <h3>This player</h3>
       <ul className="detail-links">
         <li>
@@ -146,4 +150,36 @@ export function DecisionDetail({
       </ul>
     </section>
   );
+}
+
+/**
+ * The event's metadata as the page shows it, or undefined when the event has none: pretty-printed JSON, two spaces
+ * per level, members in RFC 8785's order (sorted by UTF-16 code units, as the server sends them; JSON.stringify would
+ * put integer-like keys such as "10" first). A string (the scalar sent as JSON text) is parsed first, and shown as it
+ * is when it is not JSON.
+ */
+function metadataText(metadata: unknown): string | undefined {
+  if (metadata === null || metadata === undefined) return undefined;
+  if (typeof metadata !== 'string') return pretty(metadata, '');
+  try {
+    return pretty(JSON.parse(metadata), '');
+  } catch {
+    return metadata;
+  }
+}
+
+function pretty(value: unknown, indent: string): string {
+  const inner = `${indent}  `;
+  if (Array.isArray(value)) {
+    if (value.length === 0) return '[]';
+    return `[\n${value.map((item) => inner + pretty(item, inner)).join(',\n')}\n${indent}]`;
+  }
+  if (value !== null && typeof value === 'object') {
+    const object = value as Record<string, unknown>;
+    const keys = Object.keys(object).sort();
+    if (keys.length === 0) return '{}';
+    const members = keys.map((key) => `${inner}${JSON.stringify(key)}: ${pretty(object[key], inner)}`);
+    return `{\n${members.join(',\n')}\n${indent}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
 }

@@ -117,6 +117,7 @@ export const DECISIONS = gql`
       edges {
         cursor
         externalPlayerId
+        metadata
         node { id eventId gameId organizationId playerId eventType occurredAt status reason rewardCredits createdAt }
       }
       pageInfo { startCursor endCursor hasNextPage hasPreviousPage }
@@ -127,6 +128,8 @@ export const DECISIONS = gql`
 export interface DecisionEdge {
   cursor: string;
   externalPlayerId: string;
+  /** The event's metadata object as the game server sent it (RFC 8785 canonical: keys sorted); null when none. */
+  metadata?: Record<string, unknown> | null;
   node: EventRecord;
 }
 
