@@ -118,7 +118,11 @@ export const EDGE_STAGES: Stage[] = [
     name: 'the events route and its answer',
     matches: (f) => f.url.includes('routes/events') || f.url.includes('event-record'),
   },
-  { name: 'Koa router', matches: (f) => f.url.includes('@koa/router') || f.url.includes('koa-compose') },
+  {
+    name: 'Koa router',
+    matches: (f) =>
+      f.url.includes('@koa/router') || f.url.includes('koa-compose') || f.url.includes('http/static-routes'),
+  },
   {
     name: 'Koa and the shared HTTP middleware',
     matches: (f) => f.url.includes('/koa/') || f.url.includes('http/app.ts'),

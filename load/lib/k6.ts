@@ -66,13 +66,18 @@ export interface K6Result {
   cpuS: number;
 }
 
-/** Runs `k6 run load/ingest.js` with env added to this process's environment; output goes to this terminal. */
+/**
+ * Runs `k6 run load/ingest.js` (or `script`) with env added to this process's environment; output goes to this
+ * terminal.
+ */
 export async function runK6(
   k6: string,
   env: Record<string, string>,
   options: {
     resultsDir: string;
     profile: string;
+    /** The k6 script; default load/ingest.js. It writes RESULTS_DIR/PROFILE-summary.json in handleSummary. */
+    script?: string;
     /** k6's --quiet (no progress bars); default: when stdout is not a terminal. */
     quiet?: boolean;
     /** Called with every line k6 writes to stderr (its log, console.log of the script); the line is also echoed. */
@@ -82,7 +87,7 @@ export async function runK6(
   },
 ): Promise<K6Result> {
   const quiet = options.quiet ?? !process.stdout.isTTY;
-  const child = spawn(k6, ['run', ...(quiet ? ['--quiet'] : []), 'load/ingest.js'], {
+  const child = spawn(k6, ['run', ...(quiet ? ['--quiet'] : []), options.script ?? 'load/ingest.js'], {
     env: { ...process.env, ...env, RESULTS_DIR: options.resultsDir, PROFILE: options.profile },
     stdio: ['ignore', 'inherit', options.onLogLine ? 'pipe' : 'inherit'],
   });

@@ -13,6 +13,17 @@ export function cpuSeconds(pid: number): number {
   }
 }
 
+/** CPU seconds a process has spent in user and in system (kernel) mode so far, from /proc/<pid>/stat; 0 once gone. */
+export function cpuSecondsSplit(pid: number): { user: number; system: number } {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return { user: Number(fields[11]) / 100, system: Number(fields[12]) / 100 };
+  } catch {
+    return { user: 0, system: 0 };
+  }
+}
+
 /** Peak (VmHWM) or current (VmRSS) resident memory of a process, in MiB; NaN once it is gone. */
 export function rssMiB(pid: number, field: 'VmHWM' | 'VmRSS' = 'VmHWM'): number {
   try {

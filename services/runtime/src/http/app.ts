@@ -9,6 +9,7 @@ import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics.ts';
 import { tracingRunning } from '../tracing/settings.ts';
 import type { CallContext } from '../transport/operation.ts';
+import { routesWithStaticPaths } from './static-routes.ts';
 
 declare module 'koa' {
   interface DefaultState {
@@ -101,7 +102,9 @@ export function createHttpApp(options: HttpAppOptions): Koa {
     ctx.body = await metrics.registry.metrics();
   });
   for (const addRoutes of options.routes) addRoutes(router);
-  app.use(router.routes());
+  // The router's routes, those of a static path (the events route among them) found by one Map lookup and their
+  // middleware composed once, instead of the router's matching and composition per request (static-routes.ts).
+  app.use(routesWithStaticPaths(router));
   // Not `throw: true`: the router's thrown errors carry no Allow. It answers 405 (another method on a known path)
   // and 501 (a method the router does not know) with Allow set, and OPTIONS with 200 and Allow; refuseUnrouted
   // turns the first two into the error envelope and keeps Allow (RFC 9110 section 15.5.6).
