@@ -196,7 +196,9 @@ test('at 1280 px: a shared search, filters, pages both ways, back and forward, t
   expect(text).toContain('Allocate credits to this game');
   expect(text).toContain('hero');
   // A decision stored without metadata says so.
-  expect(text).toContain('No metadata is stored for this event: none was sent, or it was decided before the ledger kept metadata.');
+  expect(text).toContain(
+    'No metadata is stored for this event: none was sent, or it was decided before the ledger kept metadata.',
+  );
   expect(await panel.getByRole('link', { name: 'Open Game' }).getAttribute('href')).toBe(`#/game/${w.gameId}`);
   await checkPage(page, 'decisions-detail');
   // Escape closes it and gives the focus back to the row's button.
@@ -306,7 +308,9 @@ test("the event's metadata in the detail panel, posted through the service, at 1
     await box.waitFor(WAIT);
     expect(await box.locator('pre').innerText()).toBe(shown);
     expect(await box.getAttribute('tabindex')).toBe('0');
-    expect(await panel.innerText()).not.toContain('No metadata is stored for this event: none was sent, or it was decided before the ledger kept metadata.');
+    expect(await panel.innerText()).not.toContain(
+      'No metadata is stored for this event: none was sent, or it was decided before the ledger kept metadata.',
+    );
     await box.scrollIntoViewIfNeeded();
     const size = await box.evaluate((el) => ({ scrollWidth: el.scrollWidth, clientWidth: el.clientWidth }));
     expect(size.scrollWidth).toBeLessThanOrEqual(size.clientWidth);
@@ -323,7 +327,10 @@ test("the event's metadata in the detail panel, posted through the service, at 1
     // Without metadata: the sentence, and no box.
     await page.getByRole('button', { name: `Open record ${without.id}` }).click();
     await panel.waitFor(WAIT);
-    const sentence = panel.getByText('No metadata is stored for this event: none was sent, or it was decided before the ledger kept metadata.', { exact: true });
+    const sentence = panel.getByText(
+      'No metadata is stored for this event: none was sent, or it was decided before the ledger kept metadata.',
+      { exact: true },
+    );
     await sentence.waitFor(WAIT);
     await sentence.scrollIntoViewIfNeeded();
     expect(await panel.getByRole('region', { name: 'Event metadata' }).count()).toBe(0);

@@ -132,7 +132,9 @@ export function DecisionDetail({
       </dl>
       <h3>Metadata</h3>
       {metadata === undefined ? (
-        <p className="explain">No metadata is stored for this event: none was sent, or it was decided before the ledger kept metadata.</p>
+        <p className="explain">
+          No metadata is stored for this event: none was sent, or it was decided before the ledger kept metadata.
+        </p>
       ) : (
         // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling region must be reachable by keyboard (axe)
         <section className="metadata-box" aria-label="Event metadata" tabIndex={0}>
