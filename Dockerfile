@@ -2,7 +2,8 @@
 #
 # One image for the five Sandbox Rewards programs (and the all-in-one process).
 # Node 24 runs the TypeScript sources directly (type stripping): there is no build step,
-# only the production dependencies are installed.
+# only the production dependencies are installed; the programs' compile cache is filled at
+# build time so that they run without the type stripper.
 #
 #   docker build -t sandbox-rewards .
 #   docker run --rm -e NATS_URL=nats://nats:4222 sandbox-rewards gateway/src/main.ts
@@ -36,16 +37,27 @@ RUN --mount=type=cache,target=/root/.npm \
 
 # ---- runtime ----
 FROM node:${NODE_VERSION}-slim AS runtime
+# NODE_COMPILE_CACHE: Node's compile cache, filled below at build time, so that the programs load their modules
+# without Node's TypeScript type stripper (about 13 MiB less per process; docs/benchmarks.md, "Memory").
 ENV NODE_ENV=production \
     HTTP_PORT=8080 \
     PORT=8080 \
     HOST=0.0.0.0 \
-    DATA_DIR=/tmp/data
+    DATA_DIR=/tmp/data \
+    NODE_COMPILE_CACHE=/app/.cache/node-compile-cache
 WORKDIR /app
 # Sources and dependencies stay owned by root and read-only for the runtime user;
 # the only writable place the programs need is /tmp (an emptyDir in Kubernetes).
 COPY --from=deps /app/node_modules ./node_modules
 COPY . .
+# Each program's entry with --warm-compile-cache loads what a start loads, writes the compile cache and exits (the
+# same flags and paths as the ENTRYPOINT: the cache is keyed by both). Read-only at run time: a file the cache lacks
+# is compiled as without it, and Node's write of it fails quietly.
+RUN for entry in services/identity-admission/src/main.ts services/ledger/src/main.ts gateway/src/main.ts \
+        services/ingest/src/main.ts services/links/src/main.ts; do \
+      node --liftoff-only --max-semi-space-size=4 --heap-growing-percent=25 \
+        --import /app/services/runtime/src/tracing/register.ts "$entry" --warm-compile-cache || exit 1; \
+    done
 # 1000 is the `node` user of the base image; numeric so runAsNonRoot can verify it.
 USER 1000:1000
 EXPOSE 8080

@@ -398,6 +398,8 @@ async function startLedger(
   dir: string,
 ): Promise<Programs> {
   return startPrograms({
+    // As the image: the programs' modules come from Node's compile cache, without the type stripper.
+    warmCompileCache: true,
     programs: { ledger: {} },
     env: {
       DATABASE_URL: databaseUrl,

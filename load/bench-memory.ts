@@ -201,6 +201,8 @@ async function embedded(options: Options, k6: string): Promise<Record<string, Fi
   const dataDir = mkdtempSync(join(tmpdir(), 'rewards-memory-'));
   // The launcher's process mode, not waiting: the sampler below watches the first start's child processes.
   const launched = await startPrograms({
+    // As the image: the programs' modules come from Node's compile cache, without the type stripper.
+    warmCompileCache: true,
     programs: { 'all-in-one': {} },
     env: {
       ...identity.env,

@@ -142,6 +142,8 @@ export async function startLoadSystem(options: LoadSystemOptions): Promise<LoadS
     const names: readonly LaunchedProgram[] = options.mode === 'all-in-one' ? ['all-in-one'] : PROGRAMS;
     const profile = options.cpuProfile;
     programs = await startPrograms({
+      // As the image: the programs' modules come from Node's compile cache, without the type stripper.
+      warmCompileCache: true,
       programs: Object.fromEntries(names.map((name) => [name, {}])) as Partial<Record<LaunchedProgram, ProgramSpec>>,
       env,
       logDir: options.logDir,

@@ -2,9 +2,11 @@
 // `runStandalone` runs one program alone (Kubernetes, `npm run start:<program>`); the all-in-one process
 // composes all five with the same pieces.
 import { createServer, type Server } from 'node:http';
+import { flushCompileCache } from 'node:module';
 import type Router from '@koa/router';
 import type Koa from 'koa';
 import { type Clock, databaseClock } from './clock.ts';
+import { WARM_COMPILE_CACHE_FLAG, warmCompileCache } from './compile-cache.ts';
 import { EnvReader, readCommonConfig } from './config.ts';
 import type { Database } from './db/database.ts';
 import type { MigrationSet } from './db/migrations.ts';
@@ -177,6 +179,8 @@ export function stopWhenNpmParentExits(env: NodeJS.ProcessEnv = process.env): vo
 
 /** Runs one program alone against real NATS (and PostgreSQL for state owners). */
 export async function runStandalone<C>(module: ProgramModule<C>): Promise<void> {
+  if (process.argv.includes(WARM_COMPILE_CACHE_FLAG))
+    return warmCompileCache(module.name, module.database !== undefined);
   const reader = new EnvReader();
   const common = readCommonConfig(reader);
   const httpPort = reader.int('HTTP_PORT', 8080, { min: 0, max: 65535 });
@@ -281,6 +285,9 @@ export async function runStandalone<C>(module: ProgramModule<C>): Promise<void> 
     for (const definition of services) served.push(await nats.serve(definition));
     serving = true;
     logger.info(`${module.name} ready`);
+    // Every module a start loads is loaded now: their compiled forms go to Node's compile cache (NODE_COMPILE_CACHE;
+    // nothing without it), so that the next replica started from the same files needs no type stripping.
+    flushCompileCache();
   } catch (error) {
     logger.fatal({ err: error }, `${module.name} failed to start: draining before exit`);
     const started = program;

@@ -2,6 +2,7 @@
 // benchmarks), the npm start scripts and the image's ENTRYPOINT (so the chart). V8 reads them at start, and
 // `--liftoff-only` is not allowed in NODE_OPTIONS, so they cannot come from one environment variable.
 import { readFileSync } from 'node:fs';
+import { PROGRAM_ENTRIES, PROGRAMS } from '../../../services/launcher/src/processes.ts';
 import { PROGRAM_NODE_OPTIONS } from '../../support/processes.ts';
 
 const packageJson = JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: Record<string, string> };
@@ -36,5 +37,19 @@ describe("the programs' node flags", () => {
     expect(line).toBeDefined();
     const entrypoint = JSON.parse((line as string).slice('ENTRYPOINT '.length)) as string[];
     expect(entrypoint).toEqual(['node', ...PROGRAM_NODE_OPTIONS.map((f) => f.replace(/^\.\//, '/app/'))]);
+  });
+
+  test("the image's compile cache is filled with the same flags, for every program's entry", () => {
+    const dockerfile = readFileSync('Dockerfile', 'utf8');
+    // The RUN step's lines, joined at their continuations.
+    const run = dockerfile
+      .replace(/\\\n\s*/g, ' ')
+      .split('\n')
+      .find((l) => l.startsWith('RUN ') && l.includes('--warm-compile-cache'));
+    expect(run?.replace(/ +/g, ' ')).toContain(
+      `node ${PROGRAM_NODE_OPTIONS.map((f) => f.replace(/^\.\//, '/app/')).join(' ')} "$entry"`,
+    );
+    for (const program of PROGRAMS) expect(run).toContain(PROGRAM_ENTRIES[program]);
+    expect(dockerfile).toMatch(/NODE_COMPILE_CACHE=\/app\//);
   });
 });
