@@ -155,19 +155,12 @@ export function DecisionDetail({
 }
 
 /**
- * The event's metadata as the page shows it, or undefined when the event has none: pretty-printed JSON, two spaces
- * per level, members in RFC 8785's order (sorted by UTF-16 code units, as the server sends them; JSON.stringify would
- * put integer-like keys such as "10" first). A string (the scalar sent as JSON text) is parsed first, and shown as it
- * is when it is not JSON.
+ * The event's metadata as the page shows it (the GraphQL JSONObject: an object, or null when none is stored), or
+ * undefined when there is none: pretty-printed JSON, two spaces per level, members in RFC 8785's order (sorted by
+ * UTF-16 code units, as the server sends them; JSON.stringify would put integer-like keys such as "10" first).
  */
 function metadataText(metadata: unknown): string | undefined {
-  if (metadata === null || metadata === undefined) return undefined;
-  if (typeof metadata !== 'string') return pretty(metadata, '');
-  try {
-    return pretty(JSON.parse(metadata), '');
-  } catch {
-    return metadata;
-  }
+  return metadata === null || metadata === undefined ? undefined : pretty(metadata, '');
 }
 
 function pretty(value: unknown, indent: string): string {
