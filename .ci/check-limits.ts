@@ -1,7 +1,7 @@
 // npm run check: the event path's limits are spelled once (services/runtime/src/contracts/event-limits.ts, issue 28).
 // Fails when the chart's values.schema.json bounds or values.yaml defaults, or the literals of the SQL (the
-// record_events call bound, the occurredAt window, the hash lengths of the tables' CHECK constraints), differ from
-// EVENT_LIMITS, or when shipped TypeScript defines one of these limits again under a name of its own.
+// record_events call bound, the occurredAt window, the hash lengths and the metadata size of the tables' CHECK
+// constraints), differ from EVENT_LIMITS, or when shipped TypeScript defines one of these limits again under a name of its own.
 //
 // Usage: node .ci/check-limits.ts
 import { execFileSync } from 'node:child_process';
@@ -53,7 +53,13 @@ for (const file of sqlFiles) {
   for (const match of read(file).matchAll(/length\((\w*hash\w*)\) = (\d+)/g)) {
     expectEqual(`${file}: length(${match[1]})`, Number(match[2]), EVENT_LIMITS.hashBytes);
   }
+  // The metadata's CHECK constraint (events_metadata_object): its upper bound in bytes.
+  for (const match of read(file).matchAll(/octet_length\(metadata\) between \d+ and (\d+)/g)) {
+    expectEqual(`${file}: octet_length(metadata)`, Number(match[1]), EVENT_LIMITS.metadataBytesMax);
+  }
 }
+const metadataChecks = sqlFiles.filter((file) => /octet_length\(metadata\) between/.test(read(file)));
+if (metadataChecks.length === 0) problems.push('the metadata CHECK constraint (octet_length(metadata)) was not found');
 
 // Shipped TypeScript: no second definition of these limits under another name.
 const SECOND_DEFINITION =
