@@ -4,9 +4,11 @@
 // batcher from the ledger's settings.
 //
 // While a batch of a key is in the database, that key's arriving events queue (in arrival order) and become its next
-// batch when it ends (`oneCallPerKey`). Whenever fewer calls than the pool's connections are in the database, the
-// keys that are ready go, first come, first served, so one hot game cannot starve the others. No timer: an event
-// arriving at an idle key goes at once, with the events submitted in the same synchronous run (one RecordEvents
+// batch when it ends (`oneCallPerKey`). When no call is in the database, the keys that are ready go at once; while
+// one is, the ready keys wait for it to end and go together as the next call, unless they fill a call
+// (EVENT_GROUP_KEYS_MAX keys or EVENT_BATCH_MAX events), which then takes a free connection of the pool
+// (`eagerCallsMax: 1`). First come, first served, so one hot game cannot starve the others. No timer: an event
+// arriving while no call is out goes at once, with the events submitted in the same synchronous run (one RecordEvents
 // request of the edge: `leave: 'microtask'`), so at low load a batch is one event and latency does not grow.
 //
 // Queues are per key, not per game: the ledger learns a key's game only in the database, and a key belongs to one
@@ -147,6 +149,7 @@ export class DecisionBatcher {
         keysMax: options.groupKeysMax ?? 1,
         oneCallPerKey: true,
         leave: 'microtask',
+        eagerCallsMax: 1,
         queuedMax: options.queuedMax,
         queueFullMessage: `more than ${options.queuedMax} events wait for the database`,
       },

@@ -46,6 +46,7 @@ function harness(
     ...options,
     oneCallPerKey: way === 'ledger',
     leave: way === 'ledger' ? 'microtask' : 'turn',
+    eagerCallsMax: way === 'ledger' ? 1 : undefined,
   });
   return {
     submit: (e: Item) => batcher.submit(String(e.key), e),
@@ -121,6 +122,48 @@ describe('the ledger’s way: one call per key at a time, several keys in one ca
     h.release();
     expect(await Promise.all(answers)).toEqual(['a1', 'a2', 'a3', 'a4', 'b1']);
     expect(h.calls()).toEqual([['a1+a2'], ['b1'], ['a3+a4']]);
+  });
+
+  test('while a call is out, ready keys that do not fill a call wait for it and then go together', async () => {
+    const h = ledger(8, 4);
+    h.hold();
+    const answers = [h.submit(item(1, 'a1'))];
+    await turn(); // a1 out; three slots free
+    answers.push(h.submit(item(2, 'b1')), h.submit(item(3, 'c1')));
+    await turn();
+    answers.push(h.submit(item(2, 'b2')));
+    await turn();
+    expect(h.calls()).toEqual([['a1']]); // two keys of the eight a call holds: they wait for a1's call
+    h.release();
+    expect(await Promise.all(answers)).toEqual(['a1', 'b1', 'c1', 'b2']);
+    expect(h.calls()).toEqual([['a1'], ['b1+b2', 'c1']]);
+  });
+
+  test('while a call is out, keys in line that fill a call (keysMax keys or batchMax events) take a free slot', async () => {
+    const byKeys = ledger(2, 4);
+    byKeys.hold();
+    const answers = [byKeys.submit(item(1, 'a1'))];
+    await turn();
+    answers.push(byKeys.submit(item(2, 'b1')), byKeys.submit(item(3, 'c1')), byKeys.submit(item(4, 'd1')));
+    await turn();
+    // b and c fill a call of two keys and go while a1 is out; d alone waits for a call to end.
+    expect(byKeys.calls()).toEqual([['a1'], ['b1', 'c1']]);
+    byKeys.release();
+    expect(await Promise.all(answers)).toEqual(['a1', 'b1', 'c1', 'd1']);
+    expect(byKeys.calls()).toEqual([['a1'], ['b1', 'c1'], ['d1']]);
+
+    const byEvents = harness({ batchMax: 3, concurrencyMax: 4, keysMax: 8 }, 'ledger');
+    byEvents.hold();
+    const more = [byEvents.submit(item(1, 'a1'))];
+    await turn();
+    more.push(byEvents.submit(item(2, 'b1')), byEvents.submit(item(2, 'b2')));
+    await turn();
+    expect(byEvents.calls()).toEqual([['a1']]); // two events of the three a call holds
+    more.push(byEvents.submit(item(3, 'c1')));
+    await turn();
+    expect(byEvents.calls()).toEqual([['a1'], ['b1+b2', 'c1']]);
+    byEvents.release();
+    expect(await Promise.all(more)).toEqual(['a1', 'b1', 'b2', 'c1']);
   });
 
   /** a1 alone while b1 and c1 (two keys) wait; released, b1 and c1 go as one call, which fails with `failCalls`. */

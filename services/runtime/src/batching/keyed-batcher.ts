@@ -17,6 +17,13 @@
 // hot key cannot starve the others. A key's events never split over calls that leave together; a key whose queue
 // was longer than `batchMax` keeps its older events first.
 //
+// `eagerCallsMax` (the ledger 1, the edge 2): while that many calls are out, the next leaves only if the keys in line
+// fill a call (`keysMax` keys or `batchMax` events); otherwise they wait for a call to end and go together, group
+// commit's rule. A free slot's call of one or two events costs the database almost what a full call costs (the statement,
+// the round trip, the commit); the events it held would wait only until the call out ends, and at end-to-end rates
+// they join a call several times larger (docs/benchmarks.md, "One call at a time until a call is full"). When the line fills
+// a call, the free slots send as before, so a backlog of many games still has every connection working.
+//
 // `oneCallPerKey` (the ledger): a key with a call out waits for it to end before its next batch leaves, so the
 // events that arrive meanwhile gather into that key's next batch and a key's batches are decided one after the other;
 // the key then goes to the back of the line. Without it (the edge) a key may have several calls out, and the rest of
@@ -63,6 +70,12 @@ export interface KeyedBatcherOptions {
   oneCallPerKey: boolean;
   /** When the events submitted while a slot is free leave: at the end of the synchronous run, or of the loop turn. */
   leave: 'microtask' | 'turn';
+  /**
+   * Calls that leave whenever a slot is free; while this many are out, another leaves only when the keys in line fill
+   * one (`keysMax` keys or `batchMax` events), and fewer wait for a call to end and leave together (see the file's
+   * header). Default `concurrencyMax`: a free slot always sends.
+   */
+  eagerCallsMax?: number | undefined;
   /** Most events waiting in all queues together; beyond it submit rejects with QueueFullError. Default: no bound. */
   queuedMax?: number | undefined;
   /** The QueueFullError's message (default: `more than <queuedMax> events wait`). */
@@ -103,6 +116,7 @@ export class KeyedBatcher<T, R> {
   private readonly policy: BatchPolicy<T, R>;
   private readonly options: KeyedBatcherOptions;
   private readonly queuedMax: number;
+  private readonly eagerCallsMax: number;
   private readonly observer: KeyedBatchObserver<T> | undefined;
   /** The keys in line with their waiting events, in the order they became ready (a Map iterates in that order). */
   private readonly line = new Map<string, Array<Waiting<T, R>>>();
@@ -110,16 +124,22 @@ export class KeyedBatcher<T, R> {
   private readonly out = new Map<string, Array<Waiting<T, R>>>();
   private running = 0;
   private queued = 0;
+  /** Events of the keys in line (queued less those that wait for their key's call: `out`). */
+  private inLine = 0;
   private scheduled = false;
 
   constructor(policy: BatchPolicy<T, R>, options: KeyedBatcherOptions, observer?: KeyedBatchObserver<T>) {
     const queuedMax = options.queuedMax ?? Number.POSITIVE_INFINITY;
-    if (!(options.batchMax >= 1 && options.concurrencyMax >= 1 && options.keysMax >= 1 && queuedMax >= 1)) {
+    const eager = options.eagerCallsMax ?? 1;
+    if (
+      !(options.batchMax >= 1 && options.concurrencyMax >= 1 && options.keysMax >= 1 && queuedMax >= 1 && eager >= 1)
+    ) {
       throw new Error(`invalid batcher options ${JSON.stringify(options)}`);
     }
     this.policy = policy;
     this.options = options;
     this.queuedMax = queuedMax;
+    this.eagerCallsMax = options.eagerCallsMax ?? options.concurrencyMax;
     this.observer = observer;
   }
 
@@ -138,6 +158,7 @@ export class KeyedBatcher<T, R> {
         const queue = this.line.get(key);
         if (queue) queue.push(waiting);
         else this.line.set(key, [waiting]); // behind every key in line already
+        this.inLine++;
       }
       this.queued++;
       this.observer?.queued?.(this.queued);
@@ -173,11 +194,21 @@ export class KeyedBatcher<T, R> {
     } else batch = queue.splice(0, size); // the key's older events stay first in line
     if (this.options.oneCallPerKey) this.out.set(key, rest);
     this.queued -= size;
+    this.inLine -= batch.length + rest.length;
     return { key, batch };
   }
 
+  /** Fewer than eagerCallsMax calls are out, or the keys in line fill a call. */
+  private mayCall(): boolean {
+    return (
+      this.running < this.eagerCallsMax ||
+      this.line.size >= this.options.keysMax ||
+      this.inLine >= this.options.batchMax
+    );
+  }
+
   private dispatch(): void {
-    while (this.running < this.options.concurrencyMax) {
+    while (this.running < this.options.concurrencyMax && this.mayCall()) {
       const first = this.take(this.options.batchMax);
       if (first === undefined) break;
       const call = [first];
@@ -196,7 +227,10 @@ export class KeyedBatcher<T, R> {
           for (const { key } of call) {
             const meanwhile = this.out.get(key) as Array<Waiting<T, R>>;
             this.out.delete(key);
-            if (meanwhile.length > 0) this.line.set(key, meanwhile);
+            if (meanwhile.length > 0) {
+              this.line.set(key, meanwhile);
+              this.inLine += meanwhile.length;
+            }
           }
         }
         // `turn`: the freed slot's next call leaves at the end of this turn too, with every event that arrives in it
