@@ -112,42 +112,6 @@ describe('EdgeEventBatcher', () => {
     }
   });
 
-  it('two requests leave whenever a slot is free; beyond them only a request the waiting keys fill', async () => {
-    const { transport, held } = await ledgerHoldingRequests();
-    const batcher = new EdgeEventBatcher(transport, { batchMax: 256, inFlightMax: 8, keysMax: 3 });
-    const turn = () => new Promise((r) => setImmediate(r));
-    try {
-      const answers = [batcher.record(event(1), ctx)];
-      await until(() => held.length === 1);
-      answers.push(batcher.record(event(2), ctx));
-      await until(() => held.length === 2); // the second eager request
-      answers.push(batcher.record(event(3), ctx), batcher.record(event(4), ctx));
-      await turn();
-      await turn();
-      expect(held).toHaveLength(2); // two keys wait: a request holds three
-      answers.push(batcher.record(event(5), ctx));
-      await until(() => held.length === 3); // three keys fill one: it takes a third slot
-      expect(held[2]!.keys).toEqual([3, 4, 5]);
-      answers.push(batcher.record(event(6), ctx));
-      await turn();
-      await turn();
-      expect(held).toHaveLength(3);
-      held[0]!.release(); // still two out (the second and the full one): key 6 waits
-      await answers[0];
-      await turn();
-      await turn();
-      expect(held).toHaveLength(3);
-      held[1]!.release(); // one out: the waiting key leaves
-      await until(() => held.length === 4);
-      expect(held[3]!.keys).toEqual([6]);
-      for (const h of held) h.release();
-      expect(await Promise.all(answers)).toHaveLength(6);
-    } finally {
-      for (const h of held) h.release();
-      await transport.close();
-    }
-  });
-
   it('an error outcome is the AppError RecordEvent raises; an event without an outcome is a 500', async () => {
     const { transport, held } = await ledgerHoldingRequests();
     const batcher = new EdgeEventBatcher(transport, { batchMax: 256, inFlightMax: 1, keysMax: 8 });

@@ -3,11 +3,10 @@
 // is the keyed batcher's (#runtime/batching/keyed-batcher.ts, the ledger's algorithm too); this file says where a
 // call goes (RecordEventsPolicy) and sets the batcher up the edge's way.
 //
-// Smart batching, no timer: at most `inFlightMax` RecordEvents requests are in flight, and beyond the first
-// EDGE_EAGER_REQUESTS only requests that the waiting events fill. An event that finds a slot it may take leaves at
-// the end of the current event-loop turn (with every other event that reached this point in the same turn); events
-// that arrive meanwhile wait, and each reply sends the next request. At low load every request carries one event
-// and nothing waits.
+// Smart batching, no timer: at most `inFlightMax` RecordEvents requests are in flight. An event that finds a free
+// slot leaves at the end of the current event-loop turn (with every other event of its key that reached this point
+// in the same turn); events that arrive while every slot is taken wait, and each reply sends the next request. At
+// low load every request carries one event and nothing waits.
 //
 // Whole keys per request: a request holds the waiting events of the key that began to wait first (at most
 // `batchMax`, in arrival order) and, behind it, the whole queues of the next keys in line, at most `keysMax` keys
@@ -42,13 +41,6 @@ export const EDGE_BATCH_MAX_DEFAULT: number = EVENT_LIMITS.edgeBatchDefault;
 // are larger and each event costs less; measured with npm run bench:ledger on 2 CPUs, 50 games: 1.68 x pgbench on
 // average over five runs with 8 against 1.46 over six with 16 (docs/benchmarks.md, "The edge's in-flight bound").
 export const EDGE_IN_FLIGHT_MAX_DEFAULT = 8;
-// 2: the requests that leave whenever a slot is free. While two are out, another leaves only when the waiting events
-// fill a request (keysMax keys or batchMax events); fewer wait for a reply and leave together, so the ledger gets
-// fewer, larger requests (one NATS round trip, one protobuf message and one call of ledger.record_events for more
-// events). Two, not one: a request lost with a ledger replica waits for NATS_EVENT_REQUEST_TIMEOUT_MS, and the
-// other slot keeps the events of a quiet edge flowing meanwhile. Measured with npm run bench (docs/benchmarks.md,
-// "One call at a time until a call is full").
-export const EDGE_EAGER_REQUESTS = 2;
 // 8, as the ledger's EVENT_GROUP_KEYS_MAX: a request is one call of ledger.record_events. More keys per request
 // raise the peak but also the latency at half of it (docs/benchmarks.md, "One call for several games").
 export const EDGE_KEYS_MAX_DEFAULT = 8;
@@ -127,7 +119,6 @@ export class EdgeEventBatcher {
         keysMax: options.keysMax,
         oneCallPerKey: false,
         leave: 'turn',
-        eagerCallsMax: Math.min(EDGE_EAGER_REQUESTS, options.inFlightMax),
       },
       observer && {
         sent: (batches) => observer.batch(batches.reduce((events, batch) => events + batch.length, 0)),

@@ -17,12 +17,12 @@
 // hot key cannot starve the others. A key's events never split over calls that leave together; a key whose queue
 // was longer than `batchMax` keeps its older events first.
 //
-// `eagerCallsMax` (the ledger 1, the edge 2): while that many calls are out, the next leaves only if the keys in line
-// fill a call (`keysMax` keys or `batchMax` events); otherwise they wait for a call to end and go together, group
-// commit's rule. A free slot's call of one or two events costs the database almost what a full call costs (the statement,
-// the round trip, the commit); the events it held would wait only until the call out ends, and at end-to-end rates
-// they join a call several times larger (docs/benchmarks.md, "One call at a time until a call is full"). When the line fills
-// a call, the free slots send as before, so a backlog of many games still has every connection working.
+// `eagerCallsMax` (the ledger: 1): while that many calls are out, the next leaves only if the keys in line fill a call
+// (`keysMax` keys or `batchMax` events); otherwise they wait for a call to end and go together, group commit's rule. A
+// free slot's call of one or two events costs the database almost what a full call costs (the statement, the round
+// trip, the commit); the events it held would wait only until the call out ends, and at end-to-end rates they join a
+// call several times larger (docs/benchmarks.md, "One call at a time until a call is full"). When the line fills a
+// call, the free slots send as before, so a backlog of many games still has every connection working.
 //
 // `oneCallPerKey` (the ledger): a key with a call out waits for it to end before its next batch leaves, so the
 // events that arrive meanwhile gather into that key's next batch and a key's batches are decided one after the other;
