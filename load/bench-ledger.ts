@@ -37,7 +37,7 @@ Options (each also read from the environment variable in brackets):
   --edge-keys N      most keys (games) per RecordEvents request                [BENCH_EDGE_KEYS]    default 8
                      (INGEST_EVENT_KEYS_MAX)
   --batch-max N      the ledger's EVENT_BATCH_MAX (1: no batching in the ledger) [BENCH_BATCH_MAX]    default 256
-  --group-keys N     the ledger's EVENT_GROUP_KEYS_MAX (keys per call)          [BENCH_GROUP_KEYS]   default 8
+  --group-keys N     the ledger's EVENT_GROUP_KEYS_MAX (keys per call)          [BENCH_GROUP_KEYS]   default 16
   --durability D     both (durable row, then fsync-off row), durable or off    [BENCH_DURABILITY]   default both
   --half-rate S      seconds at half of the measured NATS peak (open model)    [BENCH_HALF_RATE_S]  default 10
   --rate N           offer N events/s in that phase instead of half the peak    [BENCH_RATE]         default: half

@@ -251,7 +251,7 @@ function build(): Dashboard {
       (x) =>
         timeseries(
           'Games per shared transaction',
-          'While every database connection of a ledger is busy, waiting games share one transaction (EVENT_GROUP_KEYS_MAX): such transactions per second, and their mean number of games.',
+          'While a call of a ledger is in the database, the games that become ready wait and share the next transaction (up to EVENT_GROUP_KEYS_MAX): such transactions per second, and their mean number of games.',
           'short',
           [
             {

@@ -35,8 +35,12 @@ import {
 
 /** Default EVENT_BATCH_MAX: large enough that a hot game's queue goes in one transaction, small enough to bound it. */
 export const EVENT_BATCH_MAX_DEFAULT: number = EVENT_LIMITS.ledgerBatchDefault;
-/** Default EVENT_GROUP_KEYS_MAX ("Several keys in one call" above): as the edge's INGEST_EVENT_KEYS_MAX. */
-export const EVENT_GROUP_KEYS_MAX_DEFAULT = 8;
+/**
+ * Default EVENT_GROUP_KEYS_MAX ("Several keys in one call" above): two of the edge's requests (INGEST_EVENT_KEYS_MAX 8)
+ * fit in one call. With one call at a time until a call is full, 16 measured larger calls and less PostgreSQL CPU per
+ * decision than 8, end to end and in bench:ledger (docs/benchmarks.md, "One call at a time until a call is full").
+ */
+export const EVENT_GROUP_KEYS_MAX_DEFAULT = 16;
 /** Most events waiting for the database in one ledger process; beyond it RecordEvent answers 503 at once. */
 const EVENTS_QUEUED_MAX = 10_000;
 
