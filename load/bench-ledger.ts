@@ -15,7 +15,7 @@ import {
   EDGE_KEYS_MAX_DEFAULT,
   EdgeEventBatcher,
 } from '../services/ingest/src/routes/event-batcher.ts';
-import { extraNodeOptions, type Programs, startPrograms } from '../services/launcher/src/processes.ts';
+import { extraNodeOptions, otelEnvironment, type Programs, startPrograms } from '../services/launcher/src/processes.ts';
 import { startNats, startPostgres } from '../services/launcher/src/servers.ts';
 import { EVENT_GROUP_KEYS_MAX_DEFAULT } from '../services/ledger/src/events/batcher.ts';
 import { ledgerMigrations } from '../services/ledger/src/migrations/index.ts';
@@ -402,6 +402,8 @@ async function startLedger(
     warmCompileCache: true,
     programs: { ledger: {} },
     env: {
+      // Tracing on when the bench's environment says so (docs/benchmarks.md, "Tracing on and off").
+      ...otelEnvironment(),
       DATABASE_URL: databaseUrl,
       NATS_URL: natsUrl,
       EVENT_RATE_LIMIT_PER_MINUTE: String(RATE_LIMIT),

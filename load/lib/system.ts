@@ -13,6 +13,7 @@ import {
   extraNodeOptions,
   PROGRAM_ENTRIES as LAUNCHER_ENTRIES,
   type LaunchedProgram,
+  otelEnvironment,
   PROGRAMS,
   type ProgramName,
   type ProgramSpec,
@@ -136,7 +137,7 @@ export async function startLoadSystem(options: LoadSystemOptions): Promise<LoadS
     log(`database ${databaseName} migrated`);
 
     // The OTEL_* variables of the run reach the programs (tracing on: see docs/benchmarks.md, "Tracing on and off").
-    const otel = Object.fromEntries(Object.entries(process.env).filter(([key]) => key.startsWith('OTEL_')));
+    const otel = otelEnvironment();
     // No drain after SIGTERM (SHUTDOWN_DRAIN_MS): nothing balances these processes, and the run stops at once.
     const env = { ...otel, SHUTDOWN_DRAIN_MS: '0', ...options.env, DATABASE_URL: databaseUrl, NATS_URL: natsUrl };
     const names: readonly LaunchedProgram[] = options.mode === 'all-in-one' ? ['all-in-one'] : PROGRAMS;

@@ -40,6 +40,17 @@ export function extraNodeOptions(): string[] {
 }
 
 /**
+ * The OTEL_* variables of this process, for the programs the benchmarks start (a program's environment is otherwise
+ * only what its caller gives): `OTEL_EXPORTER_OTLP_ENDPOINT=... npm run bench:ledger` traces (docs/benchmarks.md,
+ * "Tracing on and off").
+ */
+export function otelEnvironment(): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(process.env).filter((entry): entry is [string, string] => entry[0].startsWith('OTEL_')),
+  );
+}
+
+/**
  * Node's compile cache for the programs the launcher starts (NODE_COMPILE_CACHE): the caller's NODE_COMPILE_CACHE if
  * set, else node_modules/.cache/sandbox-rewards/node-compile-cache in the working directory (the repository's root).
  * A program writes every module it loaded there once it is ready (runStandalone); a replica started later from the
