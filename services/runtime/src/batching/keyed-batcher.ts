@@ -130,16 +130,13 @@ export class KeyedBatcher<T, R> {
 
   constructor(policy: BatchPolicy<T, R>, options: KeyedBatcherOptions, observer?: KeyedBatchObserver<T>) {
     const queuedMax = options.queuedMax ?? Number.POSITIVE_INFINITY;
-    const eager = options.eagerCallsMax ?? 1;
-    if (
-      !(options.batchMax >= 1 && options.concurrencyMax >= 1 && options.keysMax >= 1 && queuedMax >= 1 && eager >= 1)
-    ) {
-      throw new Error(`invalid batcher options ${JSON.stringify(options)}`);
-    }
+    const eagerCallsMax = options.eagerCallsMax ?? options.concurrencyMax;
+    const counts = [options.batchMax, options.concurrencyMax, options.keysMax, queuedMax, eagerCallsMax];
+    if (!counts.every((count) => count >= 1)) throw new Error(`invalid batcher options ${JSON.stringify(options)}`);
     this.policy = policy;
     this.options = options;
     this.queuedMax = queuedMax;
-    this.eagerCallsMax = options.eagerCallsMax ?? options.concurrencyMax;
+    this.eagerCallsMax = eagerCallsMax;
     this.observer = observer;
   }
 
