@@ -525,9 +525,11 @@ test('a developer signs in, builds a game, funds it, issues keys and sees a post
   process.stdout.write(
     `console: posted event shown after ${(performance.now() - liveSince).toFixed(0)} ms (live, subscription)\n`,
   );
-  // The headline figures count it: 25 credits spent today, one accepted decision.
+  // The headline figures count it: 25 credits spent today, one accepted decision, 975 left. The budget left comes
+  // with the game (read again after a decision, at most once a second) and the day's figures with their own query,
+  // both started by the decision's arrival: each is waited for, as either may answer first.
   await headline.filter({ hasText: /Spent today \(UTC\)\s*25 \$0\.025/ }).waitFor(WAIT);
-  expect(await headline.innerText()).toMatch(/Budget left\s+975 \$0\.975/);
+  await headline.filter({ hasText: /Budget left\s*975 \$0\.975/ }).waitFor(WAIT);
   expect(await headline.innerText()).toMatch(/Accepted, last 24 h\s+1\s+Rejected, last 24 h\s+0/);
   expect(await live.getByRole('cell', { name: posted.body.data.status, exact: true }).count()).toBe(1);
   // The player column leads to that player's decisions in the decision search.
