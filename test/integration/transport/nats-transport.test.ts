@@ -1,10 +1,13 @@
 // The NATS transport on a real nats-server: queue groups share requests, an absent or stuck service becomes a
 // 503 within the request timeout, and a stop drains in-flight requests instead of dropping them.
+import { randomUUID } from 'node:crypto';
 import { pino } from 'pino';
 import {
   GetPlatformStateRequestSchema,
   GetPlatformStateResponseSchema,
 } from '#runtime/contracts/gen/rewards/v1/identity_pb.ts';
+import type { MembershipChanged } from '#runtime/contracts/gen/rewards/v1/notices_pb.ts';
+import { MEMBERSHIP_SUBJECT, membershipTopic } from '#runtime/contracts/subjects.ts';
 import { AppError, DependencyUnavailableError } from '#runtime/errors.ts';
 import { createMetrics } from '#runtime/metrics.ts';
 import { InProcessTransport } from '#runtime/transport/in-process.ts';
@@ -214,6 +217,35 @@ describe('NATS transport', () => {
     const replies = await Promise.all(inFlight);
     expect(replies.map((r) => r.enabled)).toEqual([true, true, true, true, true]);
     await expect(client.call(op, {}, ctx)).rejects.toBeInstanceOf(DependencyUnavailableError);
+  });
+
+  it("delivers a handler's notice before its reply (both written at the turn's end); one published just before close too", async () => {
+    const op = testOperation();
+    const server = await natsTransport('notifying-server');
+    const client = await open('client');
+    const subject = `${MEMBERSHIP_SUBJECT}.test-${randomUUID()}`;
+    const notices: MembershipChanged[] = [];
+    await client.subscribe(membershipTopic, subject, (notice) => notices.push(notice));
+    await server.serve({
+      service: 'ledger',
+      version: '1.0.0',
+      description: 'test',
+      endpoints: [
+        bind(op, async () => {
+          server.publish(membershipTopic, subject, { organizationId: `org-${notices.length}` });
+          return { enabled: true };
+        }),
+      ],
+    });
+    // One connection delivers in the order the server got them: the notice is there when the reply is.
+    expect((await client.call(op, {}, ctx)).enabled).toBe(true);
+    expect(notices.map((n) => n.organizationId)).toEqual(['org-0']);
+    expect((await client.call(op, {}, ctx)).enabled).toBe(true);
+    expect(notices.map((n) => n.organizationId)).toEqual(['org-0', 'org-1']);
+    server.publish(membershipTopic, subject, { organizationId: 'last' });
+    await server.close();
+    while (notices.length < 3) await delay(10);
+    expect(notices.map((n) => n.organizationId)).toEqual(['org-0', 'org-1', 'last']);
   });
 });
 

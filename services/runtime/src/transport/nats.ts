@@ -78,6 +78,8 @@ export class NatsTransport implements Transport {
   private readonly served = new Set<ServedService>();
   private connected = true;
   private readonly requestTurn = new TurnGate();
+  /** The replies of every served endpoint and the notices, written together at the end of a loop turn. */
+  private readonly turnWrites = new TurnWrites();
   /** The requests in flight and their replies: a lost connection loses them all, at once (see watchStatus). */
   private readonly inbox: ReplyInbox;
   /** Requests waiting for the connection to come back (undeliveredWaitMs). */
@@ -244,7 +246,6 @@ export class NatsTransport implements Transport {
       queue: name,
     });
     const inFlight = new InFlight();
-    const replies = new ReplyBatcher();
     const logger = this.options.logger;
     for (const binding of definition.endpoints) {
       service.addEndpoint(binding.operation.name, {
@@ -262,7 +263,7 @@ export class NatsTransport implements Transport {
           void inFlight.track(
             traceHandler(binding.operation, 'nats', ctx, () => runEndpoint(binding, msg.data, ctx, logger)).then(
               (outcome) =>
-                replies.send(() => {
+                this.turnWrites.send(() => {
                   if (outcome.ok) msg.respond(outcome.data);
                   else msg.respondError(outcome.status, outcome.code, outcome.data);
                 }),
@@ -286,20 +287,25 @@ export class NatsTransport implements Transport {
   }
 
   /**
-   * A core NATS publish: buffered by the client and written with its next flush, so the caller never waits for the
-   * network. While disconnected the client buffers it for the reconnection (bounded by the client's reconnect buffer);
-   * on a closed connection or a message that does not encode it is logged and counted as failed.
+   * A core NATS publish: encoded at once, handed to the client with the replies of the same loop turn (TurnWrites),
+   * so that a decision's notice and its reply go out in one socket write, and the caller never waits for the network.
+   * While disconnected the client buffers it for the reconnection (bounded by the client's reconnect buffer); on a
+   * closed connection or a message that does not encode it is logged and counted as failed.
    */
   publish<M extends DescMessage>(topic: Topic<M>, subject: string, message: MessageInitShape<M>): void {
     const data = encodeNotice(topic, message, this.options.logger, this.options.metrics);
     if (!data) return;
-    try {
-      this.nc.publish(subject, data);
-      this.options.metrics.transportPublishes.inc({ topic: topic.name, outcome: 'ok' });
-    } catch (error) {
-      this.options.logger.warn({ err: error, subject }, 'notice not published');
-      this.options.metrics.transportPublishes.inc({ topic: topic.name, outcome: 'failed' });
-    }
+    const publishNow = () => {
+      try {
+        this.nc.publish(subject, data);
+        this.options.metrics.transportPublishes.inc({ topic: topic.name, outcome: 'ok' });
+      } catch (error) {
+        this.options.logger.warn({ err: error, subject }, 'notice not published');
+        this.options.metrics.transportPublishes.inc({ topic: topic.name, outcome: 'failed' });
+      }
+    };
+    if (this.nc.isClosed()) publishNow();
+    else void this.turnWrites.send(publishNow);
   }
 
   /** A plain subscription (no queue group): every subscribing process gets every notice once. */
@@ -333,6 +339,8 @@ export class NatsTransport implements Transport {
 
   async close(): Promise<void> {
     for (const served of [...this.served]) await served.stop();
+    // Notices published just before: handed to the client now, so that the drain writes them.
+    this.turnWrites.flush();
     if (!this.nc.isClosed()) await this.nc.drain();
     this.inbox.failAll('closed', 'NATS connection closed');
   }
@@ -443,20 +451,21 @@ class TurnGate {
 }
 
 /**
- * Replies finished in one turn of the event loop go out in one socket write. Each handler finishes in its own I/O
- * callback (its database answer), and the NATS client flushes its buffer after every callback's microtasks: one
- * write per reply. Deferring the replies to the end of the loop's poll phase (setImmediate) lets the client buffer
- * them all before it flushes, at the cost of at most one loop turn of latency.
+ * Replies and notices finished in one turn of the event loop go out in one socket write. Each handler finishes in
+ * its own I/O callback (its database answer), and the NATS client flushes its buffer after every callback's
+ * microtasks: one write per reply, and another for the notices its handler published a few microtasks before.
+ * Deferring both to the end of the loop's poll phase (setImmediate), in the order they were made, lets the client
+ * buffer them all before it flushes, at the cost of at most one loop turn of latency.
  */
-class ReplyBatcher {
+class TurnWrites {
   private pending: Array<() => void> = [];
 
-  send(reply: () => void): Promise<void> {
+  send(write: () => void): Promise<void> {
     return new Promise((resolve) => {
       if (this.pending.length === 0) setImmediate(() => this.flush());
       this.pending.push(() => {
         try {
-          reply();
+          write();
         } finally {
           resolve();
         }
@@ -464,12 +473,13 @@ class ReplyBatcher {
     });
   }
 
-  private flush(): void {
+  /** Hands every write waiting for the turn's end to the client now (before a drain). */
+  flush(): void {
     const batch = this.pending;
     this.pending = [];
-    for (const reply of batch) {
+    for (const write of batch) {
       try {
-        reply();
+        write();
       } catch {
         // A reply that cannot be sent (connection closed) is lost like an unanswered request: the caller times out.
       }
