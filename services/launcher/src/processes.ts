@@ -32,6 +32,15 @@ export const PROGRAM_NODE_OPTIONS = [
 ] as const;
 
 /**
+ * The environment every program starts with, as the npm start scripts and the image set it: `MALLOC_ARENA_MAX=2`.
+ * glibc's malloc gives threads arenas of their own (up to 8 per CPU), and a program's threads (V8's compiler and
+ * garbage-collector helpers, libuv's pool) each kept one: two arenas hold 4-5 MiB less per program at the peak, for
+ * no measurable CPU (docs/benchmarks.md, "Memory at the peak"). glibc reads it when the process starts: JavaScript
+ * cannot set it.
+ */
+export const PROGRAM_ENVIRONMENT = { MALLOC_ARENA_MAX: '2' } as const;
+
+/**
  * More node flags for the programs the benchmarks start, from NODE_OPTIONS_EXTRA (space-separated; after
  * PROGRAM_NODE_OPTIONS, so a V8 flag given again wins): to compare V8 settings without editing code.
  */
@@ -220,6 +229,7 @@ export async function startPrograms(options: StartProgramsOptions): Promise<Prog
         env: {
           PATH: process.env.PATH ?? '',
           NODE_COMPILE_CACHE: programCompileCache(),
+          ...PROGRAM_ENVIRONMENT,
           LOG_LEVEL: 'warn',
           ...(options.host === undefined ? {} : { HOST: host }),
           ...options.env,
