@@ -12,7 +12,7 @@ import { AppError, DependencyUnavailableError } from '#runtime/errors.ts';
 import { createMetrics } from '#runtime/metrics.ts';
 import { InProcessTransport } from '#runtime/transport/in-process.ts';
 import { NatsTransport } from '#runtime/transport/nats.ts';
-import { bind, defineOperation, type Transport } from '#runtime/transport/operation.ts';
+import { bind, defineOperation, type EndpointBinding, type Transport } from '#runtime/transport/operation.ts';
 
 const logger = pino({ level: 'silent' });
 const ctx = { requestId: 'test-request' };
@@ -39,6 +39,11 @@ async function natsTransport(name: string, requestTimeoutMs = 2000): Promise<Nat
   });
 }
 
+/** Serves the endpoints as a test service (the queue group `ledger`). */
+function serveTest(transport: Transport, endpoints: EndpointBinding[]) {
+  return transport.serve({ service: 'ledger', version: '1.0.0', description: 'test', endpoints });
+}
+
 const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('NATS transport', () => {
@@ -57,17 +62,12 @@ describe('NATS transport', () => {
     const server = await open('server');
     const client = await open('client');
     const seen: string[] = [];
-    await server.serve({
-      service: 'ledger',
-      version: '1.0.0',
-      description: 'test',
-      endpoints: [
-        bind(op, async (_request, callCtx) => {
-          seen.push(callCtx.requestId);
-          return { enabled: true };
-        }),
-      ],
-    });
+    await serveTest(server, [
+      bind(op, async (_request, callCtx) => {
+        seen.push(callCtx.requestId);
+        return { enabled: true };
+      }),
+    ]);
     const reply = await client.call(op, {}, { requestId: 'abc-123' });
     expect(reply.enabled).toBe(true);
     expect(seen).toEqual(['abc-123']);
@@ -77,16 +77,11 @@ describe('NATS transport', () => {
     const op = testOperation();
     const server = await open('server');
     const client = await open('client');
-    await server.serve({
-      service: 'ledger',
-      version: '1.0.0',
-      description: 'test',
-      endpoints: [
-        bind(op, async () => {
-          throw new AppError(403, 'CLIENT_UPDATE_REQUIRED', 'Update the app.', { minBuild: 42 });
-        }),
-      ],
-    });
+    await serveTest(server, [
+      bind(op, async () => {
+        throw new AppError(403, 'CLIENT_UPDATE_REQUIRED', 'Update the app.', { minBuild: 42 });
+      }),
+    ]);
     const error = await client.call(op, {}, ctx).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(AppError);
     expect((error as AppError).toEnvelope()).toEqual({
@@ -100,17 +95,12 @@ describe('NATS transport', () => {
     const replicas = [await open('replica-a'), await open('replica-b')];
     const handled = [0, 0];
     for (const [index, replica] of replicas.entries()) {
-      await replica.serve({
-        service: 'ledger',
-        version: '1.0.0',
-        description: 'test',
-        endpoints: [
-          bind(op, async () => {
-            handled[index] = (handled[index] ?? 0) + 1;
-            return { enabled: true };
-          }),
-        ],
-      });
+      await serveTest(replica, [
+        bind(op, async () => {
+          handled[index] = (handled[index] ?? 0) + 1;
+          return { enabled: true };
+        }),
+      ]);
     }
     const client = await open('client');
     await Promise.all(Array.from({ length: 200 }, () => client.call(op, {}, ctx)));
@@ -136,12 +126,7 @@ describe('NATS transport', () => {
     // The state owner is missing when the request leaves (a restart), and back 300 ms later.
     const answered = client.call(op, {}, ctx);
     await delay(300);
-    await server.serve({
-      service: 'ledger',
-      version: '1.0.0',
-      description: 'test',
-      endpoints: [bind(op, async () => ({ enabled: true }))],
-    });
+    await serveTest(server, [bind(op, async () => ({ enabled: true }))]);
     expect((await answered).enabled).toBe(true);
     const retries = await metrics.registry.getSingleMetricAsString('transport_undelivered_retries_total');
     expect(retries).toMatch(new RegExp(`subject="${op.subject.replaceAll('.', '\\.')}"\\} [1-9]`));
@@ -175,19 +160,14 @@ describe('NATS transport', () => {
     const server = await open('server');
     const client = await open('client', 300);
     let release: () => void = () => {};
-    await server.serve({
-      service: 'ledger',
-      version: '1.0.0',
-      description: 'test',
-      endpoints: [
-        bind(op, async () => {
-          await new Promise<void>((resolve) => {
-            release = resolve;
-          });
-          return { enabled: true };
-        }),
-      ],
-    });
+    await serveTest(server, [
+      bind(op, async () => {
+        await new Promise<void>((resolve) => {
+          release = resolve;
+        });
+        return { enabled: true };
+      }),
+    ]);
     const error = await client.call(op, {}, ctx).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(DependencyUnavailableError);
     expect(String((error as DependencyUnavailableError).cause)).toMatch(/timed out/);
@@ -199,18 +179,13 @@ describe('NATS transport', () => {
     const server = await natsTransport('draining-server');
     const client = await open('client');
     let started = 0;
-    await server.serve({
-      service: 'ledger',
-      version: '1.0.0',
-      description: 'test',
-      endpoints: [
-        bind(op, async () => {
-          started += 1;
-          await delay(300);
-          return { enabled: true };
-        }),
-      ],
-    });
+    await serveTest(server, [
+      bind(op, async () => {
+        started += 1;
+        await delay(300);
+        return { enabled: true };
+      }),
+    ]);
     const inFlight = Array.from({ length: 5 }, () => client.call(op, {}, ctx));
     while (started < 5) await delay(10);
     await server.close();
@@ -226,17 +201,12 @@ describe('NATS transport', () => {
     const subject = `${MEMBERSHIP_SUBJECT}.test-${randomUUID()}`;
     const notices: MembershipChanged[] = [];
     await client.subscribe(membershipTopic, subject, (notice) => notices.push(notice));
-    await server.serve({
-      service: 'ledger',
-      version: '1.0.0',
-      description: 'test',
-      endpoints: [
-        bind(op, async () => {
-          server.publish(membershipTopic, subject, { organizationId: `org-${notices.length}` });
-          return { enabled: true };
-        }),
-      ],
-    });
+    await serveTest(server, [
+      bind(op, async () => {
+        server.publish(membershipTopic, subject, { organizationId: `org-${notices.length}` });
+        return { enabled: true };
+      }),
+    ]);
     // One connection delivers in the order the server got them: the notice is there when the reply is.
     expect((await client.call(op, {}, ctx)).enabled).toBe(true);
     expect(notices.map((n) => n.organizationId)).toEqual(['org-0']);
@@ -254,12 +224,7 @@ describe('in-process transport', () => {
     const transport = new InProcessTransport(logger, createMetrics());
     const op = testOperation();
     await expect(transport.call(op, {}, ctx)).rejects.toBeInstanceOf(DependencyUnavailableError);
-    await transport.serve({
-      service: 'ledger',
-      version: '1.0.0',
-      description: 'test',
-      endpoints: [bind(op, async () => ({ enabled: true }))],
-    });
+    await serveTest(transport, [bind(op, async () => ({ enabled: true }))]);
     expect((await transport.call(op, {}, ctx)).enabled).toBe(true);
     await transport.close();
     await expect(transport.call(op, {}, ctx)).rejects.toBeInstanceOf(DependencyUnavailableError);
