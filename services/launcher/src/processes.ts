@@ -34,7 +34,7 @@ export const PROGRAM_NODE_OPTIONS = [
 /**
  * The environment every program starts with, as the npm start scripts and the image set it: `MALLOC_ARENA_MAX=2`.
  * glibc's malloc gives threads arenas of their own (up to 8 per CPU), and a program's threads (V8's compiler and
- * garbage-collector helpers, libuv's pool) each kept one: two arenas hold 4-5 MiB less per program at the peak, for
+ * garbage-collector helpers, libuv's pool) each kept one: two arenas hold up to 5 MiB less per program at the peak, for
  * no measurable CPU (docs/benchmarks.md, "Memory at the peak"). glibc reads it when the process starts: JavaScript
  * cannot set it.
  */

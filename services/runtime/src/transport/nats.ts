@@ -482,6 +482,7 @@ class TurnWrites {
         write();
       } catch {
         // A reply that cannot be sent (connection closed) is lost like an unanswered request: the caller times out.
+        // (A notice handles its own failure: publishNow logs and counts it.)
       }
     }
   }
