@@ -173,7 +173,6 @@ async function programs(options: Options, k6: string): Promise<Record<string, Fi
       ADMIN_TOKEN: adminToken,
       NATIVE_ADMISSION_MODE: 'enforce',
       EVENT_RATE_LIMIT_PER_MINUTE: '1000000',
-      ...(extraNodeOptions().length ? { NODE_OPTIONS: extraNodeOptions().join(' ') } : {}),
     },
     logDir: join(resultsDir, 'logs'),
     log,
