@@ -19,9 +19,10 @@ Options:
   --mode M              programs, embedded or both                                   default both
   --idle S              seconds idle before reading the idle RSS (and again after the load)  default 10
   --duration D          k6 steady mixed scenarios                                     default 20s
-  --peak-duration D     k6 peak phase (fresh events beyond capacity)                  default 20s
-  --peak-rate N         events per second offered in the peak phase                    default 3000
-  --peak-vus N          requests in flight at most in the peak phase                   default 64
+  --peak-duration D     k6 peak phase (fresh events at capacity)                      default 20s
+  --peak-rate N|closed  the peak phase: a closed loop of --peak-vus in flight, or N
+                        events per second offered (npm run bench --help)               default closed
+  --peak-vus N          requests in flight in the peak phase                           default 64
   --json FILE           also write the figures as JSON to FILE
   --help                this text
 
@@ -266,7 +267,7 @@ function readOptions(): Options {
       idle: { type: 'string', default: '10' },
       duration: { type: 'string', default: '20s' },
       'peak-duration': { type: 'string', default: '20s' },
-      'peak-rate': { type: 'string', default: '3000' },
+      'peak-rate': { type: 'string', default: 'closed' },
       'peak-vus': { type: 'string', default: '64' },
       json: { type: 'string' },
       help: { type: 'boolean' },

@@ -3,9 +3,9 @@
 //   1. starts PostgreSQL and nats-server (unless DATABASE_URL / NATS_URL are given) and the five programs as separate
 //      processes (or the all-in-one process with --mode all-in-one), with run-made JWKS and an operator token;
 //   2. runs the k6 full profile (load/ingest.js): setup() through the console and the link flow, the steady mixed
-//      scenarios (ingest, replay, console reads) for --duration, then the peak phase: fresh events offered faster
-//      than the service answers, at most --peak-vus in flight, for --peak-duration; the completed rate is the
-//      end-to-end ceiling;
+//      scenarios (ingest, replay, console reads) for --duration, then the peak phase: fresh events in a closed loop
+//      of --peak-vus in flight (each sent when one is answered, as pgbench's clients do), for --peak-duration; the
+//      completed rate is the end-to-end ceiling;
 //   3. runs k6 again (setup, then fresh events only) at half of the measured peak, open model, for --half-duration:
 //      the latency a game server sees at a load the service sustains;
 //   4. runs pgbench on the same database with the same SQL work as one decision (the ledger's record_event
@@ -34,9 +34,11 @@ the pgbench ceiling, the ratio (target: 0.8 or better), each program's peak memo
 Options:
   --duration D          steady mixed scenarios of the full profile (200 events/s, 50 replays/s,
                         10 console reads/s)                                          default 2m
-  --peak-duration D     peak phase: fresh events only, offered beyond capacity          default 60s
-  --peak-rate N         events per second offered in the peak phase                     default 3000
-  --peak-vus N          requests in flight at most in the peak phase                     default 64
+  --peak-duration D     peak phase: fresh events only, at capacity                      default 60s
+  --peak-rate N|closed  the peak phase: closed, a closed loop of --peak-vus requests in flight
+                        (each sent when one is answered); N, N events per second offered
+                        with at most --peak-vus in flight (open model)                  default closed
+  --peak-vus N          requests in flight in the peak phase (at most, with --peak-rate N) default 64
   --half-duration D     then fresh events at half the measured peak (open model), for
                         the latency at a sustained load; 0s: skipped                   default 30s
   --pool N              the state owners' PostgreSQL connections (DATABASE_POOL_MAX)    default: the CPUs
@@ -68,7 +70,8 @@ type PgbenchProtocol = 'prepared' | 'extended';
 interface BenchOptions {
   duration: string;
   peakDuration: string;
-  peakRate: number;
+  /** Events per second offered in the peak phase, or `closed` (a closed loop of peakVus). */
+  peakRate: number | 'closed';
   peakVus: number;
   halfDuration: string;
   pool: number;
@@ -163,7 +166,8 @@ function readOptions(): BenchOptions {
   const options: BenchOptions = {
     duration: duration('duration', values.duration, '2m'),
     peakDuration: duration('peak-duration', values['peak-duration'], '60s'),
-    peakRate: int('peak-rate', values['peak-rate'], 3000, 1, 100_000),
+    peakRate:
+      (values['peak-rate'] ?? 'closed') === 'closed' ? 'closed' : int('peak-rate', values['peak-rate'], 0, 1, 100_000),
     peakVus: int('peak-vus', values['peak-vus'], 64, 1, 2000),
     halfDuration: values['half-duration'] === '0s' ? '0s' : duration('half-duration', values['half-duration'], '30s'),
     pool,
@@ -560,7 +564,7 @@ function reportLines(r: {
       .map(([le, n]) => `<=${le}: ${n}`)
       .join(', ')})`,
     '',
-    `END TO END (k6 peak phase: ${options.peakRate}/s offered, at most ${options.peakVus} in flight, ${options.peakDuration})`,
+    `END TO END (k6 peak phase: ${options.peakRate === 'closed' ? `a closed loop of ${options.peakVus} in flight` : `${options.peakRate}/s offered, at most ${options.peakVus} in flight`}, ${options.peakDuration})`,
     `  events per second:             ${f(e2ePerSecond)}   (${peakCompleted} completed; ${f(windowEvents / windowSeconds)}/s stored in the measured window)`,
     `  latency p50 / p95 / p99:       ${t(peak)}   (at saturation: queueing of ${options.peakVus} in flight)`,
     ...(half

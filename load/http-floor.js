@@ -43,41 +43,27 @@ export const options = {
   userAgent: 'sandbox-rewards-k6/1.0',
 };
 
-// UUID version 4, as load/ingest.js makes them.
-function uuidv4() {
-  const h = '0123456789abcdef';
-  let s = '';
-  for (let i = 0; i < 36; i++) {
-    if (i === 8 || i === 13 || i === 18 || i === 23) s += '-';
-    else if (i === 14) s += '4';
-    else if (i === 19) s += h[8 + Math.floor(Math.random() * 4)];
-    else s += h[Math.floor(Math.random() * 16)];
-  }
-  return s;
-}
-
-// Linked players' ids are UUIDs, as in the bench.
-const PLAYERS = Array.from({ length: 10 }, () => uuidv4());
+// Linked players' ids are UUIDs, as in the bench; as JSON, as load/ingest.js's peak() keeps them.
+const PLAYERS = Array.from({ length: 10 }, () => JSON.stringify(crypto.randomUUID()));
+const EVENTS_URL = `${BASE_URL}/api/game-sdk/v2/events`;
+const PARAMS = {
+  headers: { Authorization: `Bearer ${SECRET}`, 'Content-Type': 'application/json' },
+  tags: { name: 'event:fresh' },
+};
 
 export function setup() {
   const offered = RATE > 0 ? `${RATE}/s offered, at most ${VUS} in flight` : `${VUS} in flight (closed loop)`;
   console.log(`setup: done, ${BASE_URL}, ${offered}, for ${DURATION}`);
 }
 
-// load/ingest.js's peak(): a fresh event, checked on the raw body.
+// load/ingest.js's peak(): a fresh event (the same body, made the same way), checked on the raw body.
 export function peak() {
-  const eventId = uuidv4();
-  const body = JSON.stringify({
-    eventId,
-    playerId: PLAYERS[Math.floor(Math.random() * PLAYERS.length)],
-    eventType: 'level_complete',
-    occurredAt: new Date().toISOString(),
-    metadata: { source: 'k6', profile: 'full', iteration: exec.scenario.iterationInTest },
-  });
-  const res = http.post(`${BASE_URL}/api/game-sdk/v2/events`, body, {
-    headers: { Authorization: `Bearer ${SECRET}`, 'Content-Type': 'application/json' },
-    tags: { name: 'event:fresh' },
-  });
+  const eventId = crypto.randomUUID();
+  const body =
+    `{"eventId":"${eventId}","playerId":${PLAYERS[Math.floor(Math.random() * PLAYERS.length)]},` +
+    `"eventType":"level_complete","occurredAt":"${new Date().toISOString()}",` +
+    `"metadata":{"source":"k6","profile":"full","iteration":${exec.scenario.iterationInTest}}}`;
+  const res = http.post(EVENTS_URL, body, PARAMS);
   check(res, {
     'peak: 200, a fresh decision': (r) =>
       r.status === 200 &&

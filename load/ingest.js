@@ -35,9 +35,9 @@ const PROFILES = {
     peakVUs: 0,
     latency: { ingest: [500, 1000], replay: [300, 800], console: [800, 1500] },
   },
-  // Measurement: many games in one project, sustained mixed load; then the peak phase: fresh events only, offered
-  // faster than the service can answer, with at most peakVUs requests in flight, so that the completed rate is the
-  // service's end-to-end ceiling (npm run bench reports it).
+  // Measurement: many games in one project, sustained mixed load; then the peak phase: fresh events only, a closed
+  // loop of peakVUs requests in flight (each VU sends its next event when its last is answered, as pgbench's clients
+  // do), so that the completed rate is the service's end-to-end ceiling (npm run bench reports it).
   full: {
     games: 20,
     playersPerGame: 10,
@@ -48,7 +48,7 @@ const PROFILES = {
     duration: '5m',
     vus: 50,
     maxVUs: 400,
-    peakRate: 3000,
+    peakRate: 'closed',
     peakDuration: '1m',
     peakVUs: 64,
     latency: { ingest: [150, 400], replay: [100, 250], console: [400, 1000] },
@@ -86,8 +86,11 @@ const RATES = {
   replay: intEnv('REPLAY_RATE', P.replayRate),
   console: intEnv('CONSOLE_RATE', P.consoleRate),
 };
+// PEAK_RATE: `closed` (a closed loop of PEAK_VUS requests in flight), events per second offered (an open model with
+// at most PEAK_VUS in flight), or 0 (no peak phase).
+const peakRate = (__ENV.PEAK_RATE || String(P.peakRate)).toLowerCase();
 const PEAK = {
-  rate: intEnv('PEAK_RATE', P.peakRate),
+  rate: peakRate === 'closed' ? 'closed' : intEnv('PEAK_RATE', P.peakRate),
   duration: __ENV.PEAK_DURATION || P.peakDuration,
   vus: Math.max(1, intEnv('PEAK_VUS', P.peakVUs)),
 };
@@ -146,9 +149,18 @@ const freshEvents = (rate, duration, startSeconds, preAllocatedVUs, maxVUs) => (
   gracefulStop: '10s',
 });
 const STEADY_SECONDS = Object.keys(scenarios).length > 0 ? seconds(DURATION) + 10 : 0;
-if (PEAK.rate > 0 && seconds(PEAK.duration) > 0) {
+if (PEAK.rate === 'closed' && seconds(PEAK.duration) > 0) {
   // After the steady scenarios and their graceful stop; the summary's http_reqs{scenario:peak} count over
   // PEAK_DURATION is the completed rate.
+  scenarios.peak = {
+    executor: 'constant-vus',
+    exec: 'peak',
+    vus: PEAK.vus,
+    duration: PEAK.duration,
+    startTime: `${STEADY_SECONDS}s`,
+    gracefulStop: '10s',
+  };
+} else if (PEAK.rate > 0 && seconds(PEAK.duration) > 0) {
   scenarios.peak = freshEvents(PEAK.rate, PEAK.duration, STEADY_SECONDS, PEAK.vus, PEAK.vus);
 }
 
@@ -209,14 +221,9 @@ const replayConsistent = new Rate('replay_consistent'); // replayed:true with th
 
 // ---------- helpers ----------
 
-// UUID version 4 (random), RFC 9562 layout: version nibble 4, variant 10xx.
+// UUID version 4 (random): k6's WebCrypto, in Go, instead of building the string in the script's interpreter.
 export function uuidv4() {
-  const hex = [];
-  for (let i = 0; i < 16; i++) hex.push(Math.floor(Math.random() * 256));
-  hex[6] = (hex[6] & 0x0f) | 0x40;
-  hex[8] = (hex[8] & 0x3f) | 0x80;
-  const h = hex.map((b) => b.toString(16).padStart(2, '0')).join('');
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+  return crypto.randomUUID();
 }
 
 const pick = (list) => list[Math.floor(Math.random() * list.length)];
@@ -432,20 +439,42 @@ export function ingest(data) {
   if (d) decisions.add(1, { status: String(d.status), reason: String(d.reason) });
 }
 
-// The peak phase's fresh event: the same request as ingest(), checked with one check on the raw body (no JSON
-// parse, no tagged counter), so that k6 spends as little CPU per request as it can on a machine it shares with the
-// service it measures.
+// The peak phase's fresh event: the same request as ingest() (the same body, byte for byte in the same member order),
+// checked with one check on the raw body (no JSON parse, no tagged counter), so that k6 spends as little CPU per
+// request as it can on a machine it shares with the service it measures: the body is one template string, and each
+// game's request parameters and players' JSON are made once per VU (peakGame), not per request.
 export function peak(data) {
-  const game = pick(data.games);
-  const body = eventBody(pick(game.players), { iteration: exec.scenario.iterationInTest });
-  const res = postEvent(game.secret, json(body), 'event:fresh');
+  const game = peakGame(data);
+  const eventId = uuidv4();
+  const body =
+    `{"eventId":"${eventId}","playerId":${pick(game.players)},"eventType":${EVENT_TYPE_JSON},` +
+    `"occurredAt":"${new Date().toISOString()}","metadata":${PEAK_METADATA_JSON}${exec.scenario.iterationInTest}}}`;
+  const res = http.post(EVENTS_URL, body, game.params);
   check(res, {
     'peak: 200, a fresh decision': (r) =>
       r.status === 200 &&
       typeof r.body === 'string' &&
       r.body.includes('"replayed":false') &&
-      r.body.includes(`"eventId":"${body.eventId}"`),
+      r.body.includes(`"eventId":"${eventId}"`),
   });
+}
+
+const EVENTS_URL = `${INGEST_URL}/api/game-sdk/v2/events`;
+const EVENT_TYPE_JSON = JSON.stringify(EVENT_TYPE);
+// eventBody()'s metadata for the peak, up to its last member's value: { source, profile, iteration }.
+const PEAK_METADATA_JSON = `{"source":"k6","profile":${JSON.stringify(PROFILE)},"iteration":`;
+let peakGames = null;
+function peakGame(data) {
+  if (peakGames === null) {
+    peakGames = data.games.map((game) => ({
+      params: {
+        headers: { ...bearer(game.secret), 'Content-Type': 'application/json' },
+        tags: { name: 'event:fresh' },
+      },
+      players: game.players.map((playerId) => JSON.stringify(playerId)),
+    }));
+  }
+  return pick(peakGames);
 }
 
 export function replay(data) {
@@ -531,7 +560,11 @@ function textSummary(data) {
     `rates per second: ingest ${RATES.ingest}, replay ${RATES.replay}, console ${RATES.console}; duration ${DURATION}`,
   );
   if (scenarios.peak) {
-    lines.push(`peak: fresh events offered at ${PEAK.rate}/s, at most ${PEAK.vus} in flight, for ${PEAK.duration}`);
+    const offered =
+      PEAK.rate === 'closed'
+        ? `in a closed loop of ${PEAK.vus} in flight`
+        : `offered at ${PEAK.rate}/s, at most ${PEAK.vus} in flight`;
+    lines.push(`peak: fresh events ${offered}, for ${PEAK.duration}`);
   }
   if (scenarios.half) {
     lines.push(
@@ -570,8 +603,10 @@ function textSummary(data) {
   const peakRequests = m['http_reqs{scenario:peak}'];
   if (peakRequests) {
     lines.push(
-      `peak: ${peakRequests.values.count} events completed, ${(peakRequests.values.count / seconds(PEAK.duration)).toFixed(0)}/s ` +
-        `(dropped iterations: ${m.dropped_iterations ? m.dropped_iterations.values.count : 0}, offered beyond capacity)`,
+      `peak: ${peakRequests.values.count} events completed, ${(peakRequests.values.count / seconds(PEAK.duration)).toFixed(0)}/s` +
+        (PEAK.rate === 'closed'
+          ? ''
+          : ` (dropped iterations: ${m.dropped_iterations ? m.dropped_iterations.values.count : 0}, offered beyond capacity)`),
     );
   }
   if (m.replay_consistent) lines.push(`replays consistent: ${fmt(m.replay_consistent, 'rate')}`);
