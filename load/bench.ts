@@ -131,6 +131,14 @@ function readOptions(): BenchOptions {
     if (!Number.isInteger(n) || n < min || n > max) problems.push(`--${flag} must be an integer from ${min} to ${max}`);
     return n;
   };
+  const peakRate = (raw: string | undefined): number | 'closed' => {
+    if (raw === undefined || raw === 'closed') return 'closed';
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < 1 || n > 100_000) {
+      problems.push('--peak-rate must be closed or an integer from 1 to 100000');
+    }
+    return n;
+  };
   const duration = (flag: string, raw: string | undefined, fallback: string) => {
     const value = raw ?? fallback;
     if (!/^(\d+(ms|s|m|h))+$/.test(value) || seconds(value) <= 0) problems.push(`--${flag} must look like 90s or 2m`);
@@ -166,8 +174,7 @@ function readOptions(): BenchOptions {
   const options: BenchOptions = {
     duration: duration('duration', values.duration, '2m'),
     peakDuration: duration('peak-duration', values['peak-duration'], '60s'),
-    peakRate:
-      (values['peak-rate'] ?? 'closed') === 'closed' ? 'closed' : int('peak-rate', values['peak-rate'], 0, 1, 100_000),
+    peakRate: peakRate(values['peak-rate']),
     peakVus: int('peak-vus', values['peak-vus'], 64, 1, 2000),
     halfDuration: values['half-duration'] === '0s' ? '0s' : duration('half-duration', values['half-duration'], '30s'),
     pool,
