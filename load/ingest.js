@@ -7,6 +7,8 @@
 //   ingest   fresh events spread over many games and players      POST /api/game-sdk/v2/events
 //   replay   the same eventId and payload re-sent; expects replayed: true and the stored decision
 //   console  developer reads: GET /api/developer/v1/console and /api/developer/v1/records
+// then, in the full profile, the peak (fresh events, a closed loop of PEAK_VUS in flight), and the half phase when
+// HALF_RATE is set (fresh events, open model).
 // Thresholds are the pass/fail gate; handleSummary writes load/results/<profile>-summary.json.
 
 import { check, fail } from 'k6';
