@@ -40,7 +40,8 @@ Options:
                         with at most --peak-vus in flight (open model)                  default closed
   --peak-vus N          requests in flight in the peak phase (at most, with --peak-rate N) default 64
   --half-duration D     then fresh events at half the measured peak (open model), for
-                        the latency at a sustained load; 0s: skipped                   default 30s
+                        the latency at a sustained load, after 5 s of warm-up at the same
+                        rate (reported apart); 0s: skipped                             default 30s
   --pool N              the state owners' PostgreSQL connections (DATABASE_POOL_MAX)    default: the CPUs
                         (docs/deploy.md "Scaling": about the database's CPUs; it runs here)
   --pgbench-clients N   pgbench clients                                                  default 16
@@ -289,6 +290,8 @@ interface HalfPhase {
   offeredPerSecond: number;
   completedPerSecond: number;
   latencyMs: Trend | undefined;
+  /** The warm-up before the measured phase (k6's halfWarmup scenario, 5 s at the same rate): reported, not measured. */
+  warmupLatencyMs: Trend | undefined;
   requests: { count: number; failed: number; checksFailed: number };
   droppedIterations: number;
   /** CPUs the machine kept busy meanwhile (all processes). */
@@ -475,6 +478,7 @@ async function runHalfPhase(run: {
     offeredPerSecond: halfRate,
     completedPerSecond: (halfRequests.count - halfRequests.failed) / halfS,
     latencyMs: trend(halfResult.summary, 'http_req_duration{scenario:half}'),
+    warmupLatencyMs: trend(halfResult.summary, 'http_req_duration{scenario:halfWarmup}'),
     requests: halfRequests,
     droppedIterations: halfResult.summary?.metrics?.dropped_iterations?.values?.count ?? 0,
     machineBusyCpus: busyCpus,
@@ -576,9 +580,10 @@ function reportLines(r: {
     `  latency p50 / p95 / p99:       ${t(peak)}   (at saturation: queueing of ${options.peakVus} in flight)`,
     ...(half
       ? [
-          `AT HALF THE PEAK (second k6 run: ${half.offeredPerSecond}/s offered, open model, ${options.halfDuration})`,
+          `AT HALF THE PEAK (second k6 run: ${half.offeredPerSecond}/s offered, open model, ${options.halfDuration} after 5 s of warm-up)`,
           `  events per second:             ${f(half.completedPerSecond)}   (${half.requests.count} requests, ${half.requests.failed} failed, ${half.requests.checksFailed} failed checks, ${half.droppedIterations} dropped iterations)`,
           `  latency p50 / p95 / p99:       ${t(half.latencyMs)}   (target p99: 50 ms or less)`,
+          `  its 5 s warm-up before:        ${t(half.warmupLatencyMs)}   (the same rate, right after setup(): not in the figures above)`,
           `  batches:                       edge ${f(half.edgeEventsPerBatch, 2)} events per request, ledger ${f(half.ledgerEventsPerCall, 2)} per call (${f(half.ledgerEventsPerBatch, 2)} per key batch); machine busy ${f(half.machineBusyCpus, 2)} of ${before.cpus} CPUs`,
         ]
       : []),
