@@ -461,6 +461,7 @@ async function runHalfPhase(run: {
       PEAK_RATE: '0',
       HALF_RATE: String(halfRate),
       HALF_DURATION: run.halfDuration,
+      HALF_WARMUP: '5s', // the report says 5 s
     },
     {
       resultsDir: run.resultsDir,
