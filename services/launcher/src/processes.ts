@@ -73,16 +73,14 @@ export function programCompileCache(): string {
 /**
  * Fills programCompileCache() for the programs given, as the image does at build time: each entry run with
  * `--warm-compile-cache` (WARM_COMPILE_CACHE_FLAG: loads what a start loads, writes the cache, exits), all at once.
- * The all-in-one entry has no such mode and is skipped. Throws when one does not exit 0. `extraFlags` (by default
- * NODE_OPTIONS_EXTRA's) are the flags the programs will start with after PROGRAM_NODE_OPTIONS: Node keys the cache by
- * V8's flag hash, which some V8 flags change (`--trace-gc` does; the GC's thread flags do not), so a bench comparing
- * V8 settings warms with them too (else its programs would compile everything again, type stripper included, and
- * hold about 13 MiB more).
+ * The all-in-one entry has no such mode and is skipped. Throws when one does not exit 0. It runs with the flags the
+ * programs will start with, NODE_OPTIONS_EXTRA's after PROGRAM_NODE_OPTIONS: Node keys the cache by V8's flag hash,
+ * which some V8 flags change (`--trace-gc` does; the GC's thread flags do not), so a bench comparing V8 settings warms
+ * with them too (else its programs would compile everything again, type stripper included, and hold about 13 MiB
+ * more).
  */
-export async function warmCompileCache(
-  programs: Iterable<LaunchedProgram>,
-  extraFlags: readonly string[] = extraNodeOptions(),
-): Promise<void> {
+export async function warmCompileCache(programs: Iterable<LaunchedProgram>): Promise<void> {
+  const extraFlags = extraNodeOptions();
   const runs = [...new Set(programs)]
     .filter((program) => program !== 'all-in-one')
     .map(
