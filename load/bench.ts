@@ -68,6 +68,9 @@ Environment: DATABASE_URL, NATS_URL (servers to use; unset: throwaway ones), K6,
 
 type PgbenchProtocol = 'prepared' | 'extended';
 
+/** The half phase's warm-up at the same rate before its measured part (k6's halfWarmup scenario). */
+const HALF_WARMUP = '5s';
+
 interface BenchOptions {
   duration: string;
   peakDuration: string;
@@ -290,7 +293,7 @@ interface HalfPhase {
   offeredPerSecond: number;
   completedPerSecond: number;
   latencyMs: Trend | undefined;
-  /** The warm-up before the measured phase (k6's halfWarmup scenario, 5 s at the same rate): reported, not measured. */
+  /** The warm-up before the measured phase (k6's halfWarmup scenario, HALF_WARMUP at the same rate): reported apart. */
   warmupLatencyMs: Trend | undefined;
   requests: { count: number; failed: number; checksFailed: number };
   droppedIterations: number;
@@ -461,7 +464,7 @@ async function runHalfPhase(run: {
       PEAK_RATE: '0',
       HALF_RATE: String(halfRate),
       HALF_DURATION: run.halfDuration,
-      HALF_WARMUP: '5s', // the report says 5 s
+      HALF_WARMUP,
     },
     {
       resultsDir: run.resultsDir,
@@ -581,10 +584,10 @@ function reportLines(r: {
     `  latency p50 / p95 / p99:       ${t(peak)}   (at saturation: queueing of ${options.peakVus} in flight)`,
     ...(half
       ? [
-          `AT HALF THE PEAK (second k6 run: ${half.offeredPerSecond}/s offered, open model, ${options.halfDuration} after 5 s of warm-up)`,
+          `AT HALF THE PEAK (second k6 run: ${half.offeredPerSecond}/s offered, open model, ${options.halfDuration} after ${HALF_WARMUP} of warm-up)`,
           `  events per second:             ${f(half.completedPerSecond)}   (${half.requests.count} requests, ${half.requests.failed} failed, ${half.requests.checksFailed} failed checks, ${half.droppedIterations} dropped iterations)`,
           `  latency p50 / p95 / p99:       ${t(half.latencyMs)}   (target p99: 50 ms or less)`,
-          `  its 5 s warm-up before:        ${t(half.warmupLatencyMs)}   (the same rate, right after setup(): not in the figures above)`,
+          `  its ${HALF_WARMUP} warm-up before:         ${t(half.warmupLatencyMs)}   (the same rate, right after setup(): not in the figures above)`,
           `  batches:                       edge ${f(half.edgeEventsPerBatch, 2)} events per request, ledger ${f(half.ledgerEventsPerCall, 2)} per call (${f(half.ledgerEventsPerBatch, 2)} per key batch); machine busy ${f(half.machineBusyCpus, 2)} of ${before.cpus} CPUs`,
         ]
       : []),
