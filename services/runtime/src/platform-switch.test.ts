@@ -54,4 +54,25 @@ describe('PlatformSwitch', () => {
     calls[1]!.resolve(true);
     await expect(next).resolves.toBe(true);
   });
+
+  it('knownEnabled: true only while a fresh cached state says enabled (the gate then skips its async check)', async () => {
+    let now = 0;
+    const { transport, calls } = fakeTransport();
+    const platform = new PlatformSwitch(transport, () => now);
+    expect(platform.knownEnabled()).toBe(false); // nothing known yet
+    const asked = platform.isEnabled(ctx);
+    expect(platform.knownEnabled()).toBe(false); // asked, not answered
+    calls[0]!.resolve(true);
+    await asked;
+    expect(platform.knownEnabled()).toBe(true);
+    now += PLATFORM_CACHE_MS - 1;
+    expect(platform.knownEnabled()).toBe(true);
+    now += 1;
+    expect(platform.knownEnabled()).toBe(false); // stale: assertEnabled asks again
+    const again = platform.isEnabled(ctx);
+    calls[1]!.resolve(false);
+    await again;
+    expect(platform.knownEnabled()).toBe(false); // disabled
+    expect(calls).toHaveLength(2);
+  });
 });

@@ -26,6 +26,15 @@ export class PlatformSwitch {
     this.now = now;
   }
 
+  /**
+   * True while the cached state (at most PLATFORM_CACHE_MS old) says enabled: the common case, answered without a
+   * promise. False when the state is disabled, unknown or stale: assertEnabled then decides (and refreshes it).
+   */
+  knownEnabled(): boolean {
+    const cached = this.cached;
+    return cached?.enabled === true && this.now() - cached.at < PLATFORM_CACHE_MS;
+  }
+
   /** Throws 503 PLATFORM_DISABLED while the platform is off; PLATFORM_UNAVAILABLE if its state cannot be read. */
   async assertEnabled(ctx: CallContext): Promise<void> {
     if (!(await this.isEnabled(ctx))) {

@@ -10,6 +10,7 @@
 // key in its transaction); a request that fails a check of its body first asks AuthenticateGameKey, so that an
 // unknown or revoked key still answers 401 before any body error. The hot path stays one NATS round trip, shared
 // by the events of one batch (event-batcher.ts).
+import type { ServerResponse } from 'node:http';
 import type Router from '@koa/router';
 import type { Counter } from 'prom-client';
 import { eventRecordJson } from '#runtime/contracts/event-record.ts';
@@ -94,8 +95,9 @@ export function addEventRoutes(router: Router, deps: EventRouteDeps): void {
       });
     const result = gameEventResult(reply.decision, reply.replayed);
     deps.decisions?.inc({ status: result.status, reason: result.reason ?? 'none', replayed: String(result.replayed) });
-    ctx.set('Cache-Control', 'no-store');
-    if (!reply.replayed && reply.quota) ctx.set(quotaHeaders(reply.quota));
+    // Node's setHeader, not Koa's ctx.set (two arrays per call): the hot path's headers.
+    ctx.res.setHeader('Cache-Control', 'no-store');
+    if (!reply.replayed && reply.quota) setQuotaHeaders(ctx.res, reply.quota);
     ctx.body = { data: result };
   });
 }
@@ -105,13 +107,11 @@ export function addEventRoutes(router: Router, deps: EventRouteDeps): void {
  * per-minute limit, in structured-field syntax, and the player's and the game's credits left after the decision.
  * Replays carry none (their figures would describe a moment long gone).
  */
-export function quotaHeaders(quota: DecisionQuota): Record<string, string> {
-  return {
-    'RateLimit-Policy': `"minute";q=${quota.rateLimit};w=60`,
-    RateLimit: `"minute";r=${quota.rateRemaining};t=${quota.rateResetSeconds}`,
-    'Rewards-Daily-Remaining': quota.dailyRemainingCredits.toString(),
-    'Rewards-Budget-Remaining': quota.budgetRemainingCredits.toString(),
-  };
+export function setQuotaHeaders(response: ServerResponse, quota: DecisionQuota): void {
+  response.setHeader('RateLimit-Policy', `"minute";q=${quota.rateLimit};w=60`);
+  response.setHeader('RateLimit', `"minute";r=${quota.rateRemaining};t=${quota.rateResetSeconds}`);
+  response.setHeader('Rewards-Daily-Remaining', quota.dailyRemainingCredits.toString());
+  response.setHeader('Rewards-Budget-Remaining', quota.budgetRemainingCredits.toString());
 }
 
 /** GameEventResult: the event record plus `replayed` and `mode`. */

@@ -51,12 +51,14 @@ export function createHttpApp(options: HttpAppOptions): Koa {
     const requestId = REQUEST_ID_PATTERN.test(incoming) ? incoming : (activeTraceId() ?? randomUUID());
     ctx.state = new RequestState(options.logger, requestId);
     ctx.state.call = { requestId, traceparent: ctx.get('traceparent') || undefined };
-    ctx.set('X-Request-Id', requestId);
+    // Node's setHeader, not Koa's ctx.set: Koa 3's set() makes two arrays per call, and this runs for every request
+    // (no header is sent yet here).
+    ctx.res.setHeader('X-Request-Id', requestId);
     // No response of this service is to be content-sniffed: JSON stays JSON, whatever a browser guesses.
-    ctx.set('X-Content-Type-Options', 'nosniff');
+    ctx.res.setHeader('X-Content-Type-Options', 'nosniff');
     // Shutting down (draining): every answer closes its connection, so that a client's next request opens a new one,
     // which the balancer sends to another replica; none is left idle to be cut under a client.
-    if (options.isShuttingDown?.()) ctx.set('Connection', 'close');
+    if (options.isShuttingDown?.()) ctx.res.setHeader('Connection', 'close');
     try {
       await next();
       if (ctx.body === undefined || ctx.body === null) refuseUnrouted(ctx);
