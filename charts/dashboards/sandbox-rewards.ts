@@ -215,19 +215,31 @@ function build(): Dashboard {
           { x, w: 12 },
         ),
     ),
-    ...line((x) =>
-      timeseries(
-        'Contention rollbacks',
-        'Transactions PostgreSQL rolled back with a deadlock (40P01) or serialization failure (40001): retried inside the state owner, or given up after three attempts (a 503, or a batch of events decided again one by one). Normally zero.',
-        'ops',
-        [
-          {
-            expr: `sum by (pod, sqlstate, outcome) (rate(database_contention_failures_total{${scope}}[$__rate_interval]))`,
-            legend: '{{pod}} {{sqlstate}} {{outcome}}',
-          },
-        ],
-        { x, w: 24 },
-      ),
+    ...line(
+      (x) =>
+        timeseries(
+          'Contention rollbacks',
+          'Transactions PostgreSQL rolled back with a deadlock (40P01) or serialization failure (40001): retried inside the state owner, or given up after three attempts (a 503, or a batch of events decided again one by one). Normally zero.',
+          'ops',
+          [
+            {
+              expr: `sum by (pod, sqlstate, outcome) (rate(database_contention_failures_total{${scope}}[$__rate_interval]))`,
+              legend: '{{pod}} {{sqlstate}} {{outcome}}',
+            },
+          ],
+          { x, w: 12 },
+        ),
+      (x) =>
+        timeseries(
+          'Event decision calls (ledger)',
+          "Round trip of one call of ledger.record_events (one transaction, the commit's WAL flush included): every event of the call waits for it, and the ledger sends one call at a time until a call is full.",
+          's',
+          [
+            { expr: quantile(0.5, 'ledger_event_call_duration_seconds', 'pod', scope), legend: 'p50 {{pod}}' },
+            { expr: quantile(0.99, 'ledger_event_call_duration_seconds', 'pod', scope), legend: 'p99 {{pod}}' },
+          ],
+          { x, w: 12 },
+        ),
     ),
     row('Batching of events (ingest, ledger)'),
     ...line(

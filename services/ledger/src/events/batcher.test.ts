@@ -115,6 +115,22 @@ describe('DecisionBatcher', () => {
     expect(depths.at(-1)).toBe(0);
   });
 
+  test('reports each call’s round trip, answered or failed', async () => {
+    const durations: number[] = [];
+    const store = repository((calls) =>
+      calls === 2 ? new DatabaseUnavailableError(new Error('down'), 'not_stored') : undefined,
+    );
+    const batcher = new DecisionBatcher(
+      new DecisionPolicy(store),
+      { batchMax: 256, concurrencyMax: 1, queuedMax: 100 },
+      { batch: () => {}, queued: () => {}, called: (seconds) => durations.push(seconds) },
+    );
+    await batcher.submit(event(1, 'a1'));
+    await expect(batcher.submit(event(1, 'a2'))).rejects.toBeInstanceOf(DatabaseUnavailableError);
+    expect(durations).toHaveLength(2);
+    for (const seconds of durations) expect(seconds).toBeGreaterThanOrEqual(0);
+  });
+
   test('beyond queuedMax an event is refused at once (503 retry_later in the endpoint)', async () => {
     const batcher = new DecisionBatcher(new DecisionPolicy(repository()), {
       batchMax: 256,

@@ -72,6 +72,8 @@ export interface BatchObserver {
   group?(keys: number): void;
   /** Events now waiting in the queues (not yet in the database). */
   queued(depth: number): void;
+  /** A call of ledger.record_events ended (answered or failed) this many seconds after it left: its round trip. */
+  called?(seconds: number): void;
 }
 
 /**
@@ -145,8 +147,9 @@ export class DecisionBatcher {
     options: DecisionBatcherOptions,
     observer?: BatchObserver,
   ) {
+    const called = observer?.called;
     this.batcher = new KeyedBatcher(
-      policy,
+      called ? timedPolicy(policy, called) : policy,
       {
         batchMax: options.batchMax,
         concurrencyMax: options.concurrencyMax,
@@ -171,6 +174,24 @@ export class DecisionBatcher {
   submit(params: RecordEventParams): Promise<RecordResult> {
     return this.batcher.submit(batchKey(params.keyHash), params);
   }
+}
+
+/** The policy, each call's round trip (from leaving to its answer or failure, the commit included) reported. */
+function timedPolicy(
+  policy: BatchPolicy<RecordEventParams, RecordResult>,
+  called: (seconds: number) => void,
+): BatchPolicy<RecordEventParams, RecordResult> {
+  return {
+    send: async (batches) => {
+      const started = performance.now();
+      try {
+        return await policy.send(batches);
+      } finally {
+        called((performance.now() - started) / 1000);
+      }
+    },
+    recover: (batch, error) => policy.recover(batch, error),
+  };
 }
 
 /** The ledger's batcher, from its settings: at most one call per connection of the repository's pool. */

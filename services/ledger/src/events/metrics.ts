@@ -4,7 +4,10 @@ import { Gauge, Histogram } from 'prom-client';
 import type { Metrics } from '#runtime/metrics.ts';
 import type { BatchObserver } from './batcher.ts';
 
-/** The batcher's observer: ledger_event_batch_size, ledger_event_transaction_keys, ledger_event_queue_depth. */
+/**
+ * The batcher's observer: ledger_event_batch_size, ledger_event_transaction_keys, ledger_event_queue_depth,
+ * ledger_event_call_duration_seconds.
+ */
 export function decisionBatchMetrics(metrics: Metrics | undefined): BatchObserver | undefined {
   if (!metrics) return undefined;
   const registers = [metrics.registry];
@@ -25,9 +28,16 @@ export function decisionBatchMetrics(metrics: Metrics | undefined): BatchObserve
     help: 'Events waiting for a batch (not yet in the database)',
     registers,
   });
+  const callDurations = new Histogram({
+    name: 'ledger_event_call_duration_seconds',
+    help: 'Round trip of one call of ledger.record_events (one transaction, its commit included), answered or failed',
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers,
+  });
   return {
     batch: (size) => batchSizes.observe(size),
     group: (keys) => groupSizes.observe(keys),
     queued: (depth) => queueDepth.set(depth),
+    called: (seconds) => callDurations.observe(seconds),
   };
 }
