@@ -303,7 +303,15 @@ interface HalfPhase {
   edgeEventsPerBatch: number;
   ledgerEventsPerBatch: number;
   ledgerEventsPerCall: number;
+  /** CPU µs per event of each process over the measured phase (as the peak window's), when both ends were read. */
+  cpuPerEventUs: Record<string, number>;
+  /** Each hop of an event's path: the share of its durations over 25 and 50 ms (the warm-up included). */
+  slow: SlowShares;
 }
+
+/** The share of durations over 25 ms and over 50 ms, and how many there were, per hop of an event's path. */
+type SlowShares = Record<SlowHop, { count: number; over25: number; over50: number }>;
+type SlowHop = 'ingest answers' | 'RecordEvents round trips' | 'ledger calls';
 
 interface Trend {
   p50: number;
@@ -329,7 +337,7 @@ function requests(summary: any, scenario: string): { count: number; failed: numb
   };
 }
 
-interface PeakWindow {
+interface MeasuredWindow {
   from: Date;
   to: Date;
   cpuS: Record<string, number>;
@@ -341,12 +349,13 @@ interface PeakWindow {
 }
 
 /**
- * The peak window: `startMs` to `endMs` after the end of k6's setup(), the CPU of every process, of k6 and of the
- * database's backends, the machine's busy CPU and the processes' system calls, read at both ends.
+ * A measured window (the peak's, the half phase's): `startMs` to `endMs` after the end of k6's setup(), the CPU of
+ * every process, of k6 and of the database's backends, the machine's busy CPU and the processes' system calls, read at
+ * both ends.
  */
-function peakWindowSampler(system: LoadSystem, startMs: number, endMs: number) {
+function windowSampler(system: LoadSystem, startMs: number, endMs: number) {
   const processes = system.processes;
-  let window: PeakWindow | undefined;
+  let window: MeasuredWindow | undefined;
   let k6Pid: number | undefined;
   const timers: NodeJS.Timeout[] = [];
   const onLogLine = (line: string) => {
@@ -391,7 +400,7 @@ function peakWindowSampler(system: LoadSystem, startMs: number, endMs: number) {
       k6Pid = pid;
     },
     /** Stops the timers; the window, if both ends were read. */
-    finish(): PeakWindow | undefined {
+    finish(): MeasuredWindow | undefined {
       for (const t of timers) clearTimeout(t);
       return window;
     },
@@ -406,6 +415,51 @@ async function histogram(url: string, name: string): Promise<Histogram> {
     (m) => [m[1]!, Number(m[2])] as const,
   );
   return { count: value('count'), sum: value('sum'), cumulativeBuckets: Object.fromEntries(buckets) };
+}
+
+/** The sum of one histogram's series (of one program's /metrics) whose labels contain every `match` (`name="value"`). */
+async function histogramWhere(url: string, name: string, match: string[]): Promise<Histogram> {
+  const text = await (await fetch(`${url}/metrics`)).text().catch(() => '');
+  const cumulativeBuckets: Record<string, number> = {};
+  for (const m of text.matchAll(new RegExp(`^${name}_bucket\\{([^}]*)\\} (\\S+)$`, 'gm'))) {
+    const labels = m[1] as string;
+    const le = /le="([^"]+)"/.exec(labels)?.[1];
+    if (le === undefined || !match.every((label) => labels.includes(label))) continue;
+    cumulativeBuckets[le] = (cumulativeBuckets[le] ?? 0) + Number(m[2]);
+  }
+  const count = cumulativeBuckets['+Inf'] ?? 0;
+  return { count, sum: Number.NaN, cumulativeBuckets };
+}
+
+/** The durations of each hop of an event's path so far: ingest's answers, its RecordEvents requests, the ledger's calls. */
+async function hopDurations(urls: LoadSystem['urls']): Promise<Record<SlowHop, Histogram>> {
+  return {
+    'ingest answers': await histogramWhere(urls.ingest, 'http_request_duration_seconds', [
+      'method="POST"',
+      'route="/api/game-sdk/v2/events"',
+      'status="200"',
+    ]),
+    'RecordEvents round trips': await histogramWhere(urls.ingest, 'transport_request_duration_seconds', [
+      'subject="rewards.v1.ledger.RecordEvents"',
+      'outcome="ok"',
+    ]),
+    'ledger calls': await histogramWhere(urls.ledger, 'ledger_event_call_duration_seconds', []),
+  };
+}
+
+/** The share of each hop's durations over 25 and 50 ms between two readings. */
+function slowShares(after: Record<SlowHop, Histogram>, before: Record<SlowHop, Histogram>): SlowShares {
+  const shares = {} as SlowShares;
+  for (const hop of Object.keys(after) as SlowHop[]) {
+    const d = (le: string) => (after[hop].cumulativeBuckets[le] ?? 0) - (before[hop].cumulativeBuckets[le] ?? 0);
+    const count = d('+Inf');
+    shares[hop] = {
+      count,
+      over25: count > 0 ? (count - d('0.025')) / count : Number.NaN,
+      over50: count > 0 ? (count - d('0.05')) / count : Number.NaN,
+    };
+  }
+  return shares;
 }
 
 interface BatchHistograms {
@@ -445,11 +499,16 @@ async function runHalfPhase(run: {
   resultsDir: string;
   halfDuration: string;
   e2ePerSecond: number;
-  urls: LoadSystem['urls'];
+  system: LoadSystem;
   before: BatchHistograms;
 }): Promise<HalfPhase | undefined> {
   const halfS = seconds(run.halfDuration);
   if (halfS <= 0 || run.e2ePerSecond < 2) return undefined;
+  const urls = run.system.urls;
+  // Every process's CPU over the measured phase (after the warm-up, to 1 s before its end), as the peak window's.
+  const warmupS = seconds(HALF_WARMUP);
+  const sampler = windowSampler(run.system, warmupS * 1000, (warmupS + halfS - 1) * 1000);
+  const hopsBefore = await hopDurations(urls);
   const halfRate = Math.floor(run.e2ePerSecond / 2);
   log(`half of the peak: ${halfRate} fresh events/s offered for ${run.halfDuration} (open model)`);
   // The machine's busy CPUs from the end of setup() to k6's exit (the scenario and its graceful stop).
@@ -471,11 +530,22 @@ async function runHalfPhase(run: {
       profile: 'full',
       onLogLine: (line) => {
         if (line.includes('setup: done')) busy0 = { cpuS: machineBusySeconds(), at: performance.now() };
+        sampler.onLogLine(line);
       },
+      onStart: sampler.onStart,
     },
   );
   const busyCpus = busy0 ? (machineBusySeconds() - busy0.cpuS) / ((performance.now() - busy0.at) / 1000) : Number.NaN;
-  const after = await batchHistograms(run.urls);
+  const window = sampler.finish();
+  const after = await batchHistograms(urls);
+  const slow = slowShares(await hopDurations(urls), hopsBefore);
+  const cpuPerEventUs: Record<string, number> = {};
+  const windowEvents = window ? await countEvents(run.system.databaseUrl, window.from, window.to) : 0;
+  if (window && windowEvents > 0) {
+    for (const [name, cpu] of Object.entries(window.cpuS)) cpuPerEventUs[name] = (cpu * 1e6) / windowEvents;
+    cpuPerEventUs.postgres = (window.postgresS * 1e6) / windowEvents;
+    cpuPerEventUs.k6 = (window.k6CpuS * 1e6) / windowEvents;
+  }
   const halfRequests = requests(halfResult.summary, 'half');
   const { edge, ledger } = run.before;
   return {
@@ -489,6 +559,8 @@ async function runHalfPhase(run: {
     edgeEventsPerBatch: (after.edge.sum - edge.sum) / Math.max(1, after.edge.count - edge.count),
     ledgerEventsPerBatch: (after.ledger.sum - ledger.sum) / Math.max(1, after.ledger.count - ledger.count),
     ledgerEventsPerCall: (after.ledger.sum - ledger.sum) / Math.max(1, ledgerCalls(after, run.before)),
+    cpuPerEventUs,
+    slow,
   };
 }
 
@@ -563,6 +635,7 @@ function reportLines(r: {
   const k6 = r.k6Name;
   const f = (n: number | undefined, d = 0) => (n === undefined || Number.isNaN(n) ? '-' : n.toFixed(d));
   const t = (x: Trend | undefined) => (x ? `${f(x.p50, 1)} / ${f(x.p95, 1)} / ${f(x.p99, 1)} ms` : '-');
+  const pct = (share: number) => (Number.isNaN(share) ? '-' : `${(share * 100).toFixed(2)} %`);
   return [
     '',
     `npm run bench: ${before.cpus} x ${before.cpuModel}, ${f(before.memoryGiB, 1)} GiB; load average ${f(before.loadAverage1m, 2)} before, ${f(after.loadAverage1m, 2)} after`,
@@ -589,6 +662,15 @@ function reportLines(r: {
           `  latency p50 / p95 / p99:       ${t(half.latencyMs)}   (target p99: 50 ms or less)`,
           `  its ${HALF_WARMUP} warm-up before:         ${t(half.warmupLatencyMs)}   (the same rate, right after setup(): not in the figures above)`,
           `  batches:                       edge ${f(half.edgeEventsPerBatch, 2)} events per request, ledger ${f(half.ledgerEventsPerCall, 2)} per call (${f(half.ledgerEventsPerBatch, 2)} per key batch); machine busy ${f(half.machineBusyCpus, 2)} of ${before.cpus} CPUs`,
+          `  CPU per event:                 ${
+            Object.entries(half.cpuPerEventUs)
+              .filter(([, us]) => us >= 2)
+              .map(([name, us]) => `${name} ${f(us)}`)
+              .join(', ') || 'not measured'
+          } µs (the peak's: below)`,
+          `  over 25 / 50 ms:               ${Object.entries(half.slow)
+            .map(([hop, s]) => `${hop} ${pct(s.over25)} / ${pct(s.over50)}`)
+            .join('; ')} (warm-up included)`,
         ]
       : []),
     `STEADY MIXED LOAD (full profile, ${options.duration}: ingest 200/s, replay 50/s, console 10/s)`,
@@ -670,7 +752,7 @@ async function main(): Promise<void> {
     const peakS = seconds(options.peakDuration);
     const windowStartS = steadyS + 3;
     const windowEndS = steadyS + peakS - 1;
-    const sampler = peakWindowSampler(system, windowStartS * 1000, windowEndS * 1000);
+    const sampler = windowSampler(system, windowStartS * 1000, windowEndS * 1000);
     const k6Result = await runK6(
       k6,
       {
@@ -704,7 +786,7 @@ async function main(): Promise<void> {
       resultsDir,
       halfDuration: options.halfDuration,
       e2ePerSecond,
-      urls: system.urls,
+      system,
       before: runBatches,
     });
 
