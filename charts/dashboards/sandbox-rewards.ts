@@ -94,6 +94,10 @@ function line(...panels: Array<(x: number) => Panel>): Panel[] {
 const quantile = (q: number, metric: string, by: string, filter: string) =>
   `histogram_quantile(${q}, sum by (${by}, le) (rate(${metric}_bucket{${filter}}[$__rate_interval])))`;
 
+/** A histogram's p50 and p99, one line per value of `by`. */
+const percentiles = (metric: string, by: string, filter: string): Query[] =>
+  [0.5, 0.99].map((q) => ({ expr: quantile(q, metric, by, filter), legend: `p${q * 100} {{${by}}}` }));
+
 function build(): Dashboard {
   nextId = 1;
   y = 0;
@@ -147,10 +151,7 @@ function build(): Dashboard {
           'Latency per route (p50, p99)',
           'HTTP request duration percentiles per route.',
           's',
-          [
-            { expr: quantile(0.5, 'http_request_duration_seconds', 'route', scopeHttp), legend: 'p50 {{route}}' },
-            { expr: quantile(0.99, 'http_request_duration_seconds', 'route', scopeHttp), legend: 'p99 {{route}}' },
-          ],
+          percentiles('http_request_duration_seconds', 'route', scopeHttp),
           { x, w: 8 },
         ),
       (x) =>
@@ -176,10 +177,7 @@ function build(): Dashboard {
           'Latency per operation (p50, p99)',
           'Duration of request-reply calls per subject, seen by the caller.',
           's',
-          [
-            { expr: quantile(0.5, 'transport_request_duration_seconds', 'subject', scope), legend: 'p50 {{subject}}' },
-            { expr: quantile(0.99, 'transport_request_duration_seconds', 'subject', scope), legend: 'p99 {{subject}}' },
-          ],
+          percentiles('transport_request_duration_seconds', 'subject', scope),
           { x, w: 12 },
         ),
       (x) =>
@@ -234,10 +232,7 @@ function build(): Dashboard {
           'Event decision calls (ledger)',
           "Round trip of one call of ledger.record_events (one transaction, the commit's WAL flush included): every event of the call waits for it, and the ledger sends one call at a time until a call is full.",
           's',
-          [
-            { expr: quantile(0.5, 'ledger_event_call_duration_seconds', 'pod', scope), legend: 'p50 {{pod}}' },
-            { expr: quantile(0.99, 'ledger_event_call_duration_seconds', 'pod', scope), legend: 'p99 {{pod}}' },
-          ],
+          percentiles('ledger_event_call_duration_seconds', 'pod', scope),
           { x, w: 12 },
         ),
     ),
