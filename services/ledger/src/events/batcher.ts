@@ -147,9 +147,8 @@ export class DecisionBatcher {
     options: DecisionBatcherOptions,
     observer?: BatchObserver,
   ) {
-    const called = observer?.called;
     this.batcher = new KeyedBatcher(
-      called ? timedPolicy(policy, called) : policy,
+      observer?.called ? timedPolicy(policy, (seconds) => observer.called?.(seconds)) : policy,
       {
         batchMax: options.batchMax,
         concurrencyMax: options.concurrencyMax,
