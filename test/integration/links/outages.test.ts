@@ -54,6 +54,7 @@ async function compose(
   const platform = new PlatformSwitch(transport);
   const database = await Database.open({ url: databaseUrl, poolMax: 4, logger });
   const served: ServedService[] = [];
+  const closes: Array<() => Promise<void>> = [];
   const start = async <C>(module: ProgramModule<C>) => {
     const program = await module.create(
       {
@@ -67,6 +68,8 @@ async function compose(
       module.readConfig(new EnvReader(ENV)),
     );
     for (const definition of program.services ?? []) served.push(await transport.serve(definition));
+    // The program's own background work (the ledger's retention clean-up), stopped before the database closes.
+    if (program.close) closes.push(program.close);
     return program;
   };
   if (owners.identity) await start(identityAdmission);
@@ -86,6 +89,7 @@ async function compose(
     async stop() {
       await closeServer(server);
       await Promise.all(served.map((s) => s.stop()));
+      for (const close of closes) await close();
       await transport.close();
       await database.close();
     },
