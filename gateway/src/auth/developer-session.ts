@@ -31,6 +31,6 @@ export async function admitDeveloper(transport: Transport, ctx: Koa.Context): Pr
     .catch((error) => {
       throw relabelUnavailable(error, 'AUTH_UNAVAILABLE', 'The identity service is temporarily unavailable.');
     });
-  if (!reply.principal) throw new AppError(401, 'UNAUTHORIZED', 'A valid developer session token is required.');
+  if (!reply.principal) throw new AppError('UNAUTHORIZED', 'A valid developer session token is required.');
   return reply.principal;
 }

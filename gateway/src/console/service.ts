@@ -62,15 +62,15 @@ type PrincipalInit = Pick<ConsolePrincipal, 'identityUserId' | 'canCreateUnlimit
  */
 export function validateAction(body: unknown, where = 'body'): Record<string, unknown> {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw new AppError(400, 'invalid_action', 'The body must be one action object.');
+    throw new AppError('invalid_action', 'The body must be one action object.');
   }
   const type = (body as { type?: unknown }).type;
-  if (type === undefined) throw new AppError(400, 'invalid_action', 'body.type is required');
+  if (type === undefined) throw new AppError('invalid_action', 'body.type is required');
   const validate = typeof type === 'string' ? actionValidators.get(type) : undefined;
   if (!validate) {
-    throw new AppError(400, 'invalid_action', `body.type must be one of ${CONSOLE_ACTION_TYPES.join(', ')}`);
+    throw new AppError('invalid_action', `body.type must be one of ${CONSOLE_ACTION_TYPES.join(', ')}`);
   }
-  if (!validate(body)) throw new AppError(400, 'invalid_action', describeAjvError(validate.errors, where));
+  if (!validate(body)) throw new AppError('invalid_action', describeAjvError(validate.errors, where));
   return body as Record<string, unknown>;
 }
 
@@ -89,7 +89,7 @@ export interface RecordsQuery {
  */
 export function validateRecordsQuery(query: Record<string, unknown>, where = 'query'): RecordsQuery {
   if (!recordsQueryValidator(query)) {
-    throw new AppError(400, 'INVALID_RECORD_QUERY', describeAjvError(recordsQueryValidator.errors, where));
+    throw new AppError('INVALID_RECORD_QUERY', describeAjvError(recordsQueryValidator.errors, where));
   }
   return {
     ...(query as Omit<RecordsQuery, 'limit'>),

@@ -137,7 +137,6 @@ export class GraphQLContext {
     this.statsReads += 1;
     if (this.statsReads > RECORD_PAGES_PER_REQUEST_MAX) {
       throw new AppError(
-        400,
         'INVALID_REQUEST',
         `A request may read at most ${RECORD_PAGES_PER_REQUEST_MAX} decisionStats; split it.`,
       );
@@ -149,7 +148,6 @@ export class GraphQLContext {
     this.recordPages += 1;
     if (this.recordPages > RECORD_PAGES_PER_REQUEST_MAX) {
       throw new AppError(
-        400,
         'INVALID_REQUEST',
         `A request may read at most ${RECORD_PAGES_PER_REQUEST_MAX} record pages; split it.`,
       );

@@ -27,7 +27,7 @@ export const GRAPHQL_LIMITS = {
 /** A limit exceeded: reported as a validation error whose original error is REST's 400 INVALID_REQUEST. */
 function reject(context: ValidationContext | null, error: GraphQLError): void {
   const message = error.message.replace(/^Syntax Error: /, '');
-  context?.reportError(new GraphQLError(message, { originalError: new AppError(400, 'INVALID_REQUEST', message) }));
+  context?.reportError(new GraphQLError(message, { originalError: new AppError('INVALID_REQUEST', message) }));
 }
 
 const reporting = { onReject: [reject], propagateOnRejection: false };

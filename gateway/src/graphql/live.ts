@@ -237,7 +237,6 @@ export class LiveConnection {
     if (this.closed || this.closing) return closingError();
     if (this.subscriptions.size + this.pending >= LIVE_LIMITS.subscriptionsPerConnectionMax) {
       return new AppError(
-        400,
         'INVALID_REQUEST',
         `A connection may hold at most ${LIVE_LIMITS.subscriptionsPerConnectionMax} subscriptions.`,
       );
@@ -247,7 +246,7 @@ export class LiveConnection {
 
   /** The resolver of Subscription.decisions. */
   async decisions(gameIdArgument: string): Promise<AsyncIterableIterator<EventJson>> {
-    if (!isUuid(gameIdArgument)) throw new AppError(400, 'INVALID_REQUEST', 'decisions.gameId must be a valid uuid.');
+    if (!isUuid(gameIdArgument)) throw new AppError('INVALID_REQUEST', 'decisions.gameId must be a valid uuid.');
     // Checked again here (subscribeMessage saw the count of an earlier turn: a burst's messages are parsed before any
     // of them reaches this resolver); this check, in the same turn as taking the slot, is the one that holds.
     const refused = this.refusal();
@@ -360,7 +359,7 @@ export class LiveConnection {
 
 /** A subscribe message on a socket the gateway is closing (never sent: the socket no longer takes messages). */
 function closingError(): AppError {
-  return new AppError(400, 'INVALID_REQUEST', 'The connection is closing.');
+  return new AppError('INVALID_REQUEST', 'The connection is closing.');
 }
 
 function closeCodeOf(error: AppError): number {
@@ -415,7 +414,7 @@ class LiveHub {
       .catch((error: unknown) => {
         throw relabelUnavailable(error, 'AUTH_UNAVAILABLE', 'The identity service is temporarily unavailable.');
       });
-    if (!reply.principal) throw new AppError(401, 'UNAUTHORIZED', 'A valid developer session token is required.');
+    if (!reply.principal) throw new AppError('UNAUTHORIZED', 'A valid developer session token is required.');
     return reply.principal;
   }
 
@@ -513,7 +512,7 @@ export async function createLiveDecisions(options: LiveDecisionsOptions): Promis
       try {
         await platform.assertEnabled(hub.call()).catch((error: unknown) => {
           if (error instanceof AppError && error.status === 503 && error.code !== 'PLATFORM_DISABLED') {
-            throw new AppError(503, 'AUTH_UNAVAILABLE', 'A dependency is temporarily unavailable; retry later.');
+            throw new AppError('AUTH_UNAVAILABLE', 'A dependency is temporarily unavailable; retry later.');
           }
           throw error;
         });

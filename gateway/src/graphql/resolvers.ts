@@ -95,11 +95,7 @@ async function linkIntents(_parent: unknown, args: Args, context: GraphQLContext
   context.takeRecordPage();
   const first = args.first ?? RECORDS_LIMIT_DEFAULT;
   if (typeof first !== 'number' || !Number.isInteger(first) || first < 1 || first > RECORDS_LIMIT_MAX) {
-    throw new AppError(
-      400,
-      'INVALID_RECORD_QUERY',
-      `linkIntents.first must be an integer from 1 to ${RECORDS_LIMIT_MAX}.`,
-    );
+    throw new AppError('INVALID_RECORD_QUERY', `linkIntents.first must be an integer from 1 to ${RECORDS_LIMIT_MAX}.`);
   }
   const after = typeof args.after === 'string' ? args.after : undefined;
   const reply = await readLinkIntents(
@@ -132,7 +128,7 @@ const DECISION_FILTERS = [
  */
 async function decisions(_parent: unknown, args: Args, context: GraphQLContext) {
   context.takeRecordPage();
-  const invalid = (message: string) => new AppError(400, 'INVALID_RECORD_QUERY', message);
+  const invalid = (message: string) => new AppError('INVALID_RECORD_QUERY', message);
   // null is "not given", as for records.
   const given = (name: string) => args[name] !== undefined && args[name] !== null;
   const backward = given('last') || given('before');
@@ -195,11 +191,10 @@ async function decisionStats(_parent: unknown, args: Args, context: GraphQLConte
   const bucketSeconds = BUCKET_SECONDS[String(args.bucket)] ?? 0;
   const fromMs = Date.parse(String(args.from));
   const toMs = Date.parse(String(args.to));
-  if (!(toMs > fromMs)) throw new AppError(400, 'INVALID_STATS_QUERY', 'decisionStats.to must be after from.');
+  if (!(toMs > fromMs)) throw new AppError('INVALID_STATS_QUERY', 'decisionStats.to must be after from.');
   const count = Math.ceil((toMs - fromMs) / (bucketSeconds * 1000));
   if (count > DECISION_STATS_MAX_BUCKETS) {
     throw new AppError(
-      400,
       'INVALID_STATS_QUERY',
       `decisionStats may span at most ${DECISION_STATS_MAX_BUCKETS} buckets (this window holds ${count} of a ${args.bucket}).`,
     );
@@ -261,11 +256,7 @@ async function simulateRule(_parent: unknown, args: { input: Record<string, unkn
   const taken = (simulationsOf.get(context) ?? 0) + 1;
   simulationsOf.set(context, taken);
   if (taken > SIMULATIONS_PER_REQUEST_MAX) {
-    throw new AppError(
-      400,
-      'INVALID_REQUEST',
-      `A request may run at most ${SIMULATIONS_PER_REQUEST_MAX} simulateRule.`,
-    );
+    throw new AppError('INVALID_REQUEST', `A request may run at most ${SIMULATIONS_PER_REQUEST_MAX} simulateRule.`);
   }
   const input = args.input;
   const query = {
@@ -277,7 +268,7 @@ async function simulateRule(_parent: unknown, args: { input: Record<string, unkn
     toMs: Date.parse(String(input.to)),
   };
   const problem = simulationInputProblem(query);
-  if (problem) throw new AppError(400, 'INVALID_REQUEST', problem);
+  if (problem) throw new AppError('INVALID_REQUEST', problem);
   const reply = await readRuleSimulation(
     context.transport,
     context.consolePrincipal,
@@ -348,7 +339,7 @@ export const resolvers = {
     decisions: {
       // Over WebSocket only (live.ts); POST /graphql refuses subscriptions before any resolver runs (server.ts).
       subscribe: (_parent: unknown, args: Args, context: { live?: LiveConnection }) => {
-        if (!context.live) throw new AppError(400, 'INVALID_REQUEST', 'Subscriptions run over WebSocket.');
+        if (!context.live) throw new AppError('INVALID_REQUEST', 'Subscriptions run over WebSocket.');
         return context.live.decisions(String(args.gameId));
       },
       resolve: (event: unknown) => event,

@@ -66,7 +66,6 @@ const subscriptionsOverWebSocket: ApolloServerPlugin<GraphQLContext> = {
       async didResolveOperation({ operation }) {
         if (operation?.operation === 'subscription') {
           throw new AppError(
-            400,
             'INVALID_REQUEST',
             `Subscriptions run over WebSocket (graphql-transport-ws) at ${GRAPHQL_PATH}, not over HTTP POST.`,
           );
@@ -161,7 +160,6 @@ export async function createGraphQLConsole(options: GraphQLConsoleOptions): Prom
         const body = await readJsonBody(ctx);
         if (typeof body !== 'object' || body === null || Array.isArray(body)) {
           throw new AppError(
-            400,
             'INVALID_REQUEST',
             'The body must be one GraphQL request: { query, variables?, operationName? }.',
           );

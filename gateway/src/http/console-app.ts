@@ -98,7 +98,7 @@ export function addConsoleApp(router: Router, options: ConsoleAppOptions): void 
         const body = (await readJsonBody(ctx)) as { email?: unknown } | null;
         const email = typeof body === 'object' && body !== null ? body.email : undefined;
         if (typeof email !== 'string' || email.length > 320 || !EMAIL_PATTERN.test(email)) {
-          throw new AppError(400, 'INVALID_REQUEST', 'email must be an e-mail address.');
+          throw new AppError('INVALID_REQUEST', 'email must be an e-mail address.');
         }
         ctx.body = { data: { token: await sign(email), email } };
       },
@@ -115,15 +115,15 @@ export function addConsoleApp(router: Router, options: ConsoleAppOptions): void 
     try {
       relative = decodeURIComponent(ctx.path.slice('/console/'.length));
     } catch {
-      throw new AppError(404, 'NOT_FOUND', 'No such file.');
+      throw new AppError('NOT_FOUND', 'No such file.');
     }
     const index = `${distDir}index.html`;
     if (!existsSync(index)) {
-      throw new AppError(503, 'CONSOLE_NOT_BUILT', 'The console is not built: run npm run console:build.');
+      throw new AppError('CONSOLE_NOT_BUILT', 'The console is not built: run npm run console:build.');
     }
     // Hashed assets never change; index.html and anything else is revalidated.
     const found = fileFor(distDir, relative);
-    if (!found && relative.startsWith('assets/')) throw new AppError(404, 'NOT_FOUND', 'No such file.');
+    if (!found && relative.startsWith('assets/')) throw new AppError('NOT_FOUND', 'No such file.');
     const file = found ?? index;
     ctx.set(
       'Cache-Control',

@@ -36,7 +36,7 @@ export function addDeveloperCors(router: Router, allowedOrigins: string[]): void
     const origin = ctx.get('Origin');
     if (origin === '') return next();
     if (!isAllowedOrigin(origin, allowedOrigins)) {
-      throw new AppError(403, 'INVALID_SESSION_ORIGIN', 'This origin may not call the developer API.');
+      throw new AppError('INVALID_SESSION_ORIGIN', 'This origin may not call the developer API.');
     }
     ctx.set('Access-Control-Allow-Methods', 'GET, POST');
     ctx.set('Access-Control-Allow-Headers', 'Authorization, Content-Type, X-Request-Id, traceparent');

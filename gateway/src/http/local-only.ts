@@ -54,7 +54,6 @@ export const localOnly: Koa.Middleware = async (ctx, next) => {
   if (reason) {
     ctx.state.log?.warn({ remoteAddress: ctx.req.socket.remoteAddress, reason }, 'development sign-in refused');
     throw new AppError(
-      403,
       'DEV_SESSION_LOCAL_ONLY',
       `The development sign-in answers only a browser on the server's own machine (${reason}).`,
     );

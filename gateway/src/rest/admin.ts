@@ -26,7 +26,7 @@ const schemas = {
 };
 
 export function invitationJson(invitation: Invitation | undefined) {
-  if (!invitation) throw new AppError(500, 'internal_error', 'The identity service returned no invitation.');
+  if (!invitation) throw new AppError('internal_error', 'The identity service returned no invitation.');
   return {
     id: invitation.id,
     email: invitation.email,
@@ -39,7 +39,7 @@ export function invitationJson(invitation: Invitation | undefined) {
 }
 
 export function nativeAccountJson(account: NativeAccount | undefined) {
-  if (!account) throw new AppError(500, 'internal_error', 'The identity service returned no account.');
+  if (!account) throw new AppError('internal_error', 'The identity service returned no account.');
   return {
     creditsUserId: account.creditsUserId,
     status: account.status,
@@ -49,7 +49,7 @@ export function nativeAccountJson(account: NativeAccount | undefined) {
 }
 
 export function devicePermitJson(permit: DevicePermit | undefined) {
-  if (!permit) throw new AppError(500, 'internal_error', 'The identity service returned no permit.');
+  if (!permit) throw new AppError('internal_error', 'The identity service returned no permit.');
   return {
     id: permit.id,
     sessionId: permit.sessionId,
@@ -65,7 +65,7 @@ export async function strictBody<T>(
 ): Promise<T> {
   const body = await readJsonBody(ctx);
   if (!validate(body)) {
-    throw new AppError(400, 'INVALID_REQUEST', describeAjvError(validate.errors as never));
+    throw new AppError('INVALID_REQUEST', describeAjvError(validate.errors as never));
   }
   return body as T;
 }
@@ -73,14 +73,14 @@ export async function strictBody<T>(
 function adminGuard(adminToken: string | undefined): Koa.Middleware {
   const expected = adminToken ? createHash('sha256').update(adminToken).digest() : undefined;
   return async (ctx, next) => {
-    if (!expected) throw new AppError(404, 'not_found', `No route for ${ctx.method} ${ctx.path}.`);
+    if (!expected) throw new AppError('not_found', `No route for ${ctx.method} ${ctx.path}.`);
     const match = /^Bearer (.+)$/.exec(ctx.get('Authorization'));
     // Hashing both sides gives equal lengths, so the comparison time does not depend on the token.
     const given = createHash('sha256')
       .update(match?.[1] ?? '')
       .digest();
     if (!match || !timingSafeEqual(given, expected)) {
-      throw new AppError(401, 'UNAUTHORIZED', 'The operator token is missing or wrong.');
+      throw new AppError('UNAUTHORIZED', 'The operator token is missing or wrong.');
     }
     await next();
   };
@@ -96,7 +96,7 @@ export function addAdminRoutes(router: Router, deps: AdminRouteDeps): void {
   const { transport } = deps;
   const guard = adminGuard(deps.adminToken);
   const uuidParam = (value: string | undefined): string => {
-    if (!value || !isUuid(value)) throw new AppError(404, 'not_found', 'No such object.');
+    if (!value || !isUuid(value)) throw new AppError('not_found', 'No such object.');
     return value;
   };
 
@@ -123,7 +123,7 @@ export function addAdminRoutes(router: Router, deps: AdminRouteDeps): void {
   router.put(`${ADMIN_PREFIX}/native-accounts/:creditsUserId`, guard, async (ctx) => {
     const creditsUserId = ctx.params.creditsUserId;
     if (!creditsUserId || !isUuid(creditsUserId)) {
-      throw new AppError(400, 'INVALID_REQUEST', 'The creditsUserId in the path must be a UUID.');
+      throw new AppError('INVALID_REQUEST', 'The creditsUserId in the path must be a UUID.');
     }
     const body = await strictBody<{ status: string; username?: string | null }>(ctx, schemas.putNativeAccount);
     const reply = await transport.call(

@@ -29,7 +29,7 @@ const LIMIT_TEXT = /^(?:0|[1-9][0-9]{0,3})$/;
 
 /** Parses the records query string: unknown, repeated or malformed parameters are 400 INVALID_RECORD_QUERY. */
 export function parseRecordsQuery(querystring: string): RecordsQuery {
-  const invalid = (message: string) => new AppError(400, 'INVALID_RECORD_QUERY', message);
+  const invalid = (message: string) => new AppError('INVALID_RECORD_QUERY', message);
   const query: Record<string, unknown> = {};
   for (const [parameter, value] of new URLSearchParams(querystring)) {
     if (!Object.hasOwn(recordsQueryParameters, parameter)) {

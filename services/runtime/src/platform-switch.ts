@@ -38,7 +38,7 @@ export class PlatformSwitch {
   /** Throws 503 PLATFORM_DISABLED while the platform is off; PLATFORM_UNAVAILABLE if its state cannot be read. */
   async assertEnabled(ctx: CallContext): Promise<void> {
     if (!(await this.isEnabled(ctx))) {
-      throw new AppError(503, 'PLATFORM_DISABLED', 'The sandbox platform is disabled by its operator.');
+      throw new AppError('PLATFORM_DISABLED', 'The sandbox platform is disabled by its operator.');
     }
   }
 

@@ -224,7 +224,7 @@ export async function runStandalone<C>(module: ProgramModule<C>): Promise<void> 
     routes: [
       (router) =>
         router.all('/{*path}', () => {
-          throw new AppError(503, 'PLATFORM_UNAVAILABLE', `${module.name} is starting; retry later.`);
+          throw new AppError('PLATFORM_UNAVAILABLE', `${module.name} is starting; retry later.`);
         }),
     ],
     readiness: async () => ({ nats: transport?.isReady() ?? false, ...(module.database ? { database: false } : {}) }),

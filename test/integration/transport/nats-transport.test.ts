@@ -79,7 +79,7 @@ describe('NATS transport', () => {
     const client = await open('client');
     await serveTest(server, [
       bind(op, async () => {
-        throw new AppError(403, 'CLIENT_UPDATE_REQUIRED', 'Update the app.', { minBuild: 42 });
+        throw new AppError('CLIENT_UPDATE_REQUIRED', 'Update the app.', { minBuild: 42 });
       }),
     ]);
     const error = await client.call(op, {}, ctx).catch((e: unknown) => e);

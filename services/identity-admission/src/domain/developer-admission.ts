@@ -33,8 +33,8 @@ export interface DeveloperAdmissionDeps {
 /** Claims a developer session token must carry (with `exp`, which every verifier requires). */
 export const DEVELOPER_REQUIRED_CLAIMS = ['sub', 'email', 'email_verified'];
 
-const unauthorized = () => new AppError(401, 'UNAUTHORIZED', 'A valid developer session token is required.');
-const storeUnavailable = () => new AppError(503, 'AUTH_UNAVAILABLE', 'The identity store is temporarily unavailable.');
+const unauthorized = () => new AppError('UNAUTHORIZED', 'A valid developer session token is required.');
+const storeUnavailable = () => new AppError('AUTH_UNAVAILABLE', 'The identity store is temporarily unavailable.');
 
 export async function admitDeveloper(
   deps: DeveloperAdmissionDeps,
@@ -63,10 +63,10 @@ export async function admitDeveloper(
     throw unauthorized();
   }
   if (request.origin !== '' && !isAllowedOrigin(request.origin, deps.allowedOrigins)) {
-    throw new AppError(403, 'INVALID_SESSION_ORIGIN', 'This origin may not call the developer API.');
+    throw new AppError('INVALID_SESSION_ORIGIN', 'This origin may not call the developer API.');
   }
   if (emailVerified !== true) {
-    throw new AppError(403, 'EMAIL_VERIFICATION_REQUIRED', 'The session e-mail address is not verified.');
+    throw new AppError('EMAIL_VERIFICATION_REQUIRED', 'The session e-mail address is not verified.');
   }
   let invitation: InvitationRow | undefined;
   try {
@@ -79,7 +79,7 @@ export async function admitDeveloper(
     throw storeUnavailable();
   }
   if (!invitation || invitation.identity_user_id !== sub) {
-    throw new AppError(403, 'DEVELOPER_INVITATION_REQUIRED', 'An active developer invitation is required.');
+    throw new AppError('DEVELOPER_INVITATION_REQUIRED', 'An active developer invitation is required.');
   }
   return {
     identityUserId: sub,

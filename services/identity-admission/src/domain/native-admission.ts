@@ -8,10 +8,9 @@
 //   DEVICE_VERIFICATION_REQUIRED; the live permit belongs to another account 409 DEVICE_ACCOUNT_CONFLICT; permit store
 //   down 503 DEVICE_AUTH_UNAVAILABLE. Mode `monitor` evaluates step 5 and logs what it would deny, never denying on
 //   it; mode `off` skips it.
-import type { ErrorCode } from '#runtime/contracts/error-codes.ts';
 import { isValidSessionId, isValidUsername } from '#runtime/contracts/identity-names.ts';
 import { isDatabaseFailure } from '#runtime/db/failures.ts';
-import { AppError } from '#runtime/errors.ts';
+import { AppError, type SingleStatusCode } from '#runtime/errors.ts';
 import { isUuid } from '#runtime/validation/uuid.ts';
 import type { NativeAdmissionMode } from '../config.ts';
 import type { NativeAccountRow } from '../repositories/native-accounts.ts';
@@ -66,8 +65,8 @@ export interface NativeAdmissionRequest {
   capabilities: string;
 }
 
-const deny = (status: number, code: ErrorCode, message: string, extra?: Record<string, unknown>) =>
-  new AppError(status, code, message, extra);
+const deny = (code: SingleStatusCode, message: string, extra?: Record<string, unknown>) =>
+  new AppError(code, message, extra);
 
 export async function admitNative(
   deps: NativeAdmissionDeps,
@@ -75,20 +74,20 @@ export async function admitNative(
 ): Promise<NativePrincipal> {
   // 1. The session token.
   if (request.authorization.trim() === '') {
-    throw deny(401, 'UNAUTHORIZED', 'A native session token is required.');
+    throw deny('UNAUTHORIZED', 'A native session token is required.');
   }
   const token = bearerToken(request.authorization);
-  if (!token) throw deny(401, 'UNAUTHORIZED', 'The Authorization header must be `Bearer <native session token>`.');
+  if (!token) throw deny('UNAUTHORIZED', 'The Authorization header must be `Bearer <native session token>`.');
   const verified = await deps.verifier.verify(token);
   if (!verified.ok) {
     if (verified.reason === 'keys_unavailable') {
-      throw deny(503, 'ACCOUNT_STATUS_UNAVAILABLE', 'The native identity provider is temporarily unavailable.');
+      throw deny('ACCOUNT_STATUS_UNAVAILABLE', 'The native identity provider is temporarily unavailable.');
     }
-    throw deny(401, 'INVALID_TOKEN', 'The native session token is invalid or expired.');
+    throw deny('INVALID_TOKEN', 'The native session token is invalid or expired.');
   }
   const { sub, sid, preferred_username: preferredUsername } = verified.payload as Record<string, unknown>;
   if (!isUuid(sub) || typeof sid !== 'string' || !isValidSessionId(sid)) {
-    throw deny(401, 'INVALID_TOKEN_PAYLOAD', 'The native session token needs a UUID `sub` and a `sid`.');
+    throw deny('INVALID_TOKEN_PAYLOAD', 'The native session token needs a UUID `sub` and a `sid`.');
   }
   const creditsUserId = sub.toLowerCase();
   const sessionId = sid;
@@ -99,7 +98,7 @@ export async function admitNative(
     !COUNTRY_PATTERN.test(country) ||
     (deps.policy.supportedCountries.length > 0 && !deps.policy.supportedCountries.includes(country.toUpperCase()))
   ) {
-    throw deny(403, 'GEO_BLOCKED', 'The service is not available in this country.');
+    throw deny('GEO_BLOCKED', 'The service is not available in this country.');
   }
 
   // 3. The account, created active on first sight.
@@ -109,16 +108,16 @@ export async function admitNative(
   } catch (error) {
     if (!isDatabaseFailure(error)) throw error;
     deps.log.error({ err: error }, 'native account store failed');
-    throw deny(503, 'ACCOUNT_STATUS_UNAVAILABLE', 'The account status cannot be checked right now; retry later.');
+    throw deny('ACCOUNT_STATUS_UNAVAILABLE', 'The account status cannot be checked right now; retry later.');
   }
-  if (account.status !== 'active') throw deny(403, 'ACCOUNT_DISABLED', 'This account is disabled.');
+  if (account.status !== 'active') throw deny('ACCOUNT_DISABLED', 'This account is disabled.');
 
   // 4. Client build.
   const minBuild = deps.policy.minBuild;
   if (minBuild > 0) {
     const build = request.build.trim();
     if (!BUILD_PATTERN.test(build) || Number(build) < minBuild) {
-      throw deny(403, 'CLIENT_UPDATE_REQUIRED', `This client build is too old; update to build ${minBuild} or later.`, {
+      throw deny('CLIENT_UPDATE_REQUIRED', `This client build is too old; update to build ${minBuild} or later.`, {
         minBuild,
       });
     }
@@ -149,7 +148,7 @@ async function deviceDenial(
 ): Promise<AppError | undefined> {
   const capabilities = capabilitiesHeader.split(',').map((c) => c.trim());
   const verificationRequired = () =>
-    deny(403, 'DEVICE_VERIFICATION_REQUIRED', 'This session needs a verified device (capability challenge-v1).');
+    deny('DEVICE_VERIFICATION_REQUIRED', 'This session needs a verified device (capability challenge-v1).');
   if (!capabilities.includes(DEVICE_CAPABILITY)) return verificationRequired();
   let owners: string[];
   try {
@@ -157,11 +156,11 @@ async function deviceDenial(
   } catch (error) {
     if (!isDatabaseFailure(error)) throw error;
     deps.log.error({ err: error }, 'device permit store failed');
-    return deny(503, 'DEVICE_AUTH_UNAVAILABLE', 'Device verification is temporarily unavailable; retry later.');
+    return deny('DEVICE_AUTH_UNAVAILABLE', 'Device verification is temporarily unavailable; retry later.');
   }
   if (owners.includes(creditsUserId)) return undefined;
   if (owners.length > 0) {
-    return deny(409, 'DEVICE_ACCOUNT_CONFLICT', "This session's device permit belongs to another account.");
+    return deny('DEVICE_ACCOUNT_CONFLICT', "This session's device permit belongs to another account.");
   }
   return verificationRequired();
 }

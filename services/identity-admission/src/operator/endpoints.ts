@@ -56,7 +56,7 @@ export function devicePermitMessage(row: DevicePermitRow) {
   };
 }
 
-const invalid = (message: string) => new AppError(400, 'INVALID_REQUEST', message);
+const invalid = (message: string) => new AppError('INVALID_REQUEST', message);
 
 export function operatorEndpoints(deps: OperatorEndpointDeps): EndpointBinding[] {
   const invitations = new InvitationRepository(deps.database);
@@ -68,7 +68,7 @@ export function operatorEndpoints(deps: OperatorEndpointDeps): EndpointBinding[]
   const storeError = (error: unknown): never => {
     if (error instanceof AppError || !isDatabaseFailure(error)) throw error;
     deps.logger.warn({ err: error }, 'identity store unavailable');
-    throw new AppError(503, 'PLATFORM_UNAVAILABLE', 'The identity store is temporarily unavailable.');
+    throw new AppError('PLATFORM_UNAVAILABLE', 'The identity store is temporarily unavailable.');
   };
 
   return [
@@ -81,7 +81,7 @@ export function operatorEndpoints(deps: OperatorEndpointDeps): EndpointBinding[]
     bind(identityOps.createInvitation, async (request) => {
       if (!isValidEmail(request.email)) throw invalid('email must be an e-mail address.');
       const row = await invitations.create(request.email, request.canCreateUnlimitedOrganization).catch(storeError);
-      if (!row) throw new AppError(409, 'conflict', 'This e-mail already has an active invitation.');
+      if (!row) throw new AppError('conflict', 'This e-mail already has an active invitation.');
       return { invitation: invitationMessage(row) };
     }),
     bind(identityOps.listInvitations, async () => ({
@@ -89,7 +89,7 @@ export function operatorEndpoints(deps: OperatorEndpointDeps): EndpointBinding[]
     })),
     bind(identityOps.revokeInvitation, async (request) => {
       const row = await invitations.revoke(request.id).catch(storeError);
-      if (!row) throw new AppError(404, 'not_found', 'No invitation with this id.');
+      if (!row) throw new AppError('not_found', 'No invitation with this id.');
       return { invitation: invitationMessage(row) };
     }),
     bind(identityOps.putNativeAccount, async (request) => {

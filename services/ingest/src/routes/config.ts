@@ -14,7 +14,7 @@ import type { Transport } from '#runtime/transport/operation.ts';
 export const CONFIG_PATH = '/api/game-sdk/v2/config';
 
 const invalidPublicKey = () =>
-  new AppError(401, 'INVALID_PUBLIC_KEY', 'Exactly one publicKey query parameter with a valid public key is required.');
+  new AppError('INVALID_PUBLIC_KEY', 'Exactly one publicKey query parameter with a valid public key is required.');
 
 export function addConfigRoutes(router: Router, deps: { transport: Transport; platform: PlatformSwitch }): void {
   router.get(CONFIG_PATH, platformGate(deps.platform, 'retry_later'), async (ctx) => {
@@ -32,7 +32,7 @@ export function addConfigRoutes(router: Router, deps: { transport: Transport; pl
 }
 
 function gamePublicConfig(config: GamePublicConfig | undefined) {
-  if (!config) throw new AppError(500, 'internal_error', 'The ledger returned no configuration.');
+  if (!config) throw new AppError('internal_error', 'The ledger returned no configuration.');
   return {
     gameId: config.gameId,
     name: config.name,

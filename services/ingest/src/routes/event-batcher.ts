@@ -86,10 +86,10 @@ class RecordEventsPolicy implements BatchPolicy<EdgeEvent, RecordEventResponse> 
         if (outcome?.case === 'result') return outcome.value;
         if (outcome?.case === 'error') {
           return new Rejected(
-            new AppError(outcome.value.status, toErrorCode(outcome.value.code), outcome.value.message),
+            AppError.withStatus(outcome.value.status, toErrorCode(outcome.value.code), outcome.value.message),
           );
         }
-        return new Rejected(new AppError(500, 'internal_error', 'The ledger answered no outcome for the event.'));
+        return new Rejected(new AppError('internal_error', 'The ledger answered no outcome for the event.'));
       }),
     );
   }

@@ -72,7 +72,7 @@ export function addEventRoutes(router: Router, deps: EventRouteDeps): void {
     const checked = validateEventInput(body, memberFault);
     if (!checked.ok) {
       await keys.assertKnown(ctx, key);
-      throw new AppError(400, checked.code, checked.message);
+      throw new AppError(checked.code, checked.message);
     }
     const input = checked.input;
     const canonical = eventCanonicalForms(input);
@@ -116,6 +116,6 @@ export function setQuotaHeaders(response: ServerResponse, quota: DecisionQuota):
 
 /** GameEventResult: the event record plus `replayed` and `mode`. */
 function gameEventResult(decision: DeveloperEvent | undefined, replayed: boolean) {
-  if (!decision) throw new AppError(500, 'internal_error', 'The ledger returned no decision.');
+  if (!decision) throw new AppError('internal_error', 'The ledger returned no decision.');
   return { ...eventRecordJson(decision), replayed, mode: 'sandbox' };
 }

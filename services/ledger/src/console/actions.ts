@@ -44,9 +44,9 @@ export interface ActionResult {
   kind?: KeyKind;
 }
 
-const notFound = () => new AppError(404, 'not_found', 'No such object in an organization you are a member of.');
-const forbidden = (what: string) => new AppError(403, 'forbidden', `Your role in this organization cannot ${what}.`);
-const invalid = (message: string) => new AppError(400, 'invalid_action', message);
+const notFound = () => new AppError('not_found', 'No such object in an organization you are a member of.');
+const forbidden = (what: string) => new AppError('forbidden', `Your role in this organization cannot ${what}.`);
+const invalid = (message: string) => new AppError('invalid_action', message);
 
 // The edge validates every action against its JSON Schema; these checks repeat the ones the ledger's invariants
 // depend on, so that a caller on the transport cannot bypass them.
@@ -134,7 +134,7 @@ export class ConsoleActions {
       tx: ConsoleTx,
     ) => Promise<{ organizationId: string; result: ActionResult; details: Record<string, unknown> }>,
   ): Promise<ActionResult> {
-    if (!principal.identityUserId) throw new AppError(401, 'UNAUTHORIZED', 'A developer principal is required.');
+    if (!principal.identityUserId) throw new AppError('UNAUTHORIZED', 'A developer principal is required.');
     return this.repository
       .transaction(async (tx) => {
         const { organizationId, result, details } = await work(tx);
@@ -150,7 +150,7 @@ export class ConsoleActions {
   async createOrganization(principal: ConsolePrincipal, a: CreateOrganizationAction): Promise<ActionResult> {
     const unlimitedFunding = a.unlimitedFunding ?? false;
     if (unlimitedFunding && !principal.canCreateUnlimitedOrganization) {
-      throw new AppError(
+      throw AppError.withStatus(
         403,
         'unlimited_funding',
         'Your invitation does not allow organizations with unlimited funding.',
@@ -168,10 +168,10 @@ export class ConsoleActions {
     return this.run(principal, 'fundOrganization', async (tx) => {
       const organization = await this.admit(tx, principal, uuid(a.organizationId, 'organizationId'), 'manage');
       if (organization.unlimitedFunding) {
-        throw new AppError(400, 'unlimited_funding', 'An organization with unlimited funding takes no funding.');
+        throw AppError.withStatus(400, 'unlimited_funding', 'An organization with unlimited funding takes no funding.');
       }
       if (organization.balanceCredits + credits > CREDITS_MAX) {
-        throw new AppError(400, 'limit_exceeded', `The organization balance cannot exceed ${CREDITS_MAX} credits.`);
+        throw new AppError('limit_exceeded', `The organization balance cannot exceed ${CREDITS_MAX} credits.`);
       }
       await tx.addBalance(organization.id, credits);
       return {
@@ -206,7 +206,6 @@ export class ConsoleActions {
         const spent = await tx.projectSpent(project.id);
         if (maxPayoutCredits < project.budgetCredits || maxPayoutCredits < spent) {
           throw new AppError(
-            400,
             'limit_exceeded',
             `maxPayoutCredits cannot fall below the project's budget (${project.budgetCredits}) or spending (${spent}).`,
           );
@@ -232,14 +231,12 @@ export class ConsoleActions {
       if (!project) throw notFound();
       if (!organization.unlimitedFunding && organization.balanceCredits < credits) {
         throw new AppError(
-          400,
           'insufficient_funds',
           `The organization balance (${organization.balanceCredits}) is below the amount.`,
         );
       }
       if (project.budgetCredits + credits > project.maxPayoutCredits) {
         throw new AppError(
-          400,
           'project_limit',
           `The project's budget would exceed its ceiling of ${project.maxPayoutCredits} credits.`,
         );
@@ -293,7 +290,6 @@ export class ConsoleActions {
         (maxPayoutCredits < game.budgetCredits || maxPayoutCredits < game.spentCredits)
       ) {
         throw new AppError(
-          400,
           'limit_exceeded',
           `maxPayoutCredits cannot fall below the game's budget (${game.budgetCredits}) or spending (${game.spentCredits}).`,
         );
@@ -323,14 +319,12 @@ export class ConsoleActions {
       const unallocated = project.budgetCredits - project.allocatedCredits;
       if (unallocated < credits) {
         throw new AppError(
-          400,
           'insufficient_funds',
           `The project's budget not yet allocated to its games (${unallocated}) is below the amount.`,
         );
       }
       if (game.budgetCredits + credits > game.maxPayoutCredits) {
         throw new AppError(
-          400,
           'game_limit',
           `The game's budget would exceed its ceiling of ${game.maxPayoutCredits} credits.`,
         );
@@ -351,7 +345,7 @@ export class ConsoleActions {
     return this.run(principal, 'createRule', async (tx) => {
       const organization = await this.admitFor(tx, principal, 'games', uuid(a.gameId, 'gameId'), 'manage');
       const id = await tx.insertRule({ id: a.gameId, organizationId: organization.id }, a.eventType, rewardCredits);
-      if (!id) throw new AppError(409, 'conflict', `The game already has a rule for event type '${a.eventType}'.`);
+      if (!id) throw new AppError('conflict', `The game already has a rule for event type '${a.eventType}'.`);
       return {
         organizationId: organization.id,
         result: { id },
@@ -413,7 +407,7 @@ export class ConsoleActions {
     return this.run(principal, 'addMember', async (tx) => {
       const organization = await this.admit(tx, principal, uuid(a.organizationId, 'organizationId'), 'members');
       const id = await tx.insertMember(organization.id, a.identityUserId, role);
-      if (!id) throw new AppError(409, 'conflict', 'This identity is already a member of the organization.');
+      if (!id) throw new AppError('conflict', 'This identity is already a member of the organization.');
       return { organizationId: organization.id, result: { id }, details: { identityUserId: a.identityUserId, role } };
     });
   }
@@ -424,7 +418,7 @@ export class ConsoleActions {
       const organization = await this.admitFor(tx, principal, 'members', uuid(a.memberId, 'memberId'), 'members');
       const member = await tx.lockMember(a.memberId);
       if (!member) throw notFound();
-      if (member.role === 'owner') throw new AppError(409, 'owner_immutable', 'The owner cannot be changed.');
+      if (member.role === 'owner') throw new AppError('owner_immutable', 'The owner cannot be changed.');
       await tx.updateMemberRole(member.id, role);
       return {
         organizationId: organization.id,
@@ -439,7 +433,7 @@ export class ConsoleActions {
       const organization = await this.admitFor(tx, principal, 'members', uuid(a.memberId, 'memberId'), 'members');
       const member = await tx.lockMember(a.memberId);
       if (!member) throw notFound();
-      if (member.role === 'owner') throw new AppError(409, 'owner_immutable', 'The owner cannot be removed.');
+      if (member.role === 'owner') throw new AppError('owner_immutable', 'The owner cannot be removed.');
       await tx.deleteMember(member.id);
       return {
         organizationId: organization.id,

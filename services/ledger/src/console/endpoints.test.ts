@@ -15,7 +15,7 @@ function translated(error: unknown): unknown {
 
 describe('translateStoreError', () => {
   it('passes API errors through unchanged', () => {
-    const error = new AppError(404, 'not_found', 'No such object.');
+    const error = new AppError('not_found', 'No such object.');
     expect(translated(error)).toBe(error);
   });
 

@@ -29,7 +29,6 @@ export function translateStoreError(error: unknown, logger: Logger): never {
   if (failure) {
     logger.warn({ err: error, failure }, 'ledger database unavailable');
     throw new AppError(
-      503,
       'DEVELOPER_ACCESS_UNAVAILABLE',
       failure === 'connection_lost'
         ? 'The console lost its database connection; an action may or may not have been applied. Check before retrying.'
@@ -41,13 +40,13 @@ export function translateStoreError(error: unknown, logger: Logger): never {
     // A CHECK constraint refused a value the checks above let through (for example a name with a control character
     // sent straight to the transport): the invariant held, the action is invalid.
     logger.warn({ err: error }, 'console action refused by a database constraint');
-    throw new AppError(400, 'invalid_action', 'The action violates a constraint of the ledger.');
+    throw new AppError('invalid_action', 'The action violates a constraint of the ledger.');
   }
   throw error;
 }
 
 export function principalOf(principal: ConsolePrincipal | undefined): ConsolePrincipal {
-  if (!principal?.identityUserId) throw new AppError(401, 'UNAUTHORIZED', 'A developer principal is required.');
+  if (!principal?.identityUserId) throw new AppError('UNAUTHORIZED', 'A developer principal is required.');
   return principal;
 }
 
@@ -116,7 +115,7 @@ export function consoleEndpoints(deps: ConsoleDeps): EndpointBinding[] {
           result = actions.removeMember(principal, action.value);
           break;
         default:
-          throw new AppError(400, 'invalid_action', 'Unknown console action.');
+          throw new AppError('invalid_action', 'Unknown console action.');
       }
       return result.catch(fail);
     }),

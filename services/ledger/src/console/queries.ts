@@ -77,9 +77,9 @@ export interface DecisionsPage {
   hasNewer: boolean;
 }
 
-const invalidQuery = (message: string) => new AppError(400, 'INVALID_RECORD_QUERY', message);
+const invalidQuery = (message: string) => new AppError('INVALID_RECORD_QUERY', message);
 const invalidCursor = () =>
-  new AppError(400, 'INVALID_CURSOR', 'The cursor is not one this endpoint issued for this kind and these filters.');
+  new AppError('INVALID_CURSOR', 'The cursor is not one this endpoint issued for this kind and these filters.');
 
 /** The filters a cursor is bound to, in one canonical spelling. */
 export function cursorScope(r: { organizationId?: string; projectId?: string; gameId?: string }): string {
@@ -121,7 +121,7 @@ export class ConsoleQueries {
     toMs: number;
     bucketSeconds: number;
   }): Promise<DecisionStatsRow[]> {
-    const invalid = (message: string) => new AppError(400, 'INVALID_STATS_QUERY', message);
+    const invalid = (message: string) => new AppError('INVALID_STATS_QUERY', message);
     if (!isUuid(r.gameId)) throw invalid('gameId must be a valid uuid.');
     if (!Number.isInteger(r.bucketSeconds) || r.bucketSeconds < 60) throw invalid('bucket must be at least a minute.');
     if (!Number.isFinite(r.fromMs) || !Number.isFinite(r.toMs) || r.toMs <= r.fromMs) {
@@ -132,7 +132,7 @@ export class ConsoleQueries {
     }
     return this.repository.read(async (em) => {
       if (!(await canSee(em, r.identityUserId, 'games', r.gameId))) {
-        throw new AppError(404, 'not_found', 'No such object in an organization you are a member of.');
+        throw new AppError('not_found', 'No such object in an organization you are a member of.');
       }
       return readDecisionStats(em, {
         gameId: r.gameId,
@@ -166,7 +166,7 @@ export class ConsoleQueries {
     }
     const rows = await this.repository.read(async (em) => {
       if (!(await canSee(em, r.identityUserId, 'games', r.gameId))) {
-        throw new AppError(404, 'not_found', 'No such object in an organization you are a member of.');
+        throw new AppError('not_found', 'No such object in an organization you are a member of.');
       }
       return readLinkIntents(em, { gameId: r.gameId, after, take: r.limit + 1, now: this.clock.now() });
     });
@@ -208,7 +208,7 @@ export class ConsoleQueries {
       ] as const;
       for (const [table, id] of objects) {
         if (id !== undefined && !(await canSee(em, r.identityUserId, table, id))) {
-          throw new AppError(404, 'not_found', 'No such object in an organization you are a member of.');
+          throw new AppError('not_found', 'No such object in an organization you are a member of.');
         }
       }
       return readDecisions(em, {
@@ -281,7 +281,7 @@ export class ConsoleQueries {
       ] as const;
       for (const [table, id] of filters) {
         if (id !== undefined && !(await canSee(em, r.identityUserId, table, id))) {
-          throw new AppError(404, 'not_found', 'No such object in an organization you are a member of.');
+          throw new AppError('not_found', 'No such object in an organization you are a member of.');
         }
       }
       return readRecords(em, {

@@ -36,9 +36,9 @@ export const OUTCOME_UNKNOWN_FAILURE =
 /** A 503 whose failure is known to have stored nothing. */
 const NOT_STORED = 'The ledger is temporarily unavailable; retry later. Nothing was stored.';
 
-export const invalidKey = () => new AppError(401, 'invalid_key', 'The key is unknown, revoked or not a secret key.');
+export const invalidKey = () => new AppError('invalid_key', 'The key is unknown, revoked or not a secret key.');
 export const invalidPublicKey = () =>
-  new AppError(401, 'INVALID_PUBLIC_KEY', 'The publicKey is missing, malformed, unknown or revoked.');
+  new AppError('INVALID_PUBLIC_KEY', 'The publicKey is missing, malformed, unknown or revoked.');
 
 /** The error of an outcome without a decision. */
 export function outcomeError(outcome: Exclude<RecordOutcome, 'decided' | 'replayed'>): AppError {
@@ -46,9 +46,9 @@ export function outcomeError(outcome: Exclude<RecordOutcome, 'decided' | 'replay
     case 'invalid_key':
       return invalidKey();
     case 'invalid_player':
-      return new AppError(404, 'invalid_player', 'playerId is not a player of this game.');
+      return new AppError('invalid_player', 'playerId is not a player of this game.');
     case 'event_conflict':
-      return new AppError(409, 'event_conflict', 'This eventId was already used with a different payload.');
+      return new AppError('event_conflict', 'This eventId was already used with a different payload.');
   }
 }
 
@@ -66,11 +66,11 @@ export function eventFailures(events: Pick<EventRepository, 'storedDecision'>, l
   const notStored = (error: unknown): never => {
     if (error instanceof QueueFullError) {
       logger.warn({ err: error }, 'ledger event queue full');
-      throw new AppError(503, 'retry_later', 'The ledger is overloaded; retry later. Nothing was stored.');
+      throw new AppError('retry_later', 'The ledger is overloaded; retry later. Nothing was stored.');
     }
     if (error instanceof DatabaseUnavailableError) {
       logger.warn({ err: error, sqlstate: sqlStateOf(error) }, 'ledger database unavailable');
-      throw new AppError(503, 'retry_later', NOT_STORED);
+      throw new AppError('retry_later', NOT_STORED);
     }
     const sqlstate = sqlStateOf(error);
     if (sqlstate === undefined) throw error;
@@ -79,7 +79,7 @@ export function eventFailures(events: Pick<EventRepository, 'storedDecision'>, l
     // transaction block was rolled back, so nothing was stored. An error for the operators, with its code; for the
     // client the outage it is (CONTRACT section 7: a dependency down is 503 retry_later), not a bare 500.
     logger.error({ err: error, sqlstate }, 'ledger statement failed with an unexpected SQLSTATE; nothing was stored');
-    throw new AppError(503, 'retry_later', NOT_STORED);
+    throw new AppError('retry_later', NOT_STORED);
   };
   const decision = async (params: RecordEventParams, error: unknown): Promise<RecordResult> => {
     const lost = error instanceof DatabaseUnavailableError && error.outcome === 'unknown';
@@ -103,7 +103,7 @@ export function eventFailures(events: Pick<EventRepository, 'storedDecision'>, l
       lost ? 'ledger connection lost during a decision' : 'stored decision looked up after a failed decision',
     );
     if (stored) return stored;
-    throw new AppError(503, 'retry_later', lost ? OUTCOME_UNKNOWN : OUTCOME_UNKNOWN_FAILURE);
+    throw new AppError('retry_later', lost ? OUTCOME_UNKNOWN : OUTCOME_UNKNOWN_FAILURE);
   };
   return { notStored, decision };
 }
@@ -116,9 +116,7 @@ type RecordEventOutcomeInit = MessageInitShape<typeof RecordEventOutcomeSchema>;
  */
 export function outcomeOfError(error: unknown, logger: Logger, requestId: string): RecordEventOutcomeInit {
   const appError =
-    error instanceof AppError
-      ? error
-      : new AppError(500, 'internal_error', 'The service failed to handle the request.');
+    error instanceof AppError ? error : new AppError('internal_error', 'The service failed to handle the request.');
   if (!(error instanceof AppError) || appError.status >= 500) {
     logger.error({ err: error, requestId }, 'event of a RecordEvents request failed');
   }

@@ -35,11 +35,11 @@ export function recordEventParams(
     request.occurredAtMs < occurredAtMinMs ||
     request.occurredAtMs > occurredAtMaxMs
   ) {
-    throw new AppError(400, 'invalid_event', 'The event does not match GameEventInput.');
+    throw new AppError('invalid_event', 'The event does not match GameEventInput.');
   }
   const metadataJson = request.metadataJson;
   if (metadataJson !== undefined && !isMetadataText(metadataJson)) {
-    throw new AppError(400, 'invalid_metadata', 'The metadata is not a canonical JSON object within its limits.');
+    throw new AppError('invalid_metadata', 'The metadata is not a canonical JSON object within its limits.');
   }
   return {
     keyHash: request.keyHash,
@@ -71,6 +71,6 @@ function isMetadataText(text: string): boolean {
 /** A RecordEvents request holds at most EVENT_LIMITS.eventsPerRequestMax events (400 invalid_event otherwise). */
 export function checkRecordEventsSize(request: RecordEventsRequest): void {
   if (request.events.length > EVENT_LIMITS.eventsPerRequestMax) {
-    throw new AppError(400, 'invalid_event', `At most ${EVENT_LIMITS.eventsPerRequestMax} events per request.`);
+    throw new AppError('invalid_event', `At most ${EVENT_LIMITS.eventsPerRequestMax} events per request.`);
   }
 }

@@ -20,21 +20,21 @@ export interface LinkEndpointDeps {
   logger: Logger;
 }
 
-const invalidKey = () => new AppError(401, 'invalid_key', 'The key is unknown, revoked or not a secret key.');
+const invalidKey = () => new AppError('invalid_key', 'The key is unknown, revoked or not a secret key.');
 
 /** The API's answer to a refused intent. Messages describe the intent, never the token. */
 export function refusalError(refusal: LinkRefusal): AppError {
   switch (refusal) {
     case 'unknown':
-      return new AppError(404, 'invalid_link', 'No link intent has this token.');
+      return AppError.withStatus(404, 'invalid_link', 'No link intent has this token.');
     case 'used':
-      return new AppError(409, 'invalid_link', 'This link token was already used.');
+      return AppError.withStatus(409, 'invalid_link', 'This link token was already used.');
     case 'expired':
-      return new AppError(409, 'invalid_link', 'This link token has expired; ask the game for a new one.');
+      return AppError.withStatus(409, 'invalid_link', 'This link token has expired; ask the game for a new one.');
     case 'player_linked':
-      return new AppError(409, 'already_linked', 'This player is already linked to an account.');
+      return new AppError('already_linked', 'This player is already linked to an account.');
     case 'account_linked':
-      return new AppError(409, 'already_linked', 'This account is already linked to another player of this game.');
+      return new AppError('already_linked', 'This account is already linked to another player of this game.');
   }
 }
 
@@ -47,7 +47,6 @@ export function linkEndpoints(deps: LinkEndpointDeps): EndpointBinding[] {
     if (!failure) throw error;
     logger.warn({ err: error, failure }, 'ledger database unavailable');
     throw new AppError(
-      503,
       'retry_later',
       failure === 'connection_lost'
         ? 'The ledger lost its database connection; the outcome is unknown. Retry later.'
@@ -62,10 +61,9 @@ export function linkEndpoints(deps: LinkEndpointDeps): EndpointBinding[] {
       const keyHash = hashOf(request.keyHash);
       if (!keyHash) throw invalidKey();
       const tokenHash = hashOf(request.tokenHash);
-      if (!tokenHash) throw new AppError(400, 'INVALID_REQUEST', 'token_hash must be 32 bytes.');
+      if (!tokenHash) throw new AppError('INVALID_REQUEST', 'token_hash must be 32 bytes.');
       if (!isValidExternalPlayerId(request.externalPlayerId)) {
         throw new AppError(
-          400,
           'INVALID_PLAYER',
           'externalPlayerId must be 1 to 200 characters without control characters.',
         );
@@ -77,7 +75,7 @@ export function linkEndpoints(deps: LinkEndpointDeps): EndpointBinding[] {
         case 'invalid_key':
           throw invalidKey();
         case 'already_linked':
-          throw new AppError(409, 'already_linked', 'This player is already linked to an account.');
+          throw new AppError('already_linked', 'This player is already linked to an account.');
         default:
           return { playerId: result.playerId, expiresAt: result.expiresAt };
       }
@@ -94,7 +92,7 @@ export function linkEndpoints(deps: LinkEndpointDeps): EndpointBinding[] {
       if (!tokenHash) throw refusalError('unknown');
       const account = request.account;
       if (!account || !isUuid(account.creditsUserId)) {
-        throw new AppError(401, 'UNAUTHORIZED', 'An admitted native account is required.');
+        throw new AppError('UNAUTHORIZED', 'An admitted native account is required.');
       }
       const result = await links
         .approve(
@@ -110,7 +108,7 @@ export function linkEndpoints(deps: LinkEndpointDeps): EndpointBinding[] {
       const keyHash = hashOf(request.keyHash);
       if (!keyHash) throw invalidKey();
       const { selector } = request;
-      const notFound = () => new AppError(404, 'not_found', "No such player in this key's game.");
+      const notFound = () => new AppError('not_found', "No such player in this key's game.");
       let query: PlayerSelector;
       if (selector.case === 'playerId') {
         // A malformed id names no player (404), but the key is still checked first (401).
@@ -118,7 +116,7 @@ export function linkEndpoints(deps: LinkEndpointDeps): EndpointBinding[] {
       } else if (selector.case === 'externalPlayerId') {
         query = { externalPlayerId: selector.value };
       } else {
-        throw new AppError(400, 'INVALID_PLAYER', 'A playerId or an externalPlayerId is required.');
+        throw new AppError('INVALID_PLAYER', 'A playerId or an externalPlayerId is required.');
       }
       const result = await links.player(keyHash, query).catch(storeFailure);
       if (result.outcome === 'invalid_key') throw invalidKey();

@@ -23,7 +23,7 @@ export interface SimulationRequest extends SimulationInput {
   active: boolean;
 }
 
-const notFound = () => new AppError(404, 'not_found', 'No such object in an organization you are a member of.');
+const notFound = () => new AppError('not_found', 'No such object in an organization you are a member of.');
 
 export class RuleSimulations {
   private readonly repository: ConsoleRepository;
@@ -37,7 +37,7 @@ export class RuleSimulations {
   async simulate(r: SimulationRequest): Promise<SimulationRow> {
     // The edge checks the same rules first; again here, for callers on the transport.
     const problem = simulationInputProblem(r, 'input');
-    if (problem) throw new AppError(400, 'INVALID_REQUEST', problem);
+    if (problem) throw new AppError('INVALID_REQUEST', problem);
     const window = { gameId: r.gameId, from: new Date(r.fromMs), to: new Date(r.toMs) };
     return this.repository.read(async (em) => {
       // Who may edit the game's rules may try a rule: the console actions' own role check (owner, admin).
@@ -49,7 +49,6 @@ export class RuleSimulations {
       const count = await countWindowDecisions(em, { ...window, atMost: this.config.maxEvents + 1 });
       if (count > this.config.maxEvents) {
         throw new AppError(
-          400,
           SIMULATION_TOO_LARGE,
           `The window holds more than ${this.config.maxEvents} decisions of this game, the most one simulation ` +
             'replays; simulate a shorter window.',

@@ -11,7 +11,8 @@ import {
 import { LINK_TOKEN_PATTERN } from '#runtime/credentials/keys.ts';
 import { createAjv, describeAjvError } from '#runtime/validation/ajv.ts';
 
-export type Checked<T> = { ok: true; value: T } | { ok: false; code: ErrorCode; message: string };
+/** A failure names its status: `invalid_link` has three (400 for a malformed body, docs/links.md). */
+export type Checked<T> = { ok: true; value: T } | { ok: false; status: number; code: ErrorCode; message: string };
 
 const ajv = createAjv();
 
@@ -29,7 +30,12 @@ const externalPlayerIdValidator = ajv.compile(externalPlayerIdSchema);
 /** A CreateLinkIntent body: schema violations and unknown fields are 400 INVALID_PLAYER. */
 export function checkCreateLinkIntent(body: unknown): Checked<{ externalPlayerId: string }> {
   if (!createValidator(body)) {
-    return { ok: false, code: 'INVALID_PLAYER', message: describe(createValidator.errors, 'externalPlayerId') };
+    return {
+      ok: false,
+      code: 'INVALID_PLAYER',
+      status: 400,
+      message: describe(createValidator.errors, 'externalPlayerId'),
+    };
   }
   return { ok: true, value: body as { externalPlayerId: string } };
 }
@@ -44,7 +50,8 @@ export function checkLinkTokenBody(
   kind: 'inspect' | 'approve',
 ): Checked<{ linkToken: string; wellFormed: boolean }> {
   const validate = kind === 'inspect' ? inspectValidator : approveValidator;
-  if (!validate(body)) return { ok: false, code: 'invalid_link', message: describe(validate.errors, 'linkToken') };
+  if (!validate(body))
+    return { ok: false, code: 'invalid_link', status: 400, message: describe(validate.errors, 'linkToken') };
   const { linkToken } = body as { linkToken: string };
   return { ok: true, value: { linkToken, wellFormed: LINK_TOKEN_PATTERN.test(linkToken) } };
 }
@@ -54,7 +61,7 @@ export function checkLinkTokenBody(
  * characters) and nothing else; anything else is 400 INVALID_PLAYER.
  */
 export function checkPlayerQuery(querystring: string): Checked<{ externalPlayerId: string }> {
-  const invalid = (message: string) => ({ ok: false as const, code: 'INVALID_PLAYER' as const, message });
+  const invalid = (message: string) => ({ ok: false as const, code: 'INVALID_PLAYER' as const, status: 400, message });
   const values: string[] = [];
   for (const [parameter, value] of new URLSearchParams(querystring)) {
     if (parameter !== 'externalPlayerId') {

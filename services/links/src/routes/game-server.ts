@@ -28,7 +28,7 @@ export interface GameServerRouteDeps {
 }
 
 export function gamePlayerJson(player: GamePlayer | undefined) {
-  if (!player) throw new AppError(500, 'internal_error', 'The ledger returned no player.');
+  if (!player) throw new AppError('internal_error', 'The ledger returned no player.');
   return {
     playerId: player.playerId,
     externalPlayerId: player.externalPlayerId,
@@ -50,7 +50,7 @@ export function addGameServerRoutes(router: Router, deps: GameServerRouteDeps): 
     const key = await keys.secretKey(ctx);
     const input = await keys.check(ctx, key, async () => {
       const checked = checkCreateLinkIntent(await readJsonBody(ctx));
-      if (!checked.ok) throw new AppError(400, checked.code, checked.message);
+      if (!checked.ok) throw AppError.withStatus(checked.status, checked.code, checked.message);
       return checked.value;
     });
     // The token is made here and only its hash travels to the ledger: the value exists in this response only.
@@ -89,7 +89,7 @@ export function addGameServerRoutes(router: Router, deps: GameServerRouteDeps): 
     const key = await keys.secretKey(ctx);
     const query = await keys.check(ctx, key, () => {
       const checked = checkPlayerQuery(ctx.querystring);
-      if (!checked.ok) throw new AppError(400, checked.code, checked.message);
+      if (!checked.ok) throw AppError.withStatus(checked.status, checked.code, checked.message);
       return checked.value;
     });
     const reply = await transport

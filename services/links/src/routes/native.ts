@@ -32,8 +32,8 @@ export interface NativeRouteDeps {
 /** The token's hash, or 404 invalid_link for a value that cannot be an issued token. */
 async function tokenHashOf(ctx: Koa.Context, kind: 'inspect' | 'approve'): Promise<Buffer> {
   const checked = checkLinkTokenBody(await readJsonBody(ctx), kind);
-  if (!checked.ok) throw new AppError(400, checked.code, checked.message);
-  if (!checked.value.wellFormed) throw new AppError(404, 'invalid_link', 'No link intent has this token.');
+  if (!checked.ok) throw AppError.withStatus(checked.status, checked.code, checked.message);
+  if (!checked.value.wellFormed) throw AppError.withStatus(404, 'invalid_link', 'No link intent has this token.');
   return sha256(checked.value.linkToken);
 }
 

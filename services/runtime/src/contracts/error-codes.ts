@@ -73,7 +73,10 @@ export const ERROR_CODES = {
   },
   // Player links
   INVALID_PLAYER: { statuses: [400], meaning: 'externalPlayerId or playerId is invalid' },
-  invalid_link: { statuses: [404, 409], meaning: 'unknown link token (404); used or expired (409)' },
+  invalid_link: {
+    statuses: [400, 404, 409],
+    meaning: 'a malformed link-token body (400); unknown link token (404); used or expired (409)',
+  },
   already_linked: { statuses: [409], meaning: 'the player is already linked to another account' },
   // Native sessions
   INVALID_TOKEN: { statuses: [401], meaning: 'the native session token is missing or not valid' },
@@ -91,6 +94,12 @@ export type ErrorCode = keyof typeof ERROR_CODES;
 
 export function isErrorCode(code: unknown): code is ErrorCode {
   return typeof code === 'string' && Object.hasOwn(ERROR_CODES, code);
+}
+
+/** Whether the table lists `status` for `code` (a reply from another program is checked before it is trusted). */
+export function isListedStatus(code: ErrorCode, status: number): boolean {
+  const statuses: readonly number[] = ERROR_CODES[code].statuses;
+  return statuses.includes(status);
 }
 
 /** A code that arrived from elsewhere (another program's reply): itself when known, `internal_error` otherwise. */

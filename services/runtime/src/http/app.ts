@@ -139,11 +139,11 @@ class RequestState {
 function refuseUnrouted(ctx: Koa.Context): void {
   const allow = String(ctx.response.get('Allow') ?? '');
   if ((ctx.status === 405 || ctx.status === 501) && allow !== '') {
-    throw new AppError(405, 'method_not_allowed', `Method ${ctx.method} is not allowed on ${ctx.path}; use ${allow}.`);
+    throw new AppError('method_not_allowed', `Method ${ctx.method} is not allowed on ${ctx.path}; use ${allow}.`);
   }
   if (ctx.status === 404 || ctx.status === 405 || ctx.status === 501) {
     ctx.remove('Allow');
-    throw new AppError(404, 'not_found', `No route for ${ctx.method} ${ctx.path}.`);
+    throw new AppError('not_found', `No route for ${ctx.method} ${ctx.path}.`);
   }
 }
 
@@ -160,7 +160,7 @@ function writeError(ctx: Koa.Context, error: unknown): void {
     appError = error;
   } else {
     ctx.state.log?.error({ err: error }, 'unhandled error');
-    appError = new AppError(500, 'internal_error', 'The service failed to handle the request.');
+    appError = new AppError('internal_error', 'The service failed to handle the request.');
   }
   if (appError.status === 503 && !ctx.response.get('Retry-After')) ctx.set('Retry-After', '1');
   ctx.status = appError.status;

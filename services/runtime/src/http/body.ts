@@ -6,8 +6,7 @@
 // checked after the schema).
 
 import type Koa from 'koa';
-import type { ErrorCode } from '../contracts/error-codes.ts';
-import { AppError } from '../errors.ts';
+import { AppError, type SingleStatusCode } from '../errors.ts';
 import { parseIJson } from './i-json.ts';
 
 export const JSON_BODY_LIMIT_BYTES = 16_384;
@@ -15,7 +14,7 @@ export const JSON_BODY_LIMIT_BYTES = 16_384;
 export interface JsonBodyOptions {
   limitBytes?: number;
   /** Code for a body that is not JSON. */
-  invalidJsonCode?: ErrorCode;
+  invalidJsonCode?: SingleStatusCode;
 }
 
 export function isJsonContentType(header: string | undefined): boolean {
@@ -56,15 +55,15 @@ export async function readJsonBodyDeferring(
 }
 
 const invalidJson = (options: JsonBodyOptions, message: string) =>
-  new AppError(400, options.invalidJsonCode ?? 'INVALID_REQUEST', message);
+  new AppError(options.invalidJsonCode ?? 'INVALID_REQUEST', message);
 
 /** The body's text: content type (415), size (413), UTF-8 (400). */
 async function readJsonText(ctx: Koa.Context, options: JsonBodyOptions): Promise<string> {
   const limit = options.limitBytes ?? JSON_BODY_LIMIT_BYTES;
   if (!isJsonContentType(ctx.get('Content-Type'))) {
-    throw new AppError(415, 'INVALID_CONTENT_TYPE', 'Content-Type must be application/json.');
+    throw new AppError('INVALID_CONTENT_TYPE', 'Content-Type must be application/json.');
   }
-  const tooLarge = () => new AppError(413, 'PAYLOAD_TOO_LARGE', `The JSON body exceeds ${limit} bytes.`);
+  const tooLarge = () => new AppError('PAYLOAD_TOO_LARGE', `The JSON body exceeds ${limit} bytes.`);
   const declared = ctx.get('Content-Length');
   if (declared !== '' && Number(declared) > limit) throw tooLarge();
   const body = await readRaw(ctx.req, limit, tooLarge);

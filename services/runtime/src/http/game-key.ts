@@ -25,7 +25,7 @@ export const RETRY_LATER_UNKNOWN = 'The ledger did not answer in time; the outco
 export const retryLater = (error: unknown) =>
   relabelUnavailable(error, 'retry_later', RETRY_LATER, { unknown: RETRY_LATER_UNKNOWN });
 
-export const invalidKey = () => new AppError(401, 'invalid_key', 'A valid, unrevoked secret game key is required.');
+export const invalidKey = () => new AppError('invalid_key', 'A valid, unrevoked secret game key is required.');
 
 // RFC 9110: the scheme is case-insensitive; one space, then the token.
 const BEARER = /^bearer ([^\s]+)$/i;
@@ -63,7 +63,6 @@ export class SecretKeyGate {
     if (key.kind === 'public') {
       await this.assertKnown(ctx, key);
       throw new AppError(
-        403,
         'secret_key_required',
         'This operation needs a secret game key; public keys only read configuration.',
       );

@@ -31,6 +31,6 @@ export async function admitNative(transport: Transport, ctx: Koa.Context): Promi
     .catch((error) => {
       throw relabelUnavailable(error, NATIVE_UNAVAILABLE_CODE, 'The account status cannot be checked right now.');
     });
-  if (!reply.principal) throw new AppError(401, 'UNAUTHORIZED', 'A native session token is required.');
+  if (!reply.principal) throw new AppError('UNAUTHORIZED', 'A native session token is required.');
   return reply.principal;
 }

@@ -19,7 +19,7 @@ export function platformGate(
       await platform.assertEnabled(ctx.state.call);
     } catch (error) {
       if (error instanceof AppError && error.status === 503 && error.code !== 'PLATFORM_DISABLED') {
-        throw new AppError(503, unavailableCode, 'A dependency is temporarily unavailable; retry later.');
+        throw AppError.withStatus(503, unavailableCode, 'A dependency is temporarily unavailable; retry later.');
       }
       throw error;
     }

@@ -30,7 +30,7 @@ function addRoutes(router: Router, trail: string[]): void {
     EVENTS,
     async (ctx, next) => {
       trail.push(`gate ${String((ctx as { _matchedRoute?: unknown })._matchedRoute)}`);
-      if (ctx.get('X-Gate') === 'closed') throw new AppError(503, 'retry_later', 'closed');
+      if (ctx.get('X-Gate') === 'closed') throw new AppError('retry_later', 'closed');
       await next();
     },
     (ctx) => {

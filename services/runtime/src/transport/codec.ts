@@ -8,7 +8,7 @@ import {
   type MessageShape,
   toBinary,
 } from '@bufbuild/protobuf';
-import { toErrorCode } from '../contracts/error-codes.ts';
+import { isListedStatus, toErrorCode } from '../contracts/error-codes.ts';
 import { ServiceErrorSchema } from '../contracts/gen/rewards/v1/errors_pb.ts';
 import { AppError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
@@ -46,12 +46,12 @@ export function decodeError(data: Uint8Array): AppError {
   const message = fromBinary(ServiceErrorSchema, data);
   const extra: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(message.extraJson)) extra[key] = JSON.parse(value);
-  return new AppError(
-    message.status,
-    toErrorCode(message.code),
-    message.message,
-    Object.keys(extra).length ? extra : undefined,
-  );
+  const code = toErrorCode(message.code);
+  // A code with a status its table does not list is another program's bug: reported as ours, never passed on.
+  if (!isListedStatus(code, message.status)) {
+    return new AppError('internal_error', 'The service failed to handle the request.');
+  }
+  return AppError.withStatus(message.status, code, message.message, Object.keys(extra).length ? extra : undefined);
 }
 
 /** Decodes a request, runs the handler and encodes its reply or its error. Never throws. */
@@ -71,7 +71,6 @@ export async function runEndpoint(
       'malformed request message',
     );
     const appError = new AppError(
-      400,
       'INVALID_REQUEST',
       `The request is not a valid ${binding.operation.request.typeName} message.`,
     );
@@ -82,9 +81,7 @@ export async function runEndpoint(
     return { ok: true, data: toBinary(binding.operation.reply, create(binding.operation.reply, reply)) };
   } catch (error) {
     const appError =
-      error instanceof AppError
-        ? error
-        : new AppError(500, 'internal_error', 'The service failed to handle the request.');
+      error instanceof AppError ? error : new AppError('internal_error', 'The service failed to handle the request.');
     // A 503 is an outage the handler logged already (as a warning); anything else of the 5xx class is a bug.
     if (!(error instanceof AppError) || (appError.status >= 500 && appError.status !== 503)) {
       logger.error({ err: error, subject: binding.operation.subject, requestId: ctx.requestId }, 'operation failed');
