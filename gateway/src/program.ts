@@ -32,7 +32,7 @@ export const openApiFragments: OpenApiFragment[] = [
 export interface GatewayConfig {
   adminToken: string | undefined;
   allowedOrigins: string[];
-  /** GRAPHQL_INTROSPECTION: GraphQL introspection queries allowed (off by default). */
+  /** GRAPHQL_INTROSPECTION: introspection allowed (off by default; the all-in-one's embedded default turns it on). */
   graphqlIntrospection: boolean;
   /** NODE_ENV=development: stack traces in GraphQL error responses. */
   development: boolean;

@@ -52,6 +52,14 @@ export function findAppError(error: unknown): AppError | undefined {
   return undefined;
 }
 
+// Apollo's refusal tells a server author to pass `introspection: true`; a client needs the variable that does it.
+const INTROSPECTION_REFUSED = /introspection is not allowed/i;
+const INTROSPECTION_OFF_MESSAGE =
+  'GraphQL introspection is not allowed on this server: it is off on a deployment unless GRAPHQL_INTROSPECTION=true ' +
+  '(on by default only on the embedded development default). The schema is in schema.graphql (docs/graphql.md).';
+
+const clientMessage = (message: string) => (INTROSPECTION_REFUSED.test(message) ? INTROSPECTION_OFF_MESSAGE : message);
+
 /** Apollo's `formatError`: REST's code and status on every error; the rest of Apollo's extensions dropped. */
 export function errorFormatter(logger: Logger, development: boolean) {
   return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
@@ -72,14 +80,14 @@ export function errorFormatter(logger: Logger, development: boolean) {
     const code = String(formatted.extensions?.code ?? '');
     if (MALFORMED_REQUEST_CODES.has(code)) {
       return {
-        message: formatted.message,
+        message: clientMessage(formatted.message),
         ...where,
         extensions: { code: 'INVALID_REQUEST', status: 400, ...stacktrace },
       };
     }
     if (INPUT_CODES.has(code)) {
       // The REST code depends on the field the error belongs to: settled by the plugin below, which sees the document.
-      return { message: formatted.message, ...where, extensions: { code, status: 400, ...stacktrace } };
+      return { message: clientMessage(formatted.message), ...where, extensions: { code, status: 400, ...stacktrace } };
     }
     logger.error({ err: error }, 'GraphQL request failed');
     return {

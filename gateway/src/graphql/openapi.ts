@@ -67,7 +67,7 @@ export const graphqlOpenApi: OpenApiFragment = {
         operationId: 'graphql',
         summary: 'The developer console over GraphQL: access, snapshot, records and one mutation per console action.',
         description:
-          'The schema and examples are in docs/graphql.md (introspection is off unless GRAPHQL_INTROSPECTION=true). ' +
+          'The schema and examples are in docs/graphql.md (introspection: on for the embedded development default, off on a deployment; GRAPHQL_INTROSPECTION=true|false overrides both). ' +
           'Every error carries extensions.code and extensions.status equal to the REST answer for the same call. ' +
           'A request GraphQL refuses before running it answers that status; a request that ran answers 200 with ' +
           'its field errors beside the data.',

@@ -43,7 +43,7 @@ export interface GraphQLConsoleOptions {
   transport: Transport;
   platform: PlatformSwitch;
   logger: Logger;
-  /** GRAPHQL_INTROSPECTION=true; off by default. */
+  /** GRAPHQL_INTROSPECTION (program.ts): off on a deployment, on for the embedded development default. */
   introspection: boolean;
   /** NODE_ENV=development: stack traces and bug messages in error responses. */
   development: boolean;

@@ -68,6 +68,11 @@ export async function startSystem(options: SystemOptions = {}): Promise<RunningS
     env.ADMIN_TOKEN = stored.token;
     adminToken = { source: stored.created ? 'generated' : 'stored', token: stored.token, file: stored.file };
   }
+  if (!env.DATABASE_URL && env.GRAPHQL_INTROSPECTION === undefined) {
+    // Apollo's convention (CONTRACT section 9): introspection on for the development default, off on a deployment;
+    // GRAPHQL_INTROSPECTION overrides both. GraphQL tools (GraphiQL, codegen, gql's schema fetch) work on `npm start`.
+    env.GRAPHQL_INTROSPECTION = 'true';
+  }
   const reader = new EnvReader(env);
   const common = readCommonConfig(reader);
   const port = options.port ?? reader.int('PORT', 8080, { min: 0, max: 65535 });

@@ -25,6 +25,13 @@ afterAll(async () => {
 });
 
 describe('GraphQL console on the embedded default', () => {
+  it('answers introspection there (Apollo convention: on for the development default)', async () => {
+    const dev = await developer(system);
+    const result = await gql(system, dev.token, '{ __schema { queryType { name } } }');
+    expect(result.status).toBe(200);
+    expect(result.body.data).toEqual({ __schema: { queryType: { name: 'Query' } } });
+  });
+
   it('runs actions, the snapshot and the records as REST does, one GetSnapshot per request', async () => {
     const dev = await developer(system);
     const w = await world(system, dev.token, { fund: 1000, projectBudget: 800, gameBudget: 300 });

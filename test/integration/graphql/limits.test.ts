@@ -150,7 +150,7 @@ describe('directives and tokens', () => {
 });
 
 describe('introspection', () => {
-  it('is off by default', async () => {
+  it('is off by default on a deployment, and the refusal names GRAPHQL_INTROSPECTION', async () => {
     for (const query of [
       '{ __schema { queryType { name } } }',
       '{ __type(name: "DeveloperSnapshot") { fields { name } } }',
@@ -158,6 +158,7 @@ describe('introspection', () => {
     ]) {
       const { result, sent } = await counted(query);
       expectRefused(result, /introspection is not allowed/);
+      expect(JSON.stringify(result.body)).toMatch(/GRAPHQL_INTROSPECTION=true/);
       expect(sent).toEqual({ 'rewards.v1.identity.AdmitDeveloper': 1 });
     }
     // __typename is not introspection of the schema.
