@@ -131,14 +131,20 @@ function restReference(): string {
         }
       }
       out.push('| status | meaning | body |', '|---|---|---|');
+      const headers: string[] = [];
       for (const [status, response] of Object.entries(operation.responses as Record<string, Json>)) {
         const resolved =
           typeof response.$ref === 'string'
             ? ((components.responses as Record<string, Json>)[response.$ref.split('/').pop() as string] as Json)
             : response;
         const media = Object.values((resolved.content as Record<string, Json> | undefined) ?? {})[0];
-        out.push(`| ${status} | ${cell(resolved.description)} | ${cell(typeOf(media?.schema as Json | undefined))} |`);
+        out.push(`| ${status} | ${cell(response.description ?? resolved.description)} | ${cell(typeOf(media?.schema as Json | undefined))} |`);
+        for (const [name, header] of Object.entries((resolved.headers as Record<string, Json> | undefined) ?? {})) {
+          const schema = header.schema as Json | undefined;
+          headers.push(`| ${status} | \`${name}\` | ${cell(typeOf(schema))} | ${cell(limitsOf(schema))} | ${cell(header.description)} |`);
+        }
       }
+      if (headers.length) out.push('', '| status | header | type | limits | description |', '|---|---|---|---|---|', ...headers);
       out.push('');
     }
   }

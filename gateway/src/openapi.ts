@@ -72,6 +72,9 @@ export function buildOpenApiDocument(fragments: OpenApiFragment[]): Record<strin
         'credits (1,000 units = one test dollar). Success bodies are `{ "data": ... }`, errors `{ "error": { code, message } }`.',
     },
     jsonSchemaDialect: 'https://spec.openapis.org/oas/3.1/dialect/base',
+    // Relative: the server that serves this document (`npm start`: http://localhost:8080). Client generators take it
+    // as the default base URL.
+    servers: [{ url: '/', description: 'The server that serves this document.' }],
     paths,
     components: {
       schemas,
