@@ -8,8 +8,8 @@
 //      completed rate is the end-to-end ceiling;
 //   3. runs k6 again (setup, then fresh events only) at half of the measured peak, open model, for --half-duration:
 //      the latency a game server sees at a load the service sustains;
-//   4. runs pgbench on the same database with the same SQL work as one decision (the ledger's record_event
-//      statement, on the games and linked players k6 created), with --pgbench-clients clients (16 by default; the
+//   4. runs pgbench on the same database with the same SQL work as one decision (the single-event record_event
+//      statement, load/lib/single-event.ts, on the games and linked players k6 created), with --pgbench-clients clients (16 by default; the
 //      ledger's pool is the machine's CPUs by default, --help);
 //   5. prints events per second end to end, p50/p95/p99, errors, the pgbench ceiling and the ratio, each program's
 //      peak memory, and the CPU each process spent per event during the peak.
@@ -20,8 +20,9 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { summarizeCpuProfile, summarizeStages } from './lib/cpuprofile.ts';
 import { ensureK6, k6Version, runK6 } from './lib/k6.ts';
-import { recordEventStatement, runPgbench, type Side } from './lib/pgbench.ts';
+import { runPgbench, type Side } from './lib/pgbench.ts';
 import { cpuSeconds, machine, machineBusySeconds, sampleBackendCpu, syscalls } from './lib/proc.ts';
+import { installSingleEventFunction, recordEventStatement } from './lib/single-event.ts';
 import type { LoadSystem, SystemMode } from './lib/system.ts';
 import { log, prepare } from './run-k6.ts';
 
@@ -790,7 +791,8 @@ async function main(): Promise<void> {
       before: runBatches,
     });
 
-    // pgbench on the same database, the same decision.
+    // pgbench on the same database, the same decision (the single-event function, installed for it).
+    await installSingleEventFunction(system.databaseUrl);
     const pgbenchSide = (protocol: typeof options.pgbenchProtocol) =>
       runPgbenchSide({
         url: system.databaseUrl,
