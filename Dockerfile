@@ -40,7 +40,7 @@ FROM node:${NODE_VERSION}-slim AS runtime
 # NODE_COMPILE_CACHE: Node's compile cache, filled below at build time, so that the programs load their modules
 # without Node's TypeScript type stripper (about 13 MiB less per process; docs/benchmarks.md, "Memory").
 # MALLOC_ARENA_MAX=2: two malloc arenas for all of a program's threads, up to 5 MiB less per program at the peak (as
-# PROGRAM_ENVIRONMENT in services/launcher/src/processes.ts and the npm start scripts).
+# PROGRAM_ENVIRONMENT in services/launcher/tools/processes.ts and the npm start scripts).
 ENV NODE_ENV=production \
     HTTP_PORT=8080 \
     PORT=8080 \

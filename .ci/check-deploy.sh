@@ -356,6 +356,7 @@ info "copying the build context (as COPY . . with .dockerignore) to $APP"
 mkdir -p "$APP"
 tar -C "$ROOT" --exclude=./.git --exclude=node_modules --exclude=.data --exclude=coverage --exclude=.bench \
   --exclude=./load --exclude=./charts --exclude=./docs --exclude=./.ci --exclude=./test \
+  --exclude=./services/launcher/tools \
   -cf - . | tar -C "$APP" -xf -
 # Same steps as the Dockerfile's deps stage: package manifests only, devDependencies dropped, npm ci.
 DEPS="$WORK/deps"

@@ -19,7 +19,7 @@ import pg from 'pg';
 import { pino } from 'pino';
 import { migrate } from '#runtime/db/database.ts';
 import { identityMigrations } from '../services/identity-admission/src/migrations/index.ts';
-import { startPostgres } from '../services/launcher/src/servers.ts';
+import { startPostgres } from '../services/launcher/tools/servers.ts';
 import { ledgerMigrations } from '../services/ledger/src/migrations/index.ts';
 import { createFixtures, EVENT_TYPE, RATE_LIMIT, SINGLE_EVENT_SCRIPT } from './lib/fixtures.ts';
 import { findPgbench } from './lib/pgbench.ts';

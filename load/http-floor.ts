@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
-import { extraNodeOptions, PROGRAM_NODE_OPTIONS } from '../services/launcher/src/processes.ts';
+import { extraNodeOptions, PROGRAM_NODE_OPTIONS } from '../services/launcher/tools/processes.ts';
 import { ensureK6, k6Version, runK6 } from './lib/k6.ts';
 import { cpuSeconds, cpuSecondsSplit, machine, machineBusySeconds } from './lib/proc.ts';
 
