@@ -5,7 +5,7 @@ import type { PostgreSqlConnection } from '@mikro-orm/postgresql';
 import type { Pool, PoolClient, QueryResultRow } from 'pg';
 import { EVENT_LIMITS } from '#runtime/contracts/event-limits.ts';
 import type { Database } from '#runtime/db/database.ts';
-import { classifyDatabaseFailure } from '#runtime/db/failures.ts';
+import { classifyDatabaseFailure, sqlStateOf } from '#runtime/db/failures.ts';
 
 export type RecordOutcome = 'decided' | 'replayed' | 'invalid_key' | 'invalid_player' | 'event_conflict';
 
@@ -142,11 +142,6 @@ const STORED_DECISION_SQL = `select json_build_array(
   from ledger.keys k join ledger.events e on e.game_id = k.game_id and e.event_id = $2
   where k.key_hash = $1 and k.kind = 'secret'`;
 
-function sqlState(error: unknown): string | undefined {
-  const code = (error as { code?: unknown }).code;
-  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
-}
-
 /** A decision's JSON array (STORED_DECISION_SQL's, or the single-event baseline's: load/lib/single-event.ts). */
 export function parseRecordTuple(text: string): RecordResult {
   return toRecordResult(JSON.parse(text) as RecordTuple, undefined);
@@ -204,7 +199,7 @@ export class EventRepository {
     } catch (error) {
       const failure = classifyDatabaseFailure(error);
       // A connection that broke is not given back to the pool.
-      client.release(failure === 'connection_lost' || sqlState(error) === undefined ? true : undefined);
+      client.release(failure === 'connection_lost' || sqlStateOf(error) === undefined ? true : undefined);
       if (failure === 'contention') throw error;
       if (failure) throw new DatabaseUnavailableError(error, failure === 'connection_lost' ? 'unknown' : 'not_stored');
       throw error;
@@ -402,5 +397,5 @@ function toRecordResult(tuple: RecordTuple, rateLimit: number | undefined): Reco
 
 /** True for a unique violation (SQLSTATE 23505). */
 export function isUniqueViolation(error: unknown): boolean {
-  return sqlState(error) === UNIQUE_VIOLATION;
+  return sqlStateOf(error) === UNIQUE_VIOLATION;
 }
