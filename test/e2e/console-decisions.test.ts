@@ -9,11 +9,11 @@ import AxeBuilder from '@axe-core/playwright';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { REASONS } from '../../console/src/pages/decisions/reasons.ts';
 import { DECISION_REASONS } from '../../services/runtime/src/contracts/vocabulary.ts';
-import { type Developer, developer, insertPlayer, ok, type World, world } from '../integration/console/helpers.ts';
-import { until } from '../integration/graphql/live-helpers.ts';
 import { launchChromium, SCREENSHOTS, WAIT } from '../support/browser.ts';
+import { type Developer, developer, insertPlayer, ok, type World, world } from '../support/console.ts';
 import { sql } from '../support/database.ts';
 import { expectDecision, postEvent } from '../support/ingest.ts';
+import { until } from '../support/live.ts';
 import { startTestSystem, type TestSystem } from '../support/system.ts';
 
 let system: TestSystem;

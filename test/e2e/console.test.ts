@@ -8,12 +8,12 @@ import { dirname } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import AxeBuilder from '@axe-core/playwright';
 import type { Browser, BrowserContext, Page, WebSocket } from 'playwright-core';
-import { insertPlayer } from '../integration/console/helpers.ts';
-import { liveSubscriptions, until } from '../integration/graphql/live-helpers.ts';
 import { launchChromium, SCREENSHOTS, WAIT } from '../support/browser.ts';
 import { runCommand } from '../support/cli.ts';
+import { insertPlayer } from '../support/console.ts';
 import { sql } from '../support/database.ts';
 import { postEvent } from '../support/ingest.ts';
+import { liveSubscriptions, until } from '../support/live.ts';
 import { admin, api, developerToken, startTestSystem, TEST_ADMIN_TOKEN, type TestSystem } from '../support/system.ts';
 
 let system: TestSystem;

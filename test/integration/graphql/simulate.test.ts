@@ -5,9 +5,9 @@
 // B, created with the proposed rule, decides when the same events are posted into it at the same receipt times.
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
+import { addMember, type Developer, developer, insertEvents, insertPlayer, ok } from '../../support/console.ts';
 import { sql } from '../../support/database.ts';
 import { startTestSystem, type TestSystem } from '../../support/system.ts';
-import { addMember, type Developer, developer, insertEvents, insertPlayer, ok } from '../console/helpers.ts';
 import { gql } from './helpers.ts';
 import {
   type Decision,

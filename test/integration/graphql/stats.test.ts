@@ -2,9 +2,9 @@
 // SQL over the events_by_game index; bounded windows; the game must be visible to the caller.
 import { randomBytes, randomUUID } from 'node:crypto';
 import pg from 'pg';
+import { addMember, type Developer, developer, insertPlayer, world } from '../../support/console.ts';
 import { sql } from '../../support/database.ts';
 import { startTestSystem, type TestSystem } from '../../support/system.ts';
-import { addMember, type Developer, developer, insertPlayer, world } from '../console/helpers.ts';
 import { gql } from './helpers.ts';
 
 let system: TestSystem;
