@@ -1,5 +1,5 @@
 // Node's compile cache for the programs (NODE_COMPILE_CACHE). Node 24 runs the TypeScript sources through its type
-// stripper, a WebAssembly module that holds about 13 MiB for the life of the process once loaded; a program whose
+// stripper, a WebAssembly module that holds its memory for the life of the process once loaded; a program whose
 // every file is in the compile cache never loads it (docs/benchmarks.md, "Memory"). Its own module, without
 // imports of the program code, so that the launcher can name the flag without loading a program's dependencies.
 import { flushCompileCache, getCompileCacheDir } from 'node:module';
