@@ -853,6 +853,7 @@ async function main(): Promise<void> {
         .map(([expr]) => `${name} ${expr}`),
     );
     const figures = {
+      measuredAt: new Date().toISOString(),
       machine: { ...before, loadAverage1mAfter: after.loadAverage1m },
       command: `npm run bench -- ${process.argv.slice(2).join(' ')}`.trim(),
       k6: k6Version(k6),
