@@ -15,7 +15,12 @@ import {
   EDGE_KEYS_MAX_DEFAULT,
   EdgeEventBatcher,
 } from '../services/ingest/src/routes/event-batcher.ts';
-import { extraNodeOptions, otelEnvironment, type Programs, startPrograms } from '../services/launcher/tools/processes.ts';
+import {
+  extraNodeOptions,
+  otelEnvironment,
+  type Programs,
+  startPrograms,
+} from '../services/launcher/tools/processes.ts';
 import { startNats, startPostgres } from '../services/launcher/tools/servers.ts';
 import { EVENT_GROUP_KEYS_MAX_DEFAULT } from '../services/ledger/src/events/batcher.ts';
 import { ledgerMigrations } from '../services/ledger/src/migrations/index.ts';

@@ -142,7 +142,7 @@ export function renderDoc(doc: string, set: RecordedSet): string {
 function readSet(): RecordedSet {
   const set = JSON.parse(readFileSync(RUNS_FILE, 'utf8')) as RecordedSet;
   if (!Array.isArray(set.runs) || set.runs.length === 0) throw new Error('docs/bench-runs/bench.json has no runs');
-  set.runs.forEach((run, index) => assertRun(run, `docs/bench-runs/bench.json run ${index + 1}`));
+  for (const [index, run] of set.runs.entries()) assertRun(run, `docs/bench-runs/bench.json run ${index + 1}`);
   return set;
 }
 
