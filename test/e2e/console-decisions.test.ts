@@ -231,7 +231,7 @@ test('at 1280 px: a shared search, filters, pages both ways, back and forward, t
   expect(await filters.getByLabel('Player id').getAttribute('aria-invalid')).toBe('true');
   expect(sent).toBe(0);
   await checkPage(page, 'decisions-input');
-});
+}, 180_000);
 
 test('at 390 px: no sideways scroll, the panel over the list, focus and axe', async () => {
   const page = await signedIn(PHONE);
@@ -257,7 +257,7 @@ test('at 390 px: no sideways scroll, the panel over the list, focus and axe', as
   await panel.getByRole('button', { name: 'Close' }).click();
   await panel.waitFor({ state: 'detached', ...WAIT });
   expect(await details.evaluate((el) => el === (globalThis as any).document.activeElement)).toBe(true);
-});
+}, 180_000);
 
 test("the event's metadata in the detail panel, posted through the service, at 1280 and 390 px", async () => {
   // A game of its own (the other tests count the first game's decisions), with a secret key and a player; which
@@ -338,4 +338,4 @@ test("the event's metadata in the detail panel, posted through the service, at 1
     await page.keyboard.press('Escape');
     await panel.waitFor({ state: 'detached', ...WAIT });
   }
-});
+}, 180_000);

@@ -821,7 +821,7 @@ test("a game's state shows as banners: under 10 % of its budget left, then used 
   // The lists say it too.
   await page.getByRole('link', { name: 'Organizations', exact: true }).click();
   await page.getByRole('listitem').filter({ hasText: /^Tiny/ }).getByText('budget used up').waitFor(WAIT);
-});
+}, 180_000);
 
 /** Where the decisions chart draws bars of `color`: the columns of its plot area that hold them. */
 async function barColumns(chart: ReturnType<Page['getByRole']>, color: [number, number, number]) {
@@ -925,7 +925,7 @@ test("a new game's empty state gives the commands that send its first event; the
   expect(bar.last).toBeLessThan(bar.width);
   await checkAccessibility('game-charts');
   await page.getByRole('region', { name: 'Charts', exact: true }).screenshot({ path: `${SCREENSHOTS}charts.png` });
-});
+}, 180_000);
 
 test('on a phone (390 px) no page scrolls sideways, the navigation collapses, and every page passes axe', async () => {
   expect(gameId).not.toBe('');
@@ -1032,7 +1032,7 @@ test('on a phone (390 px) no page scrolls sideways, the navigation collapses, an
   expect(await menu.getAttribute('aria-expanded')).toBe('false');
   await checkAccessibility('phone-records');
   await screenshot('phone-records');
-});
+}, 180_000);
 
 /** What the page keeps in localStorage and sessionStorage, as key=value lines. */
 const storageOf = (target: Page) =>
@@ -1086,7 +1086,7 @@ test('a reload keeps a development sign-in (sessionStorage, never localStorage);
   await page.getByLabel('E-mail').waitFor(WAIT);
   expect(await page.getByRole('alert').count()).toBe(0);
   expect(await storageOf(page)).toEqual({ local: [], session: [] });
-});
+}, 180_000);
 
 /** Runs a command to its end (in the repository's folder, with this Node first on PATH). */
 /** A command as typed in a terminal here: Node 24 first on PATH (test/support/cli.ts). */
@@ -1172,7 +1172,7 @@ test('a viewer sees the organization and its game without any write button', asy
     expect(await page.locator('main button').count()).toBe(0);
     await checkAccessibility(`game-viewer-${tab.toLowerCase()}`);
   }
-});
+}, 180_000);
 
 test('without the live socket the game page polls, still shows a posted event, and goes live again later', async () => {
   expect(gameId).not.toBe('');
@@ -1255,7 +1255,7 @@ test('the session expiring closes the live socket (4401) and the console shows t
   await page.getByLabel('E-mail').waitFor(WAIT);
   expect(await page.getByRole('heading', { name: 'Game Space Race' }).count()).toBe(0);
   expect(await page.getByText(viewerEmail).count()).toBe(0);
-});
+}, 180_000);
 
 test('a developer without an invitation sees the server code at sign-in', async () => {
   page = await newPage();
@@ -1268,4 +1268,4 @@ test('a developer without an invitation sees the server code at sign-in', async 
     'This e-mail has no invitation to the console yet: ask the operator to invite it (npm run admin -- invite EMAIL). ' +
       '(DEVELOPER_INVITATION_REQUIRED)',
   );
-});
+}, 180_000);

@@ -138,7 +138,7 @@ describe('migrations on real PostgreSQL', () => {
     await sql(url, `update identity.platform_state set enabled = false`);
     await migrate(url, sets, logger);
     expect(await sql(url, 'select enabled from identity.platform_state')).toEqual([{ enabled: false }]);
-  });
+  }, 120_000);
 
   it('apply a repeatable migration again when its file changes, and only then', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'rewards-repeatable-'));
@@ -219,7 +219,7 @@ describe('migrations on real PostgreSQL', () => {
     expect(await sql(old, `select name from ledger.repeatable_migrations where name = 'record_event'`)).toHaveLength(1);
     await migrate(old, sets, logger);
     await expectSchemas(old);
-  });
+  }, 120_000);
 
   it('give existing daily totals the game of their player (0008) and refuse a player of another game', async () => {
     // A database of the previous version, with a daily total, then this version's migrations on it.
@@ -279,7 +279,7 @@ describe('migrations on real PostgreSQL', () => {
         [game, player],
       ),
     ).resolves.toEqual([]);
-  });
+  }, 120_000);
 });
 
 describe('migrations on PGlite (the embedded default)', () => {
@@ -297,5 +297,5 @@ describe('migrations on PGlite (the embedded default)', () => {
       await embedded.stop();
       rmSync(dir, { recursive: true, force: true });
     }
-  });
+  }, 120_000);
 });

@@ -77,7 +77,7 @@ describe('a multi-host DATABASE_URL (target_session_attrs=read-write) over two c
       'select count(*)::int as n from ledger.mikro_orm_migrations',
     );
     expect(row!.n).toBeGreaterThan(0);
-  });
+  }, 120_000);
 
   it('writes go to B; after the flip the next writes fail at most once, classified, then go to A', async () => {
     const database = await Database.open({ url: multiUrl('writes'), poolMax: 4, logger });
@@ -185,5 +185,5 @@ describe('a lost primary connection', () => {
       await database.close();
       await cluster.stop();
     }
-  });
+  }, 120_000);
 });

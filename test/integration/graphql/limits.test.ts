@@ -191,7 +191,7 @@ describe('introspection', () => {
     } finally {
       await open.stop();
     }
-  });
+  }, 120_000);
 });
 
 describe('batched loading', () => {

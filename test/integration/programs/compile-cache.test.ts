@@ -54,4 +54,4 @@ test('a program writes the modules it loaded to the cache once it is ready', asy
   } finally {
     await nats.stop();
   }
-});
+}, 120_000);

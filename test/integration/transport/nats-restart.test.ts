@@ -90,7 +90,7 @@ describe('nats-server killed and restarted', () => {
     // The clients retry every half second; well inside the request timeout.
     expect(await untilDecided(system.url, world.key.value, world)).toBeLessThan(3000);
     expect((await api(system.url, 'GET', '/readyz')).status).toBe(200);
-  });
+  }, 120_000);
 });
 
 describe('a shared platform-state request lost with the connection', () => {
@@ -138,5 +138,5 @@ describe('a shared platform-state request lost with the connection', () => {
     }
     // Nothing left to wait for: with everything back, the next requests are decided at once.
     expect(await untilDecided(edge.url, world.key.value, world)).toBeLessThan(REQUEST_TIMEOUT_MS - 2000);
-  });
+  }, 120_000);
 });
