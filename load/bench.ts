@@ -19,7 +19,7 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { summarizeCpuProfile, summarizeStages } from './lib/cpuprofile.ts';
-import { ensureK6, k6Version, runK6 } from './lib/k6.ts';
+import { ensureK6, type K6Summary, k6Version, runK6 } from './lib/k6.ts';
 import { runPgbench, type Side } from './lib/pgbench.ts';
 import { cpuSeconds, machine, machineBusySeconds, sampleBackendCpu, syscalls } from './lib/proc.ts';
 import { installSingleEventFunction, recordEventStatement } from './lib/single-event.ts';
@@ -321,14 +321,18 @@ interface Trend {
   max: number;
 }
 
-function trend(summary: any, metric: string): Trend | undefined {
+function trend(summary: K6Summary | undefined, metric: string): Trend | undefined {
   const v = summary?.metrics?.[metric]?.values;
   if (!v) return undefined;
-  return { p50: v.med, p95: v['p(95)'], p99: v['p(99)'], max: v.max };
+  const at = (name: string) => v[name] ?? Number.NaN;
+  return { p50: at('med'), p95: at('p(95)'), p99: at('p(99)'), max: at('max') };
 }
 
 /** Requests of a scenario and how many failed (http_req_failed counts a failure as a "pass" of the rate). */
-function requests(summary: any, scenario: string): { count: number; failed: number; checksFailed: number } {
+function requests(
+  summary: K6Summary | undefined,
+  scenario: string,
+): { count: number; failed: number; checksFailed: number } {
   const failed = summary?.metrics?.[`http_req_failed{scenario:${scenario}}`]?.values;
   const checks = summary?.metrics?.[`checks{scenario:${scenario}}`]?.values;
   return {
@@ -847,7 +851,7 @@ async function main(): Promise<void> {
       Object.entries(pgb.cpuS).map(([name, cpu]) => [name, perEventUs(cpu, pgb.decisions)]),
     );
     const scenarios = ['ingest', 'replay', 'console', 'peak'].map((name) => ({ name, ...requests(summary, name) }));
-    const thresholdsFailed = Object.entries(summary.metrics as Record<string, any>).flatMap(([name, m]) =>
+    const thresholdsFailed = Object.entries(summary.metrics ?? {}).flatMap(([name, m]) =>
       Object.entries((m.thresholds ?? {}) as Record<string, { ok: boolean }>)
         .filter(([, r]) => !r.ok)
         .map(([expr]) => `${name} ${expr}`),

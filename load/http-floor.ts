@@ -146,8 +146,8 @@ async function measure(kind: FloorKind, round: number, k6: string, options: Opti
     const failed = result.summary?.metrics?.http_req_failed?.values?.passes ?? Number.NaN;
     return {
       ...measured,
-      p50Ms: duration.med,
-      p99Ms: duration['p(99)'],
+      p50Ms: duration.med ?? Number.NaN,
+      p99Ms: duration['p(99)'] ?? Number.NaN,
       failed,
       loadAfter: machine().loadAverage1m,
     };
