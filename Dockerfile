@@ -11,8 +11,8 @@
 #   docker run --rm -p 8080:8080 sandbox-rewards            # all-in-one (npm start equivalent)
 #   docker run --rm -e OTEL_EXPORTER_OTLP_ENDPOINT=http://otel-collector:4318 ... # with traces
 #
-# The web console (/console/ on the gateway) is served from console/dist, built and committed
-# with the sources (docs/console-ui.md): the image needs no build tools for it.
+# The web console (/console/ on the gateway) is served from console/dist, built in a stage of its own
+# (docs/console-ui.md): the image gets the built files, not the build tools.
 #
 # Entry files: gateway/src/main.ts, services/ingest/src/main.ts, services/links/src/main.ts,
 # services/ledger/src/main.ts, services/identity-admission/src/main.ts.
@@ -31,16 +31,33 @@ COPY package.json package-lock.json ./
 # the dev tools, and `npm ci` then does not check the lockfile for their platform-specific
 # optional packages (biome, buf, swc binaries), which registries or lockfiles may lack.
 # The runtime stage gets the untouched package.json with the sources.
+# The `prepare` script (the console's build, which needs the dev tools) is the console stage's.
 RUN --mount=type=cache,target=/root/.npm \
-    npm pkg delete devDependencies \
+    npm pkg delete devDependencies scripts.prepare \
  && npm ci --omit=dev --no-audit --no-fund
+
+# ---- console: the web console's build (Vite, a devDependency) into console/dist ----
+FROM node:${NODE_VERSION}-slim AS console
+WORKDIR /app
+ENV npm_config_update_notifier=false \
+    npm_config_fund=false \
+    npm_config_audit=false
+COPY package.json package-lock.json ./
+# The base image's Node runs the build (the `node` devDependency is left out), `prepare` runs below once the sources
+# are here, and no dependency's install script runs (Vite needs none).
+RUN --mount=type=cache,target=/root/.npm \
+    npm pkg delete devDependencies.node scripts.prepare \
+ && npm ci --ignore-scripts --no-audit --no-fund
+COPY console ./console
+COPY services/runtime/src/contracts ./services/runtime/src/contracts
+RUN npm run console:build
 
 # ---- runtime ----
 FROM node:${NODE_VERSION}-slim AS runtime
 # NODE_COMPILE_CACHE: Node's compile cache, filled below at build time, so that the programs load their modules
 # without Node's TypeScript type stripper (about 13 MiB less per process; docs/benchmarks.md, "Memory").
 # MALLOC_ARENA_MAX=2: two malloc arenas for all of a program's threads, up to 5 MiB less per program at the peak (as
-# PROGRAM_ENVIRONMENT in services/launcher/src/processes.ts and the npm start scripts).
+# PROGRAM_ENVIRONMENT in services/launcher/tools/processes.ts and the npm start scripts).
 ENV NODE_ENV=production \
     HTTP_PORT=8080 \
     PORT=8080 \
@@ -53,6 +70,7 @@ WORKDIR /app
 # the only writable place the programs need is /tmp (an emptyDir in Kubernetes).
 COPY --from=deps /app/node_modules ./node_modules
 COPY . .
+COPY --from=console /app/console/dist ./console/dist
 # Each program's entry with --warm-compile-cache loads what a start loads, writes the compile cache and exits (the
 # same flags and paths as the ENTRYPOINT: the cache is keyed by both). Read-only at run time: a file the cache lacks
 # is compiled as without it, and Node's write of it fails quietly.

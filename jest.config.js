@@ -12,7 +12,9 @@ export default {
   testMatch: ['<rootDir>/services/**/*.test.ts', '<rootDir>/gateway/**/*.test.ts', '<rootDir>/test/**/*.test.ts'],
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
-  testTimeout: 60000,
+  // A test that starts servers, programs or a browser names its own timeout; hooks get theirs in hook-timeout.ts.
+  testTimeout: 20000,
+  setupFilesAfterEnv: ['<rootDir>/test/support/hook-timeout.ts'],
   maxWorkers: 2,
   reporters: ['default', '<rootDir>/test/support/summary-reporter.js'],
 };

@@ -334,13 +334,16 @@ info "copying the build context (as COPY . . with .dockerignore) to $APP"
 mkdir -p "$APP"
 tar -C "$ROOT" --exclude=./.git --exclude=node_modules --exclude=.data --exclude=coverage --exclude=.bench \
   --exclude=./load --exclude=./charts --exclude=./docs --exclude=./.ci --exclude=./test \
+  --exclude=./services/launcher/tools \
   -cf - . | tar -C "$APP" -xf -
+# console/dist is the work tree's, built by `npm ci` (the `prepare` script), as the image's console stage builds it.
+[[ -f "$APP/console/dist/index.html" ]] || fail "console/dist is missing: npm run console:build (npm ci runs it)"
 # Same steps as the Dockerfile's deps stage: package manifests only, devDependencies dropped, npm ci.
 DEPS="$WORK/deps"
 mkdir -p "$DEPS"
 cp "$ROOT/package.json" "$ROOT/package-lock.json" "$DEPS/"
-info "deps stage: npm pkg delete devDependencies && npm ci --omit=dev"
-(cd "$DEPS" && npm pkg delete devDependencies && NODE_ENV=production npm ci --omit=dev --no-audit --no-fund --prefer-offline) \
+info "deps stage: npm pkg delete devDependencies scripts.prepare && npm ci --omit=dev"
+(cd "$DEPS" && npm pkg delete devDependencies scripts.prepare && NODE_ENV=production npm ci --omit=dev --no-audit --no-fund --prefer-offline) \
   >"$WORK/npm-ci.log" 2>&1 || { tail -30 "$WORK/npm-ci.log"; fail "npm ci --omit=dev"; }
 mv "$DEPS/node_modules" "$APP/node_modules"
 [[ ! -e "$APP/node_modules/node" ]] || fail "npm ci --omit=dev installed the node devDependency"

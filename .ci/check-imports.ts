@@ -1,7 +1,8 @@
 // npm run check: no program imports another (issue 28). Each program is a folder (gateway/src, services/<name>/src);
 // what two programs share lives in services/runtime (imported as #runtime/...). Fails when shipped code of one
 // program imports a file of another, when anything under load/ imports test/, or when a shipped program imports
-// test/ or load/. Allowed: the launcher (services/launcher), whose in-process mode composes the five programs in one
+// test/ or load/, or when anything but the tests and load/ imports the launcher's development tools
+// (services/launcher/tools: not in the image, .dockerignore). Allowed: the launcher (services/launcher), whose in-process mode composes the five programs in one
 // process (it imports each program's program.ts); the all-in-one process, which runs that mode (it imports the
 // launcher); and the tests, which may reach into anything.
 //
@@ -12,10 +13,14 @@ import { dirname, join, relative, resolve } from 'node:path';
 
 const root = resolve(import.meta.dirname, '..');
 
+/** The launcher's development tools: separate processes and throwaway servers, left out of the image. */
+const LAUNCHER_TOOLS = 'services/launcher/tools';
+
 /** The unit a file belongs to: a program, the runtime, the composer, load/, test/, console/ or other. */
 function unitOf(file: string): string {
   const parts = file.split('/');
   if (parts[0] === 'gateway') return 'gateway';
+  if (parts[0] === 'services' && parts[1] === 'launcher' && parts[2] === 'tools') return LAUNCHER_TOOLS;
   if (parts[0] === 'services' && parts[1]) return `services/${parts[1]}`;
   if (parts[0] === 'load' || parts[0] === 'test' || parts[0] === 'console') return parts[0];
   return 'other';
@@ -41,6 +46,9 @@ function problem(from: string, to: string): string | undefined {
   if (source === target || target === 'services/runtime') return undefined;
   if (from.endsWith('.test.ts') || source === 'test') return undefined;
   if (source === 'load' && target === 'test') return 'load/ imports test/';
+  if (target === LAUNCHER_TOOLS) {
+    return source === 'load' ? undefined : `${source} imports the launcher's development tools (not in the image)`;
+  }
   if (source === 'services/launcher') return PROGRAMS.has(target) ? undefined : `the launcher imports ${target}`;
   if (source === 'services/all-in-one') {
     return target === 'services/launcher' ? undefined : `all-in-one imports ${target} (compose through the launcher)`;

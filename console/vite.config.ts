@@ -1,4 +1,5 @@
-// Builds the developer web console into console/dist (committed; `npm run check` rebuilds and compares).
+// Builds the developer web console into console/dist (not in git: `npm ci` builds it, `prepare` script; the image in a
+// stage of its own). `npm run check` rebuilds it into a temporary folder and compares.
 // Served by the gateway at /console/ (gateway/src/http/console-app.ts). No CDN: everything is bundled.
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vite';

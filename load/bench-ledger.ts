@@ -15,8 +15,13 @@ import {
   EDGE_KEYS_MAX_DEFAULT,
   EdgeEventBatcher,
 } from '../services/ingest/src/routes/event-batcher.ts';
-import { extraNodeOptions, otelEnvironment, type Programs, startPrograms } from '../services/launcher/src/processes.ts';
-import { startNats, startPostgres } from '../services/launcher/src/servers.ts';
+import {
+  extraNodeOptions,
+  otelEnvironment,
+  type Programs,
+  startPrograms,
+} from '../services/launcher/tools/processes.ts';
+import { startNats, startPostgres } from '../services/launcher/tools/servers.ts';
 import { EVENT_GROUP_KEYS_MAX_DEFAULT } from '../services/ledger/src/events/batcher.ts';
 import { ledgerMigrations } from '../services/ledger/src/migrations/index.ts';
 import { createFixtures, EVENT_TYPE, keyHash, playerId, RATE_LIMIT, SINGLE_EVENT_SCRIPT } from './lib/fixtures.ts';

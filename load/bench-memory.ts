@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { extraNodeOptions, PROGRAM_NODE_OPTIONS, startPrograms } from '../services/launcher/src/processes.ts';
+import { extraNodeOptions, PROGRAM_NODE_OPTIONS, startPrograms } from '../services/launcher/tools/processes.ts';
 import { createLoadIdentity } from './lib/identity.ts';
 import { ensureK6, runK6 } from './lib/k6.ts';
 import { machine, rssMiB } from './lib/proc.ts';

@@ -12,7 +12,7 @@ import pg from 'pg';
 import { pino } from 'pino';
 import { migrate } from '#runtime/db/database.ts';
 import { identityMigrations } from '../services/identity-admission/src/migrations/index.ts';
-import { startPostgres } from '../services/launcher/src/servers.ts';
+import { startPostgres } from '../services/launcher/tools/servers.ts';
 import {
   RECORD_EVENTS_SQL,
   type RecordEventParams,

@@ -1,5 +1,5 @@
 // npm run bench:sql: what a decision costs in PostgreSQL alone, by batch size. pgbench runs, one after the other on
-// the same database, today's single-event statement (RECORD_EVENT_SQL: ledger.record_event, one event per
+// the same database, the single-event statement (lib/single-event.ts: ledger.record_event, one event per
 // transaction: the baseline of every bench) and ledger.record_events with K events per call and transaction (of one
 // game, or spread over --games-per-call G games), for each K of --sizes; plus `noop`, a call of a do-nothing function with the arguments of a batch of
 // one (what the script's argument building, the round trip and the commit cost by themselves). No NATS, no ledger:
@@ -19,7 +19,7 @@ import pg from 'pg';
 import { pino } from 'pino';
 import { migrate } from '#runtime/db/database.ts';
 import { identityMigrations } from '../services/identity-admission/src/migrations/index.ts';
-import { startPostgres } from '../services/launcher/src/servers.ts';
+import { startPostgres } from '../services/launcher/tools/servers.ts';
 import { ledgerMigrations } from '../services/ledger/src/migrations/index.ts';
 import { createFixtures, EVENT_TYPE, RATE_LIMIT, SINGLE_EVENT_SCRIPT } from './lib/fixtures.ts';
 import { findPgbench } from './lib/pgbench.ts';

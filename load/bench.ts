@@ -8,8 +8,8 @@
 //      completed rate is the end-to-end ceiling;
 //   3. runs k6 again (setup, then fresh events only) at half of the measured peak, open model, for --half-duration:
 //      the latency a game server sees at a load the service sustains;
-//   4. runs pgbench on the same database with the same SQL work as one decision (the ledger's record_event
-//      statement, on the games and linked players k6 created), with --pgbench-clients clients (16 by default; the
+//   4. runs pgbench on the same database with the same SQL work as one decision (the single-event record_event
+//      statement, load/lib/single-event.ts, on the games and linked players k6 created), with --pgbench-clients clients (16 by default; the
 //      ledger's pool is the machine's CPUs by default, --help);
 //   5. prints events per second end to end, p50/p95/p99, errors, the pgbench ceiling and the ratio, each program's
 //      peak memory, and the CPU each process spent per event during the peak.
@@ -19,9 +19,10 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { summarizeCpuProfile, summarizeStages } from './lib/cpuprofile.ts';
-import { ensureK6, k6Version, runK6 } from './lib/k6.ts';
-import { recordEventStatement, runPgbench, type Side } from './lib/pgbench.ts';
+import { ensureK6, type K6Summary, k6Version, runK6 } from './lib/k6.ts';
+import { runPgbench, type Side } from './lib/pgbench.ts';
 import { cpuSeconds, machine, machineBusySeconds, sampleBackendCpu, syscalls } from './lib/proc.ts';
+import { installSingleEventFunction, recordEventStatement } from './lib/single-event.ts';
 import type { LoadSystem, SystemMode } from './lib/system.ts';
 import { log, prepare } from './run-k6.ts';
 
@@ -320,14 +321,18 @@ interface Trend {
   max: number;
 }
 
-function trend(summary: any, metric: string): Trend | undefined {
+function trend(summary: K6Summary | undefined, metric: string): Trend | undefined {
   const v = summary?.metrics?.[metric]?.values;
   if (!v) return undefined;
-  return { p50: v.med, p95: v['p(95)'], p99: v['p(99)'], max: v.max };
+  const at = (name: string) => v[name] ?? Number.NaN;
+  return { p50: at('med'), p95: at('p(95)'), p99: at('p(99)'), max: at('max') };
 }
 
 /** Requests of a scenario and how many failed (http_req_failed counts a failure as a "pass" of the rate). */
-function requests(summary: any, scenario: string): { count: number; failed: number; checksFailed: number } {
+function requests(
+  summary: K6Summary | undefined,
+  scenario: string,
+): { count: number; failed: number; checksFailed: number } {
   const failed = summary?.metrics?.[`http_req_failed{scenario:${scenario}}`]?.values;
   const checks = summary?.metrics?.[`checks{scenario:${scenario}}`]?.values;
   return {
@@ -790,7 +795,8 @@ async function main(): Promise<void> {
       before: runBatches,
     });
 
-    // pgbench on the same database, the same decision.
+    // pgbench on the same database, the same decision (the single-event function, installed for it).
+    await installSingleEventFunction(system.databaseUrl);
     const pgbenchSide = (protocol: typeof options.pgbenchProtocol) =>
       runPgbenchSide({
         url: system.databaseUrl,
@@ -845,12 +851,13 @@ async function main(): Promise<void> {
       Object.entries(pgb.cpuS).map(([name, cpu]) => [name, perEventUs(cpu, pgb.decisions)]),
     );
     const scenarios = ['ingest', 'replay', 'console', 'peak'].map((name) => ({ name, ...requests(summary, name) }));
-    const thresholdsFailed = Object.entries(summary.metrics as Record<string, any>).flatMap(([name, m]) =>
+    const thresholdsFailed = Object.entries(summary.metrics ?? {}).flatMap(([name, m]) =>
       Object.entries((m.thresholds ?? {}) as Record<string, { ok: boolean }>)
         .filter(([, r]) => !r.ok)
         .map(([expr]) => `${name} ${expr}`),
     );
     const figures = {
+      measuredAt: new Date().toISOString(),
       machine: { ...before, loadAverage1mAfter: after.loadAverage1m },
       command: `npm run bench -- ${process.argv.slice(2).join(' ')}`.trim(),
       k6: k6Version(k6),

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
-import { extraNodeOptions, PROGRAM_NODE_OPTIONS } from '../services/launcher/src/processes.ts';
+import { extraNodeOptions, PROGRAM_NODE_OPTIONS } from '../services/launcher/tools/processes.ts';
 import { ensureK6, k6Version, runK6 } from './lib/k6.ts';
 import { cpuSeconds, cpuSecondsSplit, machine, machineBusySeconds } from './lib/proc.ts';
 
@@ -146,8 +146,8 @@ async function measure(kind: FloorKind, round: number, k6: string, options: Opti
     const failed = result.summary?.metrics?.http_req_failed?.values?.passes ?? Number.NaN;
     return {
       ...measured,
-      p50Ms: duration.med,
-      p99Ms: duration['p(99)'],
+      p50Ms: duration.med ?? Number.NaN,
+      p99Ms: duration['p(99)'] ?? Number.NaN,
       failed,
       loadAfter: machine().loadAverage1m,
     };

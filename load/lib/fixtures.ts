@@ -3,7 +3,7 @@
 import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { CREDITS_MAX } from '#runtime/contracts/vocabulary.ts';
-import { recordEventStatement } from './pgbench.ts';
+import { installSingleEventFunction, recordEventStatement } from './single-event.ts';
 
 export const EVENT_TYPE = 'bench.play';
 export const RATE_LIMIT = 1_000_000; // the largest EVENT_RATE_LIMIT_PER_MINUTE: the limiter counts, never refuses here
@@ -77,10 +77,11 @@ export async function createFixtures(url: string, options: { games: number; play
   } finally {
     await client.end();
   }
+  await installSingleEventFunction(url); // SINGLE_EVENT_SCRIPT's function
 }
 
-// The statement the ledger prepares (RECORD_EVENT_SQL), its parameters replaced by SQL expressions of the same
-// values: game g's key hash, a new event id, player p of game g, the event type, occurredAt = now in epoch
+// The single-event statement (RECORD_EVENT_SQL, single-event.ts), its parameters replaced by SQL expressions of the
+// same values: game g's key hash, a new event id, player p of game g, the event type, occurredAt = now in epoch
 // milliseconds, a random payload hash, receipt = now() (null), the rate limit. pgbench turns :g and :p into
 // parameters of the prepared statement.
 const SINGLE_EVENT_ARGUMENTS = [

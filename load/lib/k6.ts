@@ -26,10 +26,15 @@ export function k6Version(k6: string): string {
   }
 }
 
+/** k6's end-of-test data (what handleSummary is given): each metric's values (count, rate, med, p(99), ...). */
+export interface K6Summary {
+  metrics?: Record<string, { values?: Record<string, number>; thresholds?: Record<string, { ok: boolean }> }>;
+}
+
 export interface K6Result {
   exitCode: number;
-  /** The JSON summary handleSummary wrote (k6's end-of-test data). */
-  summary: any;
+  /** The JSON summary handleSummary wrote; undefined when k6 wrote none. */
+  summary: K6Summary | undefined;
   /** k6's own peak RSS (MiB) and CPU seconds. */
   peakRssMiB: number;
   cpuS: number;

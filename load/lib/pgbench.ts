@@ -4,19 +4,7 @@ import { execFile } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { RECORD_EVENT_SQL } from '../../services/ledger/src/events/repository.ts';
 import { percentile, sampleBackendCpu } from './proc.ts';
-
-/**
- * The ledger's decision statement (RECORD_EVENT_SQL: `select json_build_array(...)::text from ledger.record_event($1,
- * ..., $8)`) with its eight parameters replaced by SQL expressions, on one line, for a pgbench script. The arguments,
- * in order: key hash, event id, player id, event type, occurredAt in epoch milliseconds, payload hash, receipt time
- * (null: now()), rate limit per minute.
- */
-export function recordEventStatement(args: string[]): string {
-  if (args.length !== 8) throw new Error(`record_event takes 8 arguments, got ${args.length}`);
-  return `${RECORD_EVENT_SQL.replace(/\$(\d)/g, (_, i: string) => args[Number(i) - 1]!).replace(/\s+/g, ' ')};`;
-}
 
 /** One measured side of a comparison (a driver against the service, or pgbench against the database). */
 export interface Side {

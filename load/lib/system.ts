@@ -1,7 +1,7 @@
 // The service for a load run, on real PostgreSQL and NATS: either the all-in-one process (one port) or the five
-// programs as separate processes (one port each, the way Kubernetes runs them; services/launcher/src/processes.ts).
+// programs as separate processes (one port each, the way Kubernetes runs them; services/launcher/tools/processes.ts).
 // PostgreSQL and nats-server are DATABASE_URL / NATS_URL when given, else throwaway servers
-// (services/launcher/src/servers.ts); either way the run gets a database of its own (created here, migrated, dropped
+// (services/launcher/tools/servers.ts); either way the run gets a database of its own (created here, migrated, dropped
 // at the end).
 import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
@@ -19,8 +19,8 @@ import {
   type ProgramSpec,
   type Programs,
   startPrograms,
-} from '../../services/launcher/src/processes.ts';
-import { startNats, startPostgres } from '../../services/launcher/src/servers.ts';
+} from '../../services/launcher/tools/processes.ts';
+import { startNats, startPostgres } from '../../services/launcher/tools/servers.ts';
 import { ledgerMigrations } from '../../services/ledger/src/migrations/index.ts';
 import { rssMiB } from './proc.ts';
 

@@ -9,11 +9,11 @@ import AxeBuilder from '@axe-core/playwright';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { REASONS } from '../../console/src/pages/decisions/reasons.ts';
 import { DECISION_REASONS } from '../../services/runtime/src/contracts/vocabulary.ts';
-import { type Developer, developer, insertPlayer, ok, type World, world } from '../integration/console/helpers.ts';
-import { until } from '../integration/graphql/live-helpers.ts';
 import { launchChromium, SCREENSHOTS, WAIT } from '../support/browser.ts';
+import { type Developer, developer, insertPlayer, ok, type World, world } from '../support/console.ts';
 import { sql } from '../support/database.ts';
 import { expectDecision, postEvent } from '../support/ingest.ts';
+import { until } from '../support/live.ts';
 import { startTestSystem, type TestSystem } from '../support/system.ts';
 
 let system: TestSystem;
@@ -231,7 +231,7 @@ test('at 1280 px: a shared search, filters, pages both ways, back and forward, t
   expect(await filters.getByLabel('Player id').getAttribute('aria-invalid')).toBe('true');
   expect(sent).toBe(0);
   await checkPage(page, 'decisions-input');
-});
+}, 180_000);
 
 test('at 390 px: no sideways scroll, the panel over the list, focus and axe', async () => {
   const page = await signedIn(PHONE);
@@ -257,7 +257,7 @@ test('at 390 px: no sideways scroll, the panel over the list, focus and axe', as
   await panel.getByRole('button', { name: 'Close' }).click();
   await panel.waitFor({ state: 'detached', ...WAIT });
   expect(await details.evaluate((el) => el === (globalThis as any).document.activeElement)).toBe(true);
-});
+}, 180_000);
 
 test("the event's metadata in the detail panel, posted through the service, at 1280 and 390 px", async () => {
   // A game of its own (the other tests count the first game's decisions), with a secret key and a player; which
@@ -338,4 +338,4 @@ test("the event's metadata in the detail panel, posted through the service, at 1
     await page.keyboard.press('Escape');
     await panel.waitFor({ state: 'detached', ...WAIT });
   }
-});
+}, 180_000);

@@ -140,4 +140,4 @@ test('a developer signs in through the OIDC provider, reads their organizations,
   await signIn.click();
   await page.locator('input[name=login]').waitFor(WAIT);
   await context.close();
-});
+}, 180_000);

@@ -7,13 +7,13 @@ import { randomUUID } from 'node:crypto';
 import { dirname } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import AxeBuilder from '@axe-core/playwright';
-import type { Browser, BrowserContext, Page, WebSocket } from 'playwright-core';
-import { insertPlayer } from '../integration/console/helpers.ts';
-import { liveSubscriptions, until } from '../integration/graphql/live-helpers.ts';
+import type { Browser, BrowserContext, Locator, Page, WebSocket } from 'playwright-core';
 import { launchChromium, SCREENSHOTS, WAIT } from '../support/browser.ts';
 import { runCommand } from '../support/cli.ts';
+import { insertPlayer } from '../support/console.ts';
 import { sql } from '../support/database.ts';
 import { postEvent } from '../support/ingest.ts';
+import { liveSubscriptions, until } from '../support/live.ts';
 import { admin, api, developerToken, startTestSystem, TEST_ADMIN_TOKEN, type TestSystem } from '../support/system.ts';
 
 let system: TestSystem;
@@ -40,6 +40,18 @@ afterAll(async () => {
   await browser?.close();
   await system?.stop();
 });
+
+// What a step of the developer's journey leaves to the next ones.
+let requests: string[] = [];
+let nav: Locator;
+let headline: Locator;
+let dryRun: Locator;
+let result: Locator;
+let updatesBefore = 0;
+let playerId = '';
+/** The game page's WebSockets and the frames they received. */
+const sockets: WebSocket[] = [];
+const socketFrames: string[] = [];
 
 const DESKTOP = { width: 1280, height: 800 };
 const PHONE = { width: 390, height: 844 };
@@ -222,9 +234,10 @@ async function expectFieldError(title: string, label: string, sentence: string, 
   expect(describedBy).toContain(await alert.getAttribute('id'));
 }
 
-test('a developer signs in, builds a game, funds it, issues keys and sees a posted event live', async () => {
+// The developer's journey is one story told in steps, each a test of its own that goes on from the step before.
+test('journey 1: a developer signs in (keyboard); the first page within its budget', async () => {
   page = await newPage();
-  const requests = recordRequests(page);
+  requests = recordRequests(page);
   const started = performance.now();
   await page.goto(`${system.url}/console/`);
   await page.getByLabel('E-mail').waitFor(WAIT);
@@ -263,7 +276,9 @@ test('a developer signs in, builds a game, funds it, issues keys and sees a post
   expect(await page.getByRole('main').innerText()).toContain('Start with an organization');
   expect(await page.getByRole('main').innerText()).not.toContain('ask an owner');
   await checkAccessibility('organizations-empty');
+}, 90_000);
 
+test('journey 2: an organization, funded; bad amounts refused in the browser', async () => {
   // Write forms sit behind their action: the form is not on the page until "New organization" opens it.
   expect(await form('New organization').count()).toBe(0);
   // An empty name is refused in the browser, with a sentence and without a request.
@@ -309,14 +324,16 @@ test('a developer signs in, builds a game, funds it, issues keys and sees a post
   expect(sent(requests, 'fundOrganization')).toBe(1);
   await page.getByText('Balance: 10,000 credits ($10.00 sandbox test credit).').waitFor(WAIT);
   await page.getByTestId('balance-empty').waitFor({ state: 'detached', ...WAIT });
+}, 90_000);
 
+test('journey 3: a project and a game, their budgets; the game page is live', async () => {
   // The next action clears the last one's message.
   await submit('New project', { 'Project name': 'Launch', 'Project ceiling (credits)': '5,000' });
   await expectDone('New project');
   expect(await form('Fund organization').getByRole('status').count()).toBe(0);
   await page.getByRole('heading', { name: 'Project Launch', exact: true }).waitFor(WAIT);
   // The persistent navigation lists the organization and, under it, its project.
-  const nav = page.getByRole('navigation', { name: 'Console' });
+  nav = page.getByRole('navigation', { name: 'Console' });
   await nav.getByRole('link', { name: 'Launch', exact: true }).waitFor(WAIT);
   expect(await nav.getByRole('link', { name: 'Journey Studio' }).getAttribute('aria-current')).toBe('page');
   await checkAccessibility('organization');
@@ -365,8 +382,6 @@ test('a developer signs in, builds a game, funds it, issues keys and sees a post
   await screenshot('project');
 
   // The game page subscribes to its decisions over a WebSocket at /graphql; the frames it receives are recorded.
-  const sockets: WebSocket[] = [];
-  const socketFrames: string[] = [];
   page.on('websocket', (socket) => {
     sockets.push(socket);
     socket.on('framereceived', (frame) => socketFrames.push(String(frame.payload)));
@@ -376,7 +391,7 @@ test('a developer signs in, builds a game, funds it, issues keys and sees a post
   await expectTitle('Game Space Race');
   gameId = gameIdOf(page.url());
   // Headline figures first: budget left, spent today, accepted and rejected in the last 24 h, the top reasons.
-  const headline = page.getByRole('region', { name: 'Headline figures' });
+  headline = page.getByRole('region', { name: 'Headline figures' });
   await headline
     .filter({
       hasText:
@@ -403,7 +418,9 @@ test('a developer signs in, builds a game, funds it, issues keys and sees a post
   await allocation.getByRole('button', { name: 'Confirm Allocate' }).click();
   await expectDone('Allocate to game');
   await page.getByTestId('banner-budget').waitFor({ state: 'detached', ...WAIT });
+}, 90_000);
 
+test('journey 4: rules, a dry run, deactivated and activated', async () => {
   // Rules: a bad event type is refused by the server: a plain sentence, never GraphQL's text.
   await gameTab('Rules');
   await expectTitle('Game Space Race: Rules');
@@ -419,7 +436,7 @@ test('a developer signs in, builds a game, funds it, issues keys and sees a post
   await expectDone('New rule');
   await page.getByRole('cell', { name: 'level.up', exact: true }).waitFor(WAIT);
   // "Edit" opens the dry run on that rule (the focus moves to it): a reward of 0 is refused in the browser.
-  const dryRun = page.getByRole('form', { name: 'Rule dry run' });
+  dryRun = page.getByRole('form', { name: 'Rule dry run' });
   await page.getByRole('button', { name: 'Edit level.up' }).click();
   expect(await dryRun.getByLabel('Event type').inputValue()).toBe('level.up');
   expect(await focusInside('form[aria-label="Rule dry run"]')).toBe(true);
@@ -451,7 +468,7 @@ test('a developer signs in, builds a game, funds it, issues keys and sees a post
   // A dry run with no decisions yet says so; saving applies the previewed reward.
   await dryRun.getByLabel('Reward per event (credits)').fill('25');
   await dryRun.getByRole('button', { name: 'Preview' }).click();
-  const result = page.getByTestId('dry-run-result');
+  result = page.getByTestId('dry-run-result');
   await result.waitFor(WAIT);
   expect(await result.evaluate((el) => el === (globalThis as any).document.activeElement)).toBe(true);
   expect(await page.getByTestId('dry-run-summary').innerText()).toBe(
@@ -476,8 +493,10 @@ test('a developer signs in, builds a game, funds it, issues keys and sees a post
   await submit('Activate level.up', {});
   await page.getByRole('button', { name: 'Deactivate', exact: true }).waitFor(WAIT);
   expect(await page.getByRole('dialog').count()).toBe(0);
-  const updatesBefore = sent(requests, 'updateRule');
+  updatesBefore = sent(requests, 'updateRule');
+}, 90_000);
 
+test('journey 5: keys; an event posted with one shows live', async () => {
   // Keys: an empty name, a public key, then a secret key shown once (the focus moves to it) with a copy button.
   await gameTab('Keys');
   await submit('New key', { 'Key name': '', Kind: 'secret' });
@@ -494,7 +513,7 @@ test('a developer signs in, builds a game, funds it, issues keys and sees a post
   await screenshot('key-issued');
 
   // An event posted with the secret key appears on the game's page without a reload.
-  const playerId = await insertPlayer(system, gameId);
+  playerId = await insertPlayer(system, gameId);
   // The player's platform account exists and is active, so that the decision is an accepted reward.
   const [player] = await sql(system.databaseUrl!, 'select credits_user_id from ledger.players where id = $1', [
     playerId,
@@ -566,7 +585,9 @@ test('a developer signs in, builds a game, funds it, issues keys and sees a post
       .count(),
   ).toBe(1);
   await checkAccessibility('game-charts-tab');
+}, 90_000);
 
+test('journey 6: the dry run replays the real decision', async () => {
   // The dry run on real decisions: a reward of 40 under a daily cap of 30 would have rejected the accepted one.
   await gameTab('Rules');
   await page.getByRole('button', { name: 'Edit level.up' }).click();
@@ -601,7 +622,9 @@ test('a developer signs in, builds a game, funds it, issues keys and sees a post
   // Nothing was saved by the preview.
   expect(sent(requests, 'updateRule')).toBe(updatesBefore);
   await gameTab('Overview');
+}, 90_000);
 
+test('journey 7: the game paused and resumed, its key revoked', async () => {
   // Pausing asks first; the page then says the game is paused, and the select shows it. Resuming is one button.
   await submit('Edit game', { Status: 'paused' });
   await expectDialog('Pause Space Race?', true);
@@ -640,7 +663,9 @@ test('a developer signs in, builds a game, funds it, issues keys and sees a post
     occurredAt: new Date().toISOString(),
   });
   expect(refused.status).toBe(401);
+}, 90_000);
 
+test("journey 8: the game's decisions in the records; members", async () => {
   // The decision search (test/e2e/console-decisions.test.ts drives it): this game's decisions, from its page.
   await gameTab('Overview');
   await page.getByRole('link', { name: 'All decisions of this game' }).click();
@@ -703,7 +728,7 @@ test('a developer signs in, builds a game, funds it, issues keys and sees a post
   await page.getByRole('heading', { name: 'Organizations', level: 1 }).waitFor(WAIT);
   await checkAccessibility('organizations');
   await screenshot('organizations');
-}, 180_000);
+}, 90_000);
 
 /**
  * Signs the owner in on a new desktop page and, in project Launch, creates a game, allocates to it, adds a rule and
@@ -796,7 +821,7 @@ test("a game's state shows as banners: under 10 % of its budget left, then used 
   // The lists say it too.
   await page.getByRole('link', { name: 'Organizations', exact: true }).click();
   await page.getByRole('listitem').filter({ hasText: /^Tiny/ }).getByText('budget used up').waitFor(WAIT);
-});
+}, 180_000);
 
 /** Where the decisions chart draws bars of `color`: the columns of its plot area that hold them. */
 async function barColumns(chart: ReturnType<Page['getByRole']>, color: [number, number, number]) {
@@ -900,7 +925,7 @@ test("a new game's empty state gives the commands that send its first event; the
   expect(bar.last).toBeLessThan(bar.width);
   await checkAccessibility('game-charts');
   await page.getByRole('region', { name: 'Charts', exact: true }).screenshot({ path: `${SCREENSHOTS}charts.png` });
-});
+}, 180_000);
 
 test('on a phone (390 px) no page scrolls sideways, the navigation collapses, and every page passes axe', async () => {
   expect(gameId).not.toBe('');
@@ -1007,7 +1032,7 @@ test('on a phone (390 px) no page scrolls sideways, the navigation collapses, an
   expect(await menu.getAttribute('aria-expanded')).toBe('false');
   await checkAccessibility('phone-records');
   await screenshot('phone-records');
-});
+}, 180_000);
 
 /** What the page keeps in localStorage and sessionStorage, as key=value lines. */
 const storageOf = (target: Page) =>
@@ -1053,12 +1078,15 @@ test('a reload keeps a development sign-in (sessionStorage, never localStorage);
   await page.getByLabel('E-mail').fill(ownerEmail);
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.getByRole('heading', { name: 'Organizations', level: 1 }).waitFor(WAIT);
-  await page.waitForTimeout(5000);
+  // Until the page's own clock is past the session's expiry (its `exp`, in seconds).
+  const expiresAtMs =
+    (JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString()) as { exp: number }).exp * 1000;
+  await page.waitForFunction((at) => Date.now() > at, expiresAtMs, WAIT);
   await page.reload();
   await page.getByLabel('E-mail').waitFor(WAIT);
   expect(await page.getByRole('alert').count()).toBe(0);
   expect(await storageOf(page)).toEqual({ local: [], session: [] });
-});
+}, 180_000);
 
 /** Runs a command to its end (in the repository's folder, with this Node first on PATH). */
 /** A command as typed in a terminal here: Node 24 first on PATH (test/support/cli.ts). */
@@ -1144,7 +1172,7 @@ test('a viewer sees the organization and its game without any write button', asy
     expect(await page.locator('main button').count()).toBe(0);
     await checkAccessibility(`game-viewer-${tab.toLowerCase()}`);
   }
-});
+}, 180_000);
 
 test('without the live socket the game page polls, still shows a posted event, and goes live again later', async () => {
   expect(gameId).not.toBe('');
@@ -1227,7 +1255,7 @@ test('the session expiring closes the live socket (4401) and the console shows t
   await page.getByLabel('E-mail').waitFor(WAIT);
   expect(await page.getByRole('heading', { name: 'Game Space Race' }).count()).toBe(0);
   expect(await page.getByText(viewerEmail).count()).toBe(0);
-});
+}, 180_000);
 
 test('a developer without an invitation sees the server code at sign-in', async () => {
   page = await newPage();
@@ -1240,4 +1268,4 @@ test('a developer without an invitation sees the server code at sign-in', async 
     'This e-mail has no invitation to the console yet: ask the operator to invite it (npm run admin -- invite EMAIL). ' +
       '(DEVELOPER_INVITATION_REQUIRED)',
   );
-});
+}, 180_000);

@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { pino } from 'pino';
 import { migrate } from '#runtime/db/database.ts';
+import { installSingleEventFunction } from '../../load/lib/single-event.ts';
 import { identityMigrations } from '../../services/identity-admission/src/migrations/index.ts';
 import { ledgerMigrations } from '../../services/ledger/src/migrations/index.ts';
 import { createTestDatabase, sql } from '../support/database.ts';
@@ -26,6 +27,7 @@ describe('fault suite invariants', () => {
   beforeAll(async () => {
     url = await createTestDatabase();
     await migrate(url, [identityMigrations, ledgerMigrations], pino({ level: 'silent' }));
+    await installSingleEventFunction(url); // one decision written as the ledger writes it
     world = await createEventWorld(url, { budgetCredits: 1_000 });
   });
 

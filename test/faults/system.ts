@@ -1,5 +1,5 @@
 // The service under the fault suite: PostgreSQL with fsync on, NATS and the five programs as separate processes (the
-// way Kubernetes runs them; services/launcher/src/processes.ts), each of which the suite can kill, stop and start
+// way Kubernetes runs them; services/launcher/tools/processes.ts), each of which the suite can kill, stop and start
 // again on the same port. Everything listens on 127.0.0.1 only. A topology chooses the production shapes the newer
 // faults need (docs/reliability.md): PostgreSQL through PgBouncer in transaction mode, or a pg_auto_failover formation
 // reached by its multi-host URL; a three-node NATS cluster; two replicas of every program with the edges behind
@@ -11,8 +11,8 @@ import pg from 'pg';
 import { pino } from 'pino';
 import { migrate } from '#runtime/db/database.ts';
 import { identityMigrations } from '../../services/identity-admission/src/migrations/index.ts';
-import { type StartedHaproxy, startHaproxy } from '../../services/launcher/src/haproxy.ts';
-import { type NatsCluster, startNatsCluster } from '../../services/launcher/src/nats-cluster.ts';
+import { type StartedHaproxy, startHaproxy } from '../../services/launcher/tools/haproxy.ts';
+import { type NatsCluster, startNatsCluster } from '../../services/launcher/tools/nats-cluster.ts';
 import {
   EDGES,
   type ProgramName as LauncherProgramName,
@@ -23,7 +23,7 @@ import {
   type Programs,
   rollingRestart,
   startPrograms,
-} from '../../services/launcher/src/processes.ts';
+} from '../../services/launcher/tools/processes.ts';
 import {
   freePort,
   type StartedNats,
@@ -31,7 +31,7 @@ import {
   startNats,
   startPostgres,
   waitPort,
-} from '../../services/launcher/src/servers.ts';
+} from '../../services/launcher/tools/servers.ts';
 import { ledgerMigrations } from '../../services/ledger/src/migrations/index.ts';
 import {
   type StartedAutoFailover,

@@ -13,7 +13,7 @@ import { startTestSystem, type TestSystem } from '../support/system.ts';
 import { APPROVE, type Game, gameWithKeys, INSPECT, intent, native, nativeSession } from './links/helpers.ts';
 
 const logger = pino({ level: 'silent' });
-const MINUTE = 60_000;
+const MINUTE_MS = 60_000;
 
 describe('ledger retention', () => {
   let system: TestSystem;
@@ -117,7 +117,7 @@ describe('ledger retention', () => {
 
     it('become tombstones 60 minutes after expiry; inspect and approve answer exactly as before', async () => {
       const T = new Date('2032-02-01T08:00:00.000Z');
-      const plus = (minutes: number) => new Date(T.getTime() + minutes * MINUTE);
+      const plus = (minutes: number) => new Date(T.getTime() + minutes * MINUTE_MS);
       system.clock.set(T);
       const used = await intent(system, game);
       const expired = await intent(system, game);

@@ -1,13 +1,13 @@
 // Programs as real child processes for the program tests, through the launcher's process mode
-// (services/launcher/src/processes.ts: Node 24 with the start:* scripts' flags, like `npm run start:<program>`), one
+// (services/launcher/tools/processes.ts: Node 24 with the start:* scripts' flags, like `npm run start:<program>`), one
 // process per call, its output in a log file of its own.
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type LaunchedProgram, type ProgramReplica, startPrograms } from '../../services/launcher/src/processes.ts';
+import { type LaunchedProgram, type ProgramReplica, startPrograms } from '../../services/launcher/tools/processes.ts';
 import { freePort } from './servers.ts';
 
-export { extraNodeOptions, PROGRAM_NODE_OPTIONS } from '../../services/launcher/src/processes.ts';
+export { extraNodeOptions, PROGRAM_NODE_OPTIONS } from '../../services/launcher/tools/processes.ts';
 
 export type ProgramProcess = ProgramReplica;
 

@@ -1,10 +1,30 @@
+// The servers the global setup gives the tests answer: a NATS request reaches a subscriber and comes back, and
+// PostgreSQL runs a query.
+import { randomUUID } from 'node:crypto';
 import { connect } from '@nats-io/transport-node';
+import { sql } from './database.ts';
 
 describe('test servers', () => {
-  it('exposes a reachable NATS server to the tests', async () => {
+  it('exposes a reachable NATS server to the tests: a request gets its reply', async () => {
     const nc = await connect({ servers: process.env.TEST_NATS_URL });
-    const rtt = await nc.rtt();
-    expect(rtt).toBeGreaterThanOrEqual(0);
-    await nc.close();
+    try {
+      const subject = `test.servers.${randomUUID()}`;
+      nc.subscribe(subject, {
+        callback: (_error, message) => {
+          message.respond(`pong ${message.string()}`);
+        },
+      });
+      await nc.flush();
+      const reply = await nc.request(subject, 'ping', { timeout: 5000 });
+      expect(reply.string()).toBe('pong ping');
+    } finally {
+      await nc.close();
+    }
+  });
+
+  it('exposes a reachable PostgreSQL server to the tests', async () => {
+    expect(await sql<{ answer: number }>(process.env.TEST_DATABASE_URL!, 'select 6 * 7 as answer')).toEqual([
+      { answer: 42 },
+    ]);
   });
 });

@@ -14,7 +14,7 @@ import {
   startNats,
   startPostgres,
   waitFor,
-} from '../../services/launcher/src/servers.ts';
+} from '../../services/launcher/tools/servers.ts';
 
 export interface StartedServers {
   databaseUrl: string;
@@ -22,7 +22,7 @@ export interface StartedServers {
   stop: () => Promise<void>;
 }
 
-// PostgreSQL and nats-server for the tests are the launcher's (services/launcher/src/servers.ts: the benchmarks and
+// PostgreSQL and nats-server for the tests are the launcher's (services/launcher/tools/servers.ts: the benchmarks and
 // the fault suite use them too); re-exported here for the tests that import them from test/support.
 export {
   findBinary,
@@ -35,7 +35,7 @@ export {
   startNats,
   startPostgres,
   waitFor,
-} from '../../services/launcher/src/servers.ts';
+} from '../../services/launcher/tools/servers.ts';
 
 /** Uses DATABASE_URL / NATS_URL when set, otherwise starts throwaway servers. */
 export async function startServers(): Promise<StartedServers> {

@@ -1,5 +1,5 @@
 // Node's compile cache for the programs (NODE_COMPILE_CACHE). Node 24 runs the TypeScript sources through its type
-// stripper, a WebAssembly module that holds about 13 MiB for the life of the process once loaded; a program whose
+// stripper, a WebAssembly module that holds its memory for the life of the process once loaded; a program whose
 // every file is in the compile cache never loads it (docs/benchmarks.md, "Memory"). Its own module, without
 // imports of the program code, so that the launcher can name the flag without loading a program's dependencies.
 import { flushCompileCache, getCompileCacheDir } from 'node:module';
@@ -11,7 +11,7 @@ export const WARM_COMPILE_CACHE_FLAG = '--warm-compile-cache';
  * `node <flags> <entry> --warm-compile-cache`, with NODE_COMPILE_CACHE set (runStandalone): the entry has loaded the
  * program's modules; this loads what a start loads besides (the database code, for a state owner), writes their
  * compiled forms to the cache and returns without starting anything. The image runs it at build time (Dockerfile);
- * the benchmarks before they start the programs (services/launcher/src/processes.ts, warmCompileCache).
+ * the benchmarks before they start the programs (services/launcher/tools/processes.ts, warmCompileCache).
  */
 export async function warmCompileCache(program: string, stateOwner: boolean): Promise<void> {
   if (getCompileCacheDir() === undefined) {

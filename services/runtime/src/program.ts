@@ -252,7 +252,7 @@ export async function runStandalone<C>(module: ProgramModule<C>): Promise<void> 
     const nats = transport;
     if (module.database && databaseUrl) {
       // Loaded here, not at the top: the programs without a database (gateway, ingest, links) never load MikroORM,
-      // its migrator and the driver (about 30 MiB of code and heap each; docs/benchmarks.md, "Memory").
+      // its migrator and the driver (their code and heap: docs/benchmarks.md, "Memory").
       const { Database, migrate } = await import('./db/database.ts');
       await migrate(databaseUrl, [module.database.migrations], logger);
       database = await Database.open({

@@ -1,8 +1,6 @@
 // The 15 console actions over HTTP on real PostgreSQL and NATS: success, each permission denial, each validation
 // error and each rule of CONTRACT section 8. Every body is checked against the strict schemas of /openapi.json.
 import { createHash, randomUUID } from 'node:crypto';
-import { sql } from '../../support/database.ts';
-import { admin, api, startTestSystem, type TestSystem } from '../../support/system.ts';
 import {
   act,
   addMember,
@@ -15,7 +13,9 @@ import {
   snapshot,
   type World,
   world,
-} from './helpers.ts';
+} from '../../support/console.ts';
+import { sql } from '../../support/database.ts';
+import { admin, api, startTestSystem, type TestSystem } from '../../support/system.ts';
 
 let system: TestSystem;
 let owner: Developer;

@@ -1,8 +1,9 @@
 // The gateway's checks before a console action reaches the ledger, in the contract's order: platform switch,
 // developer admission, content type (415), size on the raw bytes (413), JSON (400 INVALID_REQUEST), schema
 // (400 invalid_action).
+
+import { CONSOLE, type Developer, developer, expectData, expectError, RECORDS } from '../../support/console.ts';
 import { admin, api, startTestSystem, type TestSystem } from '../../support/system.ts';
-import { CONSOLE, type Developer, developer, expectData, expectError, RECORDS } from './helpers.ts';
 
 let system: TestSystem;
 let dev: Developer;

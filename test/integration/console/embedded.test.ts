@@ -1,6 +1,7 @@
 // Smoke test of the console on the embedded default (PGlite and the in-process transport, as `npm start`).
+
+import { CONSOLE, developer, expectData, expectError, ok, RECORDS, snapshot, world } from '../../support/console.ts';
 import { api, EMBEDDED_START_TIMEOUT_MS, startTestSystem, type TestSystem } from '../../support/system.ts';
-import { CONSOLE, developer, expectData, expectError, ok, RECORDS, snapshot, world } from './helpers.ts';
 
 let system: TestSystem;
 

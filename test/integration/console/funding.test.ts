@@ -1,9 +1,10 @@
 // Funding as a ledger under concurrency: many fundings and allocations at once against one organization never
 // overspend, the totals add up afterwards, and the fixed lock order means no deadlock (every answer is a success or
 // a rule's 400, never a 5xx).
+
+import { act, type Developer, developer, expectData, expectError, ok, snapshot } from '../../support/console.ts';
 import { sql } from '../../support/database.ts';
 import { type ApiResponse, startTestSystem, type TestSystem } from '../../support/system.ts';
-import { act, type Developer, developer, expectData, expectError, ok, snapshot } from './helpers.ts';
 
 let system: TestSystem;
 let dev: Developer;

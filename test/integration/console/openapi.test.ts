@@ -2,8 +2,8 @@
 // responses validate against the served document.
 import { consoleSchemas } from '../../../gateway/src/schemas/console.ts';
 import { SchemaSet } from '../../../gateway/src/schemas/json-schema.ts';
+import { CONSOLE, developer, ok, RECORDS, world } from '../../support/console.ts';
 import { api, startTestSystem, type TestSystem } from '../../support/system.ts';
-import { CONSOLE, developer, ok, RECORDS, world } from './helpers.ts';
 
 let system: TestSystem;
 let doc: any;

@@ -1,7 +1,6 @@
 // GET /api/developer/v1/records: keyset pagination newest first by (createdAt, id), an opaque signed cursor bound to
 // kind and filters, membership checked on every page, and the query rules of CONTRACT section 8.
-import { sql } from '../../support/database.ts';
-import { api, startTestSystem, type TestSystem } from '../../support/system.ts';
+
 import {
   addMember,
   type Developer,
@@ -15,7 +14,9 @@ import {
   RECORDS,
   type World,
   world,
-} from './helpers.ts';
+} from '../../support/console.ts';
+import { sql } from '../../support/database.ts';
+import { api, startTestSystem, type TestSystem } from '../../support/system.ts';
 
 let system: TestSystem;
 let owner: Developer;

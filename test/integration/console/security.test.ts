@@ -10,8 +10,7 @@ import { request } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import WebSocket from 'ws';
 import { LIVE_LIMITS } from '../../../gateway/src/graphql/live.ts';
-import { admin, api, invitedDeveloper, startTestSystem, type TestSystem } from '../../support/system.ts';
-import { gql } from '../graphql/helpers.ts';
+import { ok } from '../../support/console.ts';
 import {
   DECISIONS,
   eventGame,
@@ -24,8 +23,9 @@ import {
   type Recorded,
   subscribeDecisions,
   until,
-} from '../graphql/live-helpers.ts';
-import { ok } from './helpers.ts';
+} from '../../support/live.ts';
+import { admin, api, invitedDeveloper, startTestSystem, type TestSystem } from '../../support/system.ts';
+import { gql } from '../graphql/helpers.ts';
 
 /** POST /console/dev-session on a fresh connection (node:http, no agent), with any header (Host included). */
 function devSession(

@@ -1,7 +1,6 @@
 // GET /api/developer/v1/console: exactly the spec's DeveloperSnapshot, scoped to the caller's organizations, with
 // at most 500 linked players and 200 events across them, and no secret and no e-mail anywhere.
-import { sql } from '../../support/database.ts';
-import { startTestSystem, type TestSystem } from '../../support/system.ts';
+
 import {
   addMember,
   type Developer,
@@ -13,7 +12,9 @@ import {
   snapshot,
   type World,
   world,
-} from './helpers.ts';
+} from '../../support/console.ts';
+import { sql } from '../../support/database.ts';
+import { startTestSystem, type TestSystem } from '../../support/system.ts';
 
 let system: TestSystem;
 

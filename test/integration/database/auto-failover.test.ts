@@ -87,7 +87,7 @@ describeIfInstalled(
       await database.query('create table failover_writes (port int not null)');
       const primary = await formation.waitForPrimary();
       expect(await writesContinue(5)).toEqual(Array(5).fill(primary.port));
-    });
+    }, 120_000);
 
     /**
      * Writes every 20 ms while `during` runs (a switchover, a crash), then until 5 more have succeeded; every failure

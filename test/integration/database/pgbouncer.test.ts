@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
+import { developer, ok, RECORDS, snapshot, world } from '../../support/console.ts';
 import { sql } from '../../support/database.ts';
 import { eventBody, expectDecision, expectError, postEvent } from '../../support/ingest.ts';
 import { createEventWorld, createPlayer, type EventWorld, gameState } from '../../support/ledger-fixtures.ts';
@@ -20,7 +21,6 @@ import {
   startPostgres,
 } from '../../support/servers.ts';
 import { api, startTestSystem, type TestSystem } from '../../support/system.ts';
-import { developer, ok, RECORDS, snapshot, world } from '../console/helpers.ts';
 
 /** The same URL on another path (database). */
 function withDatabase(url: string, database: string): string {

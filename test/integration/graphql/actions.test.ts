@@ -2,8 +2,8 @@
 // PostgreSQL and NATS), compared field by field: the action result, then its effect on the snapshot. Then every
 // denied and invalid call, and every rule of the ledger, both ways with the same code and status.
 import { randomUUID } from 'node:crypto';
+import { addMember, type Developer, developer, ok, snapshot, type World, world } from '../../support/console.ts';
 import { startTestSystem, type TestSystem } from '../../support/system.ts';
-import { addMember, type Developer, developer, ok, snapshot, type World, world } from '../console/helpers.ts';
 import {
   canonical,
   gql,

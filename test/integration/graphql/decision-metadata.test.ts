@@ -1,11 +1,12 @@
 // The event's metadata, stored with its decision (migration 0010) and answered by GraphQL decisions (the web
 // console's decision panel) as the game server's object in RFC 8785 canonical form; never in the REST records, whose
 // shape is the spec's. Through the real edge: the metadata text the ledger stores is the one the edge hashed.
+
+import { type Developer, developer } from '../../support/console.ts';
 import { sql } from '../../support/database.ts';
+import { type EventGame, eventGame, gameEvent, postGameEvent } from '../../support/live.ts';
 import { startTestSystem, type TestSystem } from '../../support/system.ts';
-import { type Developer, developer } from '../console/helpers.ts';
 import { gql, restRecords } from './helpers.ts';
-import { type EventGame, eventGame, gameEvent, postGameEvent } from './live-helpers.ts';
 
 const DECISIONS = `query Decisions($gameId: UUID, $eventId: UUID) {
   decisions(gameId: $gameId, eventId: $eventId, first: 10) {

@@ -5,9 +5,9 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { decisionsStatement } from '../../../services/ledger/src/console/reads.ts';
+import { addMember, type Developer, developer, insertPlayer, ok, type World, world } from '../../support/console.ts';
 import { sql } from '../../support/database.ts';
 import { startTestSystem, type TestSystem } from '../../support/system.ts';
-import { addMember, type Developer, developer, insertPlayer, ok, type World, world } from '../console/helpers.ts';
 import { gql, graphqlOutcome, RECORDS_QUERY, restOutcome, restRecords } from './helpers.ts';
 
 const DECISIONS = `query Decisions(

@@ -2,8 +2,8 @@
 // JSON. Each refusal answers the REST console's status and code, as a GraphQL response whose error carries them in
 // `extensions` (and the same HTTP status).
 import { SchemaSet } from '../../../gateway/src/schemas/json-schema.ts';
+import { CONSOLE, type Developer, developer, expectError } from '../../support/console.ts';
 import { admin, api, developerToken, startTestSystem, type TestSystem } from '../../support/system.ts';
-import { CONSOLE, type Developer, developer, expectError } from '../console/helpers.ts';
 import { GRAPHQL, gql, graphqlOutcome, type Outcome, restOutcome } from './helpers.ts';
 
 let system: TestSystem;

@@ -1,6 +1,7 @@
 // Smoke test of the GraphQL console on the embedded default (PGlite and the in-process transport, as `npm start`).
+
+import { developer, expectData, snapshot, world } from '../../support/console.ts';
 import { EMBEDDED_START_TIMEOUT_MS, startTestSystem, type TestSystem } from '../../support/system.ts';
-import { developer, expectData, snapshot, world } from '../console/helpers.ts';
 import {
   gql,
   graphqlAction,

@@ -1,7 +1,8 @@
 // Shared steps of the GraphQL console tests: requests to POST /graphql, the REST action body of a mutation, and a
 // side-by-side call of one console action or read over REST and over GraphQL.
+
+import { CONSOLE, RECORDS } from '../../support/console.ts';
 import { type ApiResponse, api, type TestSystem } from '../../support/system.ts';
-import { CONSOLE, RECORDS } from '../console/helpers.ts';
 
 export const GRAPHQL = '/graphql';
 

@@ -3,7 +3,6 @@
 // requests are counted with the gateway's transport_requests_total metric).
 import { buildClientSchema, getIntrospectionQuery, printSchema } from 'graphql';
 import { createSchema } from '../../../gateway/src/graphql/server.ts';
-import { startTestSystem, type TestSystem } from '../../support/system.ts';
 import {
   addMember,
   type Developer,
@@ -13,7 +12,8 @@ import {
   ok,
   snapshot,
   world,
-} from '../console/helpers.ts';
+} from '../../support/console.ts';
+import { startTestSystem, type TestSystem } from '../../support/system.ts';
 import { type GraphQLResult, gql, requestsBetween, transportRequests } from './helpers.ts';
 
 let system: TestSystem;
@@ -192,7 +192,7 @@ describe('introspection', () => {
     } finally {
       await open.stop();
     }
-  });
+  }, 120_000);
 });
 
 describe('batched loading', () => {

@@ -6,8 +6,8 @@ import { randomUUID } from 'node:crypto';
 import { buildSchema, type GraphQLObjectType } from 'graphql';
 import pg from 'pg';
 import { typeDefs } from '../../../gateway/src/graphql/server.ts';
+import { addMember, type Developer, developer, world } from '../../support/console.ts';
 import { startTestSystem, type TestSystem } from '../../support/system.ts';
-import { addMember, type Developer, developer, world } from '../console/helpers.ts';
 import { APPROVE, expectData, type Game, gameWithKeys, intent, native, nativeSession } from '../links/helpers.ts';
 import { gql } from './helpers.ts';
 

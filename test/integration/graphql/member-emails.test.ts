@@ -1,8 +1,9 @@
 // DeveloperMember.email: members are listed by the e-mail of their operator invitation (identity-admission's
 // DeveloperEmails), bound at their first sign-in or, with the development provider, matched by its subject before
 // it; null when no invitation names the member. One DeveloperEmails call per request, whatever the member count.
+
+import { addMember, type Developer, developer, ok, type World, world } from '../../support/console.ts';
 import { admin, startTestSystem, type TestSystem } from '../../support/system.ts';
-import { addMember, type Developer, developer, ok, type World, world } from '../console/helpers.ts';
 import { gql, requestsBetween, transportRequests } from './helpers.ts';
 
 let system: TestSystem;

@@ -1,7 +1,6 @@
 // The console's reads once over REST and once over GraphQL against the same running system: the access result, the
 // snapshot (flat and nested), and record pages with their cursors, filters and errors, compared field by field.
 import { randomUUID } from 'node:crypto';
-import { api, startTestSystem, type TestSystem } from '../../support/system.ts';
 import {
   addMember,
   CONSOLE,
@@ -15,7 +14,8 @@ import {
   snapshot,
   type World,
   world,
-} from '../console/helpers.ts';
+} from '../../support/console.ts';
+import { api, startTestSystem, type TestSystem } from '../../support/system.ts';
 import {
   type GraphQLResult,
   gql,

@@ -1,8 +1,8 @@
 // The rule dry-run on the embedded default (PGlite and the in-process transport, as `npm start`): the same
 // functions, the READ ONLY transaction on PGlite's one session, and the answer a fresh game under the proposal gives.
 import { randomUUID } from 'node:crypto';
+import { developer, ok } from '../../support/console.ts';
 import { EMBEDDED_START_TIMEOUT_MS, startTestSystem, type TestSystem } from '../../support/system.ts';
-import { developer, ok } from '../console/helpers.ts';
 import { figuresOf, postStream, type StreamEvent, simulate, simulationGame } from './simulate-helpers.ts';
 
 let system: TestSystem;

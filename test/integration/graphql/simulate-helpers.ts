@@ -3,10 +3,10 @@
 // list of actual decisions adds up to (what the simulation's answer must equal).
 
 import { DECISION_CHECK_ORDER } from '#runtime/contracts/vocabulary.ts';
+import { ok } from '../../support/console.ts';
 import { expectDecision, postEvent } from '../../support/ingest.ts';
 import { createPlayer, type PlayerOptions } from '../../support/ledger-fixtures.ts';
 import type { TestSystem } from '../../support/system.ts';
-import { ok } from '../console/helpers.ts';
 import { gql } from './helpers.ts';
 
 export const SIMULATE = `query Simulate($input: SimulateRuleInput!) {

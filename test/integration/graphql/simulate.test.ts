@@ -5,9 +5,9 @@
 // B, created with the proposed rule, decides when the same events are posted into it at the same receipt times.
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
+import { addMember, type Developer, developer, insertEvents, insertPlayer, ok } from '../../support/console.ts';
 import { sql } from '../../support/database.ts';
 import { startTestSystem, type TestSystem } from '../../support/system.ts';
-import { addMember, type Developer, developer, insertEvents, insertPlayer, ok } from '../console/helpers.ts';
 import { gql } from './helpers.ts';
 import {
   type Decision,
@@ -25,9 +25,9 @@ import {
 const RATE_LIMIT = 5;
 const MAX_EVENTS = 100;
 const EVENTS = 80;
-const MINUTE = 60_000;
-const HOUR = 3_600_000;
-const DAY = 86_400_000;
+const MINUTE_MS = 60_000;
+const HOUR_MS = 3_600_000;
+const DAY_MS = 86_400_000;
 
 let system: TestSystem;
 let owner: Developer;
@@ -63,7 +63,7 @@ function stream(seed: number): StreamEvent[] {
     const receivedAt = new Date(at);
     const t = random();
     const occurredAt = new Date(
-      t < 0.08 ? at - 6 * MINUTE : t < 0.12 ? at + 5 * MINUTE : at - Math.floor(random() * 120_000),
+      t < 0.08 ? at - 6 * MINUTE_MS : t < 0.12 ? at + 5 * MINUTE_MS : at - Math.floor(random() * 120_000),
     );
     const e = random();
     const eventType = e < 0.6 ? 'level.complete' : e < 0.78 ? 'bonus' : e < 0.9 ? 'old.quest' : 'no.rule';
@@ -75,8 +75,8 @@ function stream(seed: number): StreamEvent[] {
 }
 
 const events = stream(20311);
-const windowFrom = new Date(events[0]!.receivedAt.getTime() - HOUR);
-const windowTo = new Date(events.at(-1)!.receivedAt.getTime() + HOUR);
+const windowFrom = new Date(events[0]!.receivedAt.getTime() - HOUR_MS);
+const windowTo = new Date(events.at(-1)!.receivedAt.getTime() + HOUR_MS);
 let gameA: SimGame;
 let gameB: SimGame;
 let decisionsA: Decision[];
@@ -217,7 +217,7 @@ test('a window starting mid-stream starts from the spend, day totals and minute 
   const cut = events.findIndex(
     (e, i) =>
       i >= 20 &&
-      Math.floor(e.receivedAt.getTime() / MINUTE) === Math.floor(events[i - 1]!.receivedAt.getTime() / MINUTE),
+      Math.floor(e.receivedAt.getTime() / MINUTE_MS) === Math.floor(events[i - 1]!.receivedAt.getTime() / MINUTE_MS),
   );
   expect(cut).toBeGreaterThan(0);
   const from = events[cut]!.receivedAt;
@@ -294,7 +294,7 @@ test('only the roles that may edit rules: a viewer is forbidden, an outsider doe
 
 test('input checks: the window, the UUID, the reward range and the event type pattern', async () => {
   const cases: Array<[Record<string, unknown>, number]> = [
-    [{ to: new Date(windowFrom.getTime() + 31 * DAY + 1).toISOString() }, 200],
+    [{ to: new Date(windowFrom.getTime() + 31 * DAY_MS + 1).toISOString() }, 200],
     [{ to: windowFrom.toISOString() }, 200],
     [{ eventType: 'Level Complete' }, 200],
     [{ eventType: 'x'.repeat(65) }, 200],
@@ -318,7 +318,7 @@ test('input checks: the window, the UUID, the reward range and the event type pa
   const longest = await simulate(
     system,
     owner.token,
-    input({ to: new Date(windowFrom.getTime() + 31 * DAY).toISOString() }),
+    input({ to: new Date(windowFrom.getTime() + 31 * DAY_MS).toISOString() }),
   );
   expect(longest.body.data.simulateRule.considered).toBe(EVENTS);
 });
@@ -329,7 +329,10 @@ test('bounded work: more than SIMULATE_RULE_MAX_EVENTS decisions in the window i
   const over = await simulationGame(system, owner.token, project, config, []);
   await insertEvents(system, full.gameId, await insertPlayer(system, full.gameId), MAX_EVENTS);
   await insertEvents(system, over.gameId, await insertPlayer(system, over.gameId), MAX_EVENTS + 1);
-  const window = { from: new Date(Date.now() - HOUR).toISOString(), to: new Date(Date.now() + HOUR).toISOString() };
+  const window = {
+    from: new Date(Date.now() - HOUR_MS).toISOString(),
+    to: new Date(Date.now() + HOUR_MS).toISOString(),
+  };
   const atMax = await simulate(system, owner.token, input({ gameId: full.gameId, ...window }));
   expect(atMax.body.errors).toBeUndefined();
   expect(atMax.body.data.simulateRule.considered).toBe(MAX_EVENTS);

@@ -2,9 +2,9 @@
 // SQL over the events_by_game index; bounded windows; the game must be visible to the caller.
 import { randomBytes, randomUUID } from 'node:crypto';
 import pg from 'pg';
+import { addMember, type Developer, developer, insertPlayer, world } from '../../support/console.ts';
 import { sql } from '../../support/database.ts';
 import { startTestSystem, type TestSystem } from '../../support/system.ts';
-import { addMember, type Developer, developer, insertPlayer, world } from '../console/helpers.ts';
 import { gql } from './helpers.ts';
 
 let system: TestSystem;
@@ -12,7 +12,7 @@ let owner: Developer;
 let viewer: Developer;
 let outsider: Developer;
 let gameId: string;
-const HOUR = 3_600_000;
+const HOUR_MS = 3_600_000;
 // A fixed window in the past, so that the rows below are the only ones in it.
 const from = new Date(Date.UTC(2026, 0, 10, 0, 0, 0));
 
@@ -57,18 +57,18 @@ beforeAll(async () => {
   await decision(new Date(from.getTime() + 5 * 60_000), 'accepted', null, 5);
   await decision(new Date(from.getTime() + 10 * 60_000), 'accepted', null, 7);
   await decision(new Date(from.getTime() + 20 * 60_000), 'rejected', 'daily_player_cap', 0);
-  await decision(new Date(from.getTime() + 2 * HOUR + 1), 'rejected', 'daily_player_cap', 0);
-  await decision(new Date(from.getTime() + 2 * HOUR + 2), 'rejected', 'game_paused', 0);
+  await decision(new Date(from.getTime() + 2 * HOUR_MS + 1), 'rejected', 'daily_player_cap', 0);
+  await decision(new Date(from.getTime() + 2 * HOUR_MS + 2), 'rejected', 'game_paused', 0);
   // Outside the window: before and at its end (exclusive).
   await decision(new Date(from.getTime() - 1), 'accepted', null, 9);
-  await decision(new Date(from.getTime() + 3 * HOUR), 'accepted', null, 9);
+  await decision(new Date(from.getTime() + 3 * HOUR_MS), 'accepted', null, 9);
 });
 
 afterAll(async () => {
   await system?.stop();
 });
 
-const window = { from: from.toISOString(), to: new Date(from.getTime() + 3 * HOUR).toISOString() };
+const window = { from: from.toISOString(), to: new Date(from.getTime() + 3 * HOUR_MS).toISOString() };
 
 test('counts per bucket, status and reason, every bucket of the window answered', async () => {
   for (const who of [owner, viewer]) {
@@ -89,14 +89,14 @@ test('counts per bucket, status and reason, every bucket of the window answered'
           reasons: [{ reason: 'daily_player_cap', count: 1 }],
         },
         {
-          start: new Date(from.getTime() + HOUR).toISOString(),
+          start: new Date(from.getTime() + HOUR_MS).toISOString(),
           accepted: 0,
           rejected: 0,
           rewardCredits: 0,
           reasons: [],
         },
         {
-          start: new Date(from.getTime() + 2 * HOUR).toISOString(),
+          start: new Date(from.getTime() + 2 * HOUR_MS).toISOString(),
           accepted: 0,
           rejected: 2,
           rewardCredits: 0,

@@ -1,8 +1,8 @@
 // The live decisions subscription on the embedded default (`npm start`: PGlite and the in-process transport, whose
 // publish-subscribe carries the same notices): delivery within 2 s, no replay, a non-member refused, the end on
 // removal, with a real graphql-ws client.
-import { EMBEDDED_START_TIMEOUT_MS, startTestSystem, type TestSystem } from '../../support/system.ts';
-import { addMember, developer, ok } from '../console/helpers.ts';
+
+import { addMember, developer, ok } from '../../support/console.ts';
 import {
   eventGame,
   gameEvent,
@@ -11,7 +11,8 @@ import {
   postGameEvent,
   subscribeDecisions,
   until,
-} from './live-helpers.ts';
+} from '../../support/live.ts';
+import { EMBEDDED_START_TIMEOUT_MS, startTestSystem, type TestSystem } from '../../support/system.ts';
 
 let system: TestSystem;
 

@@ -7,9 +7,7 @@ import { pino } from 'pino';
 import { decisionsSubject, decisionsTopic } from '#runtime/contracts/subjects.ts';
 import { LIVE_CLOSE } from '../../../gateway/src/graphql/live.ts';
 import { startSystem } from '../../../services/all-in-one/src/system.ts';
-import { developerToken, startTestSystem, TEST_ADMIN_TOKEN, type TestSystem } from '../../support/system.ts';
-import { addMember, developer, ok, snapshot } from '../console/helpers.ts';
-import { gql, restRecords } from './helpers.ts';
+import { addMember, developer, ok, snapshot } from '../../support/console.ts';
 import {
   DECISIONS,
   eventGame,
@@ -20,7 +18,9 @@ import {
   postGameEvent,
   subscribeDecisions,
   until,
-} from './live-helpers.ts';
+} from '../../support/live.ts';
+import { developerToken, startTestSystem, TEST_ADMIN_TOKEN, type TestSystem } from '../../support/system.ts';
+import { gql, restRecords } from './helpers.ts';
 
 let system: TestSystem;
 

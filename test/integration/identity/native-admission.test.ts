@@ -577,5 +577,5 @@ describe('the edge helper admitNative(transport, ctx) over HTTP', () => {
       await transport.close();
       await emptyNats.stop();
     }
-  });
+  }, 120_000);
 });

@@ -334,7 +334,7 @@ describe('operator API without ADMIN_TOKEN', () => {
     } finally {
       await system.stop();
     }
-  });
+  }, 120_000);
 });
 
 type CliResult = CommandResult;

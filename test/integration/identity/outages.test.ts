@@ -175,7 +175,7 @@ describe('platform switch across gateway processes', () => {
       for (const program of processes.reverse()) await program.stop();
       await nats.stop();
     }
-  });
+  }, 120_000);
 });
 
 describe('identity database refusing connections (all-in-one process on real PostgreSQL and NATS)', () => {

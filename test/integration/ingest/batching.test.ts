@@ -1,5 +1,6 @@
 // Batched decisions change nothing (issue #17): the same randomized event streams (fast-check) decided by
-//   - today's single-event function ledger.record_event, one event after the other (the reference),
+//   - the single-event function ledger.record_event (load/lib/single-event.ts), one event after the other (the
+//     reference),
 //   - the ledger's DecisionBatcher with batches of 1 (ledger.record_events, one event per call),
 //   - the DecisionBatcher with batches of N (every event submitted at once, so the queues form real batches),
 //   - the same with one connection and groups of keys (several keys' batches in one transaction),
@@ -14,6 +15,7 @@ import fc from 'fast-check';
 import pg from 'pg';
 import { pino } from 'pino';
 import { Database, migrate } from '#runtime/db/database.ts';
+import { installSingleEventFunction, recordEvent } from '../../../load/lib/single-event.ts';
 import { identityMigrations } from '../../../services/identity-admission/src/migrations/index.ts';
 import { DecisionBatcher, DecisionPolicy } from '../../../services/ledger/src/events/batcher.ts';
 import {
@@ -278,14 +280,20 @@ describe('batched decisions: batch size 1 and N decide exactly as one event at a
   let db: string;
   let database: Database;
   let repository: EventRepository;
+  let referencePool: pg.Pool;
 
   beforeAll(async () => {
     db = await createTestDatabase();
     await migrate(db, [identityMigrations, ledgerMigrations], logger);
+    await installSingleEventFunction(db);
     database = await Database.open({ url: db, poolMax: 4, logger });
     repository = new EventRepository(database);
+    referencePool = new pg.Pool({ connectionString: db, max: 1 });
   });
-  afterAll(async () => database?.close());
+  afterAll(async () => {
+    await referencePool?.end();
+    await database?.close();
+  });
 
   const batcher = (batchMax: number, batches?: number[], grouped?: number[]) =>
     // The ledger's own policy (calls of ledger.record_events, the recovery of a failed batch), as production builds it.
@@ -311,7 +319,8 @@ describe('batched decisions: batch size 1 and N decide exactly as one event at a
         ];
 
         const referenceResults: Array<RecordResult | { error: string }> = [];
-        for (const e of stream) referenceResults.push(await settle(repository.recordEvent(instantiate(reference, e))));
+        for (const e of stream)
+          referenceResults.push(await settle(recordEvent(referencePool, instantiate(reference, e))));
 
         const one = batcher(1);
         const singleResults = await Promise.all(stream.map((e) => settle(one.submit(instantiate(single, e)))));

@@ -1,6 +1,8 @@
 // The game SDK endpoints over a world built through the developer console (REST), as a developer would: rules, keys,
 // budgets and the game's status come from console actions; decisions show up in the console's records and snapshot.
 // The player is written with SQL (linking is another program's flow).
+
+import { developer, expectData, ok, RECORDS, snapshot, world } from '../../support/console.ts';
 import {
   CONFIG_PATH,
   eventBody,
@@ -11,7 +13,6 @@ import {
 } from '../../support/ingest.ts';
 import { createPlayer, type EventWorld, type GameFixture } from '../../support/ledger-fixtures.ts';
 import { api, startTestSystem, type TestSystem } from '../../support/system.ts';
-import { developer, expectData, ok, RECORDS, snapshot, world } from '../console/helpers.ts';
 
 describe('events over a console-made game', () => {
   let system: TestSystem;

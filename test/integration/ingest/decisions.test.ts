@@ -18,7 +18,7 @@ import {
 } from '../../support/ledger-fixtures.ts';
 import { api, startTestSystem, type TestSystem } from '../../support/system.ts';
 
-const MINUTE = 60_000;
+const MINUTE_MS = 60_000;
 
 describe('event decisions', () => {
   let system: TestSystem;
@@ -93,10 +93,10 @@ describe('event decisions', () => {
       const world = await createEventWorld(db);
       const received = receiveAt('2031-01-01T12:00:00.000Z');
       const at = (ms: number) => new Date(received.getTime() + ms).toISOString();
-      for (const offset of [-5 * MINUTE, 5 * MINUTE, 0]) {
+      for (const offset of [-5 * MINUTE_MS, 5 * MINUTE_MS, 0]) {
         expect((await send(world, eventBody(world, { occurredAt: at(offset) }))).status).toBe('accepted');
       }
-      for (const offset of [-5 * MINUTE - 1, 5 * MINUTE + 1, -24 * 60 * MINUTE]) {
+      for (const offset of [-5 * MINUTE_MS - 1, 5 * MINUTE_MS + 1, -24 * 60 * MINUTE_MS]) {
         await expectRejected(world, eventBody(world, { occurredAt: at(offset) }), 'timestamp_out_of_window');
       }
       // Offsets are applied before the comparison: 13:05+01:00 is 12:05Z, inside; 13:05:00.001+01:00 is not.

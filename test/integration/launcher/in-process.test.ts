@@ -93,7 +93,7 @@ describe('the launcher in one process', () => {
     }
     expect(started.server.listening).toBe(false);
     expect(await authenticate()).toMatch(/^failed: /);
-  });
+  }, 120_000);
 
   it('joins no queue group and leaves nothing listening when the HTTP port is taken', async () => {
     const blocker = net.createServer();
@@ -115,7 +115,7 @@ describe('the launcher in one process', () => {
     } finally {
       await new Promise((resolve) => blocker.close(resolve));
     }
-  });
+  }, 120_000);
 
   it('refuses to start a state owner without a database', async () => {
     await expect(
@@ -128,5 +128,5 @@ describe('the launcher in one process', () => {
         http: { name: 'test', port: 0, host: '127.0.0.1', readiness: async () => ({}) },
       }),
     ).rejects.toThrow('ledger owns a schema and was given no database');
-  });
+  }, 120_000);
 });

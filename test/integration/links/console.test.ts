@@ -2,8 +2,8 @@
 // creditsUserId, username and linkedAt; records of kind players list linked and unlinked ones. And in event
 // decisions (section 7): an unlinked player's event is rejected with player_not_linked, a linked one's accepted.
 import { randomUUID } from 'node:crypto';
+import { expectData as expectConsole, RECORDS, snapshot } from '../../support/console.ts';
 import { api, startTestSystem, type TestSystem } from '../../support/system.ts';
-import { expectData as expectConsole, RECORDS, snapshot } from '../console/helpers.ts';
 import { APPROVE, expectData, gameWithKeys, intent, native, nativeSession, PLAYERS } from './helpers.ts';
 
 describe('linked players in the console', () => {

@@ -2,8 +2,8 @@
 // and the order of the checks, first failure wins: platform switch -> bearer secret key (missing or malformed,
 // public, unknown or revoked) -> content type -> size -> JSON -> schema -> the ledger.
 import { randomBytes } from 'node:crypto';
+import { ok } from '../../support/console.ts';
 import { admin, api, startTestSystem, type TestSystem } from '../../support/system.ts';
-import { ok } from '../console/helpers.ts';
 import {
   createIntent,
   expectData,

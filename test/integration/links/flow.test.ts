@@ -3,9 +3,9 @@
 // the 10-minute expiry with the ledger's link clock set by the test (no waiting).
 import { createHash, randomUUID } from 'node:crypto';
 import pg from 'pg';
+import { ok } from '../../support/console.ts';
 import { sql } from '../../support/database.ts';
 import { api, startTestSystem, type TestSystem } from '../../support/system.ts';
-import { ok } from '../console/helpers.ts';
 import {
   APPROVE,
   createIntent,

@@ -5,9 +5,9 @@ import { randomUUID } from 'node:crypto';
 import { commonSchemas, dataEnvelope } from '../../../gateway/src/schemas/common.ts';
 import { SchemaSet } from '../../../gateway/src/schemas/json-schema.ts';
 import { linksOpenApi } from '../../../gateway/src/schemas/links.ts';
+import { developer, ok, world } from '../../support/console.ts';
 import { sql } from '../../support/database.ts';
 import { type ApiResponse, admin, api, nativeToken, type TestSystem } from '../../support/system.ts';
-import { developer, ok, world } from '../console/helpers.ts';
 
 export const LINK_INTENTS = '/api/game-sdk/v2/link-intents';
 export const PLAYERS = '/api/game-sdk/v2/players';

@@ -185,7 +185,7 @@ describe('linking routes with a state owner down', () => {
     } finally {
       await edge.stop();
     }
-  });
+  }, 120_000);
 
   it('identity-admission down: 503 ACCOUNT_STATUS_UNAVAILABLE on the native routes, retry_later on the game routes', async () => {
     const edge = await compose(nats.url, databaseUrl, dataDir, { identity: false, ledger: true });
@@ -208,7 +208,7 @@ describe('linking routes with a state owner down', () => {
     } finally {
       await edge.stop();
     }
-  });
+  }, 120_000);
 
   it('both back: the same requests succeed', async () => {
     const edge = await compose(nats.url, databaseUrl, dataDir, { identity: true, ledger: true });
@@ -223,5 +223,5 @@ describe('linking routes with a state owner down', () => {
     } finally {
       await edge.stop();
     }
-  });
+  }, 120_000);
 });

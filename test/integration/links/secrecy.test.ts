@@ -26,6 +26,8 @@ describe('the link token stays secret', () => {
   let logs = '';
   let natsTraffic: Buffer[] = [];
   let stopRecording: () => Promise<void>;
+  /** Resolves once the recorder has every message the server routed before this call (see below). */
+  let recorded: () => Promise<void>;
 
   beforeAll(async () => {
     const sink = new Writable({
@@ -40,8 +42,24 @@ describe('the link token stays secret', () => {
     });
     const recorder = await connect({ servers: system.natsUrl! });
     const subscription = recorder.subscribe('>');
+    // A marker the recorder publishes to itself: the server routes messages to a subscriber in the order it
+    // processed them, so when the marker comes back, every message routed before it (all the system sent for the
+    // requests already answered) has reached the recorder.
+    const MARKER = `test.secrecy.recorded.${randomBytes(8).toString('hex')}`;
+    let markerSeen: (() => void) | undefined;
+    recorded = async () => {
+      const seen = new Promise<void>((resolve) => {
+        markerSeen = resolve;
+      });
+      recorder.publish(MARKER);
+      await seen;
+    };
     void (async () => {
       for await (const message of subscription) {
+        if (message.subject === MARKER) {
+          markerSeen?.();
+          continue;
+        }
         natsTraffic.push(Buffer.from(message.data));
         if (message.headers) natsTraffic.push(Buffer.from(message.headers.toString()));
         natsTraffic.push(Buffer.from(message.subject));
@@ -114,7 +132,7 @@ describe('the link token stays secret', () => {
 
     expect(errors.length).toBeGreaterThanOrEqual(17);
     const metrics = await (await fetch(`${system.url}/metrics`)).text();
-    await new Promise((r) => setTimeout(r, 200)); // the last NATS messages reach the recorder
+    await recorded(); // the last NATS messages reach the recorder
 
     // The secret part alone, and a long piece of it: neither may show anywhere.
     const secretPart = linkToken.slice('cr_link_sandbox_'.length);

@@ -330,7 +330,7 @@ describe('OpenTelemetry traces across the five programs', () => {
       expect(await system.stop()).toBe(0);
       rmSync(dataDir, { recursive: true, force: true });
     }
-  });
+  }, 120_000);
 
   it('the register file loads nothing without an endpoint, or with OTEL_SDK_DISABLED=true', async () => {
     // Whether the SDK started: it leaves its shutdown behind for the programs' graceful stop.
@@ -352,5 +352,5 @@ describe('OpenTelemetry traces across the five programs', () => {
       'undefined',
     );
     expect(await started({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${receiver.endpoint}/v1/traces` })).toBe('function');
-  });
+  }, 120_000);
 });

@@ -75,5 +75,5 @@ describe('npm start (all five programs in one process)', () => {
       await nats.stop();
       rmSync(dataDir, { recursive: true, force: true });
     }
-  });
+  }, 120_000);
 });

@@ -5,7 +5,7 @@
 import { mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PROGRAM_ENTRIES, warmCompileCache } from '../../../services/launcher/src/processes.ts';
+import { PROGRAM_ENTRIES, warmCompileCache } from '../../../services/launcher/tools/processes.ts';
 import { WARM_COMPILE_CACHE_FLAG } from '../../../services/runtime/src/compile-cache.ts';
 import { runScript } from '../../support/cli.ts';
 import { startProgram } from '../../support/processes.ts';
@@ -54,4 +54,4 @@ test('a program writes the modules it loaded to the cache once it is ready', asy
   } finally {
     await nats.stop();
   }
-});
+}, 120_000);

@@ -3,7 +3,7 @@
 // `--liftoff-only` is not allowed in NODE_OPTIONS, so they cannot come from one environment variable. The same for
 // the environment glibc reads at start (PROGRAM_ENVIRONMENT: the launcher, the start scripts, the image's ENV).
 import { readFileSync } from 'node:fs';
-import { PROGRAM_ENTRIES, PROGRAM_ENVIRONMENT, PROGRAMS } from '../../../services/launcher/src/processes.ts';
+import { PROGRAM_ENTRIES, PROGRAM_ENVIRONMENT, PROGRAMS } from '../../../services/launcher/tools/processes.ts';
 import { PROGRAM_NODE_OPTIONS } from '../../support/processes.ts';
 
 const packageJson = JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: Record<string, string> };

@@ -11,7 +11,7 @@ import { type Composed, compose } from '../../support/compose.ts';
 import { createTestDatabase } from '../../support/database.ts';
 import { eventBody, expectError, postEvent } from '../../support/ingest.ts';
 import { createEventWorld, type EventWorld } from '../../support/ledger-fixtures.ts';
-import { freePort, startNats } from '../../support/servers.ts';
+import { freePort, startNats, waitFor } from '../../support/servers.ts';
 import { api } from '../../support/system.ts';
 
 const logger = pino({ level: 'silent' });
@@ -90,7 +90,7 @@ describe('nats-server killed and restarted', () => {
     // The clients retry every half second; well inside the request timeout.
     expect(await untilDecided(system.url, world.key.value, world)).toBeLessThan(3000);
     expect((await api(system.url, 'GET', '/readyz')).status).toBe(200);
-  });
+  }, 120_000);
 });
 
 describe('a shared platform-state request lost with the connection', () => {
@@ -114,12 +114,18 @@ describe('a shared platform-state request lost with the connection', () => {
 
   it('fails the requests waiting for it when the connection drops; later requests do not wait for it', async () => {
     const blackhole = await connect({ servers: nats.url, reconnect: false });
-    blackhole.subscribe('rewards.v1.identity.GetPlatformState', { callback: () => undefined });
+    let asked = 0;
+    blackhole.subscribe('rewards.v1.identity.GetPlatformState', {
+      callback: () => {
+        asked++;
+      },
+    });
     await blackhole.flush();
     const waiting = [1, 2, 3].map(() =>
       postEvent(edge.url, world.key.value, eventBody(world)).then((response) => ({ response, at: Date.now() })),
     );
-    await new Promise((r) => setTimeout(r, 300));
+    // The edge's question is out (concurrent requests share it): the requests are waiting for its answer.
+    await waitFor(() => asked > 0, 'the edge asking GetPlatformState');
     const killedAt = Date.now();
     await kill(nats);
     nats = await startNats(port);
@@ -132,5 +138,5 @@ describe('a shared platform-state request lost with the connection', () => {
     }
     // Nothing left to wait for: with everything back, the next requests are decided at once.
     expect(await untilDecided(edge.url, world.key.value, world)).toBeLessThan(REQUEST_TIMEOUT_MS - 2000);
-  });
+  }, 120_000);
 });

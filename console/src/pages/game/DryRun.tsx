@@ -28,7 +28,7 @@ import { sentenceOf } from '../../errors.ts';
 import { PlayerLink } from './LiveDecisions.tsx';
 
 const WINDOWS = [1, 7, 14, 30] as const;
-const DAY = 86_400_000;
+const DAY_MS = 86_400_000;
 
 interface Proposal {
   eventType: string;
@@ -364,7 +364,7 @@ export function DryRun({
             rewardCredits: proposal.rewardCredits,
             active: proposal.active,
             dailyPlayerCapCredits: proposal.dailyPlayerCapCredits,
-            from: new Date(to - proposal.days * DAY).toISOString(),
+            from: new Date(to - proposal.days * DAY_MS).toISOString(),
             to: new Date(to).toISOString(),
           },
         },

@@ -56,13 +56,13 @@ export interface DayFigures {
   reasons: Array<{ reason: string; count: number }>;
 }
 
-const HOUR = 3_600_000;
+const HOUR_MS = 3_600_000;
 
 /** The last 24 hours in whole hours (the current one included) and what was spent since midnight UTC. */
 async function dayFigures(gameId: string): Promise<DayFigures> {
   const now = Date.now();
-  const to = Math.floor(now / HOUR) * HOUR + HOUR;
-  const from = to - 24 * HOUR;
+  const to = Math.floor(now / HOUR_MS) * HOUR_MS + HOUR_MS;
+  const from = to - 24 * HOUR_MS;
   const result = await client.query<{ decisionStats: { buckets: HourBucket[] } | null }>({
     query: DAY_STATS,
     variables: { gameId, from: new Date(from).toISOString(), to: new Date(to).toISOString() },

@@ -14,10 +14,10 @@
  */
 import { EVENT_LIMITS } from '#runtime/contracts/event-limits.ts';
 
-export const METADATA_MAX_CANONICAL_BYTES: number = EVENT_LIMITS.metadataBytesMax;
-export const METADATA_MAX_DEPTH = 6;
-export const METADATA_MAX_ARRAY_ITEMS = 100;
-export const METADATA_MAX_OBJECT_ENTRIES = 100;
+export const METADATA_CANONICAL_BYTES_MAX: number = EVENT_LIMITS.metadataBytesMax;
+export const METADATA_DEPTH_MAX = 6;
+export const METADATA_ARRAY_ITEMS_MAX = 100;
+export const METADATA_OBJECT_ENTRIES_MAX = 100;
 
 export type MetadataCheck = { ok: true } | { ok: false; reason: string };
 
@@ -48,8 +48,8 @@ interface Budget {
 
 function add(budget: Budget, n: number): void {
   budget.size += n;
-  if (budget.size > METADATA_MAX_CANONICAL_BYTES) {
-    throw new Violation(`metadata exceeds ${METADATA_MAX_CANONICAL_BYTES} canonical UTF-8 bytes`);
+  if (budget.size > METADATA_CANONICAL_BYTES_MAX) {
+    throw new Violation(`metadata exceeds ${METADATA_CANONICAL_BYTES_MAX} canonical UTF-8 bytes`);
   }
 }
 
@@ -74,10 +74,10 @@ function walk(value: unknown, depth: number, budget: Budget): void {
     add(budget, 4);
     return;
   }
-  if (depth > METADATA_MAX_DEPTH) throw new Violation(`metadata nesting exceeds depth ${METADATA_MAX_DEPTH}`);
+  if (depth > METADATA_DEPTH_MAX) throw new Violation(`metadata nesting exceeds depth ${METADATA_DEPTH_MAX}`);
   if (Array.isArray(value)) {
     const n = value.length;
-    if (n > METADATA_MAX_ARRAY_ITEMS) throw new Violation(`a metadata array exceeds ${METADATA_MAX_ARRAY_ITEMS} items`);
+    if (n > METADATA_ARRAY_ITEMS_MAX) throw new Violation(`a metadata array exceeds ${METADATA_ARRAY_ITEMS_MAX} items`);
     add(budget, n === 0 ? 2 : n + 1); // brackets + commas
     for (let i = 0; i < n; i++) walk(value[i], depth + 1, budget);
     return;
@@ -85,8 +85,8 @@ function walk(value: unknown, depth: number, budget: Budget): void {
   if (!isPlainObject(value)) throw new Violation('metadata cannot contain non-JSON objects');
   const keys = Object.keys(value);
   const n = keys.length;
-  if (n > METADATA_MAX_OBJECT_ENTRIES) {
-    throw new Violation(`a metadata object exceeds ${METADATA_MAX_OBJECT_ENTRIES} entries`);
+  if (n > METADATA_OBJECT_ENTRIES_MAX) {
+    throw new Violation(`a metadata object exceeds ${METADATA_OBJECT_ENTRIES_MAX} entries`);
   }
   add(budget, n === 0 ? 2 : 2 * n + 1); // braces + colons + commas
   for (const key of keys) {

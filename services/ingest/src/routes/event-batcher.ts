@@ -38,8 +38,8 @@ export interface EdgeBatcherOptions {
 
 export const EDGE_BATCH_MAX_DEFAULT: number = EVENT_LIMITS.edgeBatchDefault;
 // 8, not 16: with fewer requests out, more of a key's events gather into its next request, so the ledger's batches
-// are larger and each event costs less; measured with npm run bench:ledger on 2 CPUs, 50 games: 1.68 x pgbench on
-// average over five runs with 8 against 1.46 over six with 16 (docs/benchmarks.md, "The edge's in-flight bound").
+// are larger and each event costs less (measured with npm run bench:ledger: docs/benchmarks.md, "The edge's in-flight
+// bound").
 export const EDGE_IN_FLIGHT_MAX_DEFAULT = 8;
 // 8, at most the ledger's EVENT_GROUP_KEYS_MAX (16): a request is one call of ledger.record_events. More keys per
 // request raise the peak but also the latency at half of it (docs/benchmarks.md, "One call for several games").

@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import fc from 'fast-check';
-import { decodeCursor, encodeCursor, INVALID_CURSOR, MAX_CURSOR_LENGTH } from './records-cursor.ts';
+import { CURSOR_LENGTH_MAX, decodeCursor, encodeCursor, INVALID_CURSOR } from './records-cursor.ts';
 
 const key = Buffer.alloc(32, 7);
 const otherKey = Buffer.alloc(32, 8);
@@ -41,7 +41,7 @@ describe('records cursor', () => {
       expect(decodeCursor(key, bad, ctx)).toEqual(INVALID_CURSOR);
     }
     for (const bad of [null, undefined, 42, {}, [cursor]]) expect(decodeCursor(key, bad, ctx)).toEqual(INVALID_CURSOR);
-    expect(decodeCursor(key, 'A'.repeat(MAX_CURSOR_LENGTH + 1), ctx)).toEqual(INVALID_CURSOR);
+    expect(decodeCursor(key, 'A'.repeat(CURSOR_LENGTH_MAX + 1), ctx)).toEqual(INVALID_CURSOR);
   });
 
   test('a valid MAC over a non-cursor payload or another version is still rejected', () => {
@@ -83,7 +83,7 @@ describe('records cursor', () => {
     fc.assert(
       fc.property(position, context, (p, c) => {
         const text = encodeCursor(key, { ...c, ...p });
-        expect(text.length).toBeLessThanOrEqual(MAX_CURSOR_LENGTH);
+        expect(text.length).toBeLessThanOrEqual(CURSOR_LENGTH_MAX);
         expect(decodeCursor(key, text, c)).toEqual(p);
       }),
       { numRuns: 300 },

@@ -28,7 +28,7 @@ export interface CursorContext {
   scope: string;
 }
 
-export const MAX_CURSOR_LENGTH = 512;
+export const CURSOR_LENGTH_MAX = 512;
 export const INVALID_CURSOR = { error: 'INVALID_CURSOR' } as const;
 
 const VERSION = 1;
@@ -56,7 +56,7 @@ export function encodeCursor(key: Buffer, c: CursorContext & CursorPosition): st
   const payload = Buffer.from(JSON.stringify([c.createdAt, c.id]), 'utf8');
   const text = Buffer.concat([Buffer.of(VERSION), mac(key, c.kind, c.scope, payload), payload]).toString('base64url');
   // A cursor we could not decode again would strand the client; fail loudly at the source instead.
-  if (text.length > MAX_CURSOR_LENGTH) throw new RangeError('records cursor exceeds its maximum length');
+  if (text.length > CURSOR_LENGTH_MAX) throw new RangeError('records cursor exceeds its maximum length');
   return text;
 }
 
@@ -66,7 +66,7 @@ export function decodeCursor(
   expected: CursorContext,
 ): CursorPosition | { error: 'INVALID_CURSOR' } {
   // Bound the work before any decoding or hashing.
-  if (typeof text !== 'string' || text.length === 0 || text.length > MAX_CURSOR_LENGTH) return INVALID_CURSOR;
+  if (typeof text !== 'string' || text.length === 0 || text.length > CURSOR_LENGTH_MAX) return INVALID_CURSOR;
   if (!BASE64URL.test(text)) return INVALID_CURSOR;
   const bytes = Buffer.from(text, 'base64url');
   // Node's decoder ignores the unused low bits of the last character; requiring the canonical

@@ -1,12 +1,11 @@
-// The ledger's event data: batches of one key's events in one call of ledger.record_events (migration 0004; the
-// single-event ledger.record_event of 0003 is the benchmarks' baseline), the stored decision read after a lost
-// connection, the key check of the edges' error paths, and the public configuration read. Raw `pg` on the ORM's own pool: the hot path is one statement
+// The ledger's event data: batches of one key's events in one call of ledger.record_events (../sql/record_events.sql),
+// the stored decision read after a lost connection, the key check of the edges' error paths, and the public configuration read. Raw `pg` on the ORM's own pool: the hot path is one statement
 // and gains nothing from a unit of work.
 import type { PostgreSqlConnection } from '@mikro-orm/postgresql';
 import type { Pool, PoolClient, QueryResultRow } from 'pg';
 import { EVENT_LIMITS } from '#runtime/contracts/event-limits.ts';
 import type { Database } from '#runtime/db/database.ts';
-import { classifyDatabaseFailure } from '#runtime/db/failures.ts';
+import { classifyDatabaseFailure, sqlStateOf } from '#runtime/db/failures.ts';
 
 export type RecordOutcome = 'decided' | 'replayed' | 'invalid_key' | 'invalid_player' | 'event_conflict';
 
@@ -23,7 +22,7 @@ export interface RecordEventParams {
   /**
    * The event's metadata, RFC 8785 canonical JSON text (an object of at most 4,096 UTF-8 bytes), stored with a fresh
    * decision; undefined when the event had none. Never part of a decision (the payload hash covers it). Stored by
-   * ledger.record_events only: the single-event ledger.record_event is the benchmarks' baseline and stores none.
+   * ledger.record_events only (the benchmarks' single-event baseline, load/sql/record_event.sql, stores none).
    */
   metadataJson?: string | undefined;
 }
@@ -70,17 +69,10 @@ export interface PublicConfigRow {
 }
 
 /**
- * The hot statement; the benchmark's pgbench script runs the same one (load/bench-ledger.ts). The decision comes back
- * as one JSON array in a text column: one field for the driver to describe and parse instead of eleven.
- */
-export const RECORD_EVENT_SQL = `select json_build_array(o_outcome, o_id, o_game_id, o_organization_id, o_player_id,
-    o_event_type, o_occurred_at_ms::text, o_status, o_reason, o_reward_credits::text, o_created_at_ms::text)::text as d
-  from ledger.record_event($1, $2, $3, $4, $5, $6, $7, $8)`;
-
-/**
  * The batched statement (../sql/record_events.sql): the events of one key, or of several keys (so games), as parallel
- * arrays (a key hash per event), decided in array order in one transaction. The answer is one JSON array of
- * RECORD_EVENT_SQL's tuples followed by the quota figures of a fresh decision, in the events' order.
+ * arrays (a key hash per event), decided in array order in one transaction. The answer is one JSON array (one text
+ * column: one field for the driver to describe and parse), per event its outcome and decision (RecordTuple) followed
+ * by the quota figures of a fresh decision, in the events' order.
  */
 export const RECORD_EVENTS_SQL = `select json_agg(json_build_array(o_outcome, o_id, o_game_id,
     o_organization_id, o_player_id, o_event_type, o_occurred_at_ms::text, o_status, o_reason, o_reward_credits::text,
@@ -102,7 +94,7 @@ const PUBLIC_CONFIG_SQL = `select g.id, g.name, g.slug, g.platform, g.status, g.
   from ledger.keys k join ledger.games g on g.id = k.game_id
   where k.key_hash = $1 and k.kind = 'public' and k.revoked_at is null`;
 
-/** The JSON array of RECORD_EVENT_SQL: outcome, then the decision's fields (null unless decided or replayed). */
+/** A decision as a JSON array: outcome, then the decision's fields (null unless decided or replayed). */
 type RecordTuple = [
   outcome: RecordOutcome,
   id: string | null,
@@ -122,7 +114,7 @@ type RecordTuple = [
   budgetRemainingCredits?: string | null,
 ];
 
-/** SQLSTATE of a unique violation: a concurrent copy got its decision in first (see record_event). */
+/** SQLSTATE of a unique violation: a concurrent copy got its decision in first. */
 const UNIQUE_VIOLATION = '23505';
 
 /**
@@ -150,12 +142,8 @@ const STORED_DECISION_SQL = `select json_build_array(
   from ledger.keys k join ledger.events e on e.game_id = k.game_id and e.event_id = $2
   where k.key_hash = $1 and k.kind = 'secret'`;
 
-function sqlState(error: unknown): string | undefined {
-  const code = (error as { code?: unknown }).code;
-  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
-}
-
-function parseRecordTuple(text: string): RecordResult {
+/** A decision's JSON array (STORED_DECISION_SQL's, or the single-event baseline's: load/lib/single-event.ts). */
+export function parseRecordTuple(text: string): RecordResult {
   return toRecordResult(JSON.parse(text) as RecordTuple, undefined);
 }
 
@@ -163,17 +151,15 @@ export class EventRepository {
   private readonly database: Database;
   private pool: Pool | undefined;
   /**
-   * Named prepared statements for the two hot statements (prepared once per pooled connection: no parse and plan per
+   * A named prepared statement for the hot statement (prepared once per pooled connection: no parse and plan per
    * call) only when the deployment says there is no transaction pooler in between (Database.namedStatements,
    * DATABASE_NAMED_STATEMENTS). By default each call is an unnamed statement, parsed and planned again (about 0.15
    * to 0.3 ms of PostgreSQL CPU per call of a few events, docs/deploy.md "PostgreSQL: pooler and failover").
    */
-  private readonly recordStatementName: string | undefined;
   private readonly recordBatchStatementName: string | undefined;
 
   constructor(database: Database) {
     this.database = database;
-    this.recordStatementName = database.namedStatements ? 'ledger_record_event_v1' : undefined;
     this.recordBatchStatementName = database.namedStatements ? 'ledger_record_events_v4' : undefined;
   }
 
@@ -189,7 +175,7 @@ export class EventRepository {
 
   /**
    * One statement on a pooled connection, run again on a deadlock or serialization failure; database failures
-   * (db/failures.ts) become DatabaseUnavailableError. `name`: a named prepared statement (see recordStatementName);
+   * (db/failures.ts) become DatabaseUnavailableError. `name`: a named prepared statement (see recordBatchStatementName);
    * without it the statement is unnamed, as a transaction pooler needs (a named statement lives in one server
    * session, which a pooler shares out per transaction: "prepared statement ... does not exist" / "already exists").
    */
@@ -213,7 +199,7 @@ export class EventRepository {
     } catch (error) {
       const failure = classifyDatabaseFailure(error);
       // A connection that broke is not given back to the pool.
-      client.release(failure === 'connection_lost' || sqlState(error) === undefined ? true : undefined);
+      client.release(failure === 'connection_lost' || sqlStateOf(error) === undefined ? true : undefined);
       if (failure === 'contention') throw error;
       if (failure) throw new DatabaseUnavailableError(error, failure === 'connection_lost' ? 'unknown' : 'not_stored');
       throw error;
@@ -248,33 +234,9 @@ export class EventRepository {
     }
   }
 
-  async recordEvent(params: RecordEventParams): Promise<RecordResult> {
-    const values = [
-      Buffer.from(params.keyHash),
-      params.eventId,
-      params.playerId,
-      params.eventType,
-      params.occurredAtMs.toString(),
-      Buffer.from(params.payloadHash),
-      params.receivedAt,
-      params.rateLimitPerMinute,
-    ];
-    let row: { d: string } | undefined;
-    try {
-      row = (await this.query<{ d: string }>(RECORD_EVENT_SQL, values, this.recordStatementName))[0];
-    } catch (error) {
-      // The function serializes fresh decisions per game and re-reads under the lock, so this should not happen;
-      // if it does, the whole transaction was rolled back and the stored decision answers as a replay.
-      if (sqlState(error) !== UNIQUE_VIOLATION) throw error;
-      row = (await this.query<{ d: string }>(RECORD_EVENT_SQL, values, this.recordStatementName))[0];
-    }
-    if (!row) throw new Error('ledger.record_event returned no row');
-    return parseRecordTuple(row.d);
-  }
-
   /**
    * Decides the events of ONE key (so of one game) in one call of ledger.record_events, one transaction, in array
-   * order, with the semantics of recordEvent called for each in turn. Throws on any failure (nothing was committed
+   * order, each event decided as if alone, in turn. Throws on any failure (nothing was committed
    * then): DatabaseUnavailableError for transient ones, the driver's error otherwise.
    */
   async recordEvents(batch: RecordEventParams[]): Promise<RecordResult[]> {
@@ -435,5 +397,5 @@ function toRecordResult(tuple: RecordTuple, rateLimit: number | undefined): Reco
 
 /** True for a unique violation (SQLSTATE 23505). */
 export function isUniqueViolation(error: unknown): boolean {
-  return sqlState(error) === UNIQUE_VIOLATION;
+  return sqlStateOf(error) === UNIQUE_VIOLATION;
 }

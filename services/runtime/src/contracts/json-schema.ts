@@ -6,7 +6,7 @@ import {
   CREDITS_MAX,
   DECISION_REASONS,
   EVENT_STATUSES,
-  EVENT_TYPE_MAX_LENGTH,
+  EVENT_TYPE_LENGTH_MAX,
   EVENT_TYPE_PATTERN,
   GAME_STATUSES,
   MEMBER_ROLES,
@@ -23,7 +23,7 @@ export const positiveCreditsSchema = { type: 'integer', minimum: 1, maximum: CRE
 export const eventTypeSchema = {
   type: 'string',
   minLength: 1,
-  maxLength: EVENT_TYPE_MAX_LENGTH,
+  maxLength: EVENT_TYPE_LENGTH_MAX,
   pattern: EVENT_TYPE_PATTERN,
 } as const;
 export const platformSchema = { enum: [...PLATFORMS] } as const;

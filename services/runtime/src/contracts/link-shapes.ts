@@ -15,8 +15,8 @@ export const externalPlayerIdSchema = {
 } as const;
 
 /** Link token input: 32..200 characters; only issued tokens (cr_link_sandbox_ + 43 base64url) can be known. */
-export const LINK_TOKEN_MIN_LENGTH = 32;
-export const LINK_TOKEN_MAX_LENGTH = 200;
+export const LINK_TOKEN_LENGTH_MIN = 32;
+export const LINK_TOKEN_LENGTH_MAX = 200;
 
 const strict = <P extends Record<string, unknown>>(title: string, properties: P) =>
   ({
@@ -31,8 +31,8 @@ export const createLinkIntentSchema = strict('CreateLinkIntent', { externalPlaye
 
 const linkTokenInput = {
   type: 'string',
-  minLength: LINK_TOKEN_MIN_LENGTH,
-  maxLength: LINK_TOKEN_MAX_LENGTH,
+  minLength: LINK_TOKEN_LENGTH_MIN,
+  maxLength: LINK_TOKEN_LENGTH_MAX,
 } as const;
 export const inspectLinkIntentSchema = strict('InspectLinkIntent', { linkToken: linkTokenInput });
 export const approveLinkIntentSchema = strict('ApproveLinkIntent', { linkToken: linkTokenInput });

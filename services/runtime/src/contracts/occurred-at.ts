@@ -68,12 +68,12 @@ export const OCCURRED_AT_PATTERN =
   `|0000-01-01T${TIME}(?:Z|\\+00:00|-${OFFSET_HH_MM})` +
   `|9999-12-31T${TIME}(?:Z|-00:00|\\+${OFFSET_HH_MM}))$`;
 const OCCURRED_AT = new RegExp(OCCURRED_AT_PATTERN);
-const MS_PER_MINUTE = 60_000;
+const MINUTE_MS = 60_000;
 // 400 Gregorian years are exactly 146,097 days. Shifting the year by 400 before Date.UTC avoids
 // its mapping of years 0-99 to 1900-1999 without changing the weekday/leap pattern.
 const SHIFT_400Y_MS = 146_097 * 86_400_000;
-const MIN_MS = Date.UTC(2000, 0, 1) - 5 * SHIFT_400Y_MS; // 0000-01-01T00:00:00.000Z
-const MAX_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999); // 9999-12-31T23:59:59.999Z
+const EARLIEST_MS = Date.UTC(2000, 0, 1) - 5 * SHIFT_400Y_MS; // 0000-01-01T00:00:00.000Z
+const LATEST_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999); // 9999-12-31T23:59:59.999Z
 
 /** Default window: CONTRACT §7, `occurredAt` at most 5 minutes from receipt, either way. */
 export const OCCURRED_AT_WINDOW_MS: number = EVENT_LIMITS.occurredAtWindowMs;
@@ -112,8 +112,8 @@ export function parseOccurredAt(text: string): ParsedOccurredAt | null {
     offsetMinutes = (m[8] === '-' ? -1 : 1) * (oh * 60 + om);
   }
   const local = Date.UTC(year + 400, month - 1, day, hour, minute, second, millis) - SHIFT_400Y_MS;
-  const epochMs = local - offsetMinutes * MS_PER_MINUTE;
-  if (epochMs < MIN_MS || epochMs > MAX_MS) return null;
+  const epochMs = local - offsetMinutes * MINUTE_MS;
+  if (epochMs < EARLIEST_MS || epochMs > LATEST_MS) return null;
   return { epochMs, normalized: new Date(epochMs).toISOString() };
 }
 

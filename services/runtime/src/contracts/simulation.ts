@@ -4,7 +4,7 @@ import { isUuid } from '../validation/uuid.ts';
 import { CREDITS_MAX, EVENT_TYPE_REGEX } from './vocabulary.ts';
 
 /** The longest window one simulation may replay. */
-export const SIMULATION_WINDOW_MAX_DAYS = 31;
+export const SIMULATION_WINDOW_DAYS_MAX = 31;
 /** The most flipped decisions listed (all are counted). */
 export const SIMULATION_FLIPS_MAX = 20;
 /** Default of SIMULATE_RULE_MAX_EVENTS: the most stored decisions one simulation may replay. */
@@ -36,8 +36,8 @@ export function simulationInputProblem(input: SimulationInput, prefix = 'simulat
   if (!Number.isFinite(input.fromMs) || !Number.isFinite(input.toMs) || !(input.toMs > input.fromMs)) {
     return `${prefix}.to must be after from.`;
   }
-  if (input.toMs - input.fromMs > SIMULATION_WINDOW_MAX_DAYS * DAY_MS) {
-    return `${prefix}: the window may span at most ${SIMULATION_WINDOW_MAX_DAYS} days.`;
+  if (input.toMs - input.fromMs > SIMULATION_WINDOW_DAYS_MAX * DAY_MS) {
+    return `${prefix}: the window may span at most ${SIMULATION_WINDOW_DAYS_MAX} days.`;
   }
   return undefined;
 }

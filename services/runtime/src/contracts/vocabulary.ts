@@ -11,7 +11,7 @@
 
 /** Event types (spec: Reward rule, Event input): a lower-case letter, then up to 63 of a-z 0-9 _ . - */
 export const EVENT_TYPE_PATTERN = '^[a-z][a-z0-9_.-]{0,63}$';
-export const EVENT_TYPE_MAX_LENGTH = 64;
+export const EVENT_TYPE_LENGTH_MAX = 64;
 export const EVENT_TYPE_REGEX: RegExp = new RegExp(EVENT_TYPE_PATTERN);
 
 /** Credit amounts are integers from 0 to 1e12 (spec: Limits). */

@@ -10,8 +10,8 @@ import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 /**
  * PostgreSQL settings of the embedded server, written to the folder's postgresql.conf at every open. PGlite's
  * WebAssembly memory only grows, so every buffer PostgreSQL touches once stays for the life of the process: the
- * defaults' shared_buffers of 128 MB alone keep about 100 MiB more resident than 16 MB do (measured: 358 against
- * 256 MiB right after opening a folder), for a database that one developer's `npm start` fills with a few thousand
+ * defaults' shared_buffers of 128 MB alone keep far more resident than 16 MB do (docs/benchmarks.md, "Memory"), for a
+ * database that one developer's `npm start` fills with a few thousand
  * rows; maintenance_work_mem bounds what an index build of a migration or a VACUUM may grow it by (64 MB by
  * default). Results and plans do not change; the embedded default is not the production database.
  */
@@ -26,9 +26,8 @@ export interface EmbeddedPostgres {
 /**
  * The data folder of a new database, made once by PGlite's initdb and shipped as a tarball for the PGlite version it
  * was made with (`npm run embedded:template` makes it again: services/runtime/src/db/make-embedded-template.ts).
- * Unpacking it takes about a second and the memory of one open database (285 MiB at the peak); initdb takes about 2 s
- * of CPU and 560 MiB, since PGlite runs it in a second PostgreSQL instance beside the first (docs/benchmarks.md,
- * "The embedded database's first start").
+ * Unpacking it takes a fraction of initdb's time and memory: PGlite runs initdb in a second PostgreSQL instance
+ * beside the first (figures: docs/benchmarks.md, "The embedded database's first start").
  */
 export function embeddedTemplatePath(): string | undefined {
   const path = fileURLToPath(new URL(`./embedded-template/pglite-${pgliteVersion()}.tar.gz`, import.meta.url));

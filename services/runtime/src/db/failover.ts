@@ -17,7 +17,7 @@
 // and no probe; it still drops connections after a 25006, which is what a Service or pooler that follows the primary
 // needs (its connections to the demoted server would otherwise fail one by one).
 import pg from 'pg';
-import { classifyDatabaseFailure } from './failures.ts';
+import { classifyDatabaseFailure, sqlStateOf } from './failures.ts';
 import { connectionUser, type DatabaseHost, type DatabaseUrl, describeHosts, type TargetSessionAttrs } from './url.ts';
 
 /** SQLSTATE read_only_sql_transaction: a write in a read-only transaction (a standby, or read-only by default). */
@@ -57,11 +57,6 @@ async function unsuitability(client: pg.Client, target: TargetSessionAttrs): Pro
   if (row.recovery === 'true') return 'is a standby (in recovery)';
   if (target === 'read-write' && row.read_only === 'on') return 'is read-only (default_transaction_read_only)';
   return undefined;
-}
-
-function sqlState(error: unknown): string | undefined {
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === 'string' ? code : undefined;
 }
 
 /** The pool's release function that pg-pool assigns to a client it hands out. */
@@ -215,7 +210,7 @@ export class FailoverClient extends pg.Client {
   #met(error: unknown): void {
     const index = this.#server;
     if (index === undefined || this.#discard) return;
-    if (sqlState(error) === READ_ONLY_SQL_TRANSACTION) {
+    if (sqlStateOf(error) === READ_ONLY_SQL_TRANSACTION) {
       this.#discard = error as Error;
       this.#selector.readOnly(index);
     } else if (classifyDatabaseFailure(error) === 'connection_lost') {

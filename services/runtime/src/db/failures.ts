@@ -75,7 +75,8 @@ export function classifyDatabaseFailure(error: unknown): DatabaseFailureKind | u
 /**
  * The SQLSTATE the server answered with, also when the ORM or a caller wrapped the driver's error; undefined when
  * there is none (a socket error, a bug of the code around the statement). A SQLSTATE means the server refused the
- * statement: a statement outside a transaction block was then rolled back.
+ * statement: a statement outside a transaction block was then rolled back. The one reader of an error's SQLSTATE
+ * (failover.ts and the repositories use it too).
  */
 export function sqlStateOf(error: unknown): string | undefined {
   for (const current of errorChain(error)) {

@@ -100,8 +100,8 @@ export class NatsTransport implements Transport {
       reconnectTimeWait: 500,
       waitOnFirstConnect: options.waitForFirstConnection ?? false,
       // Without this, every request builds two Error objects up front (a RequestError and a TimeoutError, each
-      // capturing a stack trace) in case it fails: about 8% of the ingest edge's CPU under load (npm run bench
-      // profile). Failures still reject with the same error classes, only without the caller's async stack. (This
+      // capturing a stack trace) in case it fails: a measurable share of the ingest edge's CPU under load
+      // (docs/decisions.md, "The NATS client runs without async traces"). Failures still reject with the same error classes, only without the caller's async stack. (This
       // transport's own requests go through ReplyInbox, below, which makes no Error unless a request fails.)
       noAsyncTraces: true,
     });

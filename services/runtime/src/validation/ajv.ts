@@ -55,12 +55,12 @@ export function createAjv(options: CreateAjvOptions = {}): AjvInstance {
   return ajv;
 }
 
-const MAX_NAME = 64;
+const NAME_LENGTH_MAX = 64;
 
 // Field names come from the caller: quote them, escape control characters, and cap the length
 // so that an error message never echoes a large or unprintable input.
 function quoteName(name: string): string {
-  const cut = name.length > MAX_NAME ? `${name.slice(0, MAX_NAME)}...` : name;
+  const cut = name.length > NAME_LENGTH_MAX ? `${name.slice(0, NAME_LENGTH_MAX)}...` : name;
   return `'${JSON.stringify(cut).slice(1, -1)}'`;
 }
 
@@ -68,7 +68,7 @@ const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 
 function appendSegment(path: string, seg: string): string {
   if (/^\d+$/.test(seg)) return `${path}[${seg}]`;
-  if (IDENTIFIER.test(seg) && seg.length <= MAX_NAME) return `${path}.${seg}`;
+  if (IDENTIFIER.test(seg) && seg.length <= NAME_LENGTH_MAX) return `${path}.${seg}`;
   return `${path}[${quoteName(seg)}]`;
 }
 

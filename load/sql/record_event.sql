@@ -1,8 +1,8 @@
--- The current body of ledger.record_event (first created by migration 0003-record-event): the one place where it is written. Applied as a repeatable migration
--- (services/runtime/src/db/repeatable.ts): after the versioned migrations, whenever this file's SHA-256 differs
--- from the one recorded in ledger.repeatable_migrations, in one transaction. Edit this file to change the function;
--- never add a `create or replace` of it to a versioned migration. test/integration/migrations.test.ts checks that
--- the applied body equals this file.
+-- ledger.record_event, the single-event decision: the benchmarks' pgbench baseline (load/lib/single-event.ts) and the
+-- reference of the differential test of batched decisions (test/integration/ingest/batching.test.ts). No program
+-- calls it, so no database gets it from the migrations (migration 0011 drops the copy earlier releases installed):
+-- installSingleEventFunction (load/lib/single-event.ts) runs this file into the bench's or test's database, after
+-- the migrations. Re-runnable (`create or replace`).
 --
 -- record_event decides one event. Outcomes: 'decided' (a fresh decision was stored), 'replayed' (the stored
 -- decision of the same payload), and the errors 'invalid_key', 'invalid_player', 'event_conflict' (nothing

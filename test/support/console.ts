@@ -1,10 +1,10 @@
 // Shared steps of the console tests: actions over HTTP, strict checks of every response body against the schemas the
 // gateway serves in /openapi.json, and fixtures written with SQL for what other programs own (players, events).
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { consoleSchemaSet } from '../../../gateway/src/rest/console.ts';
-import { dataEnvelope } from '../../../gateway/src/schemas/common.ts';
-import { sql } from '../../support/database.ts';
-import { type ApiResponse, api, invitedDeveloper, type TestSystem } from '../../support/system.ts';
+import { consoleSchemaSet } from '../../gateway/src/rest/console.ts';
+import { dataEnvelope } from '../../gateway/src/schemas/common.ts';
+import { sql } from './database.ts';
+import { type ApiResponse, api, invitedDeveloper, type TestSystem } from './system.ts';
 
 export const CONSOLE = '/api/developer/v1/console';
 export const RECORDS = '/api/developer/v1/records';

@@ -8,10 +8,10 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { WARM_COMPILE_CACHE_FLAG } from '#runtime/compile-cache.ts';
-import { type LaunchedProgram, PROGRAM_ENTRIES, PROGRAMS } from './programs.ts';
+import { type LaunchedProgram, PROGRAM_ENTRIES, PROGRAMS } from '../src/programs.ts';
 import { freePort } from './servers.ts';
 
-export { EDGES, type LaunchedProgram, PROGRAM_ENTRIES, PROGRAMS, type ProgramName } from './programs.ts';
+export { EDGES, type LaunchedProgram, PROGRAM_ENTRIES, PROGRAMS, type ProgramName } from '../src/programs.ts';
 
 /**
  * Node's options for every program, as `npm run start:<program>`, the image's ENTRYPOINT and the chart use them

@@ -4,8 +4,8 @@
 import { randomUUID } from 'node:crypto';
 import { type Client, createClient } from 'graphql-ws';
 import WebSocket from 'ws';
-import { api, type TestSystem } from '../../support/system.ts';
-import { insertPlayer, ok, type World, world } from '../console/helpers.ts';
+import { insertPlayer, ok, type World, world } from './console.ts';
+import { api, type TestSystem } from './system.ts';
 
 export const DECISIONS = `subscription Live($gameId: ID!) {
   decisions(gameId: $gameId) { id eventId gameId organizationId playerId eventType occurredAt status reason rewardCredits createdAt }
