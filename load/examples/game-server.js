@@ -58,7 +58,7 @@ export function setup() {
   return { players };
 }
 
-let sent = [];
+const sent = [];
 
 export default function (data) {
   const replay = REPLAY_EVERY > 0 && sent.length > 0 && Math.random() < 1 / REPLAY_EVERY;
