@@ -26,8 +26,10 @@ import type { Metrics } from '#runtime/metrics.ts';
 
 /** Tokens one request takes (documented in docs/graphql.md and README.md). */
 export const DEVELOPER_COSTS = {
-  /** Any request: access, a console action or mutation, a WebSocket connection attempt, a subscribe message. */
+  /** Any request: access, a console action or mutation, a subscribe message. */
   request: 1,
+  /** A WebSocket connection attempt: an admission (a JWT check and an identity call) and a socket held. */
+  connection: 2,
   /** The snapshot (REST GET console, GraphQL `snapshot`, once per request however often it is asked for). */
   snapshot: 2,
   /** A record page: REST GET records; GraphQL `records`, `decisions`, `linkIntents` and `decisionStats`, each. */
@@ -50,9 +52,9 @@ export interface DeveloperLimitSettings {
 }
 
 export const DEVELOPER_LIMIT_DEFAULTS: DeveloperLimitSettings = {
-  ratePerSecond: 50,
-  burst: 200,
-  inFlightMax: 32,
+  ratePerSecond: 40,
+  burst: 100,
+  inFlightMax: 16,
   simulationsPerDeveloperMax: 1,
   simulationsMax: 2,
 };

@@ -548,13 +548,13 @@ export async function createLiveDecisions(options: LiveDecisionsOptions): Promis
         // A token admitted before is counted, and refused, before the identity service is asked (reconnects after
         // a close cost no admission once the developer's bucket is empty).
         const known = hub.limits.subjectOf(token);
-        if (known !== undefined) lease = hub.limits.acquire(known, DEVELOPER_COSTS.request);
+        if (known !== undefined) lease = hub.limits.acquire(known, DEVELOPER_COSTS.connection);
         const principal = await hub.admit(token, origin);
         if (lease && lease.subject !== principal.identityUserId) {
           lease.release();
           lease = undefined;
         }
-        lease ??= hub.limits.acquire(principal.identityUserId, DEVELOPER_COSTS.request);
+        lease ??= hub.limits.acquire(principal.identityUserId, DEVELOPER_COSTS.connection);
         hub.limits.remember(token, principal.identityUserId);
         const exp = decodeJwt(token.replace(/^Bearer\s+/i, '')).exp;
         const connection = new LiveConnection(hub, socket, {
