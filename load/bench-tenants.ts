@@ -14,9 +14,10 @@ import { type LoadSystem, type SystemMode, startLoadSystem } from './lib/system.
 const HELP = `Usage: npm run bench:tenants -- [options]
 
 Starts the service (real PostgreSQL and NATS) with its default developer limits, makes two developers, and measures
-developer B's snapshot (GET /api/developer/v1/console, one at a time, a pause between) alone, then while developer A
-floods: snapshot and record reads, rule dry-runs (simulateRule over its game's stored decisions), WebSocket
-reconnects. Every flood is a closed loop of --concurrency clients that never slow down (429s included).
+developer B's snapshot (GET /api/developer/v1/console, one at a time, a pause between) alone, while developer A reads
+at the k6 console scenario's rate (what the defaults must allow: the reference), then while developer A floods:
+snapshot and record reads, rule dry-runs (simulateRule over its game's stored decisions), WebSocket reconnects.
+Every flood is a closed loop of --concurrency clients that never slow down (429s included).
 
 Options:
   --mode M              all-in-one or programs                                  default all-in-one
@@ -25,6 +26,8 @@ Options:
   --dry-run-clients N   attacker's clients sending simulateRule                 default 10
   --decisions N         decisions stored in the attacker's game (dry-runs replay them)  default 50000
   --pause MS            victim's pause between two snapshots                    default 100
+  --phases LIST         which phases, comma-separated: paced, reads, dry-runs, reconnects  default all four
+  --env KEY=VALUE       a setting of the service (repeatable), e.g. DEVELOPER_IN_FLIGHT_MAX=4 to compare
   --help                this text
 `;
 
@@ -155,6 +158,36 @@ async function floodLoop(clients: number, stop: () => boolean, once: () => Promi
   return outcomes;
 }
 
+/**
+ * Developer A reading as the k6 console scenario does at its full profile's rate (load/ingest.js consoleRead): an
+ * iteration every 100 ms, whatever the answers; every other one the snapshot, else a records page and the next one.
+ * The load the defaults must serve: the floods below are to come down to it.
+ */
+async function pacedReads(base: string, developer: Developer, stop: () => boolean): Promise<Outcomes> {
+  const outcomes: Outcomes = new Map();
+  const count = (status: number) => outcomes.set(String(status), (outcomes.get(String(status)) ?? 0) + 1);
+  const running: Array<Promise<void>> = [];
+  for (let index = 0; !stop(); index++) {
+    running.push(
+      (async () => {
+        if (index % 2 === 0) {
+          count((await call(base, 'GET', '/api/developer/v1/console', developer.token)).status);
+          return;
+        }
+        const path = `/api/developer/v1/records?kind=events&gameId=${developer.gameId}&limit=50`;
+        const first = await call(base, 'GET', path, developer.token);
+        count(first.status);
+        const next = first.body?.data?.nextCursor;
+        if (next)
+          count((await call(base, 'GET', `${path}&cursor=${encodeURIComponent(next)}`, developer.token)).status);
+      })().catch(() => undefined),
+    );
+    await sleep(100);
+  }
+  await Promise.all(running);
+  return outcomes;
+}
+
 const SIMULATE = `query Simulate($input: SimulateRuleInput!) { simulateRule(input: $input) { considered flipCount } }`;
 
 /** One graphql-transport-ws connection attempt: connection_init, then closed by us once acknowledged or by the server. */
@@ -201,6 +234,8 @@ async function main(): Promise<void> {
       'dry-run-clients': { type: 'string', default: '10' },
       decisions: { type: 'string', default: '50000' },
       pause: { type: 'string', default: '100' },
+      phases: { type: 'string', default: 'paced,reads,dry-runs,reconnects' },
+      env: { type: 'string', multiple: true, default: [] },
       help: { type: 'boolean', default: false },
     },
   });
@@ -213,6 +248,10 @@ async function main(): Promise<void> {
   const concurrency = Number(values.concurrency);
   const dryRunClients = Number(values['dry-run-clients']);
   const pauseMs = Number(values.pause);
+  const settings = Object.fromEntries(
+    (values.env as string[]).map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
+  );
+  const chosen = new Set(String(values.phases).split(','));
   const runId = randomBytes(4).toString('hex');
   const identity = await createLoadIdentity(runId, 0);
   const adminToken = randomBytes(24).toString('hex');
@@ -223,7 +262,7 @@ async function main(): Promise<void> {
   const system: LoadSystem = await startLoadSystem({
     mode,
     // The gateway's developer limits are left at their defaults: they are what is measured.
-    env: { ...identity.env, ADMIN_TOKEN: adminToken, NATIVE_ADMISSION_MODE: 'off' },
+    env: { ...identity.env, ADMIN_TOKEN: adminToken, NATIVE_ADMISSION_MODE: 'off', ...settings },
     logDir,
     log,
   });
@@ -242,8 +281,14 @@ async function main(): Promise<void> {
       from: new Date(Date.now() - 86_400_000).toISOString(),
       to: new Date().toISOString(),
     };
-    const floods: Array<{ name: string; run: (stop: () => boolean) => Promise<Outcomes> }> = [
+    const floods: Array<{ key: string; name: string; run: (stop: () => boolean) => Promise<Outcomes> }> = [
       {
+        key: 'paced',
+        name: 'reads at the k6 console rate (10 iterations/s, what the defaults must allow)',
+        run: (stop) => pacedReads(base, attacker, stop),
+      },
+      {
+        key: 'reads',
         name: 'flooding reads (snapshot and record pages)',
         run: (stop) => {
           let n = 0;
@@ -258,6 +303,7 @@ async function main(): Promise<void> {
         },
       },
       {
+        key: 'dry-runs',
         name: `dry-runs (${dryRunClients} clients, simulateRule over the stored decisions)`,
         run: (stop) =>
           floodLoop(dryRunClients, stop, async () => {
@@ -269,6 +315,7 @@ async function main(): Promise<void> {
           }),
       },
       {
+        key: 'reconnects',
         name: 'reconnects (WebSocket connection attempts)',
         run: (stop) => floodLoop(concurrency, stop, () => reconnect(base, attacker.token)),
       },
@@ -296,13 +343,13 @@ async function main(): Promise<void> {
       await sleep(2000);
     };
     await measure('alone');
-    for (const flood of floods) await measure(flood.name, flood.run);
+    for (const flood of floods) if (chosen.has(flood.key)) await measure(flood.name, flood.run);
     await measure('alone again');
 
     const alone = p(phases[0]?.victim.latenciesMs ?? [], 95);
     const lines = [
       '',
-      `Tenant isolation (${mode}, default developer limits): developer B's snapshot while developer A floods`,
+      `Tenant isolation (${mode}, developer limits ${Object.keys(settings).length ? JSON.stringify(settings) : 'at their defaults'}): developer B's snapshot while developer A floods`,
       '',
       '| phase | B snapshots | B p50 ms | B p95 ms | B max ms | B p95 / alone | B failures | A answers (/s) | load avg 1m |',
       '|---|---|---|---|---|---|---|---|---|',
