@@ -21,6 +21,13 @@ import { CONSOLE, RECORDS, world } from './helpers.ts';
 
 const ACCESS = '/api/developer/v1/access';
 
+/** The developer limits at their defaults (the test systems lift them otherwise: test/support/system.ts). */
+const DEFAULT_LIMITS = {
+  DEVELOPER_RATE_PER_SECOND: undefined,
+  DEVELOPER_BURST: undefined,
+  DEVELOPER_IN_FLIGHT_MAX: undefined,
+};
+
 /** Runs `count` calls of `call`, at most `concurrency` at once; the answers in the order they were started. */
 async function flood<T>(count: number, concurrency: number, call: () => Promise<T>): Promise<T[]> {
   const results: T[] = new Array(count);
@@ -190,7 +197,7 @@ describe('developer limits: a small bucket (1 token a second, bursts of 20)', ()
 describe('rule dry-runs: one per developer, two per gateway process, refused past them', () => {
   let system: TestSystem;
   beforeAll(async () => {
-    system = await startTestSystem();
+    system = await startTestSystem({ env: DEFAULT_LIMITS });
   });
   afterAll(() => system?.stop());
 
@@ -261,7 +268,7 @@ describe('rule dry-runs: one per developer, two per gateway process, refused pas
 describe('the defaults', () => {
   let system: TestSystem;
   beforeAll(async () => {
-    system = await startTestSystem();
+    system = await startTestSystem({ env: DEFAULT_LIMITS });
   });
   afterAll(() => system?.stop());
 

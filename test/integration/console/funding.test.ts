@@ -11,11 +11,7 @@ let dev: Developer;
 beforeAll(async () => {
   // The races below check totals, not latency: 260 actions at once queue for the ledger's connections, and on a loaded
   // machine the default 5 s request timeout would turn some into 503s that say nothing about the rule under test.
-  // The one developer sends them all at once: its limits (DEVELOPER_IN_FLIGHT_MAX, DEVELOPER_BURST) are raised so
-  // that the ledger, not the gateway's 429, is what the races meet.
-  system = await startTestSystem({
-    env: { NATS_REQUEST_TIMEOUT_MS: '60000', DEVELOPER_IN_FLIGHT_MAX: '1000', DEVELOPER_BURST: '100000' },
-  });
+  system = await startTestSystem({ env: { NATS_REQUEST_TIMEOUT_MS: '60000' } });
   dev = await developer(system);
 });
 
