@@ -3,15 +3,18 @@
 //
 // - Connect: the platform switch, then the developer session of connection_init's payload `Authorization` (a Bearer
 //   token), admitted by identity-admission exactly as an HTTP request (jose verification, invitation, and the Origin
-//   header of the upgrade request against ALLOWED_ORIGINS). Refusals close the socket: 4401 (401: no/invalid token),
-//   4403 (403: foreign origin, revoked invitation, ...), 1013 (503: a dependency or the platform is unavailable); the
-//   close reason is the API's error code.
+//   header of the upgrade request against ALLOWED_ORIGINS), within the developer's limits (auth/developer-limits.ts:
+//   a connection attempt costs DEVELOPER_COSTS.connection, counted before the admission when its token was admitted
+//   before). Refusals close the socket: 4401 (401: no/invalid token), 4403 (403: foreign origin, revoked invitation,
+//   ...), 4029 (429: past the developer's limits), 1013 (503: a dependency or the platform is unavailable); the close
+//   reason is the API's error code.
 // - Subscribe: first, before the message is parsed, the socket's bounds on subscribe messages: a token bucket
 //   (SUBSCRIBE_MESSAGES_BURST at once, then SUBSCRIBE_MESSAGES_PER_SECOND) whose overflow closes the socket with 4029
 //   TOO_MANY_SUBSCRIBE_MESSAGES, and the subscriptions it holds (SUBSCRIPTIONS_PER_CONNECTION_MAX, 400
-//   INVALID_REQUEST), so that a burst costs neither parsing nor NATS calls past them. Then the same game read check
-//   as decisionStats (the ledger's membership check: 404 not_found for a game the developer cannot see), answered as
-//   a GraphQL error with that code and status.
+//   INVALID_REQUEST), so that a burst costs neither parsing nor NATS calls past them. Then a request of the
+//   developer's limits (429 TOO_MANY_REQUESTS past them, the socket open) and the same game read check as
+//   decisionStats (the ledger's membership check: 404 not_found for a game the developer cannot see), answered as a
+//   GraphQL error with that code and status.
 // - Deliveries: the ledger publishes each fresh decision after commit on the game's subject; the gateway holds one
 //   plain NATS subscription per game while it has subscribers to it (no queue group: every replica gets every
 //   decision once) and fans it out, as the records API shows it (eventJson of the same DeveloperEvent message).
