@@ -52,8 +52,13 @@ cleanup() {
 trap cleanup EXIT
 
 # The all-in-one process: `npm start` without npm in between, so that $! is the server itself. Introspection on: the
-# GraphQL run reads the schema that way (CONTRACT section 9: off unless GRAPHQL_INTROSPECTION=true).
+# GraphQL run reads the schema that way (CONTRACT section 9: off unless GRAPHQL_INTROSPECTION=true). The developer's
+# limits are raised: one session sends every generated request as fast as they are answered, and a 429 for a valid
+# request (documented in /openapi.json, tested in test/integration/console/developer-limits.test.ts) would say
+# nothing about the request's shape.
 PORT=$port DATA_DIR="$work/data" ADMIN_TOKEN=$admin_token LOG_LEVEL=warn GRAPHQL_INTROSPECTION=true \
+  DEVELOPER_RATE_PER_SECOND=100000 DEVELOPER_BURST=100000 DEVELOPER_IN_FLIGHT_MAX=1000 \
+  SIMULATE_RULE_PER_DEVELOPER_MAX=100 SIMULATE_RULE_IN_FLIGHT_MAX=100 \
   "$node" services/all-in-one/src/main.ts >"$report/server.log" 2>&1 &
 server_pid=$!
 # Start-up takes a few seconds on an idle machine and a minute or more on a busy one (PGlite's first initdb).

@@ -11,7 +11,7 @@
 // HALF_RATE is set (fresh events, open model).
 // Thresholds are the pass/fail gate; handleSummary writes load/results/<profile>-summary.json.
 
-import { check, fail } from 'k6';
+import { check, fail, sleep } from 'k6';
 import encoding from 'k6/encoding';
 import exec from 'k6/execution';
 import http from 'k6/http';
@@ -253,12 +253,17 @@ function must(res, what, okStatuses = [200]) {
   return body.data;
 }
 
+// setup() sends one action after another as fast as they are answered: with many games (GAMES up to 1,000) that is
+// more than the developer's limits allow (DEVELOPER_RATE_PER_SECOND), so a 429 waits its Retry-After and tries again.
 function consoleAction(action) {
-  const res = http.post(`${GATEWAY_URL}/api/developer/v1/console`, json(action), {
-    headers: { ...bearer(DEV_TOKEN), 'Content-Type': 'application/json' },
-    tags: { name: `console:${action.type}` },
-  });
-  return must(res, `console ${action.type}`);
+  for (let attempt = 1; ; attempt++) {
+    const res = http.post(`${GATEWAY_URL}/api/developer/v1/console`, json(action), {
+      headers: { ...bearer(DEV_TOKEN), 'Content-Type': 'application/json' },
+      tags: { name: `console:${action.type}` },
+    });
+    if (res.status !== 429 || attempt === 20) return must(res, `console ${action.type}`);
+    sleep(Number(res.headers['Retry-After']) || 1);
+  }
 }
 
 function eventBody(playerId, extra) {

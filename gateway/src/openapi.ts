@@ -24,7 +24,29 @@ const ERROR_STATUSES: Record<string, string> = {
   '409': 'Replay conflict, expired link, or incompatible resource state.',
   '413': 'JSON body exceeds 16,384 UTF-8 bytes.',
   '415': 'Content-Type is not application/json.',
+  '429': "TOO_MANY_REQUESTS: past the developer's limits (request rate, requests in flight, rule dry-runs).",
   '503': 'Platform disabled, or a dependency temporarily unavailable; no successful mutation is implied.',
+};
+
+const RETRY_AFTER_HEADER = {
+  description: 'Seconds to wait before retrying.',
+  required: true,
+  schema: { type: 'string', pattern: '^[0-9]+$' },
+};
+
+/** The headers of a 429 TOO_MANY_REQUESTS (REST and POST /graphql). */
+export const TOO_MANY_REQUESTS_HEADERS = {
+  'Retry-After': RETRY_AFTER_HEADER,
+  'RateLimit-Policy': {
+    description: 'The developer\'s bucket (IETF RateLimit fields): `"developer";q=<burst>;w=<seconds to refill it>`.',
+    required: true,
+    schema: { type: 'string' },
+  },
+  RateLimit: {
+    description: 'What is left of it: `"developer";r=<whole tokens left>;t=<seconds until it is full>`.',
+    required: true,
+    schema: { type: 'string' },
+  },
 };
 
 /** Merges fragments into one document; a path or schema defined twice is a programming error. */
@@ -46,18 +68,10 @@ export function buildOpenApiDocument(fragments: OpenApiFragment[]): Record<strin
       `Error${status}`,
       {
         description,
-        // Every 503 says when to try again (services/runtime/src/http/app.ts).
-        ...(status === '503'
-          ? {
-              headers: {
-                'Retry-After': {
-                  description: 'Seconds to wait before retrying.',
-                  required: true,
-                  schema: { type: 'string', pattern: '^[0-9]+$' },
-                },
-              },
-            }
-          : {}),
+        // Every 503 says when to try again (services/runtime/src/http/app.ts), and so does every 429, with the
+        // developer's bucket (gateway/src/auth/developer-limits.ts).
+        ...(status === '503' ? { headers: { 'Retry-After': RETRY_AFTER_HEADER } } : {}),
+        ...(status === '429' ? { headers: TOO_MANY_REQUESTS_HEADERS } : {}),
         content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } },
       },
     ]),

@@ -7,7 +7,13 @@ import { readAllowedOrigins } from '#runtime/http/origins.ts';
 import { platformGate } from '#runtime/http/platform-gate.ts';
 import { developerSubject, loadDevProvider } from '#runtime/identity/dev-identity-provider.ts';
 import type { ProgramDeps, ProgramModule } from '#runtime/program.ts';
-import { admitDeveloper } from './auth/developer-session.ts';
+import {
+  DEVELOPER_COSTS,
+  DEVELOPER_LIMIT_DEFAULTS,
+  type DeveloperLimitSettings,
+  DeveloperLimits,
+} from './auth/developer-limits.ts';
+import { admittedWithinLimits, developerOf } from './auth/developer-session.ts';
 import { graphqlOpenApi } from './graphql/openapi.ts';
 import { createGraphQLConsole } from './graphql/server.ts';
 import { addConsoleApp, type ConsoleSignIn } from './http/console-app.ts';
@@ -40,6 +46,8 @@ export interface GatewayConfig {
   developerJwksConfigured: boolean;
   /** LIVE_CONNECTIONS_PER_DEVELOPER_MAX: decisions-subscription WebSockets one developer may hold on this gateway. */
   liveConnectionsPerDeveloperMax: number;
+  /** DEVELOPER_RATE_PER_SECOND, DEVELOPER_BURST, DEVELOPER_IN_FLIGHT_MAX, SIMULATE_RULE_*: auth/developer-limits.ts. */
+  developerLimits: DeveloperLimitSettings;
   /** TRUST_PROXY (services/runtime/src/config.ts): forwarded scheme and host believed. */
   trustProxy: boolean;
   /** The web console's OpenID Connect sign-in: DEVELOPER_JWT_ISSUER and CONSOLE_OIDC_CLIENT_ID. */
@@ -59,12 +67,15 @@ export const gateway: ProgramModule<GatewayConfig> = {
       developerJwksConfigured: Boolean(reader.string('DEVELOPER_JWKS') || reader.string('DEVELOPER_JWKS_URL')),
       consoleOidc: readConsoleOidc(reader),
       liveConnectionsPerDeveloperMax: reader.int('LIVE_CONNECTIONS_PER_DEVELOPER_MAX', 20, { min: 1, max: 10_000 }),
+      developerLimits: readDeveloperLimits(reader),
       trustProxy: reader.bool('TRUST_PROXY', false),
     };
   },
   async create(deps: ProgramDeps, config: GatewayConfig) {
     const { transport, platform } = deps;
     const adminToken = config.adminToken;
+    // One set of limits per developer for every developer route of this process: REST, GraphQL, WebSocket.
+    const limits = new DeveloperLimits(config.developerLimits, deps.metrics);
     const graphql = await createGraphQLConsole({
       transport,
       platform,
@@ -72,6 +83,7 @@ export const gateway: ProgramModule<GatewayConfig> = {
       introspection: config.graphqlIntrospection,
       development: config.development,
       metrics: deps.metrics,
+      limits,
       live: { connectionsPerDeveloperMax: config.liveConnectionsPerDeveloperMax, trustProxy: config.trustProxy },
     });
     // The local development identity provider is trusted only where the composer allowed it (the embedded development
@@ -96,11 +108,12 @@ export const gateway: ProgramModule<GatewayConfig> = {
           await next();
         };
         const developerGate = platformGate(platform, 'AUTH_UNAVAILABLE');
-        router.get('/api/developer/v1/access', noStore, developerGate, async (ctx) => {
-          const principal = await admitDeveloper(transport, ctx);
+        const admitted = admittedWithinLimits(transport, limits, DEVELOPER_COSTS.request);
+        router.get('/api/developer/v1/access', noStore, developerGate, admitted, async (ctx) => {
+          const { principal } = developerOf(ctx);
           ctx.body = { data: { authorized: true, email: principal.email, mode: 'sandbox' } };
         });
-        addConsoleRoutes(router, { transport, platform });
+        addConsoleRoutes(router, { transport, platform, limits });
         addAdminRoutes(router, { transport, platform, adminToken });
         graphql.addRoutes(router);
         addOpenApiRoute(router, openApiFragments);
@@ -118,6 +131,20 @@ export const gateway: ProgramModule<GatewayConfig> = {
     };
   },
 };
+
+function readDeveloperLimits(reader: EnvReader): DeveloperLimitSettings {
+  const defaults = DEVELOPER_LIMIT_DEFAULTS;
+  return {
+    ratePerSecond: reader.int('DEVELOPER_RATE_PER_SECOND', defaults.ratePerSecond, { min: 1, max: 1_000_000 }),
+    burst: reader.int('DEVELOPER_BURST', defaults.burst, { min: 1, max: 1_000_000 }),
+    inFlightMax: reader.int('DEVELOPER_IN_FLIGHT_MAX', defaults.inFlightMax, { min: 1, max: 10_000 }),
+    simulationsPerDeveloperMax: reader.int('SIMULATE_RULE_PER_DEVELOPER_MAX', defaults.simulationsPerDeveloperMax, {
+      min: 1,
+      max: 1_000,
+    }),
+    simulationsMax: reader.int('SIMULATE_RULE_IN_FLIGHT_MAX', defaults.simulationsMax, { min: 1, max: 1_000 }),
+  };
+}
 
 function readConsoleOidc(reader: EnvReader): GatewayConfig['consoleOidc'] {
   const authority = reader.string('DEVELOPER_JWT_ISSUER');

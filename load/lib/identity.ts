@@ -45,6 +45,8 @@ export interface LoadIdentity {
   env: Record<string, string>;
   developerEmail: string;
   developerToken: string;
+  /** A developer session of the same provider for another e-mail (benchmarks with several developers). */
+  signDeveloper(email: string): Promise<string>;
   /** One native session per account: k6 links player p of every game with session p. */
   nativeSessions: NativeSession[];
 }
@@ -64,5 +66,11 @@ export async function createLoadIdentity(runId: string, nativeSessions: number):
       creditsUserId,
     });
   }
-  return { env: { ...developer.env, ...native.env }, developerEmail, developerToken, nativeSessions: sessions };
+  return {
+    env: { ...developer.env, ...native.env },
+    developerEmail,
+    developerToken,
+    signDeveloper: (email) => developer.sign({ email, email_verified: true }, `load|${runId}|${email}`),
+    nativeSessions: sessions,
+  };
 }

@@ -55,6 +55,12 @@ export async function startTestSystem(options: TestSystemOptions = {}): Promise<
     // On real PostgreSQL the development identity provider is trusted only when a variable says it is unsafe: the
     // tests sign their sessions with it (docs/identity.md).
     ...(nats ? { DATABASE_URL: databaseUrl, NATS_URL: nats.url, UNSAFE_DEV_IDENTITY_PROVIDER: 'true' } : {}),
+    // A test sends its requests as fast as they are answered, often with one session (paging to the end, races):
+    // the developer's request limits are lifted unless a test sets them (test/integration/console/
+    // developer-limits.test.ts tests them, and the defaults, by setting or unsetting these).
+    DEVELOPER_RATE_PER_SECOND: '1000000',
+    DEVELOPER_BURST: '1000000',
+    DEVELOPER_IN_FLIGHT_MAX: '10000',
     ...options.env,
   };
   const clock = new SettableClock();

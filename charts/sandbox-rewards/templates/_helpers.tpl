@@ -161,6 +161,11 @@ Usage: include "sandbox-rewards.programConfig" (dict "root" $ "program" "ledger"
 {{- if eq .program "gateway" -}}
 {{- $_ := set $env "GRAPHQL_INTROSPECTION" (toString $c.graphqlIntrospection) -}}
 {{- $_ := set $env "LIVE_CONNECTIONS_PER_DEVELOPER_MAX" (toString $c.liveConnectionsPerDeveloperMax) -}}
+{{- $_ := set $env "DEVELOPER_RATE_PER_SECOND" (toString $c.developerRatePerSecond) -}}
+{{- $_ := set $env "DEVELOPER_BURST" (toString $c.developerBurst) -}}
+{{- $_ := set $env "DEVELOPER_IN_FLIGHT_MAX" (toString $c.developerInFlightMax) -}}
+{{- $_ := set $env "SIMULATE_RULE_PER_DEVELOPER_MAX" (toString $c.simulateRulePerDeveloperMax) -}}
+{{- $_ := set $env "SIMULATE_RULE_IN_FLIGHT_MAX" (toString $c.simulateRuleInFlightMax) -}}
 {{- else if eq .program "ingest" -}}
 {{- $_ := set $env "INGEST_EVENT_BATCH_MAX" (toString $c.ingestEventBatchMax) -}}
 {{- $_ := set $env "INGEST_EVENT_IN_FLIGHT_MAX" (toString $c.ingestEventInFlightMax) -}}

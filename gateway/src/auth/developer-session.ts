@@ -4,6 +4,12 @@ import type { DeveloperPrincipal } from '#runtime/contracts/gen/rewards/v1/ident
 import { identityOps } from '#runtime/contracts/operations.ts';
 import { AppError, relabelUnavailable } from '#runtime/errors.ts';
 import type { Transport } from '#runtime/transport/operation.ts';
+import {
+  type DeveloperLease,
+  type DeveloperLimits,
+  type RateLimitFields,
+  TooManyRequestsError,
+} from './developer-limits.ts';
 
 /**
  * The Origin admission checks against ALLOWED_ORIGINS. A browser request from the gateway's own origin (the console
@@ -33,4 +39,61 @@ export async function admitDeveloper(transport: Transport, ctx: Koa.Context): Pr
     });
   if (!reply.principal) throw new AppError('UNAUTHORIZED', 'A valid developer session token is required.');
   return reply.principal;
+}
+
+/** The admitted developer of a request and its hold on the developer's limits (set by `admittedWithinLimits`). */
+export interface AdmittedDeveloper {
+  principal: DeveloperPrincipal;
+  lease: DeveloperLease;
+}
+
+declare module 'koa' {
+  interface DefaultState {
+    developer?: AdmittedDeveloper;
+  }
+}
+
+/** The request's admitted developer (routes behind `admittedWithinLimits` only). */
+export function developerOf(ctx: Koa.Context): AdmittedDeveloper {
+  const developer = ctx.state.developer;
+  if (!developer) throw new Error('the route is not behind admittedWithinLimits');
+  return developer;
+}
+
+/** Writes the bucket's RateLimit-Policy and RateLimit fields, and Retry-After for a refusal. */
+export function setRateLimitFields(ctx: Koa.Context, fields: RateLimitFields, retryAfterSeconds?: number): void {
+  ctx.res.setHeader('RateLimit-Policy', fields.policy);
+  ctx.res.setHeader('RateLimit', fields.state);
+  if (retryAfterSeconds !== undefined) ctx.res.setHeader('Retry-After', String(retryAfterSeconds));
+}
+
+/**
+ * Developer admission within the developer's limits (developer-limits.ts), as a middleware: a request whose
+ * Authorization value was admitted before is counted first, and refused (429) without asking the identity service;
+ * any other is admitted, then counted. The request holds its in-flight slot until the rest of the chain is done.
+ */
+export function admittedWithinLimits(transport: Transport, limits: DeveloperLimits, cost: number): Koa.Middleware {
+  return async (ctx, next) => {
+    const authorization = ctx.get('Authorization');
+    let lease: DeveloperLease | undefined;
+    try {
+      const known = limits.subjectOf(authorization);
+      if (known !== undefined) lease = limits.acquire(known, cost);
+      const principal = await admitDeveloper(transport, ctx);
+      if (lease && lease.subject !== principal.identityUserId) {
+        lease.release();
+        lease = undefined;
+      }
+      lease ??= limits.acquire(principal.identityUserId, cost);
+      limits.remember(authorization, principal.identityUserId);
+      setRateLimitFields(ctx, lease.fields());
+      ctx.state.developer = { principal, lease };
+      await next();
+    } catch (error) {
+      if (error instanceof TooManyRequestsError) setRateLimitFields(ctx, error.fields, error.retryAfterSeconds);
+      throw error;
+    } finally {
+      lease?.release();
+    }
+  };
 }

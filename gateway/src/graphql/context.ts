@@ -9,7 +9,8 @@ import type { DeveloperPrincipal } from '#runtime/contracts/gen/rewards/v1/ident
 import { identityOps } from '#runtime/contracts/operations.ts';
 import { AppError } from '#runtime/errors.ts';
 import type { CallContext, Transport } from '#runtime/transport/operation.ts';
-import { admitDeveloper } from '../auth/developer-session.ts';
+import { type DeveloperLease, TooManyRequestsError } from '../auth/developer-limits.ts';
+import { admitDeveloper, setRateLimitFields } from '../auth/developer-session.ts';
 import { consolePrincipal, readSnapshot } from '../console/service.ts';
 import { snapshotJson } from '../console/shapes.ts';
 
@@ -74,6 +75,8 @@ export class GraphQLContext {
   readonly call: CallContext;
   /** The developer admitted for this request (before the body was read, as over REST). */
   readonly principal: DeveloperPrincipal;
+  /** The request's hold on its developer's limits (auth/developer-limits.ts). */
+  readonly lease: DeveloperLease;
   private readonly koa: Koa.Context;
   private requestAdmissionUnused = true;
   private snapshotView: Promise<SnapshotView> | undefined;
@@ -81,11 +84,30 @@ export class GraphQLContext {
   private recordPages = 0;
   private statsReads = 0;
 
-  constructor(transport: Transport, koa: Koa.Context, principal: DeveloperPrincipal) {
+  constructor(transport: Transport, koa: Koa.Context, principal: DeveloperPrincipal, lease: DeveloperLease) {
     this.transport = transport;
     this.koa = koa;
     this.call = koa.state.call;
     this.principal = principal;
+    this.lease = lease;
+  }
+
+  /**
+   * The operation's cost beyond what admission took (its expensive fields), and a dry-run slot when it runs
+   * simulateRule: 429 TOO_MANY_REQUESTS, with the RateLimit fields and Retry-After, when the developer has not got
+   * them. Charged once the operation is known, before any field runs.
+   */
+  chargeOperation(extraCost: number, simulation: boolean): void {
+    try {
+      if (simulation) this.lease.takeSimulation();
+      this.lease.charge(extraCost);
+    } catch (error) {
+      if (error instanceof TooManyRequestsError) {
+        setRateLimitFields(this.koa, error.fields, error.retryAfterSeconds);
+      }
+      throw error;
+    }
+    setRateLimitFields(this.koa, this.lease.fields());
   }
 
   /** The ledger's view of the request's developer. */

@@ -60,9 +60,25 @@ const INTROSPECTION_OFF_MESSAGE =
 
 const clientMessage = (message: string) => (INTROSPECTION_REFUSED.test(message) ? INTROSPECTION_OFF_MESSAGE : message);
 
-/** Apollo's `formatError`: REST's code and status on every error; the rest of Apollo's extensions dropped. */
-export function errorFormatter(logger: Logger, development: boolean) {
+/** graphql-js's suggestions ("Did you mean ...?"), always at the end of its messages. */
+const SUGGESTION = /\s*Did you mean .*$/s;
+
+/**
+ * A message of graphql-js without its suggestions of field, argument, type and enum value names: the schema stays
+ * unknown to whoever cannot introspect it (Apollo's hideSchemaDetailsFromClientErrors masks field suggestions of
+ * validation only, not those of variable coercion, such as an enum value's).
+ */
+export function withoutSuggestions(message: string): string {
+  return message.replace(SUGGESTION, '');
+}
+
+/**
+ * Apollo's `formatError`: REST's code and status on every error; the rest of Apollo's extensions dropped; with
+ * `hideSuggestions` (introspection off), no "Did you mean" in GraphQL's own messages.
+ */
+export function errorFormatter(logger: Logger, development: boolean, hideSuggestions: boolean) {
   return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
+    if (hideSuggestions) formatted = { ...formatted, message: withoutSuggestions(formatted.message) };
     const where = {
       ...(formatted.locations ? { locations: formatted.locations } : {}),
       ...(formatted.path ? { path: formatted.path } : {}),
@@ -143,7 +159,11 @@ function ownedRanges(
   return ranges;
 }
 
-function rootFields(selectionSet: SelectionSetNode, fragments: Map<string, FragmentDefinitionNode>): FieldNode[] {
+/** The root fields of a selection set, through fragments and inline fragments. */
+export function rootFields(
+  selectionSet: SelectionSetNode,
+  fragments: Map<string, FragmentDefinitionNode>,
+): FieldNode[] {
   const fields: FieldNode[] = [];
   const seen = new Set<string>();
   const collect = (set: SelectionSetNode) => {

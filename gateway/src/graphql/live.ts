@@ -3,15 +3,18 @@
 //
 // - Connect: the platform switch, then the developer session of connection_init's payload `Authorization` (a Bearer
 //   token), admitted by identity-admission exactly as an HTTP request (jose verification, invitation, and the Origin
-//   header of the upgrade request against ALLOWED_ORIGINS). Refusals close the socket: 4401 (401: no/invalid token),
-//   4403 (403: foreign origin, revoked invitation, ...), 1013 (503: a dependency or the platform is unavailable); the
-//   close reason is the API's error code.
+//   header of the upgrade request against ALLOWED_ORIGINS), within the developer's limits (auth/developer-limits.ts:
+//   a connection attempt costs DEVELOPER_COSTS.connection, counted before the admission when its token was admitted
+//   before). Refusals close the socket: 4401 (401: no/invalid token), 4403 (403: foreign origin, revoked invitation,
+//   ...), 4029 (429: past the developer's limits), 1013 (503: a dependency or the platform is unavailable); the close
+//   reason is the API's error code.
 // - Subscribe: first, before the message is parsed, the socket's bounds on subscribe messages: a token bucket
 //   (SUBSCRIBE_MESSAGES_BURST at once, then SUBSCRIBE_MESSAGES_PER_SECOND) whose overflow closes the socket with 4029
 //   TOO_MANY_SUBSCRIBE_MESSAGES, and the subscriptions it holds (SUBSCRIPTIONS_PER_CONNECTION_MAX, 400
-//   INVALID_REQUEST), so that a burst costs neither parsing nor NATS calls past them. Then the same game read check
-//   as decisionStats (the ledger's membership check: 404 not_found for a game the developer cannot see), answered as
-//   a GraphQL error with that code and status.
+//   INVALID_REQUEST), so that a burst costs neither parsing nor NATS calls past them. Then a request of the
+//   developer's limits (429 TOO_MANY_REQUESTS past them, the socket open) and the same game read check as
+//   decisionStats (the ledger's membership check: 404 not_found for a game the developer cannot see), answered as a
+//   GraphQL error with that code and status.
 // - Deliveries: the ledger publishes each fresh decision after commit on the game's subject; the gateway holds one
 //   plain NATS subscription per game while it has subscribers to it (no queue group: every replica gets every
 //   decision once) and fans it out, as the records API shows it (eventJson of the same DeveloperEvent message).
@@ -48,10 +51,11 @@ import type { Metrics } from '#runtime/metrics.ts';
 import type { PlatformSwitch } from '#runtime/platform-switch.ts';
 import type { CallContext, NoticeSubscription, Transport } from '#runtime/transport/operation.ts';
 import { isUuid } from '#runtime/validation/uuid.ts';
+import { DEVELOPER_COSTS, type DeveloperLease, type DeveloperLimits } from '../auth/developer-limits.ts';
 import { sameOriginAs } from '../auth/developer-session.ts';
 import { consolePrincipal, readDecisionStats } from '../console/service.ts';
 import { eventJson } from '../console/shapes.ts';
-import { findAppError, INTERNAL_MESSAGE } from './errors.ts';
+import { findAppError, INTERNAL_MESSAGE, withoutSuggestions } from './errors.ts';
 import { LiveChannel } from './live-channel.ts';
 
 /** Bounds and timings of live subscriptions (documented in docs/graphql.md). */
@@ -95,6 +99,11 @@ export const LIVE_CLOSE = {
    * (TOO_MANY_SUBSCRIBE_MESSAGES). Not graphql-ws's 4429, which the protocol gives to a second connection_init.
    */
   tooManySubscribeMessages: 4029,
+  /**
+   * A connection attempt past the developer's limits (auth/developer-limits.ts): HTTP 429's echo, reason
+   * TOO_MANY_REQUESTS. The upgrade itself cannot be refused with 429: the session arrives in connection_init.
+   */
+  tooManyRequests: 4029,
   /** RFC 6455 1013 Try Again Later: identity-admission or the platform unavailable at connect. */
   tryAgainLater: 1013,
 } as const;
@@ -109,6 +118,10 @@ export interface LiveDecisionsOptions {
   validationRules: ValidationRule[];
   maxTokens: number;
   development: boolean;
+  /** GRAPHQL_INTROSPECTION off: no "Did you mean" suggestions in error messages (errors.ts). */
+  hideSuggestions: boolean;
+  /** The developer limits shared with HTTP (auth/developer-limits.ts): connection attempts and subscriptions count. */
+  limits: DeveloperLimits;
   /** LIVE_CONNECTIONS_PER_DEVELOPER_MAX: open connections one developer may hold on this gateway. */
   connectionsPerDeveloperMax: number;
   /** TRUST_PROXY: the upgrade's X-Forwarded-Proto/-Host are believed (the same-origin check uses them). */
@@ -252,6 +265,8 @@ export class LiveConnection {
     const refused = this.refusal();
     if (refused) throw refused;
     const gameId = gameIdArgument.toLowerCase();
+    // A subscription is a request of its developer: counted, and in flight while it is checked (429 past the limits).
+    const lease = this.hub.limits.acquire(this.identityUserId, DEVELOPER_COSTS.request);
     // The slot is taken now, before the first await, and given back once the subscription holds it or was refused.
     this.pending += 1;
     try {
@@ -259,6 +274,8 @@ export class LiveConnection {
     } catch (error) {
       this.pending -= 1;
       throw error;
+    } finally {
+      lease.release();
     }
     this.pending -= 1;
     // The socket may have been closed during the check: nothing to start for it.
@@ -364,6 +381,7 @@ function closingError(): AppError {
 
 function closeCodeOf(error: AppError): number {
   if (error.status === 401) return LIVE_CLOSE.unauthorized;
+  if (error.status === 429) return LIVE_CLOSE.tooManyRequests;
   if (error.status === 403) return LIVE_CLOSE.forbidden;
   if (error.status === 503) return LIVE_CLOSE.tryAgainLater;
   return 4400;
@@ -374,14 +392,16 @@ class LiveHub {
   readonly feed: DecisionFeed;
   readonly transport: Transport;
   readonly logger: Logger;
+  readonly limits: DeveloperLimits;
   readonly byDeveloper = new Map<string, Set<LiveConnection>>();
   private readonly subscribers: Gauge | undefined;
   private readonly drops: Counter<'reason'> | undefined;
   private count = 0;
 
-  constructor(transport: Transport, logger: Logger, metrics: Metrics | undefined) {
+  constructor(transport: Transport, logger: Logger, metrics: Metrics | undefined, limits: DeveloperLimits) {
     this.transport = transport;
     this.logger = logger;
+    this.limits = limits;
     this.feed = new DecisionFeed(transport);
     const registers = metrics ? [metrics.registry] : [];
     this.subscribers = metrics
@@ -457,7 +477,12 @@ function upgradeOrigin(request: IncomingMessage, trustProxy: boolean): string {
 }
 
 /** A GraphQL error as the HTTP path formats it: REST's code and status in `extensions`. */
-function formatLiveError(error: GraphQLError, logger: Logger, development: boolean): GraphQLFormattedError {
+function formatLiveError(
+  error: GraphQLError,
+  logger: Logger,
+  development: boolean,
+  hideSuggestions: boolean,
+): GraphQLFormattedError {
   const where = {
     ...(error.locations ? { locations: error.locations } : {}),
     ...(error.path ? { path: error.path } : {}),
@@ -471,7 +496,10 @@ function formatLiveError(error: GraphQLError, logger: Logger, development: boole
     };
   }
   // No path: the request itself (variables that do not coerce, a document that does not validate).
-  if (!error.path) return { message: error.message, ...where, extensions: { code: 'INVALID_REQUEST', status: 400 } };
+  if (!error.path) {
+    const message = hideSuggestions ? withoutSuggestions(error.message) : error.message;
+    return { message, ...where, extensions: { code: 'INVALID_REQUEST', status: 400 } };
+  }
   logger.error({ err: error }, 'GraphQL subscription failed');
   return {
     message: development ? error.message : INTERNAL_MESSAGE,
@@ -491,13 +519,13 @@ type Extra = { socket: WebSocket; request: IncomingMessage };
 
 export async function createLiveDecisions(options: LiveDecisionsOptions): Promise<LiveDecisions> {
   const { transport, platform, logger } = options;
-  const hub = new LiveHub(transport, logger, options.metrics);
+  const hub = new LiveHub(transport, logger, options.metrics, options.limits);
   const connections = new WeakMap<WebSocket, LiveConnection>();
   const membership = await transport.subscribe(membershipTopic, MEMBERSHIP_SUBJECT, (notice) =>
     hub.membershipChanged(notice.identityUserId),
   );
   const format = (errors: readonly GraphQLError[]) =>
-    errors.map((e) => formatLiveError(e, logger, options.development));
+    errors.map((e) => formatLiveError(e, logger, options.development, options.hideSuggestions));
   const rules = [...specifiedRules, ...options.validationRules];
   let server: WebSocketServer | undefined;
   let cleanup: ReturnType<typeof serveOverWs> | undefined;
@@ -509,6 +537,8 @@ export async function createLiveDecisions(options: LiveDecisionsOptions): Promis
     async onConnect(ctx) {
       const { socket, request } = ctx.extra;
       const authorization = ctx.connectionParams?.Authorization;
+      // The connection attempt is a request of its developer (auth/developer-limits.ts), in flight while admitted.
+      let lease: DeveloperLease | undefined;
       try {
         await platform.assertEnabled(hub.call()).catch((error: unknown) => {
           if (error instanceof AppError && error.status === 503 && error.code !== 'PLATFORM_DISABLED') {
@@ -518,7 +548,17 @@ export async function createLiveDecisions(options: LiveDecisionsOptions): Promis
         });
         const origin = upgradeOrigin(request, options.trustProxy);
         const token = typeof authorization === 'string' ? authorization : '';
+        // A token admitted before is counted, and refused, before the identity service is asked (reconnects after
+        // a close cost no admission once the developer's bucket is empty).
+        const known = hub.limits.subjectOf(token);
+        if (known !== undefined) lease = hub.limits.acquire(known, DEVELOPER_COSTS.connection);
         const principal = await hub.admit(token, origin);
+        if (lease && lease.subject !== principal.identityUserId) {
+          lease.release();
+          lease = undefined;
+        }
+        lease ??= hub.limits.acquire(principal.identityUserId, DEVELOPER_COSTS.connection);
+        hub.limits.remember(token, principal.identityUserId);
         const exp = decodeJwt(token.replace(/^Bearer\s+/i, '')).exp;
         const connection = new LiveConnection(hub, socket, {
           principal,
@@ -543,6 +583,8 @@ export async function createLiveDecisions(options: LiveDecisionsOptions): Promis
         if (!appError) logger.error({ err: error }, 'live decisions: connection refused by a failure');
         socket.close(appError ? closeCodeOf(appError) : 4500, appError?.code ?? 'internal_error');
         return false;
+      } finally {
+        lease?.release();
       }
     },
     onClose(ctx) {

@@ -1,7 +1,7 @@
 // POST /graphql in /openapi.json: the HTTP envelope of the GraphQL console (request and response bodies of the
 // GraphQL-over-HTTP convention). The operations themselves are described by the GraphQL schema (schema.graphql,
 // docs/graphql.md), not here.
-import type { OpenApiFragment } from '../openapi.ts';
+import { type OpenApiFragment, TOO_MANY_REQUESTS_HEADERS } from '../openapi.ts';
 import { strictObject } from '../schemas/common.ts';
 import { type JsonSchema, nullable, ref } from '../schemas/json-schema.ts';
 
@@ -92,6 +92,13 @@ export const graphqlOpenApi: OpenApiFragment = {
           '403': refused('INVALID_SESSION_ORIGIN, EMAIL_VERIFICATION_REQUIRED, DEVELOPER_INVITATION_REQUIRED.'),
           '413': refused('PAYLOAD_TOO_LARGE: body over 16,384 bytes.'),
           '415': refused('INVALID_CONTENT_TYPE: Content-Type is not application/json.'),
+          '429': {
+            ...refused(
+              "TOO_MANY_REQUESTS: past the developer's limits (rate, requests in flight, the operation's cost, " +
+                'simulateRule in flight); nothing ran.',
+            ),
+            headers: TOO_MANY_REQUESTS_HEADERS,
+          },
           '503': refused('PLATFORM_DISABLED, AUTH_UNAVAILABLE (identity store or platform switch unreadable).'),
         },
       },

@@ -1,7 +1,8 @@
 // POST /graphql (CONTRACT sections 2 and 9): Apollo Server 5 through its Koa integration, on the gateway's router.
-// Checks in REST's order: platform switch, developer admission (one per request; mutations after the first are
-// admitted again), content type (415), size on the raw bytes (413), JSON (400); then GraphQL parses, validates
-// within the limits (limits.ts) and runs the resolvers, which make the REST adapters' NATS calls.
+// Checks in REST's order: platform switch, developer admission within the developer's limits (429; one admission
+// per request; mutations after the first are admitted again), content type (415), size on the raw bytes (413), JSON
+// (400); then GraphQL parses, validates within the limits (limits.ts), charges the operation's cost to the developer
+// (developer-cost.ts: 429) and runs the resolvers, which make the REST adapters' NATS calls.
 //
 // Failures before GraphQL runs answer a GraphQL response `{ "errors": [...] }` with REST's HTTP status, code and
 // status in `extensions`; a request that ran answers 200 with `data` and its field errors (errors.ts).
@@ -23,8 +24,10 @@ import type { Logger } from '#runtime/logger.ts';
 import type { Metrics } from '#runtime/metrics.ts';
 import type { PlatformSwitch } from '#runtime/platform-switch.ts';
 import type { Transport } from '#runtime/transport/operation.ts';
-import { admitDeveloper } from '../auth/developer-session.ts';
+import { DEVELOPER_COSTS, type DeveloperLimits } from '../auth/developer-limits.ts';
+import { admittedWithinLimits, developerOf } from '../auth/developer-session.ts';
 import { GraphQLContext } from './context.ts';
+import { developerCostPlugin } from './developer-cost.ts';
 import { errorFormatter, errorStatusPlugin, requestErrorBody } from './errors.ts';
 import { armor, GRAPHQL_LIMITS } from './limits.ts';
 import { createLiveDecisions } from './live.ts';
@@ -48,6 +51,8 @@ export interface GraphQLConsoleOptions {
   /** NODE_ENV=development: stack traces and bug messages in error responses. */
   development: boolean;
   metrics?: Metrics | undefined;
+  /** The developer limits shared with the REST routes (auth/developer-limits.ts). */
+  limits: DeveloperLimits;
   /** The live decisions subscription's settings (live.ts). */
   live: { connectionsPerDeveloperMax: number; trustProxy: boolean };
 }
@@ -104,6 +109,8 @@ export async function createGraphQLConsole(options: GraphQLConsoleOptions): Prom
     validationRules: limits.validationRules,
     maxTokens: GRAPHQL_LIMITS.tokens,
     development: options.development,
+    hideSuggestions: !options.introspection,
+    limits: options.limits,
     connectionsPerDeveloperMax: options.live.connectionsPerDeveloperMax,
     trustProxy: options.live.trustProxy,
   });
@@ -112,7 +119,7 @@ export async function createGraphQLConsole(options: GraphQLConsoleOptions): Prom
     introspection: options.introspection,
     includeStacktraceInErrorResponses: options.development,
     hideSchemaDetailsFromClientErrors: !options.introspection,
-    formatError: errorFormatter(logger, options.development),
+    formatError: errorFormatter(logger, options.development, !options.introspection),
     validationRules: limits.validationRules,
     parseOptions: { maxTokens: GRAPHQL_LIMITS.tokens },
     // One operation per HTTP request, sent as a document: no batches, no persisted-query registry.
@@ -127,6 +134,7 @@ export async function createGraphQLConsole(options: GraphQLConsoleOptions): Prom
       ...(limits.plugins as unknown as ApolloServerPlugin<GraphQLContext>[]),
       errorStatusPlugin<GraphQLContext>(),
       subscriptionsOverWebSocket,
+      developerCostPlugin,
       // Apollo's subscriptions recipe: stopping the server first closes the WebSocket server (graphql-ws dispose:
       // every socket closed with 1001). The program closes it earlier still, before HTTP (upgrades.close).
       {
@@ -155,8 +163,9 @@ export async function createGraphQLConsole(options: GraphQLConsoleOptions): Prom
 
   return {
     addRoutes(router: Router) {
-      router.post(GRAPHQL_PATH, graphqlErrors, gate, async (ctx) => {
-        const principal = await admitDeveloper(transport, ctx);
+      const admitted = admittedWithinLimits(transport, options.limits, DEVELOPER_COSTS.request);
+      router.post(GRAPHQL_PATH, graphqlErrors, gate, admitted, async (ctx) => {
+        const { principal, lease } = developerOf(ctx);
         const body = await readJsonBody(ctx);
         if (typeof body !== 'object' || body === null || Array.isArray(body)) {
           throw new AppError(
@@ -166,7 +175,7 @@ export async function createGraphQLConsole(options: GraphQLConsoleOptions): Prom
         }
         // The Koa integration reads the parsed body here (what @koa/bodyparser would have set).
         (ctx.request as { body?: unknown }).body = body;
-        contexts.set(ctx, new GraphQLContext(transport, ctx, principal));
+        contexts.set(ctx, new GraphQLContext(transport, ctx, principal, lease));
         await apollo(ctx as Parameters<typeof apollo>[0], async () => {});
         ctx.set('Cache-Control', 'no-store');
       });

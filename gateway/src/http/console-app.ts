@@ -62,12 +62,14 @@ function fileFor(distDir: string, relative: string): string | undefined {
 }
 
 /**
- * The index page's Content-Security-Policy. `connect-src` admits https: origins (an OIDC provider's discovery, token
- * and JWKS endpoints may sit on hosts of their own) and, with OIDC, the issuer's own origin whatever its scheme (a
- * provider on plain http, such as a local one in development or tests).
+ * The index page's Content-Security-Policy. `connect-src` admits the gateway itself (GraphQL over HTTP and its
+ * same-origin WebSocket) and, with OIDC, only the issuer's origin (DEVELOPER_JWT_ISSUER, whatever its scheme: a local
+ * provider on plain http in development or tests), where the page reads the discovery document and redeems the
+ * code: a token taken by injected script has nowhere else to go. A provider whose token endpoint sits on another
+ * origin than its issuer needs that origin as well (not supported: docs/console-ui.md).
  */
 export function consoleContentSecurityPolicy(signIn: ConsoleSignIn): string {
-  const connect = ["'self'", 'https:'];
+  const connect = ["'self'"];
   if (signIn.kind === 'oidc') {
     const origin = URL.parse(signIn.authority)?.origin;
     if (origin && origin !== 'null') connect.push(origin);

@@ -1,8 +1,9 @@
 // REST adapters of the developer console (spec: POST and GET /api/developer/v1/console, GET
 // /api/developer/v1/records; CONTRACT section 8). Checks in order: platform switch, developer admission (the
-// invitation is rechecked on every request, immediately before the ledger locks anything), then the request's own
-// shape, then one call to the ledger (console/service.ts, shared with the GraphQL console). Every rule about
-// organizations, funding and membership lives in the ledger.
+// invitation is rechecked on every request, immediately before the ledger locks anything) within the developer's
+// limits (auth/developer-limits.ts: 429 TOO_MANY_REQUESTS, before admission for a token admitted earlier), then the
+// request's own shape, then one call to the ledger (console/service.ts, shared with the GraphQL console). Every
+// rule about organizations, funding and membership lives in the ledger.
 import type Router from '@koa/router';
 import type Koa from 'koa';
 import { AppError } from '#runtime/errors.ts';
@@ -10,7 +11,8 @@ import { readJsonBody } from '#runtime/http/body.ts';
 import { platformGate } from '#runtime/http/platform-gate.ts';
 import type { PlatformSwitch } from '#runtime/platform-switch.ts';
 import type { Transport } from '#runtime/transport/operation.ts';
-import { admitDeveloper } from '../auth/developer-session.ts';
+import { DEVELOPER_COSTS, type DeveloperLimits } from '../auth/developer-limits.ts';
+import { admittedWithinLimits, developerOf } from '../auth/developer-session.ts';
 import {
   consolePrincipal,
   type RecordsQuery,
@@ -45,31 +47,34 @@ export function parseRecordsQuery(querystring: string): RecordsQuery {
 export interface ConsoleRouteDeps {
   transport: Transport;
   platform: PlatformSwitch;
+  limits: DeveloperLimits;
 }
 
 export function addConsoleRoutes(router: Router, deps: ConsoleRouteDeps): void {
   const { transport } = deps;
   // The platform switch lives in the identity store: while it cannot be read, answer like admission would.
   const gate = platformGate(deps.platform, 'AUTH_UNAVAILABLE');
-  const principalOf = async (ctx: Koa.Context) => consolePrincipal(await admitDeveloper(transport, ctx));
+  // Admission within the developer's limits (429 TOO_MANY_REQUESTS past them), before the request's own shape.
+  const admitted = (cost: number) => admittedWithinLimits(transport, deps.limits, cost);
+  const principalOf = (ctx: Koa.Context) => consolePrincipal(developerOf(ctx).principal);
 
-  router.post('/api/developer/v1/console', gate, async (ctx) => {
-    const principal = await principalOf(ctx);
+  router.post('/api/developer/v1/console', gate, admitted(DEVELOPER_COSTS.request), async (ctx) => {
+    const principal = principalOf(ctx);
     const body = validateAction(await readJsonBody(ctx));
     const reply = await runAction(transport, principal, body, ctx.state.call);
     ctx.set('Cache-Control', 'no-store');
     ctx.body = { data: actionResultJson(reply) };
   });
 
-  router.get('/api/developer/v1/console', gate, async (ctx) => {
-    const principal = await principalOf(ctx);
+  router.get('/api/developer/v1/console', gate, admitted(DEVELOPER_COSTS.snapshot), async (ctx) => {
+    const principal = principalOf(ctx);
     const reply = await readSnapshot(transport, principal, ctx.state.call);
     ctx.set('Cache-Control', 'no-store');
     ctx.body = { data: snapshotJson(reply) };
   });
 
-  router.get('/api/developer/v1/records', gate, async (ctx) => {
-    const principal = await principalOf(ctx);
+  router.get('/api/developer/v1/records', gate, admitted(DEVELOPER_COSTS.recordPage), async (ctx) => {
+    const principal = principalOf(ctx);
     const query = parseRecordsQuery(ctx.querystring);
     const reply = await readRecords(transport, principal, query, ctx.state.call);
     ctx.set('Cache-Control', 'no-store');

@@ -265,6 +265,8 @@ const admissionErrors = {
   '401': 'UNAUTHORIZED: no or invalid developer session token.',
   '403':
     'INVALID_SESSION_ORIGIN, EMAIL_VERIFICATION_REQUIRED, DEVELOPER_INVITATION_REQUIRED; for actions also forbidden, unlimited_funding.',
+  '429':
+    "TOO_MANY_REQUESTS: past the developer's limits (DEVELOPER_RATE_PER_SECOND, DEVELOPER_BURST, DEVELOPER_IN_FLIGHT_MAX).",
   '503': 'PLATFORM_DISABLED, AUTH_UNAVAILABLE (identity store), DEVELOPER_ACCESS_UNAVAILABLE (ledger).',
 };
 

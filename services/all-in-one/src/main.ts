@@ -55,6 +55,7 @@ const lines = [
   `  Data folder  ${system.dataDir}`,
   `  Operator API ${operatorLine(system.adminToken)}`,
   `  Console      ${system.url}/console/`,
+  `  Metrics      ${system.metricsUrl}`,
   `  Sign-in      ${developerLine(system.developerIdentity)}`,
 ];
 if (system.adminToken.source === 'generated') {

@@ -11,8 +11,10 @@ import { EnvReader, readCommonConfig } from '#runtime/config.ts';
 import { Database, migrate } from '#runtime/db/database.ts';
 import { type EmbeddedPostgres, startEmbeddedPostgres } from '#runtime/db/embedded.ts';
 import { readDatabaseUrl, redactDatabaseUrl } from '#runtime/db/url.ts';
+import { metricsServer } from '#runtime/http/app.ts';
 import { createLogger, type Logger } from '#runtime/logger.ts';
 import { createMetrics } from '#runtime/metrics.ts';
+import { closeServer, listen } from '#runtime/program.ts';
 import { InProcessTransport } from '#runtime/transport/in-process.ts';
 import { NatsTransport } from '#runtime/transport/nats.ts';
 import type { Transport } from '#runtime/transport/operation.ts';
@@ -50,6 +52,8 @@ export interface RunningSystem {
    */
   adminToken: { source: 'env' | 'generated' | 'stored' | 'none'; token?: string; file?: string };
   server: Server;
+  /** Where GET /metrics answers: the public port's /metrics, or METRICS_PORT's (metricsPortOf). */
+  metricsUrl: string;
   /** SHUTDOWN_DRAIN_MS: how long stop() goes on serving, /readyz 503, before it closes anything. */
   drainMs: number;
   /** Graceful stop: HTTP first, then services (in-flight finish), programs, transport, database. */
@@ -90,6 +94,12 @@ export async function startSystem(options: SystemOptions = {}): Promise<RunningS
   const host = options.host ?? common.host ?? (localDevelopment ? '127.0.0.1' : undefined);
   // SHUTDOWN_DRAIN_MS (runStandalone): none by default here, where a person stopping `npm start` waits for it.
   const drainMs = reader.int('SHUTDOWN_DRAIN_MS', 0, { min: 0, max: 120_000 });
+  const metricsPort = metricsPortOf(
+    host,
+    reader.string('METRICS_PORT') === undefined
+      ? undefined
+      : reader.int('METRICS_PORT', METRICS_PORT_DEFAULT, { min: 0, max: 65535 }),
+  );
   const configs = readProgramConfigs(reader);
   reader.done();
 
@@ -140,6 +150,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<RunningS
       port,
       host,
       trustProxy: common.trustProxy,
+      metricsRoute: metricsPort === undefined,
       readiness: async () => ({ transport: transport.isReady(), database: await database.ping() }),
     },
   }).catch(async (error) => {
@@ -148,11 +159,27 @@ export async function startSystem(options: SystemOptions = {}): Promise<RunningS
     await embedded?.stop();
     throw error;
   });
+  let metricsListener: Server | undefined;
+  let metricsUrl: string | undefined;
   // The URL shown and handed to tests: the host asked for, or localhost for loopback and every interface.
   const asked = options.host ?? common.host;
   const shownHost = asked === undefined || asked === '0.0.0.0' || asked === '::' ? 'localhost' : asked;
+  const urlHost = shownHost.includes(':') ? `[${shownHost}]` : shownHost;
+  if (metricsPort !== undefined) {
+    metricsListener = metricsServer(metrics);
+    try {
+      metricsUrl = `http://${urlHost}:${await listen(metricsListener, metricsPort, host)}/metrics`;
+    } catch (error) {
+      await programs.stop();
+      await transport.close();
+      await database.close();
+      await embedded?.stop();
+      throw error;
+    }
+  }
   return {
-    url: `http://${shownHost.includes(':') ? `[${shownHost}]` : shownHost}:${programs.port}`,
+    url: `http://${urlHost}:${programs.port}`,
+    metricsUrl: metricsUrl ?? `http://${urlHost}:${programs.port}/metrics`,
     port: programs.port,
     databaseDescription: embedded ? `embedded PostgreSQL (PGlite) in ${embedded.dataDir}` : redactUrl(url),
     databaseUrl: url,
@@ -169,11 +196,30 @@ export async function startSystem(options: SystemOptions = {}): Promise<RunningS
       programs.markShuttingDown();
       if (drainMs > 0) await new Promise((resolve) => setTimeout(resolve, drainMs));
       await programs.stop();
+      if (metricsListener?.listening) await closeServer(metricsListener);
       await transport.close();
       await database.close();
       await embedded?.stop();
     },
   };
+}
+
+/** METRICS_PORT's default where /metrics leaves the public port (9464: the Prometheus exporters' usual port). */
+export const METRICS_PORT_DEFAULT = 9464;
+
+/**
+ * Where /metrics answers (docs/deploy.md): on a port of its own when METRICS_PORT is set (0 picks a free one), and
+ * by default, on METRICS_PORT_DEFAULT, whenever the public port listens beyond loopback (the image: HOST=0.0.0.0),
+ * so that the API's port never shows the metrics to whoever reaches it. Only a server on loopback alone (`npm start`
+ * on the embedded default) keeps it on the public port: undefined.
+ */
+export function metricsPortOf(host: string | undefined, metricsPort: number | undefined): number | undefined {
+  if (metricsPort !== undefined) return metricsPort;
+  return host !== undefined && isLoopback(host) ? undefined : METRICS_PORT_DEFAULT;
+}
+
+function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
 
 function redactUrl(url: string): string {

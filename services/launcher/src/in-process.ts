@@ -75,6 +75,8 @@ export interface InProcessOptions {
     port: number;
     host?: string;
     trustProxy?: boolean;
+    /** GET /metrics on this server (default true); false where it has a port of its own. */
+    metricsRoute?: boolean;
     /** The checks behind /readyz. */
     readiness: () => Promise<Record<string, boolean>>;
   };
@@ -155,6 +157,7 @@ export async function startInProcess(options: InProcessOptions): Promise<InProce
       readiness: options.http.readiness,
       isShuttingDown: () => shuttingDown,
       trustProxy: options.http.trustProxy,
+      metricsRoute: options.http.metricsRoute ?? true,
     });
     server = createServer(app.callback());
     for (const program of programs.values()) program.upgrades?.attach(server);

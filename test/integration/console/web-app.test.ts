@@ -25,7 +25,8 @@ describe('with the local development identity provider (npm start)', () => {
     expect(index.headers.get('content-type')).toBe('text/html; charset=utf-8');
     expect(index.headers.get('cache-control')).toBe('no-cache');
     expect(index.headers.get('content-security-policy')).toContain("default-src 'self'");
-    expect(index.headers.get('content-security-policy')).toContain("connect-src 'self' https:;");
+    // Only the gateway itself (GraphQL and its WebSocket): no `https:`, which would let any https host receive a token.
+    expect(index.headers.get('content-security-policy')).toContain("connect-src 'self';");
     expect(index.body).toContain('<div id="root">');
     const asset = readdirSync(`${DIST}assets`).find((name) => name.endsWith('.js'))!;
     const script = await api(system.url, 'GET', `/console/assets/${asset}`);
@@ -111,10 +112,8 @@ describe('with a configured developer identity provider', () => {
         scope: 'openid email',
       },
     });
-    // The page may call the issuer's origin (discovery, token endpoint), whatever its scheme.
+    // The page may call the issuer's origin (discovery, token endpoint), whatever its scheme, and no other.
     const index = await api(system.url, 'GET', '/console/');
-    expect(index.headers.get('content-security-policy')).toContain(
-      "connect-src 'self' https: https://login.example.com;",
-    );
+    expect(index.headers.get('content-security-policy')).toContain("connect-src 'self' https://login.example.com;");
   });
 });

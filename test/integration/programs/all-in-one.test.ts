@@ -7,7 +7,7 @@ import { createTestDatabase } from '../../support/database.ts';
 import { startProgram } from '../../support/processes.ts';
 import { startNats } from '../../support/servers.ts';
 
-async function expectBasics(url: string) {
+async function expectBasics(url: string, metricsUrl = `${url}/metrics`) {
   const health = await fetch(`${url}/healthz`);
   expect(health.status).toBe(200);
   const ready = await fetch(`${url}/readyz`);
@@ -30,7 +30,7 @@ async function expectBasics(url: string) {
   const requestId = await fetch(`${url}/healthz`, { headers: { 'X-Request-Id': 'trace-me-42' } });
   expect(requestId.headers.get('x-request-id')).toBe('trace-me-42');
 
-  const metrics = await (await fetch(`${url}/metrics`)).text();
+  const metrics = await (await fetch(metricsUrl)).text();
   expect(metrics).toMatch(
     /http_requests_total\{program="all-in-one",method="GET",route="\/api\/developer\/v1\/access",status="401"\} 1/,
   );
@@ -64,9 +64,14 @@ describe('npm start (all five programs in one process)', () => {
         DATA_DIR: dataDir,
         DATABASE_URL: await createTestDatabase(),
         NATS_URL: nats.url,
+        // Every interface (no HOST): /metrics leaves the public port for a port of its own (here a free one).
+        METRICS_PORT: '0',
       });
       try {
-        await expectBasics(system.url);
+        const metricsUrl = /Metrics +(http:\S+)/.exec(system.output())?.[1];
+        expect(metricsUrl).toMatch(/^http:\/\/localhost:\d+\/metrics$/);
+        expect((await fetch(`${system.url}/metrics`)).status).toBe(404);
+        await expectBasics(system.url, metricsUrl);
         expect(system.output()).toMatch(/Transport +NATS/);
       } finally {
         expect(await system.stop()).toBe(0);

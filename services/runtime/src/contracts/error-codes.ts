@@ -32,6 +32,11 @@ export const ERROR_CODES = {
     meaning: 'the development sign-in (POST /console/dev-session) from anywhere but the server’s own machine',
   },
   DEVELOPER_ACCESS_UNAVAILABLE: { statuses: [503], meaning: 'the developer access read could not be served' },
+  TOO_MANY_REQUESTS: {
+    statuses: [429, 4029],
+    meaning:
+      'past the developer’s limits (rate, requests in flight, rule dry-runs; `Retry-After` says when to retry); 4029: WebSocket close code of a connection attempt past them',
+  },
   // Console, records, GraphQL
   forbidden: { statuses: [403], meaning: 'the member’s role may not do this' },
   conflict: { statuses: [409], meaning: 'the action conflicts with the current state (e.g. a duplicate)' },

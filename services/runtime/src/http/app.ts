@@ -1,6 +1,7 @@
 // The HTTP side every program shares: request ids, structured access logs, metrics, the error envelope for every
 // failure (404 and 405 included), and the probes /healthz, /readyz and /metrics.
 import { randomUUID } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
 import Router from '@koa/router';
 import { trace } from '@opentelemetry/api';
 import Koa from 'koa';
@@ -33,6 +34,8 @@ export interface HttpAppOptions {
   isShuttingDown?: () => boolean;
   /** TRUST_PROXY (config.ts): believe X-Forwarded-* headers. Off unless the program runs behind a proxy. */
   trustProxy?: boolean;
+  /** GET /metrics on this app (default true); false where it has a port of its own (metricsServer). */
+  metricsRoute?: boolean;
 }
 
 const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -99,10 +102,7 @@ export function createHttpApp(options: HttpAppOptions): Koa {
     if (!ready) ctx.set('Retry-After', '1');
     ctx.body = { status: ready ? 'ready' : shuttingDown ? 'shutting-down' : 'not-ready', checks };
   });
-  router.get('/metrics', async (ctx) => {
-    ctx.type = metrics.registry.contentType;
-    ctx.body = await metrics.registry.metrics();
-  });
+  if (options.metricsRoute ?? true) router.get('/metrics', metricsHandler(metrics));
   for (const addRoutes of options.routes) addRoutes(router);
   // The router's routes, those of a static path (the events route among them) found by one Map lookup and their
   // middleware composed once, instead of the router's matching and composition per request (static-routes.ts).
@@ -112,6 +112,22 @@ export function createHttpApp(options: HttpAppOptions): Koa {
   // turns the first two into the error envelope and keeps Allow (RFC 9110 section 15.5.6).
   app.use(router.allowedMethods());
   return app;
+}
+
+function metricsHandler(metrics: Metrics): Koa.Middleware {
+  return async (ctx) => {
+    ctx.type = metrics.registry.contentType;
+    ctx.body = await metrics.registry.metrics();
+  };
+}
+
+/** An HTTP server answering only GET /metrics (Prometheus), for a port of its own (the all-in-one's METRICS_PORT). */
+export function metricsServer(metrics: Metrics): Server {
+  const app = new Koa();
+  const router = new Router();
+  router.get('/metrics', metricsHandler(metrics));
+  app.use(router.routes());
+  return createServer(app.callback());
 }
 
 /**

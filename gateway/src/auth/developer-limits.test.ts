@@ -1,0 +1,113 @@
+// The developer limits' bookkeeping (developer-limits.ts), without a gateway: buckets, requests in flight, dry-run
+// slots, the remembered Authorization values and the bound on memory. Refill is one token per 1,000 s here, so that no
+// test depends on how fast it runs.
+import { type DeveloperLimitSettings, DeveloperLimits, TooManyRequestsError } from './developer-limits.ts';
+
+const SLOW: DeveloperLimitSettings = {
+  ratePerSecond: 0.001,
+  burst: 5,
+  inFlightMax: 3,
+  simulationsPerDeveloperMax: 1,
+  simulationsMax: 2,
+};
+
+function refusal(run: () => unknown): TooManyRequestsError {
+  try {
+    run();
+  } catch (error) {
+    if (error instanceof TooManyRequestsError) return error;
+    throw error;
+  }
+  throw new Error('not refused');
+}
+
+describe('DeveloperLimits', () => {
+  it('takes each request its cost, refuses what the bucket cannot pay, and keeps developers apart', () => {
+    const limits = new DeveloperLimits(SLOW);
+    limits.acquire('a', 2).release();
+    const lease = limits.acquire('a', 3);
+    expect(lease.fields()).toEqual({ policy: '"developer";q=5;w=5000', state: '"developer";r=0;t=5000' });
+    lease.release();
+    const refused = refusal(() => limits.acquire('a', 1));
+    expect(refused.status).toBe(429);
+    expect(refused.code).toBe('TOO_MANY_REQUESTS');
+    expect(refused.retryAfterSeconds).toBeGreaterThanOrEqual(999);
+    expect(refused.fields.state).toMatch(/^"developer";r=0;t=\d+$/);
+    // Another developer has a full bucket of its own.
+    limits.acquire('b', 5).release();
+  });
+
+  it('refuses a cost above the bucket as the bucket itself, not for ever', () => {
+    const limits = new DeveloperLimits(SLOW);
+    // 10 is more than the bucket holds: it costs the whole bucket.
+    limits.acquire('a', 10).release();
+    expect(refusal(() => limits.acquire('a', 1)).code).toBe('TOO_MANY_REQUESTS');
+  });
+
+  it('bounds the requests in flight, and a released one frees its slot', () => {
+    const limits = new DeveloperLimits({ ...SLOW, burst: 100 });
+    const held = [limits.acquire('a', 1), limits.acquire('a', 1), limits.acquire('a', 1)];
+    const refused = refusal(() => limits.acquire('a', 1));
+    expect(refused.retryAfterSeconds).toBe(1);
+    expect(refused.message).toMatch(/in flight/);
+    limits.acquire('b', 1).release();
+    held[0]?.release();
+    held[0]?.release();
+    limits.acquire('a', 1).release();
+    expect(refusal(() => limits.acquire('a', 1) && limits.acquire('a', 1)).message).toMatch(/in flight/);
+  });
+
+  it('charges more to a request that holds its slot, and refuses without taking', () => {
+    const limits = new DeveloperLimits(SLOW);
+    const lease = limits.acquire('a', 1);
+    lease.charge(3);
+    expect(refusal(() => lease.charge(2)).code).toBe('TOO_MANY_REQUESTS');
+    lease.charge(1);
+    lease.release();
+  });
+
+  it('runs one dry-run per developer and two in all; a released lease gives its slot back', () => {
+    const limits = new DeveloperLimits({ ...SLOW, burst: 100 });
+    const a = limits.acquire('a', 1);
+    a.takeSimulation();
+    const again = limits.acquire('a', 1);
+    expect(refusal(() => again.takeSimulation()).message).toMatch(/one developer/);
+    again.release();
+    const b = limits.acquire('b', 1);
+    b.takeSimulation();
+    const c = limits.acquire('c', 1);
+    expect(refusal(() => c.takeSimulation()).message).toMatch(/gateway/);
+    a.release();
+    c.takeSimulation();
+    c.release();
+    b.release();
+    const d = limits.acquire('d', 1);
+    d.takeSimulation();
+    d.release();
+  });
+
+  it('remembers admitted Authorization values, the least recently used forgotten first', () => {
+    const limits = new DeveloperLimits(SLOW);
+    expect(limits.subjectOf('Bearer never-admitted')).toBeUndefined();
+    limits.remember('Bearer first', 'a');
+    for (let i = 0; i < 10_000; i++) limits.remember(`Bearer t${i}`, `s${i}`);
+    expect(limits.subjectOf('Bearer first')).toBeUndefined();
+    expect(limits.subjectOf('Bearer t0')).toBe('s0');
+    // t0 was just used: t1 is now the oldest and goes first.
+    limits.remember('Bearer newest', 'n');
+    expect(limits.subjectOf('Bearer t1')).toBeUndefined();
+    expect(limits.subjectOf('Bearer t0')).toBe('s0');
+    expect(limits.subjectOf('')).toBeUndefined();
+  });
+
+  it('forgets idle developers once many are held, and keeps those with something in flight or spent', () => {
+    const limits = new DeveloperLimits(SLOW);
+    const busy = limits.acquire('busy', 0);
+    limits.acquire('spent', 1).release();
+    for (let i = 0; i < 10_000; i++) limits.acquire(`idle-${i}`, 0).release();
+    // The sweep ran when the 10,000th was about to be added: the busy and the spent stayed, and the two that came
+    // after it.
+    expect(limits.size).toBe(4);
+    busy.release();
+  });
+});

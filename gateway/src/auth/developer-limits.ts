@@ -1,0 +1,295 @@
+// Developer API limits (CONTRACT section 11.1): every developer request of this gateway process (REST console,
+// records and access; GraphQL over HTTP; WebSocket connection attempts and subscribe messages) counts toward limits of
+// its developer, the session's subject (the principal's identityUserId):
+//
+// - a token bucket: DEVELOPER_BURST tokens at most, DEVELOPER_RATE_PER_SECOND given back per second; a request takes
+//   its cost (DEVELOPER_COSTS: 1, the snapshot and every record page more, simulateRule most);
+// - requests in flight: at most DEVELOPER_IN_FLIGHT_MAX at once (a WebSocket counts only while it is being admitted
+//   or a subscription checked; LIVE_CONNECTIONS_PER_DEVELOPER_MAX bounds open sockets);
+// - rule dry-runs in flight: SIMULATE_RULE_PER_DEVELOPER_MAX per developer and SIMULATE_RULE_IN_FLIGHT_MAX in the
+//   whole process, refused past them rather than queued.
+//
+// Past a limit: 429 TOO_MANY_REQUESTS with Retry-After and the IETF RateLimit-Policy / RateLimit fields of the bucket
+// (`"developer";q=<burst>;w=<seconds to fill it>` and `"developer";r=<whole tokens left>;t=<seconds until full>`);
+// a WebSocket connection attempt is closed with 4029 TOO_MANY_REQUESTS instead (docs/graphql.md).
+//
+// A refusal costs no admission where it can: the Authorization value of an earlier admission is remembered (as a
+// SHA-256 digest, with its subject), so that a request carrying it is counted, and refused, before the identity
+// service is asked. Only values that were admitted are remembered: a forged token cannot spend someone else's
+// bucket. Memory is bounded: a developer whose bucket is full and who has nothing in flight is the same as one never
+// seen, and is forgotten once more than SUBJECTS_SWEEP_AT are held; at most TOKENS_REMEMBERED_MAX values are kept
+// (the least recently used goes first). The limits hold per gateway process (docs/decisions.md).
+import { createHash } from 'node:crypto';
+import { Counter } from 'prom-client';
+import { AppError } from '#runtime/errors.ts';
+import type { Metrics } from '#runtime/metrics.ts';
+
+/** Tokens one request takes (documented in docs/graphql.md and README.md). */
+export const DEVELOPER_COSTS = {
+  /** Any request: access, a console action or mutation, a subscribe message. */
+  request: 1,
+  /** A WebSocket connection attempt: an admission (a JWT check and an identity call) and a socket held. */
+  connection: 2,
+  /** The snapshot (REST GET console, GraphQL `snapshot`, once per request however often it is asked for). */
+  snapshot: 2,
+  /** A record page: REST GET records; GraphQL `records`, `decisions`, `linkIntents` and `decisionStats`, each. */
+  recordPage: 2,
+  /** A rule dry-run (GraphQL `simulateRule`): it may replay SIMULATE_RULE_MAX_EVENTS decisions. */
+  simulation: 10,
+} as const;
+
+export interface DeveloperLimitSettings {
+  /** DEVELOPER_RATE_PER_SECOND: tokens given back per second. */
+  ratePerSecond: number;
+  /** DEVELOPER_BURST: tokens a developer may spend at once. */
+  burst: number;
+  /** DEVELOPER_IN_FLIGHT_MAX: requests of one developer in flight at once. */
+  inFlightMax: number;
+  /** SIMULATE_RULE_PER_DEVELOPER_MAX: rule dry-runs of one developer at once. */
+  simulationsPerDeveloperMax: number;
+  /** SIMULATE_RULE_IN_FLIGHT_MAX: rule dry-runs of everyone at once on this gateway process. */
+  simulationsMax: number;
+}
+
+export const DEVELOPER_LIMIT_DEFAULTS: DeveloperLimitSettings = {
+  ratePerSecond: 40,
+  burst: 100,
+  inFlightMax: 16,
+  simulationsPerDeveloperMax: 1,
+  simulationsMax: 2,
+};
+
+/** Developers held before idle ones are forgotten. */
+const SUBJECTS_SWEEP_AT = 10_000;
+/** Authorization values remembered with their subject (least recently used forgotten first). */
+const TOKENS_REMEMBERED_MAX = 10_000;
+/** Longer Authorization values are not remembered (they are admitted, and counted, every time). */
+const TOKEN_REMEMBERED_MAX_CHARS = 8_192;
+
+/** The bucket's RateLimit-Policy and RateLimit field values. */
+export interface RateLimitFields {
+  policy: string;
+  state: string;
+}
+
+/** 429 TOO_MANY_REQUESTS: with when to retry and the bucket's fields (headers of an HTTP answer). */
+export class TooManyRequestsError extends AppError {
+  readonly retryAfterSeconds: number;
+  readonly fields: RateLimitFields;
+
+  constructor(message: string, retryAfterSeconds: number, fields: RateLimitFields) {
+    super('TOO_MANY_REQUESTS', message, undefined, 429);
+    this.name = 'TooManyRequestsError';
+    this.retryAfterSeconds = retryAfterSeconds;
+    this.fields = fields;
+  }
+}
+
+type RefusalReason = 'rate' | 'in_flight' | 'simulations';
+
+class SubjectState {
+  tokens: number;
+  /** When `tokens` was last topped up (performance.now(), monotonic). */
+  at: number;
+  inFlight = 0;
+  simulations = 0;
+
+  constructor(burst: number, now: number) {
+    this.tokens = burst;
+    this.at = now;
+  }
+}
+
+/** One request's hold on its developer's limits: its in-flight slot (and dry-run slot), given back by release(). */
+export class DeveloperLease {
+  readonly subject: string;
+  private readonly limits: DeveloperLimits;
+  private readonly state: SubjectState;
+  private simulation = false;
+  private released = false;
+
+  constructor(limits: DeveloperLimits, subject: string, state: SubjectState) {
+    this.limits = limits;
+    this.subject = subject;
+    this.state = state;
+  }
+
+  /** More tokens for the same request (GraphQL: the cost of its document's fields); 429 when they are not there. */
+  charge(cost: number): void {
+    if (cost > 0) this.limits.spend(this.state, cost);
+  }
+
+  /** A dry-run slot for this request (at most one); 429 past the developer's or the process's bound. */
+  takeSimulation(): void {
+    if (this.simulation || this.released) return;
+    this.limits.takeSimulation(this.state);
+    this.simulation = true;
+  }
+
+  /** The bucket's fields now. */
+  fields(): RateLimitFields {
+    return this.limits.fieldsOf(this.state);
+  }
+
+  /** Gives the slots back; idempotent. */
+  release(): void {
+    if (this.released) return;
+    this.released = true;
+    this.state.inFlight -= 1;
+    if (this.simulation) this.limits.simulationEnded(this.state);
+  }
+}
+
+export class DeveloperLimits {
+  readonly settings: DeveloperLimitSettings;
+  private readonly subjects = new Map<string, SubjectState>();
+  private readonly subjectOfToken = new Map<string, string>();
+  private simulations = 0;
+  private lastSweep = 0;
+  private readonly refusals: Counter<'reason'> | undefined;
+  private readonly policy: string;
+
+  constructor(settings: DeveloperLimitSettings, metrics?: Metrics) {
+    this.settings = settings;
+    this.policy = `"developer";q=${settings.burst};w=${Math.ceil(settings.burst / settings.ratePerSecond)}`;
+    this.refusals = metrics
+      ? new Counter({
+          name: 'developer_limit_refusals_total',
+          help: 'Developer requests refused with 429 TOO_MANY_REQUESTS, by limit (rate, in_flight, simulations)',
+          labelNames: ['reason'],
+          registers: [metrics.registry],
+        })
+      : undefined;
+  }
+
+  /** Developers currently held (tests and metrics). */
+  get size(): number {
+    return this.subjects.size;
+  }
+
+  /** The subject an earlier admission of exactly this Authorization value gave, if it is remembered. */
+  subjectOf(authorization: string): string | undefined {
+    if (authorization === '' || authorization.length > TOKEN_REMEMBERED_MAX_CHARS) return undefined;
+    const key = digest(authorization);
+    const subject = this.subjectOfToken.get(key);
+    if (subject !== undefined) {
+      // Most recently used last: the first key is the one to forget.
+      this.subjectOfToken.delete(key);
+      this.subjectOfToken.set(key, subject);
+    }
+    return subject;
+  }
+
+  /** Remembers an admitted Authorization value's subject. */
+  remember(authorization: string, subject: string): void {
+    if (authorization === '' || authorization.length > TOKEN_REMEMBERED_MAX_CHARS) return;
+    const key = digest(authorization);
+    this.subjectOfToken.delete(key);
+    this.subjectOfToken.set(key, subject);
+    if (this.subjectOfToken.size > TOKENS_REMEMBERED_MAX) {
+      const oldest = this.subjectOfToken.keys().next().value;
+      if (oldest !== undefined) this.subjectOfToken.delete(oldest);
+    }
+  }
+
+  /**
+   * Takes `cost` tokens and one in-flight slot of `subject`, in this turn (no await: a burst cannot pass the check),
+   * or throws 429 TOO_MANY_REQUESTS and takes nothing.
+   */
+  acquire(subject: string, cost: number): DeveloperLease {
+    const now = performance.now();
+    let state = this.subjects.get(subject);
+    if (!state) {
+      this.sweep(now);
+      state = new SubjectState(this.settings.burst, now);
+      this.subjects.set(subject, state);
+    }
+    if (state.inFlight >= this.settings.inFlightMax) {
+      this.refuse(
+        'in_flight',
+        `At most ${this.settings.inFlightMax} requests of one developer may be in flight at once; retry later.`,
+        1,
+        state,
+      );
+    }
+    this.spend(state, cost);
+    state.inFlight += 1;
+    return new DeveloperLease(this, subject, state);
+  }
+
+  /** @internal Takes `cost` tokens (at most the bucket's size), or throws 429 and takes none. */
+  spend(state: SubjectState, cost: number): void {
+    this.refill(state, performance.now());
+    const needed = Math.min(cost, this.settings.burst);
+    if (state.tokens < needed) {
+      const seconds = Math.max(1, Math.ceil((needed - state.tokens) / this.settings.ratePerSecond));
+      this.refuse(
+        'rate',
+        `Too many requests for this developer (${this.settings.ratePerSecond} per second, bursts of ${this.settings.burst}); retry in ${seconds} s.`,
+        seconds,
+        state,
+      );
+    }
+    state.tokens -= needed;
+  }
+
+  /** @internal */
+  takeSimulation(state: SubjectState): void {
+    if (state.simulations >= this.settings.simulationsPerDeveloperMax) {
+      this.refuse(
+        'simulations',
+        `At most ${this.settings.simulationsPerDeveloperMax} simulateRule of one developer may run at once; retry when it has answered.`,
+        1,
+        state,
+      );
+    }
+    if (this.simulations >= this.settings.simulationsMax) {
+      this.refuse('simulations', 'The gateway is running as many simulateRule as it may; retry shortly.', 1, state);
+    }
+    state.simulations += 1;
+    this.simulations += 1;
+  }
+
+  /** @internal */
+  simulationEnded(state: SubjectState): void {
+    state.simulations -= 1;
+    this.simulations -= 1;
+  }
+
+  /** @internal The bucket's fields for `state`, topped up to now. */
+  fieldsOf(state: SubjectState): RateLimitFields {
+    this.refill(state, performance.now());
+    const untilFull = Math.ceil((this.settings.burst - state.tokens) / this.settings.ratePerSecond);
+    return { policy: this.policy, state: `"developer";r=${Math.floor(state.tokens)};t=${untilFull}` };
+  }
+
+  private refuse(reason: RefusalReason, message: string, retryAfterSeconds: number, state: SubjectState): never {
+    this.refusals?.inc({ reason });
+    throw new TooManyRequestsError(message, retryAfterSeconds, this.fieldsOf(state));
+  }
+
+  private refill(state: SubjectState, now: number): void {
+    if (state.tokens < this.settings.burst) {
+      state.tokens = Math.min(
+        this.settings.burst,
+        state.tokens + ((now - state.at) * this.settings.ratePerSecond) / 1000,
+      );
+    }
+    state.at = now;
+  }
+
+  /** Forgets developers that are as if never seen (full bucket, nothing in flight), at most once a second. */
+  private sweep(now: number): void {
+    if (this.subjects.size < SUBJECTS_SWEEP_AT || now - this.lastSweep < 1000) return;
+    this.lastSweep = now;
+    for (const [subject, state] of this.subjects) {
+      if (state.inFlight > 0 || state.simulations > 0) continue;
+      this.refill(state, now);
+      if (state.tokens >= this.settings.burst) this.subjects.delete(subject);
+    }
+  }
+}
+
+function digest(authorization: string): string {
+  return createHash('sha256').update(authorization).digest('base64url');
+}

@@ -1,0 +1,375 @@
+// npm run bench:tenants: tenant isolation at the gateway (issue 44). One developer (the victim) reads its snapshot
+// at the web console's pace while another (the attacker, a valid account) floods: reads, rule dry-runs, reconnects.
+// Prints the victim's snapshot latency per phase next to its latency alone, and what the attacker got.
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import pg from 'pg';
+import WebSocket from 'ws';
+import { createLoadIdentity } from './lib/identity.ts';
+import { machine, percentile } from './lib/proc.ts';
+import { type LoadSystem, type SystemMode, startLoadSystem } from './lib/system.ts';
+
+const HELP = `Usage: npm run bench:tenants -- [options]
+
+Starts the service (real PostgreSQL and NATS) with its default developer limits, makes two developers, and measures
+developer B's snapshot (GET /api/developer/v1/console, one at a time, a pause between) alone, while developer A reads
+at the k6 console scenario's rate (what the defaults must allow: the reference), then while developer A floods:
+snapshot and record reads, rule dry-runs (simulateRule over its game's stored decisions), WebSocket reconnects.
+Every flood is a closed loop of --concurrency clients that never slow down (429s included).
+
+Options:
+  --mode M              all-in-one or programs                                  default all-in-one
+  --duration S          seconds per phase                                       default 15
+  --concurrency N       attacker's clients per flood                            default 32
+  --dry-run-clients N   attacker's clients sending simulateRule                 default 10
+  --decisions N         decisions stored in the attacker's game (dry-runs replay them)  default 50000
+  --pause MS            victim's pause between two snapshots                    default 100
+  --phases LIST         which phases, comma-separated: paced, reads, dry-runs, reconnects  default all four
+  --env KEY=VALUE       a setting of the service (repeatable), e.g. DEVELOPER_IN_FLIGHT_MAX=4 to compare
+  --help                this text
+`;
+
+const log = (line: string) => process.stderr.write(`[tenants] ${line}\n`);
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+interface Developer {
+  email: string;
+  token: string;
+  gameId: string;
+}
+
+async function call(base: string, method: string, path: string, token: string, body?: unknown) {
+  const response = await fetch(`${base}${path}`, {
+    method,
+    headers: {
+      Authorization: `Bearer ${token}`,
+      ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+    },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await response.text();
+  return { status: response.status, body: text === '' ? undefined : JSON.parse(text) };
+}
+
+async function action(base: string, token: string, body: Record<string, unknown>): Promise<string> {
+  const answer = await call(base, 'POST', '/api/developer/v1/console', token, body);
+  if (answer.status !== 200) throw new Error(`${body.type}: ${answer.status} ${JSON.stringify(answer.body)}`);
+  return answer.body.data.id as string;
+}
+
+/** An invited developer with an organization, a project and a funded game. */
+async function developer(base: string, adminToken: string, sign: (email: string) => Promise<string>) {
+  const email = `tenant-${randomUUID().slice(0, 8)}@example.com`;
+  const invited = await call(base, 'POST', '/api/admin/v1/invitations', adminToken, { email });
+  if (invited.status !== 200) throw new Error(`invitation: ${invited.status}`);
+  const token = await sign(email);
+  const access = await call(base, 'GET', '/api/developer/v1/access', token);
+  if (access.status !== 200) throw new Error(`access: ${access.status} ${JSON.stringify(access.body)}`);
+  const organizationId = await action(base, token, { type: 'createOrganization', name: 'Tenant' });
+  await action(base, token, { type: 'fundOrganization', organizationId, amountCredits: 1_000_000 });
+  const projectId = await action(base, token, {
+    type: 'createProject',
+    organizationId,
+    name: 'Project',
+    maxPayoutCredits: 1_000_000,
+  });
+  await action(base, token, { type: 'allocateProject', projectId, amountCredits: 1_000_000 });
+  const gameId = await action(base, token, {
+    type: 'createGame',
+    projectId,
+    name: 'Game',
+    platform: 'web',
+    maxPayoutCredits: 1_000_000,
+    dailyPlayerCapCredits: 100,
+  });
+  await action(base, token, { type: 'allocateGame', gameId, amountCredits: 1_000_000 });
+  await action(base, token, { type: 'createRule', gameId, eventType: 'level.up', rewardCredits: 1 });
+  return { email, token, gameId } satisfies Developer;
+}
+
+/** `count` stored decisions of one player in the game over the last day (what a dry-run replays). */
+async function storeDecisions(databaseUrl: string, gameId: string, count: number): Promise<void> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const keyId = randomUUID();
+    const playerId = randomUUID();
+    await client.query(
+      `insert into ledger.keys (id, game_id, organization_id, kind, name, prefix, public_key, key_hash)
+       select $1, g.id, g.organization_id, 'secret', 'bench', 'cr_sk_sandbox_AAAAAA', null, $2
+         from ledger.games g where g.id = $3`,
+      [keyId, randomBytes(32), gameId],
+    );
+    await client.query(
+      `insert into ledger.players (id, game_id, organization_id, external_player_id, credits_user_id, username,
+                                   linked_at, created_at)
+       select $1, g.id, g.organization_id, 'bench-player', gen_random_uuid(), 'bench', now(), now()
+         from ledger.games g where g.id = $2`,
+      [playerId, gameId],
+    );
+    await client.query(
+      `insert into ledger.events (id, game_id, project_id, organization_id, event_id, player_id, key_id, event_type,
+                                  occurred_at, status, reason, reward_credits, payload_hash, created_at)
+       select gen_random_uuid(), g.id, g.project_id, g.organization_id, gen_random_uuid(), $1, $2, 'level.up',
+              now() - make_interval(secs => i * 86000.0 / $3), 'accepted', null, 1, sha256(i::text::bytea),
+              now() - make_interval(secs => i * 86000.0 / $3)
+         from ledger.games g, generate_series(1, $3) i where g.id = $4`,
+      [playerId, keyId, count, gameId],
+    );
+  } finally {
+    await client.end();
+  }
+}
+
+interface Sampled {
+  latenciesMs: number[];
+  failures: number;
+}
+
+/** The victim: its snapshot, one at a time, `pauseMs` apart, until `stop`. */
+async function victimLoop(base: string, token: string, pauseMs: number, stop: () => boolean): Promise<Sampled> {
+  const sampled: Sampled = { latenciesMs: [], failures: 0 };
+  while (!stop()) {
+    const started = performance.now();
+    const answer = await call(base, 'GET', '/api/developer/v1/console', token);
+    const ms = performance.now() - started;
+    if (answer.status === 200) sampled.latenciesMs.push(ms);
+    else sampled.failures += 1;
+    await sleep(pauseMs);
+  }
+  return sampled;
+}
+
+/** Counts of the attacker's answers by status (or close code for WebSockets). */
+type Outcomes = Map<string, number>;
+
+async function floodLoop(clients: number, stop: () => boolean, once: () => Promise<string>): Promise<Outcomes> {
+  const outcomes: Outcomes = new Map();
+  await Promise.all(
+    Array.from({ length: clients }, async () => {
+      while (!stop()) {
+        const outcome = await once().catch((error: unknown) => `error ${(error as Error).message.slice(0, 40)}`);
+        outcomes.set(outcome, (outcomes.get(outcome) ?? 0) + 1);
+      }
+    }),
+  );
+  return outcomes;
+}
+
+/**
+ * Developer A reading as the k6 console scenario does at its full profile's rate (load/ingest.js consoleRead): an
+ * iteration every 100 ms, whatever the answers; every other one the snapshot, else a records page and the next one.
+ * The load the defaults must serve: the floods below are to come down to it.
+ */
+async function pacedReads(base: string, developer: Developer, stop: () => boolean): Promise<Outcomes> {
+  const outcomes: Outcomes = new Map();
+  const count = (status: number) => outcomes.set(String(status), (outcomes.get(String(status)) ?? 0) + 1);
+  const running: Array<Promise<void>> = [];
+  for (let index = 0; !stop(); index++) {
+    running.push(
+      (async () => {
+        if (index % 2 === 0) {
+          count((await call(base, 'GET', '/api/developer/v1/console', developer.token)).status);
+          return;
+        }
+        const path = `/api/developer/v1/records?kind=events&gameId=${developer.gameId}&limit=50`;
+        const first = await call(base, 'GET', path, developer.token);
+        count(first.status);
+        const next = first.body?.data?.nextCursor;
+        if (next)
+          count((await call(base, 'GET', `${path}&cursor=${encodeURIComponent(next)}`, developer.token)).status);
+      })().catch(() => undefined),
+    );
+    await sleep(100);
+  }
+  await Promise.all(running);
+  return outcomes;
+}
+
+const SIMULATE = `query Simulate($input: SimulateRuleInput!) { simulateRule(input: $input) { considered flipCount } }`;
+
+/** One graphql-transport-ws connection attempt: connection_init, then closed by us once acknowledged or by the server. */
+function reconnect(base: string, token: string): Promise<string> {
+  return new Promise((resolve) => {
+    const socket = new WebSocket(`${base.replace(/^http/, 'ws')}/graphql`, 'graphql-transport-ws');
+    let settled = false;
+    const done = (outcome: string) => {
+      if (settled) return;
+      settled = true;
+      resolve(outcome);
+      socket.terminate();
+    };
+    socket.on('open', () =>
+      socket.send(JSON.stringify({ type: 'connection_init', payload: { Authorization: `Bearer ${token}` } })),
+    );
+    socket.on('message', (data) => {
+      if (JSON.parse(String(data)).type === 'connection_ack') done('ack');
+    });
+    socket.on('close', (code, reason) => done(`close ${code} ${String(reason)}`));
+    socket.on('error', (error) => done(`error ${error.message.slice(0, 40)}`));
+  });
+}
+
+interface Phase {
+  name: string;
+  victim: Sampled;
+  attacker: Outcomes | undefined;
+  seconds: number;
+  loadAverage1m: number;
+}
+
+function p(values: number[], q: number): number {
+  const sorted = Float64Array.from(values).sort();
+  return sorted.length === 0 ? Number.NaN : percentile(sorted, q);
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      mode: { type: 'string', default: 'all-in-one' },
+      duration: { type: 'string', default: '15' },
+      concurrency: { type: 'string', default: '32' },
+      'dry-run-clients': { type: 'string', default: '10' },
+      decisions: { type: 'string', default: '50000' },
+      pause: { type: 'string', default: '100' },
+      phases: { type: 'string', default: 'paced,reads,dry-runs,reconnects' },
+      env: { type: 'string', multiple: true, default: [] },
+      help: { type: 'boolean', default: false },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(HELP);
+    return;
+  }
+  const mode = values.mode as SystemMode;
+  const seconds = Number(values.duration);
+  const concurrency = Number(values.concurrency);
+  const dryRunClients = Number(values['dry-run-clients']);
+  const pauseMs = Number(values.pause);
+  const settings = Object.fromEntries(
+    (values.env as string[]).map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
+  );
+  const chosen = new Set(String(values.phases).split(','));
+  const runId = randomBytes(4).toString('hex');
+  const identity = await createLoadIdentity(runId, 0);
+  const adminToken = randomBytes(24).toString('hex');
+  const logDir = join('load', 'results', 'tenants', 'logs');
+  mkdirSync(logDir, { recursive: true });
+  const before = machine();
+  log(`machine: ${before.cpus} CPUs, ${before.cpuModel}, load average (1 min) ${before.loadAverage1m.toFixed(2)}`);
+  const system: LoadSystem = await startLoadSystem({
+    mode,
+    // The gateway's developer limits are left at their defaults: they are what is measured.
+    env: { ...identity.env, ADMIN_TOKEN: adminToken, NATIVE_ADMISSION_MODE: 'off', ...settings },
+    logDir,
+    log,
+  });
+  const base = system.urls.gateway;
+  try {
+    const victim = await developer(base, adminToken, identity.signDeveloper);
+    const attacker = await developer(base, adminToken, identity.signDeveloper);
+    await storeDecisions(system.databaseUrl, attacker.gameId, Number(values.decisions));
+    log(`two developers ready; ${Number(values.decisions).toLocaleString('en')} decisions in the attacker's game`);
+    const dryRunInput = {
+      gameId: attacker.gameId,
+      eventType: 'level.up',
+      rewardCredits: 2,
+      dailyPlayerCapCredits: 50,
+      active: true,
+      from: new Date(Date.now() - 86_400_000).toISOString(),
+      to: new Date().toISOString(),
+    };
+    const floods: Array<{ key: string; name: string; run: (stop: () => boolean) => Promise<Outcomes> }> = [
+      {
+        key: 'paced',
+        name: 'reads at the k6 console rate (10 iterations/s, what the defaults must allow)',
+        run: (stop) => pacedReads(base, attacker, stop),
+      },
+      {
+        key: 'reads',
+        name: 'flooding reads (snapshot and record pages)',
+        run: (stop) => {
+          let n = 0;
+          return floodLoop(concurrency, stop, async () => {
+            n += 1;
+            const path =
+              n % 2 === 0
+                ? '/api/developer/v1/console'
+                : `/api/developer/v1/records?kind=events&gameId=${attacker.gameId}&limit=100`;
+            return String((await call(base, 'GET', path, attacker.token)).status);
+          });
+        },
+      },
+      {
+        key: 'dry-runs',
+        name: `dry-runs (${dryRunClients} clients, simulateRule over the stored decisions)`,
+        run: (stop) =>
+          floodLoop(dryRunClients, stop, async () => {
+            const answer = await call(base, 'POST', '/graphql', attacker.token, {
+              query: SIMULATE,
+              variables: { input: dryRunInput },
+            });
+            return String(answer.status);
+          }),
+      },
+      {
+        key: 'reconnects',
+        name: 'reconnects (WebSocket connection attempts)',
+        run: (stop) => floodLoop(concurrency, stop, () => reconnect(base, attacker.token)),
+      },
+    ];
+    const phases: Phase[] = [];
+    const measure = async (name: string, run?: (stop: () => boolean) => Promise<Outcomes>) => {
+      let stopped = false;
+      const stop = () => stopped;
+      const started = performance.now();
+      const attack = run?.(stop);
+      // The flood takes hold first; then the victim is measured for the phase's duration.
+      if (attack) await sleep(1000);
+      const victimRun = victimLoop(base, victim.token, pauseMs, stop);
+      await sleep(seconds * 1000);
+      stopped = true;
+      const [victimSampled, attackerOutcomes] = await Promise.all([victimRun, attack]);
+      phases.push({
+        name,
+        victim: victimSampled,
+        attacker: attackerOutcomes,
+        seconds: (performance.now() - started) / 1000,
+        loadAverage1m: machine().loadAverage1m,
+      });
+      log(`${name}: victim p95 ${p(victimSampled.latenciesMs, 95).toFixed(1)} ms`);
+      await sleep(2000);
+    };
+    await measure('alone');
+    for (const flood of floods) if (chosen.has(flood.key)) await measure(flood.name, flood.run);
+    await measure('alone again');
+
+    const alone = p(phases[0]?.victim.latenciesMs ?? [], 95);
+    const lines = [
+      '',
+      `Tenant isolation (${mode}, developer limits ${Object.keys(settings).length ? JSON.stringify(settings) : 'at their defaults'}): developer B's snapshot while developer A floods`,
+      '',
+      '| phase | B snapshots | B p50 ms | B p95 ms | B max ms | B p95 / alone | B failures | A answers (/s) | load avg 1m |',
+      '|---|---|---|---|---|---|---|---|---|',
+      ...phases.map((phase) => {
+        const l = phase.victim.latenciesMs;
+        const answers = phase.attacker
+          ? [...phase.attacker.entries()]
+              .sort((x, y) => y[1] - x[1])
+              .map(([outcome, count]) => `${outcome}: ${count} (${(count / phase.seconds).toFixed(0)}/s)`)
+              .join(', ')
+          : '-';
+        return `| ${phase.name} | ${l.length} | ${p(l, 50).toFixed(1)} | ${p(l, 95).toFixed(1)} | ${Math.max(...l).toFixed(1)} | ${(p(l, 95) / alone).toFixed(2)} | ${phase.victim.failures} | ${answers} | ${phase.loadAverage1m.toFixed(2)} |`;
+      }),
+      '',
+      `machine: ${before.cpus} CPUs (${before.cpuModel}), ${before.memoryGiB.toFixed(0)} GiB; load average before ${before.loadAverage1m.toFixed(2)}`,
+    ];
+    process.stdout.write(`${lines.join('\n')}\n`);
+  } finally {
+    await system.stop();
+  }
+}
+
+await main();
