@@ -62,6 +62,7 @@ ENV NODE_ENV=production \
     HTTP_PORT=8080 \
     PORT=8080 \
     HOST=0.0.0.0 \
+    METRICS_PORT=9464 \
     DATA_DIR=/tmp/data \
     NODE_COMPILE_CACHE=/app/.cache/node-compile-cache \
     MALLOC_ARENA_MAX=2

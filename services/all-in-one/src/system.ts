@@ -52,7 +52,7 @@ export interface RunningSystem {
    */
   adminToken: { source: 'env' | 'generated' | 'stored' | 'none'; token?: string; file?: string };
   server: Server;
-  /** Where GET /metrics answers: the public port's /metrics, or METRICS_PORT's (metricsPortOf). */
+  /** Where GET /metrics answers: the public port's /metrics, or METRICS_PORT's when it is set. */
   metricsUrl: string;
   /** SHUTDOWN_DRAIN_MS: how long stop() goes on serving, /readyz 503, before it closes anything. */
   drainMs: number;
@@ -94,12 +94,9 @@ export async function startSystem(options: SystemOptions = {}): Promise<RunningS
   const host = options.host ?? common.host ?? (localDevelopment ? '127.0.0.1' : undefined);
   // SHUTDOWN_DRAIN_MS (runStandalone): none by default here, where a person stopping `npm start` waits for it.
   const drainMs = reader.int('SHUTDOWN_DRAIN_MS', 0, { min: 0, max: 120_000 });
-  const metricsPort = metricsPortOf(
-    host,
-    reader.string('METRICS_PORT') === undefined
-      ? undefined
-      : reader.int('METRICS_PORT', METRICS_PORT_DEFAULT, { min: 0, max: 65535 }),
-  );
+  // METRICS_PORT (the image sets it): /metrics on a port of its own, not on the API's (docs/decisions.md).
+  const metricsPort =
+    reader.string('METRICS_PORT') === undefined ? undefined : reader.int('METRICS_PORT', 9464, { min: 0, max: 65535 });
   const configs = readProgramConfigs(reader);
   reader.done();
 
@@ -202,24 +199,6 @@ export async function startSystem(options: SystemOptions = {}): Promise<RunningS
       await embedded?.stop();
     },
   };
-}
-
-/** METRICS_PORT's default where /metrics leaves the public port (9464: the Prometheus exporters' usual port). */
-export const METRICS_PORT_DEFAULT = 9464;
-
-/**
- * Where /metrics answers (docs/deploy.md): on a port of its own when METRICS_PORT is set (0 picks a free one), and
- * by default, on METRICS_PORT_DEFAULT, whenever the public port listens beyond loopback (the image: HOST=0.0.0.0),
- * so that the API's port never shows the metrics to whoever reaches it. Only a server on loopback alone (`npm start`
- * on the embedded default) keeps it on the public port: undefined.
- */
-export function metricsPortOf(host: string | undefined, metricsPort: number | undefined): number | undefined {
-  if (metricsPort !== undefined) return metricsPort;
-  return host !== undefined && isLoopback(host) ? undefined : METRICS_PORT_DEFAULT;
-}
-
-function isLoopback(host: string): boolean {
-  return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
 
 function redactUrl(url: string): string {

@@ -12,12 +12,11 @@
 import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
-import { METRICS_PORT_DEFAULT, metricsPortOf } from '../../../services/all-in-one/src/system.ts';
+import { CONSOLE, RECORDS, world } from '../../support/console.ts';
+import { DECISIONS, liveClient, liveSubscriptions, subscribeDecisions, until } from '../../support/live.ts';
 import { type ApiResponse, api, invitedDeveloper, startTestSystem, type TestSystem } from '../../support/system.ts';
 import { gql, transportRequests } from '../graphql/helpers.ts';
-import { DECISIONS, liveClient, liveSubscriptions, subscribeDecisions, until } from '../graphql/live-helpers.ts';
 import { simulate } from '../graphql/simulate-helpers.ts';
-import { CONSOLE, RECORDS, world } from './helpers.ts';
 
 const ACCESS = '/api/developer/v1/access';
 
@@ -345,7 +344,7 @@ describe('the defaults', () => {
 });
 
 describe('/metrics of the all-in-one process', () => {
-  it('leaves the public port when the process listens beyond loopback, for a port of its own', async () => {
+  it('leaves the public port for a port of its own with METRICS_PORT (the image sets it)', async () => {
     const system = await startTestSystem({ host: '0.0.0.0', env: { METRICS_PORT: '0' } });
     try {
       expect((system.running.server.address() as AddressInfo).address).toBe('0.0.0.0');
@@ -360,13 +359,13 @@ describe('/metrics of the all-in-one process', () => {
     }
   });
 
-  it('stays on the public port only for a process on loopback alone (npm start), unless METRICS_PORT says otherwise', () => {
-    expect(metricsPortOf('127.0.0.1', undefined)).toBeUndefined();
-    expect(metricsPortOf('::1', undefined)).toBeUndefined();
-    expect(metricsPortOf('127.0.0.1', 9100)).toBe(9100);
-    // The image (HOST=0.0.0.0), and every interface (no HOST, a real database).
-    expect(metricsPortOf('0.0.0.0', undefined)).toBe(METRICS_PORT_DEFAULT);
-    expect(metricsPortOf(undefined, undefined)).toBe(METRICS_PORT_DEFAULT);
-    expect(metricsPortOf('10.0.0.5', undefined)).toBe(METRICS_PORT_DEFAULT);
+  it('stays on the public port without METRICS_PORT (CONTRACT section 1: every program serves it)', async () => {
+    const system = await startTestSystem({ host: '0.0.0.0' });
+    try {
+      expect(system.running.metricsUrl).toBe(`${system.url}/metrics`);
+      expect((await api(system.url, 'GET', '/metrics')).status).toBe(200);
+    } finally {
+      await system.stop();
+    }
   });
 });

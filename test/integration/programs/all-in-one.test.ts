@@ -64,7 +64,7 @@ describe('npm start (all five programs in one process)', () => {
         DATA_DIR: dataDir,
         DATABASE_URL: await createTestDatabase(),
         NATS_URL: nats.url,
-        // Every interface (no HOST): /metrics leaves the public port for a port of its own (here a free one).
+        // METRICS_PORT (the image sets it): /metrics leaves the public port for a port of its own (here a free one).
         METRICS_PORT: '0',
       });
       try {
