@@ -1,19 +1,23 @@
 // Request deadlines end to end (transport/deadline.ts; docs/decisions.md, "Request deadlines"): the ledger does not
 // decide an event whose request's deadline passed before its work started (at arrival, or while it waited in the batch
 // queue), and a lock wait of its transaction ends at the deadline with a 503 that says nothing was stored. A game row
-// lock held by the test stands for a stuck database. Then the platform gate while identity-admission is down
+// lock held by the test stands for a stuck database. A transaction's statement_timeout and lock_timeout follow the
+// deadline (or the settings without one), and no transaction starts past it. Then the platform gate while
+// identity-admission is down
 // (platform-switch.ts): it serves on the last known state within the bound and fails closed past it, on a clock the
 // test sets.
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { pino } from 'pino';
 import { ledgerOps } from '#runtime/contracts/operations.ts';
-import { migrate } from '#runtime/db/database.ts';
+import { Database, migrate } from '#runtime/db/database.ts';
+import { classifyDatabaseFailure, sqlStateOf } from '#runtime/db/failures.ts';
 import { AppError } from '#runtime/errors.ts';
 import { createHttpApp } from '#runtime/http/app.ts';
 import { platformGate } from '#runtime/http/platform-gate.ts';
 import { createMetrics } from '#runtime/metrics.ts';
 import { PLATFORM_CACHE_MS, PLATFORM_STALE_MAX_MS, PlatformSwitch } from '#runtime/platform-switch.ts';
+import { DeadlinePassedError, withDeadline } from '#runtime/transport/deadline.ts';
 import { NatsTransport } from '#runtime/transport/nats.ts';
 import type { CallContext } from '#runtime/transport/operation.ts';
 import { identityMigrations } from '../../../services/identity-admission/src/migrations/index.ts';
@@ -161,6 +165,70 @@ describe('deadlines: the ledger does not start work whose deadline has passed', 
     expect(await lockWaiters()).toBe(0);
     await lock.query('rollback');
     expect(await stored(eventId)).toBe(0);
+  });
+});
+
+describe("a transaction follows its request's deadline", () => {
+  let db: string;
+  let database: Database;
+  let holder: pg.Client | undefined;
+
+  beforeAll(async () => {
+    db = await migratedDatabase();
+    database = await Database.open({ url: db, poolMax: 2, logger, statementTimeoutMs: 2000, lockTimeoutMs: 1000 });
+  });
+  afterEach(async () => {
+    await holder?.end().catch(() => undefined);
+    holder = undefined;
+  });
+  afterAll(async () => {
+    await database?.close();
+  });
+
+  const settings = (deadline?: number) =>
+    withDeadline(deadline, () =>
+      database.transaction(
+        async (em) =>
+          (await em.execute(
+            `select current_setting('statement_timeout') as statement, current_setting('lock_timeout') as lock`,
+          )) as Array<{ statement: string; lock: string }>,
+      ),
+    );
+
+  it('no deadline: the settings; a deadline further off: capped by them; a near one: what is left of it', async () => {
+    expect(await settings()).toEqual([{ statement: '2s', lock: '1s' }]);
+    expect(await settings(performance.now() + 60_000)).toEqual([{ statement: '2s', lock: '1s' }]);
+    const [near] = await settings(performance.now() + 500);
+    for (const value of [near?.statement, near?.lock]) {
+      expect(value).toMatch(/^\d+ms$/);
+      expect(Number.parseInt(value as string, 10)).toBeLessThanOrEqual(500);
+    }
+  });
+
+  it('a deadline passed: no transaction starts', async () => {
+    let ran = false;
+    const late = withDeadline(performance.now() - 1, () =>
+      database.transaction(async () => {
+        ran = true;
+      }),
+    );
+    await expect(late).rejects.toBeInstanceOf(DeadlinePassedError);
+    expect(ran).toBe(false);
+  });
+
+  it('a lock wait ends at the deadline: 55P03 or 57014, rolled back (nothing stored)', async () => {
+    holder = new pg.Client({ connectionString: db });
+    await holder.connect();
+    await holder.query('begin');
+    await holder.query('select 1 from identity.platform_state for update');
+    const waited = await withDeadline(performance.now() + 300, () =>
+      database.transaction((em) => em.execute('update identity.platform_state set enabled = false')),
+    ).catch((e: unknown) => e);
+    // Both timeouts are what is left of the deadline: whichever the server fires first ends the wait.
+    expect(['55P03', '57014']).toContain(sqlStateOf(waited));
+    expect(classifyDatabaseFailure(waited)).toBe('unavailable');
+    await holder.query('rollback');
+    expect(await sql(db, 'select enabled from identity.platform_state')).toEqual([{ enabled: true }]);
   });
 });
 
