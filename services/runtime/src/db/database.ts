@@ -127,6 +127,7 @@ export class Database {
   private readonly selector: ServerSelector;
   private readonly stopObserving: () => void;
   private readonly timeoutSettings: { statementTimeoutMs?: number | undefined; lockTimeoutMs?: number | undefined };
+  private readonly metrics: Metrics | undefined;
 
   private constructor(
     // biome-ignore lint/suspicious/noExplicitAny: see above.
@@ -139,6 +140,7 @@ export class Database {
     timeoutSettings: { statementTimeoutMs?: number | undefined; lockTimeoutMs?: number | undefined },
   ) {
     this.timeoutSettings = timeoutSettings;
+    this.metrics = metrics;
     this.orm = orm;
     this.namedStatements = namedStatements;
     this.logger = logger;
@@ -184,10 +186,10 @@ export class Database {
   }
 
   /**
-   * The timeouts of a transaction of the current request that starts now (timeoutsWithin, on the request's deadline
-   * and this database's settings); throws DeadlinePassedError once the deadline has passed.
+   * The timeouts of a transaction that starts now for work of this deadline (undefined: none), on this database's
+   * settings (timeoutsWithin); throws DeadlinePassedError once the deadline has passed.
    */
-  timeouts(deadline: number | undefined = currentDeadline()): TransactionTimeouts {
+  timeouts(deadline: number | undefined): TransactionTimeouts {
     return timeoutsWithin(deadline, this.timeoutSettings);
   }
 
@@ -225,13 +227,20 @@ export class Database {
   /**
    * One transaction on a fresh entity manager, run again from the start when PostgreSQL rolled it back for a
    * serialization failure or deadlock (db/failures.ts): `work` must do nothing outside the database that a second run
-   * would repeat. Its statement_timeout and lock_timeout (SET LOCAL) are `timeouts()`: a lock wait or a statement past
-   * the request's deadline fails (55P03, 57014: 503, nothing stored).
+   * would repeat. Its statement_timeout and lock_timeout (SET LOCAL) are `timeouts` of the current request's deadline
+   * (transport/deadline.ts): a lock wait or a statement past it fails (55P03, 57014: 503, nothing stored).
    */
   transaction<T>(work: (em: EntityManager) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
     return this.retrying(() => {
       // Before BEGIN: a request whose deadline has passed starts no transaction (DeadlinePassedError).
-      const { statementMs, lockMs } = this.timeouts();
+      let timeouts: TransactionTimeouts;
+      try {
+        timeouts = this.timeouts(currentDeadline());
+      } catch (error) {
+        if (error instanceof DeadlinePassedError) this.metrics?.lateWorkDropped.inc({ stage: 'transaction' });
+        throw error;
+      }
+      const { statementMs, lockMs } = timeouts;
       return this.em().transactional(async (em) => {
         if (statementMs !== undefined || lockMs !== undefined) {
           await em.execute(SET_TIMEOUTS_SQL, [statementMs ?? null, lockMs ?? null]);

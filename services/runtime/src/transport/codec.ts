@@ -60,15 +60,12 @@ export const LATE_MESSAGE =
   "The request's deadline passed before the work started; nothing was stored or changed. Retry later.";
 
 /**
- * The AppError of a handler's failure: its own AppError, 503 retry_later for work dropped at its deadline (nothing
- * done), counted; anything else is a 500.
+ * The AppError of a handler's failure: its own AppError, 503 retry_later for work dropped at its deadline that the
+ * handler did not translate (nothing done; counted where it was dropped); anything else is a 500.
  */
-function handlerError(error: unknown, metrics: Metrics | undefined): AppError {
+function handlerError(error: unknown): AppError {
   if (error instanceof AppError) return error;
-  if (error instanceof DeadlinePassedError) {
-    metrics?.lateWorkDropped.inc({ stage: 'transaction' });
-    return new AppError('retry_later', LATE_MESSAGE);
-  }
+  if (error instanceof DeadlinePassedError) return new AppError('retry_later', LATE_MESSAGE);
   return new AppError('internal_error', 'The service failed to handle the request.');
 }
 
@@ -108,7 +105,7 @@ export async function runEndpoint(
     const reply = await withDeadline(ctx.deadline, () => binding.handle(request, ctx));
     return { ok: true, data: toBinary(binding.operation.reply, create(binding.operation.reply, reply)) };
   } catch (error) {
-    const appError = handlerError(error, metrics);
+    const appError = handlerError(error);
     // A 503 is an outage the handler logged already (as a warning); anything else of the 5xx class is a bug.
     if (appError.code === 'internal_error' || (appError.status >= 500 && appError.status !== 503)) {
       logger.error({ err: error, subject: binding.operation.subject, requestId: ctx.requestId }, 'operation failed');

@@ -51,9 +51,15 @@ export function remainingMs(deadline: number): number {
 
 /**
  * The work of a request whose deadline passed before it started: not done (nothing was stored, nothing changed).
- * Its caller has given up already; the answer (503 retry_later) says nothing was done, which is true.
+ * Its caller has given up already; the answer (a 503 that says nothing was stored or changed) is true.
  */
 export class DeadlinePassedError extends Error {
+  /**
+   * For the database failure classifier (db/failures.ts): work not sent to the database, as when no connection could
+   * be made, so that each owner answers it with its own "unavailable, nothing stored" 503.
+   */
+  readonly databaseFailure = 'unavailable';
+
   constructor(what: string) {
     super(`the request's deadline passed before ${what}`);
     this.name = 'DeadlinePassedError';
