@@ -24,6 +24,7 @@ import { identityMigrations } from '../../../services/identity-admission/src/mig
 import { ledgerMigrations } from '../../../services/ledger/src/migrations/index.ts';
 import { type Composed, compose } from '../../support/compose.ts';
 import { createTestDatabase, sql } from '../../support/database.ts';
+import { eventBody, expectError, postEvent } from '../../support/ingest.ts';
 import { createEventWorld, type EventWorld } from '../../support/ledger-fixtures.ts';
 import { startNats, waitFor } from '../../support/servers.ts';
 
@@ -151,6 +152,37 @@ describe('deadlines: the ledger does not start work whose deadline has passed', 
     expect(await stored(late)).toBe(0);
     expect(await stored(after)).toBe(1);
     expect(await dropped('batch')).toBe(before + 1);
+  });
+
+  it('through an edge: its caller times out ("outcome unknown"); the event, queued past its deadline, is never stored', async () => {
+    // An ingest edge of its own whose requests time out after 1 s (the ledger and identity-admission are the system's).
+    const edge = await compose({ natsUrl: nats.url, requestTimeoutMs: 1000 });
+    try {
+      const lock = await lockGame();
+      const first = randomUUID();
+      const answeredFirst = recordEvent(first, ctx());
+      await waitFor(async () => (await lockWaiters()) === 1, "the first event's call waiting for the game lock");
+      const before = await dropped('batch');
+      const body = eventBody(world);
+      const response = await postEvent(edge.url, world.key.value, body);
+      // The edge gave up: it cannot know, and says so (CONTRACT section 7).
+      expectError(response, 503, 'retry_later');
+      expect(response.body.error.message).toMatch(/unknown/);
+      expect(response.body.error.message).toMatch(/same eventId/);
+      await lock.query('rollback');
+      await expect(answeredFirst).resolves.toMatchObject({ decision: { eventId: first } });
+      // The next event of the key is decided after the late one had its turn.
+      const after = randomUUID();
+      await expect(recordEvent(after, ctx())).resolves.toMatchObject({ decision: { eventId: after } });
+      expect(await stored(body.eventId)).toBe(0);
+      expect(await dropped('batch')).toBe(before + 1);
+      // Its retry decides it, once.
+      const retried = await postEvent(edge.url, world.key.value, body);
+      expect(retried.status).toBe(200);
+      expect(await stored(body.eventId)).toBe(1);
+    } finally {
+      await edge.stop();
+    }
   });
 
   it('a lock wait ends at the deadline with a 503 that says nothing was stored, while the lock is still held', async () => {
