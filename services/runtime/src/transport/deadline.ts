@@ -37,6 +37,15 @@ export function budgetFor(timeoutMs: number): number {
   return Math.max(1, timeoutMs - Math.min(100, Math.floor(timeoutMs / 10)));
 }
 
+/**
+ * The budget (whole ms, at least 0) of a request of timeout `timeoutMs` that leaves now: budgetFor(timeoutMs), or less
+ * when the caller's own deadline (a state owner calling on) ends sooner.
+ */
+export function requestBudget(timeoutMs: number, callerDeadline: number | undefined): number {
+  const budget = budgetFor(timeoutMs);
+  return Math.max(0, Math.floor(callerDeadline === undefined ? budget : Math.min(budget, remainingMs(callerDeadline))));
+}
+
 /** The local deadline (performance.now() time) of a request that arrived now with this header's value, if any. */
 export function deadlineFromBudget(header: string | undefined | null): number | undefined {
   if (!header) return undefined;

@@ -12,7 +12,7 @@ import {
   noticeReceiver,
   runEndpoint,
 } from './codec.ts';
-import { budgetFor, type RequestTimeouts, remainingMs, timeoutFor } from './deadline.ts';
+import { type RequestTimeouts, requestBudget, timeoutFor } from './deadline.ts';
 import type {
   CallContext,
   EndpointBinding,
@@ -76,14 +76,7 @@ export class InProcessTransport implements Transport {
       const timeout = this.timeouts && timeoutFor(operation.subject, this.timeouts);
       // The serving side's context, as a NATS state owner builds it from the headers: the budget from now.
       const served: CallContext =
-        timeout === undefined
-          ? ctx
-          : {
-              ...ctx,
-              deadline:
-                performance.now() +
-                Math.min(budgetFor(timeout), ctx.deadline === undefined ? timeout : remainingMs(ctx.deadline)),
-            };
+        timeout === undefined ? ctx : { ...ctx, deadline: performance.now() + requestBudget(timeout, ctx.deadline) };
       const handled = traceHandler(operation, 'in-process', served, () =>
         runEndpoint(binding, data, served, this.logger, this.metrics),
       );

@@ -24,7 +24,7 @@ import {
   noticeReceiver,
   runEndpoint,
 } from './codec.ts';
-import { BUDGET_HEADER, budgetFor, deadlineFromBudget, remainingMs, timeoutFor } from './deadline.ts';
+import { BUDGET_HEADER, deadlineFromBudget, requestBudget, timeoutFor } from './deadline.ts';
 import {
   type CallContext,
   type CallOptions,
@@ -150,8 +150,7 @@ export class NatsTransport implements Transport {
    */
   private send(subject: string, data: Uint8Array, headers: MsgHdrs, callerDeadline: number | undefined): Promise<Msg> {
     const timeout = timeoutFor(subject, this.options);
-    const budget = Math.min(budgetFor(timeout), callerDeadline === undefined ? timeout : remainingMs(callerDeadline));
-    headers.set(BUDGET_HEADER, String(Math.max(0, Math.floor(budget))));
+    headers.set(BUDGET_HEADER, String(requestBudget(timeout, callerDeadline)));
     return this.inbox.request(subject, data, headers, timeout);
   }
 
