@@ -3,7 +3,8 @@
 // a named prepared statement (parsed and planned once per connection) and unnamed (parsed and planned per call, what
 // a transaction pooler needs), ROUNDS x CALLS times each, and prints per call the wall time and the backend's CPU
 // (/proc/<pid>/stat of the server process) for each K. Starts its own cluster (fsync off) and stops it.
-// docs/deploy.md, "PostgreSQL: pooler and failover".
+// docs/deploy.md, "PostgreSQL: pooler and failover". With --lock-timeout it compares instead, both unnamed, the
+// statement as the ledger sends it (RECORD_EVENTS_WITHIN_SQL: its lock_timeout set by an argument) with the plain one.
 import { createHash, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -15,6 +16,7 @@ import { identityMigrations } from '../services/identity-admission/src/migration
 import { startPostgres } from '../services/launcher/tools/servers.ts';
 import {
   RECORD_EVENTS_SQL,
+  RECORD_EVENTS_WITHIN_SQL,
   type RecordEventParams,
   recordEventsValues,
 } from '../services/ledger/src/events/repository.ts';
@@ -26,19 +28,22 @@ const { values } = parseArgs({
     sizes: { type: 'string', default: '1,4,16' },
     rounds: { type: 'string', default: '5' },
     calls: { type: 'string', default: '1000' },
+    'lock-timeout': { type: 'boolean' },
     help: { type: 'boolean' },
   },
 });
 if (values.help) {
   process.stdout.write(
-    'Usage: node load/bench-named-statements.ts [--sizes 1,4,16] [--rounds 5] [--calls 1000]\n' +
-      '  events per call (comma-separated), alternating rounds of each kind, calls per round\n',
+    'Usage: node load/bench-named-statements.ts [--sizes 1,4,16] [--rounds 5] [--calls 1000] [--lock-timeout]\n' +
+      '  events per call (comma-separated), alternating rounds of each kind, calls per round;\n' +
+      '  --lock-timeout: the statement with its lock_timeout argument against the plain one, both unnamed\n',
   );
   process.exit(0);
 }
 const sizes = values.sizes.split(',').map(Number);
 const rounds = Number(values.rounds);
 const calls = Number(values.calls);
+const lockTimeout = values['lock-timeout'] === true;
 if (![...sizes, rounds, calls].every((n) => Number.isInteger(n) && n >= 1 && n <= 100_000)) {
   process.stderr.write('--sizes, --rounds and --calls take whole numbers from 1 to 100000\n');
   process.exit(2);
@@ -88,6 +93,15 @@ try {
     const start = process.hrtime.bigint();
     for (let i = 0; i < count; i++) {
       const args = recordEventsValues(events(size));
+      if (lockTimeout) {
+        // "named" stands for the ledger's statement here: the plain one's arguments and a 2 s lock_timeout.
+        await client.query(
+          named
+            ? { text: RECORD_EVENTS_WITHIN_SQL, values: [...args, '2000'] }
+            : { text: RECORD_EVENTS_SQL, values: args },
+        );
+        continue;
+      }
       await client.query(
         named
           ? { name: `bench_${size}`, text: RECORD_EVENTS_SQL, values: args }
@@ -104,7 +118,11 @@ try {
       .map((x) => x.toFixed(2))
       .join(', ')}\n`,
   );
-  process.stdout.write('events/call   named: wall µs, backend CPU µs   unnamed: wall µs, backend CPU µs   (medians)\n');
+  process.stdout.write(
+    lockTimeout
+      ? 'events/call   with lock_timeout: wall µs, backend CPU µs   plain: wall µs, backend CPU µs   (medians, unnamed)\n'
+      : 'events/call   named: wall µs, backend CPU µs   unnamed: wall µs, backend CPU µs   (medians)\n',
+  );
   for (const size of sizes) {
     await round(true, size, 100);
     await round(false, size, 100);

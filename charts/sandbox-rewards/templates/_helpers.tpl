@@ -157,6 +157,8 @@ Usage: include "sandbox-rewards.programConfig" (dict "root" $ "program" "ledger"
 {{- if has .program (list "ledger" "identity-admission") -}}
 {{- $_ := set $env "DATABASE_POOL_MAX" (toString .root.Values.database.poolMax) -}}
 {{- $_ := set $env "DATABASE_NAMED_STATEMENTS" (toString .root.Values.database.namedStatements) -}}
+{{- $_ := set $env "DATABASE_STATEMENT_TIMEOUT_MS" (toString .root.Values.database.statementTimeoutMs) -}}
+{{- $_ := set $env "DATABASE_LOCK_TIMEOUT_MS" (toString .root.Values.database.lockTimeoutMs) -}}
 {{- end -}}
 {{- if eq .program "gateway" -}}
 {{- $_ := set $env "GRAPHQL_INTROSPECTION" (toString $c.graphqlIntrospection) -}}

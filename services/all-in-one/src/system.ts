@@ -7,7 +7,7 @@ import type { Server } from 'node:http';
 import { resolve } from 'node:path';
 import { loadOrCreateAdminToken } from '#runtime/cli/local-service.ts';
 import type { Clock } from '#runtime/clock.ts';
-import { EnvReader, readCommonConfig } from '#runtime/config.ts';
+import { EnvReader, readCommonConfig, readDatabaseTimeouts } from '#runtime/config.ts';
 import { Database, migrate } from '#runtime/db/database.ts';
 import { type EmbeddedPostgres, startEmbeddedPostgres } from '#runtime/db/embedded.ts';
 import { readDatabaseUrl, redactDatabaseUrl } from '#runtime/db/url.ts';
@@ -84,6 +84,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<RunningS
   // libpq's multi-host form is allowed (db/url.ts): reader.url would split its host list at the commas.
   const databaseUrl = readDatabaseUrl(reader);
   const databaseNamedStatements = reader.bool('DATABASE_NAMED_STATEMENTS', false);
+  const databaseTimeouts = readDatabaseTimeouts(reader);
   // The local development default: no DATABASE_URL, so PGlite under DATA_DIR. Only there is the development identity
   // provider trusted (and its sign-in route served), and only there does the server listen on loopback by default;
   // anywhere else it takes a variable that says it is unsafe (docs/identity.md).
@@ -120,6 +121,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<RunningS
     poolMax: embedded ? 1 : 10,
     // PGlite's connections share one session: a statement named by a closed connection would collide.
     namedStatements: !embedded && databaseNamedStatements,
+    ...databaseTimeouts,
     logger,
     metrics,
   });
@@ -133,7 +135,10 @@ export async function startSystem(options: SystemOptions = {}): Promise<RunningS
         logger,
         metrics,
       })
-    : new InProcessTransport(logger, metrics);
+    : new InProcessTransport(logger, metrics, {
+        requestTimeoutMs: common.natsRequestTimeoutMs,
+        eventRequestTimeoutMs: common.natsEventRequestTimeoutMs,
+      });
   const programs = await startInProcess({
     configs,
     transport,

@@ -148,3 +148,22 @@ export function readCommonConfig(reader: EnvReader): CommonConfig {
     trustProxy: reader.bool('TRUST_PROXY', false),
   };
 }
+
+/** Default DATABASE_STATEMENT_TIMEOUT_MS: no request of the service runs a statement this long. */
+export const DATABASE_STATEMENT_TIMEOUT_MS_DEFAULT = 30_000;
+/** Default DATABASE_LOCK_TIMEOUT_MS: a transaction waits this long at most for a row another transaction holds. */
+export const DATABASE_LOCK_TIMEOUT_MS_DEFAULT = 10_000;
+
+/**
+ * DATABASE_STATEMENT_TIMEOUT_MS, DATABASE_LOCK_TIMEOUT_MS: a state owner's transactions' statement_timeout and
+ * lock_timeout where the request has no deadline, and their bound where it has one (db/database.ts; 0: none).
+ */
+export function readDatabaseTimeouts(reader: EnvReader): { statementTimeoutMs: number; lockTimeoutMs: number } {
+  return {
+    statementTimeoutMs: reader.int('DATABASE_STATEMENT_TIMEOUT_MS', DATABASE_STATEMENT_TIMEOUT_MS_DEFAULT, {
+      min: 0,
+      max: 3_600_000,
+    }),
+    lockTimeoutMs: reader.int('DATABASE_LOCK_TIMEOUT_MS', DATABASE_LOCK_TIMEOUT_MS_DEFAULT, { min: 0, max: 3_600_000 }),
+  };
+}

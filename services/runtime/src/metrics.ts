@@ -11,6 +11,7 @@ export interface Metrics {
   transportPublishes: Counter<'topic' | 'outcome'>;
   transportUndeliveredRetries: Counter<'subject'>;
   databaseContention: Counter<'sqlstate' | 'outcome'>;
+  lateWorkDropped: Counter<'stage'>;
 }
 
 export function createMetrics(): Metrics {
@@ -64,6 +65,14 @@ export function createMetrics(): Metrics {
         'SQLSTATE and outcome: retried, or gave_up (the bound reached: a 503, or for a batch of events each event ' +
         'decided again alone)',
       labelNames: ['sqlstate', 'outcome'],
+      registers: [registry],
+    }),
+    lateWorkDropped: new Counter({
+      name: 'late_work_dropped_total',
+      help:
+        "Work a state owner dropped because its request's deadline had passed before it started (nothing done), by " +
+        'stage: received (before the handler), transaction (before BEGIN), batch (taken from the ledger batch queue)',
+      labelNames: ['stage'],
       registers: [registry],
     }),
   };

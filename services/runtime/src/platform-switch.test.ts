@@ -1,4 +1,5 @@
-import { PLATFORM_CACHE_MS, PLATFORM_SHARE_MS, PlatformSwitch } from './platform-switch.ts';
+import { DependencyUnavailableError } from './errors.ts';
+import { PLATFORM_CACHE_MS, PLATFORM_SHARE_MS, PLATFORM_STALE_MAX_MS, PlatformSwitch } from './platform-switch.ts';
 import type { Transport } from './transport/operation.ts';
 
 /** A transport whose GetPlatformState calls are answered (or never) by the test. */
@@ -6,6 +7,7 @@ function fakeTransport() {
   const calls: Array<{ resolve: (enabled: boolean) => void; reject: (error: Error) => void }> = [];
   const transport = {
     kind: 'in-process',
+    isReady: () => true,
     call: () =>
       new Promise((resolve, reject) => {
         calls.push({ resolve: (enabled) => resolve({ enabled }), reject });
@@ -74,5 +76,35 @@ describe('PlatformSwitch', () => {
     await again;
     expect(platform.knownEnabled()).toBe(false); // disabled
     expect(calls).toHaveLength(2);
+  });
+
+  it('identity-admission cannot answer: the last state within the bound (at once after a failure), then fails closed', async () => {
+    let now = 0;
+    const { transport, calls } = fakeTransport();
+    const platform = new PlatformSwitch(transport, () => now);
+    const unavailable = () => new DependencyUnavailableError('identity', 'no responders', 'not_delivered');
+    const first = platform.isEnabled(ctx);
+    calls[0]!.resolve(true);
+    await expect(first).resolves.toBe(true);
+    now = PLATFORM_CACHE_MS;
+    const failing = platform.isEnabled(ctx);
+    calls[1]!.reject(unavailable());
+    await expect(failing).resolves.toBe(true); // the refresh failed: the last known state
+    now = PLATFORM_STALE_MAX_MS - 1;
+    await expect(platform.isEnabled(ctx)).resolves.toBe(true); // answered before its refresh ends
+    expect(calls).toHaveLength(3);
+    calls[2]!.reject(unavailable());
+    now = PLATFORM_STALE_MAX_MS - 1 + PLATFORM_SHARE_MS; // past the bound, and that refresh no longer shared
+    const closed = platform.isEnabled(ctx);
+    calls[3]!.reject(unavailable());
+    await expect(closed).rejects.toBeInstanceOf(DependencyUnavailableError);
+    // An answer again: served on it, and a failure of another kind (a bug) is never hidden by the last state.
+    const back = platform.isEnabled(ctx);
+    calls[4]!.resolve(true);
+    await expect(back).resolves.toBe(true);
+    now += PLATFORM_CACHE_MS;
+    const bug = platform.isEnabled(ctx);
+    calls[5]!.reject(new Error('bug'));
+    await expect(bug).rejects.toThrow('bug');
   });
 });

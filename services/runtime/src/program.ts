@@ -7,7 +7,7 @@ import type Router from '@koa/router';
 import type Koa from 'koa';
 import { type Clock, databaseClock } from './clock.ts';
 import { WARM_COMPILE_CACHE_FLAG, warmCompileCache } from './compile-cache.ts';
-import { EnvReader, readCommonConfig } from './config.ts';
+import { EnvReader, readCommonConfig, readDatabaseTimeouts } from './config.ts';
 import type { Database } from './db/database.ts';
 import type { MigrationSet } from './db/migrations.ts';
 import { readDatabaseUrl } from './db/url.ts';
@@ -190,6 +190,7 @@ export async function runStandalone<C>(module: ProgramModule<C>): Promise<void> 
   if (module.database) reader.check(databaseUrl !== undefined, 'DATABASE_URL is required for a state owner');
   const databasePoolMax = reader.int('DATABASE_POOL_MAX', 10, { min: 1, max: 200 });
   const databaseNamedStatements = reader.bool('DATABASE_NAMED_STATEMENTS', false);
+  const databaseTimeouts = readDatabaseTimeouts(reader);
   // SHUTDOWN_DRAIN_MS: after SIGTERM an edge answers /readyz 503 and goes on serving this long, so that a balancer
   // or a Service whose readiness probe runs every 5 s and fails after 2 (the chart's defaults) has taken it out
   // before it stops accepting. State owners need none: leaving their queue groups is immediate.
@@ -259,6 +260,7 @@ export async function runStandalone<C>(module: ProgramModule<C>): Promise<void> 
         url: databaseUrl,
         poolMax: databasePoolMax,
         namedStatements: databaseNamedStatements,
+        ...databaseTimeouts,
         logger,
         metrics,
       });

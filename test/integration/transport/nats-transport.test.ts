@@ -10,6 +10,7 @@ import type { MembershipChanged } from '#runtime/contracts/gen/rewards/v1/notice
 import { MEMBERSHIP_SUBJECT, membershipTopic } from '#runtime/contracts/subjects.ts';
 import { AppError, DependencyUnavailableError } from '#runtime/errors.ts';
 import { createMetrics } from '#runtime/metrics.ts';
+import { currentDeadline } from '#runtime/transport/deadline.ts';
 import { InProcessTransport } from '#runtime/transport/in-process.ts';
 import { NatsTransport } from '#runtime/transport/nats.ts';
 import { bind, defineOperation, type EndpointBinding, type Transport } from '#runtime/transport/operation.ts';
@@ -229,4 +230,68 @@ describe('in-process transport', () => {
     await transport.close();
     await expect(transport.call(op, {}, ctx)).rejects.toBeInstanceOf(DependencyUnavailableError);
   });
+});
+
+describe('deadlines, the same on both transports', () => {
+  const opened: Transport[] = [];
+  afterEach(async () => {
+    for (const transport of opened.splice(0)) await transport.close();
+  });
+  /** A caller and a server of one kind, both with a 1 s request timeout. */
+  const pair = async (kind: 'nats' | 'in-process'): Promise<{ client: Transport; server: Transport }> => {
+    if (kind === 'in-process') {
+      const transport = new InProcessTransport(logger, createMetrics(), { requestTimeoutMs: 1000 });
+      opened.push(transport);
+      return { client: transport, server: transport };
+    }
+    const server = await natsTransport('deadline-server', 1000);
+    const client = await natsTransport('deadline-client', 1000);
+    opened.push(client, server);
+    return { client, server };
+  };
+
+  for (const kind of ['nats', 'in-process'] as const) {
+    it(`${kind}: the handler runs in the caller's budget (its timeout less the margin); a late request is not handled`, async () => {
+      const { client, server } = await pair(kind);
+      const op = testOperation();
+      const seen: Array<{ remainingMs: number; same: boolean }> = [];
+      await serveTest(server, [
+        bind(op, async (_request, callCtx) => {
+          const deadline = callCtx.deadline as number;
+          seen.push({ remainingMs: deadline - performance.now(), same: currentDeadline() === deadline });
+          return { enabled: true };
+        }),
+      ]);
+      expect((await client.call(op, {}, ctx)).enabled).toBe(true);
+      expect(seen).toHaveLength(1);
+      // 1000 ms less the margin (a tenth: 100 ms); less again by the time it took to arrive.
+      expect(seen[0]?.remainingMs).toBeLessThanOrEqual(900);
+      expect(seen[0]?.same).toBe(true);
+      // A caller whose own deadline has passed: the request arrives with no budget and is not handled.
+      const late = await client.call(op, {}, { ...ctx, deadline: performance.now() - 1 }).catch((e: unknown) => e);
+      expect(late).toBeInstanceOf(AppError);
+      expect(late).toMatchObject({
+        status: 503,
+        code: 'retry_later',
+        message: expect.stringMatching(/deadline passed/),
+      });
+      expect(seen).toHaveLength(1);
+    });
+
+    it(`${kind}: a handler that does not answer in time is a 503 whose outcome is unknown`, async () => {
+      const { client, server } = await pair(kind);
+      const op = testOperation();
+      let release: () => void = () => undefined;
+      await serveTest(server, [
+        bind(op, async () => {
+          await new Promise<void>((resolve) => (release = resolve));
+          return { enabled: true };
+        }),
+      ]);
+      const error = await client.call(op, {}, ctx).catch((e: unknown) => e);
+      release();
+      expect(error).toBeInstanceOf(DependencyUnavailableError);
+      expect((error as DependencyUnavailableError).outcome).toBe('unknown');
+    });
+  }
 });

@@ -25,6 +25,7 @@
 import { type BatchPolicy, batchKey, KeyedBatcher, type Outcome, Rejected } from '#runtime/batching/keyed-batcher.ts';
 import { EVENT_LIMITS } from '#runtime/contracts/event-limits.ts';
 import type { Logger } from '#runtime/logger.ts';
+import { DeadlinePassedError } from '#runtime/transport/deadline.ts';
 import {
   DatabaseUnavailableError,
   type EventRepository,
@@ -74,6 +75,8 @@ export interface BatchObserver {
   queued(depth: number): void;
   /** A call of ledger.record_events ended (answered or failed) this many seconds after it left: its round trip. */
   called?(seconds: number): void;
+  /** This many events were dropped from the queue, their request's deadline passed (nothing decided). */
+  dropped?(count: number): void;
 }
 
 /**
@@ -92,7 +95,9 @@ export async function recoverFailedBatch(
   decide: DecideBatch,
   logger?: Logger,
 ): Promise<Array<Outcome<RecordResult>>> {
-  if (error instanceof DatabaseUnavailableError) return batch.map(() => new Rejected(error));
+  if (error instanceof DatabaseUnavailableError || error instanceof DeadlinePassedError) {
+    return batch.map(() => new Rejected(error));
+  }
   if (batch.length > 1)
     logger?.warn({ err: error, events: batch.length }, 'event batch failed; deciding its events one by one');
   else if (!isUniqueViolation(error)) return [new Rejected(error)];
@@ -158,6 +163,8 @@ export class DecisionBatcher {
         eagerCallsMax: 1,
         queuedMax: options.queuedMax,
         queueFullMessage: `more than ${options.queuedMax} events wait for the database`,
+        // An event whose request's deadline passed while it waited is not decided: its caller gave up already.
+        late: { deadlineOf: (params) => params.deadline, error: () => new DeadlinePassedError('its batch left') },
       },
       observer && {
         sent: (batches) => {
@@ -165,6 +172,7 @@ export class DecisionBatcher {
           if (batches.length > 1) observer.group?.(batches.length);
         },
         queued: (depth) => observer.queued(depth),
+        dropped: (count) => observer.dropped?.(count),
       },
     );
   }

@@ -16,7 +16,7 @@ import { decisionsSubject, decisionsTopic } from '#runtime/contracts/subjects.ts
 import type { Database } from '#runtime/db/database.ts';
 import type { Logger } from '#runtime/logger.ts';
 import type { Metrics } from '#runtime/metrics.ts';
-import { bind, type EndpointBinding, type Transport } from '#runtime/transport/operation.ts';
+import { bind, type CallContext, type EndpointBinding, type Transport } from '#runtime/transport/operation.ts';
 import { type DecisionBatchingConfig, decisionBatcher } from './batcher.ts';
 import { eventFailures, invalidPublicKey, outcomeError, outcomeOfError } from './errors.ts';
 import { decisionBatchMetrics } from './metrics.ts';
@@ -69,8 +69,9 @@ export function eventEndpoints(deps: EventEndpointDeps, config: EventEndpointCon
   const batcher = decisionBatcher(events, config, decisionBatchMetrics(deps.metrics), deps.logger);
 
   /** One event, validated and decided (through its key's batch); throws the AppError RecordEvent answers. */
-  const recordOne = async (request: RecordEventRequest): Promise<RecordEventReply> => {
+  const recordOne = async (request: RecordEventRequest, ctx: CallContext): Promise<RecordEventReply> => {
     const params = recordEventParams(request, deps.clock, config.eventRateLimitPerMinute);
+    params.deadline = ctx.deadline;
     const result = await batcher.submit(params).catch((error: unknown) => failures.decision(params, error));
     if (result.outcome !== 'decided' && result.outcome !== 'replayed') throw outcomeError(result.outcome);
     // PostgreSQL's spelling of the UUID (lower case), as the records list it.
@@ -95,7 +96,7 @@ export function eventEndpoints(deps: EventEndpointDeps, config: EventEndpointCon
       const outcomes = await Promise.all(
         request.events.map(
           (event): Promise<RecordEventOutcomeInit> =>
-            recordOne(event).then(
+            recordOne(event, ctx).then(
               (value) => ({ outcome: { case: 'result', value } }),
               (error: unknown) => outcomeOfError(error, deps.logger, ctx.requestId),
             ),

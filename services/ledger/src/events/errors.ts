@@ -6,6 +6,8 @@ import type { RecordEventOutcomeSchema } from '#runtime/contracts/gen/rewards/v1
 import { sqlStateOf } from '#runtime/db/failures.ts';
 import { AppError } from '#runtime/errors.ts';
 import type { Logger } from '#runtime/logger.ts';
+import { LATE_MESSAGE } from '#runtime/transport/codec.ts';
+import { DeadlinePassedError } from '#runtime/transport/deadline.ts';
 import {
   DatabaseUnavailableError,
   type EventRepository,
@@ -68,6 +70,10 @@ export function eventFailures(events: Pick<EventRepository, 'storedDecision'>, l
       logger.warn({ err: error }, 'ledger event queue full');
       throw new AppError('retry_later', 'The ledger is overloaded; retry later. Nothing was stored.');
     }
+    if (error instanceof DeadlinePassedError) {
+      // Not decided: the caller has given up already (and answered that the event may have been stored).
+      throw new AppError('retry_later', LATE_MESSAGE);
+    }
     if (error instanceof DatabaseUnavailableError) {
       logger.warn({ err: error, sqlstate: sqlStateOf(error) }, 'ledger database unavailable');
       throw new AppError('retry_later', NOT_STORED);
@@ -85,6 +91,7 @@ export function eventFailures(events: Pick<EventRepository, 'storedDecision'>, l
     const lost = error instanceof DatabaseUnavailableError && error.outcome === 'unknown';
     const known =
       error instanceof QueueFullError ||
+      error instanceof DeadlinePassedError ||
       (error instanceof DatabaseUnavailableError && !lost) ||
       (!(error instanceof DatabaseUnavailableError) && sqlStateOf(error) !== undefined);
     if (known) return notStored(error);

@@ -6,7 +6,7 @@ import type { BatchObserver } from './batcher.ts';
 
 /**
  * The batcher's observer: ledger_event_batch_size, ledger_event_transaction_keys, ledger_event_queue_depth,
- * ledger_event_call_duration_seconds.
+ * ledger_event_call_duration_seconds; the events dropped at their deadline count in late_work_dropped_total{stage="batch"}.
  */
 export function decisionBatchMetrics(metrics: Metrics | undefined): BatchObserver | undefined {
   if (!metrics) return undefined;
@@ -39,5 +39,6 @@ export function decisionBatchMetrics(metrics: Metrics | undefined): BatchObserve
     group: (keys) => groupSizes.observe(keys),
     queued: (depth) => queueDepth.set(depth),
     called: (seconds) => callDurations.observe(seconds),
+    dropped: (count) => metrics.lateWorkDropped.inc({ stage: 'batch' }, count),
   };
 }

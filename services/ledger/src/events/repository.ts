@@ -25,6 +25,11 @@ export interface RecordEventParams {
    * ledger.record_events only (the benchmarks' single-event baseline, load/sql/record_event.sql, stores none).
    */
   metadataJson?: string | undefined;
+  /**
+   * The deadline of the event's request (performance.now() time, transport/deadline.ts), if it has one: past it the
+   * event is not decided (its batch queue drops it), and its call's lock_timeout follows it. Never sent to SQL.
+   */
+  deadline?: number | undefined;
 }
 
 export interface StoredDecision {
@@ -80,6 +85,18 @@ export const RECORD_EVENTS_SQL = `select json_agg(json_build_array(o_outcome, o_
     order by o_index)::text as d
   from ledger.record_events($1::bytea[], $2::uuid[], $3::uuid[], $4::text[], $5::bigint[], $6, $7::timestamptz[], $8,
     $9::text[])`;
+
+/**
+ * RECORD_EVENTS_SQL as the ledger sends it: the transaction's lock_timeout set first ($10, in ms; null keeps the
+ * server's), by an argument evaluated before the function runs, so that the wait for a game lock ends at the call's
+ * deadline without a statement of its own (one round trip, as before). statement_timeout cannot follow a deadline
+ * this way (it is armed when the statement starts): the call's only wait is the game lock.
+ */
+export const RECORD_EVENTS_WITHIN_SQL = RECORD_EVENTS_SQL.replace(
+  '$8,',
+  "(select $8::integer where set_config('lock_timeout', coalesce($10::text, current_setting('lock_timeout')), true) is not null),",
+);
+if (RECORD_EVENTS_WITHIN_SQL === RECORD_EVENTS_SQL) throw new Error('RECORD_EVENTS_SQL has no $8 argument');
 
 // A call of recordEventGroups takes at most EVENT_LIMITS.keysPerCallMax keys and EVENT_LIMITS.eventsPerCallMax events
 // (the SQL function refuses more: services/runtime/src/contracts/event-limits.ts, checked by npm run check).
@@ -160,7 +177,7 @@ export class EventRepository {
 
   constructor(database: Database) {
     this.database = database;
-    this.recordBatchStatementName = database.namedStatements ? 'ledger_record_events_v4' : undefined;
+    this.recordBatchStatementName = database.namedStatements ? 'ledger_record_events_v5' : undefined;
   }
 
   /** Connections of the pool: how many batches can be in the database at once. */
@@ -254,9 +271,10 @@ export class EventRepository {
       throw new Error(`a group of ${batches.length} batches`);
     }
     const events = batches.flat();
-    const row = (
-      await this.query<{ d: string }>(RECORD_EVENTS_SQL, recordEventsValues(events), this.recordBatchStatementName)
-    )[0];
+    // The call waits for a game lock until the latest deadline of its events (each was taken before its own).
+    const { lockMs } = this.database.timeouts(latestDeadline(events));
+    const values = [...recordEventsValues(events), lockMs ?? null];
+    const row = (await this.query<{ d: string }>(RECORD_EVENTS_WITHIN_SQL, values, this.recordBatchStatementName))[0];
     if (!row) throw new Error('ledger.record_events returned no row');
     const results = parseRecordEvents(row.d, events);
     let offset = 0;
@@ -297,6 +315,16 @@ export class EventRepository {
       rules: row.rules.map((r) => ({ eventType: r.eventType, rewardCredits: BigInt(r.rewardCredits) })),
     };
   }
+}
+
+/** The latest deadline of a call's events; undefined when one of them has none. */
+function latestDeadline(events: RecordEventParams[]): number | undefined {
+  let latest = Number.NEGATIVE_INFINITY;
+  for (const event of events) {
+    if (event.deadline === undefined) return undefined;
+    latest = Math.max(latest, event.deadline);
+  }
+  return latest;
 }
 
 /** The parameters of RECORD_EVENTS_SQL for a call's events (parallel arrays, a key hash per event). */

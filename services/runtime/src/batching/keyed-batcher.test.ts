@@ -9,6 +9,8 @@ import { type BatchPolicy, KeyedBatcher, type KeyedBatcherOptions, QueueFullErro
 interface Item {
   key: number;
   id: string;
+  /** performance.now() time past which it must not be sent (the `late` option). */
+  deadline?: number;
 }
 const item = (key: number, id: string): Item => ({ key, id });
 
@@ -102,6 +104,32 @@ describe('the ledger’s way: one call per key at a time, several keys in one ca
     await Promise.all([1, 2, 3].map((k) => h.submit(item(k, `k${k}`))));
     await h.submit(item(4, 'alone'));
     expect(h.calls()).toEqual([['k1', 'k2', 'k3'], ['alone']]);
+  });
+
+  test('events whose deadline passed while they waited are answered with the late error, never sent', async () => {
+    const late = { deadlineOf: (e: unknown) => (e as Item).deadline, error: () => new Error('late') };
+    const h = harness({ batchMax: 256, concurrencyMax: 1, keysMax: 8, late }, 'ledger');
+    h.hold();
+    const first = h.submit(item(1, 'a1'));
+    await turn(); // a1 is out, the only slot taken
+    const passed = performance.now() - 1;
+    const answers = Promise.allSettled([
+      h.submit({ key: 1, id: 'a2', deadline: passed }),
+      h.submit({ key: 2, id: 'b1', deadline: passed }),
+      h.submit({ key: 2, id: 'b2', deadline: performance.now() + 60_000 }),
+      h.submit({ key: 3, id: 'c1', deadline: passed }),
+    ]);
+    await turn();
+    h.release();
+    expect(await first).toBe('a1');
+    expect((await answers).map((a) => (a.status === 'fulfilled' ? a.value : (a.reason as Error).message))).toEqual([
+      'late',
+      'late',
+      'b2',
+      'late',
+    ]);
+    // Keys a and c had only late events: they left the line; b's call holds its one event in time.
+    expect(h.calls()).toEqual([['a1'], ['b2']]);
   });
 
   test('a call holds at most keysMax keys; the next ready keys take the next free slot', async () => {

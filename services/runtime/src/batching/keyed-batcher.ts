@@ -59,7 +59,7 @@ export interface BatchPolicy<T, R> {
   recover(batch: T[], error: unknown): Promise<Array<Outcome<R>>>;
 }
 
-export interface KeyedBatcherOptions {
+export interface KeyedBatcherOptions<T = unknown> {
   /** Most events in one call. */
   batchMax: number;
   /** Calls out at once. */
@@ -80,6 +80,11 @@ export interface KeyedBatcherOptions {
   queuedMax?: number | undefined;
   /** The QueueFullError's message (default: `more than <queuedMax> events wait`). */
   queueFullMessage?: string | undefined;
+  /**
+   * Events with a deadline (performance.now() time; the ledger: its request's, transport/deadline.ts): an event whose
+   * deadline has passed when its key is taken from the line is not sent but rejected with `error()`, nothing done.
+   */
+  late?: { deadlineOf(item: T): number | undefined; error(): unknown } | undefined;
 }
 
 export interface KeyedBatchObserver<T> {
@@ -87,6 +92,8 @@ export interface KeyedBatchObserver<T> {
   sent?(batches: readonly (readonly T[])[]): void;
   /** Events now waiting (not yet in a call); reported whenever the number changes. */
   queued?(depth: number): void;
+  /** This many events of a key were rejected when it was taken, their deadline passed (`late`). */
+  dropped?(count: number): void;
 }
 
 export class QueueFullError extends Error {
@@ -114,7 +121,7 @@ interface Taken<T, R> {
 
 export class KeyedBatcher<T, R> {
   private readonly policy: BatchPolicy<T, R>;
-  private readonly options: KeyedBatcherOptions;
+  private readonly options: KeyedBatcherOptions<T>;
   private readonly queuedMax: number;
   private readonly eagerCallsMax: number;
   private readonly observer: KeyedBatchObserver<T> | undefined;
@@ -128,7 +135,7 @@ export class KeyedBatcher<T, R> {
   private inLine = 0;
   private scheduled = false;
 
-  constructor(policy: BatchPolicy<T, R>, options: KeyedBatcherOptions, observer?: KeyedBatchObserver<T>) {
+  constructor(policy: BatchPolicy<T, R>, options: KeyedBatcherOptions<T>, observer?: KeyedBatchObserver<T>) {
     const queuedMax = options.queuedMax ?? Number.POSITIVE_INFINITY;
     const eagerCallsMax = options.eagerCallsMax ?? options.concurrencyMax;
     const counts = [options.batchMax, options.concurrencyMax, options.keysMax, queuedMax, eagerCallsMax];
@@ -176,7 +183,9 @@ export class KeyedBatcher<T, R> {
 
   /** The batch of the key first in line, if it fits in `room` events; undefined otherwise (it stays first). */
   private take(room: number): Taken<T, R> | undefined {
-    const first = this.line.entries().next();
+    let first = this.line.entries().next();
+    // A key whose every event is late leaves the line: the next key is first.
+    while (!first.done && this.dropLate(first.value[0], first.value[1])) first = this.line.entries().next();
     if (first.done) return undefined;
     const [key, queue] = first.value;
     const size = Math.min(queue.length, this.options.batchMax);
@@ -193,6 +202,27 @@ export class KeyedBatcher<T, R> {
     this.queued -= size;
     this.inLine -= batch.length + rest.length;
     return { key, batch };
+  }
+
+  /**
+   * Rejects the events of a key in line whose deadline has passed (`late`), in place; true when none is left (the key
+   * then left the line).
+   */
+  private dropLate(key: string, queue: Array<Waiting<T, R>>): boolean {
+    const late = this.options.late;
+    if (late === undefined) return false;
+    const now = performance.now();
+    const isLate = (waiting: Waiting<T, R>) => (late.deadlineOf(waiting.item) ?? Number.POSITIVE_INFINITY) <= now;
+    if (!queue.some(isLate)) return false;
+    const kept = queue.filter((waiting) => !isLate(waiting));
+    const dropped = queue.filter(isLate);
+    queue.splice(0, queue.length, ...kept);
+    this.queued -= dropped.length;
+    this.inLine -= dropped.length;
+    if (kept.length === 0) this.line.delete(key);
+    this.observer?.dropped?.(dropped.length);
+    for (const waiting of dropped) waiting.reject(late.error());
+    return kept.length === 0;
   }
 
   /** Fewer than eagerCallsMax calls are out, or the keys in line fill a call. */

@@ -8,6 +8,7 @@ import type pg from 'pg';
 import { Gauge } from 'prom-client';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics.ts';
+import { currentDeadline, DeadlinePassedError, remainingMs } from '../transport/deadline.ts';
 import { type SelectorEvent, type ServerSelector, selectorFor } from './failover.ts';
 import { type ContentionObserver, retryOnContention } from './failures.ts';
 import type { MigrationSet } from './migrations.ts';
@@ -28,11 +29,48 @@ export interface DatabaseOptions {
   namedStatements?: boolean;
   logger: Logger;
   /**
+   * DATABASE_STATEMENT_TIMEOUT_MS and DATABASE_LOCK_TIMEOUT_MS: each transaction's statement_timeout and lock_timeout
+   * (SET LOCAL) when its request has no deadline, and their upper bound when it has one (the deadline's remaining
+   * time then sets them). 0 or unset: none of this service's own (the server's setting stays). Read by
+   * readDatabaseTimeouts (config.ts).
+   */
+  statementTimeoutMs?: number | undefined;
+  lockTimeoutMs?: number | undefined;
+  /**
    * Registers `database_pool_connections{state}` (total, idle, waiting) in this registry (the first Database opened
    * with it; the test harness opens two on one registry) and counts contention in `database_contention_failures_total`.
    */
   metrics?: Metrics;
 }
+
+/** A transaction's statement_timeout and lock_timeout in ms (undefined: the server's setting stays). */
+export interface TransactionTimeouts {
+  statementMs: number | undefined;
+  lockMs: number | undefined;
+}
+
+/**
+ * The timeouts of a transaction that starts now: the settings, capped by what is left of `deadline` (at least 1 ms:
+ * 0 would turn a timeout off). Throws DeadlinePassedError when the deadline has passed: the transaction must not
+ * start.
+ */
+export function timeoutsWithin(
+  deadline: number | undefined,
+  settings: { statementTimeoutMs?: number | undefined; lockTimeoutMs?: number | undefined },
+): TransactionTimeouts {
+  const setting = (ms: number | undefined) => (ms && ms > 0 ? ms : undefined);
+  const statementMs = setting(settings.statementTimeoutMs);
+  const lockMs = setting(settings.lockTimeoutMs);
+  if (deadline === undefined) return { statementMs, lockMs };
+  const left = remainingMs(deadline);
+  if (left <= 0) throw new DeadlinePassedError('its transaction started');
+  const capped = (ms: number | undefined) => Math.max(1, Math.ceil(Math.min(left, ms ?? left)));
+  return { statementMs: capped(statementMs), lockMs: capped(lockMs) };
+}
+
+/** SET LOCAL of both timeouts in one statement; a null keeps the server's setting. */
+const SET_TIMEOUTS_SQL = `select set_config('statement_timeout', coalesce(?::text, current_setting('statement_timeout')), true),
+  set_config('lock_timeout', coalesce(?::text, current_setting('lock_timeout')), true)`;
 
 /** The counts of the `pg` pool behind MikroORM. */
 interface PoolCounts {
@@ -88,6 +126,8 @@ export class Database {
   /** The pool's Client class (failover.ts), for connections of one's own (newClient). */
   private readonly selector: ServerSelector;
   private readonly stopObserving: () => void;
+  private readonly timeoutSettings: { statementTimeoutMs?: number | undefined; lockTimeoutMs?: number | undefined };
+  private readonly metrics: Metrics | undefined;
 
   private constructor(
     // biome-ignore lint/suspicious/noExplicitAny: see above.
@@ -97,7 +137,10 @@ export class Database {
     selector: ServerSelector,
     stopObserving: () => void,
     namedStatements: boolean,
+    timeoutSettings: { statementTimeoutMs?: number | undefined; lockTimeoutMs?: number | undefined },
   ) {
+    this.timeoutSettings = timeoutSettings;
+    this.metrics = metrics;
     this.orm = orm;
     this.namedStatements = namedStatements;
     this.logger = logger;
@@ -138,7 +181,16 @@ export class Database {
       selector,
       stopObserving,
       options.namedStatements ?? false,
+      { statementTimeoutMs: options.statementTimeoutMs, lockTimeoutMs: options.lockTimeoutMs },
     );
+  }
+
+  /**
+   * The timeouts of a transaction that starts now for work of this deadline (undefined: none), on this database's
+   * settings (timeoutsWithin); throws DeadlinePassedError once the deadline has passed.
+   */
+  timeouts(deadline: number | undefined): TransactionTimeouts {
+    return timeoutsWithin(deadline, this.timeoutSettings);
   }
 
   /**
@@ -175,10 +227,27 @@ export class Database {
   /**
    * One transaction on a fresh entity manager, run again from the start when PostgreSQL rolled it back for a
    * serialization failure or deadlock (db/failures.ts): `work` must do nothing outside the database that a second run
-   * would repeat.
+   * would repeat. Its statement_timeout and lock_timeout (SET LOCAL) are `timeouts` of the current request's deadline
+   * (transport/deadline.ts): a lock wait or a statement past it fails (55P03, 57014: 503, nothing stored).
    */
   transaction<T>(work: (em: EntityManager) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
-    return this.retrying(() => this.em().transactional((em) => work(em), options));
+    return this.retrying(() => {
+      // Before BEGIN: a request whose deadline has passed starts no transaction (DeadlinePassedError).
+      let timeouts: TransactionTimeouts;
+      try {
+        timeouts = this.timeouts(currentDeadline());
+      } catch (error) {
+        if (error instanceof DeadlinePassedError) this.metrics?.lateWorkDropped.inc({ stage: 'transaction' });
+        throw error;
+      }
+      const { statementMs, lockMs } = timeouts;
+      return this.em().transactional(async (em) => {
+        if (statementMs !== undefined || lockMs !== undefined) {
+          await em.execute(SET_TIMEOUTS_SQL, [statementMs ?? null, lockMs ?? null]);
+        }
+        return work(em);
+      }, options);
+    });
   }
 
   async ping(): Promise<boolean> {

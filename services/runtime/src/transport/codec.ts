@@ -13,6 +13,7 @@ import { ServiceErrorSchema } from '../contracts/gen/rewards/v1/errors_pb.ts';
 import { AppError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics.ts';
+import { DeadlinePassedError, withDeadline } from './deadline.ts';
 import type { CallContext, EndpointBinding, Operation, Topic } from './operation.ts';
 
 export type HandlerOutcome =
@@ -54,13 +55,37 @@ export function decodeError(data: Uint8Array): AppError {
   return AppError.withStatus(message.status, code, message.message, Object.keys(extra).length ? extra : undefined);
 }
 
-/** Decodes a request, runs the handler and encodes its reply or its error. Never throws. */
+/** The answer to work dropped because its request's deadline had passed before it started: nothing was done. */
+export const LATE_MESSAGE =
+  "The request's deadline passed before the work started; nothing was stored or changed. Retry later.";
+
+/**
+ * The AppError of a handler's failure: its own AppError, 503 retry_later for work dropped at its deadline that the
+ * handler did not translate (nothing done; counted where it was dropped); anything else is a 500.
+ */
+function handlerError(error: unknown): AppError {
+  if (error instanceof AppError) return error;
+  if (error instanceof DeadlinePassedError) return new AppError('retry_later', LATE_MESSAGE);
+  return new AppError('internal_error', 'The service failed to handle the request.');
+}
+
+/**
+ * Decodes a request, runs the handler (in the request's deadline: transport/deadline.ts) and encodes its reply or its
+ * error. A request whose deadline passed before it got here is not handled (503 retry_later, nothing done). Never
+ * throws.
+ */
 export async function runEndpoint(
   binding: EndpointBinding,
   data: Uint8Array,
   ctx: CallContext,
   logger: Logger,
+  metrics?: Metrics,
 ): Promise<HandlerOutcome> {
+  if (ctx.deadline !== undefined && ctx.deadline <= performance.now()) {
+    metrics?.lateWorkDropped.inc({ stage: 'received' });
+    const late = new AppError('retry_later', LATE_MESSAGE);
+    return { ok: false, status: late.status, code: late.code, data: encodeError(late) };
+  }
   let request: MessageShape<DescMessage>;
   try {
     request = fromBinary(binding.operation.request, data);
@@ -77,13 +102,12 @@ export async function runEndpoint(
     return { ok: false, status: appError.status, code: appError.code, data: encodeError(appError) };
   }
   try {
-    const reply = await binding.handle(request, ctx);
+    const reply = await withDeadline(ctx.deadline, () => binding.handle(request, ctx));
     return { ok: true, data: toBinary(binding.operation.reply, create(binding.operation.reply, reply)) };
   } catch (error) {
-    const appError =
-      error instanceof AppError ? error : new AppError('internal_error', 'The service failed to handle the request.');
+    const appError = handlerError(error);
     // A 503 is an outage the handler logged already (as a warning); anything else of the 5xx class is a bug.
-    if (!(error instanceof AppError) || (appError.status >= 500 && appError.status !== 503)) {
+    if (appError.code === 'internal_error' || (appError.status >= 500 && appError.status !== 503)) {
       logger.error({ err: error, subject: binding.operation.subject, requestId: ctx.requestId }, 'operation failed');
     }
     return { ok: false, status: appError.status, code: appError.code, data: encodeError(appError) };

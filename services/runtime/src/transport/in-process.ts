@@ -12,6 +12,7 @@ import {
   noticeReceiver,
   runEndpoint,
 } from './codec.ts';
+import { type RequestTimeouts, requestBudget, timeoutFor } from './deadline.ts';
 import type {
   CallContext,
   EndpointBinding,
@@ -32,11 +33,18 @@ export class InProcessTransport implements Transport {
   private readonly receivers = new Map<string, Set<(data: Uint8Array) => void>>();
   private readonly logger: Logger;
   private readonly metrics: Metrics;
+  private readonly timeouts: RequestTimeouts | undefined;
   private closed = false;
 
-  constructor(logger: Logger, metrics: Metrics) {
+  /**
+   * `timeouts`: as on NATS (NATS_REQUEST_TIMEOUT_MS, NATS_EVENT_REQUEST_TIMEOUT_MS), each call gets a deadline (its
+   * budget, transport/deadline.ts) that the handler's work follows, and its caller stops waiting at the timeout (503,
+   * outcome unknown). Without them a call waits for its handler, and has no deadline.
+   */
+  constructor(logger: Logger, metrics: Metrics, timeouts?: RequestTimeouts) {
     this.logger = logger;
     this.metrics = metrics;
+    this.timeouts = timeouts;
   }
 
   call<I extends DescMessage, O extends DescMessage>(
@@ -65,14 +73,22 @@ export class InProcessTransport implements Transport {
         );
       }
       const data = encodeRequest(operation, request);
-      const result = await traceHandler(operation, 'in-process', ctx, () =>
-        runEndpoint(binding, data, ctx, this.logger),
+      const timeout = this.timeouts && timeoutFor(operation.subject, this.timeouts);
+      // The serving side's context, as a NATS state owner builds it from the headers: the budget from now.
+      const served: CallContext =
+        timeout === undefined ? ctx : { ...ctx, deadline: performance.now() + requestBudget(timeout, ctx.deadline) };
+      const handled = traceHandler(operation, 'in-process', served, () =>
+        runEndpoint(binding, data, served, this.logger, this.metrics),
       );
+      const result = timeout === undefined ? await handled : await withTimeout(handled, timeout, operation);
       if (!result.ok) {
         outcome = 'error';
         throw decodeError(result.data);
       }
       return decodeReply(operation, result.data);
+    } catch (error) {
+      if (error instanceof DependencyUnavailableError) outcome = 'unavailable';
+      throw error;
     } finally {
       const seconds = (performance.now() - started) / 1000;
       this.metrics.transportRequests.inc({ subject: operation.subject, outcome });
@@ -156,4 +172,19 @@ export class InProcessTransport implements Transport {
     this.receivers.clear();
     this.closed = true;
   }
+}
+
+/** The handler's outcome, or at `timeoutMs` a 503 whose outcome is unknown (the handler goes on, as on NATS). */
+function withTimeout<T>(handled: Promise<T>, timeoutMs: number, operation: Operation): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () =>
+        reject(
+          new DependencyUnavailableError(operation.service, `request to ${operation.subject} timed out`, 'unknown'),
+        ),
+      timeoutMs,
+    );
+  });
+  return Promise.race([handled, timedOut]).finally(() => clearTimeout(timer));
 }

@@ -12,7 +12,6 @@ import {
   type NatsConnection,
   headers as natsHeaders,
 } from '@nats-io/transport-node';
-import { ledgerOps } from '../contracts/operations.ts';
 import { DependencyUnavailableError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics.ts';
@@ -25,6 +24,7 @@ import {
   noticeReceiver,
   runEndpoint,
 } from './codec.ts';
+import { BUDGET_HEADER, deadlineFromBudget, requestBudget, timeoutFor } from './deadline.ts';
 import {
   type CallContext,
   type CallOptions,
@@ -62,9 +62,6 @@ export interface NatsTransportOptions {
   /** Keep trying the first connection (every 0.5 s) instead of failing: the program stays up, not ready. */
   waitForFirstConnection?: boolean;
 }
-
-/** The ledger's event operations: the hot path, whose requests get the shorter eventRequestTimeoutMs. */
-const EVENT_SUBJECTS = new Set([ledgerOps.recordEvent.subject, ledgerOps.recordEvents.subject]);
 
 /** Back-off between tries of an undelivered request: 25, 50, 100, 200, 400 ms, then 400 ms. */
 function undeliveredBackoffMs(attempt: number): number {
@@ -146,11 +143,14 @@ export class NatsTransport implements Transport {
     });
   }
 
-  /** The request's reply, or its failure (no responders, timeout, or the connection that carries it lost). */
-  private send(subject: string, data: Uint8Array, headers: MsgHdrs): Promise<Msg> {
-    const timeout = EVENT_SUBJECTS.has(subject)
-      ? (this.options.eventRequestTimeoutMs ?? this.options.requestTimeoutMs)
-      : this.options.requestTimeoutMs;
+  /**
+   * The request's reply, or its failure (no responders, timeout, or the connection that carries it lost). Each try
+   * carries its budget (transport/deadline.ts): the timeout less the reply margin, or less when the caller's own
+   * deadline (`ctx.deadline`) ends sooner.
+   */
+  private send(subject: string, data: Uint8Array, headers: MsgHdrs, callerDeadline: number | undefined): Promise<Msg> {
+    const timeout = timeoutFor(subject, this.options);
+    headers.set(BUDGET_HEADER, String(requestBudget(timeout, callerDeadline)));
     return this.inbox.request(subject, data, headers, timeout);
   }
 
@@ -207,7 +207,7 @@ export class NatsTransport implements Transport {
           );
         }
         try {
-          reply = await this.send(operation.subject, data, headers);
+          reply = await this.send(operation.subject, data, headers, ctx.deadline);
           break;
         } catch (error) {
           const undelivered = error instanceof RequestFailure && error.kind === 'no_responders';
@@ -259,14 +259,16 @@ export class NatsTransport implements Transport {
             requestId: msg.headers?.get(headerNames.requestId) || randomUUID(),
             traceparent: msg.headers?.get(headerNames.traceparent) || undefined,
             tracestate: msg.headers?.get(headerNames.tracestate) || undefined,
+            deadline: deadlineFromBudget(msg.headers?.get(BUDGET_HEADER)),
           };
           void inFlight.track(
-            traceHandler(binding.operation, 'nats', ctx, () => runEndpoint(binding, msg.data, ctx, logger)).then(
-              (outcome) =>
-                this.turnWrites.send(() => {
-                  if (outcome.ok) msg.respond(outcome.data);
-                  else msg.respondError(outcome.status, outcome.code, outcome.data);
-                }),
+            traceHandler(binding.operation, 'nats', ctx, () =>
+              runEndpoint(binding, msg.data, ctx, logger, this.options.metrics),
+            ).then((outcome) =>
+              this.turnWrites.send(() => {
+                if (outcome.ok) msg.respond(outcome.data);
+                else msg.respondError(outcome.status, outcome.code, outcome.data);
+              }),
             ),
           );
         },

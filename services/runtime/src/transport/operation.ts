@@ -34,6 +34,12 @@ export interface CallContext {
   requestId: string;
   traceparent?: string | undefined;
   tracestate?: string | undefined;
+  /**
+   * When the request's work must have ended (performance.now() time of this process): on the serving side, the
+   * arrival time plus the budget the caller sent (transport/deadline.ts); on the calling side, a deadline of its own
+   * that further requests must not outlive. None: no deadline (a caller without a timeout).
+   */
+  deadline?: number | undefined;
 }
 
 export type Handler<I extends DescMessage, O extends DescMessage> = (
