@@ -1,20 +1,29 @@
 // A TCP proxy between a program and PostgreSQL that can cut one connection at a chosen moment: when a chunk going
 // one way contains given bytes, both sides of that connection are destroyed instead of forwarding it. Cutting the
 // server's answer to a statement leaves the statement committed (PostgreSQL flushes an implicit transaction's result
-// only after its commit) while the program sees its connection break.
+// only after its commit) while the program sees its connection break. Or it cuts everything until healed: the
+// database unreachable from that program alone.
 import * as net from 'node:net';
 
 export interface TcpProxy {
   port: number;
   /** Cuts the next connection whose traffic in `direction` contains `bytes` (once). Resolves when it happened. */
   cutWhen(direction: 'toServer' | 'toClient', bytes: Buffer): Promise<void>;
+  /** Cuts every connection and refuses new ones (closed as soon as they open) until heal(). */
+  cutAll(): void;
+  heal(): void;
   close(): Promise<void>;
 }
 
 export async function startTcpProxy(targetHost: string, targetPort: number): Promise<TcpProxy> {
   let armed: { direction: 'toServer' | 'toClient'; bytes: Buffer; done: () => void } | undefined;
   const sockets = new Set<net.Socket>();
+  let down = false;
   const server = net.createServer((client) => {
+    if (down) {
+      client.destroy();
+      return;
+    }
     const upstream = net.connect(targetPort, targetHost);
     sockets.add(client);
     sockets.add(upstream);
@@ -49,6 +58,13 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
       return new Promise((resolve) => {
         armed = { direction, bytes, done: resolve };
       });
+    },
+    cutAll() {
+      down = true;
+      for (const socket of sockets) socket.destroy();
+    },
+    heal() {
+      down = false;
     },
     async close() {
       for (const socket of sockets) socket.destroy();

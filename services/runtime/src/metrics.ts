@@ -1,6 +1,6 @@
 // Prometheus metrics. One registry per process; in the all-in-one process the programs share it and are told apart
 // by the `program` label.
-import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 
 export interface Metrics {
   registry: Registry;
@@ -11,6 +11,7 @@ export interface Metrics {
   transportPublishes: Counter<'topic' | 'outcome'>;
   transportUndeliveredRetries: Counter<'subject'>;
   databaseContention: Counter<'sqlstate' | 'outcome'>;
+  queueGroupMember: Gauge<'service'>;
 }
 
 export function createMetrics(): Metrics {
@@ -64,6 +65,14 @@ export function createMetrics(): Metrics {
         'SQLSTATE and outcome: retried, or gave_up (the bound reached: a 503, or for a batch of events each event ' +
         'decided again alone)',
       labelNames: ['sqlstate', 'outcome'],
+      registers: [registry],
+    }),
+    queueGroupMember: new Gauge({
+      name: 'queue_group_member',
+      help:
+        'Whether this process is in the queue group of a service it owns (1) or has left it (0: its database or ' +
+        'NATS connection failing its checks, or stopping), by service',
+      labelNames: ['service'],
       registers: [registry],
     }),
   };

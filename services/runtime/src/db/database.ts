@@ -88,6 +88,8 @@ export class Database {
   /** The pool's Client class (failover.ts), for connections of one's own (newClient). */
   private readonly selector: ServerSelector;
   private readonly stopObserving: () => void;
+  /** The probe's own connection (probe()), connected or connecting; none until the first probe or after a failure. */
+  private probeClient: Promise<pg.Client> | undefined;
 
   private constructor(
     // biome-ignore lint/suspicious/noExplicitAny: see above.
@@ -191,7 +193,42 @@ export class Database {
     }
   }
 
+  /**
+   * The health check's probe (queue-groups.ts): one `select 1` on a connection of its own, kept between probes, that
+   * fails after `timeoutMs`. Not on the pool: a probe must neither wait behind busy connections nor hold one when the
+   * server stops answering. Resolves undefined when the server answered, else why not; a failed probe's connection
+   * is dropped (the next probe connects anew).
+   */
+  async probe(timeoutMs: number): Promise<string | undefined> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<string>((resolve) => {
+      timer = setTimeout(() => resolve(`no answer to select 1 within ${timeoutMs} ms`), timeoutMs);
+    });
+    const run = async () => {
+      if (!this.probeClient) {
+        const pool = await (this.orm.em.getConnection() as PostgreSqlConnection).getNativeClient();
+        const client = new this.selector.Client({ ...pool.options, connectionTimeoutMillis: timeoutMs });
+        // An idle probe connection the server closes must not crash the process: the next probe fails and reconnects.
+        client.on('error', () => undefined);
+        this.probeClient = client.connect().then(() => client);
+      }
+      await (await this.probeClient).query('select 1');
+      return undefined;
+    };
+    const reason = await Promise.race([run().catch((error: Error) => error.message || String(error)), timeout]);
+    clearTimeout(timer);
+    if (reason !== undefined) this.dropProbeClient();
+    return reason;
+  }
+
+  private dropProbeClient(): void {
+    const client = this.probeClient;
+    this.probeClient = undefined;
+    void client?.then((c) => c.end()).catch(() => undefined);
+  }
+
   async close(): Promise<void> {
+    this.dropProbeClient();
     this.stopObserving();
     await this.orm.close(true);
   }

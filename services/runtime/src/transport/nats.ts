@@ -66,6 +66,16 @@ export interface NatsTransportOptions {
 /** The ledger's event operations: the hot path, whose requests get the shorter eventRequestTimeoutMs. */
 const EVENT_SUBJECTS = new Set([ledgerOps.recordEvent.subject, ledgerOps.recordEvents.subject]);
 
+/**
+ * The client's pings: one every NATS_PING_INTERVAL_MS; with NATS_MAX_PINGS_OUT of them unanswered at the next, the
+ * connection is declared stale, dropped and reconnected. A dead connection (a cut path, a frozen server) is noticed
+ * within (NATS_MAX_PINGS_OUT + 1) x NATS_PING_INTERVAL_MS = 1.5 s, not the library's 2 min x 2: requests fail at once
+ * from then on, /readyz says not ready, and a state owner is out of its queue groups until it reconnects
+ * (queue-groups.ts). The server notices a dead client by its own ping settings (docs/deploy.md, "NATS").
+ */
+export const NATS_PING_INTERVAL_MS = 500;
+export const NATS_MAX_PINGS_OUT = 2;
+
 /** Back-off between tries of an undelivered request: 25, 50, 100, 200, 400 ms, then 400 ms. */
 function undeliveredBackoffMs(attempt: number): number {
   return Math.min(400, 25 * 2 ** attempt);
@@ -99,6 +109,8 @@ export class NatsTransport implements Transport {
       maxReconnectAttempts: -1,
       reconnectTimeWait: 500,
       waitOnFirstConnect: options.waitForFirstConnection ?? false,
+      pingInterval: NATS_PING_INTERVAL_MS,
+      maxPingOut: NATS_MAX_PINGS_OUT,
       // Without this, every request builds two Error objects up front (a RequestError and a TimeoutError, each
       // capturing a stack trace) in case it fails: about 8% of the ingest edge's CPU under load (npm run bench
       // profile). Failures still reject with the same error classes, only without the caller's async stack. (This

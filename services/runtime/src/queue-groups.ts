@@ -1,0 +1,153 @@
+// A state owner's queue groups, kept only while it is healthy: every HEALTH_CHECK_INTERVAL_MS it checks its NATS
+// connection and probes its database (`select 1` within DATABASE_PROBE_TIMEOUT_MS); failing, it leaves the queue groups
+// of its services, so that NATS sends their requests to a healthy replica (or, with none, answers "no responders":
+// the edges' 503 that says nothing was stored); healthy again, it joins them again. /readyz and the
+// `queue_group_member` gauge say which it is (docs/reliability.md, "A sick replica steps aside").
+import type { Database } from './db/database.ts';
+import type { Logger } from './logger.ts';
+import type { Metrics } from './metrics.ts';
+import { type ServedService, type ServiceDefinition, serviceNames, type Transport } from './transport/operation.ts';
+
+/** How often a state owner checks its NATS connection and its database. */
+export const HEALTH_CHECK_INTERVAL_MS = 500;
+/**
+ * How long the database probe waits for `select 1`. With the interval, a replica whose database stops answering has
+ * left its queue groups within HEALTH_CHECK_INTERVAL_MS + DATABASE_PROBE_TIMEOUT_MS (1.5 s).
+ */
+export const DATABASE_PROBE_TIMEOUT_MS = 1000;
+
+export interface QueueGroupsOptions {
+  transport: Transport;
+  definitions: ServiceDefinition[];
+  /** The state owner's database, probed at every check; none where there is nothing to probe (PGlite in-process). */
+  database?: Database;
+  logger: Logger;
+  metrics: Metrics;
+  intervalMs?: number;
+  probeTimeoutMs?: number;
+}
+
+export class QueueGroups {
+  private readonly options: QueueGroupsOptions;
+  private served: ServedService[] = [];
+  private member = false;
+  private reason: string | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private stopped = false;
+  /** The check running now (stop waits for it before it leaves). */
+  private checking: Promise<void> = Promise.resolve();
+
+  private constructor(options: QueueGroupsOptions) {
+    this.options = options;
+  }
+
+  /** Joins the services' queue groups (the caller has just checked its connections) and starts checking. */
+  static async join(options: QueueGroupsOptions): Promise<QueueGroups> {
+    const groups = new QueueGroups(options);
+    await groups.enter();
+    groups.schedule();
+    return groups;
+  }
+
+  /** Whether this process is in its queue groups; when not, why. */
+  status(): { member: boolean; reason?: string } {
+    return this.member ? { member: true } : { member: false, reason: this.reason ?? 'not joined' };
+  }
+
+  /** Stops checking and leaves the queue groups; the requests in flight are answered first. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.checking;
+    this.reason = 'stopping';
+    await this.leave();
+  }
+
+  private schedule(): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.checking = this.check().finally(() => this.schedule());
+    }, this.options.intervalMs ?? HEALTH_CHECK_INTERVAL_MS);
+    this.timer.unref();
+  }
+
+  private async check(): Promise<void> {
+    try {
+      // NATS down: its subscriptions are gone from the server with the connection, so there is nothing to leave; the
+      // reconnecting client sends them again, and the check after that leaves them if the database is failing.
+      if (!this.options.transport.isReady()) {
+        this.note('NATS connection down');
+        return;
+      }
+      const failure = await this.probeDatabase();
+      if (this.stopped) return;
+      if (failure === undefined) {
+        if (this.served.length === 0) {
+          await this.enter();
+          this.options.logger.info('healthy again: joined the queue groups');
+        } else {
+          this.note(undefined);
+        }
+      } else if (this.served.length > 0) {
+        this.options.logger.warn({ reason: failure }, 'unhealthy: leaving the queue groups');
+        this.reason = failure;
+        await this.leave();
+      } else {
+        this.note(failure);
+      }
+    } catch (error) {
+      this.options.logger.error({ err: error }, 'queue group health check failed');
+    }
+  }
+
+  private async probeDatabase(): Promise<string | undefined> {
+    const database = this.options.database;
+    if (!database) return undefined;
+    const failure = await database.probe(this.options.probeTimeoutMs ?? DATABASE_PROBE_TIMEOUT_MS);
+    return failure === undefined ? undefined : `database probe failed: ${failure}`;
+  }
+
+  /** Records the outcome of a check that changed no subscription: a member when healthy and subscribed. */
+  private note(failure: string | undefined): void {
+    const member = failure === undefined && this.served.length > 0;
+    if (member !== this.member && !member) this.options.logger.warn({ reason: failure }, 'not in the queue groups');
+    if (member !== this.member && member) this.options.logger.info('in the queue groups again');
+    this.member = member;
+    this.reason = failure;
+    this.gauge(member ? 1 : 0);
+  }
+
+  private async enter(): Promise<void> {
+    const { transport, definitions } = this.options;
+    try {
+      for (const definition of definitions) this.served.push(await transport.serve(definition));
+    } catch (error) {
+      await this.leave();
+      throw error;
+    }
+    this.member = true;
+    this.reason = undefined;
+    this.gauge(1);
+  }
+
+  /**
+   * Leaves every queue group at once: NATS sends no new request here from then on; the requests already delivered are
+   * answered (ServedService.stop drains the subscriptions and waits for them).
+   */
+  private async leave(): Promise<void> {
+    this.member = false;
+    this.gauge(0);
+    const served = this.served;
+    this.served = [];
+    for (const result of await Promise.allSettled(served.map((s) => s.stop()))) {
+      if (result.status === 'rejected')
+        this.options.logger.warn({ err: result.reason }, 'leaving a queue group failed');
+    }
+  }
+
+  private gauge(value: 0 | 1): void {
+    for (const definition of this.options.definitions) {
+      this.options.metrics.queueGroupMember.set({ service: serviceNames[definition.service] }, value);
+    }
+  }
+}
