@@ -34,6 +34,8 @@ export class QueueGroups {
   private reason: string | undefined;
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
+  /** When the previous database check began (performance.now() time). */
+  private lastCheckMs = performance.now();
   /** The check running now (stop waits for it before it leaves). */
   private checking: Promise<void> = Promise.resolve();
 
@@ -51,7 +53,10 @@ export class QueueGroups {
 
   /** Whether this process is in its queue groups; when not, why. */
   status(): { member: boolean; reason?: string } {
-    return this.member ? { member: true } : { member: false, reason: this.reason ?? 'not joined' };
+    if (this.served.length === 0) return { member: false, reason: this.reason ?? 'not joined' };
+    // The connection's state now, not at the last check: back in the group as soon as the client has subscribed again.
+    if (!this.options.transport.isReady()) return { member: false, reason: 'NATS connection down' };
+    return this.reason === undefined ? { member: true } : { member: false, reason: this.reason };
   }
 
   /** Stops checking and leaves the queue groups; the requests in flight are answered first. */
@@ -76,7 +81,7 @@ export class QueueGroups {
       // NATS down: its subscriptions are gone from the server with the connection, so there is nothing to leave; the
       // reconnecting client sends them again, and the check after that leaves them if the database is failing.
       if (!this.options.transport.isReady()) {
-        this.note('NATS connection down');
+        this.report();
         return;
       }
       const failure = await this.probeDatabase();
@@ -84,37 +89,48 @@ export class QueueGroups {
       if (failure === undefined) {
         if (this.served.length === 0) {
           await this.enter();
-          this.options.logger.info('healthy again: joined the queue groups');
         } else {
-          this.note(undefined);
+          this.reason = undefined;
+          this.report();
         }
       } else if (this.served.length > 0) {
         this.options.logger.warn({ reason: failure }, 'unhealthy: leaving the queue groups');
         this.reason = failure;
         await this.leave();
       } else {
-        this.note(failure);
+        this.reason = failure;
+        this.report();
       }
     } catch (error) {
       this.options.logger.error({ err: error }, 'queue group health check failed');
     }
   }
 
+  /**
+   * Undefined when the database answers: a unit of work of the program's own succeeded since the previous check (no
+   * probe needed, and none that would wait behind a saturated pooler and leave a busy but healthy replica), or the
+   * probe did.
+   */
   private async probeDatabase(): Promise<string | undefined> {
     const database = this.options.database;
-    if (!database) return undefined;
+    const since = this.lastCheckMs;
+    this.lastCheckMs = performance.now();
+    if (!database || database.lastAnswerAtMs > since) return undefined;
     const failure = await database.probe(this.options.probeTimeoutMs ?? DATABASE_PROBE_TIMEOUT_MS);
     return failure === undefined ? undefined : `database probe failed: ${failure}`;
   }
 
-  /** Records the outcome of a check that changed no subscription: a member when healthy and subscribed. */
-  private note(failure: string | undefined): void {
-    const member = failure === undefined && this.served.length > 0;
-    if (member !== this.member && !member) this.options.logger.warn({ reason: failure }, 'not in the queue groups');
-    if (member !== this.member && member) this.options.logger.info('in the queue groups again');
+  /** Sets the gauge from status() and logs a change of membership. */
+  private report(): void {
+    const { member, reason } = this.status();
+    if (member !== this.member) {
+      if (member) this.options.logger.info('in the queue groups');
+      else this.options.logger.warn({ reason }, 'not in the queue groups');
+    }
     this.member = member;
-    this.reason = failure;
-    this.gauge(member ? 1 : 0);
+    for (const definition of this.options.definitions) {
+      this.options.metrics.queueGroupMember.set({ service: serviceNames[definition.service] }, member ? 1 : 0);
+    }
   }
 
   private async enter(): Promise<void> {
@@ -125,9 +141,8 @@ export class QueueGroups {
       await this.leave();
       throw error;
     }
-    this.member = true;
     this.reason = undefined;
-    this.gauge(1);
+    this.report();
   }
 
   /**
@@ -135,19 +150,12 @@ export class QueueGroups {
    * answered (ServedService.stop drains the subscriptions and waits for them).
    */
   private async leave(): Promise<void> {
-    this.member = false;
-    this.gauge(0);
     const served = this.served;
     this.served = [];
+    this.report();
     for (const result of await Promise.allSettled(served.map((s) => s.stop()))) {
       if (result.status === 'rejected')
         this.options.logger.warn({ err: result.reason }, 'leaving a queue group failed');
-    }
-  }
-
-  private gauge(value: 0 | 1): void {
-    for (const definition of this.options.definitions) {
-      this.options.metrics.queueGroupMember.set({ service: serviceNames[definition.service] }, value);
     }
   }
 }

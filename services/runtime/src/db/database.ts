@@ -90,6 +90,7 @@ export class Database {
   private readonly stopObserving: () => void;
   /** The probe's own connection (probe()), connected or connecting; none until the first probe or after a failure. */
   private probeClient: Promise<pg.Client> | undefined;
+  private lastAnswerMs = 0;
 
   private constructor(
     // biome-ignore lint/suspicious/noExplicitAny: see above.
@@ -171,7 +172,18 @@ export class Database {
    * rolled it back for contention (db/failures.ts), counting and logging each such failure.
    */
   retrying<T>(work: () => Promise<T>): Promise<T> {
-    return retryOnContention(work, undefined, this.contention);
+    return retryOnContention(work, undefined, this.contention).then((value) => {
+      this.lastAnswerMs = performance.now();
+      return value;
+    });
+  }
+
+  /**
+   * When a unit of work (retrying, query, transaction) last succeeded, in performance.now() time (0: never): proof
+   * that the database answers, even while a probe waits behind busy connections (queue-groups.ts).
+   */
+  get lastAnswerAtMs(): number {
+    return this.lastAnswerMs;
   }
 
   /**
