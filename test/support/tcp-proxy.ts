@@ -1,8 +1,8 @@
 // A TCP proxy between a program and PostgreSQL that can cut one connection at a chosen moment: when a chunk going
 // one way contains given bytes, both sides of that connection are destroyed instead of forwarding it. Cutting the
 // server's answer to a statement leaves the statement committed (PostgreSQL flushes an implicit transaction's result
-// only after its commit) while the program sees its connection break. Or it cuts everything until healed: the
-// database unreachable from that program alone.
+// only after its commit) while the program sees its connection break. Or, until healed, it cuts everything (the
+// database refuses that program alone) or freezes everything (the path to it went silent).
 import * as net from 'node:net';
 
 export interface TcpProxy {
@@ -11,6 +11,9 @@ export interface TcpProxy {
   cutWhen(direction: 'toServer' | 'toClient', bytes: Buffer): Promise<void>;
   /** Cuts every connection and refuses new ones (closed as soon as they open) until heal(). */
   cutAll(): void;
+  /** Forwards nothing, either way, and closes nothing until heal(): a path that went silent (packets dropped). */
+  freeze(): void;
+  /** Accepts connections again and forwards what a freeze held back. */
   heal(): void;
   close(): Promise<void>;
 }
@@ -19,6 +22,7 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
   let armed: { direction: 'toServer' | 'toClient'; bytes: Buffer; done: () => void } | undefined;
   const sockets = new Set<net.Socket>();
   let down = false;
+  let held: Array<() => void> | undefined;
   const server = net.createServer((client) => {
     if (down) {
       client.destroy();
@@ -40,7 +44,8 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
           trap.done();
           return;
         }
-        to.write(chunk);
+        if (held) held.push(() => to.write(chunk));
+        else to.write(chunk);
       });
       from.on('close', cut);
       from.on('error', cut);
@@ -63,8 +68,14 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
       down = true;
       for (const socket of sockets) socket.destroy();
     },
+    freeze() {
+      held ??= [];
+    },
     heal() {
       down = false;
+      const writes = held ?? [];
+      held = undefined;
+      for (const write of writes) write();
     },
     async close() {
       for (const socket of sockets) socket.destroy();

@@ -11,10 +11,11 @@ import { type ServedService, type ServiceDefinition, serviceNames, type Transpor
 /** How often a state owner checks its NATS connection and its database. */
 export const HEALTH_CHECK_INTERVAL_MS = 500;
 /**
- * How long the database probe waits for `select 1`. With the interval, a replica whose database stops answering has
- * left its queue groups within HEALTH_CHECK_INTERVAL_MS + DATABASE_PROBE_TIMEOUT_MS (1.5 s).
+ * How long the database probe waits for `select 1`. A check is skipped when a unit of work succeeded since the one
+ * before, so a replica whose database stops answering has left its queue groups within two intervals and a probe:
+ * 2 x HEALTH_CHECK_INTERVAL_MS + DATABASE_PROBE_TIMEOUT_MS = 1.75 s.
  */
-export const DATABASE_PROBE_TIMEOUT_MS = 1000;
+export const DATABASE_PROBE_TIMEOUT_MS = 750;
 
 export interface QueueGroupsOptions {
   transport: Transport;
@@ -34,6 +35,8 @@ export class QueueGroups {
   private reason: string | undefined;
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
+  /** Queue groups left whose operations in flight are still being answered. */
+  private readonly leaving = new Set<Promise<void>>();
   /** When the previous database check began (performance.now() time). */
   private lastCheckMs = performance.now();
   /** The check running now (stop waits for it before it leaves). */
@@ -65,7 +68,8 @@ export class QueueGroups {
     clearTimeout(this.timer);
     await this.checking;
     this.reason = 'stopping';
-    await this.leave();
+    void this.leave();
+    await Promise.all([...this.leaving]);
   }
 
   private schedule(): void {
@@ -96,7 +100,7 @@ export class QueueGroups {
       } else if (this.served.length > 0) {
         this.options.logger.warn({ reason: failure }, 'unhealthy: leaving the queue groups');
         this.reason = failure;
-        await this.leave();
+        void this.leave();
       } else {
         this.reason = failure;
         this.report();
@@ -146,16 +150,24 @@ export class QueueGroups {
   }
 
   /**
-   * Leaves every queue group at once: NATS sends no new request here from then on; the requests already delivered are
-   * answered (ServedService.stop drains the subscriptions and waits for them).
+   * Leaves every queue group at once: NATS sends no new request here from then on (the drain's UNSUB goes out now);
+   * the requests already delivered are answered (ServedService.stop waits for them). The checks do not wait for
+   * those: an operation stuck on an unreachable database must not keep the replica out once the database is back.
+   * stop() waits for them.
    */
-  private async leave(): Promise<void> {
+  private leave(): Promise<void> {
     const served = this.served;
     this.served = [];
     this.report();
-    for (const result of await Promise.allSettled(served.map((s) => s.stop()))) {
-      if (result.status === 'rejected')
-        this.options.logger.warn({ err: result.reason }, 'leaving a queue group failed');
-    }
+    const left = Promise.allSettled(served.map((s) => s.stop())).then((results) => {
+      for (const result of results) {
+        if (result.status === 'rejected') {
+          this.options.logger.warn({ err: result.reason }, 'leaving a queue group failed');
+        }
+      }
+      this.leaving.delete(left);
+    });
+    this.leaving.add(left);
+    return left;
   }
 }

@@ -2,7 +2,8 @@
 // NATS, one of them reaching PostgreSQL through a TCP proxy. Cut the proxy: that replica leaves its queue group (its
 // /readyz 503 with the reason, its queue_group_member gauge 0) and every event goes to the healthy one; heal it: it
 // joins again and serves alone once the other has stopped. With no ledger left in the group, the edge answers 503
-// retry_later saying that nothing was stored.
+// retry_later saying that nothing was stored. A path that goes silent instead (the proxy frozen: the probe gets no
+// answer within its timeout) makes it leave as well.
 import { pino } from 'pino';
 import { EnvReader } from '#runtime/config.ts';
 import { Database, migrate } from '#runtime/db/database.ts';
@@ -112,11 +113,15 @@ describe('a state owner whose database fails leaves its queue group', () => {
     return statuses;
   };
 
+  const throughProxy = () => {
+    const url = new URL(db);
+    url.hostname = '127.0.0.1';
+    url.port = String(proxy.port);
+    return url.toString();
+  };
+
   it('sends every request to the healthy replica while the other is cut, and takes the other back after the heal', async () => {
-    const throughProxy = new URL(db);
-    throughProxy.hostname = '127.0.0.1';
-    throughProxy.port = String(proxy.port);
-    const sick = await start(['ledger'], throughProxy.toString(), 'ledger-a');
+    const sick = await start(['ledger'], throughProxy(), 'ledger-a');
     const healthy = await start(['ledger'], db, 'ledger-b');
     const edge = await start(['identity-admission', 'ingest'], db, 'edge');
     expect(await member(sick)).toBe('1');
@@ -147,5 +152,21 @@ describe('a state owner whose database fails leaves its queue group', () => {
     expectError(refused, 503, 'retry_later');
     expect((refused.body as { error: { message: string } }).error.message).toBe(EVENT_NOT_STORED);
     proxy.heal();
+  });
+
+  it('leaves when the path to its database goes silent (the probe times out), and rejoins after the heal', async () => {
+    const sick = await start(['ledger'], throughProxy(), 'ledger-c');
+    await start(['ledger'], db, 'ledger-d');
+    const edge = await start(['identity-admission', 'ingest'], db, 'edge-2');
+    expectDecision(await postEvent(edge.url, world.key.value, eventBody(world)));
+
+    proxy.freeze();
+    await until(async () => (await member(sick)) === '0', 'the silent replica to leave its queue group');
+    expect((await readiness(sick)).body.reason).toMatch(/^ledger is not in its queue groups: database probe failed: /);
+    expect(await events(edge, 30)).toEqual(Array(30).fill(200));
+
+    proxy.heal();
+    await until(async () => (await member(sick)) === '1', 'the healed replica to join again');
+    expect((await readiness(sick)).status).toBe(200);
   });
 });

@@ -214,7 +214,12 @@ export class Database {
   async probe(timeoutMs: number): Promise<string | undefined> {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<string>((resolve) => {
-      timer = setTimeout(() => resolve(`no answer to select 1 within ${timeoutMs} ms`), timeoutMs);
+      // Resolved in the loop's check phase, after its poll phase: an answer that arrived while the loop was busy (a
+      // late timer) is read first and wins.
+      timer = setTimeout(
+        () => setImmediate(() => resolve(`no answer to select 1 within ${timeoutMs} ms`)),
+        timeoutMs,
+      );
     });
     const run = async () => {
       if (!this.probeClient) {
