@@ -216,10 +216,7 @@ export class Database {
     const timeout = new Promise<string>((resolve) => {
       // Resolved in the loop's check phase, after its poll phase: an answer that arrived while the loop was busy (a
       // late timer) is read first and wins.
-      timer = setTimeout(
-        () => setImmediate(() => resolve(`no answer to select 1 within ${timeoutMs} ms`)),
-        timeoutMs,
-      );
+      timer = setTimeout(() => setImmediate(() => resolve(`no answer to select 1 within ${timeoutMs} ms`)), timeoutMs);
     });
     const run = async () => {
       if (!this.probeClient) {
