@@ -1,6 +1,6 @@
 // A program is one of the five: edges contribute HTTP routes, state owners serve operations over the transport.
-// `runStandalone` runs one program alone (Kubernetes, `npm run start:<program>`); the all-in-one process
-// composes all five with the same pieces.
+// `startPrograms` composes programs on one Lifecycle (lifecycle.ts): `runStandalone` runs one program alone
+// (Kubernetes, `npm run start:<program>`), the launcher's in-process mode several (the all-in-one process, tests).
 import { createServer, type Server } from 'node:http';
 import { flushCompileCache } from 'node:module';
 import type Router from '@koa/router';
