@@ -78,8 +78,10 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
       for (const write of writes) write();
     },
     async close() {
+      down = true;
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       for (const socket of sockets) socket.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await closed;
     },
   };
 }
