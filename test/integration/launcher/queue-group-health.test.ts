@@ -152,6 +152,8 @@ describe('a state owner whose database fails leaves its queue group', () => {
     expectError(refused, 503, 'retry_later');
     expect((refused.body as { error: { message: string } }).error.message).toBe(EVENT_NOT_STORED);
     proxy.heal();
+    // Out of the next test, which freezes the same proxy.
+    await sick.programs.stop();
   });
 
   it('leaves when the path to its database goes silent (the probe times out), and rejoins after the heal', async () => {
