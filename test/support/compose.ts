@@ -5,6 +5,7 @@
 import { type Logger, pino } from 'pino';
 import { EnvReader } from '#runtime/config.ts';
 import { Database } from '#runtime/db/database.ts';
+import { Lifecycle } from '#runtime/lifecycle.ts';
 import { createMetrics, type Metrics } from '#runtime/metrics.ts';
 import type { ProgramName } from '#runtime/program.ts';
 import { NatsTransport } from '#runtime/transport/nats.ts';
@@ -38,49 +39,62 @@ export interface Composed {
 export async function compose(options: ComposeOptions): Promise<Composed> {
   const logger = options.logger ?? pino({ level: 'silent' });
   const metrics = createMetrics();
+  // One lifecycle, as a process of its own would have: the connections and databases are undone after the programs.
+  const lifecycle = new Lifecycle(logger);
   const connect = (name: string) =>
-    NatsTransport.connect({
-      url: options.natsUrl,
-      connectionName: name,
-      requestTimeoutMs: options.requestTimeoutMs ?? 5000,
+    lifecycle.step(
+      `${name} transport`,
+      () =>
+        NatsTransport.connect({
+          url: options.natsUrl,
+          connectionName: name,
+          requestTimeoutMs: options.requestTimeoutMs ?? 5000,
+          logger,
+          metrics,
+        }),
+      (transport) => transport.close(),
+    );
+  return lifecycle.start(async () => {
+    const ownerTransport = await connect('owners');
+    const edgeTransport = await connect('edge');
+    const databaseUrls: Array<[ProgramName, string | undefined]> = [
+      ['identity-admission', options.identityDatabaseUrl],
+      ['ledger', options.ledgerDatabaseUrl],
+    ];
+    const databases = new Map<ProgramName, Database>();
+    for (const [name, url] of databaseUrls) {
+      if (!url) continue;
+      const database = await lifecycle.step(
+        `${name} database`,
+        () => Database.open({ url, poolMax: 4, logger, metrics }),
+        (opened) => opened.close(),
+      );
+      databases.set(name, database);
+    }
+    const owners = [...databases.keys()];
+    const edge = options.edge ?? 'ingest';
+    const programs: ProgramName[] = [...owners, edge];
+    const clock = new SettableClock();
+    const started = await startInProcess({
+      programs,
+      configs: readProgramConfigs(new EnvReader(options.env ?? {}), programs),
+      transport: (name) => (name === edge ? edgeTransport : ownerTransport),
+      database: (name) => databases.get(name),
       logger,
       metrics,
+      clock,
+      lifecycle,
+      http: { name: 'test', port: 0, host: '127.0.0.1', readiness: async () => ({ nats: edgeTransport.isReady() }) },
     });
-  const ownerTransport = await connect('owners');
-  const edgeTransport = await connect('edge');
-  const databaseUrls: Array<[ProgramName, string | undefined]> = [
-    ['identity-admission', options.identityDatabaseUrl],
-    ['ledger', options.ledgerDatabaseUrl],
-  ];
-  const databases = new Map<ProgramName, Database>();
-  for (const [name, url] of databaseUrls) {
-    if (url) databases.set(name, await Database.open({ url, poolMax: 4, logger, metrics }));
-  }
-  const owners = [...databases.keys()];
-  const edge = options.edge ?? 'ingest';
-  const programs: ProgramName[] = [...owners, edge];
-  const clock = new SettableClock();
-  const started = await startInProcess({
-    programs,
-    configs: readProgramConfigs(new EnvReader(options.env ?? {}), programs),
-    transport: (name) => (name === edge ? edgeTransport : ownerTransport),
-    database: (name) => databases.get(name),
-    logger,
-    metrics,
-    clock,
-    http: { name: 'test', port: 0, host: '127.0.0.1', readiness: async () => ({ nats: edgeTransport.isReady() }) },
+    return {
+      url: `http://127.0.0.1:${started.port}`,
+      edgeTransport,
+      ownerTransport,
+      clock,
+      metrics,
+      async stop() {
+        await lifecycle.stop();
+      },
+    };
   });
-  return {
-    url: `http://127.0.0.1:${started.port}`,
-    edgeTransport,
-    ownerTransport,
-    clock,
-    metrics,
-    async stop() {
-      await started.stop().catch(() => undefined);
-      await edgeTransport.close().catch(() => undefined);
-      await ownerTransport.close().catch(() => undefined);
-      for (const database of databases.values()) await database.close();
-    },
-  };
 }

@@ -2,8 +2,7 @@
 
 import { clientEnvPrefix } from '#runtime/cli/local-service.ts';
 import { ConfigError } from '#runtime/config.ts';
-import { stopWhenNpmParentExits } from '#runtime/program.ts';
-import { shutdownTracing } from '#runtime/tracing/settings.ts';
+import { stopOnSignals } from '#runtime/lifecycle.ts';
 import { type RunningSystem, startSystem } from './system.ts';
 
 const started = performance.now();
@@ -86,17 +85,10 @@ if (system.adminToken.source !== 'none' && system.developerIdentity === 'dev') {
 lines.push('');
 process.stdout.write(`${lines.join('\n')}\n`);
 
-let stopping = false;
-const stop = async (signal: string) => {
-  if (stopping) process.exit(1);
-  stopping = true;
-  process.stdout.write(`\n${signal}: stopping gracefully...\n`);
-  const timer = setTimeout(() => process.exit(1), system.drainMs + 10_000);
-  timer.unref();
-  await system.stop();
-  await shutdownTracing().catch(() => undefined);
-  process.exit(0);
-};
-process.once('SIGTERM', () => void stop('SIGTERM'));
-process.once('SIGINT', () => void stop('SIGINT'));
-stopWhenNpmParentExits();
+stopOnSignals({
+  logger: system.logger,
+  lifecycle: system.lifecycle,
+  drainMs: system.drainMs,
+  beginDrain: system.markShuttingDown,
+  announce: (signal) => process.stdout.write(`\n${signal}: stopping gracefully...\n`),
+});

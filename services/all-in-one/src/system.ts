@@ -9,9 +9,10 @@ import { loadOrCreateAdminToken } from '#runtime/cli/local-service.ts';
 import type { Clock } from '#runtime/clock.ts';
 import { EnvReader, readCommonConfig, readDatabaseTimeouts } from '#runtime/config.ts';
 import { Database, migrate } from '#runtime/db/database.ts';
-import { type EmbeddedPostgres, startEmbeddedPostgres } from '#runtime/db/embedded.ts';
+import { startEmbeddedPostgres } from '#runtime/db/embedded.ts';
 import { readDatabaseUrl, redactDatabaseUrl } from '#runtime/db/url.ts';
 import { metricsServer } from '#runtime/http/app.ts';
+import { Lifecycle, SHUTDOWN_DEADLINE_MS } from '#runtime/lifecycle.ts';
 import { createLogger, type Logger } from '#runtime/logger.ts';
 import { createMetrics } from '#runtime/metrics.ts';
 import { closeServer, listen } from '#runtime/program.ts';
@@ -56,7 +57,13 @@ export interface RunningSystem {
   metricsUrl: string;
   /** SHUTDOWN_DRAIN_MS: how long stop() goes on serving, /readyz 503, before it closes anything. */
   drainMs: number;
-  /** Graceful stop: HTTP first, then services (in-flight finish), programs, transport, database. */
+  logger: Logger;
+  /** The process's steps and undos (main.ts stops it on a signal, after the drain). */
+  lifecycle: Lifecycle;
+  /**
+   * Graceful stop: the drain, then the lifecycle: HTTP first, then services (in-flight finish), programs, transport,
+   * database.
+   */
   stop(): Promise<void>;
   isShuttingDown: () => boolean;
   markShuttingDown(): void;
@@ -109,101 +116,116 @@ export async function startSystem(options: SystemOptions = {}): Promise<RunningS
     );
   }
   const metrics = createMetrics();
-  let embedded: EmbeddedPostgres | undefined;
-  let url = databaseUrl;
-  if (!url) {
-    embedded = await startEmbeddedPostgres(dataDir);
-    url = embedded.url;
-  }
-  await migrate(url, migrationsOf(), logger);
-  const database = await Database.open({
-    url,
-    poolMax: embedded ? 1 : 10,
-    // PGlite's connections share one session: a statement named by a closed connection would collide.
-    namedStatements: !embedded && databaseNamedStatements,
-    ...databaseTimeouts,
-    logger,
-    metrics,
+  // One lifecycle for the process: the embedded server, the database and the transport are undone after the programs
+  // (startInProcess adds their steps), in reverse order, under SHUTDOWN_DEADLINE_MS.
+  const lifecycle = new Lifecycle(logger);
+  return lifecycle.start(async () => {
+    const embedded = databaseUrl
+      ? undefined
+      : await lifecycle.step(
+          'embedded postgres',
+          () => startEmbeddedPostgres(dataDir),
+          (started) => started.stop(),
+        );
+    const url = embedded?.url ?? (databaseUrl as string);
+    await migrate(url, migrationsOf(), logger);
+    const database = await lifecycle.step(
+      'database',
+      () =>
+        Database.open({
+          url,
+          poolMax: embedded ? 1 : 10,
+          // PGlite's connections share one session: a statement named by a closed connection would collide.
+          namedStatements: !embedded && databaseNamedStatements,
+          ...databaseTimeouts,
+          logger,
+          metrics,
+        }),
+      (opened) => opened.close(),
+    );
+    const transport: Transport = await lifecycle.step(
+      'transport',
+      async () =>
+        common.natsUrl
+          ? await NatsTransport.connect({
+              url: common.natsUrl,
+              connectionName: 'all-in-one',
+              requestTimeoutMs: common.natsRequestTimeoutMs,
+              eventRequestTimeoutMs: common.natsEventRequestTimeoutMs,
+              undeliveredWaitMs: common.natsUndeliveredWaitMs,
+              logger,
+              metrics,
+            })
+          : new InProcessTransport(logger, metrics, {
+              requestTimeoutMs: common.natsRequestTimeoutMs,
+              eventRequestTimeoutMs: common.natsEventRequestTimeoutMs,
+            }),
+      (connected) => connected.close(),
+    );
+    const programs = await startInProcess({
+      configs,
+      transport,
+      database,
+      // PGlite in this process: nothing between the programs and it to fail, and one session that a probe would take.
+      probeDatabases: !embedded,
+      logger,
+      metrics,
+      clock: options.clock,
+      lifecycle,
+      ...(devIdentityAllowed ? { devIdentityDataDir: dataDir } : {}),
+      http: {
+        name: 'all-in-one',
+        port,
+        host,
+        trustProxy: common.trustProxy,
+        metricsRoute: metricsPort === undefined,
+        readiness: async () => ({ transport: transport.isReady(), database: await database.ping() }),
+      },
+    });
+    // The URL shown and handed to tests: the host asked for, or localhost for loopback and every interface.
+    const asked = options.host ?? common.host;
+    const shownHost = asked === undefined || asked === '0.0.0.0' || asked === '::' ? 'localhost' : asked;
+    const urlHost = shownHost.includes(':') ? `[${shownHost}]` : shownHost;
+    // METRICS_PORT: /metrics on a listener of its own (closed before the programs at stop: steps undo in reverse).
+    const metricsUrl =
+      metricsPort === undefined
+        ? `http://${urlHost}:${programs.port}/metrics`
+        : `http://${urlHost}:${
+            (
+              await lifecycle.step(
+                'metrics listener',
+                async () => {
+                  const listener = metricsServer(metrics);
+                  return { listener, port: await listen(listener, metricsPort, host) };
+                },
+                ({ listener }) => closeServer(listener),
+              )
+            ).port
+          }/metrics`;
+    return {
+      url: `http://${urlHost}:${programs.port}`,
+      metricsUrl,
+      port: programs.port,
+      databaseDescription: embedded ? `embedded PostgreSQL (PGlite) in ${embedded.dataDir}` : redactUrl(url),
+      databaseUrl: url,
+      transportKind: transport.kind,
+      transport,
+      dataDir,
+      developerIdentity: developerJwks ? 'jwks' : devIdentityAllowed ? 'dev' : 'none',
+      adminToken,
+      server: programs.server,
+      drainMs,
+      logger,
+      lifecycle,
+      isShuttingDown: programs.isShuttingDown,
+      markShuttingDown: programs.markShuttingDown,
+      async stop() {
+        programs.markShuttingDown();
+        if (drainMs > 0) await new Promise((resolve) => setTimeout(resolve, drainMs));
+        await lifecycle.stop(SHUTDOWN_DEADLINE_MS);
+      },
+    } satisfies RunningSystem;
   });
-  const transport: Transport = common.natsUrl
-    ? await NatsTransport.connect({
-        url: common.natsUrl,
-        connectionName: 'all-in-one',
-        requestTimeoutMs: common.natsRequestTimeoutMs,
-        eventRequestTimeoutMs: common.natsEventRequestTimeoutMs,
-        undeliveredWaitMs: common.natsUndeliveredWaitMs,
-        logger,
-        metrics,
-      })
-    : new InProcessTransport(logger, metrics, {
-        requestTimeoutMs: common.natsRequestTimeoutMs,
-        eventRequestTimeoutMs: common.natsEventRequestTimeoutMs,
-      });
-  const programs = await startInProcess({
-    configs,
-    transport,
-    database,
-    logger,
-    metrics,
-    clock: options.clock,
-    ...(devIdentityAllowed ? { devIdentityDataDir: dataDir } : {}),
-    http: {
-      name: 'all-in-one',
-      port,
-      host,
-      trustProxy: common.trustProxy,
-      metricsRoute: metricsPort === undefined,
-      readiness: async () => ({ transport: transport.isReady(), database: await database.ping() }),
-    },
-  }).catch(async (error) => {
-    await transport.close();
-    await database.close();
-    await embedded?.stop();
-    throw error;
-  });
-  let metricsListener: Server | undefined;
-  let metricsUrl: string | undefined;
-  // The URL shown and handed to tests: the host asked for, or localhost for loopback and every interface.
-  const asked = options.host ?? common.host;
-  const shownHost = asked === undefined || asked === '0.0.0.0' || asked === '::' ? 'localhost' : asked;
-  const urlHost = shownHost.includes(':') ? `[${shownHost}]` : shownHost;
-  if (metricsPort !== undefined) {
-    metricsListener = metricsServer(metrics);
-    try {
-      metricsUrl = `http://${urlHost}:${await listen(metricsListener, metricsPort, host)}/metrics`;
-    } catch (error) {
-      await programs.stop();
-      await transport.close();
-      await database.close();
-      await embedded?.stop();
-      throw error;
-    }
-  }
-  return {
-    url: `http://${urlHost}:${programs.port}`,
-    metricsUrl: metricsUrl ?? `http://${urlHost}:${programs.port}/metrics`,
-    port: programs.port,
-    databaseDescription: embedded ? `embedded PostgreSQL (PGlite) in ${embedded.dataDir}` : redactUrl(url),
-    databaseUrl: url,
-    transportKind: transport.kind,
-    transport,
-    dataDir,
-    developerIdentity: developerJwks ? 'jwks' : devIdentityAllowed ? 'dev' : 'none',
-    adminToken,
-    server: programs.server,
-    drainMs,
-    isShuttingDown: programs.isShuttingDown,
-    markShuttingDown: programs.markShuttingDown,
-    async stop() {
-      programs.markShuttingDown();
-      if (drainMs > 0) await new Promise((resolve) => setTimeout(resolve, drainMs));
-      await programs.stop();
-      if (metricsListener?.listening) await closeServer(metricsListener);
-      await transport.close();
-      await database.close();
-      await embedded?.stop();
-    },
-  };
 }
 
 function redactUrl(url: string): string {

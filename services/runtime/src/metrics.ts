@@ -1,6 +1,6 @@
 // Prometheus metrics. One registry per process; in the all-in-one process the programs share it and are told apart
 // by the `program` label.
-import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 
 export interface Metrics {
   registry: Registry;
@@ -12,6 +12,7 @@ export interface Metrics {
   transportUndeliveredRetries: Counter<'subject'>;
   databaseContention: Counter<'sqlstate' | 'outcome'>;
   lateWorkDropped: Counter<'stage'>;
+  queueGroupMember: Gauge<'service'>;
 }
 
 export function createMetrics(): Metrics {
@@ -73,6 +74,14 @@ export function createMetrics(): Metrics {
         "Work a state owner dropped because its request's deadline had passed before it started (nothing done), by " +
         'stage: received (before the handler), transaction (before BEGIN), batch (taken from the ledger batch queue)',
       labelNames: ['stage'],
+      registers: [registry],
+    }),
+    queueGroupMember: new Gauge({
+      name: 'queue_group_member',
+      help:
+        'Whether this process is in the queue group of a service it owns (1) or has left it (0: its database or ' +
+        'NATS connection failing its checks, or stopping), by service',
+      labelNames: ['service'],
       registers: [registry],
     }),
   };

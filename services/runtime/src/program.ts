@@ -1,6 +1,6 @@
 // A program is one of the five: edges contribute HTTP routes, state owners serve operations over the transport.
-// `runStandalone` runs one program alone (Kubernetes, `npm run start:<program>`); the all-in-one process
-// composes all five with the same pieces.
+// `startPrograms` composes programs on one Lifecycle (lifecycle.ts): `runStandalone` runs one program alone
+// (Kubernetes, `npm run start:<program>`), the launcher's in-process mode several (the all-in-one process, tests).
 import { createServer, type Server } from 'node:http';
 import { flushCompileCache } from 'node:module';
 import type Router from '@koa/router';
@@ -12,13 +12,14 @@ import type { Database } from './db/database.ts';
 import type { MigrationSet } from './db/migrations.ts';
 import { readDatabaseUrl } from './db/url.ts';
 import { AppError } from './errors.ts';
-import { createHttpApp } from './http/app.ts';
+import { createHttpApp, type Readiness } from './http/app.ts';
+import { Lifecycle, stopOnSignals } from './lifecycle.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { PlatformSwitch } from './platform-switch.ts';
-import { shutdownTracing } from './tracing/settings.ts';
+import { QueueGroups } from './queue-groups.ts';
 import { NatsTransport } from './transport/nats.ts';
-import type { ServedService, ServiceDefinition, Transport } from './transport/operation.ts';
+import type { ServiceDefinition, Transport } from './transport/operation.ts';
 
 export type ProgramName = 'gateway' | 'ingest' | 'links' | 'ledger' | 'identity-admission';
 
@@ -94,47 +95,6 @@ export function stateOwner<C>(module: StateOwnerModule<C>): ProgramModule<C> {
   };
 }
 
-/** Closes things in order on SIGTERM/SIGINT; a second signal or a stuck step past the deadline exits at once. */
-export function onShutdown(
-  logger: Logger,
-  steps: Array<[string, () => Promise<void>]>,
-  deadlineMs = 10_000,
-): () => boolean {
-  let shuttingDown = false;
-  const shutdown = async (signal: string) => {
-    if (shuttingDown) {
-      logger.warn({ signal }, 'second signal: exiting now');
-      process.exit(1);
-    }
-    shuttingDown = true;
-    logger.info({ signal }, 'shutting down');
-    const timer = setTimeout(() => {
-      logger.error({ deadlineMs }, 'shutdown deadline passed: exiting');
-      process.exit(1);
-    }, deadlineMs);
-    timer.unref();
-    let code = 0;
-    for (const [name, step] of steps) {
-      try {
-        await step();
-      } catch (error) {
-        code = 1;
-        logger.error({ err: error, step: name }, 'shutdown step failed');
-      }
-    }
-    try {
-      await shutdownTracing();
-    } catch (error) {
-      logger.warn({ err: error }, 'trace export at shutdown failed');
-    }
-    logger.info('stopped');
-    process.exit(code);
-  };
-  process.once('SIGTERM', () => void shutdown('SIGTERM'));
-  process.once('SIGINT', () => void shutdown('SIGINT'));
-  return () => shuttingDown;
-}
-
 export function listen(server: Server, port: number, host?: string): Promise<number> {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
@@ -161,20 +121,181 @@ export function closeServer(server: Server): Promise<void> {
   });
 }
 
+/** What startPrograms composes: the programs and what each is given. */
+export interface StartProgramsOptions {
+  /** The programs' modules, started in this order, each with its configuration. */
+  programs: ReadonlyArray<{ module: ProgramModule<unknown>; config: unknown }>;
+  /** Each program's transport and, for a state owner, its database. */
+  transportOf(program: ProgramName): Transport;
+  databaseOf?(program: ProgramName): Database | undefined;
+  /** Probe each state owner's database for its queue-group health (queue-groups.ts); off for PGlite in-process. */
+  probeDatabases?: boolean;
+  logger: Logger;
+  metrics: Metrics;
+  clock?: Clock;
+  devIdentityDataDir?: string;
+  /** The steps and undos of the whole process: startPrograms adds its own. */
+  lifecycle: Lifecycle;
+  http: {
+    /** The `program` label of the HTTP metrics and logs. */
+    name: string;
+    trustProxy?: boolean;
+    /** GET /metrics on this server (default true); false where it has a port of its own (METRICS_PORT). */
+    metricsRoute?: boolean;
+    /** The caller's checks behind /readyz; the queue groups' membership is added. */
+    readiness: Readiness;
+    /** A server listening already (runStandalone's probes while starting): it is handed the programs' app. */
+    server?: ListeningServer;
+    /** Otherwise, where to listen (after the programs are created, before they join their queue groups). */
+    port?: number;
+    host?: string;
+  };
+}
+
+export interface StartedPrograms {
+  programs: Map<ProgramName, Program>;
+  /** The state owners' queue groups (their health and membership), by program. */
+  queueGroups: Map<ProgramName, QueueGroups>;
+  server: Server;
+  port: number;
+  isShuttingDown(): boolean;
+  /** /readyz answers 503 from now on (the drain before stop). */
+  markShuttingDown(): void;
+}
+
+/** An HTTP server that listens before the programs exist, answering with whatever app it was last handed. */
+export interface ListeningServer {
+  server: Server;
+  port: number;
+  use(app: Koa): void;
+}
+
+/** Listens with `app` as a lifecycle step (its undo closes the server once its requests are answered). */
+export async function listenHttp(
+  lifecycle: Lifecycle,
+  app: Koa,
+  port: number,
+  host: string | undefined,
+): Promise<ListeningServer> {
+  let handle = app.callback();
+  const server = createServer((request, response) => handle(request, response));
+  const boundPort = await lifecycle.step(
+    'http',
+    () => listen(server, port, host),
+    () => (server.listening ? closeServer(server) : undefined),
+  );
+  return {
+    server,
+    port: boundPort,
+    use: (next) => {
+      handle = next.callback();
+    },
+  };
+}
+
 /**
- * `npm run start:<program>` and `npm start` put npm between a signal and the program: npm exits on SIGTERM without
- * passing it on, and the program would be orphaned, never stopping gracefully. Started by npm (npm_lifecycle_event
- * set), the program watches its parent and, once that is gone, stops as if it had received SIGTERM itself.
+ * Creates the programs, serves their routes and upgrades over HTTP, listens (unless the server listens already), and
+ * only then joins the state owners' queue groups: a process that cannot listen never takes a request it would lose.
+ * Every step registers its undo on `lifecycle`; at stop the HTTP server closes first (an edge's requests in flight
+ * are answered, by state owners that are still serving), then the queue groups are left (their operations in flight
+ * answered), then the programs close. Used by runStandalone (one program) and the launcher's in-process mode.
  */
-export function stopWhenNpmParentExits(env: NodeJS.ProcessEnv = process.env): void {
-  if (!env.npm_lifecycle_event) return;
-  const parent = process.ppid;
-  const watch = setInterval(() => {
-    if (process.ppid === parent) return;
-    clearInterval(watch);
-    process.kill(process.pid, 'SIGTERM');
-  }, 200);
-  watch.unref();
+export async function startPrograms(options: StartProgramsOptions): Promise<StartedPrograms> {
+  const { lifecycle, logger, metrics } = options;
+  const platforms = new Map<Transport, PlatformSwitch>();
+  const programs = new Map<ProgramName, Program>();
+  let draining = false;
+  const isShuttingDown = () => draining || lifecycle.stopping;
+  for (const { module, config } of options.programs) {
+    const name = module.name;
+    const transport = options.transportOf(name);
+    let platform = platforms.get(transport);
+    if (!platform) {
+      platform = new PlatformSwitch(transport);
+      platforms.set(transport, platform);
+    }
+    const database = module.database ? options.databaseOf?.(name) : undefined;
+    if (module.database && !database) throw new Error(`${name} owns a schema and was given no database`);
+    const deps: ProgramDeps = {
+      logger: programLogger(logger, name, options.programs.length),
+      metrics,
+      transport,
+      platform,
+      database,
+      clock: options.clock,
+      ...(options.devIdentityDataDir ? { devIdentityDataDir: options.devIdentityDataDir } : {}),
+    };
+    programs.set(
+      name,
+      await lifecycle.step(
+        `program ${name}`,
+        () => module.create(deps, config),
+        async (program) => program.close?.(),
+      ),
+    );
+  }
+  const queueGroups = new Map<ProgramName, QueueGroups>();
+  const app = createHttpApp({
+    program: options.http.name,
+    logger,
+    metrics,
+    routes: [...programs.values()].flatMap((p) => (p.routes ? [p.routes] : [])),
+    readiness: async () => {
+      const checks = await options.http.readiness();
+      if (queueGroups.size === 0) return checks;
+      return { ...checks, serving: [...queueGroups.values()].every((g) => g.status().member) };
+    },
+    readinessReason: () => {
+      for (const [name, groups] of queueGroups) {
+        const { member, reason } = groups.status();
+        if (!member) return `${name} is not in its queue groups: ${reason}`;
+      }
+      return undefined;
+    },
+    isShuttingDown,
+    trustProxy: options.http.trustProxy,
+    metricsRoute: options.http.metricsRoute ?? true,
+  });
+  const http = options.http.server ?? (await listenHttp(lifecycle, app, options.http.port ?? 0, options.http.host));
+  http.use(app);
+  for (const program of programs.values()) program.upgrades?.attach(http.server);
+  for (const [name, program] of programs) {
+    const definitions = program.services ?? [];
+    if (definitions.length === 0) continue;
+    const database = options.databaseOf?.(name);
+    const groups = await lifecycle.step(
+      `queue groups of ${name}`,
+      () =>
+        QueueGroups.join({
+          transport: options.transportOf(name),
+          definitions,
+          database: options.probeDatabases === false ? undefined : database,
+          logger: programLogger(logger, name, options.programs.length),
+          metrics,
+        }),
+      (joined) => joined.stop(),
+    );
+    queueGroups.set(name, groups);
+  }
+  lifecycle.onStop('http', async () => {
+    for (const program of programs.values()) await program.upgrades?.close();
+    if (http.server.listening) await closeServer(http.server);
+  });
+  return {
+    programs,
+    queueGroups,
+    server: http.server,
+    port: http.port,
+    isShuttingDown,
+    markShuttingDown: () => {
+      draining = true;
+    },
+  };
+}
+
+/** A program's logger: the process's, labelled with the program where several share the process. */
+function programLogger(logger: Logger, name: ProgramName, count: number): Logger {
+  return count > 1 ? logger.child({ program: name }) : logger;
 }
 
 /** Runs one program alone against real NATS (and PostgreSQL for state owners). */
@@ -205,19 +326,16 @@ export async function runStandalone<C>(module: ProgramModule<C>): Promise<void> 
   }
 
   const metrics = createMetrics();
+  const lifecycle = new Lifecycle(logger);
   // Start-up order: HTTP (probes only: /healthz 200, /readyz 503), NATS, the database, the program, its routes, and
   // only then the queue groups. A program that joined its queue group is sent requests at once; if it then failed
   // and exited, the requests routed to it would be lost until their callers' timeouts. A taken HTTP port fails first,
   // before anything joined. NATS unreachable at start-up is no failure: the program stays up, not ready, and keeps
-  // trying (every 0.5 s) until a server answers. Any start-up failure drains what was started before exiting.
+  // trying (every 0.5 s) until a server answers. A start-up failure undoes what was started before exiting.
   let transport: NatsTransport | undefined;
   let database: Database | undefined;
-  let program: Program | undefined;
-  let server: Server | undefined;
-  const served: ServedService[] = [];
-  let serving = false;
-  let isShuttingDown = () => false;
-  let handle: ReturnType<Koa['callback']> = createHttpApp({
+  let started: StartedPrograms | undefined;
+  const starting = createHttpApp({
     program: module.name,
     logger,
     metrics,
@@ -229,108 +347,82 @@ export async function runStandalone<C>(module: ProgramModule<C>): Promise<void> 
         }),
     ],
     readiness: async () => ({ nats: transport?.isReady() ?? false, ...(module.database ? { database: false } : {}) }),
-    isShuttingDown: () => isShuttingDown(),
+    isShuttingDown: () => lifecycle.stopping,
     trustProxy: common.trustProxy,
-  }).callback();
+  });
   try {
-    server = createServer((request, response) => handle(request, response));
-    const port = await listen(server, httpPort, common.host);
-    logger.info({ port }, `${module.name} listening (not ready until NATS${module.database ? ' and PostgreSQL' : ''})`);
-    const unreachable = setTimeout(
-      () => logger.warn({ url: common.natsUrl }, 'NATS unreachable: not ready, still trying'),
-      2000,
-    );
-    transport = await NatsTransport.connect({
-      url: common.natsUrl as string,
-      connectionName: module.name,
-      requestTimeoutMs: common.natsRequestTimeoutMs,
-      eventRequestTimeoutMs: common.natsEventRequestTimeoutMs,
-      undeliveredWaitMs: common.natsUndeliveredWaitMs,
-      logger,
-      metrics,
-      waitForFirstConnection: true,
-    }).finally(() => clearTimeout(unreachable));
-    const nats = transport;
-    if (module.database && databaseUrl) {
-      // Loaded here, not at the top: the programs without a database (gateway, ingest, links) never load MikroORM,
-      // its migrator and the driver (their code and heap: docs/benchmarks.md, "Memory").
-      const { Database, migrate } = await import('./db/database.ts');
-      await migrate(databaseUrl, [module.database.migrations], logger);
-      database = await Database.open({
-        url: databaseUrl,
-        poolMax: databasePoolMax,
-        namedStatements: databaseNamedStatements,
-        ...databaseTimeouts,
+    await lifecycle.start(async () => {
+      const http = await listenHttp(lifecycle, starting, httpPort, common.host);
+      logger.info(
+        { port: http.port },
+        `${module.name} listening (not ready until NATS${module.database ? ' and PostgreSQL' : ''})`,
+      );
+      const unreachable = setTimeout(
+        () => logger.warn({ url: common.natsUrl }, 'NATS unreachable: not ready, still trying'),
+        2000,
+      );
+      const nats = await lifecycle.step(
+        'nats',
+        () =>
+          NatsTransport.connect({
+            url: common.natsUrl as string,
+            connectionName: module.name,
+            requestTimeoutMs: common.natsRequestTimeoutMs,
+            eventRequestTimeoutMs: common.natsEventRequestTimeoutMs,
+            undeliveredWaitMs: common.natsUndeliveredWaitMs,
+            logger,
+            metrics,
+            waitForFirstConnection: true,
+          }).finally(() => clearTimeout(unreachable)),
+        (connected) => connected.close(),
+      );
+      transport = nats;
+      if (module.database && databaseUrl) {
+        const migrations = module.database.migrations;
+        database = await lifecycle.step(
+          'database',
+          async () => {
+            // Loaded here, not at the top: the programs without a database (gateway, ingest, links) never load
+            // MikroORM, its migrator and the driver (about 30 MiB of code and heap each; docs/benchmarks.md, "Memory").
+            const { Database, migrate } = await import('./db/database.ts');
+            await migrate(databaseUrl, [migrations], logger);
+            return Database.open({
+              url: databaseUrl,
+              poolMax: databasePoolMax,
+              namedStatements: databaseNamedStatements,
+              ...databaseTimeouts,
+              logger,
+              metrics,
+            });
+          },
+          (opened) => opened.close(),
+        );
+      }
+      const db = database;
+      started = await startPrograms({
+        programs: [{ module: module as ProgramModule<unknown>, config }],
+        transportOf: () => nats,
+        databaseOf: () => db,
         logger,
         metrics,
+        lifecycle,
+        http: {
+          name: module.name,
+          server: http,
+          trustProxy: common.trustProxy,
+          readiness: async () => ({ nats: nats.isReady(), ...(db ? { database: await db.ping() } : {}) }),
+        },
       });
-    }
-    const db = database;
-    const platform = new PlatformSwitch(nats);
-    program = await module.create({ logger, metrics, transport: nats, platform, database: db }, config);
-    const services = program.services ?? [];
-    const app = createHttpApp({
-      program: module.name,
-      logger,
-      metrics,
-      routes: program.routes ? [program.routes] : [],
-      readiness: async () => ({
-        nats: nats.isReady(),
-        ...(db ? { database: await db.ping() } : {}),
-        ...(services.length > 0 ? { serving } : {}),
-      }),
-      isShuttingDown: () => isShuttingDown(),
-      trustProxy: common.trustProxy,
     });
-    program.upgrades?.attach(server);
-    handle = app.callback();
-    for (const definition of services) served.push(await nats.serve(definition));
-    serving = true;
-    logger.info(`${module.name} ready`);
-    // Every module a start loads is loaded now: their compiled forms go to Node's compile cache (NODE_COMPILE_CACHE;
-    // nothing without it), so that the next replica started from the same files needs no type stripping.
-    flushCompileCache();
   } catch (error) {
-    logger.fatal({ err: error }, `${module.name} failed to start: draining before exit`);
-    const started = program;
-    const steps: Array<[string, () => Promise<void>]> = [
-      ['upgrades', async () => started?.upgrades?.close()],
-      ['http', async () => (server?.listening ? closeServer(server) : undefined)],
-      ['services', async () => void (await Promise.all(served.map((s) => s.stop())))],
-      ['program', async () => started?.close?.()],
-      ['transport', async () => transport?.close()],
-      ['database', async () => database?.close()],
-    ];
-    for (const [step, run] of steps) {
-      try {
-        await run();
-      } catch (stepError) {
-        logger.error({ err: stepError, step }, 'start-up cleanup step failed');
-      }
-    }
+    logger.fatal({ err: error }, `${module.name} failed to start`);
     process.exit(1);
   }
-  const started = { server, transport, program, database };
+  logger.info(`${module.name} ready`);
+  // Every module a start loads is loaded now: their compiled forms go to Node's compile cache (NODE_COMPILE_CACHE;
+  // nothing without it), so that the next replica started from the same files needs no type stripping.
+  flushCompileCache();
+  const program = started?.programs.get(module.name);
   const drainMs = drainMsAsked >= 0 ? drainMsAsked : program?.routes ? 11_000 : 0;
-  isShuttingDown = onShutdown(
-    logger,
-    [
-      [
-        'drain',
-        async () => {
-          if (drainMs === 0) return;
-          logger.info({ drainMs }, 'draining: /readyz answers 503, still serving');
-          await new Promise((resolve) => setTimeout(resolve, drainMs));
-        },
-      ],
-      ['upgrades', async () => started.program?.upgrades?.close()],
-      ['http', () => closeServer(started.server as Server)],
-      ['services', async () => void (await Promise.all(served.map((s) => s.stop())))],
-      ['program', async () => started.program?.close?.()],
-      ['transport', async () => started.transport?.close()],
-      ['database', async () => started.database?.close()],
-    ],
-    drainMs + 10_000,
-  );
-  stopWhenNpmParentExits();
+  stopOnSignals({ logger, lifecycle, drainMs, beginDrain: () => started?.markShuttingDown() });
 }

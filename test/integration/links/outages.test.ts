@@ -1,27 +1,22 @@
 // A state owner that does not answer: the linking routes answer 503 with their code and change nothing. The programs
-// are composed here the way the all-in-one process composes them, on a private nats-server, so that one of the two
-// state owners can be left out (its subjects then have no responders).
+// are composed here as the all-in-one process composes them (the launcher's in-process mode), on a private
+// nats-server, so that one of the two state owners can be left out (its subjects then have no responders).
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { EnvReader } from '#runtime/config.ts';
 import { issueKeyValue, issueLinkToken } from '#runtime/credentials/keys.ts';
 import { Database, migrate } from '#runtime/db/database.ts';
-import { createHttpApp } from '#runtime/http/app.ts';
 import { loadDevProvider } from '#runtime/identity/dev-identity-provider.ts';
+import { Lifecycle } from '#runtime/lifecycle.ts';
 import { createMetrics } from '#runtime/metrics.ts';
-import { PlatformSwitch } from '#runtime/platform-switch.ts';
-import { closeServer, listen, type ProgramModule } from '#runtime/program.ts';
+import type { ProgramName } from '#runtime/program.ts';
 import { NatsTransport } from '#runtime/transport/nats.ts';
-import type { ServedService } from '#runtime/transport/operation.ts';
 import { identityMigrations } from '../../../services/identity-admission/src/migrations/index.ts';
-import { identityAdmission } from '../../../services/identity-admission/src/program.ts';
+import { readProgramConfigs, startInProcess } from '../../../services/launcher/src/in-process.ts';
 import { ledgerMigrations } from '../../../services/ledger/src/migrations/index.ts';
-import { ledger } from '../../../services/ledger/src/program.ts';
-import { links } from '../../../services/links/src/program.ts';
 import { createTestDatabase, sql } from '../../support/database.ts';
 import { startNats } from '../../support/servers.ts';
 import { api } from '../../support/system.ts';
@@ -44,56 +39,41 @@ async function compose(
   owners: { identity: boolean; ledger: boolean },
 ): Promise<Composed> {
   const metrics = createMetrics();
-  const transport = await NatsTransport.connect({
-    url: natsUrl,
-    connectionName: 'test',
-    requestTimeoutMs: 2000,
-    logger,
-    metrics,
-  });
-  const platform = new PlatformSwitch(transport);
-  const database = await Database.open({ url: databaseUrl, poolMax: 4, logger });
-  const served: ServedService[] = [];
-  const closes: Array<() => Promise<void>> = [];
-  const start = async <C>(module: ProgramModule<C>) => {
-    const program = await module.create(
-      {
-        logger,
-        metrics,
-        transport,
-        platform,
-        database: module.database ? database : undefined,
-        devIdentityDataDir: dataDir,
-      },
-      module.readConfig(new EnvReader(ENV)),
+  const lifecycle = new Lifecycle(logger);
+  return lifecycle.start(async () => {
+    const transport = await lifecycle.step(
+      'transport',
+      () => NatsTransport.connect({ url: natsUrl, connectionName: 'test', requestTimeoutMs: 2000, logger, metrics }),
+      (connected) => connected.close(),
     );
-    for (const definition of program.services ?? []) served.push(await transport.serve(definition));
-    // The program's own background work (the ledger's retention clean-up), stopped before the database closes.
-    if (program.close) closes.push(program.close);
-    return program;
-  };
-  if (owners.identity) await start(identityAdmission);
-  if (owners.ledger) await start(ledger);
-  const edge = await start(links);
-  const app = createHttpApp({
-    program: 'test',
-    logger,
-    metrics,
-    routes: [edge.routes!],
-    readiness: async () => ({}),
+    const database = await lifecycle.step(
+      'database',
+      () => Database.open({ url: databaseUrl, poolMax: 4, logger }),
+      (opened) => opened.close(),
+    );
+    const programs: ProgramName[] = [
+      ...(owners.identity ? (['identity-admission'] as const) : []),
+      ...(owners.ledger ? (['ledger'] as const) : []),
+      'links',
+    ];
+    const started = await startInProcess({
+      programs,
+      configs: readProgramConfigs(new EnvReader(ENV), programs),
+      transport,
+      database,
+      logger,
+      metrics,
+      devIdentityDataDir: dataDir,
+      lifecycle,
+      http: { name: 'test', port: 0, host: '127.0.0.1', readiness: async () => ({}) },
+    });
+    return {
+      url: `http://127.0.0.1:${started.port}`,
+      async stop() {
+        await lifecycle.stop();
+      },
+    };
   });
-  const server = createServer(app.callback());
-  const port = await listen(server, 0, '127.0.0.1');
-  return {
-    url: `http://127.0.0.1:${port}`,
-    async stop() {
-      await closeServer(server);
-      await Promise.all(served.map((s) => s.stop()));
-      for (const close of closes) await close();
-      await transport.close();
-      await database.close();
-    },
-  };
 }
 
 describe('linking routes with a state owner down', () => {

@@ -12,7 +12,7 @@ async function expectBasics(url: string, metricsUrl = `${url}/metrics`) {
   expect(health.status).toBe(200);
   const ready = await fetch(`${url}/readyz`);
   expect(ready.status).toBe(200);
-  expect(await ready.json()).toEqual({ status: 'ready', checks: { transport: true, database: true } });
+  expect(await ready.json()).toEqual({ status: 'ready', checks: { transport: true, database: true, serving: true } });
 
   const access = await fetch(`${url}/api/developer/v1/access`);
   expect(access.status).toBe(401);

@@ -128,6 +128,9 @@ export class Database {
   private readonly stopObserving: () => void;
   private readonly timeoutSettings: { statementTimeoutMs?: number | undefined; lockTimeoutMs?: number | undefined };
   private readonly metrics: Metrics | undefined;
+  /** The probe's own connection (probe()), connected or connecting; none until the first probe or after a failure. */
+  private probeClient: Promise<pg.Client> | undefined;
+  private lastAnswerMs = 0;
 
   private constructor(
     // biome-ignore lint/suspicious/noExplicitAny: see above.
@@ -221,7 +224,18 @@ export class Database {
    * rolled it back for contention (db/failures.ts), counting and logging each such failure.
    */
   retrying<T>(work: () => Promise<T>): Promise<T> {
-    return retryOnContention(work, undefined, this.contention);
+    return retryOnContention(work, undefined, this.contention).then((value) => {
+      this.lastAnswerMs = performance.now();
+      return value;
+    });
+  }
+
+  /**
+   * When a unit of work (retrying, query, transaction) last succeeded, in performance.now() time (0: never): proof
+   * that the database answers, even while a probe waits behind busy connections (queue-groups.ts).
+   */
+  get lastAnswerAtMs(): number {
+    return this.lastAnswerMs;
   }
 
   /**
@@ -260,7 +274,44 @@ export class Database {
     }
   }
 
+  /**
+   * The health check's probe (queue-groups.ts): one `select 1` on a connection of its own, kept between probes, that
+   * fails after `timeoutMs`. Not on the pool: a probe must neither wait behind busy connections nor hold one when the
+   * server stops answering. Resolves undefined when the server answered, else why not; a failed probe's connection
+   * is dropped (the next probe connects anew).
+   */
+  async probe(timeoutMs: number): Promise<string | undefined> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<string>((resolve) => {
+      // Resolved in the loop's check phase, after its poll phase: an answer that arrived while the loop was busy (a
+      // late timer) is read first and wins.
+      timer = setTimeout(() => setImmediate(() => resolve(`no answer to select 1 within ${timeoutMs} ms`)), timeoutMs);
+    });
+    const run = async () => {
+      if (!this.probeClient) {
+        const pool = await (this.orm.em.getConnection() as PostgreSqlConnection).getNativeClient();
+        const client = new this.selector.Client({ ...pool.options, connectionTimeoutMillis: timeoutMs });
+        // An idle probe connection the server closes must not crash the process: the next probe fails and reconnects.
+        client.on('error', () => undefined);
+        this.probeClient = client.connect().then(() => client);
+      }
+      await (await this.probeClient).query('select 1');
+      return undefined;
+    };
+    const reason = await Promise.race([run().catch((error: Error) => error.message || String(error)), timeout]);
+    clearTimeout(timer);
+    if (reason !== undefined) this.dropProbeClient();
+    return reason;
+  }
+
+  private dropProbeClient(): void {
+    const client = this.probeClient;
+    this.probeClient = undefined;
+    void client?.then((c) => c.end()).catch(() => undefined);
+  }
+
   async close(): Promise<void> {
+    this.dropProbeClient();
     this.stopObserving();
     await this.orm.close(true);
   }

@@ -28,6 +28,8 @@ export interface HttpAppOptions {
   logger: Logger;
   metrics: Metrics;
   readiness: Readiness;
+  /** Why the program is not ready when a check fails, if it knows better than the failing checks' names. */
+  readinessReason?: () => string | undefined;
   /** Each program adds its routes to the shared router. */
   routes: Array<(router: Router) => void>;
   /** Set once shutdown begins: /readyz answers 503 so that load balancers stop sending traffic. */
@@ -100,7 +102,15 @@ export function createHttpApp(options: HttpAppOptions): Koa {
     ctx.status = ready ? 200 : 503;
     // Every 503 carries Retry-After (CONTRACT section 11), the probe's too.
     if (!ready) ctx.set('Retry-After', '1');
-    ctx.body = { status: ready ? 'ready' : shuttingDown ? 'shutting-down' : 'not-ready', checks };
+    const failing = Object.keys(checks).filter((name) => !checks[name]);
+    const reason = shuttingDown
+      ? 'shutting down'
+      : (options.readinessReason?.() ?? (failing.length > 0 ? `failing: ${failing.join(', ')}` : undefined));
+    ctx.body = {
+      status: ready ? 'ready' : shuttingDown ? 'shutting-down' : 'not-ready',
+      checks,
+      ...(ready ? {} : { reason }),
+    };
   });
   if (options.metricsRoute ?? true) router.get('/metrics', metricsHandler(metrics));
   for (const addRoutes of options.routes) addRoutes(router);

@@ -63,6 +63,16 @@ export interface NatsTransportOptions {
   waitForFirstConnection?: boolean;
 }
 
+/**
+ * The client's pings: one every NATS_PING_INTERVAL_MS; with NATS_MAX_PINGS_OUT of them unanswered at the next, the
+ * connection is declared stale, dropped and reconnected. A dead connection (a cut path, a frozen server) is noticed
+ * within (NATS_MAX_PINGS_OUT + 1) x NATS_PING_INTERVAL_MS = 1.5 s, not the library's 2 min x 2: requests fail at once
+ * from then on, /readyz says not ready, and a state owner is out of its queue groups until it reconnects
+ * (queue-groups.ts). The server notices a dead client by its own ping settings (docs/deploy.md, "NATS").
+ */
+export const NATS_PING_INTERVAL_MS = 500;
+export const NATS_MAX_PINGS_OUT = 2;
+
 /** Back-off between tries of an undelivered request: 25, 50, 100, 200, 400 ms, then 400 ms. */
 function undeliveredBackoffMs(attempt: number): number {
   return Math.min(400, 25 * 2 ** attempt);
@@ -96,6 +106,8 @@ export class NatsTransport implements Transport {
       maxReconnectAttempts: -1,
       reconnectTimeWait: 500,
       waitOnFirstConnect: options.waitForFirstConnection ?? false,
+      pingInterval: NATS_PING_INTERVAL_MS,
+      maxPingOut: NATS_MAX_PINGS_OUT,
       // Without this, every request builds two Error objects up front (a RequestError and a TimeoutError, each
       // capturing a stack trace) in case it fails: a measurable share of the ingest edge's CPU under load
       // (docs/decisions.md, "The NATS client runs without async traces"). Failures still reject with the same error classes, only without the caller's async stack. (This
