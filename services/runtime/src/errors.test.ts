@@ -18,7 +18,7 @@ describe('AppError takes its status from the error table', () => {
       .filter(([, entry]) => entry.statuses.length > 1)
       .map(([code]) => code)
       .sort();
-    expect(several).toEqual(['invalid_link', 'unlimited_funding']);
+    expect(several).toEqual(['TOO_MANY_REQUESTS', 'invalid_link', 'unlimited_funding']);
     expect(AppError.withStatus(409, 'invalid_link', 'used').status).toBe(409);
     expect(AppError.withStatus(403, 'unlimited_funding', 'no').status).toBe(403);
     expect(() => AppError.withStatus(500, 'invalid_link', 'x')).toThrow(/invalid_link/);
