@@ -1,1 +1,0 @@
-export{t as liveLink,n as useLiveDecisions}from"./live-DFKbxlKz.js";

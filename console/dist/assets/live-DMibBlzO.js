@@ -1,0 +1,1 @@
+export{t as liveLink,n as useLiveDecisions}from"./live-BuHVx0zE.js";
