@@ -60,15 +60,16 @@ export class InvitationRepository {
 
   /**
    * The e-mail of each identity user id whose active invitation is bound to it (bound at that identity's own
-   * sign-in). A revoked invitation names no one any more, and an invitation no one signed in with is bound to no id:
-   * an e-mail is never matched from an id someone else typed.
+   * sign-in; the newest when several are). A revoked invitation names no one any more, and an invitation no one
+   * signed in with is bound to no id: an e-mail is never matched from an id someone else typed.
    */
   async emailsOf(ids: string[]): Promise<Map<string, string>> {
     const found = new Map<string, string>();
     if (ids.length === 0) return found;
     const bound = await this.db.query<{ identity_user_id: string; email: string }>(
       `select identity_user_id, email from identity.invitations
-        where status = 'active' and identity_user_id in (select jsonb_array_elements_text(?::jsonb))`,
+        where status = 'active' and identity_user_id in (select jsonb_array_elements_text(?::jsonb))
+        order by created_at asc`,
       [JSON.stringify(ids)],
     );
     for (const row of bound) found.set(row.identity_user_id, row.email);
