@@ -102,6 +102,8 @@ export interface Organization {
   unlimitedFunding: boolean;
   balanceCredits: number;
   createdAt: string;
+  /** False: an owner added the caller, who has not accepted (acceptMembership). */
+  joined: boolean;
 }
 export interface Project {
   id: string;
@@ -145,10 +147,12 @@ export interface Member {
   id: string;
   organizationId: string;
   identityUserId: string;
-  /** From the operator invitation bound to identityUserId; null while unknown. */
+  /** From the operator invitation bound to identityUserId; null until the member joined (docs/identity.md). */
   email: string | null;
   role: Role;
   createdAt: string;
+  /** The member joined by their own act (created the organization, or accepted). */
+  joined: boolean;
 }
 export interface Snapshot {
   canCreateUnlimitedOrganization: boolean;
@@ -164,7 +168,7 @@ export const SNAPSHOT = gql`
   query ConsoleSnapshot {
     snapshot {
       canCreateUnlimitedOrganization
-      organizations { id name role unlimitedFunding balanceCredits createdAt }
+      organizations { id name role unlimitedFunding balanceCredits createdAt joined }
       projects { id organizationId name maxPayoutCredits budgetCredits spentCredits }
       games {
         id projectId organizationId name platform status maxPayoutCredits budgetCredits spentCredits
@@ -172,7 +176,7 @@ export const SNAPSHOT = gql`
       }
       keys { id gameId kind name prefix publicKey createdAt revokedAt }
       rules { id gameId eventType rewardCredits active createdAt }
-      members { id organizationId identityUserId email role createdAt }
+      members { id organizationId identityUserId email role createdAt joined }
     }
   }
 `;
@@ -322,6 +326,7 @@ export const ACTION_INPUTS: Record<string, string> = {
   addMember: 'AddMemberInput',
   updateMember: 'UpdateMemberInput',
   removeMember: 'RemoveMemberInput',
+  acceptMembership: 'AcceptMembershipInput',
 };
 
 export interface ActionResult {

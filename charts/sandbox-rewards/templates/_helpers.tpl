@@ -214,3 +214,100 @@ Usage: include "sandbox-rewards.programConfig" (dict "root" $ "program" "ledger"
 - name: tmp
   mountPath: /tmp
 {{- end -}}
+
+{{/* Name of the Secret holding the programs' NATS credentials: nats.auth.existingSecret, else the chart's. */}}
+{{- define "sandbox-rewards.natsSecretName" -}}
+{{- .Values.nats.auth.existingSecret | default (printf "%s-nats" (include "sandbox-rewards.fullname" .)) -}}
+{{- end -}}
+
+{{/*
+NATS credential and TLS environment of one program (EnvVar list; empty with nats.auth.method none and no TLS):
+the program's own entries of the NATS Secret (docs/deploy.md, "NATS: the trust boundary").
+Usage: include "sandbox-rewards.natsEnv" (dict "root" $ "program" "ledger")
+*/}}
+{{- define "sandbox-rewards.natsEnv" -}}
+{{- $a := .root.Values.nats.auth -}}
+{{- $secret := include "sandbox-rewards.natsSecretName" .root -}}
+{{- if eq $a.method "userPassword" }}
+- name: NATS_USER
+  valueFrom:
+    secretKeyRef:
+      name: {{ $secret }}
+      key: {{ .program }}-user
+- name: NATS_PASSWORD
+  valueFrom:
+    secretKeyRef:
+      name: {{ $secret }}
+      key: {{ .program }}-password
+{{- else if eq $a.method "token" }}
+- name: NATS_TOKEN
+  valueFrom:
+    secretKeyRef:
+      name: {{ $secret }}
+      key: {{ .program }}-token
+{{- else if eq $a.method "nkey" }}
+- name: NATS_NKEY_SEED_FILE
+  value: /etc/sandbox-rewards/nats/nkey-seed
+{{- else if eq $a.method "creds" }}
+- name: NATS_CREDS_FILE
+  value: /etc/sandbox-rewards/nats/user.creds
+{{- end }}
+{{- if .root.Values.nats.tls.existingSecret }}
+- name: NATS_TLS_CA_FILE
+  value: /etc/sandbox-rewards/nats-tls/ca.crt
+{{- if .root.Values.nats.tls.clientCertificate }}
+- name: NATS_TLS_CERT_FILE
+  value: /etc/sandbox-rewards/nats-tls/tls.crt
+- name: NATS_TLS_KEY_FILE
+  value: /etc/sandbox-rewards/nats-tls/tls.key
+{{- end }}
+{{- end }}
+{{- end -}}
+
+{{/*
+Volumes of one program's NATS files: its own NKey seed or .creds entry only, and the TLS Secret (read-only, mode 0440).
+Usage: include "sandbox-rewards.natsVolumes" (dict "root" $ "program" "ledger")
+*/}}
+{{- define "sandbox-rewards.natsVolumes" -}}
+{{- $method := .root.Values.nats.auth.method -}}
+{{- if has $method (list "nkey" "creds") }}
+- name: nats-credentials
+  secret:
+    secretName: {{ include "sandbox-rewards.natsSecretName" .root }}
+    defaultMode: 288
+    items:
+      - key: {{ .program }}{{ if eq $method "nkey" }}.nk{{ else }}.creds{{ end }}
+        path: {{ if eq $method "nkey" }}nkey-seed{{ else }}user.creds{{ end }}
+{{- end }}
+{{- with .root.Values.nats.tls }}
+{{- if .existingSecret }}
+- name: nats-tls
+  secret:
+    secretName: {{ .existingSecret }}
+    defaultMode: 288
+    items:
+      - key: ca.crt
+        path: ca.crt
+      {{- if .clientCertificate }}
+      - key: tls.crt
+        path: tls.crt
+      - key: tls.key
+        path: tls.key
+      {{- end }}
+{{- end }}
+{{- end }}
+{{- end -}}
+
+{{/* Mounts of the volumes of sandbox-rewards.natsVolumes. */}}
+{{- define "sandbox-rewards.natsVolumeMounts" -}}
+{{- if has .Values.nats.auth.method (list "nkey" "creds") }}
+- name: nats-credentials
+  mountPath: /etc/sandbox-rewards/nats
+  readOnly: true
+{{- end }}
+{{- if .Values.nats.tls.existingSecret }}
+- name: nats-tls
+  mountPath: /etc/sandbox-rewards/nats-tls
+  readOnly: true
+{{- end }}
+{{- end -}}

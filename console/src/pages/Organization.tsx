@@ -44,6 +44,23 @@ export function OrganizationPage({
         Your role: <strong>{org.role}</strong>.{' '}
         {org.unlimitedFunding ? 'Unlimited funding.' : `Balance: ${creditsWithDollars(org.balanceCredits)}.`}
       </p>
+      {!org.joined && (
+        <div className="banner banner-warn" data-testid="not-joined">
+          <p>
+            <strong>You did not join this organization.</strong> Its owner added your identity; your e-mail stays hidden
+            from its members until you accept.
+          </p>
+          <ActionForm
+            compact
+            action="acceptMembership"
+            title={`Accept membership of ${org.name}`}
+            submitLabel="Accept membership"
+            fixed={{ organizationId: org.id }}
+            fields={[]}
+            onDone={reload}
+          />
+        </div>
+      )}
       {!org.unlimitedFunding && org.balanceCredits === 0 && (
         <p className="banner banner-warn" data-testid="balance-empty">
           <strong>The balance is 0 credits.</strong>{' '}
@@ -137,7 +154,11 @@ export function OrganizationPage({
                 return (
                   <tr key={m.id}>
                     <td>
-                      {m.email ?? <span className="muted">E-mail not known yet (never signed in)</span>}
+                      {m.email ?? (
+                        <span className="muted">
+                          {m.joined ? 'E-mail not known' : 'E-mail hidden until they accept the membership'}
+                        </span>
+                      )}
                       <details className="identity">
                         <summary>
                           Identity id<span className="visually-hidden"> of {who}</span>

@@ -16,6 +16,11 @@ export function Overview({ snapshot, reload }: { snapshot: Snapshot; reload: () 
               {org.name}
             </a>{' '}
             <span className="role">({org.role})</span>
+            {!org.joined && (
+              <span className="badge badge-warn" data-testid="not-joined">
+                added by an owner, not accepted
+              </span>
+            )}
             {org.unlimitedFunding ? (
               <p>Balance: unlimited funding</p>
             ) : (

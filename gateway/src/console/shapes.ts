@@ -56,6 +56,7 @@ export const organizationJson = (o: DeveloperOrganization) => ({
   balanceCredits: n(o.balanceCredits),
   role: o.role,
   createdAt: o.createdAt,
+  joined: o.joined,
 });
 
 export const projectJson = (p: DeveloperProject) => ({
@@ -100,6 +101,7 @@ export const memberJson = (m: DeveloperMember) => ({
   identityUserId: m.identityUserId,
   role: m.role,
   createdAt: m.createdAt,
+  joined: m.joined,
 });
 
 export const ruleJson = (r: DeveloperRule) => ({

@@ -124,13 +124,16 @@ export class GraphQLContext {
   }
 
   /**
-   * The e-mails of the members of the caller's organizations (the snapshot's members), one DeveloperEmails call per
-   * request however many members are asked for. When identity-admission cannot answer, the e-mails are unknown
-   * (null) rather than the whole snapshot failing.
+   * The e-mails of the joined members of the caller's organizations (the snapshot's members), one DeveloperEmails
+   * call per request however many members are asked for. A member an owner added is asked about only once it
+   * accepted (docs/identity.md, "Member e-mails"): an identity id someone typed never yields an e-mail, so the
+   * answer does not tell whether the id is a developer's. When identity-admission cannot answer, the e-mails are
+   * unknown (null) rather than the whole snapshot failing.
    */
   memberEmails(): Promise<Map<string, string>> {
     this.memberEmailsRead ??= this.snapshot().then(async (view) => {
-      const ids = [...new Set([...view.membersByOrganization.values()].flat().map((m) => m.identityUserId))];
+      const joined = view.json.members.filter((m) => m.joined);
+      const ids = [...new Set(joined.map((m) => m.identityUserId))];
       if (ids.length === 0) return new Map<string, string>();
       try {
         const reply = await this.transport.call(identityOps.developerEmails, { identityUserIds: ids }, this.call);

@@ -374,8 +374,8 @@ export const resolvers = {
     game: fromSnapshot((view, r: OfGame) => need(view.games.get(r.gameId), 'game')),
   },
   DeveloperMember: {
-    email: async (m: { identityUserId: string }, _args: unknown, context: GraphQLContext) =>
-      (await context.memberEmails()).get(m.identityUserId) ?? null,
+    email: async (m: { identityUserId: string; joined: boolean }, _args: unknown, context: GraphQLContext) =>
+      m.joined ? ((await context.memberEmails()).get(m.identityUserId) ?? null) : null,
     organization: fromSnapshot((view, m: OfOrganization) =>
       need(view.organizations.get(m.organizationId), 'organization'),
     ),

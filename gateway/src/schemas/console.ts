@@ -1,5 +1,5 @@
 // The developer console's shapes (spec: Resources, POST/GET /api/developer/v1/console, GET /api/developer/v1/records):
-// the 15 actions, every response shape, the records query. The same objects validate requests at the edge, validate
+// the 15 actions and acceptMembership, every response shape, the records query. The same objects validate requests at the edge, validate
 // responses in the tests, and describe the endpoints in /openapi.json.
 import type { OpenApiFragment } from '../openapi.ts';
 import {
@@ -38,7 +38,7 @@ function action(type: string, fields: Record<string, JsonSchema>, optional: stri
   return strictObject({ type: { const: type }, ...fields }, optional);
 }
 
-/** The 15 actions of the spec's table, by `type`, with their fields and limits. */
+/** The 15 actions of the spec's table and acceptMembership (issue 44), by `type`, with their fields and limits. */
 export const consoleActionSchemas: Record<string, JsonSchema> = {
   createOrganization: action('createOrganization', { name, unlimitedFunding: { type: 'boolean' } }, [
     'unlimitedFunding',
@@ -73,6 +73,7 @@ export const consoleActionSchemas: Record<string, JsonSchema> = {
   addMember: action('addMember', { organizationId: uuid, identityUserId, role: memberRole }),
   updateMember: action('updateMember', { memberId: uuid, role: memberRole }),
   removeMember: action('removeMember', { memberId: uuid }),
+  acceptMembership: action('acceptMembership', { organizationId: uuid }),
 };
 
 export const CONSOLE_ACTION_TYPES = Object.keys(consoleActionSchemas);
@@ -86,6 +87,8 @@ const DeveloperOrganization = strictObject({
   balanceCredits: credits,
   role,
   createdAt: dateTime,
+  // Additive (issue 44): false while the caller was added by an owner and has not accepted (acceptMembership).
+  joined: { type: 'boolean' },
 });
 const DeveloperProject = strictObject({
   id: uuid,
@@ -127,6 +130,8 @@ const DeveloperMember = strictObject({
   identityUserId: { type: 'string', minLength: 1, maxLength: 200 },
   role,
   createdAt: dateTime,
+  // Additive (issue 44): whether the member joined by their own act (created the organization, or accepted).
+  joined: { type: 'boolean' },
 });
 const DeveloperRule = strictObject({
   id: uuid,

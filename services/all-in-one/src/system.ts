@@ -153,6 +153,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<RunningS
               requestTimeoutMs: common.natsRequestTimeoutMs,
               eventRequestTimeoutMs: common.natsEventRequestTimeoutMs,
               undeliveredWaitMs: common.natsUndeliveredWaitMs,
+              security: common.natsSecurity,
               logger,
               metrics,
             })

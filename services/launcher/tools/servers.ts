@@ -173,11 +173,23 @@ export interface StartedNats {
   stop: () => Promise<void>;
 }
 
+export interface NatsOptions {
+  /** A configuration file (`-c`), e.g. charts/sandbox-rewards/nats-authorization.conf; address and port still win. */
+  configFile?: string;
+  /** Environment of the server over this process's (the variables a configuration file names). */
+  env?: Record<string, string>;
+  /** The server's log file (`-l`); none by default. */
+  logFile?: string;
+}
+
 /** Starts nats-server on 127.0.0.1 (on `port`, or a free one); resolves once it accepts connections. */
-export async function startNats(port?: number): Promise<StartedNats> {
+export async function startNats(port?: number, options: NatsOptions = {}): Promise<StartedNats> {
   const binary = findNatsServer();
   const natsPort = port ?? (await freePort());
-  const child = spawn(binary, ['-a', '127.0.0.1', '-p', String(natsPort)], { stdio: 'ignore' });
+  const args = ['-a', '127.0.0.1', '-p', String(natsPort)];
+  if (options.configFile) args.push('-c', options.configFile);
+  if (options.logFile) args.push('-l', options.logFile);
+  const child = spawn(binary, args, { stdio: 'ignore', env: { ...process.env, ...options.env } });
   await waitFor(() => portOpen(natsPort), 'nats-server');
   return {
     url: `nats://127.0.0.1:${natsPort}`,

@@ -1,6 +1,8 @@
 // Configuration from environment variables. Every program declares what it reads; a missing or malformed variable
 // stops start-up with a message that names it (all problems at once, not one per restart).
 
+import { type NatsSecurity, readNatsSecurity } from './transport/nats-security.ts';
+
 export class ConfigError extends Error {
   readonly problems: string[];
 
@@ -119,6 +121,8 @@ export interface CommonConfig {
   natsEventRequestTimeoutMs: number;
   /** NATS_UNDELIVERED_WAIT_MS: how long an undelivered request is tried again before its 503 (transport/nats.ts). */
   natsUndeliveredWaitMs: number;
+  /** NATS credentials and TLS files (NATS_USER, NATS_TOKEN, NATS_CREDS_FILE, NATS_TLS_*; transport/nats-security.ts). */
+  natsSecurity: NatsSecurity;
   /**
    * HOST: the address the HTTP server listens on. Unset: every interface, except on the local development default
    * (the all-in-one process on its embedded database), which listens on loopback (docs/identity.md).
@@ -144,6 +148,7 @@ export function readCommonConfig(reader: EnvReader): CommonConfig {
       reader.int('NATS_EVENT_REQUEST_TIMEOUT_MS', 2000, { min: 100, max: 60000 }),
     ),
     natsUndeliveredWaitMs: reader.int('NATS_UNDELIVERED_WAIT_MS', 1000, { min: 0, max: 30000 }),
+    natsSecurity: readNatsSecurity(reader),
     host: reader.string('HOST'),
     trustProxy: reader.bool('TRUST_PROXY', false),
   };

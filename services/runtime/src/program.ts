@@ -370,6 +370,7 @@ export async function runStandalone<C>(module: ProgramModule<C>): Promise<void> 
             requestTimeoutMs: common.natsRequestTimeoutMs,
             eventRequestTimeoutMs: common.natsEventRequestTimeoutMs,
             undeliveredWaitMs: common.natsUndeliveredWaitMs,
+            security: common.natsSecurity,
             logger,
             metrics,
             waitForFirstConnection: true,

@@ -61,9 +61,10 @@ describe('/openapi.json', () => {
       expect(doc.components.schemas[name]).toEqual(JSON.parse(JSON.stringify(schema)));
     }
     const action = doc.components.schemas.DeveloperAction;
-    expect(action.oneOf).toHaveLength(15);
+    expect(action.oneOf).toHaveLength(16);
     expect(Object.keys(action.discriminator.mapping).sort()).toEqual(
       [
+        'acceptMembership',
         'addMember',
         'allocateGame',
         'allocateProject',

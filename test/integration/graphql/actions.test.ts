@@ -1,4 +1,4 @@
-// Each of the 15 console actions once over REST and once over GraphQL against the same running system (real
+// Each of the 15 console actions (and acceptMembership) once over REST and once over GraphQL against the same running system (real
 // PostgreSQL and NATS), compared field by field: the action result, then its effect on the snapshot. Then every
 // denied and invalid call, and every rule of the ledger, both ways with the same code and status.
 import { randomUUID } from 'node:crypto';
@@ -84,10 +84,12 @@ describe('every action succeeds alike over REST and GraphQL', () => {
     ['member', { type: 'addMember', organizationId: '@org', identityUserId: 'idp|parity-member', role: 'viewer' }],
     ['member', { type: 'updateMember', memberId: '@member', role: 'admin' }],
     ['member', { type: 'removeMember', memberId: '@member' }],
+    // The owner accepting their own membership (already joined): the answer is their member id, nothing changes.
+    ['ownerMember', { type: 'acceptMembership', organizationId: '@org' }],
   ];
 
-  it('covers the 15 action types', () => {
-    expect(new Set(steps.map(([, action]) => action.type)).size).toBe(15);
+  it('covers the 15 action types and acceptMembership', () => {
+    expect(new Set(steps.map(([, action]) => action.type)).size).toBe(16);
   });
 
   it.each(steps)('%s: %j', async (label, action) => {

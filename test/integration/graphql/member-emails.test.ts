@@ -1,47 +1,47 @@
-// DeveloperMember.email: members are listed by the e-mail of their operator invitation (identity-admission's
-// DeveloperEmails), bound at their first sign-in or, with the development provider, matched by its subject before
-// it; null when no invitation names the member. One DeveloperEmails call per request, whatever the member count.
+// DeveloperMember.email: a member is listed by the e-mail of their operator invitation (identity-admission's
+// DeveloperEmails) once they joined the organization by their own act (its owner, or acceptMembership), and only
+// while that invitation is active; null otherwise. One DeveloperEmails call per request, whatever the member count.
+// The attacks this rule closes (issue 44) are in ../console/member-emails.test.ts.
 
 import { addMember, type Developer, developer, ok, type World, world } from '../../support/console.ts';
-import { admin, startTestSystem, type TestSystem } from '../../support/system.ts';
+import { admin, api, startTestSystem, type TestSystem } from '../../support/system.ts';
 import { gql, requestsBetween, transportRequests } from './helpers.ts';
 
 let system: TestSystem;
 let owner: Developer;
-let invitedOnly: Developer;
+let accepted: Developer;
+let notAccepted: Developer;
 let mine: World;
 
 beforeAll(async () => {
   system = await startTestSystem();
   owner = await developer(system);
-  // Invited by the operator, never signed in: the invitation is not bound yet.
-  invitedOnly = await developer(system);
+  accepted = await developer(system);
+  notAccepted = await developer(system);
   mine = await world(system, owner.token);
-  await addMember(system, owner.token, mine.organizationId, invitedOnly, 'viewer');
-  await ok(system, owner.token, {
-    type: 'addMember',
-    organizationId: mine.organizationId,
-    identityUserId: 'other-provider|no-invitation',
-    role: 'admin',
-  });
+  await addMember(system, owner.token, mine.organizationId, accepted, 'viewer');
+  await addMember(system, owner.token, mine.organizationId, notAccepted, 'admin');
+  await ok(system, accepted.token, { type: 'acceptMembership', organizationId: mine.organizationId });
+  // Signed in (its invitation bound to its id) but never accepted.
+  expect((await api(system.url, 'GET', '/api/developer/v1/access', { token: notAccepted.token })).status).toBe(200);
 });
 
 afterAll(async () => {
   await system?.stop();
 });
 
-const MEMBERS = `{ snapshot { members { identityUserId email role } organizations { members { identityUserId email } } } }`;
+const MEMBERS = `{ snapshot { members { identityUserId email role joined } organizations { members { identityUserId email } } } }`;
 
-test('members are listed by e-mail: bound, matched by the development subject, or null; one call per request', async () => {
+test('joined members are listed by e-mail, the others by null; one call per request', async () => {
   const before = await transportRequests(system);
   const result = await gql(system, owner.token, MEMBERS);
   const after = await transportRequests(system);
   expect(result.status).toBe(200);
   const members = (result.body as any).data.snapshot.members as Array<Record<string, string | null>>;
   const byId = new Map(members.map((m) => [m.identityUserId, m]));
-  expect(byId.get(owner.sub)).toMatchObject({ email: owner.email, role: 'owner' });
-  expect(byId.get(invitedOnly.sub)).toMatchObject({ email: invitedOnly.email, role: 'viewer' });
-  expect(byId.get('other-provider|no-invitation')).toMatchObject({ email: null, role: 'admin' });
+  expect(byId.get(owner.sub)).toEqual({ identityUserId: owner.sub, email: owner.email, role: 'owner', joined: true });
+  expect(byId.get(accepted.sub)).toMatchObject({ email: accepted.email, role: 'viewer', joined: true });
+  expect(byId.get(notAccepted.sub)).toMatchObject({ email: null, role: 'admin', joined: false });
   // The nested list reads the same e-mails, from the same one call.
   const nested = (result.body as any).data.snapshot.organizations[0].members as Array<Record<string, string | null>>;
   expect(new Map(nested.map((m) => [m.identityUserId, m.email]))).toEqual(
@@ -53,18 +53,20 @@ test('members are listed by e-mail: bound, matched by the development subject, o
   expect(calls.map(([, count]) => count)).toEqual([1]);
 });
 
-test('a revoked invitation that was bound still names its member', async () => {
+test('accepting twice changes nothing; a revoked invitation names no one any more', async () => {
+  const again = await ok(system, accepted.token, { type: 'acceptMembership', organizationId: mine.organizationId });
+  const first = await ok(system, accepted.token, { type: 'acceptMembership', organizationId: mine.organizationId });
+  expect(again.id).toBe(first.id);
   const invitations = await admin(system, 'GET', '/invitations');
-  const bound = (invitations.body as any).data.records.find((r: any) => r.identityUserId === owner.sub);
-  expect(bound).toBeDefined();
-  // The invited member's own sign-in binds their invitation; the owner's stays as it is.
-  const viewerView = await gql(system, invitedOnly.token, MEMBERS);
-  expect((viewerView.body as any).data.snapshot.members.map((m: any) => m.email).sort()).toEqual(
-    [owner.email, invitedOnly.email, null].sort(),
-  );
-  const revoked = await admin(system, 'POST', `/invitations/${bound.id}/revoke`);
-  expect(revoked.status).toBe(200);
-  const result = await gql(system, invitedOnly.token, MEMBERS);
+  const ownInvitation = (invitations.body as any).data.records.find((r: any) => r.identityUserId === owner.sub);
+  expect((await admin(system, 'POST', `/invitations/${ownInvitation.id}/revoke`)).status).toBe(200);
+  const result = await gql(system, accepted.token, MEMBERS);
   const members = (result.body as any).data.snapshot.members as Array<Record<string, string | null>>;
-  expect(members.find((m) => m.identityUserId === owner.sub)?.email).toBe(owner.email);
+  expect(new Map(members.map((m) => [m.identityUserId, m.email]))).toEqual(
+    new Map([
+      [owner.sub, null],
+      [accepted.sub, accepted.email],
+      [notAccepted.sub, null],
+    ]),
+  );
 });

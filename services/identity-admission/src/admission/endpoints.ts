@@ -3,7 +3,7 @@
 import { Counter } from 'prom-client';
 import { identityOps } from '#runtime/contracts/operations.ts';
 import type { Database } from '#runtime/db/database.ts';
-import { type DevProvider, developerSubject, loadDevProvider } from '#runtime/identity/dev-identity-provider.ts';
+import { type DevProvider, loadDevProvider } from '#runtime/identity/dev-identity-provider.ts';
 import type { Logger } from '#runtime/logger.ts';
 import type { Metrics } from '#runtime/metrics.ts';
 import { bind, type EndpointBinding } from '#runtime/transport/operation.ts';
@@ -87,11 +87,11 @@ export async function admissionEndpoints(
         request,
       ),
     })),
-    // The gateway asks for the e-mails of the members it lists (DeveloperMember.email); it only asks for members of
-    // the caller's organizations, read from the ledger's snapshot.
+    // The gateway asks for the e-mails of the members it lists (DeveloperMember.email); it only asks for joined
+    // members of the caller's organizations, read from the ledger's snapshot (docs/identity.md, "Member e-mails").
     bind(identityOps.developerEmails, async (request) => {
       const ids = [...new Set(request.identityUserIds)].slice(0, DEVELOPER_EMAILS_MAX);
-      const found = await invitations.emailsOf(ids, devDeveloperProvider !== undefined ? developerSubject : undefined);
+      const found = await invitations.emailsOf(ids);
       return { emails: [...found].map(([identityUserId, email]) => ({ identityUserId, email })) };
     }),
     bind(identityOps.admitNative, async (request) => ({

@@ -59,29 +59,20 @@ export class InvitationRepository {
   }
 
   /**
-   * The e-mail of each identity user id that has one: the invitation bound to it (the newest, active or revoked);
-   * with `subjectOf` (the development provider's subject of an e-mail), also an active invitation not bound yet
-   * whose subject it is (a member added by e-mail before their first sign-in).
+   * The e-mail of each identity user id whose active invitation is bound to it (bound at that identity's own
+   * sign-in; the newest when several are). A revoked invitation names no one any more, and an invitation no one
+   * signed in with is bound to no id: an e-mail is never matched from an id someone else typed.
    */
-  async emailsOf(ids: string[], subjectOf?: (email: string) => string): Promise<Map<string, string>> {
+  async emailsOf(ids: string[]): Promise<Map<string, string>> {
     const found = new Map<string, string>();
     if (ids.length === 0) return found;
     const bound = await this.db.query<{ identity_user_id: string; email: string }>(
       `select identity_user_id, email from identity.invitations
-        where identity_user_id in (select jsonb_array_elements_text(?::jsonb)) order by created_at asc`,
+        where status = 'active' and identity_user_id in (select jsonb_array_elements_text(?::jsonb))
+        order by created_at asc`,
       [JSON.stringify(ids)],
     );
     for (const row of bound) found.set(row.identity_user_id, row.email);
-    if (subjectOf && found.size < ids.length) {
-      const wanted = new Set(ids.filter((id) => !found.has(id)));
-      const unbound = await this.db.query<{ email: string }>(
-        `select email from identity.invitations where status = 'active' and identity_user_id is null limit 10000`,
-      );
-      for (const { email } of unbound) {
-        const subject = subjectOf(email);
-        if (wanted.has(subject)) found.set(subject, email);
-      }
-    }
     return found;
   }
 

@@ -1,9 +1,10 @@
-// The 15 console actions (spec: POST /api/developer/v1/console; CONTRACT section 8). Each is one transaction that
-// locks what it reads to decide, always in the order organization -> project -> game -> member, so two actions
-// can never wait on each other in a cycle. Membership and role are checked inside the transaction, after the
-// organization row is locked: a member removed or demoted concurrently is seen. The gateway admits the developer
-// (invitation recheck) immediately before it calls, i.e. before the organization is locked.
+// The console actions (spec: POST /api/developer/v1/console; CONTRACT section 8; and acceptMembership, issue 44).
+// Each is one transaction that locks what it reads to decide, always in the order organization -> project -> game ->
+// member, so two actions can never wait on each other in a cycle. Membership and role are checked inside the
+// transaction, after the organization row is locked: a member removed or demoted concurrently is seen. The gateway
+// admits the developer (invitation recheck) immediately before it calls, i.e. before the organization is locked.
 import type {
+  AcceptMembershipAction,
   AddMemberAction,
   AllocateGameAction,
   AllocateProjectAction,
@@ -70,7 +71,8 @@ function oneOf<T extends string>(values: Set<T>, value: string, field: string): 
   return value as T;
 }
 
-export type Permission = 'manage' | 'members';
+/** `read`: any member (acceptMembership); `manage`: owner or admin; `members`: the owner. */
+export type Permission = 'read' | 'manage' | 'members';
 
 /**
  * The role check of every console action (and of the rule dry-run, which needs what editing rules needs): a
@@ -158,7 +160,7 @@ export class ConsoleActions {
     }
     return this.run(principal, 'createOrganization', async (tx) => {
       const id = await tx.insertOrganization(a.name, unlimitedFunding, principal.identityUserId);
-      await tx.insertMember(id, principal.identityUserId, 'owner');
+      await tx.insertMember(id, principal.identityUserId, 'owner', true);
       return { organizationId: id, result: { id }, details: { name: a.name, unlimitedFunding } };
     });
   }
@@ -406,9 +408,22 @@ export class ConsoleActions {
     }
     return this.run(principal, 'addMember', async (tx) => {
       const organization = await this.admit(tx, principal, uuid(a.organizationId, 'organizationId'), 'members');
-      const id = await tx.insertMember(organization.id, a.identityUserId, role);
+      const id = await tx.insertMember(organization.id, a.identityUserId, role, false);
       if (!id) throw new AppError('conflict', 'This identity is already a member of the organization.');
       return { organizationId: organization.id, result: { id }, details: { identityUserId: a.identityUserId, role } };
+    });
+  }
+
+  /**
+   * The caller accepts a membership an owner gave them (any role may): from then on their e-mail is shown to the
+   * organization's members and their console no longer marks it as not joined. Accepting again changes nothing.
+   */
+  async acceptMembership(principal: ConsolePrincipal, a: AcceptMembershipAction): Promise<ActionResult> {
+    return this.run(principal, 'acceptMembership', async (tx) => {
+      const organization = await this.admit(tx, principal, uuid(a.organizationId, 'organizationId'), 'read');
+      const id = await tx.joinMember(organization.id, principal.identityUserId);
+      if (!id) throw notFound();
+      return { organizationId: organization.id, result: { id }, details: {} };
     });
   }
 

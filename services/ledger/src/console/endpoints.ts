@@ -114,6 +114,9 @@ export function consoleEndpoints(deps: ConsoleDeps): EndpointBinding[] {
         case 'removeMember':
           result = actions.removeMember(principal, action.value);
           break;
+        case 'acceptMembership':
+          result = actions.acceptMembership(principal, action.value);
+          break;
         default:
           throw new AppError('invalid_action', 'Unknown console action.');
       }

@@ -12,6 +12,8 @@ export interface Organization {
   balanceCredits: bigint;
   role: string;
   createdAt: string;
+  /** The caller joined by their own act (created it, or acceptMembership). */
+  joined: boolean;
 }
 export interface Project {
   id: string;
@@ -52,6 +54,8 @@ export interface Member {
   identityUserId: string;
   role: string;
   createdAt: string;
+  /** The member joined by their own act (the gateway shows e-mails of joined members only). */
+  joined: boolean;
 }
 export interface Rule {
   id: string;
@@ -101,6 +105,7 @@ const organizationRow = rowReader<Organization>({
   balanceCredits: credits('balance_credits'),
   role: text('role'),
   createdAt,
+  joined: flag('joined'),
 });
 const projectRow = rowReader<Project>({
   id,
@@ -152,6 +157,7 @@ const memberRow = rowReader<Member>({
   identityUserId: text('identity_user_id'),
   role: text('role'),
   createdAt,
+  joined: flag('joined'),
 });
 const playerRow = rowReader<Player>({
   id,
@@ -207,7 +213,8 @@ export async function readSnapshot(
   const identity = [identityUserId];
   const organizations = await all(
     em,
-    `select o.id, o.name, o.unlimited_funding, o.balance_credits, m.role, ${isoSql('o.created_at', 'created_at')}
+    `select o.id, o.name, o.unlimited_funding, o.balance_credits, m.role, ${isoSql('o.created_at', 'created_at')},
+            m.joined_at is not null as joined
        from ledger.organizations o join ledger.members m on m.organization_id = o.id
       where m.identity_user_id = ? order by o.created_at, o.id`,
     identity,
@@ -252,7 +259,8 @@ export async function readSnapshot(
   );
   const members = await ofMemberOrgs(
     'members',
-    `p.id, p.organization_id, p.identity_user_id, p.role, ${isoSql('p.created_at', 'created_at')}`,
+    `p.id, p.organization_id, p.identity_user_id, p.role, ${isoSql('p.created_at', 'created_at')},
+     p.joined_at is not null as joined`,
     memberRow,
   );
   const players = await all(

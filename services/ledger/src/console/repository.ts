@@ -311,13 +311,32 @@ export class ConsoleTx {
     await this.em.execute(`update ledger.keys set revoked_at = coalesce(revoked_at, now()) where id = ?`, [id]);
   }
 
-  /** Inserts a member; undefined when the identity is already a member of the organization. */
-  async insertMember(organizationId: string, identityUserId: string, role: Role): Promise<string | undefined> {
+  /**
+   * Inserts a member; undefined when the identity is already a member of the organization. `joined`: the identity
+   * itself acts (creates the organization); a member added by someone else joins by acceptMembership.
+   */
+  async insertMember(
+    organizationId: string,
+    identityUserId: string,
+    role: Role,
+    joined: boolean,
+  ): Promise<string | undefined> {
     return this.first(
-      `insert into ledger.members (id, organization_id, identity_user_id, role) values (?, ?, ?, ?)
+      `insert into ledger.members (id, organization_id, identity_user_id, role, joined_at)
+       values (?, ?, ?, ?, case when ? then now() end)
        on conflict on constraint members_one_per_identity do nothing
        returning id`,
-      [randomUUID(), organizationId, identityUserId, role],
+      [randomUUID(), organizationId, identityUserId, role, joined],
+      text('id'),
+    );
+  }
+
+  /** The caller accepts their membership (idempotent: the first acceptance's time stays); the member's id. */
+  async joinMember(organizationId: string, identityUserId: string): Promise<string | undefined> {
+    return this.first(
+      `update ledger.members set joined_at = coalesce(joined_at, now())
+        where organization_id = ? and identity_user_id = ? returning id`,
+      [organizationId, identityUserId],
       text('id'),
     );
   }

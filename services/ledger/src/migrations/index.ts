@@ -9,6 +9,7 @@ import { LedgerDistributableByGame } from './0008-distributable-by-game.ts';
 import { LedgerEventsByPlayer } from './0009-events-by-player.ts';
 import { LedgerEventMetadata } from './0010-event-metadata.ts';
 import { LedgerDropSingleEvent } from './0011-drop-single-event.ts';
+import { LedgerMembersJoined } from './0012-members-joined.ts';
 
 /**
  * The ledger schema's migrations, in order. Append new ones; never edit an applied one. The SQL functions' current
@@ -27,6 +28,7 @@ export const ledgerMigrations: MigrationSet = {
     { name: '0009-events-by-player', class: LedgerEventsByPlayer },
     { name: '0010-event-metadata', class: LedgerEventMetadata },
     { name: '0011-drop-single-event', class: LedgerDropSingleEvent },
+    { name: '0012-members-joined', class: LedgerMembersJoined },
   ],
   repeatables: [
     { name: 'decision_reason', file: new URL('../sql/decision_reason.sql', import.meta.url) },

@@ -25,6 +25,7 @@ import {
   runEndpoint,
 } from './codec.ts';
 import { BUDGET_HEADER, deadlineFromBudget, requestBudget, timeoutFor } from './deadline.ts';
+import { NATS_NO_SECURITY, type NatsSecurity, natsSecurityOptions } from './nats-security.ts';
 import {
   type CallContext,
   type CallOptions,
@@ -61,6 +62,8 @@ export interface NatsTransportOptions {
   metrics: Metrics;
   /** Keep trying the first connection (every 0.5 s) instead of failing: the program stays up, not ready. */
   waitForFirstConnection?: boolean;
+  /** Credentials and TLS (NATS_USER, NATS_TOKEN, NATS_NKEY_SEED_FILE, NATS_CREDS_FILE, NATS_TLS_*); none if absent. */
+  security?: NatsSecurity;
 }
 
 /**
@@ -113,6 +116,7 @@ export class NatsTransport implements Transport {
       // (docs/decisions.md, "The NATS client runs without async traces"). Failures still reject with the same error classes, only without the caller's async stack. (This
       // transport's own requests go through ReplyInbox, below, which makes no Error unless a request fails.)
       noAsyncTraces: true,
+      ...natsSecurityOptions(options.security ?? NATS_NO_SECURITY),
     });
     options.logger.info({ server: nc.getServer() }, 'connected to NATS');
     return new NatsTransport(nc, options);

@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file rewards/v1/console.proto.
  */
 export const file_rewards_v1_console: GenFile = /*@__PURE__*/
-  fileDesc("ChhyZXdhcmRzL3YxL2NvbnNvbGUucHJvdG8SCnJld2FyZHMudjEiVwoQQ29uc29sZVByaW5jaXBhbBIYChBpZGVudGl0eV91c2VyX2lkGAEgASgJEikKIWNhbl9jcmVhdGVfdW5saW1pdGVkX29yZ2FuaXphdGlvbhgCIAEoCCJeChhDcmVhdGVPcmdhbml6YXRpb25BY3Rpb24SDAoEbmFtZRgBIAEoCRIeChF1bmxpbWl0ZWRfZnVuZGluZxgCIAEoCEgAiAEBQhQKEl91bmxpbWl0ZWRfZnVuZGluZyJJChZGdW5kT3JnYW5pemF0aW9uQWN0aW9uEhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRIWCg5hbW91bnRfY3JlZGl0cxgCIAEoAyJYChNDcmVhdGVQcm9qZWN0QWN0aW9uEhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRIMCgRuYW1lGAIgASgJEhoKEm1heF9wYXlvdXRfY3JlZGl0cxgDIAEoAyJ9ChNVcGRhdGVQcm9qZWN0QWN0aW9uEhIKCnByb2plY3RfaWQYASABKAkSEQoEbmFtZRgCIAEoCUgAiAEBEh8KEm1heF9wYXlvdXRfY3JlZGl0cxgDIAEoA0gBiAEBQgcKBV9uYW1lQhUKE19tYXhfcGF5b3V0X2NyZWRpdHMiQwoVQWxsb2NhdGVQcm9qZWN0QWN0aW9uEhIKCnByb2plY3RfaWQYASABKAkSFgoOYW1vdW50X2NyZWRpdHMYAiABKAMihAEKEENyZWF0ZUdhbWVBY3Rpb24SEgoKcHJvamVjdF9pZBgBIAEoCRIMCgRuYW1lGAIgASgJEhAKCHBsYXRmb3JtGAMgASgJEhoKEm1heF9wYXlvdXRfY3JlZGl0cxgEIAEoAxIgChhkYWlseV9wbGF5ZXJfY2FwX2NyZWRpdHMYBSABKAMi2wEKEFVwZGF0ZUdhbWVBY3Rpb24SDwoHZ2FtZV9pZBgBIAEoCRIRCgRuYW1lGAIgASgJSACIAQESHwoSbWF4X3BheW91dF9jcmVkaXRzGAMgASgDSAGIAQESJQoYZGFpbHlfcGxheWVyX2NhcF9jcmVkaXRzGAQgASgDSAKIAQESEwoGc3RhdHVzGAUgASgJSAOIAQFCBwoFX25hbWVCFQoTX21heF9wYXlvdXRfY3JlZGl0c0IbChlfZGFpbHlfcGxheWVyX2NhcF9jcmVkaXRzQgkKB19zdGF0dXMiPQoSQWxsb2NhdGVHYW1lQWN0aW9uEg8KB2dhbWVfaWQYASABKAkSFgoOYW1vdW50X2NyZWRpdHMYAiABKAMiTwoQQ3JlYXRlUnVsZUFjdGlvbhIPCgdnYW1lX2lkGAEgASgJEhIKCmV2ZW50X3R5cGUYAiABKAkSFgoOcmV3YXJkX2NyZWRpdHMYAyABKAMicwoQVXBkYXRlUnVsZUFjdGlvbhIPCgdydWxlX2lkGAEgASgJEhsKDnJld2FyZF9jcmVkaXRzGAIgASgDSACIAQESEwoGYWN0aXZlGAMgASgISAGIAQFCEQoPX3Jld2FyZF9jcmVkaXRzQgkKB19hY3RpdmUiPQoOSXNzdWVLZXlBY3Rpb24SDwoHZ2FtZV9pZBgBIAEoCRIMCgRraW5kGAIgASgJEgwKBG5hbWUYAyABKAkiIQoPUmV2b2tlS2V5QWN0aW9uEg4KBmtleV9pZBgBIAEoCSJSCg9BZGRNZW1iZXJBY3Rpb24SFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEhgKEGlkZW50aXR5X3VzZXJfaWQYAiABKAkSDAoEcm9sZRgDIAEoCSI1ChJVcGRhdGVNZW1iZXJBY3Rpb24SEQoJbWVtYmVyX2lkGAEgASgJEgwKBHJvbGUYAiABKAkiJwoSUmVtb3ZlTWVtYmVyQWN0aW9uEhEKCW1lbWJlcl9pZBgBIAEoCSKiBwoUQ29uc29sZUFjdGlvblJlcXVlc3QSLwoJcHJpbmNpcGFsGAEgASgLMhwucmV3YXJkcy52MS5Db25zb2xlUHJpbmNpcGFsEkMKE2NyZWF0ZV9vcmdhbml6YXRpb24YAiABKAsyJC5yZXdhcmRzLnYxLkNyZWF0ZU9yZ2FuaXphdGlvbkFjdGlvbkgAEj8KEWZ1bmRfb3JnYW5pemF0aW9uGAMgASgLMiIucmV3YXJkcy52MS5GdW5kT3JnYW5pemF0aW9uQWN0aW9uSAASOQoOY3JlYXRlX3Byb2plY3QYBCABKAsyHy5yZXdhcmRzLnYxLkNyZWF0ZVByb2plY3RBY3Rpb25IABI5Cg51cGRhdGVfcHJvamVjdBgFIAEoCzIfLnJld2FyZHMudjEuVXBkYXRlUHJvamVjdEFjdGlvbkgAEj0KEGFsbG9jYXRlX3Byb2plY3QYBiABKAsyIS5yZXdhcmRzLnYxLkFsbG9jYXRlUHJvamVjdEFjdGlvbkgAEjMKC2NyZWF0ZV9nYW1lGAcgASgLMhwucmV3YXJkcy52MS5DcmVhdGVHYW1lQWN0aW9uSAASMwoLdXBkYXRlX2dhbWUYCCABKAsyHC5yZXdhcmRzLnYxLlVwZGF0ZUdhbWVBY3Rpb25IABI3Cg1hbGxvY2F0ZV9nYW1lGAkgASgLMh4ucmV3YXJkcy52MS5BbGxvY2F0ZUdhbWVBY3Rpb25IABIzCgtjcmVhdGVfcnVsZRgKIAEoCzIcLnJld2FyZHMudjEuQ3JlYXRlUnVsZUFjdGlvbkgAEjMKC3VwZGF0ZV9ydWxlGAsgASgLMhwucmV3YXJkcy52MS5VcGRhdGVSdWxlQWN0aW9uSAASLwoJaXNzdWVfa2V5GAwgASgLMhoucmV3YXJkcy52MS5Jc3N1ZUtleUFjdGlvbkgAEjEKCnJldm9rZV9rZXkYDSABKAsyGy5yZXdhcmRzLnYxLlJldm9rZUtleUFjdGlvbkgAEjEKCmFkZF9tZW1iZXIYDiABKAsyGy5yZXdhcmRzLnYxLkFkZE1lbWJlckFjdGlvbkgAEjcKDXVwZGF0ZV9tZW1iZXIYDyABKAsyHi5yZXdhcmRzLnYxLlVwZGF0ZU1lbWJlckFjdGlvbkgAEjcKDXJlbW92ZV9tZW1iZXIYECABKAsyHi5yZXdhcmRzLnYxLlJlbW92ZU1lbWJlckFjdGlvbkgAQggKBmFjdGlvbiJnChVDb25zb2xlQWN0aW9uUmVzcG9uc2USCgoCaWQYASABKAkSFwoKaXNzdWVkX2tleRgCIAEoCUgAiAEBEhEKBGtpbmQYAyABKAlIAYgBAUINCgtfaXNzdWVkX2tleUIHCgVfa2luZCKHAQoVRGV2ZWxvcGVyT3JnYW5pemF0aW9uEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSGQoRdW5saW1pdGVkX2Z1bmRpbmcYAyABKAgSFwoPYmFsYW5jZV9jcmVkaXRzGAQgASgDEgwKBHJvbGUYBSABKAkSEgoKY3JlYXRlZF9hdBgGIAEoCSKkAQoQRGV2ZWxvcGVyUHJvamVjdBIKCgJpZBgBIAEoCRIXCg9vcmdhbml6YXRpb25faWQYAiABKAkSDAoEbmFtZRgDIAEoCRIaChJtYXhfcGF5b3V0X2NyZWRpdHMYBCABKAMSFgoOYnVkZ2V0X2NyZWRpdHMYBSABKAMSFQoNc3BlbnRfY3JlZGl0cxgGIAEoAxISCgpjcmVhdGVkX2F0GAcgASgJIvkBCg1EZXZlbG9wZXJHYW1lEgoKAmlkGAEgASgJEhIKCnByb2plY3RfaWQYAiABKAkSFwoPb3JnYW5pemF0aW9uX2lkGAMgASgJEgwKBG5hbWUYBCABKAkSEAoIcGxhdGZvcm0YBSABKAkSDgoGc3RhdHVzGAYgASgJEhoKEm1heF9wYXlvdXRfY3JlZGl0cxgHIAEoAxIWCg5idWRnZXRfY3JlZGl0cxgIIAEoAxIVCg1zcGVudF9jcmVkaXRzGAkgASgDEiAKGGRhaWx5X3BsYXllcl9jYXBfY3JlZGl0cxgKIAEoAxISCgpjcmVhdGVkX2F0GAsgASgJItQBCgxEZXZlbG9wZXJLZXkSCgoCaWQYASABKAkSDwoHZ2FtZV9pZBgCIAEoCRIXCg9vcmdhbml6YXRpb25faWQYAyABKAkSDAoEa2luZBgEIAEoCRIMCgRuYW1lGAUgASgJEg4KBnByZWZpeBgGIAEoCRIXCgpwdWJsaWNfa2V5GAcgASgJSACIAQESEgoKY3JlYXRlZF9hdBgIIAEoCRIXCgpyZXZva2VkX2F0GAkgASgJSAGIAQFCDQoLX3B1YmxpY19rZXlCDQoLX3Jldm9rZWRfYXQicgoPRGV2ZWxvcGVyTWVtYmVyEgoKAmlkGAEgASgJEhcKD29yZ2FuaXphdGlvbl9pZBgCIAEoCRIYChBpZGVudGl0eV91c2VyX2lkGAMgASgJEgwKBHJvbGUYBCABKAkSEgoKY3JlYXRlZF9hdBgFIAEoCSKVAQoNRGV2ZWxvcGVyUnVsZRIKCgJpZBgBIAEoCRIPCgdnYW1lX2lkGAIgASgJEhcKD29yZ2FuaXphdGlvbl9pZBgDIAEoCRISCgpldmVudF90eXBlGAQgASgJEhYKDnJld2FyZF9jcmVkaXRzGAUgASgDEg4KBmFjdGl2ZRgGIAEoCBISCgpjcmVhdGVkX2F0GAcgASgJIvMBCg9EZXZlbG9wZXJQbGF5ZXISCgoCaWQYASABKAkSDwoHZ2FtZV9pZBgCIAEoCRIXCg9vcmdhbml6YXRpb25faWQYAyABKAkSGgoSZXh0ZXJuYWxfcGxheWVyX2lkGAQgASgJEhwKD2NyZWRpdHNfdXNlcl9pZBgFIAEoCUgAiAEBEhUKCHVzZXJuYW1lGAYgASgJSAGIAQESFgoJbGlua2VkX2F0GAcgASgJSAKIAQESEgoKY3JlYXRlZF9hdBgIIAEoCUISChBfY3JlZGl0c191c2VyX2lkQgsKCV91c2VybmFtZUIMCgpfbGlua2VkX2F0IvABCg5EZXZlbG9wZXJFdmVudBIKCgJpZBgBIAEoCRIQCghldmVudF9pZBgCIAEoCRIPCgdnYW1lX2lkGAMgASgJEhcKD29yZ2FuaXphdGlvbl9pZBgEIAEoCRIRCglwbGF5ZXJfaWQYBSABKAkSEgoKZXZlbnRfdHlwZRgGIAEoCRITCgtvY2N1cnJlZF9hdBgHIAEoCRIOCgZzdGF0dXMYCCABKAkSEwoGcmVhc29uGAkgASgJSACIAQESFgoOcmV3YXJkX2NyZWRpdHMYCiABKAMSEgoKY3JlYXRlZF9hdBgLIAEoCUIJCgdfcmVhc29uIkUKEkdldFNuYXBzaG90UmVxdWVzdBIvCglwcmluY2lwYWwYASABKAsyHC5yZXdhcmRzLnYxLkNvbnNvbGVQcmluY2lwYWwiMQoOU25hcHNob3RMaW1pdHMSDwoHcGxheWVycxgBIAEoDRIOCgZldmVudHMYAiABKA0i2gMKE0dldFNuYXBzaG90UmVzcG9uc2USKQohY2FuX2NyZWF0ZV91bmxpbWl0ZWRfb3JnYW5pemF0aW9uGAEgASgIEjgKDW9yZ2FuaXphdGlvbnMYAiADKAsyIS5yZXdhcmRzLnYxLkRldmVsb3Blck9yZ2FuaXphdGlvbhIuCghwcm9qZWN0cxgDIAMoCzIcLnJld2FyZHMudjEuRGV2ZWxvcGVyUHJvamVjdBIoCgVnYW1lcxgEIAMoCzIZLnJld2FyZHMudjEuRGV2ZWxvcGVyR2FtZRImCgRrZXlzGAUgAygLMhgucmV3YXJkcy52MS5EZXZlbG9wZXJLZXkSLAoHcGxheWVycxgGIAMoCzIbLnJld2FyZHMudjEuRGV2ZWxvcGVyUGxheWVyEioKBmV2ZW50cxgHIAMoCzIaLnJld2FyZHMudjEuRGV2ZWxvcGVyRXZlbnQSKAoFcnVsZXMYCCADKAsyGS5yZXdhcmRzLnYxLkRldmVsb3BlclJ1bGUSLAoHbWVtYmVycxgJIAMoCzIbLnJld2FyZHMudjEuRGV2ZWxvcGVyTWVtYmVyEioKBmxpbWl0cxgKIAEoCzIaLnJld2FyZHMudjEuU25hcHNob3RMaW1pdHMi/gEKEkxpc3RSZWNvcmRzUmVxdWVzdBIvCglwcmluY2lwYWwYASABKAsyHC5yZXdhcmRzLnYxLkNvbnNvbGVQcmluY2lwYWwSDAoEa2luZBgCIAEoCRIcCg9vcmdhbml6YXRpb25faWQYAyABKAlIAIgBARIXCgpwcm9qZWN0X2lkGAQgASgJSAGIAQESFAoHZ2FtZV9pZBgFIAEoCUgCiAEBEhMKBmN1cnNvchgGIAEoCUgDiAEBEg0KBWxpbWl0GAcgASgNQhIKEF9vcmdhbml6YXRpb25faWRCDQoLX3Byb2plY3RfaWRCCgoIX2dhbWVfaWRCCQoHX2N1cnNvciK4AQoTTGlzdFJlY29yZHNSZXNwb25zZRIMCgRraW5kGAEgASgJEiwKB3BsYXllcnMYAiADKAsyGy5yZXdhcmRzLnYxLkRldmVsb3BlclBsYXllchIqCgZldmVudHMYAyADKAsyGi5yZXdhcmRzLnYxLkRldmVsb3BlckV2ZW50EhgKC25leHRfY3Vyc29yGAQgASgJSACIAQESDwoHY3Vyc29ycxgFIAMoCUIOCgxfbmV4dF9jdXJzb3IikAEKFERlY2lzaW9uU3RhdHNSZXF1ZXN0Ei8KCXByaW5jaXBhbBgBIAEoCzIcLnJld2FyZHMudjEuQ29uc29sZVByaW5jaXBhbBIPCgdnYW1lX2lkGAIgASgJEg8KB2Zyb21fbXMYAyABKAMSDQoFdG9fbXMYBCABKAMSFgoOYnVja2V0X3NlY29uZHMYBSABKA0iggEKEERlY2lzaW9uU3RhdHNSb3cSFwoPYnVja2V0X3N0YXJ0X21zGAEgASgDEg4KBnN0YXR1cxgCIAEoCRITCgZyZWFzb24YAyABKAlIAIgBARINCgVjb3VudBgEIAEoDRIWCg5yZXdhcmRfY3JlZGl0cxgFIAEoA0IJCgdfcmVhc29uIkMKFURlY2lzaW9uU3RhdHNSZXNwb25zZRIqCgRyb3dzGAEgAygLMhwucmV3YXJkcy52MS5EZWNpc2lvblN0YXRzUm93IokBChZMaXN0TGlua0ludGVudHNSZXF1ZXN0Ei8KCXByaW5jaXBhbBgBIAEoCzIcLnJld2FyZHMudjEuQ29uc29sZVByaW5jaXBhbBIPCgdnYW1lX2lkGAIgASgJEhMKBmN1cnNvchgDIAEoCUgAiAEBEg0KBWxpbWl0GAQgASgNQgkKB19jdXJzb3Ii2wEKE0RldmVsb3BlckxpbmtJbnRlbnQSCgoCaWQYASABKAkSDwoHZ2FtZV9pZBgCIAEoCRIXCg9vcmdhbml6YXRpb25faWQYAyABKAkSEQoJcGxheWVyX2lkGAQgASgJEhoKEmV4dGVybmFsX3BsYXllcl9pZBgFIAEoCRINCgVzdGF0ZRgGIAEoCRISCgpjcmVhdGVkX2F0GAcgASgJEhIKCmV4cGlyZXNfYXQYCCABKAkSGAoLY29uc3VtZWRfYXQYCSABKAlIAIgBAUIOCgxfY29uc3VtZWRfYXQihgEKF0xpc3RMaW5rSW50ZW50c1Jlc3BvbnNlEjAKB2ludGVudHMYASADKAsyHy5yZXdhcmRzLnYxLkRldmVsb3BlckxpbmtJbnRlbnQSGAoLbmV4dF9jdXJzb3IYAiABKAlIAIgBARIPCgdjdXJzb3JzGAMgAygJQg4KDF9uZXh0X2N1cnNvciL2AwoUTGlzdERlY2lzaW9uc1JlcXVlc3QSLwoJcHJpbmNpcGFsGAEgASgLMhwucmV3YXJkcy52MS5Db25zb2xlUHJpbmNpcGFsEhwKD29yZ2FuaXphdGlvbl9pZBgCIAEoCUgAiAEBEhcKCnByb2plY3RfaWQYAyABKAlIAYgBARIUCgdnYW1lX2lkGAQgASgJSAKIAQESFgoJcGxheWVyX2lkGAUgASgJSAOIAQESFQoIZXZlbnRfaWQYBiABKAlIBIgBARITCgZzdGF0dXMYByABKAlIBYgBARITCgZyZWFzb24YCCABKAlIBogBARIXCgpldmVudF90eXBlGAkgASgJSAeIAQESFAoHZnJvbV9tcxgKIAEoA0gIiAEBEhIKBXRvX21zGAsgASgDSAmIAQESEwoGY3Vyc29yGAwgASgJSAqIAQESDQoFbGltaXQYDSABKA0SEAoIYmFja3dhcmQYDiABKAhCEgoQX29yZ2FuaXphdGlvbl9pZEINCgtfcHJvamVjdF9pZEIKCghfZ2FtZV9pZEIMCgpfcGxheWVyX2lkQgsKCV9ldmVudF9pZEIJCgdfc3RhdHVzQgkKB19yZWFzb25CDQoLX2V2ZW50X3R5cGVCCgoIX2Zyb21fbXNCCAoGX3RvX21zQgkKB19jdXJzb3IirgEKFUxpc3REZWNpc2lvbnNSZXNwb25zZRIqCgZldmVudHMYASADKAsyGi5yZXdhcmRzLnYxLkRldmVsb3BlckV2ZW50Eg8KB2N1cnNvcnMYAiADKAkSEQoJaGFzX29sZGVyGAMgASgIEhEKCWhhc19uZXdlchgEIAEoCBIbChNleHRlcm5hbF9wbGF5ZXJfaWRzGAUgAygJEhUKDW1ldGFkYXRhX2pzb24YBiADKAliBnByb3RvMw");
+  fileDesc("ChhyZXdhcmRzL3YxL2NvbnNvbGUucHJvdG8SCnJld2FyZHMudjEiVwoQQ29uc29sZVByaW5jaXBhbBIYChBpZGVudGl0eV91c2VyX2lkGAEgASgJEikKIWNhbl9jcmVhdGVfdW5saW1pdGVkX29yZ2FuaXphdGlvbhgCIAEoCCJeChhDcmVhdGVPcmdhbml6YXRpb25BY3Rpb24SDAoEbmFtZRgBIAEoCRIeChF1bmxpbWl0ZWRfZnVuZGluZxgCIAEoCEgAiAEBQhQKEl91bmxpbWl0ZWRfZnVuZGluZyJJChZGdW5kT3JnYW5pemF0aW9uQWN0aW9uEhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRIWCg5hbW91bnRfY3JlZGl0cxgCIAEoAyJYChNDcmVhdGVQcm9qZWN0QWN0aW9uEhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRIMCgRuYW1lGAIgASgJEhoKEm1heF9wYXlvdXRfY3JlZGl0cxgDIAEoAyJ9ChNVcGRhdGVQcm9qZWN0QWN0aW9uEhIKCnByb2plY3RfaWQYASABKAkSEQoEbmFtZRgCIAEoCUgAiAEBEh8KEm1heF9wYXlvdXRfY3JlZGl0cxgDIAEoA0gBiAEBQgcKBV9uYW1lQhUKE19tYXhfcGF5b3V0X2NyZWRpdHMiQwoVQWxsb2NhdGVQcm9qZWN0QWN0aW9uEhIKCnByb2plY3RfaWQYASABKAkSFgoOYW1vdW50X2NyZWRpdHMYAiABKAMihAEKEENyZWF0ZUdhbWVBY3Rpb24SEgoKcHJvamVjdF9pZBgBIAEoCRIMCgRuYW1lGAIgASgJEhAKCHBsYXRmb3JtGAMgASgJEhoKEm1heF9wYXlvdXRfY3JlZGl0cxgEIAEoAxIgChhkYWlseV9wbGF5ZXJfY2FwX2NyZWRpdHMYBSABKAMi2wEKEFVwZGF0ZUdhbWVBY3Rpb24SDwoHZ2FtZV9pZBgBIAEoCRIRCgRuYW1lGAIgASgJSACIAQESHwoSbWF4X3BheW91dF9jcmVkaXRzGAMgASgDSAGIAQESJQoYZGFpbHlfcGxheWVyX2NhcF9jcmVkaXRzGAQgASgDSAKIAQESEwoGc3RhdHVzGAUgASgJSAOIAQFCBwoFX25hbWVCFQoTX21heF9wYXlvdXRfY3JlZGl0c0IbChlfZGFpbHlfcGxheWVyX2NhcF9jcmVkaXRzQgkKB19zdGF0dXMiPQoSQWxsb2NhdGVHYW1lQWN0aW9uEg8KB2dhbWVfaWQYASABKAkSFgoOYW1vdW50X2NyZWRpdHMYAiABKAMiTwoQQ3JlYXRlUnVsZUFjdGlvbhIPCgdnYW1lX2lkGAEgASgJEhIKCmV2ZW50X3R5cGUYAiABKAkSFgoOcmV3YXJkX2NyZWRpdHMYAyABKAMicwoQVXBkYXRlUnVsZUFjdGlvbhIPCgdydWxlX2lkGAEgASgJEhsKDnJld2FyZF9jcmVkaXRzGAIgASgDSACIAQESEwoGYWN0aXZlGAMgASgISAGIAQFCEQoPX3Jld2FyZF9jcmVkaXRzQgkKB19hY3RpdmUiPQoOSXNzdWVLZXlBY3Rpb24SDwoHZ2FtZV9pZBgBIAEoCRIMCgRraW5kGAIgASgJEgwKBG5hbWUYAyABKAkiIQoPUmV2b2tlS2V5QWN0aW9uEg4KBmtleV9pZBgBIAEoCSJSCg9BZGRNZW1iZXJBY3Rpb24SFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEhgKEGlkZW50aXR5X3VzZXJfaWQYAiABKAkSDAoEcm9sZRgDIAEoCSI1ChJVcGRhdGVNZW1iZXJBY3Rpb24SEQoJbWVtYmVyX2lkGAEgASgJEgwKBHJvbGUYAiABKAkiJwoSUmVtb3ZlTWVtYmVyQWN0aW9uEhEKCW1lbWJlcl9pZBgBIAEoCSIxChZBY2NlcHRNZW1iZXJzaGlwQWN0aW9uEhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCSLjBwoUQ29uc29sZUFjdGlvblJlcXVlc3QSLwoJcHJpbmNpcGFsGAEgASgLMhwucmV3YXJkcy52MS5Db25zb2xlUHJpbmNpcGFsEkMKE2NyZWF0ZV9vcmdhbml6YXRpb24YAiABKAsyJC5yZXdhcmRzLnYxLkNyZWF0ZU9yZ2FuaXphdGlvbkFjdGlvbkgAEj8KEWZ1bmRfb3JnYW5pemF0aW9uGAMgASgLMiIucmV3YXJkcy52MS5GdW5kT3JnYW5pemF0aW9uQWN0aW9uSAASOQoOY3JlYXRlX3Byb2plY3QYBCABKAsyHy5yZXdhcmRzLnYxLkNyZWF0ZVByb2plY3RBY3Rpb25IABI5Cg51cGRhdGVfcHJvamVjdBgFIAEoCzIfLnJld2FyZHMudjEuVXBkYXRlUHJvamVjdEFjdGlvbkgAEj0KEGFsbG9jYXRlX3Byb2plY3QYBiABKAsyIS5yZXdhcmRzLnYxLkFsbG9jYXRlUHJvamVjdEFjdGlvbkgAEjMKC2NyZWF0ZV9nYW1lGAcgASgLMhwucmV3YXJkcy52MS5DcmVhdGVHYW1lQWN0aW9uSAASMwoLdXBkYXRlX2dhbWUYCCABKAsyHC5yZXdhcmRzLnYxLlVwZGF0ZUdhbWVBY3Rpb25IABI3Cg1hbGxvY2F0ZV9nYW1lGAkgASgLMh4ucmV3YXJkcy52MS5BbGxvY2F0ZUdhbWVBY3Rpb25IABIzCgtjcmVhdGVfcnVsZRgKIAEoCzIcLnJld2FyZHMudjEuQ3JlYXRlUnVsZUFjdGlvbkgAEjMKC3VwZGF0ZV9ydWxlGAsgASgLMhwucmV3YXJkcy52MS5VcGRhdGVSdWxlQWN0aW9uSAASLwoJaXNzdWVfa2V5GAwgASgLMhoucmV3YXJkcy52MS5Jc3N1ZUtleUFjdGlvbkgAEjEKCnJldm9rZV9rZXkYDSABKAsyGy5yZXdhcmRzLnYxLlJldm9rZUtleUFjdGlvbkgAEjEKCmFkZF9tZW1iZXIYDiABKAsyGy5yZXdhcmRzLnYxLkFkZE1lbWJlckFjdGlvbkgAEjcKDXVwZGF0ZV9tZW1iZXIYDyABKAsyHi5yZXdhcmRzLnYxLlVwZGF0ZU1lbWJlckFjdGlvbkgAEjcKDXJlbW92ZV9tZW1iZXIYECABKAsyHi5yZXdhcmRzLnYxLlJlbW92ZU1lbWJlckFjdGlvbkgAEj8KEWFjY2VwdF9tZW1iZXJzaGlwGBEgASgLMiIucmV3YXJkcy52MS5BY2NlcHRNZW1iZXJzaGlwQWN0aW9uSABCCAoGYWN0aW9uImcKFUNvbnNvbGVBY3Rpb25SZXNwb25zZRIKCgJpZBgBIAEoCRIXCgppc3N1ZWRfa2V5GAIgASgJSACIAQESEQoEa2luZBgDIAEoCUgBiAEBQg0KC19pc3N1ZWRfa2V5QgcKBV9raW5kIpcBChVEZXZlbG9wZXJPcmdhbml6YXRpb24SCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRIZChF1bmxpbWl0ZWRfZnVuZGluZxgDIAEoCBIXCg9iYWxhbmNlX2NyZWRpdHMYBCABKAMSDAoEcm9sZRgFIAEoCRISCgpjcmVhdGVkX2F0GAYgASgJEg4KBmpvaW5lZBgHIAEoCCKkAQoQRGV2ZWxvcGVyUHJvamVjdBIKCgJpZBgBIAEoCRIXCg9vcmdhbml6YXRpb25faWQYAiABKAkSDAoEbmFtZRgDIAEoCRIaChJtYXhfcGF5b3V0X2NyZWRpdHMYBCABKAMSFgoOYnVkZ2V0X2NyZWRpdHMYBSABKAMSFQoNc3BlbnRfY3JlZGl0cxgGIAEoAxISCgpjcmVhdGVkX2F0GAcgASgJIvkBCg1EZXZlbG9wZXJHYW1lEgoKAmlkGAEgASgJEhIKCnByb2plY3RfaWQYAiABKAkSFwoPb3JnYW5pemF0aW9uX2lkGAMgASgJEgwKBG5hbWUYBCABKAkSEAoIcGxhdGZvcm0YBSABKAkSDgoGc3RhdHVzGAYgASgJEhoKEm1heF9wYXlvdXRfY3JlZGl0cxgHIAEoAxIWCg5idWRnZXRfY3JlZGl0cxgIIAEoAxIVCg1zcGVudF9jcmVkaXRzGAkgASgDEiAKGGRhaWx5X3BsYXllcl9jYXBfY3JlZGl0cxgKIAEoAxISCgpjcmVhdGVkX2F0GAsgASgJItQBCgxEZXZlbG9wZXJLZXkSCgoCaWQYASABKAkSDwoHZ2FtZV9pZBgCIAEoCRIXCg9vcmdhbml6YXRpb25faWQYAyABKAkSDAoEa2luZBgEIAEoCRIMCgRuYW1lGAUgASgJEg4KBnByZWZpeBgGIAEoCRIXCgpwdWJsaWNfa2V5GAcgASgJSACIAQESEgoKY3JlYXRlZF9hdBgIIAEoCRIXCgpyZXZva2VkX2F0GAkgASgJSAGIAQFCDQoLX3B1YmxpY19rZXlCDQoLX3Jldm9rZWRfYXQiggEKD0RldmVsb3Blck1lbWJlchIKCgJpZBgBIAEoCRIXCg9vcmdhbml6YXRpb25faWQYAiABKAkSGAoQaWRlbnRpdHlfdXNlcl9pZBgDIAEoCRIMCgRyb2xlGAQgASgJEhIKCmNyZWF0ZWRfYXQYBSABKAkSDgoGam9pbmVkGAYgASgIIpUBCg1EZXZlbG9wZXJSdWxlEgoKAmlkGAEgASgJEg8KB2dhbWVfaWQYAiABKAkSFwoPb3JnYW5pemF0aW9uX2lkGAMgASgJEhIKCmV2ZW50X3R5cGUYBCABKAkSFgoOcmV3YXJkX2NyZWRpdHMYBSABKAMSDgoGYWN0aXZlGAYgASgIEhIKCmNyZWF0ZWRfYXQYByABKAki8wEKD0RldmVsb3BlclBsYXllchIKCgJpZBgBIAEoCRIPCgdnYW1lX2lkGAIgASgJEhcKD29yZ2FuaXphdGlvbl9pZBgDIAEoCRIaChJleHRlcm5hbF9wbGF5ZXJfaWQYBCABKAkSHAoPY3JlZGl0c191c2VyX2lkGAUgASgJSACIAQESFQoIdXNlcm5hbWUYBiABKAlIAYgBARIWCglsaW5rZWRfYXQYByABKAlIAogBARISCgpjcmVhdGVkX2F0GAggASgJQhIKEF9jcmVkaXRzX3VzZXJfaWRCCwoJX3VzZXJuYW1lQgwKCl9saW5rZWRfYXQi8AEKDkRldmVsb3BlckV2ZW50EgoKAmlkGAEgASgJEhAKCGV2ZW50X2lkGAIgASgJEg8KB2dhbWVfaWQYAyABKAkSFwoPb3JnYW5pemF0aW9uX2lkGAQgASgJEhEKCXBsYXllcl9pZBgFIAEoCRISCgpldmVudF90eXBlGAYgASgJEhMKC29jY3VycmVkX2F0GAcgASgJEg4KBnN0YXR1cxgIIAEoCRITCgZyZWFzb24YCSABKAlIAIgBARIWCg5yZXdhcmRfY3JlZGl0cxgKIAEoAxISCgpjcmVhdGVkX2F0GAsgASgJQgkKB19yZWFzb24iRQoSR2V0U25hcHNob3RSZXF1ZXN0Ei8KCXByaW5jaXBhbBgBIAEoCzIcLnJld2FyZHMudjEuQ29uc29sZVByaW5jaXBhbCIxCg5TbmFwc2hvdExpbWl0cxIPCgdwbGF5ZXJzGAEgASgNEg4KBmV2ZW50cxgCIAEoDSLaAwoTR2V0U25hcHNob3RSZXNwb25zZRIpCiFjYW5fY3JlYXRlX3VubGltaXRlZF9vcmdhbml6YXRpb24YASABKAgSOAoNb3JnYW5pemF0aW9ucxgCIAMoCzIhLnJld2FyZHMudjEuRGV2ZWxvcGVyT3JnYW5pemF0aW9uEi4KCHByb2plY3RzGAMgAygLMhwucmV3YXJkcy52MS5EZXZlbG9wZXJQcm9qZWN0EigKBWdhbWVzGAQgAygLMhkucmV3YXJkcy52MS5EZXZlbG9wZXJHYW1lEiYKBGtleXMYBSADKAsyGC5yZXdhcmRzLnYxLkRldmVsb3BlcktleRIsCgdwbGF5ZXJzGAYgAygLMhsucmV3YXJkcy52MS5EZXZlbG9wZXJQbGF5ZXISKgoGZXZlbnRzGAcgAygLMhoucmV3YXJkcy52MS5EZXZlbG9wZXJFdmVudBIoCgVydWxlcxgIIAMoCzIZLnJld2FyZHMudjEuRGV2ZWxvcGVyUnVsZRIsCgdtZW1iZXJzGAkgAygLMhsucmV3YXJkcy52MS5EZXZlbG9wZXJNZW1iZXISKgoGbGltaXRzGAogASgLMhoucmV3YXJkcy52MS5TbmFwc2hvdExpbWl0cyL+AQoSTGlzdFJlY29yZHNSZXF1ZXN0Ei8KCXByaW5jaXBhbBgBIAEoCzIcLnJld2FyZHMudjEuQ29uc29sZVByaW5jaXBhbBIMCgRraW5kGAIgASgJEhwKD29yZ2FuaXphdGlvbl9pZBgDIAEoCUgAiAEBEhcKCnByb2plY3RfaWQYBCABKAlIAYgBARIUCgdnYW1lX2lkGAUgASgJSAKIAQESEwoGY3Vyc29yGAYgASgJSAOIAQESDQoFbGltaXQYByABKA1CEgoQX29yZ2FuaXphdGlvbl9pZEINCgtfcHJvamVjdF9pZEIKCghfZ2FtZV9pZEIJCgdfY3Vyc29yIrgBChNMaXN0UmVjb3Jkc1Jlc3BvbnNlEgwKBGtpbmQYASABKAkSLAoHcGxheWVycxgCIAMoCzIbLnJld2FyZHMudjEuRGV2ZWxvcGVyUGxheWVyEioKBmV2ZW50cxgDIAMoCzIaLnJld2FyZHMudjEuRGV2ZWxvcGVyRXZlbnQSGAoLbmV4dF9jdXJzb3IYBCABKAlIAIgBARIPCgdjdXJzb3JzGAUgAygJQg4KDF9uZXh0X2N1cnNvciKQAQoURGVjaXNpb25TdGF0c1JlcXVlc3QSLwoJcHJpbmNpcGFsGAEgASgLMhwucmV3YXJkcy52MS5Db25zb2xlUHJpbmNpcGFsEg8KB2dhbWVfaWQYAiABKAkSDwoHZnJvbV9tcxgDIAEoAxINCgV0b19tcxgEIAEoAxIWCg5idWNrZXRfc2Vjb25kcxgFIAEoDSKCAQoQRGVjaXNpb25TdGF0c1JvdxIXCg9idWNrZXRfc3RhcnRfbXMYASABKAMSDgoGc3RhdHVzGAIgASgJEhMKBnJlYXNvbhgDIAEoCUgAiAEBEg0KBWNvdW50GAQgASgNEhYKDnJld2FyZF9jcmVkaXRzGAUgASgDQgkKB19yZWFzb24iQwoVRGVjaXNpb25TdGF0c1Jlc3BvbnNlEioKBHJvd3MYASADKAsyHC5yZXdhcmRzLnYxLkRlY2lzaW9uU3RhdHNSb3ciiQEKFkxpc3RMaW5rSW50ZW50c1JlcXVlc3QSLwoJcHJpbmNpcGFsGAEgASgLMhwucmV3YXJkcy52MS5Db25zb2xlUHJpbmNpcGFsEg8KB2dhbWVfaWQYAiABKAkSEwoGY3Vyc29yGAMgASgJSACIAQESDQoFbGltaXQYBCABKA1CCQoHX2N1cnNvciLbAQoTRGV2ZWxvcGVyTGlua0ludGVudBIKCgJpZBgBIAEoCRIPCgdnYW1lX2lkGAIgASgJEhcKD29yZ2FuaXphdGlvbl9pZBgDIAEoCRIRCglwbGF5ZXJfaWQYBCABKAkSGgoSZXh0ZXJuYWxfcGxheWVyX2lkGAUgASgJEg0KBXN0YXRlGAYgASgJEhIKCmNyZWF0ZWRfYXQYByABKAkSEgoKZXhwaXJlc19hdBgIIAEoCRIYCgtjb25zdW1lZF9hdBgJIAEoCUgAiAEBQg4KDF9jb25zdW1lZF9hdCKGAQoXTGlzdExpbmtJbnRlbnRzUmVzcG9uc2USMAoHaW50ZW50cxgBIAMoCzIfLnJld2FyZHMudjEuRGV2ZWxvcGVyTGlua0ludGVudBIYCgtuZXh0X2N1cnNvchgCIAEoCUgAiAEBEg8KB2N1cnNvcnMYAyADKAlCDgoMX25leHRfY3Vyc29yIvYDChRMaXN0RGVjaXNpb25zUmVxdWVzdBIvCglwcmluY2lwYWwYASABKAsyHC5yZXdhcmRzLnYxLkNvbnNvbGVQcmluY2lwYWwSHAoPb3JnYW5pemF0aW9uX2lkGAIgASgJSACIAQESFwoKcHJvamVjdF9pZBgDIAEoCUgBiAEBEhQKB2dhbWVfaWQYBCABKAlIAogBARIWCglwbGF5ZXJfaWQYBSABKAlIA4gBARIVCghldmVudF9pZBgGIAEoCUgEiAEBEhMKBnN0YXR1cxgHIAEoCUgFiAEBEhMKBnJlYXNvbhgIIAEoCUgGiAEBEhcKCmV2ZW50X3R5cGUYCSABKAlIB4gBARIUCgdmcm9tX21zGAogASgDSAiIAQESEgoFdG9fbXMYCyABKANICYgBARITCgZjdXJzb3IYDCABKAlICogBARINCgVsaW1pdBgNIAEoDRIQCghiYWNrd2FyZBgOIAEoCEISChBfb3JnYW5pemF0aW9uX2lkQg0KC19wcm9qZWN0X2lkQgoKCF9nYW1lX2lkQgwKCl9wbGF5ZXJfaWRCCwoJX2V2ZW50X2lkQgkKB19zdGF0dXNCCQoHX3JlYXNvbkINCgtfZXZlbnRfdHlwZUIKCghfZnJvbV9tc0IICgZfdG9fbXNCCQoHX2N1cnNvciKuAQoVTGlzdERlY2lzaW9uc1Jlc3BvbnNlEioKBmV2ZW50cxgBIAMoCzIaLnJld2FyZHMudjEuRGV2ZWxvcGVyRXZlbnQSDwoHY3Vyc29ycxgCIAMoCRIRCgloYXNfb2xkZXIYAyABKAgSEQoJaGFzX25ld2VyGAQgASgIEhsKE2V4dGVybmFsX3BsYXllcl9pZHMYBSADKAkSFQoNbWV0YWRhdGFfanNvbhgGIAMoCWIGcHJvdG8z");
 
 /**
  * ConsolePrincipal is the admitted developer a console call acts for. No e-mail: the ledger never needs it.
@@ -431,7 +431,28 @@ export const RemoveMemberActionSchema: GenMessage<RemoveMemberAction> = /*@__PUR
   messageDesc(file_rewards_v1_console, 15);
 
 /**
- * ConsoleActionRequest is one console action (the spec's 15 action types), run as one ledger transaction.
+ * The caller accepts the membership an owner gave them (issue 44): until then the organization is marked as not
+ * joined in their console and their e-mail is not shown to its members. Any role; idempotent.
+ *
+ * @generated from message rewards.v1.AcceptMembershipAction
+ */
+export type AcceptMembershipAction = Message<"rewards.v1.AcceptMembershipAction"> & {
+  /**
+   * @generated from field: string organization_id = 1;
+   */
+  organizationId: string;
+};
+
+/**
+ * Describes the message rewards.v1.AcceptMembershipAction.
+ * Use `create(AcceptMembershipActionSchema)` to create a new message.
+ */
+export const AcceptMembershipActionSchema: GenMessage<AcceptMembershipAction> = /*@__PURE__*/
+  messageDesc(file_rewards_v1_console, 16);
+
+/**
+ * ConsoleActionRequest is one console action (the spec's 15 action types and acceptMembership), run as one ledger
+ * transaction.
  *
  * @generated from message rewards.v1.ConsoleActionRequest
  */
@@ -534,6 +555,12 @@ export type ConsoleActionRequest = Message<"rewards.v1.ConsoleActionRequest"> & 
      */
     value: RemoveMemberAction;
     case: "removeMember";
+  } | {
+    /**
+     * @generated from field: rewards.v1.AcceptMembershipAction accept_membership = 17;
+     */
+    value: AcceptMembershipAction;
+    case: "acceptMembership";
   } | { case: undefined; value?: undefined };
 };
 
@@ -542,7 +569,7 @@ export type ConsoleActionRequest = Message<"rewards.v1.ConsoleActionRequest"> & 
  * Use `create(ConsoleActionRequestSchema)` to create a new message.
  */
 export const ConsoleActionRequestSchema: GenMessage<ConsoleActionRequest> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_console, 16);
+  messageDesc(file_rewards_v1_console, 17);
 
 /**
  * ConsoleActionResponse is the spec's DeveloperActionResult without its constant `mode`.
@@ -577,7 +604,7 @@ export type ConsoleActionResponse = Message<"rewards.v1.ConsoleActionResponse"> 
  * Use `create(ConsoleActionResponseSchema)` to create a new message.
  */
 export const ConsoleActionResponseSchema: GenMessage<ConsoleActionResponse> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_console, 17);
+  messageDesc(file_rewards_v1_console, 18);
 
 /**
  * @generated from message rewards.v1.DeveloperOrganization
@@ -614,6 +641,13 @@ export type DeveloperOrganization = Message<"rewards.v1.DeveloperOrganization"> 
    * @generated from field: string created_at = 6;
    */
   createdAt: string;
+
+  /**
+   * Whether the caller joined by their own act (created it, or acceptMembership); false: an owner added them.
+   *
+   * @generated from field: bool joined = 7;
+   */
+  joined: boolean;
 };
 
 /**
@@ -621,7 +655,7 @@ export type DeveloperOrganization = Message<"rewards.v1.DeveloperOrganization"> 
  * Use `create(DeveloperOrganizationSchema)` to create a new message.
  */
 export const DeveloperOrganizationSchema: GenMessage<DeveloperOrganization> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_console, 18);
+  messageDesc(file_rewards_v1_console, 19);
 
 /**
  * @generated from message rewards.v1.DeveloperProject
@@ -670,7 +704,7 @@ export type DeveloperProject = Message<"rewards.v1.DeveloperProject"> & {
  * Use `create(DeveloperProjectSchema)` to create a new message.
  */
 export const DeveloperProjectSchema: GenMessage<DeveloperProject> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_console, 19);
+  messageDesc(file_rewards_v1_console, 20);
 
 /**
  * @generated from message rewards.v1.DeveloperGame
@@ -737,7 +771,7 @@ export type DeveloperGame = Message<"rewards.v1.DeveloperGame"> & {
  * Use `create(DeveloperGameSchema)` to create a new message.
  */
 export const DeveloperGameSchema: GenMessage<DeveloperGame> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_console, 20);
+  messageDesc(file_rewards_v1_console, 21);
 
 /**
  * @generated from message rewards.v1.DeveloperKey
@@ -796,7 +830,7 @@ export type DeveloperKey = Message<"rewards.v1.DeveloperKey"> & {
  * Use `create(DeveloperKeySchema)` to create a new message.
  */
 export const DeveloperKeySchema: GenMessage<DeveloperKey> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_console, 21);
+  messageDesc(file_rewards_v1_console, 22);
 
 /**
  * @generated from message rewards.v1.DeveloperMember
@@ -826,6 +860,13 @@ export type DeveloperMember = Message<"rewards.v1.DeveloperMember"> & {
    * @generated from field: string created_at = 5;
    */
   createdAt: string;
+
+  /**
+   * Whether this member joined by their own act (created the organization, or acceptMembership).
+   *
+   * @generated from field: bool joined = 6;
+   */
+  joined: boolean;
 };
 
 /**
@@ -833,7 +874,7 @@ export type DeveloperMember = Message<"rewards.v1.DeveloperMember"> & {
  * Use `create(DeveloperMemberSchema)` to create a new message.
  */
 export const DeveloperMemberSchema: GenMessage<DeveloperMember> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_console, 22);
+  messageDesc(file_rewards_v1_console, 23);
 
 /**
  * @generated from message rewards.v1.DeveloperRule
@@ -880,7 +921,7 @@ export type DeveloperRule = Message<"rewards.v1.DeveloperRule"> & {
  * Use `create(DeveloperRuleSchema)` to create a new message.
  */
 export const DeveloperRuleSchema: GenMessage<DeveloperRule> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_console, 23);
+  messageDesc(file_rewards_v1_console, 24);
 
 /**
  * @generated from message rewards.v1.DeveloperPlayer
@@ -932,7 +973,7 @@ export type DeveloperPlayer = Message<"rewards.v1.DeveloperPlayer"> & {
  * Use `create(DeveloperPlayerSchema)` to create a new message.
  */
 export const DeveloperPlayerSchema: GenMessage<DeveloperPlayer> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_console, 24);
+  messageDesc(file_rewards_v1_console, 25);
 
 /**
  * @generated from message rewards.v1.DeveloperEvent
@@ -1001,7 +1042,7 @@ export type DeveloperEvent = Message<"rewards.v1.DeveloperEvent"> & {
  * Use `create(DeveloperEventSchema)` to create a new message.
  */
 export const DeveloperEventSchema: GenMessage<DeveloperEvent> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_console, 25);
+  messageDesc(file_rewards_v1_console, 26);
 
 /**
  * @generated from message rewards.v1.GetSnapshotRequest
@@ -1018,7 +1059,7 @@ export type GetSnapshotRequest = Message<"rewards.v1.GetSnapshotRequest"> & {
  * Use `create(GetSnapshotRequestSchema)` to create a new message.
  */
 export const GetSnapshotRequestSchema: GenMessage<GetSnapshotRequest> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_console, 26);
+  messageDesc(file_rewards_v1_console, 27);
 
 /**
  * @generated from message rewards.v1.SnapshotLimits
@@ -1040,7 +1081,7 @@ export type SnapshotLimits = Message<"rewards.v1.SnapshotLimits"> & {
  * Use `create(SnapshotLimitsSchema)` to create a new message.
  */
 export const SnapshotLimitsSchema: GenMessage<SnapshotLimits> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_console, 27);
+  messageDesc(file_rewards_v1_console, 28);
 
 /**
  * GetSnapshotResponse is the spec's DeveloperSnapshot without its constants (mode, unitsPerDollar).
@@ -1104,7 +1145,7 @@ export type GetSnapshotResponse = Message<"rewards.v1.GetSnapshotResponse"> & {
  * Use `create(GetSnapshotResponseSchema)` to create a new message.
  */
 export const GetSnapshotResponseSchema: GenMessage<GetSnapshotResponse> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_console, 28);
+  messageDesc(file_rewards_v1_console, 29);
 
 /**
  * @generated from message rewards.v1.ListRecordsRequest
@@ -1157,7 +1198,7 @@ export type ListRecordsRequest = Message<"rewards.v1.ListRecordsRequest"> & {
  * Use `create(ListRecordsRequestSchema)` to create a new message.
  */
 export const ListRecordsRequestSchema: GenMessage<ListRecordsRequest> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_console, 29);
+  messageDesc(file_rewards_v1_console, 30);
 
 /**
  * @generated from message rewards.v1.ListRecordsResponse
@@ -1201,7 +1242,7 @@ export type ListRecordsResponse = Message<"rewards.v1.ListRecordsResponse"> & {
  * Use `create(ListRecordsResponseSchema)` to create a new message.
  */
 export const ListRecordsResponseSchema: GenMessage<ListRecordsResponse> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_console, 30);
+  messageDesc(file_rewards_v1_console, 31);
 
 /**
  * DecisionStats: the decisions of one game counted per time bucket, status and rejection reason (the web console's
@@ -1245,7 +1286,7 @@ export type DecisionStatsRequest = Message<"rewards.v1.DecisionStatsRequest"> & 
  * Use `create(DecisionStatsRequestSchema)` to create a new message.
  */
 export const DecisionStatsRequestSchema: GenMessage<DecisionStatsRequest> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_console, 31);
+  messageDesc(file_rewards_v1_console, 32);
 
 /**
  * @generated from message rewards.v1.DecisionStatsRow
@@ -1286,7 +1327,7 @@ export type DecisionStatsRow = Message<"rewards.v1.DecisionStatsRow"> & {
  * Use `create(DecisionStatsRowSchema)` to create a new message.
  */
 export const DecisionStatsRowSchema: GenMessage<DecisionStatsRow> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_console, 32);
+  messageDesc(file_rewards_v1_console, 33);
 
 /**
  * @generated from message rewards.v1.DecisionStatsResponse
@@ -1303,7 +1344,7 @@ export type DecisionStatsResponse = Message<"rewards.v1.DecisionStatsResponse"> 
  * Use `create(DecisionStatsResponseSchema)` to create a new message.
  */
 export const DecisionStatsResponseSchema: GenMessage<DecisionStatsResponse> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_console, 33);
+  messageDesc(file_rewards_v1_console, 34);
 
 /**
  * ListLinkIntents: one page of a game's link intents, newest first by (created_at, id), read over the
@@ -1343,7 +1384,7 @@ export type ListLinkIntentsRequest = Message<"rewards.v1.ListLinkIntentsRequest"
  * Use `create(ListLinkIntentsRequestSchema)` to create a new message.
  */
 export const ListLinkIntentsRequestSchema: GenMessage<ListLinkIntentsRequest> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_console, 34);
+  messageDesc(file_rewards_v1_console, 35);
 
 /**
  * @generated from message rewards.v1.DeveloperLinkIntent
@@ -1402,7 +1443,7 @@ export type DeveloperLinkIntent = Message<"rewards.v1.DeveloperLinkIntent"> & {
  * Use `create(DeveloperLinkIntentSchema)` to create a new message.
  */
 export const DeveloperLinkIntentSchema: GenMessage<DeveloperLinkIntent> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_console, 35);
+  messageDesc(file_rewards_v1_console, 36);
 
 /**
  * @generated from message rewards.v1.ListLinkIntentsResponse
@@ -1431,7 +1472,7 @@ export type ListLinkIntentsResponse = Message<"rewards.v1.ListLinkIntentsRespons
  * Use `create(ListLinkIntentsResponseSchema)` to create a new message.
  */
 export const ListLinkIntentsResponseSchema: GenMessage<ListLinkIntentsResponse> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_console, 36);
+  messageDesc(file_rewards_v1_console, 37);
 
 /**
  * ListDecisions: decision search (GraphQL decisions, the web console's records page). The decisions of the caller's
@@ -1538,7 +1579,7 @@ export type ListDecisionsRequest = Message<"rewards.v1.ListDecisionsRequest"> & 
  * Use `create(ListDecisionsRequestSchema)` to create a new message.
  */
 export const ListDecisionsRequestSchema: GenMessage<ListDecisionsRequest> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_console, 37);
+  messageDesc(file_rewards_v1_console, 38);
 
 /**
  * @generated from message rewards.v1.ListDecisionsResponse
@@ -1593,5 +1634,5 @@ export type ListDecisionsResponse = Message<"rewards.v1.ListDecisionsResponse"> 
  * Use `create(ListDecisionsResponseSchema)` to create a new message.
  */
 export const ListDecisionsResponseSchema: GenMessage<ListDecisionsResponse> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_console, 38);
+  messageDesc(file_rewards_v1_console, 39);
 

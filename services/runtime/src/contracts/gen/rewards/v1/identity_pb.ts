@@ -273,9 +273,8 @@ export const RevokeInvitationResponseSchema: GenMessage<RevokeInvitationResponse
   messageDesc(file_rewards_v1_identity, 11);
 
 /**
- * The e-mails of developers, by identity user id (the gateway's DeveloperMember.email): the e-mail of the invitation
- * bound to that id; with the local development identity provider trusted, also an active invitation not bound yet
- * whose development subject is that id. Ids without one are left out.
+ * The e-mails of developers, by identity user id (the gateway's DeveloperMember.email, asked for joined members
+ * only): the e-mail of the active invitation bound to that id at its own sign-in. Ids without one are left out.
  *
  * @generated from message rewards.v1.DeveloperEmailsRequest
  */
