@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
+import type pg from 'pg';
 import { decisionOf } from './checks.ts';
 import type { SentRequest } from './load.ts';
 
@@ -183,4 +184,55 @@ export async function checkHistories(histories: Histories): Promise<CheckerResul
     });
     child.stdin.end(JSON.stringify(histories));
   });
+}
+
+/** Every game's spent and budget now, as one read (its query's send and answer times). */
+export async function readGames(client: pg.Client, gameIds: string[]): Promise<GameRead[]> {
+  const sentAt = Date.now();
+  const { rows } = await client.query<{ id: string; spent: string; budget: string }>(
+    `select id, spent_credits::text as spent, budget_credits::text as budget from ledger.games where id = any($1::uuid[])`,
+    [gameIds],
+  );
+  const answeredAt = Date.now();
+  return rows.map((row) => ({
+    gameId: row.id,
+    sentAt,
+    answeredAt,
+    state: { spent: Number(row.spent), budget: Number(row.budget) },
+  }));
+}
+
+/**
+ * A funding change through the console, as a developer makes it: `allocateProject` (from the organization's balance),
+ * then `allocateGame` of the same amount to the game; the latter is the bank's operation. Undefined when the first
+ * step did not answer 200 (the game's budget was not touched).
+ */
+export async function fundGame(
+  gatewayUrl: string,
+  developerToken: string,
+  projectId: string,
+  gameId: string,
+  amountCredits: number,
+  timeoutMs: number,
+): Promise<FundingChange | undefined> {
+  const action = async (body: Record<string, unknown>): Promise<FundingChange['outcome']> => {
+    try {
+      const response = await fetch(`${gatewayUrl}/api/developer/v1/console`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${developerToken}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify(body),
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+      await response.arrayBuffer();
+      if (response.status === 200) return 'ok';
+      // A refusal (4xx) changed nothing; a 503 or another 5xx may have.
+      return response.status >= 400 && response.status < 500 ? 'failed' : 'unknown';
+    } catch {
+      return 'unknown';
+    }
+  };
+  if ((await action({ type: 'allocateProject', projectId, amountCredits })) !== 'ok') return undefined;
+  const sentAt = Date.now();
+  const outcome = await action({ type: 'allocateGame', gameId, amountCredits });
+  return { gameId, amountCredits, sentAt, answeredAt: Date.now(), outcome };
 }

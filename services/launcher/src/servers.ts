@@ -3,7 +3,7 @@
 // on a free port, each stopped by whoever started it. Tools for running the service on a development or CI machine,
 // never part of a program.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { appendFileSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import * as net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -98,6 +98,11 @@ export interface PostgresOptions {
   durable?: boolean;
   /** More server settings (`name=value`, each passed as `-c name=value`; single quotes allowed, as in postgresql.conf). */
   settings?: string[];
+  /**
+   * More addresses to listen on besides 127.0.0.1, and the networks (CIDR) allowed to connect from them (pg_hba
+   * `host ... trust`): for clients in a network namespace of their own (the fault suite's partitions).
+   */
+  listen?: { addresses: string[]; clientNetworks: string[] };
 }
 
 export interface StartedPostgres {
@@ -133,6 +138,11 @@ export async function startPostgres(options: PostgresOptions = {}): Promise<Star
   const port = await freePort();
   const data = join(dir, 'data');
   run('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-instructions']);
+  const listenAddresses = ['127.0.0.1', ...(options.listen?.addresses ?? [])].join(',');
+  if (options.listen) {
+    const hba = options.listen.clientNetworks.map((network) => `host all all ${network} trust\n`).join('');
+    appendFileSync(join(data, 'pg_hba.conf'), hba);
+  }
   const speed = options.durable ? '' : ' -c fsync=off -c synchronous_commit=off -c full_page_writes=off';
   const settings = (options.settings ?? []).map((setting) => ` -c ${setting}`).join('');
   const logPath = join(dir, 'postgres.log');
@@ -144,7 +154,7 @@ export async function startPostgres(options: PostgresOptions = {}): Promise<Star
       logPath,
       '-w',
       '-o',
-      `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1${speed} -c max_connections=300${settings}`,
+      `-p ${port} -k ${dir} -c listen_addresses=${listenAddresses}${speed} -c max_connections=300${settings}`,
       'start',
     ]);
   start();
@@ -173,14 +183,17 @@ export interface StartedNats {
   stop: () => Promise<void>;
 }
 
-/** Starts nats-server on 127.0.0.1 (on `port`, or a free one); resolves once it accepts connections. */
-export async function startNats(port?: number): Promise<StartedNats> {
+/**
+ * Starts nats-server on `host` (default 127.0.0.1; another local address for clients in network namespaces of their
+ * own) and `port` (or a free one); resolves once it accepts connections.
+ */
+export async function startNats(port?: number, host = '127.0.0.1'): Promise<StartedNats> {
   const binary = findNatsServer();
   const natsPort = port ?? (await freePort());
-  const child = spawn(binary, ['-a', '127.0.0.1', '-p', String(natsPort)], { stdio: 'ignore' });
-  await waitFor(() => portOpen(natsPort), 'nats-server');
+  const child = spawn(binary, ['-a', host, '-p', String(natsPort)], { stdio: 'ignore' });
+  await waitFor(() => portOpen(natsPort, host), 'nats-server');
   return {
-    url: `nats://127.0.0.1:${natsPort}`,
+    url: `nats://${host}:${natsPort}`,
     process: child,
     stop: async () => {
       if (child.exitCode !== null) return;
