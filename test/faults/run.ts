@@ -46,9 +46,11 @@ Starts PostgreSQL (initdb, fsync on), nats-server and the five programs as separ
 a world through the public API, then runs one phase per fault: event load, the fault in its middle, load until
 the service is back; after each phase every answer is checked, the 503'd events are retried with the same eventId,
 the answered events are replayed, and the ledger's invariants are checked in SQL over the whole database.
-The faults of the production topology (pooler, failover, nats-cluster, rolling) each get a service of their own
-(PgBouncer, a pg_auto_failover formation, a NATS cluster, two replicas behind HAProxy), started for them and stopped
-after them. Prints a table of the figures and every failed check; exits 1 when a check failed.
+The faults of another topology get a service of their own per topology (PgBouncer, a pg_auto_failover formation, a
+NATS cluster, two replicas behind HAProxy, the ledger in a network namespace, two ledgers in namespaces), started
+for them and stopped after them. Every phase's requests and answers are checked as histories by Porcupine (a Go
+program in test/faults/checker, built with go build). Prints a table of the figures (availability included: printed,
+never asserted) and every failed check; exits 1 when a check failed. The partitions need root, ip and iptables.
 
 Options:
   --faults LIST     comma-separated, in this order by default:
