@@ -2,6 +2,7 @@
 // each kind of damage it is meant to find is found (Illegal), and legal histories with requests of unknown outcome,
 // concurrent copies and funding changes are Ok.
 import { randomUUID } from 'node:crypto';
+import { rowKey, type StoredRow } from './checks.ts';
 import { buildHistories, checkerBinary, checkHistories, type FundingChange, type GameRead } from './history.ts';
 import type { EventCopy, SentRequest } from './load.ts';
 
@@ -58,7 +59,7 @@ const read = (at: number, spent: number, budget: number): GameRead => ({
 
 const check = (
   requests: SentRequest[],
-  options: { initial?: GameRead; fundings?: FundingChange[]; final?: GameRead } = {},
+  options: { initial?: GameRead; fundings?: FundingChange[]; final?: GameRead; stored?: Map<string, StoredRow> } = {},
 ) =>
   checkHistories(
     buildHistories(
@@ -67,8 +68,28 @@ const check = (
       [options.initial ?? read(0, 0, 1_000)],
       options.fundings ?? [],
       options.final ? [options.final] : [],
+      options.stored,
     ),
   );
+
+/** The stored decision of an event, as checks.ts reads it after a phase. */
+const storedAs = (c: EventCopy, status: 'accepted' | 'rejected'): [string, StoredRow] => [
+  rowKey(c.gameId, c.eventId),
+  {
+    id: randomUUID(),
+    gameId,
+    eventId: c.eventId,
+    organizationId,
+    playerId,
+    eventType: 'level.complete',
+    occurredAtMs: 0,
+    status,
+    reason: status === 'accepted' ? null : 'daily_player_cap',
+    rewardCredits: status === 'accepted' ? REWARD : 0,
+    createdAtMs: 0,
+    hash: c.hash,
+  },
+];
 
 /** A decision's id (a uuid) by a short name, so that a history can say which answers are the same decision. */
 const ids = new Map<string, string>();
@@ -171,5 +192,20 @@ describe('the fault suite checker (Porcupine)', () => {
       fundings: [{ gameId, amountCredits: 10, sentAt: 30, answeredAt: 40, outcome: 'unknown' }],
     });
     expect(unfunded.failures.map((f) => f.model)).toEqual(['bank']);
+  });
+
+  it('with the stored decisions, takes a 503 whose event was stored as accepted for an acceptance', async () => {
+    const lost = copy(randomUUID(), 'l');
+    const refused = copy(randomUUID(), 'm');
+    const requests = [request(lost, 10, 20, 503), request(lost, 30, 40, 503), request(refused, 10, 20, 'none')];
+    const stored = new Map([storedAs(lost, 'accepted'), storedAs(refused, 'rejected')]);
+    // No room for it: the acceptance cannot be placed anywhere.
+    const full = await check(requests, { initial: read(0, 1_000, 1_000), stored });
+    expect(full.failures.map((f) => f.model)).toEqual(['bank']);
+    // Room for one: it took effect before the read (which sees it), once (the refused event's 503 moved nothing).
+    const ok = await check(requests, { initial: read(0, 990, 1_000), stored, final: read(50, 1_000, 1_000) });
+    expect(ok.ok).toBe(true);
+    const twice = await check(requests, { initial: read(0, 980, 1_000), stored, final: read(50, 1_000, 1_000) });
+    expect(twice.failures.map((f) => f.model)).toEqual(['bank']);
   });
 });

@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import type pg from 'pg';
-import { decisionOf } from './checks.ts';
+import { decisionOf, rowKey, type StoredRow } from './checks.ts';
 import type { SentRequest } from './load.ts';
 
 const run = promisify(execFile);
@@ -82,6 +82,12 @@ function undecided(r: SentRequest): boolean {
  * decisions that accept or refuse for the budget, the requests without a known outcome, the funding changes, and the
  * reads before and after). Operations that change nothing in any state (other refusals, replays, conflicts) are left
  * out of the banks: they can always be placed, and the checks stay small.
+ *
+ * With `stored` (the decisions stored after the phase, read after the final reads), the banks are sharper and much
+ * smaller: a request of unknown outcome moved a balance only if its event is stored as accepted (with its payload) and
+ * no request was answered that decision as fresh; then its event's earliest such request is an acceptance that may
+ * take effect at any time after its call, and the event's other ones change nothing. Without it, each may or may not
+ * have accepted (Porcupine then has 2^n orders to try for n of them, too many after a long cut).
  */
 export function buildHistories(
   requests: SentRequest[],
@@ -89,6 +95,7 @@ export function buildHistories(
   initial: GameRead[],
   fundings: FundingChange[],
   final: GameRead[],
+  stored?: Map<string, StoredRow>,
 ): Histories {
   const registers = new Map<string, HistoryOp[]>();
   const banks = new Map<string, HistoryOp[]>();
@@ -97,6 +104,13 @@ export function buildHistories(
     if (list) list.push(op);
     else map.set(key, [op]);
   };
+  const answeredFresh = new Set<string>();
+  for (const r of requests) {
+    const d = decisionOf(r);
+    if (d && !d.replayed) answeredFresh.add(rowKey(r.copy.gameId, r.copy.eventId));
+  }
+  /** Events decided by a request of unknown outcome: the earliest such request's call. */
+  const decidedUnseen = new Map<string, { gameId: string; call: number }>();
   for (const r of requests) {
     const call = microsCall(r.sentAt);
     const unknown = undecided(r);
@@ -111,14 +125,21 @@ export function buildHistories(
             value: JSON.stringify({ ...d, replayed: undefined }),
             replayed: d!.replayed,
           };
-    push(registers, `${r.copy.gameId}/${r.copy.eventId.toLowerCase()}`, {
+    push(registers, rowKey(r.copy.gameId, r.copy.eventId), {
       call,
       return: ret,
       input: { hash: r.copy.hash },
       output: registerOutput,
     });
     let bankKind: string | undefined;
-    if (unknown) bankKind = 'unknown';
+    if (unknown && stored) {
+      const key = rowKey(r.copy.gameId, r.copy.eventId);
+      const row = stored.get(key);
+      if (row?.status === 'accepted' && row.hash === r.copy.hash && !answeredFresh.has(key)) {
+        const earliest = decidedUnseen.get(key);
+        if (!earliest || call < earliest.call) decidedUnseen.set(key, { gameId: r.copy.gameId, call });
+      }
+    } else if (unknown) bankKind = 'unknown';
     else if (d && !d.replayed) {
       if (d.status === 'accepted') bankKind = 'accepted';
       else if (d.reason === 'game_budget_exhausted') bankKind = 'exhausted';
@@ -131,6 +152,14 @@ export function buildHistories(
         output: { kind: bankKind },
       });
     }
+  }
+  for (const { gameId, call } of decidedUnseen.values()) {
+    push(banks, gameId, {
+      call,
+      return: null,
+      input: { kind: 'event', reward: rewardCredits },
+      output: { kind: 'accepted' },
+    });
   }
   for (const f of fundings) {
     push(banks, f.gameId, {

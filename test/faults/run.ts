@@ -669,11 +669,13 @@ async function runPhase(
   const replays = await pool([...firstAnswers.values()], 8, (r) =>
     send(system.urls.ingest, r.copy, 'replay', CLIENT_TIMEOUT_MS, r),
   );
+  // The games first, then the decisions: a decision stored in between is in the rows but not in the read (the
+  // checker may place it after the read), never the other way round.
+  const finalReads = await readGames(client, gameIds);
   const after = await storedRows(
     client,
-    requests.map((r) => r.copy.eventId),
+    [...context.unresolved, ...requests].map((r) => r.copy.eventId),
   );
-  const finalReads = await readGames(client, gameIds);
 
   // The independent checker: every request, retry and replay (and the earlier unknowns) as histories.
   const histories = buildHistories(
@@ -682,6 +684,7 @@ async function runPhase(
     initialReads,
     fundingChange ? [fundingChange] : [],
     finalReads,
+    after,
   );
   const verdict = await checkHistories(histories);
   book.pass(CHECK.linearizable, verdict.registers + verdict.banks - verdict.failures.length);
