@@ -970,10 +970,18 @@ async function main(): Promise<void> {
   await checkerBinary();
 
   let current: FaultSystem | undefined;
+  /** The service being started, if any: a signal meanwhile stops it once it is up (else its servers would stay). */
+  let starting: Promise<FaultSystem> | undefined;
   let stopping: Promise<void> | undefined;
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => {
-      stopping ??= current?.stop() ?? Promise.resolve();
+      stopping ??=
+        current?.stop() ??
+        starting?.then(
+          (system) => system.stop(),
+          () => undefined,
+        ) ??
+        Promise.resolve();
       void stopping.finally(() => process.exit(130));
     });
   }
@@ -983,7 +991,8 @@ async function main(): Promise<void> {
     if (group.label) log(`${group.label}: starting its own service: ${describeTopology(group.topology)}`);
     let system: FaultSystem;
     try {
-      system = await startFaultSystem({ env, logDir, log, topology: group.topology });
+      starting = startFaultSystem({ env, logDir, log, topology: group.topology });
+      system = await starting;
     } catch (error) {
       // Its servers missing or failing: every fault of the group is reported as not run, and the suite goes on.
       const message = (error as Error).message.split('\n')[0]!;
@@ -991,6 +1000,7 @@ async function main(): Promise<void> {
       for (const fault of group.faults) phases.push(notRun(fault, message));
       continue;
     }
+    starting = undefined;
     current = system;
     let client: pg.Client | undefined;
     try {

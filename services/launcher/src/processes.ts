@@ -265,6 +265,8 @@ export async function startPrograms(options: StartProgramsOptions): Promise<Prog
       });
       const stream = logOf(name);
       stream.write(`--- ${new Date().toISOString()} start (pid ${child.pid}, port ${port})\n`);
+      // A spawn that fails (node or ip missing) is logged; unhandled, it would end the caller without its cleanup.
+      child.on('error', (error) => stream.write(`--- ${new Date().toISOString()} spawn failed: ${error.message}\n`));
       child.stdout?.pipe(stream, { end: false });
       child.stderr?.pipe(stream, { end: false });
       const keep = (chunk: Buffer) => {
