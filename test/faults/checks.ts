@@ -74,6 +74,7 @@ export const CHECK = {
   retries: "retries of the 503'd / unanswered events answer the decision",
   replays: 'replays after the fault equal the first answers',
   recovered: 'recovered after the fault',
+  linearizable: 'every history linearizable (Porcupine: a register per event, a bank per game)',
 } as const;
 
 const ajv = createAjv();

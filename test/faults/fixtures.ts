@@ -16,6 +16,7 @@ export interface FixtureGame {
 
 export interface Fixtures {
   organizationId: string;
+  projectId: string;
   fundedCredits: number;
   games: FixtureGame[];
 }
@@ -118,5 +119,5 @@ export async function createFixtures(
     }
     games.push({ id: game.id, secret: key.issuedKey, players, weight: plan.weight });
   }
-  return { organizationId: organization.id, fundedCredits, games };
+  return { organizationId: organization.id, projectId: project.id, fundedCredits, games };
 }

@@ -9,6 +9,7 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { createLoadIdentity } from '../../load/lib/identity.ts';
+import { type Availability, availabilityOf } from './availability.ts';
 import {
   CHECK,
   CheckBook,
@@ -24,8 +25,10 @@ import {
   type StoredRow,
   storedRows,
 } from './checks.ts';
-import { createFixtures, type Fixtures } from './fixtures.ts';
+import { createFixtures, type Fixtures, REWARD_CREDITS } from './fixtures.ts';
+import { buildHistories, checkerBinary, checkHistories, fundGame, readGames } from './history.ts';
 import { pool, type RunningLoad, type SentRequest, send, startLoad } from './load.ts';
+import type { Drop } from './netns.ts';
 import {
   DEFAULT_TOPOLOGY,
   describeTopology,
@@ -43,9 +46,11 @@ Starts PostgreSQL (initdb, fsync on), nats-server and the five programs as separ
 a world through the public API, then runs one phase per fault: event load, the fault in its middle, load until
 the service is back; after each phase every answer is checked, the 503'd events are retried with the same eventId,
 the answered events are replayed, and the ledger's invariants are checked in SQL over the whole database.
-The faults of the production topology (pooler, failover, nats-cluster, rolling) each get a service of their own
-(PgBouncer, a pg_auto_failover formation, a NATS cluster, two replicas behind HAProxy), started for them and stopped
-after them. Prints a table of the figures and every failed check; exits 1 when a check failed.
+The faults of another topology get a service of their own per topology (PgBouncer, a pg_auto_failover formation, a
+NATS cluster, two replicas behind HAProxy, the ledger in a network namespace, two ledgers in namespaces), started
+for them and stopped after them. Every phase's requests and answers are checked as histories by Porcupine (a Go
+program in test/faults/checker, built with go build). Prints a table of the figures (availability included: printed,
+never asserted) and every failed check; exits 1 when a check failed. The partitions need root, ip and iptables.
 
 Options:
   --faults LIST     comma-separated, in this order by default:
@@ -85,6 +90,8 @@ interface FaultOutcome {
   note?: string;
   /** Named moments of the fault (ms since epoch), for its extra checks. */
   marks?: Record<string, number>;
+  /** The event outage the fault caused, when it measures one (the promotion: from the kill to decisions again). */
+  outageMs?: number | null;
 }
 
 interface Fault {
@@ -93,7 +100,8 @@ interface Fault {
   /** The service this fault needs, when not the default one (it then gets a service of its own). */
   topology?: FaultTopology;
   inject(system: FaultSystem, load: RunningLoad): Promise<FaultOutcome>;
-  recoveryBoundMs: number;
+  /** Decisions again within this of the fault's end (checked); null: the recovery is measured and printed only. */
+  recoveryBoundMs: number | null;
   /** Extra checks of this fault on the phase's load requests. */
   extra?(book: CheckBook, requests: SentRequest[], faultAt: number, outcome: FaultOutcome): void;
 }
@@ -124,6 +132,43 @@ function noFailure(book: CheckBook, name: string, requests: SentRequest[]): void
         `${r.copy.eventId} sent ${new Date(r.sentAt).toISOString().slice(11, 23)}, after ${(r.answeredAt ?? Date.now()) - r.sentAt} ms: ${r.failure ?? `${r.answer?.status} ${JSON.stringify(r.answer?.body).slice(0, 160)}`}`,
     );
   }
+}
+
+/** The partitions' topologies: the ledger (or two) in network namespaces of their own (test/faults/netns.ts). */
+const PARTITIONED: FaultTopology = { ...DEFAULT_TOPOLOGY, ledgerNamespaces: 1 };
+const PARTITIONED_DELAY: FaultTopology = { ...PARTITIONED, delayProxy: true };
+const TWO_PARTITIONED_LEDGERS: FaultTopology = { ...DEFAULT_TOPOLOGY, ledgerNamespaces: 2 };
+const CUT_MS = 10_000;
+const LONG_CUT_MS = 45_000;
+const LOSS_MS = 15_000;
+const LOSS_SHARE = 0.3;
+const DELAY_MS = 15_000;
+
+/** A partition of ledger replica `index`: the drops for `ms`, then healed (always, also when something failed). */
+function partitionFault(
+  id: string,
+  title: string,
+  topology: FaultTopology,
+  index: number,
+  ms: number,
+  drops: (system: FaultSystem) => Drop[],
+): Fault {
+  return {
+    id,
+    title,
+    topology,
+    recoveryBoundMs: null,
+    async inject(system) {
+      const ns = system.partitions!.namespaces[index]!;
+      try {
+        await ns.drop(drops(system));
+        await sleep(ms);
+      } finally {
+        await ns.heal();
+      }
+      return { endedAt: Date.now() };
+    },
+  };
 }
 
 const FAULTS: Fault[] = [
@@ -334,6 +379,112 @@ const FAULTS: Fault[] = [
       noFailure(book, 'rolling: no request failed (no 503, no error from the balancer, no connection error)', requests);
     },
   },
+  {
+    id: 'pgbouncer-restart',
+    title: 'PgBouncer process SIGKILLed, then started again on its port',
+    topology: { ...DEFAULT_TOPOLOGY, database: 'pgbouncer' },
+    recoveryBoundMs: null,
+    async inject(system) {
+      const bouncer = system.bouncer!;
+      await bouncer.kill();
+      await bouncer.start();
+      return { endedAt: Date.now() };
+    },
+  },
+  {
+    id: 'promotion',
+    title:
+      "pg_auto_failover: the primary's keeper and postgres SIGKILLed (the node gone), the standby promoted (AUTO_FAILOVER_SETTINGS)",
+    topology: { ...DEFAULT_TOPOLOGY, database: 'auto-failover' },
+    recoveryBoundMs: null,
+    async inject(system) {
+      const formation = system.formation!;
+      // After the failover fault (the same formation), both nodes in their roles again first.
+      await waitFormed(system);
+      const watch = await watchWritable(formation.ports);
+      try {
+        const killAt = Date.now();
+        const killed = await formation.killPrimaryNode();
+        const back = await until(
+          () => watch.attempts.find((a) => a.ok && a.startedAt >= killAt && a.port !== killed.port),
+          120_000,
+        );
+        const endedAt = back?.endedAt ?? Date.now();
+        return {
+          endedAt,
+          marks: { killAt, writableAt: endedAt },
+          note: `node ${killed.port} killed (keeper and postgres); the standby took writes ${back ? seconds(endedAt - killAt) : 'never (120 s)'} after the kill`,
+        };
+      } finally {
+        await watch.stop();
+      }
+    },
+    extra(_book, requests, _faultAt, outcome) {
+      const m = outcome.marks!;
+      const at = recoveredAt(requests, m.killAt!, Number.POSITIVE_INFINITY);
+      outcome.note +=
+        at === undefined
+          ? '; no request failed'
+          : at === null
+            ? '; events never answered again'
+            : `; event outage ${seconds(at - m.killAt!)} from the kill, decisions again ${seconds(Math.max(0, at - m.writableAt!))} after the standby took writes`;
+      outcome.outageMs = at === undefined ? 0 : at === null ? null : at - m.killAt!;
+    },
+  },
+  partitionFault('pg-cut', 'the ledger cut from PostgreSQL (both directions) for 10 s', PARTITIONED, 0, CUT_MS, (s) => [
+    { port: s.postgres!.port, direction: 'both' },
+  ]),
+  partitionFault('nats-cut', 'the ledger cut from NATS (both directions) for 10 s', PARTITIONED, 0, CUT_MS, (s) => [
+    { port: s.natsPort, direction: 'both' },
+  ]),
+  partitionFault(
+    'pg-one-way',
+    "one-way cut for 10 s: PostgreSQL's packets to the ledger dropped (the ledger's still arrive)",
+    PARTITIONED,
+    0,
+    CUT_MS,
+    (s) => [{ port: s.postgres!.port, direction: 'from-server' }],
+  ),
+  partitionFault(
+    'loss',
+    `${LOSS_SHARE * 100}% of the ledger's packets to and from PostgreSQL and NATS dropped for ${LOSS_MS / 1000} s`,
+    PARTITIONED,
+    0,
+    LOSS_MS,
+    (s) =>
+      [s.postgres!.port, s.natsPort].map((port) => ({ port, direction: 'both' as const, probability: LOSS_SHARE })),
+  ),
+  {
+    id: 'delay',
+    title: `200 +/- 50 ms on every chunk between the ledger and PostgreSQL and NATS (a proxy in its namespace) for ${DELAY_MS / 1000} s`,
+    topology: PARTITIONED_DELAY,
+    recoveryBoundMs: null,
+    async inject(system) {
+      for (const proxy of system.delayProxies) proxy.delay();
+      try {
+        await sleep(DELAY_MS);
+      } finally {
+        for (const proxy of system.delayProxies) proxy.undelay();
+      }
+      return { endedAt: Date.now() };
+    },
+  },
+  partitionFault(
+    'replica-pg-cut',
+    'two ledgers, the second cut from PostgreSQL for 45 s',
+    TWO_PARTITIONED_LEDGERS,
+    1,
+    LONG_CUT_MS,
+    (s) => [{ port: s.postgres!.port, direction: 'both' }],
+  ),
+  partitionFault(
+    'replica-nats-cut',
+    'two ledgers, the second cut from NATS for 45 s',
+    TWO_PARTITIONED_LEDGERS,
+    1,
+    LONG_CUT_MS,
+    (s) => [{ port: s.natsPort, direction: 'both' }],
+  ),
 ];
 
 /**
@@ -406,7 +557,24 @@ interface PhaseSummary {
   checks: Array<{ name: string; passed: number; failed: number; examples: string[] }>;
   /** For each 503 "nothing stored" of a stored event: every copy of that event sent, and the stored row. */
   falseClaims?: string[];
+  availability: Availability;
+  /** The promotion's event outage (from the kill to decisions again), when the fault measures one. */
+  outageMs?: number | null;
+  /** The independent checker's verdict on the phase's histories. */
+  checker: { registers: number; banks: number; failed: number };
+  /** Requests whose outcome is still unknown after the retries: part of the next phase's histories. */
+  unresolved?: SentRequest[];
 }
+
+/** What a phase needs besides the service: the developer's token (funding changes) and the earlier unknowns. */
+interface PhaseContext {
+  developerToken: string;
+  /** Requests of earlier phases still without a known outcome (they may take effect in this one). */
+  unresolved: SentRequest[];
+}
+
+/** Credits moved to the small-budget game during each phase's fault (a funding change in the histories). */
+const FUNDING_CREDITS = 100;
 
 interface Settings {
   rate: number;
@@ -423,9 +591,12 @@ async function runPhase(
   connect: () => Promise<pg.Client>,
   fault: Fault | undefined,
   settings: Settings,
+  context: PhaseContext,
 ): Promise<PhaseSummary> {
   const id = fault?.id ?? 'baseline';
   const book = new CheckBook();
+  const gameIds = fixtures.games.map((g) => g.id);
+  const initialReads = await readGames(await connect(), gameIds);
   const load = startLoad(
     {
       ingestUrl: system.urls.ingest,
@@ -441,6 +612,15 @@ async function runPhase(
   await sleep(settings.beforeMs);
   const faultAt = Date.now();
   let outcome: FaultOutcome = { endedAt: faultAt };
+  // A funding change of the small-budget game while the fault is made (it goes through the ledger too).
+  const funding = fundGame(
+    system.urls.gateway,
+    context.developerToken,
+    fixtures.projectId,
+    fixtures.games[1]!.id,
+    FUNDING_CREDITS,
+    CLIENT_TIMEOUT_MS,
+  );
   if (fault) {
     log(`${id}: ${fault.title}`);
     try {
@@ -458,6 +638,7 @@ async function runPhase(
   const injected = book.results.get(CHECK_INJECTED)?.failed === 0;
   await sleep(settings.afterMs);
   await load.stop();
+  const fundingChange = await funding;
   const requests = load.sent;
 
   for (const r of requests) checkAnswer(book, r);
@@ -488,10 +669,32 @@ async function runPhase(
   const replays = await pool([...firstAnswers.values()], 8, (r) =>
     send(system.urls.ingest, r.copy, 'replay', CLIENT_TIMEOUT_MS, r),
   );
+  // The games first, then the decisions: a decision stored in between is in the rows but not in the read (the
+  // checker may place it after the read), never the other way round.
+  const finalReads = await readGames(client, gameIds);
   const after = await storedRows(
     client,
-    requests.map((r) => r.copy.eventId),
+    [...context.unresolved, ...requests].map((r) => r.copy.eventId),
   );
+
+  // The independent checker: every request, retry and replay (and the earlier unknowns) as histories.
+  const histories = buildHistories(
+    [...context.unresolved, ...requests, ...retries, ...replays],
+    REWARD_CREDITS,
+    initialReads,
+    fundingChange ? [fundingChange] : [],
+    finalReads,
+    after,
+  );
+  const verdict = await checkHistories(histories);
+  book.pass(CHECK.linearizable, verdict.registers + verdict.banks - verdict.failures.length);
+  for (const failure of verdict.failures) {
+    book.fail(
+      CHECK.linearizable,
+      `${failure.model} ${failure.key}: ${failure.result}: ${failure.ops.slice(0, 12).join(' | ')}`,
+    );
+  }
+  const unresolved = retries.filter((r) => r.failure !== undefined || r.answer?.status === 503);
 
   const freshIds = new Set<string>();
   for (const r of [...requests, ...retries]) {
@@ -567,11 +770,14 @@ async function runPhase(
     }
   }
   if (fault) {
-    book.check(
-      `${CHECK.recovered} (decisions again within ${fault.recoveryBoundMs / 1000} s of its end)`,
-      recoveredAfterEndMs !== null && recoveredAfterEndMs <= fault.recoveryBoundMs,
-      () => (recoveredAfterEndMs === null ? 'not recovered before the load stopped' : `${recoveredAfterEndMs} ms`),
-    );
+    const bound = fault.recoveryBoundMs;
+    if (bound !== null) {
+      book.check(
+        `${CHECK.recovered} (decisions again within ${bound / 1000} s of its end)`,
+        recoveredAfterEndMs !== null && recoveredAfterEndMs <= bound,
+        () => (recoveredAfterEndMs === null ? 'not recovered before the load stopped' : `${recoveredAfterEndMs} ms`),
+      );
+    }
     if (injected) fault.extra?.(book, requests, faultAt, outcome);
   }
 
@@ -612,6 +818,10 @@ async function runPhase(
     invariants,
     checks: [...book.results].map(([name, r]) => ({ name, ...r })),
     ...(falseClaims.length > 0 ? { falseClaims } : {}),
+    availability: availabilityOf(requests, before, faultAt, outcome.endedAt, NATS_REQUEST_TIMEOUT_MS),
+    ...(outcome.outageMs === undefined ? {} : { outageMs: outcome.outageMs }),
+    checker: { registers: verdict.registers, banks: verdict.banks, failed: verdict.failures.length },
+    unresolved,
   };
 }
 
@@ -633,19 +843,28 @@ function notRun(fault: Fault | undefined, message: string): PhaseSummary {
     replays: { count: 0, ok: 0 },
     invariants: [],
     checks: [{ name: CHECK_STARTED, passed: 0, failed: 1, examples: [message] }],
+    availability: {
+      phaseShare: null,
+      faultShare: null,
+      firstOkAfterEndMs: null,
+      staleTransactions: 0,
+      staleLatestMs: null,
+    },
+    checker: { registers: 0, banks: 0, failed: 0 },
   };
 }
 
 function markdown(phases: PhaseSummary[], settings: Settings, seconds: number): string {
   const lines: string[] = [];
   const ms = (v: number | null) => (v === null ? 'not recovered' : `${(v / 1000).toFixed(2)} s`);
+  const percent = (v: number | null) => (v === null ? '-' : `${(v * 100).toFixed(1)}%`);
   lines.push(
     `Load per phase: ${settings.rate} events/s offered, at most ${settings.inFlight} in flight, ` +
       `${Math.round(settings.duplicates * 100)}% exact duplicates, ${Math.round(settings.conflicts * 100)}% conflicting copies; ` +
       `${settings.beforeMs / 1000} s before the fault, ${settings.afterMs / 1000} s after it ended. Whole run: ${seconds.toFixed(0)} s.`,
     '',
-    '| fault | requests (fresh / dup / conflict, skipped) | answers by status | 503 messages (unknown / nothing stored / other) | fault took | failing answers for | recovered after the fault ended | retries ok | replays ok | invariants | failed checks |',
-    '|---|---|---|---|---|---|---|---|---|---|---|',
+    '| fault | requests (fresh / dup / conflict, skipped) | answers by status | 503 messages (unknown / nothing stored / other) | fault took | failing answers for | recovered after the fault ended | 200/409 share: phase / during the fault | first 200 after the end | transactions started after their deadline (latest) | retries ok | replays ok | invariants | checker (registers / banks) | failed checks |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
   );
   for (const p of phases) {
     const total = Object.values(p.sent).reduce((a, b) => a + b, 0);
@@ -656,11 +875,15 @@ function markdown(phases: PhaseSummary[], settings: Settings, seconds: number): 
     const u = p.unavailable;
     const invariantsOk = p.invariants.filter((i) => i.violations === 0).length;
     const failed = p.checks.filter((c) => c.failed > 0);
+    const a = p.availability;
     lines.push(
       `| ${p.fault} | ${total} (${p.sent.fresh ?? 0} / ${p.sent.duplicate ?? 0} / ${p.sent.conflict ?? 0}, ${p.skipped}) | ${answers} | ` +
         `${u['outcome-unknown'] ?? 0} / ${u['nothing-stored'] ?? 0} / ${u.unspecified ?? 0} | ${ms(p.faultMs)} | ${ms(p.unavailableMs)} | ` +
-        `${ms(p.recoveredAfterEndMs)} | ${p.retries.ok}/${p.retries.count} | ${p.replays.ok}/${p.replays.count} | ` +
-        `${invariantsOk}/${p.invariants.length} | ${failed.length === 0 ? 'none' : failed.map((c) => `${c.name} (${c.failed})`).join('; ')} |`,
+        `${ms(p.recoveredAfterEndMs)} | ${percent(a.phaseShare)} / ${percent(a.faultShare)} | ${ms(a.firstOkAfterEndMs)} | ` +
+        `${a.staleTransactions}${a.staleLatestMs === null ? '' : ` (+${ms(a.staleLatestMs)})`} | ` +
+        `${p.retries.ok}/${p.retries.count} | ${p.replays.ok}/${p.replays.count} | ` +
+        `${invariantsOk}/${p.invariants.length} | ${p.checker.failed === 0 ? 'Ok' : `${p.checker.failed} failed`} (${p.checker.registers} / ${p.checker.banks}) | ` +
+        `${failed.length === 0 ? 'none' : failed.map((c) => `${c.name} (${c.failed})`).join('; ')} |`,
     );
   }
   const noted = phases.filter((p) => p.note);
@@ -732,18 +955,33 @@ async function main(): Promise<void> {
   };
   // The faults on the default service share one (after a control phase); each fault that needs another topology
   // gets a service of its own, started for it and stopped after it (one service at a time: a 2-core machine).
+  // Faults of one topology share its service, in the order selected (the partitions' in one namespace set).
   const groups: Array<{ label: string; topology: FaultTopology; faults: Array<Fault | undefined> }> = [];
   const shared = faults.filter((f) => f.topology === undefined);
   if (shared.length > 0) groups.push({ label: '', topology: DEFAULT_TOPOLOGY, faults: [undefined, ...shared] });
   for (const fault of faults.filter((f) => f.topology !== undefined)) {
-    groups.push({ label: fault.id, topology: fault.topology!, faults: [fault] });
+    const group = groups.find((g) => g.label !== '' && JSON.stringify(g.topology) === JSON.stringify(fault.topology));
+    if (group) {
+      group.faults.push(fault);
+      group.label += `+${fault.id}`;
+    } else groups.push({ label: fault.id, topology: fault.topology!, faults: [fault] });
   }
+  // Built before any service starts (go build; cached): a checker that cannot be built fails the run at once.
+  await checkerBinary();
 
   let current: FaultSystem | undefined;
+  /** The service being started, if any: a signal meanwhile stops it once it is up (else its servers would stay). */
+  let starting: Promise<FaultSystem> | undefined;
   let stopping: Promise<void> | undefined;
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => {
-      stopping ??= current?.stop() ?? Promise.resolve();
+      stopping ??=
+        current?.stop() ??
+        starting?.then(
+          (system) => system.stop(),
+          () => undefined,
+        ) ??
+        Promise.resolve();
       void stopping.finally(() => process.exit(130));
     });
   }
@@ -753,7 +991,8 @@ async function main(): Promise<void> {
     if (group.label) log(`${group.label}: starting its own service: ${describeTopology(group.topology)}`);
     let system: FaultSystem;
     try {
-      system = await startFaultSystem({ env, logDir, log, topology: group.topology });
+      starting = startFaultSystem({ env, logDir, log, topology: group.topology });
+      system = await starting;
     } catch (error) {
       // Its servers missing or failing: every fault of the group is reported as not run, and the suite goes on.
       const message = (error as Error).message.split('\n')[0]!;
@@ -761,6 +1000,7 @@ async function main(): Promise<void> {
       for (const fault of group.faults) phases.push(notRun(fault, message));
       continue;
     }
+    starting = undefined;
     current = system;
     let client: pg.Client | undefined;
     try {
@@ -773,8 +1013,14 @@ async function main(): Promise<void> {
         await client.connect();
         return client;
       };
+      let unresolved: SentRequest[] = [];
       for (const fault of group.faults) {
-        const phase = await runPhase(system, fixtures, connect, fault, settings);
+        const phase = await runPhase(system, fixtures, connect, fault, settings, {
+          developerToken: identity.developerToken,
+          unresolved,
+        });
+        unresolved = phase.unresolved ?? [];
+        delete phase.unresolved;
         const failed = phase.checks.filter((c) => c.failed > 0).length;
         log(
           `${phase.fault}: ${Object.values(phase.sent).reduce((a, b) => a + b, 0)} requests, answers ${JSON.stringify(phase.answers)}, ` +

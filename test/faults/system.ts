@@ -21,6 +21,7 @@ import {
   type ProgramReplica,
   type ProgramSpec,
   type Programs,
+  type ReplicaPlacement,
   rollingRestart,
   startPrograms,
 } from '../../services/launcher/tools/processes.ts';
@@ -34,13 +35,19 @@ import {
 } from '../../services/launcher/tools/servers.ts';
 import { ledgerMigrations } from '../../services/ledger/src/migrations/index.ts';
 import {
+  type AutoFailoverSettings,
   type StartedAutoFailover,
   type StartedPgBouncer,
   startAutoFailover,
   startPgBouncer,
 } from '../support/servers.ts';
+import { createPartitions, type DelayProxy, type Partitions, startDelayProxy } from './netns.ts';
 
 export { waitPort };
+
+/** The delay proxy's ports inside a namespace (a fresh namespace has nothing else listening). */
+const PROXY_POSTGRES_PORT = 15432;
+const PROXY_NATS_PORT = 14222;
 
 export const PROGRAMS = Object.fromEntries(PROGRAM_ORDER.map((name) => [name, PROGRAM_ENTRIES[name]])) as {
   [K in LauncherProgramName]: (typeof PROGRAM_ENTRIES)[K];
@@ -60,9 +67,35 @@ export interface FaultTopology {
   replicas: number;
   /** HAProxy in front of the edges' replicas: the world and the load go through it. */
   balancer: boolean;
+  /**
+   * Ledger replicas each in a network namespace of its own (test/faults/netns.ts; the other programs on the host),
+   * instead of `replicas` of them on the host; with `delayProxy`, each reaches PostgreSQL and NATS through a delay
+   * proxy inside its namespace.
+   */
+  ledgerNamespaces?: number;
+  delayProxy?: boolean;
 }
 
 export const DEFAULT_TOPOLOGY: FaultTopology = { database: 'direct', nats: 'single', replicas: 1, balancer: false };
+
+/**
+ * pg_auto_failover's settings for a promotion within seconds (docs/deploy.md, "PostgreSQL failover"): the monitor
+ * checks each node every second (1 s timeout, 1 retry 0.5 s later) and deems a node unhealthy once its keeper has
+ * not reported for 3 s; a standby is promoted after the primary had 6 s to demote itself (defaults: 5 s, 5 s, 2,
+ * 2 s, 20 s and 30 s). A keeper cut from the monitor and its standby demotes its own primary after 4 s (default 20 s),
+ * within the 6 s the monitor waits: never two primaries.
+ */
+export const AUTO_FAILOVER_SETTINGS: AutoFailoverSettings = {
+  monitor: {
+    'pgautofailover.health_check_period': '1000',
+    'pgautofailover.health_check_timeout': '1000',
+    'pgautofailover.health_check_max_retries': '1',
+    'pgautofailover.health_check_retry_delay': '500',
+    'pgautofailover.node_considered_unhealthy_timeout': '3000',
+    'pgautofailover.primary_demote_timeout': '6000',
+  },
+  keeper: { 'timeout.network_partition_timeout': '4' },
+};
 
 /** PgBouncer's server connections per database and user in the `pgbouncer` topology (small: sessions are shared). */
 export const POOLER_POOL_SIZE = 4;
@@ -79,7 +112,10 @@ export function describeTopology(t: FaultTopology): string {
   }[t.database];
   const nats = t.nats === 'cluster' ? 'a 3-node NATS cluster' : 'nats-server';
   const programs = t.replicas === 1 ? 'the five programs' : `${t.replicas} replicas of each program`;
-  return `${database}, ${nats}, ${programs}${t.balancer ? ' (edges behind HAProxy)' : ''}`;
+  const namespaces = t.ledgerNamespaces
+    ? `, ${t.ledgerNamespaces === 1 ? 'the ledger' : `${t.ledgerNamespaces} ledgers`} in network namespaces of their own${t.delayProxy ? ' behind a delay proxy' : ''}`
+    : '';
+  return `${database}, ${nats}, ${programs}${t.balancer ? ' (edges behind HAProxy)' : ''}${namespaces}`;
 }
 
 export interface FaultSystem {
@@ -116,6 +152,10 @@ export interface FaultSystem {
   rollingRestart(log: (line: string) => void): Promise<string>;
   /** The PgBouncer process (to signal it); undefined without one. */
   bouncerPid(): number | undefined;
+  /** The ledgers' namespaces (index i: ledger replica i), the servers' ports and the delay proxies, when partitioned. */
+  partitions?: Partitions;
+  natsPort: number;
+  delayProxies: DelayProxy[];
   stop(): Promise<void>;
 }
 
@@ -154,6 +194,8 @@ export async function startFaultSystem(options: FaultSystemOptions): Promise<Fau
   const cleanups: Array<() => Promise<void>> = [];
   let programs: Programs | undefined;
   let balancer: StartedHaproxy | undefined;
+  let partitions: Partitions | undefined;
+  const delayProxies: DelayProxy[] = [];
 
   const stop = async () => {
     await balancer?.stop();
@@ -168,6 +210,14 @@ export async function startFaultSystem(options: FaultSystemOptions): Promise<Fau
   };
 
   try {
+    if (topology.ledgerNamespaces) {
+      partitions = await createPartitions(topology.ledgerNamespaces);
+      const made = partitions;
+      cleanups.push(async () => made.remove());
+      log(
+        `network namespaces ${made.namespaces.map((ns) => `${ns.name} (${ns.address})`).join(', ')}; servers on ${made.serversAddress}`,
+      );
+    }
     const databaseName = `faults_${randomBytes(4).toString('hex')}`;
     let postgres: StartedPostgres | undefined;
     let bouncer: StartedPgBouncer | undefined;
@@ -177,7 +227,7 @@ export async function startFaultSystem(options: FaultSystemOptions): Promise<Fau
     let databaseUrl: string;
     if (topology.database === 'auto-failover') {
       log('starting a pg_auto_failover formation (monitor, primary, synchronous standby; about 30 s)');
-      formation = await startAutoFailover();
+      formation = await startAutoFailover({ settings: AUTO_FAILOVER_SETTINGS });
       const started = formation;
       cleanups.push(() => started.stop());
       directUrl = async () => `postgres://postgres@127.0.0.1:${(await started.waitForPrimary()).port}/${databaseName}`;
@@ -194,7 +244,12 @@ export async function startFaultSystem(options: FaultSystemOptions): Promise<Fau
       log(`formation ready: DATABASE_URL ${databaseUrl}`);
     } else {
       log('starting PostgreSQL (initdb; fsync, synchronous_commit and full_page_writes on)');
-      const started = await startPostgres({ durable: true });
+      const started = await startPostgres({
+        durable: true,
+        ...(partitions
+          ? { listen: { addresses: [partitions.serversAddress], clientNetworks: [partitions.network] } }
+          : {}),
+      });
       postgres = started;
       cleanups.push(started.stop);
       const admin = new pg.Client({ connectionString: started.url });
@@ -219,6 +274,8 @@ export async function startFaultSystem(options: FaultSystemOptions): Promise<Fau
     let natsCluster: NatsCluster | undefined;
     let natsPort = 0;
     let natsUrl: string;
+    // Partitioned: every program uses the servers' address (the namespaces cannot reach the host's 127.0.0.1).
+    const natsHost = partitions?.serversAddress ?? '127.0.0.1';
     if (topology.nats === 'cluster') {
       natsCluster = await startNatsCluster({ size: 3, name: 'faults', logDir: options.logDir });
       const cluster = natsCluster;
@@ -227,7 +284,7 @@ export async function startFaultSystem(options: FaultSystemOptions): Promise<Fau
       log(`NATS cluster: ${natsUrl}`);
     } else {
       natsPort = await freePort();
-      nats = await startNats(natsPort);
+      nats = await startNats(natsPort, { host: natsHost });
       cleanups.push(() => nats!.stop());
       natsUrl = nats.url;
       log(`nats-server on ${natsUrl}`);
@@ -242,6 +299,27 @@ export async function startFaultSystem(options: FaultSystemOptions): Promise<Fau
         replicas: topology.replicas,
         env: { SHUTDOWN_DRAIN_MS: String(topology.balancer && edge ? EDGE_DRAIN_MS : 0) },
       };
+    }
+    if (partitions) {
+      const made = partitions;
+      const pgPort = postgres!.port;
+      const placements: ReplicaPlacement[] = [];
+      for (const ns of made.namespaces) {
+        let database = `postgres://postgres@${made.serversAddress}:${pgPort}/${databaseName}`;
+        let nats = `nats://${made.serversAddress}:${natsPort}`;
+        if (topology.delayProxy) {
+          const proxy = await startDelayProxy(ns, [
+            `${PROXY_POSTGRES_PORT}=${made.serversAddress}:${pgPort}`,
+            `${PROXY_NATS_PORT}=${made.serversAddress}:${natsPort}`,
+          ]);
+          delayProxies.push(proxy);
+          cleanups.push(() => proxy.stop());
+          database = `postgres://postgres@127.0.0.1:${PROXY_POSTGRES_PORT}/${databaseName}`;
+          nats = `nats://127.0.0.1:${PROXY_NATS_PORT}`;
+        }
+        placements.push({ namespace: ns.name, host: ns.address, env: { DATABASE_URL: database, NATS_URL: nats } });
+      }
+      specs.ledger = { ...specs.ledger, replicas: made.namespaces.length, placements };
     }
     programs = await startPrograms({
       programs: specs,
@@ -314,8 +392,7 @@ export async function startFaultSystem(options: FaultSystemOptions): Promise<Fau
       },
       async startNatsAgain() {
         if (!nats) throw new Error('no single nats-server in this topology');
-        nats = await startNats(natsPort);
-        await waitPort(natsPort);
+        nats = await startNats(natsPort, { host: natsHost });
       },
       checkDatabaseUrl: () => directUrl(),
       async rollingRestart(stepLog) {
@@ -336,6 +413,9 @@ export async function startFaultSystem(options: FaultSystemOptions): Promise<Fau
         );
       },
       bouncerPid: () => (bouncer ? findProcessIn(dirname(bouncer.logPath), 'pgbouncer') : undefined),
+      ...(partitions ? { partitions } : {}),
+      natsPort,
+      delayProxies,
       stop,
     };
   } catch (error) {

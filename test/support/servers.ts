@@ -2,7 +2,17 @@
 // `npm test` uses DATABASE_URL / NATS_URL when they are given; otherwise it starts its own servers on free ports
 // (initdb in a temporary folder, nats-server on loopback) and stops them afterwards.
 import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
-import { chownSync, closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chownSync,
+  closeSync,
+  existsSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -100,6 +110,10 @@ export interface StartedPgBouncer {
   port: number;
   /** PgBouncer's log file (removed with its folder by stop). */
   logPath: string;
+  /** SIGKILL of the PgBouncer process; resolves once it is gone. */
+  kill(): Promise<void>;
+  /** Starts PgBouncer again on its port with its settings (after kill); resolves once it accepts connections. */
+  start(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -145,9 +159,14 @@ export async function startPgBouncer(options: { postgresPort: number; poolSize: 
   const user = postgresUser();
   if (user) for (const file of ['users.txt', 'pgbouncer.ini']) chownSync(join(dir, file), user.uid, user.gid);
   // In the foreground (no -d), so that this module holds its process.
-  const child = spawn(binary, [ini], { stdio: 'ignore', ...(user ? { uid: user.uid, gid: user.gid } : {}) });
+  let child!: ChildProcess;
+  const start = async () => {
+    child = spawn(binary, [ini], { stdio: 'ignore', ...(user ? { uid: user.uid, gid: user.gid } : {}) });
+    const current = child;
+    await waitFor(async () => current.exitCode === null && (await portOpen(port)), 'pgbouncer');
+  };
   try {
-    await waitFor(async () => child.exitCode === null && (await portOpen(port)), 'pgbouncer');
+    await start();
   } catch (error) {
     await stopChild(child, 'SIGTERM');
     const log = existsSync(logPath) ? readFileSync(logPath, 'utf8') : '';
@@ -158,6 +177,8 @@ export async function startPgBouncer(options: { postgresPort: number; poolSize: 
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     port,
     logPath,
+    kill: () => stopChild(child, 'SIGKILL'),
+    start,
     stop: async () => {
       // SIGTERM: immediate shutdown (SIGINT would wait for the clients).
       await stopChild(child, 'SIGTERM');
@@ -199,10 +220,40 @@ export interface StartedAutoFailover {
   switchover(): Promise<AutoFailoverNode>;
   /** SIGKILL of the primary's postmaster (its pid from PGDATA/postmaster.pid); returns the node killed. */
   killPrimary(): Promise<AutoFailoverNode>;
+  /**
+   * The primary's whole node gone: SIGKILL of its keeper (`pg_autoctl run` and its subprocesses) and its postgres
+   * at once, so that nothing restarts it and the monitor promotes the standby; returns the node killed.
+   */
+  killPrimaryNode(): Promise<AutoFailoverNode>;
   /** Waits until one node is primary (or wait_primary) as assigned and reported, and takes writes; returns it. */
   waitForPrimary(timeoutMs?: number): Promise<AutoFailoverNode>;
   /** Stops every pg_autoctl (each stops its postgres) and removes the folder. */
   stop(): Promise<void>;
+}
+
+/** Every process under `pid` (children, their children, ...), from /proc's parent pids. */
+function descendants(pid: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      // pid (comm) state ppid ...: comm may hold spaces and parentheses, so read after the last ')'.
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)]);
+    } catch {
+      // gone
+    }
+  }
+  const found: number[] = [];
+  const visit = (parent: number) => {
+    for (const child of children.get(parent) ?? []) {
+      found.push(child);
+      visit(child);
+    }
+  };
+  visit(pid);
+  return found;
 }
 
 /** States of a node that accepts writes (pg_auto_failover's FSM). */
@@ -213,7 +264,16 @@ const WRITABLE_STATES = new Set(['primary', 'wait_primary', 'single']);
  * each its own `pg_autoctl run` started here, as user postgres when this process is root. Resolves once one node is
  * primary and the other secondary (about 30 s). Throws when pg_autoctl is not installed (see autoFailoverInstalled).
  */
-export async function startAutoFailover(options: { formTimeoutMs?: number } = {}): Promise<StartedAutoFailover> {
+export interface AutoFailoverSettings {
+  /** The monitor's settings (`pgautofailover.*`, set with ALTER SYSTEM before the nodes are created). */
+  monitor: Record<string, string>;
+  /** Each keeper's settings (`pg_autoctl config set`, e.g. `timeout.network_partition_timeout`), before its run. */
+  keeper: Record<string, string>;
+}
+
+export async function startAutoFailover(
+  options: { formTimeoutMs?: number; settings?: AutoFailoverSettings } = {},
+): Promise<StartedAutoFailover> {
   const pgAutoctl = findBinary('pg_autoctl');
   if (!pgAutoctl) {
     throw new Error(
@@ -242,6 +302,7 @@ export async function startAutoFailover(options: { formTimeoutMs?: number } = {}
       });
     });
   const runs: ChildProcess[] = [];
+  const runOf = new Map<string, ChildProcess>();
   const logs: string[] = [];
   const run = (pgdata: string) => {
     const log = openSync(`${pgdata}.log`, 'a');
@@ -254,6 +315,7 @@ export async function startAutoFailover(options: { formTimeoutMs?: number } = {}
     closeSync(log);
     logs.push(`${pgdata}.log`);
     runs.push(child);
+    runOf.set(pgdata, child);
   };
   const [monitorPort, port1, port2] = [await freePort(), await freePort(), await freePort()];
   const monitor = join(dir, 'monitor');
@@ -322,6 +384,39 @@ export async function startAutoFailover(options: { formTimeoutMs?: number } = {}
     run(monitor);
     const monitorUri = `postgres://autoctl_node@127.0.0.1:${monitorPort}/pg_auto_failover?sslmode=disable`;
     await waitFor(() => portOpen(monitorPort), 'the pg_auto_failover monitor', 30_000);
+    const monitorSettings = Object.entries(options.settings?.monitor ?? {});
+    if (monitorSettings.length > 0) {
+      let admin!: pg.Client;
+      await waitFor(
+        async () => {
+          const client = new pg.Client({
+            host: '127.0.0.1',
+            port: monitorPort,
+            user: 'postgres',
+            database: 'postgres',
+          });
+          client.on('error', () => undefined);
+          await client.connect().catch(async (error) => {
+            await client.end().catch(() => undefined);
+            throw error;
+          });
+          admin = client;
+          return true;
+        },
+        'a connection to the monitor',
+        30_000,
+      );
+      try {
+        for (const [name, value] of monitorSettings) {
+          if (!/^pgautofailover\.[a-z_]+$/.test(name) || !/^[0-9]+$/.test(value))
+            throw new Error(`bad monitor setting ${name}=${value}`);
+          await admin.query(`alter system set ${name} = ${value}`);
+        }
+        await admin.query('select pg_reload_conf()');
+      } finally {
+        await admin.end();
+      }
+    }
     for (const node of nodes) {
       await autoctl([
         'create',
@@ -337,6 +432,9 @@ export async function startAutoFailover(options: { formTimeoutMs?: number } = {}
         '--monitor',
         monitorUri,
       ]);
+      for (const [name, value] of Object.entries(options.settings?.keeper ?? {})) {
+        await autoctl(['config', 'set', '--pgdata', node.pgdata, name, value]);
+      }
       run(node.pgdata);
       // The second node is made from the first with pg_basebackup: the first must be primary before it is created.
       if (node === nodes[0]) await waitForPrimary(60_000);
@@ -361,6 +459,26 @@ export async function startAutoFailover(options: { formTimeoutMs?: number } = {}
         const pid = Number(readFileSync(join(node.pgdata, 'postmaster.pid'), 'utf8').split('\n')[0]);
         if (!Number.isInteger(pid) || pid <= 1) throw new Error(`no postmaster pid in ${node.pgdata}`);
         process.kill(pid, 'SIGKILL');
+        return primary;
+      },
+      killPrimaryNode: async () => {
+        const primary = primaryOf(await state());
+        const node = nodes.find((n) => n.port === primary?.port);
+        if (!primary || !node) throw new Error('no primary to kill');
+        // The node's `pg_autoctl run` and every process under it (its supervised subprocesses, which rename
+        // themselves, and postgres with its backends): stopped first, so that no supervisor restarts what was killed.
+        const keeper = runOf.get(node.pgdata);
+        if (!keeper?.pid) throw new Error(`no pg_autoctl run of ${node.pgdata}`);
+        const pids = [keeper.pid, ...descendants(keeper.pid)];
+        for (const signal of ['SIGSTOP', 'SIGKILL'] as const) {
+          for (const pid of pids) {
+            try {
+              process.kill(pid, signal);
+            } catch {
+              // gone already
+            }
+          }
+        }
         return primary;
       },
       waitForPrimary,

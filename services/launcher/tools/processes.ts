@@ -118,6 +118,20 @@ export interface ProgramSpec {
   env?: Record<string, string>;
   /** Ports of the replicas (index by index); free ports where not given. */
   ports?: number[];
+  /**
+   * Where replicas run (index by index; the host where not given): inside a network namespace (`ip netns exec`, as
+   * root), listening on an address of it (HOST, and the replica's URL), with more environment of its own (e.g. its
+   * own DATABASE_URL). The fault suite's partitions (test/faults/netns.ts).
+   */
+  placements?: Array<ReplicaPlacement | undefined>;
+}
+
+export interface ReplicaPlacement {
+  /** The network namespace's name (`ip netns add`). */
+  namespace: string;
+  /** The namespace's address the replica listens on. */
+  host: string;
+  env?: Record<string, string>;
 }
 
 export interface StartProgramsOptions {
@@ -220,8 +234,10 @@ export async function startPrograms(options: StartProgramsOptions): Promise<Prog
     name: string,
     port: number,
     env: Record<string, string>,
+    placement?: ReplicaPlacement,
   ): ProgramReplica => {
-    const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+    const listenHost = placement?.host ?? host;
+    const url = `http://${listenHost.includes(':') ? `[${listenHost}]` : listenHost}:${port}`;
     const portVariable = program === 'all-in-one' ? 'PORT' : 'HTTP_PORT';
     const logPath = join(options.logDir, `${name}.log`);
     let child!: ChildProcess;
@@ -230,21 +246,27 @@ export async function startPrograms(options: StartProgramsOptions): Promise<Prog
     const running = () => child.exitCode === null && child.signalCode === null;
     const spawnOnce = () => {
       const flags = [...PROGRAM_NODE_OPTIONS, ...(options.nodeOptions?.({ program, name }) ?? [])];
-      child = spawn(process.execPath, [...flags, resolve(PROGRAM_ENTRIES[program])], {
+      const command = [process.execPath, ...flags, resolve(PROGRAM_ENTRIES[program])];
+      // `ip netns exec` enters the namespace and execs node: the child's pid is node's, signals reach it.
+      const [file, ...args] = placement ? ['ip', 'netns', 'exec', placement.namespace, ...command] : command;
+      child = spawn(file!, args, {
         env: {
           PATH: process.env.PATH ?? '',
           NODE_COMPILE_CACHE: programCompileCache(),
           ...PROGRAM_ENVIRONMENT,
           LOG_LEVEL: 'warn',
-          ...(options.host === undefined ? {} : { HOST: host }),
+          ...(options.host === undefined && !placement ? {} : { HOST: listenHost }),
           ...options.env,
           ...env,
+          ...placement?.env,
           [portVariable]: String(port),
         },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       const stream = logOf(name);
       stream.write(`--- ${new Date().toISOString()} start (pid ${child.pid}, port ${port})\n`);
+      // A spawn that fails (node or ip missing) is logged; unhandled, it would end the caller without its cleanup.
+      child.on('error', (error) => stream.write(`--- ${new Date().toISOString()} spawn failed: ${error.message}\n`));
       child.stdout?.pipe(stream, { end: false });
       child.stderr?.pipe(stream, { end: false });
       const keep = (chunk: Buffer) => {
@@ -360,7 +382,7 @@ export async function startPrograms(options: StartProgramsOptions): Promise<Prog
       for (let index = 0; index < count; index++) {
         const port = spec.ports?.[index] ?? (await freePort());
         const name = count === 1 ? program : `${program}-${index + 1}`;
-        replicas.push(makeReplica(program, index, name, port, spec.env ?? {}));
+        replicas.push(makeReplica(program, index, name, port, spec.env ?? {}, spec.placements?.[index]));
       }
     }
     const wait = options.wait ?? 'ready';

@@ -3,7 +3,7 @@
 // on a free port, each stopped by whoever started it. Tools for running the service on a development or CI machine,
 // never part of a program.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { appendFileSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import * as net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -98,6 +98,11 @@ export interface PostgresOptions {
   durable?: boolean;
   /** More server settings (`name=value`, each passed as `-c name=value`; single quotes allowed, as in postgresql.conf). */
   settings?: string[];
+  /**
+   * More addresses to listen on besides 127.0.0.1, and the networks (CIDR) allowed to connect from them (pg_hba
+   * `host ... trust`): for clients in a network namespace of their own (the fault suite's partitions).
+   */
+  listen?: { addresses: string[]; clientNetworks: string[] };
 }
 
 export interface StartedPostgres {
@@ -133,6 +138,11 @@ export async function startPostgres(options: PostgresOptions = {}): Promise<Star
   const port = await freePort();
   const data = join(dir, 'data');
   run('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-instructions']);
+  const listenAddresses = ['127.0.0.1', ...(options.listen?.addresses ?? [])].join(',');
+  if (options.listen) {
+    const hba = options.listen.clientNetworks.map((network) => `host all all ${network} trust\n`).join('');
+    appendFileSync(join(data, 'pg_hba.conf'), hba);
+  }
   const speed = options.durable ? '' : ' -c fsync=off -c synchronous_commit=off -c full_page_writes=off';
   const settings = (options.settings ?? []).map((setting) => ` -c ${setting}`).join('');
   const logPath = join(dir, 'postgres.log');
@@ -144,7 +154,7 @@ export async function startPostgres(options: PostgresOptions = {}): Promise<Star
       logPath,
       '-w',
       '-o',
-      `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1${speed} -c max_connections=300${settings}`,
+      `-p ${port} -k ${dir} -c listen_addresses=${listenAddresses}${speed} -c max_connections=300${settings}`,
       'start',
     ]);
   start();
@@ -174,6 +184,11 @@ export interface StartedNats {
 }
 
 export interface NatsOptions {
+  /**
+   * The address to listen on (default 127.0.0.1; another local address for clients in network namespaces of their
+   * own, test/faults/netns.ts).
+   */
+  host?: string;
   /** A configuration file (`-c`), e.g. charts/sandbox-rewards/nats-authorization.conf; address and port still win. */
   configFile?: string;
   /** Environment of the server over this process's (the variables a configuration file names). */
@@ -182,17 +197,18 @@ export interface NatsOptions {
   logFile?: string;
 }
 
-/** Starts nats-server on 127.0.0.1 (on `port`, or a free one); resolves once it accepts connections. */
+/** Starts nats-server on `options.host` (default 127.0.0.1) and `port` (or a free one); resolves once it accepts. */
 export async function startNats(port?: number, options: NatsOptions = {}): Promise<StartedNats> {
   const binary = findNatsServer();
+  const host = options.host ?? '127.0.0.1';
   const natsPort = port ?? (await freePort());
-  const args = ['-a', '127.0.0.1', '-p', String(natsPort)];
+  const args = ['-a', host, '-p', String(natsPort)];
   if (options.configFile) args.push('-c', options.configFile);
   if (options.logFile) args.push('-l', options.logFile);
   const child = spawn(binary, args, { stdio: 'ignore', env: { ...process.env, ...options.env } });
-  await waitFor(() => portOpen(natsPort), 'nats-server');
+  await waitFor(() => portOpen(natsPort, host), 'nats-server');
   return {
-    url: `nats://127.0.0.1:${natsPort}`,
+    url: `nats://${host}:${natsPort}`,
     process: child,
     stop: async () => {
       if (child.exitCode !== null) return;
