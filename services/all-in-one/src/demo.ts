@@ -3,19 +3,22 @@
 // the steps; at the end the game's sandbox secret key is printed whole, inside a curl command that posts another
 // event, beside the web console's address.
 //
-//   npm run demo [-- --url http://localhost:8080] [--country DE] [--build 1000]
+//   npm run demo [-- --url http://localhost:8080] [--ingest-url URL] [--links-url URL] [--country DE] [--build 1000]
 // Finds the service and the operator token as every client script does (services/runtime/src/cli/local-service.ts).
 import { parseArgs } from 'node:util';
 import { clientEnvPrefix, dataDirOf, findAdminToken, serviceUrl } from '#runtime/cli/local-service.ts';
 import { JourneyError, type JourneyStep, runJourney } from './journey.ts';
 
-const usage = `Usage: npm run demo [-- --url URL] [--country CC] [--build N]
+const usage = `Usage: npm run demo [-- --url URL] [--ingest-url URL] [--links-url URL] [--country CC] [--build N]
 
 Walks a newcomer through the whole journey against a running service (start it first with npm start):
 invite a developer, build an organization, project, game, rule and keys, fund them, link a player from a native
 session, post an event, and read the decision and the console snapshot.
 
-  --url URL       the service (default: API_URL, or http://localhost:PORT with PORT default 8080, as npm start)
+  --url URL         the service (default: API_URL, or http://localhost:PORT with PORT default 8080, as npm start);
+                    with the programs apart (npm run start:split), the gateway's URL
+  --ingest-url URL  the ingest edge, where it is not --url (events, public configuration)
+  --links-url URL   the links edge, where it is not --url (link intents, players, native calls)
   --country CC    X-Client-Country of the native app (default DE; must be in SUPPORTED_COUNTRIES if set)
   --build N       X-Client-Build of the native app (default 1000; at least NATIVE_MIN_BUILD)
 
@@ -28,11 +31,20 @@ function fail(message: string): never {
   process.exit(2);
 }
 
-let values: { url?: string; country?: string; build?: string; help?: boolean };
+let values: {
+  url?: string;
+  'ingest-url'?: string;
+  'links-url'?: string;
+  country?: string;
+  build?: string;
+  help?: boolean;
+};
 try {
   ({ values } = parseArgs({
     options: {
       url: { type: 'string' },
+      'ingest-url': { type: 'string' },
+      'links-url': { type: 'string' },
       country: { type: 'string', default: 'DE' },
       build: { type: 'string', default: '1000' },
       help: { type: 'boolean', short: 'h', default: false },
@@ -47,6 +59,11 @@ if (values.help) {
   process.exit(0);
 }
 const url = values.url ? values.url.replace(/\/+$/, '') : serviceUrl(process.env);
+const edges = {
+  ...(values['ingest-url'] ? { ingest: values['ingest-url'].replace(/\/+$/, '') } : {}),
+  ...(values['links-url'] ? { links: values['links-url'].replace(/\/+$/, '') } : {}),
+};
+const ingestUrl = edges.ingest ?? url;
 const dataDir = dataDirOf(process.env);
 const adminToken = findAdminToken(process.env)?.token;
 if (!adminToken) {
@@ -56,15 +73,17 @@ if (!adminToken) {
   );
 }
 
-// Is anybody there?
-try {
-  const health = await fetch(`${url}/healthz`);
-  if (!health.ok) fail(`${url}/healthz answered ${health.status}: is this the sandbox rewards service?`);
-} catch {
-  fail(
-    `nothing answers at ${url}. Start the service first (npm start), or point the demo at it with PORT, API_URL or ` +
-      '--url.\n',
-  );
+// Is anybody there? (every edge the demo calls)
+for (const edge of new Set([url, ...Object.values(edges)])) {
+  try {
+    const health = await fetch(`${edge}/healthz`);
+    if (!health.ok) fail(`${edge}/healthz answered ${health.status}: is this the sandbox rewards service?`);
+  } catch {
+    fail(
+      `nothing answers at ${edge}. Start the service first (npm start, or npm run start:split), or point the demo at ` +
+        'it with PORT, API_URL or --url (--ingest-url, --links-url).\n',
+    );
+  }
 }
 
 const SECRET = /(cr_(?:sk|pk|link)_sandbox_)([A-Za-z0-9_-]{6})[A-Za-z0-9_-]{37}/g;
@@ -103,6 +122,7 @@ out(`Sandbox Rewards demo against ${url} (DATA_DIR ${dataDir})`);
 try {
   const result = await runJourney({
     url,
+    edges,
     adminToken,
     dataDir,
     country: values.country,
@@ -150,7 +170,7 @@ try {
   out('\n== Send another event yourself ====================================');
   out("Paste this into a shell: it posts an event as the demo's game server, with its secret key (sandbox, whole):");
   out(
-    `  curl -sS -X POST ${url}/api/game-sdk/v2/events -H "Authorization: Bearer ${secretKey}" ` +
+    `  curl -sS -X POST ${ingestUrl}/api/game-sdk/v2/events -H "Authorization: Bearer ${secretKey}" ` +
       '-H "Content-Type: application/json" ' +
       `-d "{\\"eventId\\":\\"$(node -p 'crypto.randomUUID()')\\",\\"playerId\\":\\"${result.playerId}\\",` +
       `\\"eventType\\":\\"${eventType}\\",\\"occurredAt\\":\\"$(date -u +%Y-%m-%dT%H:%M:%SZ)\\"}"`,

@@ -10,8 +10,13 @@ import { join } from 'node:path';
 import { type DevProvider, developerSubject, loadDevProvider } from '#runtime/identity/dev-identity-provider.ts';
 
 export interface JourneyOptions {
-  /** Base URL of the running service, e.g. http://localhost:8080. */
+  /** Base URL of the running service, e.g. http://localhost:8080 (every edge's, as in the all-in-one process). */
   url: string;
+  /**
+   * Base URLs of the edges where they differ (the programs run apart, `npm run start:split`): ingest for the events
+   * and public configuration, links for link intents, players and native calls; the gateway's is `url`.
+   */
+  edges?: { ingest?: string; links?: string };
   /** The operator token the service was started with (ADMIN_TOKEN). */
   adminToken: string;
   /** DATA_DIR of the service: where its development identity provider keeps its keys. */
@@ -96,6 +101,16 @@ async function devProvider(dataDir: string, kind: 'developer' | 'native'): Promi
   return loadDevProvider(dataDir, kind);
 }
 
+/** The base URL of the edge that serves `path` (CONTRACT section 2's routes). */
+export function edgeUrl(options: Pick<JourneyOptions, 'url' | 'edges'>, path: string): string {
+  if (path.startsWith('/api/game-sdk/v2/events') || path.startsWith('/api/game-sdk/v2/config')) {
+    return options.edges?.ingest ?? options.url;
+  }
+  if (path.startsWith('/api/game-sdk/v2/') || path.startsWith('/api/native/'))
+    return options.edges?.links ?? options.url;
+  return options.url;
+}
+
 export async function runJourney(options: JourneyOptions): Promise<JourneyResult> {
   const steps: JourneyStep[] = [];
   const note = (text: string) => options.onNote?.(text);
@@ -112,7 +127,7 @@ export async function runJourney(options: JourneyOptions): Promise<JourneyResult
     if (init.body !== undefined) headers['Content-Type'] = 'application/json';
     let response: Response;
     try {
-      response = await fetch(`${options.url}${path}`, {
+      response = await fetch(`${edgeUrl(options, path)}${path}`, {
         method,
         headers,
         body: init.body === undefined ? undefined : JSON.stringify(init.body),

@@ -3,6 +3,7 @@
 // (Kubernetes, `npm run start:<program>`), the launcher's in-process mode several (the all-in-one process, tests).
 import { createServer, type Server } from 'node:http';
 import { flushCompileCache } from 'node:module';
+import { resolve } from 'node:path';
 import type Router from '@koa/router';
 import type Koa from 'koa';
 import { type Clock, databaseClock } from './clock.ts';
@@ -316,6 +317,11 @@ export async function runStandalone<C>(module: ProgramModule<C>): Promise<void> 
   // or a Service whose readiness probe runs every 5 s and fails after 2 (the chart's defaults) has taken it out
   // before it stops accepting. State owners need none: leaving their queue groups is immediate.
   const drainMsAsked = reader.int('SHUTDOWN_DRAIN_MS', -1, { min: -1, max: 120_000 });
+  // UNSAFE_DEV_IDENTITY_PROVIDER=true: the local development identity provider under DATA_DIR is trusted, as on the
+  // all-in-one's embedded default (a JWKS, when configured, still wins). For the five programs run apart on one
+  // machine (`npm run start:split`) and tests; anyone on the machine can then sign in as anyone (docs/identity.md).
+  const unsafeDevIdentity = reader.bool('UNSAFE_DEV_IDENTITY_PROVIDER', false);
+  const devIdentityDataDir = unsafeDevIdentity ? resolve(reader.string('DATA_DIR', './.data')) : undefined;
   const config = module.readConfig(reader);
   const logger = createLogger(module.name, common.logLevel);
   try {
@@ -325,6 +331,13 @@ export async function runStandalone<C>(module: ProgramModule<C>): Promise<void> 
     process.exit(2);
   }
 
+  if (devIdentityDataDir) {
+    logger.warn(
+      { dataDir: devIdentityDataDir },
+      'UNSAFE_DEV_IDENTITY_PROVIDER=true: the local development identity provider is trusted; anyone on this machine ' +
+        'can sign in as any developer',
+    );
+  }
   const metrics = createMetrics();
   const lifecycle = new Lifecycle(logger);
   // Start-up order: HTTP (probes only: /healthz 200, /readyz 503), NATS, the database, the program, its routes, and
@@ -407,6 +420,7 @@ export async function runStandalone<C>(module: ProgramModule<C>): Promise<void> 
         logger,
         metrics,
         lifecycle,
+        ...(devIdentityDataDir ? { devIdentityDataDir } : {}),
         http: {
           name: module.name,
           server: http,

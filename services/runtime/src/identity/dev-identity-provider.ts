@@ -1,7 +1,7 @@
 // The local development identity provider of `npm start` when no JWKS is configured (CONTRACT section 1): an
 // ES256 key pair per audience kept under DATA_DIR, trusted by this process only. `npm run dev:token` signs with it.
-import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createHash, randomUUID } from 'node:crypto';
+import { existsSync, linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { exportJWK, generateKeyPair, importJWK, type JWK, SignJWT } from 'jose';
 
@@ -30,15 +30,23 @@ export interface DevProvider {
 export async function loadDevProvider(dataDir: string, kind: SessionKind): Promise<DevProvider> {
   const dir = join(dataDir, 'dev-identity');
   const file = join(dir, `${kind}.private.jwk.json`);
-  let privateJwk: JWK;
-  if (existsSync(file)) {
-    privateJwk = JSON.parse(readFileSync(file, 'utf8')) as JWK;
-  } else {
+  if (!existsSync(file)) {
     mkdirSync(dir, { recursive: true });
     const { privateKey } = await generateKeyPair('ES256', { extractable: true });
-    privateJwk = { ...(await exportJWK(privateKey)), alg: 'ES256', kid: `dev-${kind}-${Date.now().toString(36)}` };
-    writeFileSync(file, JSON.stringify(privateJwk), { mode: 0o600 });
+    const created = { ...(await exportJWK(privateKey)), alg: 'ES256', kid: `dev-${kind}-${Date.now().toString(36)}` };
+    // Written whole under another name, then linked into place: of processes starting together on one DATA_DIR (the
+    // programs run apart, `npm run start:split`), the first link wins and every one reads that key, never half a file.
+    const temporary = `${file}.${process.pid}.${randomUUID()}`;
+    writeFileSync(temporary, JSON.stringify(created), { mode: 0o600 });
+    try {
+      linkSync(temporary, file);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    } finally {
+      unlinkSync(temporary);
+    }
   }
+  const privateJwk = JSON.parse(readFileSync(file, 'utf8')) as JWK;
   const { d: _d, ...publicJwk } = privateJwk;
   const key = await importJWK(privateJwk, 'ES256');
   const issuer = DEV_ISSUER;
