@@ -8,6 +8,7 @@ import { LedgerDecisionsByEventId } from './0007-decisions-by-event-id.ts';
 import { LedgerDistributableByGame } from './0008-distributable-by-game.ts';
 import { LedgerEventsByPlayer } from './0009-events-by-player.ts';
 import { LedgerEventMetadata } from './0010-event-metadata.ts';
+import { LedgerTenantFirstReads } from './0011-tenant-first-reads.ts';
 
 /**
  * The ledger schema's migrations, in order. Append new ones; never edit an applied one. The SQL functions' current
@@ -25,6 +26,7 @@ export const ledgerMigrations: MigrationSet = {
     { name: '0008-distributable-by-game', class: LedgerDistributableByGame },
     { name: '0009-events-by-player', class: LedgerEventsByPlayer },
     { name: '0010-event-metadata', class: LedgerEventMetadata },
+    { name: '0011-tenant-first-reads', class: LedgerTenantFirstReads },
   ],
   repeatables: [
     { name: 'decision_reason', file: new URL('../sql/decision_reason.sql', import.meta.url) },
