@@ -237,6 +237,35 @@ describe('tenant-first reads over a million decisions (slow: a million rows gene
     await expectIndexes(decisionStatsStatement({ ...window, bucketSeconds: 3600 }), 'events', ['events_by_game']);
     await expectIndexes(countWindowDecisionsStatement({ ...window, atMost: 10_001 }), 'events', ['events_by_game']);
   });
+
+  test("the dry-run's own statements (ledger.simulate_rule) read the game's decisions through events_by_game", async () => {
+    // auto_explain logs the plans of the function's statements (nested), sent back as notices.
+    const notices: string[] = [];
+    const listen = (notice: { message?: string }) => notices.push(notice.message ?? '');
+    client.on('notice', listen);
+    try {
+      await client.query(`load 'auto_explain'`);
+      for (const setting of ['log_min_duration = 0', 'log_nested_statements = on', 'log_level = notice']) {
+        await client.query(`set auto_explain.${setting}`);
+      }
+      await client.query('begin transaction isolation level repeatable read read only');
+      await client.query(`select ledger.simulate_rule($1, 'level.complete', 15, 30, true, $2, $3, 5, 20)`, [
+        gameId,
+        new Date(NOW.getTime() - 2 * HOUR_MS).toISOString(),
+        NOW.toISOString(),
+      ]);
+    } finally {
+      await client.query('rollback');
+      await client.query('set auto_explain.log_min_duration = -1');
+      client.off('notice', listen);
+    }
+    const onEvents = notices.filter((n) => / on events /.test(n));
+    expect(onEvents.length).toBeGreaterThanOrEqual(4);
+    for (const notice of onEvents) {
+      expect(notice).toMatch(/(using|on) events_by_game/);
+      expect(notice).not.toMatch(/Seq Scan on events/);
+    }
+  });
 });
 
 /** A player of the small tenant's first game (tenants.ts numbers players game * PLAYERS + p). */
