@@ -93,6 +93,101 @@ export interface EventRecord {
 /** `organization_id in (...)`: the organizations where the identity (the first parameter) is a member. */
 const MEMBER_ORGS = `(select m.organization_id from ledger.members m where m.identity_user_id = ?)`;
 
+/** A statement and its parameters (`?` placeholders, in order). */
+export interface Statement {
+  sql: string;
+  params: unknown[];
+}
+
+/**
+ * The tenant units a read of events or players ranges over, each visible to the caller: the caller's organizations,
+ * one organization, the games of a project, one game or one player. A read takes each unit's own range of an index
+ * that leads with the unit's column (events_by_organization, events_by_game, events_by_player, players_by_...) and
+ * merges the units' rows: it reads the rows it shows (at most `take` per unit), whatever other tenants store.
+ */
+export interface TenantUnits {
+  /** A select of the units' ids (`id`), membership checked. */
+  sql: string;
+  params: unknown[];
+  /** The column of the read table that equals the unit's id. */
+  column: 'organization_id' | 'game_id' | 'player_id';
+}
+
+/**
+ * The narrowest units the filters name (player, then game or project, then organization), with every filter. With
+ * an event id, games at the least: an event id is unique per game, so each game's range is one probe of
+ * events_one_decision (event_id, game_id), where an organization's would be its whole history filtered.
+ */
+export function tenantUnits(
+  identityUserId: string,
+  f: {
+    organizationId?: string | undefined;
+    projectId?: string | undefined;
+    gameId?: string | undefined;
+    playerId?: string | undefined;
+    eventId?: string | undefined;
+  },
+): TenantUnits {
+  const byGame = f.gameId !== undefined || f.projectId !== undefined || f.eventId !== undefined;
+  if (f.playerId === undefined && !byGame) {
+    const organization = f.organizationId === undefined ? '' : 'and m.organization_id = ?';
+    return {
+      sql: `select m.organization_id as id from ledger.members m where m.identity_user_id = ? ${organization}`,
+      params: f.organizationId === undefined ? [identityUserId] : [identityUserId, f.organizationId],
+      column: 'organization_id',
+    };
+  }
+  const where = [`g.organization_id in ${MEMBER_ORGS}`];
+  const params: unknown[] = [identityUserId];
+  for (const [condition, value] of [
+    ['g.organization_id = ?', f.organizationId],
+    ['g.project_id = ?', f.projectId],
+    ['g.id = ?', f.gameId],
+  ] as const) {
+    if (value === undefined) continue;
+    where.push(condition);
+    params.push(value);
+  }
+  if (f.playerId === undefined) {
+    return { sql: `select g.id from ledger.games g where ${where.join(' and ')}`, params, column: 'game_id' };
+  }
+  return {
+    sql: `select u.id from ledger.players u join ledger.games g on g.id = u.game_id
+           where u.id = ? and ${where.join(' and ')}`,
+    params: [f.playerId, ...params],
+    column: 'player_id',
+  };
+}
+
+/**
+ * One keyset page over the units: each unit's first `take` rows of `table` (alias `p`) in (created_at, id) order
+ * that match `where`, a range of the unit's index, merged and cut to `take`. The rows carry `sort_at` (the raw
+ * created_at) besides `columns`. `oneRowPerUnit`: `where` names a unique key within the unit (an event id in a game),
+ * so each unit's part is a lookup of that key, not a range in time order.
+ */
+export function tenantPage(
+  units: TenantUnits,
+  read: {
+    table: string;
+    columns: string;
+    where: string[];
+    params: unknown[];
+    order: 'asc' | 'desc';
+    take: number;
+    oneRowPerUnit?: boolean;
+  },
+): Statement {
+  const where = [`p.${units.column} = s.id`, ...read.where].join(' and ');
+  const order = read.order;
+  const range = read.oneRowPerUnit ? '' : `order by p.created_at ${order}, p.id ${order} limit ?`;
+  return {
+    sql: `select q.* from (${units.sql}) s cross join lateral (
+            select ${read.columns}, p.created_at as sort_at from ${read.table} p where ${where} ${range}) q
+          order by q.sort_at ${order}, q.id ${order} limit ?`,
+    params: [...units.params, ...read.params, ...(read.oneRowPerUnit ? [] : [read.take]), read.take],
+  };
+}
+
 // Each row shape's one reader (the columns each query below selects).
 const id = text('id');
 const organizationId = text('organization_id');
@@ -224,13 +319,10 @@ export async function readSnapshot(
     return { organizations, projects: [], games: [], keys: [], rules: [], members: [], players: [], events: [] };
   }
   /** The rows of a table (`p`) in the caller's organizations, oldest first. */
-  const ofMemberOrgs = <T>(table: string, columns: string, read: Field<T>) =>
-    all(
-      em,
-      `select ${columns} from ledger.${table} p where p.organization_id in ${MEMBER_ORGS} order by p.created_at, p.id`,
-      identity,
-      read,
-    );
+  const ofMemberOrgs = <T>(table: string, columns: string, read: Field<T>) => {
+    const statement = ofMemberOrgsStatement(identityUserId, table, columns);
+    return all(em, statement.sql, statement.params, read);
+  };
   const projects = await ofMemberOrgs(
     'projects',
     `p.id, p.organization_id, p.name, p.max_payout_credits, p.budget_credits,
@@ -263,22 +355,50 @@ export async function readSnapshot(
      p.joined_at is not null as joined`,
     memberRow,
   );
-  const players = await all(
-    em,
-    `select ${PLAYER_COLUMNS} from ledger.players p
-      where p.organization_id in ${MEMBER_ORGS} and p.credits_user_id is not null
-      order by p.created_at desc, p.id desc limit ?`,
-    [identityUserId, limits.players],
-    playerRow,
-  );
-  const events = await all(
-    em,
-    `select ${EVENT_COLUMNS} from ledger.events p where p.organization_id in ${MEMBER_ORGS}
-      order by p.created_at desc, p.id desc limit ?`,
-    [identityUserId, limits.events],
-    eventRow,
-  );
-  return { organizations, projects, games, keys, rules, members, players, events };
+  const players = snapshotPlayersStatement(identityUserId, limits.players);
+  const events = snapshotEventsStatement(identityUserId, limits.events);
+  return {
+    organizations,
+    projects,
+    games,
+    keys,
+    rules,
+    members,
+    players: await all(em, players.sql, players.params, playerRow),
+    events: await all(em, events.sql, events.params, eventRow),
+  };
+}
+
+/** The snapshot's linked players: the newest `take` of each organization (players_linked_by_organization), merged. */
+export function snapshotPlayersStatement(identityUserId: string, take: number): Statement {
+  return tenantPage(tenantUnits(identityUserId, {}), {
+    table: 'ledger.players',
+    columns: PLAYER_COLUMNS,
+    where: ['p.credits_user_id is not null'],
+    params: [],
+    order: 'desc',
+    take,
+  });
+}
+
+/** The snapshot's recent decisions: the newest `take` of each organization (events_by_organization), merged. */
+export function snapshotEventsStatement(identityUserId: string, take: number): Statement {
+  return tenantPage(tenantUnits(identityUserId, {}), {
+    table: 'ledger.events',
+    columns: EVENT_COLUMNS,
+    where: [],
+    params: [],
+    order: 'desc',
+    take,
+  });
+}
+
+/** The snapshot's list of one console table (`p`) in the caller's organizations, oldest first. */
+export function ofMemberOrgsStatement(identityUserId: string, table: string, columns: string): Statement {
+  return {
+    sql: `select ${columns} from ledger.${table} p where p.organization_id in ${MEMBER_ORGS} order by p.created_at, p.id`,
+    params: [identityUserId],
+  };
 }
 
 export interface RecordsQuery {
@@ -317,39 +437,32 @@ export async function canSee(
   return rows.length > 0;
 }
 
-/** One page of records, newest first by (createdAt, id), after the cursor's position. */
-export async function readRecords(em: EntityManager, q: RecordsQuery): Promise<RecordsRows> {
-  const where = [`p.organization_id in ${MEMBER_ORGS}`];
-  const params: unknown[] = [q.identityUserId];
-  if (q.organizationId !== undefined) {
-    where.push('p.organization_id = ?');
-    params.push(q.organizationId);
-  }
-  if (q.projectId !== undefined) {
-    // Players carry no project: they belong to a game of the project.
-    where.push(
-      q.kind === 'events'
-        ? 'p.project_id = ?'
-        : 'p.game_id in (select g.id from ledger.games g where g.project_id = ?)',
-    );
-    params.push(q.projectId);
-  }
-  if (q.gameId !== undefined) {
-    where.push('p.game_id = ?');
-    params.push(q.gameId);
-  }
+/**
+ * The statement of one records page, newest first by (createdAt, id), after the cursor's position: a range of
+ * events_by_/players_by_ organization or game per unit (a project's games one by one), merged (tenantPage).
+ */
+export function recordsStatement(q: RecordsQuery): Statement {
+  const where: string[] = [];
+  const params: unknown[] = [];
   if (q.after !== undefined) {
     where.push('(p.created_at, p.id) < (?::timestamptz, ?::uuid)');
     params.push(q.after.createdAt, q.after.id);
   }
-  const table = q.kind === 'events' ? 'ledger.events' : 'ledger.players';
-  const columns = q.kind === 'events' ? EVENT_COLUMNS : PLAYER_COLUMNS;
-  const rows = await queryRows(
-    em,
-    `select ${columns}, ${isoMicrosSql('p.created_at', 'position_at')} from ${table} p
-      where ${where.join(' and ')} order by p.created_at desc, p.id desc limit ?`,
-    [...params, q.take],
-  );
+  const events = q.kind === 'events';
+  return tenantPage(tenantUnits(q.identityUserId, q), {
+    table: events ? 'ledger.events' : 'ledger.players',
+    columns: `${events ? EVENT_COLUMNS : PLAYER_COLUMNS}, ${isoMicrosSql('p.created_at', 'position_at')}`,
+    where,
+    params,
+    order: 'desc',
+    take: q.take,
+  });
+}
+
+/** One page of records, newest first by (createdAt, id), after the cursor's position. */
+export async function readRecords(em: EntityManager, q: RecordsQuery): Promise<RecordsRows> {
+  const statement = recordsStatement(q);
+  const rows = await queryRows(em, statement.sql, statement.params);
   return {
     players: q.kind === 'players' ? rows.map(playerRow) : [],
     events: q.kind === 'events' ? rows.map(eventRow) : [],
@@ -380,21 +493,18 @@ export interface DecisionsQuery extends DecisionFilters {
   take: number;
 }
 
+/** The filters within a unit's range (the unit itself stands for the organization, project, game and player). */
 const DECISION_FILTER_COLUMNS: Array<[keyof DecisionFilters, string]> = [
-  ['organizationId', 'p.organization_id = ?'],
-  ['projectId', 'p.project_id = ?'],
-  ['gameId', 'p.game_id = ?'],
-  ['playerId', 'p.player_id = ?'],
   ['eventId', 'p.event_id = ?'],
   ['status', 'p.status = ?'],
   ['reason', 'p.reason = ?'],
   ['eventType', 'p.event_type = ?'],
 ];
 
-/** The `where` of a decision search (membership first), and its parameters. */
-function decisionsWhere(identityUserId: string, f: DecisionFilters): { where: string[]; params: unknown[] } {
-  const where = [`p.organization_id in ${MEMBER_ORGS}`];
-  const params: unknown[] = [identityUserId];
+/** The conditions of a decision search within one unit's range, and their parameters. */
+function decisionsWhere(f: DecisionFilters): { where: string[]; params: unknown[] } {
+  const where: string[] = [];
+  const params: unknown[] = [];
   for (const [name, condition] of DECISION_FILTER_COLUMNS) {
     const value = f[name];
     if (value === undefined) continue;
@@ -414,25 +524,44 @@ function decisionsWhere(identityUserId: string, f: DecisionFilters): { where: st
 
 /**
  * The statement of one decision-search page: a keyset range in (created_at, id) order, descending for older
- * decisions, ascending for newer ones. The planner reads it through the most selective index the filters lead with:
- * events_by_player (player_id, created_at desc, id desc), events_one_decision (event_id, game_id), events_by_game,
- * events_by_project, events_by_organization; status, reason, event type and the window filter that range
- * (test/integration/graphql/decisions.test.ts checks the plans).
+ * decisions, ascending for newer ones, over the narrowest units the filters name (tenantUnits): a player's range of
+ * events_by_player (player_id, created_at desc, id desc), each game's of events_by_game (a project's games one by
+ * one), each organization's of events_by_organization; an event id is found per unit through events_one_decision
+ * (event_id, game_id); status, reason, event type and the window filter that range
+ * (test/integration/console/tenant-reads.test.ts checks the plans over a million decisions).
  */
-export function decisionsStatement(q: DecisionsQuery): { sql: string; params: unknown[] } {
-  const { where, params } = decisionsWhere(q.identityUserId, q);
+export function decisionsStatement(q: DecisionsQuery): Statement {
+  const { where, params } = decisionsWhere(q);
   if (q.cursor !== undefined) {
     where.push(`(p.created_at, p.id) ${q.older ? '<' : '>'} (?::timestamptz, ?::uuid)`);
     params.push(q.cursor.createdAt, q.cursor.id);
   }
-  const order = q.older ? 'desc' : 'asc';
-  return {
-    sql: `select ${EVENT_COLUMNS}, ${isoMicrosSql('p.created_at', 'position_at')},
+  return tenantPage(tenantUnits(q.identityUserId, q), {
+    table: 'ledger.events',
+    columns: `${EVENT_COLUMNS}, ${isoMicrosSql('p.created_at', 'position_at')},
         (select pl.external_player_id from ledger.players pl where pl.id = p.player_id and pl.game_id = p.game_id)
-          as external_player_id, p.metadata
-      from ledger.events p
-      where ${where.join(' and ')} order by p.created_at ${order}, p.id ${order} limit ?`,
-    params: [...params, q.take],
+          as external_player_id, p.metadata`,
+    where,
+    params,
+    order: q.older ? 'desc' : 'asc',
+    take: q.take,
+    // One decision per (event id, game): a probe of events_one_decision per game.
+    oneRowPerUnit: q.eventId !== undefined && q.playerId === undefined,
+  });
+}
+
+/** Whether a decision of the search lies at the cursor or beyond it (the other direction): one probe per unit. */
+export function beyondCursorStatement(q: DecisionsQuery & { cursor: CursorPosition }): Statement {
+  const units = tenantUnits(q.identityUserId, q);
+  const { where, params } = decisionsWhere(q);
+  // The cursor's own decision counts: it is on the previous page.
+  where.push(`(p.created_at, p.id) ${q.older ? '>=' : '<='} (?::timestamptz, ?::uuid)`);
+  params.push(q.cursor.createdAt, q.cursor.id);
+  return {
+    sql: `select 1 from (${units.sql}) s
+           where exists (select 1 from ledger.events p where ${[`p.${units.column} = s.id`, ...where].join(' and ')})
+           limit 1`,
+    params: [...units.params, ...params],
   };
 }
 
@@ -457,12 +586,8 @@ export async function readDecisions(em: EntityManager, q: DecisionsQuery): Promi
   const rows = await queryRows(em, statement.sql, statement.params);
   let beyondCursor = false;
   if (q.cursor !== undefined) {
-    const { where, params } = decisionsWhere(q.identityUserId, q);
-    // The cursor's own decision counts: it is on the previous page.
-    where.push(`(p.created_at, p.id) ${q.older ? '>=' : '<='} (?::timestamptz, ?::uuid)`);
-    params.push(q.cursor.createdAt, q.cursor.id);
-    const behind = await queryRows(em, `select 1 from ledger.events p where ${where.join(' and ')} limit 1`, params);
-    beyondCursor = behind.length > 0;
+    const behind = beyondCursorStatement({ ...q, cursor: q.cursor });
+    beyondCursor = (await queryRows(em, behind.sql, behind.params)).length > 0;
   }
   return {
     events: rows.map(eventRow),
@@ -497,18 +622,22 @@ export async function readDecisionStats(
   em: EntityManager,
   q: { gameId: string; from: Date; to: Date; bucketSeconds: number },
 ): Promise<DecisionStatsRow[]> {
-  return all(
-    em,
-    `select (extract(epoch from date_bin(make_interval(secs => ?), e.created_at, ?::timestamptz)) * 1000)::bigint
+  const statement = decisionStatsStatement(q);
+  return all(em, statement.sql, statement.params, decisionStatsRow);
+}
+
+/** The statement of readDecisionStats. */
+export function decisionStatsStatement(q: { gameId: string; from: Date; to: Date; bucketSeconds: number }): Statement {
+  return {
+    sql: `select (extract(epoch from date_bin(make_interval(secs => ?), e.created_at, ?::timestamptz)) * 1000)::bigint
               as bucket_start_ms,
             e.status, e.reason, count(*)::int as count, coalesce(sum(e.reward_credits), 0)::bigint as reward_credits
        from ledger.events e
       where e.game_id = ? and e.created_at >= ?::timestamptz and e.created_at < ?::timestamptz
       group by 1, 2, 3
       order by 1, 2, 3`,
-    [q.bucketSeconds, q.from.toISOString(), q.gameId, q.from.toISOString(), q.to.toISOString()],
-    decisionStatsRow,
-  );
+    params: [q.bucketSeconds, q.from.toISOString(), q.gameId, q.from.toISOString(), q.to.toISOString()],
+  };
 }
 
 export interface LinkIntent {

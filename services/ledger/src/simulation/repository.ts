@@ -9,14 +9,23 @@ export async function countWindowDecisions(
   em: EntityManager,
   q: { gameId: string; from: Date; to: Date; atMost: number },
 ): Promise<number> {
-  const rows = (await em.execute(
-    `select count(*)::int as n from (
+  const statement = countWindowDecisionsStatement(q);
+  const rows = (await em.execute(statement.sql, statement.params)) as Raw[];
+  return Number(rows[0]?.n ?? 0);
+}
+
+/** The statement of countWindowDecisions. */
+export function countWindowDecisionsStatement(q: { gameId: string; from: Date; to: Date; atMost: number }): {
+  sql: string;
+  params: unknown[];
+} {
+  return {
+    sql: `select count(*)::int as n from (
        select 1 from ledger.events e
         where e.game_id = ? and e.created_at >= ?::timestamptz and e.created_at < ?::timestamptz
         limit ?) s`,
-    [q.gameId, q.from.toISOString(), q.to.toISOString(), q.atMost],
-  )) as Raw[];
-  return Number(rows[0]?.n ?? 0);
+    params: [q.gameId, q.from.toISOString(), q.to.toISOString(), q.atMost],
+  };
 }
 
 export interface SimulationFiguresRow {

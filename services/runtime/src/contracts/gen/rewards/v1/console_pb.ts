@@ -1479,8 +1479,9 @@ export const ListLinkIntentsResponseSchema: GenMessage<ListLinkIntentsResponse> 
  * organizations that match every filter given, newest first by (created_at, id), one page at a time in either
  * direction. Filters naming an object (organization, project, game, player) the caller cannot see: ServiceError 404
  * not_found; a malformed filter or limit: 400 INVALID_RECORD_QUERY; a cursor altered or issued for other filters:
- * 400 INVALID_CURSOR. Read over an index: events_by_player for a player, events_one_decision for an event id,
- * events_by_game / events_by_project / events_by_organization otherwise (services/ledger/src/console/reads.ts).
+ * 400 INVALID_CURSOR. Read over indexes that lead with the tenant: events_by_player for a player,
+ * events_one_decision for an event id (per game), events_by_game (a project's games one by one) or
+ * events_by_organization otherwise (services/ledger/src/console/reads.ts).
  *
  * @generated from message rewards.v1.ListDecisionsRequest
  */
