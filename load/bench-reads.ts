@@ -15,7 +15,7 @@ import { pino } from 'pino';
 import { databaseClock } from '#runtime/clock.ts';
 import { Database, migrate } from '#runtime/db/database.ts';
 import { identityMigrations } from '../services/identity-admission/src/migrations/index.ts';
-import { startPostgres } from '../services/launcher/src/servers.ts';
+import { startPostgres } from '../services/launcher/tools/servers.ts';
 import { ConsoleQueries, SNAPSHOT_LIMITS } from '../services/ledger/src/console/queries.ts';
 import { type Statement, snapshotEventsStatement } from '../services/ledger/src/console/reads.ts';
 import { ConsoleRepository } from '../services/ledger/src/console/repository.ts';
