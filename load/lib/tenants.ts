@@ -47,8 +47,8 @@ export async function createTenants(client: pg.ClientBase, first: number, count:
     [first, last],
   );
   await client.query(
-    `insert into ledger.members (id, organization_id, identity_user_id, role)
-     select ${id(7, 'n')}, ${ORGANIZATION('n')}, 'tenant-' || n, 'owner' from generate_series($1::int, $2::int) n`,
+    `insert into ledger.members (id, organization_id, identity_user_id, role, joined_at)
+     select ${id(7, 'n')}, ${ORGANIZATION('n')}, 'tenant-' || n, 'owner', now() from generate_series($1::int, $2::int) n`,
     [first, last],
   );
   await client.query(
