@@ -27,6 +27,7 @@ import { validateEventInput } from '../domain/event-input.ts';
 import {
   EDGE_BATCH_MAX_DEFAULT,
   EDGE_IN_FLIGHT_MAX_DEFAULT,
+  EDGE_KEY_IN_FLIGHT_MAX_DEFAULT,
   EDGE_KEYS_MAX_DEFAULT,
   type EdgeBatchObserver,
   EdgeEventBatcher,
@@ -50,7 +51,13 @@ export interface EventRouteDeps {
   /** Counts answered decisions (`event_decisions_total`). */
   decisions?: Counter<'status' | 'reason' | 'replayed'>;
   /** Edge batching (event-batcher.ts); batchMax 1 sends one RecordEvent per event. */
-  batching?: { batchMax: number; inFlightMax: number; keysMax: number; observer?: EdgeBatchObserver };
+  batching?: {
+    batchMax: number;
+    inFlightMax: number;
+    keysMax: number;
+    keyInFlightMax: number;
+    observer?: EdgeBatchObserver;
+  };
 }
 
 export function addEventRoutes(router: Router, deps: EventRouteDeps): void {
@@ -62,6 +69,7 @@ export function addEventRoutes(router: Router, deps: EventRouteDeps): void {
       batchMax: deps.batching?.batchMax ?? EDGE_BATCH_MAX_DEFAULT,
       inFlightMax: deps.batching?.inFlightMax ?? EDGE_IN_FLIGHT_MAX_DEFAULT,
       keysMax: deps.batching?.keysMax ?? EDGE_KEYS_MAX_DEFAULT,
+      keyInFlightMax: deps.batching?.keyInFlightMax ?? EDGE_KEY_IN_FLIGHT_MAX_DEFAULT,
     },
     deps.batching?.observer,
   );
