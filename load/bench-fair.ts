@@ -218,8 +218,8 @@ async function main(): Promise<void> {
     const child = fork(new URL(import.meta.url).pathname, ['--flood-url', url, '--flood', String(concurrency)], {
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
-    const floodFigures = new Promise<{ rate: number; completed: number; statuses: Record<string, number> }>(
-      (resolve) => child.once('message', (m) => resolve(m as never)),
+    const floodFigures = new Promise<{ rate: number; completed: number; statuses: Record<string, number> }>((resolve) =>
+      child.once('message', (m) => resolve(m as never)),
     );
     await sleep(warmupS * 1000);
     child.send('measure');

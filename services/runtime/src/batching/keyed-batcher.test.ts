@@ -280,7 +280,10 @@ describe('the edge’s way: several calls of a key, leaving at the end of the lo
     // Two slots: one event of each key, in the order they began to wait; then keys 7 and 9, which had events left,
     // in turn again (7 gives its second and third: 9 has no more).
     await callsAfterTurn(h, 2);
-    expect(h.calls()).toEqual([['g1', 'h1', 'i1'], ['g2+g3', 'i2']]);
+    expect(h.calls()).toEqual([
+      ['g1', 'h1', 'i1'],
+      ['g2+g3', 'i2'],
+    ]);
     h.release(0);
     await callsAfterTurn(h, 3);
     expect(h.held[2]?.batches).toEqual(['g4+g5']);

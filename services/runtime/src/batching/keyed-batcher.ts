@@ -142,7 +142,14 @@ export class KeyedBatcher<T, R> {
     const queuedMax = options.queuedMax ?? Number.POSITIVE_INFINITY;
     const eagerCallsMax = options.eagerCallsMax ?? options.concurrencyMax;
     const keyInFlightMax = options.keyInFlightMax ?? Number.POSITIVE_INFINITY;
-    const counts = [options.batchMax, options.concurrencyMax, options.keysMax, queuedMax, eagerCallsMax, keyInFlightMax];
+    const counts = [
+      options.batchMax,
+      options.concurrencyMax,
+      options.keysMax,
+      queuedMax,
+      eagerCallsMax,
+      keyInFlightMax,
+    ];
     if (!counts.every((count) => count >= 1)) throw new Error(`invalid batcher options ${JSON.stringify(options)}`);
     this.policy = policy;
     this.options = options;
