@@ -525,6 +525,7 @@ async function runHalfPhase(run: {
       INGEST_RATE: '0',
       REPLAY_RATE: '0',
       CONSOLE_RATE: '0',
+      BATCH_RATE: '0',
       PEAK_RATE: '0',
       HALF_RATE: String(halfRate),
       HALF_DURATION: run.halfDuration,

@@ -29,13 +29,14 @@ const PROFILES = {
     ingestRate: 10,
     replayRate: 5,
     consoleRate: 2,
+    batchRate: 1,
     duration: '30s',
     vus: 10,
     maxVUs: 50,
     peakRate: 0,
     peakDuration: '0s',
     peakVUs: 0,
-    latency: { ingest: [500, 1000], replay: [300, 800], console: [800, 1500] },
+    latency: { ingest: [500, 1000], replay: [300, 800], console: [800, 1500], batch: [1000, 2000] },
   },
   // Measurement: many games in one project, sustained mixed load; then the peak phase: fresh events only, a closed
   // loop of peakVUs requests in flight (each VU sends its next event when its last is answered, as pgbench's clients
@@ -47,13 +48,14 @@ const PROFILES = {
     ingestRate: 200,
     replayRate: 50,
     consoleRate: 10,
+    batchRate: 5,
     duration: '5m',
     vus: 50,
     maxVUs: 400,
     peakRate: 'closed',
     peakDuration: '1m',
     peakVUs: 64,
-    latency: { ingest: [150, 400], replay: [100, 250], console: [400, 1000] },
+    latency: { ingest: [150, 400], replay: [100, 250], console: [400, 1000], batch: [400, 1000] },
   },
 };
 if (!PROFILES[PROFILE]) {
@@ -87,7 +89,10 @@ const RATES = {
   ingest: intEnv('INGEST_RATE', P.ingestRate),
   replay: intEnv('REPLAY_RATE', P.replayRate),
   console: intEnv('CONSOLE_RATE', P.consoleRate),
+  // Batch requests per second (POST /api/game-sdk/v2/events/batch), each of BATCH_SIZE fresh events of one game.
+  batch: intEnv('BATCH_RATE', P.batchRate),
 };
+const BATCH_SIZE = Math.min(100, Math.max(1, intEnv('BATCH_SIZE', 20)));
 // PEAK_RATE: `closed` (a closed loop of PEAK_VUS requests in flight), events per second offered (an open model with
 // at most PEAK_VUS in flight), or 0 (no peak phase).
 const peakRate = (__ENV.PEAK_RATE || String(P.peakRate)).toLowerCase();
@@ -133,6 +138,7 @@ const scenarios = {};
 if (RATES.ingest > 0) scenarios.ingest = scenario('ingest', RATES.ingest);
 if (RATES.replay > 0) scenarios.replay = scenario('replay', RATES.replay);
 if (RATES.console > 0) scenarios.console = scenario('consoleRead', RATES.console);
+if (RATES.batch > 0) scenarios.batch = scenario('batch', RATES.batch);
 // k6 durations: 1h2m3s, 90s, 500ms.
 function seconds(duration) {
   let total = 0;
@@ -447,6 +453,37 @@ export function ingest(data) {
     'ingest: accepted or rejected': () => d !== null && (d.status === 'accepted' || d.status === 'rejected'),
   });
   if (d) decisions.add(1, { status: String(d.status), reason: String(d.reason) });
+}
+
+// A game server's burst (a match ends): BATCH_SIZE fresh events of one game in one batch request; every result must
+// be a fresh decision of its own event, in order.
+export function batch(data) {
+  const game = pick(data.games);
+  const events = [];
+  for (let i = 0; i < BATCH_SIZE; i++) {
+    events.push(eventBody(pick(game.players), { iteration: exec.scenario.iterationInTest, item: i }));
+  }
+  const res = http.post(`${INGEST_URL}/api/game-sdk/v2/events/batch`, json({ events }), {
+    headers: { ...bearer(game.secret), 'Content-Type': 'application/json' },
+    tags: { name: 'event:batch' },
+  });
+  let results = null;
+  try {
+    results = res.json().data.results;
+  } catch (_) {
+    results = null;
+  }
+  check(res, {
+    'batch: 200': (r) => r.status === 200,
+    'batch: one fresh decision per event, in order': () =>
+      results !== null &&
+      results.length === events.length &&
+      results.every((r, i) => r.status === 200 && r.data.replayed === false && r.data.eventId === events[i].eventId),
+  });
+  if (results) {
+    for (const r of results)
+      if (r.status === 200) decisions.add(1, { status: String(r.data.status), reason: String(r.data.reason) });
+  }
 }
 
 // The peak phase's fresh event: the same request as ingest() (the same body, byte for byte in the same member order),

@@ -27,7 +27,7 @@ Environment:
                  cluster is started (initdb; fsync off, as in the tests)
   NATS_URL       nats-server to use; unset: a throwaway nats-server is started
   K6             k6 binary; unset: the version pinned in .ci/go-tools.txt (built once by .ci/go-tool.sh)
-  GAMES, PLAYERS_PER_GAME, INGEST_RATE, REPLAY_RATE, CONSOLE_RATE, ...   passed to k6 (load/README.md)
+  GAMES, PLAYERS_PER_GAME, INGEST_RATE, REPLAY_RATE, CONSOLE_RATE, BATCH_RATE, BATCH_SIZE, ...   passed to k6 (load/README.md)
 
 The identity providers are real JWKS: an ES256 key pair per provider is made for the run, the service trusts its
 public key (DEVELOPER_JWKS / NATIVE_JWKS with issuer and audience), and the developer and native session tokens k6

@@ -86,3 +86,19 @@ export function postRaw(base: string, key: string | undefined, rawBody: string |
   if (contentType !== undefined) headers['Content-Type'] = contentType;
   return api(base, 'POST', EVENTS_PATH, { token: key, rawBody, headers });
 }
+
+/** The first sample of a metric in a program's /metrics (0 when absent). */
+export async function programMetric(base: string, name: string): Promise<number> {
+  const text = await (await fetch(`${base}/metrics`)).text();
+  return Number(new RegExp(`^${name} (\\S+)`, 'm').exec(text)?.[1] ?? 0);
+}
+
+/** Polls `check` until it holds; throws `never: <what>` after `deadlineMs` (a wait, not a timed assertion). */
+export async function until(what: string, check: () => Promise<boolean>, deadlineMs = 30_000): Promise<void> {
+  const deadline = Date.now() + deadlineMs;
+  while (Date.now() < deadline) {
+    if (await check()) return;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error(`never: ${what}`);
+}

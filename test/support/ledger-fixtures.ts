@@ -3,6 +3,7 @@
 // console. Budgets follow the allocation invariants the console keeps: a game's budget is carved out of its
 // project's (projects.allocated_credits), the project's out of its ceiling.
 import { randomUUID } from 'node:crypto';
+import pg from 'pg';
 import { issueKeyValue, type KeyKind } from '#runtime/credentials/keys.ts';
 import { sql } from './database.ts';
 
@@ -220,5 +221,25 @@ export async function gameState(url: string, gameId: string) {
     budgetCredits: Number(row.budget),
     acceptedSum: Number(row.accepted_sum),
     decisions: Number(row.decisions),
+  };
+}
+
+/**
+ * Holds a game's row (`for update`, in a transaction of a connection of its own), so that fresh decisions of that game
+ * wait in PostgreSQL until `release` (idempotent) commits.
+ */
+export async function holdGameRow(url: string, gameId: string): Promise<{ release(): Promise<void> }> {
+  const holder = new pg.Client({ connectionString: url });
+  await holder.connect();
+  await holder.query('begin');
+  await holder.query('select 1 from ledger.games where id = $1 for update', [gameId]);
+  let released = false;
+  return {
+    release: async () => {
+      if (released) return;
+      released = true;
+      await holder.query('commit');
+      await holder.end();
+    },
   };
 }

@@ -1,4 +1,5 @@
-// The game SDK's ingest endpoints in /openapi.json: POST /api/game-sdk/v2/events and GET /api/game-sdk/v2/config.
+// The game SDK's ingest endpoints in /openapi.json: POST /api/game-sdk/v2/events, POST /api/game-sdk/v2/events/batch
+// (CONTRACT section 11.1) and GET /api/game-sdk/v2/config.
 // The schemas are the ones ingest validates requests with (GameEventInput) and its tests validate responses with.
 
 import {
@@ -7,12 +8,35 @@ import {
   gamePublicConfigSchema,
 } from '#runtime/contracts/ingest-shapes.ts';
 import type { OpenApiFragment } from '../openapi.ts';
-import { dataEnvelope } from './common.ts';
+import { dataEnvelope, strictObject } from './common.ts';
 import type { JsonSchema } from './json-schema.ts';
+
+/** One event's result in a batch: the single endpoint's answer to that event alone, its status beside it. */
+const gameEventBatchResult: JsonSchema = {
+  oneOf: [
+    strictObject({ status: { const: 200 }, data: { $ref: '#/components/schemas/GameEventResult' } }),
+    strictObject({
+      status: { type: 'integer', enum: [400, 404, 409, 413, 503] },
+      error: strictObject({ code: { type: 'string', minLength: 1 }, message: { type: 'string' } }),
+    }),
+  ],
+};
 
 export const ingestSchemas: Record<string, JsonSchema> = {
   GameEventInput: gameEventInputSchema as unknown as JsonSchema,
   GameEventResult: gameEventResultSchema as unknown as JsonSchema,
+  GameEventBatchInput: strictObject({
+    events: { type: 'array', minItems: 1, maxItems: 100, items: { $ref: '#/components/schemas/GameEventInput' } },
+  }),
+  GameEventBatchResult: gameEventBatchResult,
+  GameEventBatchResults: strictObject({
+    results: {
+      type: 'array',
+      minItems: 1,
+      maxItems: 100,
+      items: { $ref: '#/components/schemas/GameEventBatchResult' },
+    },
+  }),
   GamePublicConfig: gamePublicConfigSchema as unknown as JsonSchema,
 };
 
@@ -82,6 +106,44 @@ export const ingestOpenApi: OpenApiFragment = {
             '415': 'INVALID_CONTENT_TYPE: Content-Type is not application/json.',
             '503':
               'PLATFORM_DISABLED; retry_later (a dependency is down; the message says whether nothing was stored or the outcome is unknown: retry with the same eventId).',
+          }),
+        },
+      },
+    },
+    '/api/game-sdk/v2/events/batch': {
+      post: {
+        operationId: 'recordGameEvents',
+        summary:
+          'Records 1 to 100 events in one request: one result per event, in input order, each the status and body ' +
+          'the single endpoint would have answered that event alone (HTTP 200 for the request as a whole).',
+        tags: ['game-sdk'],
+        security: [{ gameSecretKey: [] }],
+        requestBody: {
+          required: true,
+          description:
+            "At most 1,048,576 bytes; each event keeps the single endpoint's limits (16,384 bytes as a body of its " +
+            'own, metadata included). Copies of one eventId in a batch are two copies of one event.',
+          content: { 'application/json': { schema: { $ref: '#/components/schemas/GameEventBatchInput' } } },
+        },
+        responses: {
+          '200': {
+            description:
+              "The results: {status: 200, data: GameEventResult} or {status, error} with the single endpoint's " +
+              'status and code for that event (400 invalid_event or invalid_metadata, 404 invalid_player, 409 ' +
+              'event_conflict, 413 PAYLOAD_TOO_LARGE, 503 retry_later). The quota headers are those of the last ' +
+              'fresh decision of the batch (none when it has none).',
+            headers: quotaHeaders,
+            content: { 'application/json': { schema: dataEnvelope('GameEventBatchResults') } },
+          },
+          ...errors({
+            '400':
+              'INVALID_REQUEST (not JSON); invalid_event (events missing, not an array, empty, over 100, or an unknown top-level field).',
+            '401': 'invalid_key: missing or malformed bearer, unknown or revoked key.',
+            '403': 'secret_key_required: a public key.',
+            '413': 'PAYLOAD_TOO_LARGE: body over 1,048,576 bytes.',
+            '415': 'INVALID_CONTENT_TYPE: Content-Type is not application/json.',
+            '503':
+              'PLATFORM_DISABLED; retry_later only when every event met a 503 (nothing of the batch was decided; the message says whether nothing was stored or the outcome is unknown).',
           }),
         },
       },

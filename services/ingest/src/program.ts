@@ -5,7 +5,12 @@ import { Counter, Gauge, Histogram } from 'prom-client';
 import { EVENT_LIMITS } from '#runtime/contracts/event-limits.ts';
 import type { ProgramModule } from '#runtime/program.ts';
 import { addConfigRoutes } from './routes/config.ts';
-import { EDGE_BATCH_MAX_DEFAULT, EDGE_IN_FLIGHT_MAX_DEFAULT, EDGE_KEYS_MAX_DEFAULT } from './routes/event-batcher.ts';
+import {
+  EDGE_BATCH_MAX_DEFAULT,
+  EDGE_IN_FLIGHT_MAX_DEFAULT,
+  EDGE_KEY_IN_FLIGHT_MAX_DEFAULT,
+  EDGE_KEYS_MAX_DEFAULT,
+} from './routes/event-batcher.ts';
 import { addEventRoutes } from './routes/events.ts';
 
 export interface IngestConfig {
@@ -15,6 +20,8 @@ export interface IngestConfig {
   eventInFlightMax: number;
   /** Most keys (their whole waiting queues) in one RecordEvents request. */
   eventKeysMax: number;
+  /** Most events of one key (one game) in RecordEvents requests at once; the rest wait at the edge (fair ingest). */
+  eventKeyInFlightMax: number;
 }
 
 export const ingest: ProgramModule<IngestConfig> = {
@@ -31,6 +38,10 @@ export const ingest: ProgramModule<IngestConfig> = {
     eventKeysMax: reader.int('INGEST_EVENT_KEYS_MAX', EDGE_KEYS_MAX_DEFAULT, {
       min: 1,
       max: EVENT_LIMITS.keysPerRequestMax,
+    }),
+    eventKeyInFlightMax: reader.int('INGEST_EVENT_KEY_IN_FLIGHT_MAX', EDGE_KEY_IN_FLIGHT_MAX_DEFAULT, {
+      min: 1,
+      max: 100_000,
     }),
   }),
   async create(deps, config) {
@@ -56,6 +67,7 @@ export const ingest: ProgramModule<IngestConfig> = {
       batchMax: config.eventBatchMax,
       inFlightMax: config.eventInFlightMax,
       keysMax: config.eventKeysMax,
+      keyInFlightMax: config.eventKeyInFlightMax,
       observer: {
         batch: (size: number) => batchSizes.observe(size),
         queued: (depth: number) => queueDepth.set(depth),

@@ -3,10 +3,9 @@
 // the answer it would have got alone. INGEST_EVENT_IN_FLIGHT_MAX=1 and a game row held by the test make the batch
 // form deterministically (no timing in any assertion).
 import { randomUUID } from 'node:crypto';
-import pg from 'pg';
 import { sql } from '../../support/database.ts';
-import { eventBody, expectDecision, expectError, postEvent } from '../../support/ingest.ts';
-import { createEventWorld, gameState } from '../../support/ledger-fixtures.ts';
+import { eventBody, expectDecision, expectError, postEvent, programMetric, until } from '../../support/ingest.ts';
+import { createEventWorld, gameState, holdGameRow } from '../../support/ledger-fixtures.ts';
 import { startTestSystem, type TestSystem } from '../../support/system.ts';
 
 describe('edge batching: concurrent events of one ingest process share one RecordEvents request', () => {
@@ -21,34 +20,11 @@ describe('edge batching: concurrent events of one ingest process share one Recor
   });
   afterAll(async () => system?.stop());
 
-  async function metric(name: string): Promise<number> {
-    const text = await (await fetch(`${system.url}/metrics`)).text();
-    return Number(new RegExp(`^${name} (\\S+)`, 'm').exec(text)?.[1] ?? 0);
-  }
-
-  async function until(what: string, check: () => Promise<boolean>) {
-    const deadline = Date.now() + 20_000;
-    while (Date.now() < deadline) {
-      if (await check()) return;
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    throw new Error(`never: ${what}`);
-  }
+  const metric = (name: string) => programMetric(system.url, name);
 
   it('the events queued behind a request in flight go as one request; each answer is its own', async () => {
     const world = await createEventWorld(db, { rewardCredits: 10, budgetCredits: 155 });
-    const holder = new pg.Client({ connectionString: db });
-    await holder.connect();
-    await holder.query('begin');
-    await holder.query('select 1 from ledger.games where id = $1 for update', [world.game.gameId]);
-
-    let released = false;
-    const release = async () => {
-      if (released) return;
-      released = true;
-      await holder.query('commit');
-      await holder.end();
-    };
+    const { release } = await holdGameRow(db, world.game.gameId);
     try {
       const sentBefore = await metric('ingest_event_batch_size_count');
       // The first event's request is the one in flight: it waits for the game row in PostgreSQL.

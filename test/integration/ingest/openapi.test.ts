@@ -1,5 +1,6 @@
 // GET /openapi.json documents the ingest endpoints with the schemas ingest validates with, and real answers of both
 // endpoints validate against the served document.
+import { randomUUID } from 'node:crypto';
 import { ingestSchemas } from '../../../gateway/src/schemas/ingest.ts';
 import { SchemaSet } from '../../../gateway/src/schemas/json-schema.ts';
 import { CONFIG_PATH, EVENTS_PATH, eventBody, postEvent } from '../../support/ingest.ts';
@@ -53,6 +54,23 @@ describe('/openapi.json for the game SDK ingest endpoints', () => {
     expect(ok(CONFIG_PATH, 'get')(config.body)).toBe(true);
     const error = await postEvent(system.url, undefined, body);
     expect(schemas.named('ErrorEnvelope')(error.body)).toBe(true);
+  });
+
+  it('documents the batch endpoint; a real batch answer validates against the served document', async () => {
+    const path = '/api/game-sdk/v2/events/batch';
+    const batch = doc.paths[path].post;
+    expect(batch.security).toEqual([{ gameSecretKey: [] }]);
+    expect(Object.keys(batch.responses).sort()).toEqual(['200', '400', '401', '403', '413', '415', '503'].sort());
+    const schemas = new SchemaSet(doc.components.schemas);
+    const world = await createEventWorld(system.databaseUrl!);
+    const events = [eventBody(world), { ...eventBody(world), extra: 1 }, eventBody(world, { playerId: randomUUID() })];
+    // The document describes a valid batch; an invalid event is still answered, in its own result.
+    expect(schemas.named('GameEventBatchInput')({ events: [events[0]] })).toBe(true);
+    expect(schemas.named('GameEventBatchInput')({ events })).toBe(false);
+    expect(schemas.named('GameEventBatchInput')({ events: [] })).toBe(false);
+    const answer = await api(system.url, 'POST', path, { token: world.key.value, body: { events } });
+    expect(answer.body.data.results.map((r: { status: number }) => r.status)).toEqual([200, 400, 404]);
+    expect(schemas.compile(batch.responses['200'].content['application/json'].schema)(answer.body)).toBe(true);
   });
 
   it('describes occurredAt exactly: the served pattern accepts what the server accepts, and only that', async () => {

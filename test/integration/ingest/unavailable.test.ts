@@ -49,6 +49,16 @@ describe('ledger unreachable: 503 retry_later', () => {
     expect(response.headers.get('retry-after')).toBe('1');
   });
 
+  it('a batch whose every event met the outage: a whole-request 503 saying nothing was stored', async () => {
+    const response = await api(system.url, 'POST', '/api/game-sdk/v2/events/batch', {
+      token: world.key.value,
+      body: { events: [eventBody(world), eventBody(world)] },
+    });
+    expectError(response, 503, 'retry_later');
+    expect(response.body.error.message).toContain('Nothing was stored');
+    expect(response.headers.get('retry-after')).toBe('1');
+  });
+
   it('a body error behind a well-formed key (whether the key is valid cannot be told)', async () => {
     expectError(await postRaw(system.url, world.key.value, '{', 'application/json'), 503, 'retry_later');
     expectError(await postEvent(system.url, issueKeyValue('public').value, eventBody(world)), 503, 'retry_later');

@@ -10,7 +10,7 @@ import { Database, migrate } from '#runtime/db/database.ts';
 import { createMetrics, type Metrics } from '#runtime/metrics.ts';
 import type { ProgramName } from '#runtime/program.ts';
 import { NatsTransport } from '#runtime/transport/nats.ts';
-import { EVENT_NOT_STORED } from '../../../services/ingest/src/routes/events.ts';
+import { EVENT_NOT_STORED } from '../../../services/ingest/src/routes/event-decision.ts';
 import {
   type InProcessPrograms,
   migrationsOf,

@@ -15,6 +15,13 @@
 // transaction: services/ledger/src/events/batcher.ts). A key's events that wait while its request is out gather
 // into its next request, which is what makes the ledger's batches larger under load (unlike the ledger, a key may
 // have several requests out: `oneCallPerKey` off).
+//
+// Fair ingest (issue 44): a request takes the keys in line in turn (round robin, the keyed batcher's rule), so a
+// flooding game's thousands of waiting events and a quiet game's one share the next request; and at most
+// `keyInFlightMax` events of one key are in requests out at once. Past that bound a key's events wait here, in its
+// queue, for a request of it to end (they are not refused: docs/decisions.md, "Fair ingest"), so a flood holds at most
+// that many events in the ledger's queue and transactions, ahead of other games' events. The bound is per key (the
+// edge knows a key, not its game; a key belongs to one game).
 
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import { type BatchPolicy, batchKey, KeyedBatcher, type Outcome, Rejected } from '#runtime/batching/keyed-batcher.ts';
@@ -32,8 +39,10 @@ export interface EdgeBatcherOptions {
   batchMax: number;
   /** RecordEvents requests in flight at once. */
   inFlightMax: number;
-  /** Most keys in one request (whole waiting queues, in the order the keys began to wait). */
+  /** Most keys in one request (taken in turn, in the order the keys began to wait). */
   keysMax: number;
+  /** Most events of one key in requests out at once; the rest wait at the edge. Default 128 (below). */
+  keyInFlightMax?: number | undefined;
 }
 
 export const EDGE_BATCH_MAX_DEFAULT: number = EVENT_LIMITS.edgeBatchDefault;
@@ -44,6 +53,10 @@ export const EDGE_IN_FLIGHT_MAX_DEFAULT = 8;
 // 8, at most the ledger's EVENT_GROUP_KEYS_MAX (16): a request is one call of ledger.record_events. More keys per
 // request raise the peak but also the latency at half of it (docs/benchmarks.md, "One call for several games").
 export const EDGE_KEYS_MAX_DEFAULT = 8;
+// 128: a batch request of 100 events (CONTRACT section 11.1) still travels in one request, and a flooding game holds
+// at most half of one of the ledger's calls (EVENT_BATCH_MAX 256) ahead of another game's event
+// (docs/reliability.md, "Fair ingest").
+export const EDGE_KEY_IN_FLIGHT_MAX_DEFAULT = 128;
 
 export interface EdgeBatchObserver {
   /** A RecordEvents request left with this many events. */
@@ -106,7 +119,8 @@ export class EdgeEventBatcher {
   private readonly batcher: KeyedBatcher<EdgeEvent, RecordEventResponse>;
 
   constructor(transport: Transport, options: EdgeBatcherOptions, observer?: EdgeBatchObserver) {
-    if (!(options.batchMax >= 1 && options.inFlightMax >= 1 && options.keysMax >= 1)) {
+    const keyInFlightMax = options.keyInFlightMax ?? EDGE_KEY_IN_FLIGHT_MAX_DEFAULT;
+    if (!(options.batchMax >= 1 && options.inFlightMax >= 1 && options.keysMax >= 1 && keyInFlightMax >= 1)) {
       throw new Error(`invalid edge batcher options ${JSON.stringify(options)}`);
     }
     this.transport = transport;
@@ -117,6 +131,7 @@ export class EdgeEventBatcher {
         batchMax: options.batchMax,
         concurrencyMax: options.inFlightMax,
         keysMax: options.keysMax,
+        keyInFlightMax,
         oneCallPerKey: false,
         leave: 'turn',
       },

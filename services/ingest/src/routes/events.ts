@@ -10,39 +10,27 @@
 // key in its transaction); a request that fails a check of its body first asks AuthenticateGameKey, so that an
 // unknown or revoked key still answers 401 before any body error. The hot path stays one NATS round trip, shared
 // by the events of one batch (event-batcher.ts).
-import type { ServerResponse } from 'node:http';
 import type Router from '@koa/router';
 import type { Counter } from 'prom-client';
-import { eventRecordJson } from '#runtime/contracts/event-record.ts';
-import type { DeveloperEvent } from '#runtime/contracts/gen/rewards/v1/console_pb.ts';
-import type { DecisionQuota } from '#runtime/contracts/gen/rewards/v1/events_pb.ts';
-import { AppError, relabelUnavailable } from '#runtime/errors.ts';
+import { AppError } from '#runtime/errors.ts';
 import { readJsonBodyDeferring } from '#runtime/http/body.ts';
 import { SecretKeyGate } from '#runtime/http/game-key.ts';
 import { platformGate } from '#runtime/http/platform-gate.ts';
 import type { PlatformSwitch } from '#runtime/platform-switch.ts';
 import type { Transport } from '#runtime/transport/operation.ts';
-import { eventCanonicalForms } from '../domain/canonical-json.ts';
 import { validateEventInput } from '../domain/event-input.ts';
 import {
   EDGE_BATCH_MAX_DEFAULT,
   EDGE_IN_FLIGHT_MAX_DEFAULT,
+  EDGE_KEY_IN_FLIGHT_MAX_DEFAULT,
   EDGE_KEYS_MAX_DEFAULT,
   type EdgeBatchObserver,
   EdgeEventBatcher,
 } from './event-batcher.ts';
+import { decide, gameEventResult, setQuotaHeaders } from './event-decision.ts';
+import { addEventBatchRoute } from './events-batch.ts';
 
 export const EVENTS_PATH = '/api/game-sdk/v2/events';
-
-/** The RecordEvent request never reached a ledger (no responders, NATS disconnected): known not stored. */
-export const EVENT_NOT_STORED = 'The ledger is temporarily unavailable; retry later. Nothing was stored.';
-/**
- * The RecordEvent request may have reached a ledger and its reply was lost (timeout, connection lost): the event may
- * have been decided (CONTRACT section 7). A retry with the same eventId answers the stored decision.
- */
-export const EVENT_OUTCOME_UNKNOWN =
-  'The ledger did not answer in time; whether the event was decided is unknown. ' +
-  'Retry with the same eventId: it answers the stored decision if one was made.';
 
 export interface EventRouteDeps {
   transport: Transport;
@@ -50,7 +38,13 @@ export interface EventRouteDeps {
   /** Counts answered decisions (`event_decisions_total`). */
   decisions?: Counter<'status' | 'reason' | 'replayed'>;
   /** Edge batching (event-batcher.ts); batchMax 1 sends one RecordEvent per event. */
-  batching?: { batchMax: number; inFlightMax: number; keysMax: number; observer?: EdgeBatchObserver };
+  batching?: {
+    batchMax: number;
+    inFlightMax: number;
+    keysMax: number;
+    keyInFlightMax: number;
+    observer?: EdgeBatchObserver;
+  };
 }
 
 export function addEventRoutes(router: Router, deps: EventRouteDeps): void {
@@ -62,6 +56,7 @@ export function addEventRoutes(router: Router, deps: EventRouteDeps): void {
       batchMax: deps.batching?.batchMax ?? EDGE_BATCH_MAX_DEFAULT,
       inFlightMax: deps.batching?.inFlightMax ?? EDGE_IN_FLIGHT_MAX_DEFAULT,
       keysMax: deps.batching?.keysMax ?? EDGE_KEYS_MAX_DEFAULT,
+      keyInFlightMax: deps.batching?.keyInFlightMax ?? EDGE_KEY_IN_FLIGHT_MAX_DEFAULT,
     },
     deps.batching?.observer,
   );
@@ -74,25 +69,7 @@ export function addEventRoutes(router: Router, deps: EventRouteDeps): void {
       await keys.assertKnown(ctx, key);
       throw new AppError(checked.code, checked.message);
     }
-    const input = checked.input;
-    const canonical = eventCanonicalForms(input);
-
-    const reply = await ledger
-      .record(
-        {
-          keyHash: key.hash,
-          eventId: input.eventId,
-          playerId: input.playerId,
-          eventType: input.eventType,
-          occurredAtMs: BigInt(input.occurredAtMs),
-          payloadHash: canonical.payloadHash,
-          metadataJson: canonical.metadataJson,
-        },
-        ctx.state.call,
-      )
-      .catch((error: unknown) => {
-        throw relabelUnavailable(error, 'retry_later', EVENT_NOT_STORED, { unknown: EVENT_OUTCOME_UNKNOWN });
-      });
+    const reply = await decide(ledger, key, checked.input, ctx);
     const result = gameEventResult(reply.decision, reply.replayed);
     deps.decisions?.inc({ status: result.status, reason: result.reason ?? 'none', replayed: String(result.replayed) });
     // Node's setHeader, not Koa's ctx.set (two arrays per call): the hot path's headers.
@@ -100,22 +77,6 @@ export function addEventRoutes(router: Router, deps: EventRouteDeps): void {
     if (!reply.replayed && reply.quota) setQuotaHeaders(ctx.res, reply.quota);
     ctx.body = { data: result };
   });
-}
 
-/**
- * The quota fields of a fresh decision (CONTRACT section 11): the IETF httpapi rate-limit fields for the game's
- * per-minute limit, in structured-field syntax, and the player's and the game's credits left after the decision.
- * Replays carry none (their figures would describe a moment long gone).
- */
-export function setQuotaHeaders(response: ServerResponse, quota: DecisionQuota): void {
-  response.setHeader('RateLimit-Policy', `"minute";q=${quota.rateLimit};w=60`);
-  response.setHeader('RateLimit', `"minute";r=${quota.rateRemaining};t=${quota.rateResetSeconds}`);
-  response.setHeader('Rewards-Daily-Remaining', quota.dailyRemainingCredits.toString());
-  response.setHeader('Rewards-Budget-Remaining', quota.budgetRemainingCredits.toString());
-}
-
-/** GameEventResult: the event record plus `replayed` and `mode`. */
-function gameEventResult(decision: DeveloperEvent | undefined, replayed: boolean) {
-  if (!decision) throw new AppError('internal_error', 'The ledger returned no decision.');
-  return { ...eventRecordJson(decision), replayed, mode: 'sandbox' };
+  addEventBatchRoute(router, { platform: deps.platform, keys, ledger, decisions: deps.decisions });
 }

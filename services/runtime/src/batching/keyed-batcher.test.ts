@@ -152,6 +152,21 @@ describe('the ledger’s way: one call per key at a time, several keys in one ca
     expect(h.calls()).toEqual([['a1+a2'], ['b1'], ['a3+a4']]);
   });
 
+  test('a key with more waiting than its share gives the rest to its next batch: the keys behind it share the call', async () => {
+    const h = harness({ batchMax: 4, concurrencyMax: 1, keysMax: 8 }, 'ledger');
+    h.hold();
+    const answers = [h.submit(item(1, 'a1'))];
+    await turn(); // a1 out
+    for (const id of ['a2', 'a3', 'a4', 'a5', 'a6', 'a7']) answers.push(h.submit(item(1, id)));
+    answers.push(h.submit(item(2, 'b1')));
+    await turn();
+    h.release();
+    expect(await Promise.all(answers)).toEqual(['a1', 'a2', 'a3', 'a4', 'a5', 'a6', 'a7', 'b1']);
+    // b began to wait first (a's events waited for a1's call); key 1's six do not fit whole, yet it takes the room
+    // left (its three oldest) and its rest is its next batch.
+    expect(h.calls()).toEqual([['a1'], ['b1', 'a2+a3+a4'], ['a5+a6+a7']]);
+  });
+
   test('while a call is out, ready keys that do not fill a call wait for it and then go together', async () => {
     const h = ledger(8, 4);
     h.hold();
@@ -238,7 +253,7 @@ describe('the ledger’s way: one call per key at a time, several keys in one ca
 });
 
 describe('the edge’s way: several calls of a key, leaving at the end of the loop turn', () => {
-  const edge = (options: { batchMax: number; concurrencyMax: number; keysMax: number }) => {
+  const edge = (options: { batchMax: number; concurrencyMax: number; keysMax: number; keyInFlightMax?: number }) => {
     const h = harness(options, 'edge');
     h.hold();
     return h;
@@ -285,19 +300,63 @@ describe('the edge’s way: several calls of a key, leaving at the end of the lo
     expect(await Promise.all(answers)).toEqual(waiting.map((e) => e.id));
   });
 
-  test('splits a key’s waiting events at batchMax, oldest first; a next key joins only whole and if it fits', async () => {
+  test('a call takes the keys in line in turn (round robin); a key with events left goes to the back', async () => {
     const h = edge({ batchMax: 3, concurrencyMax: 2, keysMax: 8 });
     const events = ['g1', 'g2', 'g3', 'g4', 'g5'].map((id) => item(7, id));
     events.push(item(8, 'h1'), item(9, 'i1'), item(9, 'i2'));
     const answers = events.map(h.submit);
-    // Two slots: key 7's three oldest (full: no other key fits), then its other two with key 8's event (key 9's
-    // two would not fit whole).
+    // Two slots: one event of each key, in the order they began to wait; then keys 7 and 9, which had events left,
+    // in turn again (7 gives its second and third: 9 has no more).
     await callsAfterTurn(h, 2);
-    expect(h.calls()).toEqual([['g1+g2+g3'], ['g4+g5', 'h1']]);
+    expect(h.calls()).toEqual([
+      ['g1', 'h1', 'i1'],
+      ['g2+g3', 'i2'],
+    ]);
     h.release(0);
     await callsAfterTurn(h, 3);
-    expect(h.held[2]?.batches).toEqual(['i1+i2']);
+    expect(h.held[2]?.batches).toEqual(['g4+g5']);
     h.release();
     expect(await Promise.all(answers)).toEqual(events.map((e) => e.id));
+  });
+
+  test('a hot key shares each call with the quiet keys behind it, whatever its number of waiting events', async () => {
+    const h = edge({ batchMax: 6, concurrencyMax: 1, keysMax: 8 });
+    const firstAnswer = h.submit(item(1, 'first'));
+    await callsAfterTurn(h, 1);
+    const hot = Array.from({ length: 20 }, (_, i) => item(1, `a${i + 1}`));
+    const waiting = [...hot.slice(0, 10), item(2, 'b1'), ...hot.slice(10), item(3, 'c1'), item(2, 'b2')];
+    const answers = waiting.map(h.submit);
+    await turn();
+    h.release(0);
+    expect(await firstAnswer).toBe('first');
+    // Round robin over the three keys: a1 b1 c1, a2 b2, a3 (c has no more); the rest of key 1 fills the next calls.
+    await callsAfterTurn(h, 2);
+    expect(h.held[1]?.batches).toEqual(['a1+a2+a3', 'b1+b2', 'c1']);
+    for (const [i, batch] of ['a4+a5+a6+a7+a8+a9', 'a10+a11+a12+a13+a14+a15', 'a16+a17+a18+a19+a20'].entries()) {
+      h.release(i + 1);
+      await callsAfterTurn(h, i + 3);
+      expect(h.held[i + 2]?.batches).toEqual([batch]);
+    }
+    h.release();
+    expect(await Promise.all(answers)).toEqual(waiting.map((e) => e.id));
+  });
+
+  test('keyInFlightMax: a key at its bound is passed over until a call of it ends; other keys still go', async () => {
+    const h = edge({ batchMax: 256, concurrencyMax: 4, keysMax: 8, keyInFlightMax: 2 });
+    const events = ['a1', 'a2', 'a3', 'a4', 'a5'].map((id) => item(1, id));
+    const answers = events.map(h.submit);
+    await callsAfterTurn(h, 1);
+    expect(h.calls()).toEqual([['a1+a2']]); // three slots free, but key 1 has two events out
+    const b = h.submit(item(2, 'b1'));
+    await callsAfterTurn(h, 2);
+    expect(h.held[1]?.batches).toEqual(['b1']);
+    h.release(0);
+    await callsAfterTurn(h, 3);
+    expect(h.held[2]?.batches).toEqual(['a3+a4']);
+    h.release(2);
+    await callsAfterTurn(h, 4);
+    expect(h.held[3]?.batches).toEqual(['a5']);
+    h.release();
+    expect(await Promise.all([...answers, b])).toEqual([...events.map((e) => e.id), 'b1']);
   });
 });

@@ -11,11 +11,16 @@
 // the end of the turn in which it ended). At low load
 // a call holds one event and latency does not grow; under load the queues that formed meanwhile are the next calls.
 //
-// Whole keys per call: a call holds the waiting events of the key first in line (at most `batchMax`, oldest first)
-// and, behind it, the whole queues of the next keys in line as long as they fit: at most `keysMax` keys and
-// `batchMax` events together. Keys are in line in the order they began to wait (first come, first served), so one
-// hot key cannot starve the others. A key's events never split over calls that leave together; a key whose queue
-// was longer than `batchMax` keeps its older events first.
+// Fair calls (issue 44): a call takes events from the keys in line in turn, one event of each key, then a second of
+// each, ... (round robin), from at most `keysMax` keys, until it holds `batchMax` events or the keys have no more; so
+// a hot key with thousands waiting and a quiet key with one share a call, the quiet key's event in the first round.
+// Keys are in line in the order they began to wait; a key that still has events after its share goes to the back of
+// the line, behind every key that waited meanwhile, so one hot key cannot take the calls that follow either. A key's
+// events keep their arrival order.
+//
+// `keyInFlightMax` (the edge): most events of one key in calls out at once; a key at its bound is passed over (it
+// keeps its place in line) until a call of it ends. A flooding key then holds at most that many events in the next
+// stage (the ledger's queue and its transactions), whatever its number of waiting events.
 //
 // `eagerCallsMax` (the ledger: 1): while that many calls are out, the next leaves only if the keys in line fill a call
 // (`keysMax` keys or `batchMax` events); otherwise they wait for a call to end and go together, group commit's rule. A
@@ -26,8 +31,8 @@
 //
 // `oneCallPerKey` (the ledger): a key with a call out waits for it to end before its next batch leaves, so the
 // events that arrive meanwhile gather into that key's next batch and a key's batches are decided one after the other;
-// the key then goes to the back of the line. Without it (the edge) a key may have several calls out, and the rest of
-// a key longer than `batchMax` stays first in line.
+// the key then goes to the back of the line. Without it (the edge) a key may have several calls out (up to
+// `keyInFlightMax` events).
 
 /**
  * The answer to one event that has no result: the error its caller receives. Told apart from a result by instanceof;
@@ -76,6 +81,8 @@ export interface KeyedBatcherOptions<T = unknown> {
    * header). Default `concurrencyMax`: a free slot always sends.
    */
   eagerCallsMax?: number | undefined;
+  /** Most events of one key in calls out at once (see the file's header). Default: no bound. */
+  keyInFlightMax?: number | undefined;
   /** Most events waiting in all queues together; beyond it submit rejects with QueueFullError. Default: no bound. */
   queuedMax?: number | undefined;
   /** The QueueFullError's message (default: `more than <queuedMax> events wait`). */
@@ -124,11 +131,14 @@ export class KeyedBatcher<T, R> {
   private readonly options: KeyedBatcherOptions<T>;
   private readonly queuedMax: number;
   private readonly eagerCallsMax: number;
+  private readonly keyInFlightMax: number;
   private readonly observer: KeyedBatchObserver<T> | undefined;
   /** The keys in line with their waiting events, in the order they became ready (a Map iterates in that order). */
   private readonly line = new Map<string, Array<Waiting<T, R>>>();
   /** oneCallPerKey: the keys with a call out, with the events that arrived meanwhile (they join the line after it). */
   private readonly out = new Map<string, Array<Waiting<T, R>>>();
+  /** keyInFlightMax: events of each key in calls out (keys with none are absent). */
+  private readonly keyInFlight = new Map<string, number>();
   private running = 0;
   private queued = 0;
   /** Events of the keys in line (queued less those that wait for their key's call: `out`). */
@@ -138,12 +148,21 @@ export class KeyedBatcher<T, R> {
   constructor(policy: BatchPolicy<T, R>, options: KeyedBatcherOptions<T>, observer?: KeyedBatchObserver<T>) {
     const queuedMax = options.queuedMax ?? Number.POSITIVE_INFINITY;
     const eagerCallsMax = options.eagerCallsMax ?? options.concurrencyMax;
-    const counts = [options.batchMax, options.concurrencyMax, options.keysMax, queuedMax, eagerCallsMax];
+    const keyInFlightMax = options.keyInFlightMax ?? Number.POSITIVE_INFINITY;
+    const counts = [
+      options.batchMax,
+      options.concurrencyMax,
+      options.keysMax,
+      queuedMax,
+      eagerCallsMax,
+      keyInFlightMax,
+    ];
     if (!counts.every((count) => count >= 1)) throw new Error(`invalid batcher options ${JSON.stringify(options)}`);
     this.policy = policy;
     this.options = options;
     this.queuedMax = queuedMax;
     this.eagerCallsMax = eagerCallsMax;
+    this.keyInFlightMax = keyInFlightMax;
     this.observer = observer;
   }
 
@@ -181,27 +200,49 @@ export class KeyedBatcher<T, R> {
     else setImmediate(dispatch);
   }
 
-  /** The batch of the key first in line, if it fits in `room` events; undefined otherwise (it stays first). */
-  private take(room: number): Taken<T, R> | undefined {
-    let first = this.line.entries().next();
-    // A key whose every event is late leaves the line: the next key is first.
-    while (!first.done && this.dropLate(first.value[0], first.value[1])) first = this.line.entries().next();
-    if (first.done) return undefined;
-    const [key, queue] = first.value;
-    const size = Math.min(queue.length, this.options.batchMax);
-    if (size > room) return undefined;
-    let batch = queue;
-    let rest: Array<Waiting<T, R>> = [];
-    if (size === queue.length) this.line.delete(key);
-    else if (this.options.oneCallPerKey) {
-      batch = queue.slice(0, size);
-      rest = queue.slice(size);
+  /**
+   * The next call, formed round robin (see the file's header): the first `keysMax` keys in line below their in-flight
+   * bound give one event each in turn until the call holds `batchMax` events or they have no more. Undefined when no
+   * key in line may send.
+   */
+  private take(): Array<Taken<T, R>> | undefined {
+    const keys: Array<{ key: string; queue: Array<Waiting<T, R>>; most: number; size: number }> = [];
+    for (const [key, queue] of this.line) {
+      // A key whose every event is late leaves the line (dropLate): the next key takes its place.
+      if (this.dropLate(key, queue)) continue;
+      const most = Math.min(queue.length, this.keyInFlightMax - (this.keyInFlight.get(key) ?? 0));
+      if (most <= 0) continue;
+      keys.push({ key, queue, most, size: 0 });
+      if (keys.length === this.options.keysMax) break;
+    }
+    if (keys.length === 0) return undefined;
+    // Round robin, a round at a time: every key still with events gets min(its rest, the room shared) per round.
+    let room = this.options.batchMax;
+    for (let open = keys; room > 0 && open.length > 0; open = open.filter((k) => k.size < k.most)) {
+      const share = Math.max(1, Math.floor(room / open.length));
+      for (const k of open) {
+        const more = Math.min(share, k.most - k.size, room);
+        k.size += more;
+        room -= more;
+      }
+    }
+    const call: Array<Taken<T, R>> = [];
+    for (const { key, queue, size } of keys) {
+      if (size === 0) continue;
+      const batch = queue.splice(0, size);
       this.line.delete(key);
-    } else batch = queue.splice(0, size); // the key's older events stay first in line
-    if (this.options.oneCallPerKey) this.out.set(key, rest);
-    this.queued -= size;
-    this.inLine -= batch.length + rest.length;
-    return { key, batch };
+      if (this.options.oneCallPerKey) {
+        this.out.set(key, queue); // the rest waits for this call with the events that arrive meanwhile
+        this.inLine -= queue.length;
+      } else if (queue.length > 0) this.line.set(key, queue); // the rest goes to the back of the line
+      this.inLine -= size;
+      this.queued -= size;
+      if (this.keyInFlightMax !== Number.POSITIVE_INFINITY) {
+        this.keyInFlight.set(key, (this.keyInFlight.get(key) ?? 0) + size);
+      }
+      call.push({ key, batch });
+    }
+    return call;
   }
 
   /**
@@ -236,22 +277,13 @@ export class KeyedBatcher<T, R> {
 
   private dispatch(): void {
     while (this.running < this.options.concurrencyMax && this.mayCall()) {
-      const first = this.take(this.options.batchMax);
-      if (first === undefined) break;
-      const call = [first];
-      let events = first.batch.length;
-      // The keys in line behind it join this call, as many as fit.
-      while (call.length < this.options.keysMax) {
-        const next = this.take(this.options.batchMax - events);
-        if (next === undefined) break;
-        call.push(next);
-        events += next.batch.length;
-      }
+      const call = this.take();
+      if (call === undefined) break;
       this.running++;
       void this.run(call).finally(() => {
         this.running--;
-        if (this.options.oneCallPerKey) {
-          for (const { key } of call) {
+        for (const { key, batch } of call) {
+          if (this.options.oneCallPerKey) {
             const meanwhile = this.out.get(key) as Array<Waiting<T, R>>;
             this.out.delete(key);
             if (meanwhile.length > 0) {
@@ -259,6 +291,9 @@ export class KeyedBatcher<T, R> {
               this.inLine += meanwhile.length;
             }
           }
+          const inFlight = this.keyInFlight.get(key);
+          if (inFlight === batch.length) this.keyInFlight.delete(key);
+          else if (inFlight !== undefined) this.keyInFlight.set(key, inFlight - batch.length);
         }
         // `turn`: the freed slot's next call leaves at the end of this turn too, with every event that arrives in it
         // (the edge: the HTTP requests read in the same poll phase as the reply), not with those queued so far.

@@ -1,0 +1,67 @@
+// What the single and the batch event routes share: asking the ledger for one checked event's decision through the
+// edge's batcher (one event path), the answer's shape (GameEventResult) and the quota fields of a fresh decision.
+
+import type { ServerResponse } from 'node:http';
+import type Koa from 'koa';
+import { eventRecordJson } from '#runtime/contracts/event-record.ts';
+import type { DeveloperEvent } from '#runtime/contracts/gen/rewards/v1/console_pb.ts';
+import type { DecisionQuota, RecordEventResponse } from '#runtime/contracts/gen/rewards/v1/events_pb.ts';
+import { AppError, relabelUnavailable } from '#runtime/errors.ts';
+import type { PresentedKey } from '#runtime/http/game-key.ts';
+import { eventCanonicalForms } from '../domain/canonical-json.ts';
+import type { GameEventInput } from '../domain/event-input.ts';
+import type { EdgeEventBatcher } from './event-batcher.ts';
+
+/** The RecordEvent request never reached a ledger (no responders, NATS disconnected): known not stored. */
+export const EVENT_NOT_STORED = 'The ledger is temporarily unavailable; retry later. Nothing was stored.';
+/**
+ * The RecordEvent request may have reached a ledger and its reply was lost (timeout, connection lost): the event may
+ * have been decided (CONTRACT section 7). A retry with the same eventId answers the stored decision.
+ */
+export const EVENT_OUTCOME_UNKNOWN =
+  'The ledger did not answer in time; whether the event was decided is unknown. ' +
+  'Retry with the same eventId: it answers the stored decision if one was made.';
+
+/** Asks the ledger (through the edge's batcher) for one checked event's decision; a transport failure is a 503. */
+export function decide(
+  ledger: EdgeEventBatcher,
+  key: PresentedKey,
+  input: GameEventInput,
+  ctx: Koa.Context,
+): Promise<RecordEventResponse> {
+  const canonical = eventCanonicalForms(input);
+  return ledger
+    .record(
+      {
+        keyHash: key.hash,
+        eventId: input.eventId,
+        playerId: input.playerId,
+        eventType: input.eventType,
+        occurredAtMs: BigInt(input.occurredAtMs),
+        payloadHash: canonical.payloadHash,
+        metadataJson: canonical.metadataJson,
+      },
+      ctx.state.call,
+    )
+    .catch((error: unknown) => {
+      throw relabelUnavailable(error, 'retry_later', EVENT_NOT_STORED, { unknown: EVENT_OUTCOME_UNKNOWN });
+    });
+}
+
+/**
+ * The quota fields of a fresh decision (CONTRACT section 11): the IETF httpapi rate-limit fields for the game's
+ * per-minute limit, in structured-field syntax, and the player's and the game's credits left after the decision.
+ * Replays carry none (their figures would describe a moment long gone).
+ */
+export function setQuotaHeaders(response: ServerResponse, quota: DecisionQuota): void {
+  response.setHeader('RateLimit-Policy', `"minute";q=${quota.rateLimit};w=60`);
+  response.setHeader('RateLimit', `"minute";r=${quota.rateRemaining};t=${quota.rateResetSeconds}`);
+  response.setHeader('Rewards-Daily-Remaining', quota.dailyRemainingCredits.toString());
+  response.setHeader('Rewards-Budget-Remaining', quota.budgetRemainingCredits.toString());
+}
+
+/** GameEventResult: the event record plus `replayed` and `mode`. */
+export function gameEventResult(decision: DeveloperEvent | undefined, replayed: boolean) {
+  if (!decision) throw new AppError('internal_error', 'The ledger returned no decision.');
+  return { ...eventRecordJson(decision), replayed, mode: 'sandbox' };
+}

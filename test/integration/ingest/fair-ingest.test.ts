@@ -1,0 +1,83 @@
+// Fair ingest (issue 44, item 3) over HTTP on real PostgreSQL and NATS: one game's flood does not take another game's
+// share. Game A's transactions are held (the test locks A's game row), so A's flood piles up; game B's events must
+// still be decided meanwhile. Before the fix, A's waiting events were first in line at the edge and filled every
+// request slot behind the held one, so B waited for A's whole flood. Counting, no timing: B's decisions are all
+// answered while none of A's has been.
+import { sql } from '../../support/database.ts';
+import { eventBody, expectDecision, postEvent, programMetric, until } from '../../support/ingest.ts';
+import { createEventWorld, gameState, holdGameRow } from '../../support/ledger-fixtures.ts';
+import { startTestSystem, type TestSystem } from '../../support/system.ts';
+
+const A_EVENTS = 300;
+const B_EVENTS = 20;
+const KEY_IN_FLIGHT_MAX = 4;
+
+describe('fair ingest: a flooding game leaves other games their share', () => {
+  let system: TestSystem;
+  let db: string;
+
+  beforeAll(async () => {
+    system = await startTestSystem({
+      env: {
+        EVENT_RATE_LIMIT_PER_MINUTE: '100000',
+        // More request slots than A may fill (its events could leave one per request): the bound, not the slots, is
+        // what holds A back.
+        INGEST_EVENT_IN_FLIGHT_MAX: String(KEY_IN_FLIGHT_MAX + 1),
+        INGEST_EVENT_KEY_IN_FLIGHT_MAX: String(KEY_IN_FLIGHT_MAX),
+        // One key per ledger call: B's call does not wait for A's held one to end (the group-commit rule), so what
+        // this test sees is the edge's share alone.
+        EVENT_GROUP_KEYS_MAX: '1',
+        // A's held request must not time out while the test counts.
+        NATS_EVENT_REQUEST_TIMEOUT_MS: '60000',
+      },
+    });
+    db = system.databaseUrl!;
+  });
+  afterAll(async () => system?.stop());
+
+  const metric = (name: string) => programMetric(system.url, name);
+
+  it("game B's events are decided while game A's flood waits; then every event of A is decided too", async () => {
+    const a = await createEventWorld(db, { rewardCredits: 1, budgetCredits: 1_000_000 });
+    const b = await createEventWorld(db, { rewardCredits: 1, budgetCredits: 1_000_000 });
+    const { release } = await holdGameRow(db, a.game.gameId);
+    try {
+      const aAnswered: boolean[] = [];
+      const flood = Array.from({ length: A_EVENTS }, (_, i) =>
+        postEvent(system.url, a.key.value, eventBody(a)).then((response) => {
+          aAnswered[i] = true;
+          return response;
+        }),
+      );
+      // A's first events are in the database, waiting for A's game row; the rest wait at the edge, beyond A's bound.
+      await until("A's flood waits at the edge", async () => {
+        return (await metric('ingest_event_queue_depth')) >= A_EVENTS - KEY_IN_FLIGHT_MAX;
+      });
+
+      const bAnswers = await Promise.all(
+        Array.from({ length: B_EVENTS }, () => postEvent(system.url, b.key.value, eventBody(b))),
+      );
+      const bDecisions = bAnswers.map(expectDecision);
+      expect(bDecisions.filter((d) => d.status === 'accepted' && !d.replayed)).toHaveLength(B_EVENTS);
+      // While B was decided, nothing of A was: its flood is still held, all of it.
+      expect(aAnswered.filter(Boolean)).toHaveLength(0);
+      expect((await gameState(db, a.game.gameId)).decisions).toBe(0);
+      expect((await gameState(db, b.game.gameId)).decisions).toBe(B_EVENTS);
+      // At most KEY_IN_FLIGHT_MAX of A's events ever left the edge while its game was held.
+      const [waiting] = await sql<{ n: number }>(
+        db,
+        `select count(*)::int as n from pg_stat_activity
+          where datname = current_database() and wait_event_type = 'Lock' and query like '%record_events%'`,
+      );
+      expect(waiting!.n).toBe(1);
+      expect(await metric('ingest_event_queue_depth')).toBe(A_EVENTS - KEY_IN_FLIGHT_MAX);
+
+      await release();
+      const aDecisions = (await Promise.all(flood)).map(expectDecision);
+      expect(aDecisions.filter((d) => d.status === 'accepted' && !d.replayed)).toHaveLength(A_EVENTS);
+      expect(await gameState(db, a.game.gameId)).toMatchObject({ decisions: A_EVENTS, spentCredits: A_EVENTS });
+    } finally {
+      await release();
+    }
+  });
+});
