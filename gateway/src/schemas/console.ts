@@ -305,6 +305,20 @@ function ok(schemaName: string, description: string): Record<string, unknown> {
   };
 }
 
+const DECISION_EXPORT_PARAMETERS: Record<string, string> = {
+  gameId: 'The game (404 not_found if the caller cannot see it).',
+  from: 'Decisions created at or after this instant.',
+  to: 'Decisions created before this instant: after `from`, at most 31 days after it.',
+  format: '`ndjson` (application/x-ndjson) or `csv` (text/csv, RFC 4180, a header row).',
+  organizationId: "Only if the game is this organization's.",
+  projectId: "Only if the game is this project's.",
+  playerId: "A player of the game (DeveloperPlayer.id): that player's decisions.",
+  eventId: "The game server's idempotency id (one decision per game).",
+  status: 'Only accepted, or only rejected, decisions.',
+  reason: 'Only rejections with this reason.',
+  eventType: 'Only decisions of this event type.',
+};
+
 export const consoleOpenApi: OpenApiFragment = {
   schemas: consoleSchemas,
   paths: {
@@ -383,6 +397,7 @@ export const consoleOpenApi: OpenApiFragment = {
           name: parameter,
           in: 'query',
           required: ['gameId', 'from', 'to'].includes(parameter),
+          description: DECISION_EXPORT_PARAMETERS[parameter],
           schema,
         })),
         responses: {
