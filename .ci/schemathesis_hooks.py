@@ -1,4 +1,4 @@
-"""Schemathesis hooks of .ci/schemathesis.sh: strategies for the GraphQL schema's custom scalars, and four narrow
+"""Schemathesis hooks of .ci/schemathesis.sh: strategies for the GraphQL schema's custom scalars, and five narrow
 exemptions, where no schema can say what the server accepts. Anything else schemathesis finds is fixed at the cause
 (the document must describe what the server does).
 
@@ -6,6 +6,10 @@ REST (/openapi.json):
 - Records: `cursor` is an opaque value with a MAC that the server issued (`nextCursor` of an earlier page); no schema
   can tell those strings from others, so a made-up one is rightly 400 INVALID_CURSOR. Only that refusal of a query
   that carries a cursor is dropped; the cursor's rules are covered by the records integration tests.
+- Decision export: `from` and `to` are each a date-time, but that `to` lies after `from`, within 31 days of it and both
+  in years 0001 to 9999 is a rule between two parameters (and of the database) that no schema states; such a window is
+  rightly 400 INVALID_RECORD_QUERY. Only those refusals are dropped; the window's rules are covered by the export's
+  integration tests (test/integration/console/decision-export.test.ts).
 - GraphQL through REST: the body's `query` is a GraphQL document, a language of its own, so a schema-valid body such as
   {"query": "0"} is rightly a 400 GraphQL error. Only 400 answers in GraphQL's error shape are dropped.
 
@@ -36,6 +40,10 @@ from schemathesis.graphql import nodes
 SCHEMA_VALID_REQUEST_REJECTED = "ST202"
 GRAPHQL_SERVER_ERROR = "ST113"
 GRAPHQL_CLIENT_ERROR = "ST206"
+
+# The export's window refusals (gateway/src/rest/decision-export.ts, decisionExportProblem in
+# services/runtime/src/contracts/decision-search.ts).
+EXPORT_WINDOW_MESSAGE = re.compile(r"^query(\.to must be after from|: the window may span at most|\.(from|to) must lie in years)")
 
 ERROR_CODES_FILE = Path(__file__).resolve().parent.parent / "services/runtime/src/contracts/error-codes.ts"
 
@@ -120,6 +128,12 @@ def filter_failure(ctx, failure, case, response):
         made_up_cursor = "cursor" in (case.query or {})
         refused_cursor = isinstance(body, dict) and body.get("error", {}).get("code") == "INVALID_CURSOR"
         return not (made_up_cursor and refused_cursor)
+    if path == "/api/developer/v1/decisions/export":
+        error = body.get("error", {}) if isinstance(body, dict) else {}
+        refused_window = error.get("code") == "INVALID_RECORD_QUERY" and EXPORT_WINDOW_MESSAGE.search(
+            str(error.get("message", ""))
+        )
+        return not refused_window
     if path == "/graphql":
         graphql_error = isinstance(body, dict) and isinstance(body.get("errors"), list) and "data" not in body
         return not graphql_error

@@ -3,6 +3,7 @@
 import type Router from '@koa/router';
 import type Koa from 'koa';
 import type { EnvReader } from '#runtime/config.ts';
+import { DECISION_EXPORT_PAGE_DEFAULT, DECISION_EXPORT_PAGE_MAX } from '#runtime/contracts/decision-search.ts';
 import { readAllowedOrigins } from '#runtime/http/origins.ts';
 import { platformGate } from '#runtime/http/platform-gate.ts';
 import { developerSubject, loadDevProvider } from '#runtime/identity/dev-identity-provider.ts';
@@ -48,6 +49,8 @@ export interface GatewayConfig {
   liveConnectionsPerDeveloperMax: number;
   /** DEVELOPER_RATE_PER_SECOND, DEVELOPER_BURST, DEVELOPER_IN_FLIGHT_MAX, SIMULATE_RULE_*: auth/developer-limits.ts. */
   developerLimits: DeveloperLimitSettings;
+  /** DECISION_EXPORT_PAGE_SIZE: decisions per ledger request of a decision export (rest/decision-export.ts). */
+  decisionExportPageSize: number;
   /** TRUST_PROXY (services/runtime/src/config.ts): forwarded scheme and host believed. */
   trustProxy: boolean;
   /** The web console's OpenID Connect sign-in: DEVELOPER_JWT_ISSUER and CONSOLE_OIDC_CLIENT_ID. */
@@ -68,6 +71,10 @@ export const gateway: ProgramModule<GatewayConfig> = {
       consoleOidc: readConsoleOidc(reader),
       liveConnectionsPerDeveloperMax: reader.int('LIVE_CONNECTIONS_PER_DEVELOPER_MAX', 20, { min: 1, max: 10_000 }),
       developerLimits: readDeveloperLimits(reader),
+      decisionExportPageSize: reader.int('DECISION_EXPORT_PAGE_SIZE', DECISION_EXPORT_PAGE_DEFAULT, {
+        min: 1,
+        max: DECISION_EXPORT_PAGE_MAX,
+      }),
       trustProxy: reader.bool('TRUST_PROXY', false),
     };
   },
@@ -113,7 +120,12 @@ export const gateway: ProgramModule<GatewayConfig> = {
           const { principal } = developerOf(ctx);
           ctx.body = { data: { authorized: true, email: principal.email, mode: 'sandbox' } };
         });
-        addConsoleRoutes(router, { transport, platform, limits });
+        addConsoleRoutes(router, {
+          transport,
+          platform,
+          limits,
+          decisionExportPageSize: config.decisionExportPageSize,
+        });
         addAdminRoutes(router, { transport, platform, adminToken });
         graphql.addRoutes(router);
         addOpenApiRoute(router, openApiFragments);

@@ -3,7 +3,7 @@
 // its developer, the session's subject (the principal's identityUserId):
 //
 // - a token bucket: DEVELOPER_BURST tokens at most, DEVELOPER_RATE_PER_SECOND given back per second; a request takes
-//   its cost (DEVELOPER_COSTS: 1, the snapshot and every record page more, simulateRule most);
+//   its cost (DEVELOPER_COSTS: 1, the snapshot and every record page more, simulateRule and an export most);
 // - requests in flight: at most DEVELOPER_IN_FLIGHT_MAX at once (a WebSocket counts only while it is being admitted
 //   or a subscription checked; LIVE_CONNECTIONS_PER_DEVELOPER_MAX bounds open sockets);
 // - rule dry-runs in flight: SIMULATE_RULE_PER_DEVELOPER_MAX per developer and SIMULATE_RULE_IN_FLIGHT_MAX in the
@@ -36,6 +36,8 @@ export const DEVELOPER_COSTS = {
   recordPage: 2,
   /** A rule dry-run (GraphQL `simulateRule`): it may replay SIMULATE_RULE_MAX_EVENTS decisions. */
   simulation: 10,
+  /** A decision export (REST GET decisions/export): up to 31 days of a game's decisions, page after page. */
+  export: 10,
 } as const;
 
 export interface DeveloperLimitSettings {

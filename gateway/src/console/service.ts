@@ -3,7 +3,11 @@
 // resolvers (graphql/resolvers.ts) are two views of these functions; every rule about organizations, funding and
 // membership lives in the ledger.
 import type { DescMessage, MessageInitShape, MessageShape } from '@bufbuild/protobuf';
-import type { ConsolePrincipal, ListDecisionsRequestSchema } from '#runtime/contracts/gen/rewards/v1/console_pb.ts';
+import type {
+  ConsolePrincipal,
+  ExportDecisionsRequestSchema,
+  ListDecisionsRequestSchema,
+} from '#runtime/contracts/gen/rewards/v1/console_pb.ts';
 import type { DeveloperPrincipal } from '#runtime/contracts/gen/rewards/v1/identity_pb.ts';
 import { ledgerOps } from '#runtime/contracts/operations.ts';
 import { AppError, relabelUnavailable } from '#runtime/errors.ts';
@@ -130,6 +134,16 @@ export async function readDecisions(
   call: CallContext,
 ) {
   return callLedger(transport, ledgerOps.listDecisions, { principal, ...query }, call);
+}
+
+/** One page of a decision export, oldest first: one ledger call (the ledger checks the window and visibility). */
+export async function readDecisionExportPage(
+  transport: Transport,
+  principal: PrincipalInit,
+  query: Omit<MessageInitShape<typeof ExportDecisionsRequestSchema>, 'principal' | '$typeName'>,
+  call: CallContext,
+) {
+  return callLedger(transport, ledgerOps.exportDecisions, { principal, ...query }, call);
 }
 
 /** Decisions of one game per bucket: one ledger call (the ledger checks the window and the game's visibility). */

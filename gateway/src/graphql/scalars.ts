@@ -59,7 +59,7 @@ function creditsScalar(min: number, description: string): ScalarBehaviour {
 const DATE_TIME_MIN_MS = Date.parse('0001-01-01T00:00:00.000Z');
 const DATE_TIME_MAX_MS = Date.parse('9999-12-31T23:59:59.999Z');
 
-function isStorableDateTime(value: string): boolean {
+export function isStorableDateTime(value: string): boolean {
   if (!isRfc3339DateTime(value)) return false;
   const ms = Date.parse(value);
   return ms >= DATE_TIME_MIN_MS && ms <= DATE_TIME_MAX_MS;

@@ -24,6 +24,7 @@ import {
 } from '../console/service.ts';
 import { actionResultJson, recordPageJson, snapshotJson } from '../console/shapes.ts';
 import { recordsQueryParameters } from '../schemas/console.ts';
+import { DECISION_EXPORT_PATH, decisionExportHandler } from './decision-export.ts';
 
 export { consoleSchemaSet, type RecordsQuery, validateAction } from '../console/service.ts';
 
@@ -48,6 +49,8 @@ export interface ConsoleRouteDeps {
   transport: Transport;
   platform: PlatformSwitch;
   limits: DeveloperLimits;
+  /** DECISION_EXPORT_PAGE_SIZE: decisions per ledger request of a decision export. */
+  decisionExportPageSize: number;
 }
 
 export function addConsoleRoutes(router: Router, deps: ConsoleRouteDeps): void {
@@ -80,4 +83,11 @@ export function addConsoleRoutes(router: Router, deps: ConsoleRouteDeps): void {
     ctx.set('Cache-Control', 'no-store');
     ctx.body = { data: recordPageJson(reply) };
   });
+
+  router.get(
+    DECISION_EXPORT_PATH,
+    gate,
+    admitted(DEVELOPER_COSTS.export),
+    decisionExportHandler({ transport, pageSize: deps.decisionExportPageSize }),
+  );
 }

@@ -152,7 +152,7 @@ const DeveloperPlayer = strictObject({
   linkedAt: nullable(dateTime),
   createdAt: dateTime,
 });
-const DeveloperEvent = strictObject({
+const developerEventProperties: Record<string, JsonSchema> = {
   id: uuid,
   eventId: uuid,
   gameId: uuid,
@@ -164,7 +164,8 @@ const DeveloperEvent = strictObject({
   reason: nullable(eventReason),
   rewardCredits: credits,
   createdAt: dateTime,
-});
+};
+const DeveloperEvent = strictObject(developerEventProperties);
 const list = (schemaName: string): JsonSchema => ({ type: 'array', items: ref(schemaName) });
 const DeveloperSnapshot = strictObject({
   mode,
@@ -223,6 +224,27 @@ export const RecordsQuery = strictObject(recordsQueryParameters, [
   'limit',
 ]);
 
+/** The decision export's query (GET /api/developer/v1/decisions/export) as an object of its parameters. */
+export const decisionExportQueryParameters: Record<string, JsonSchema> = {
+  gameId: uuid,
+  from: dateTime,
+  to: dateTime,
+  format: { enum: ['ndjson', 'csv'], default: 'ndjson' },
+  organizationId: uuid,
+  projectId: uuid,
+  playerId: uuid,
+  eventId: uuid,
+  status: eventStatus,
+  reason: eventReason,
+  eventType,
+};
+export const DecisionExportQuery = strictObject(
+  decisionExportQueryParameters,
+  Object.keys(decisionExportQueryParameters).filter((name) => !['gameId', 'from', 'to'].includes(name)),
+);
+/** One exported decision: a DeveloperEvent and its player's externalPlayerId (an NDJSON line, a CSV row). */
+const ExportedDecision = strictObject({ ...developerEventProperties, externalPlayerId });
+
 export const consoleSchemas: Record<string, JsonSchema> = {
   ...Object.fromEntries(CONSOLE_ACTION_TYPES.map((type) => [actionSchemaName(type), consoleActionSchemas[type]!])),
   DeveloperAction: {
@@ -247,6 +269,8 @@ export const consoleSchemas: Record<string, JsonSchema> = {
   DeveloperActionResult,
   DeveloperAccess,
   RecordsQuery,
+  DecisionExportQuery,
+  ExportedDecision,
 };
 
 /** Names of the action schemas, for the validator: `createOrganization` -> `CreateOrganizationAction`. */
@@ -280,6 +304,20 @@ function ok(schemaName: string, description: string): Record<string, unknown> {
     '200': { description, content: { 'application/json': { schema: dataEnvelope(schemaName) } } },
   };
 }
+
+const DECISION_EXPORT_PARAMETERS: Record<string, string> = {
+  gameId: 'The game (404 not_found if the caller cannot see it).',
+  from: 'Decisions created at or after this instant.',
+  to: 'Decisions created before this instant: after `from`, at most 31 days after it.',
+  format: '`ndjson` (application/x-ndjson) or `csv` (text/csv, RFC 4180, a header row).',
+  organizationId: "Only if the game is this organization's.",
+  projectId: "Only if the game is this project's.",
+  playerId: "A player of the game (DeveloperPlayer.id): that player's decisions.",
+  eventId: "The game server's idempotency id (one decision per game).",
+  status: 'Only accepted, or only rejected, decisions.',
+  reason: 'Only rejections with this reason.',
+  eventType: 'Only decisions of this event type.',
+};
 
 export const consoleOpenApi: OpenApiFragment = {
   schemas: consoleSchemas,
@@ -344,6 +382,38 @@ export const consoleOpenApi: OpenApiFragment = {
               'INVALID_RECORD_QUERY (unknown, repeated or malformed parameter; limit outside 1..100), INVALID_CURSOR.',
             ...admissionErrors,
             '404': 'not_found: a filter names an object the caller cannot see.',
+          }),
+        },
+      },
+    },
+    '/api/developer/v1/decisions/export': {
+      get: {
+        operationId: 'exportDecisions',
+        summary:
+          'Every decision of one game created in [from, to) (at most 31 days) matching the filters, oldest first by (createdAt, id), streamed as NDJSON or CSV. A failure after the first bytes ends NDJSON with a line {"error": {code, message}} and aborts CSV without its final line end (docs/console.md).',
+        tags: ['developer'],
+        security,
+        parameters: Object.entries(decisionExportQueryParameters).map(([parameter, schema]) => ({
+          name: parameter,
+          in: 'query',
+          required: ['gameId', 'from', 'to'].includes(parameter),
+          description: DECISION_EXPORT_PARAMETERS[parameter],
+          schema,
+        })),
+        responses: {
+          '200': {
+            description:
+              'The decisions, one ExportedDecision per line (ndjson), or an RFC 4180 table with a header row (csv).',
+            content: {
+              'application/x-ndjson': { schema: ref('ExportedDecision') },
+              'text/csv': { schema: { type: 'string' } },
+            },
+          },
+          ...errors({
+            '400':
+              'INVALID_RECORD_QUERY (unknown, repeated, missing or malformed parameter; to not after from; a window over 31 days).',
+            ...admissionErrors,
+            '404': 'not_found: the game (or another filter) names an object the caller cannot see.',
           }),
         },
       },

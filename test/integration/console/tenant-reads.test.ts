@@ -4,10 +4,11 @@
 // assertions are on the plans' structure (EXPLAIN FORMAT JSON): node types, relations, index names, rows read.
 import pg from 'pg';
 import { pino } from 'pino';
+import { DECISION_EXPORT_PAGE_DEFAULT } from '#runtime/contracts/decision-search.ts';
 import { migrate } from '#runtime/db/database.ts';
 import { createTenants, insertDecisions, tenantIdentity, tenantIds } from '../../../load/lib/tenants.ts';
 import { identityMigrations } from '../../../services/identity-admission/src/migrations/index.ts';
-import { SNAPSHOT_LIMITS } from '../../../services/ledger/src/console/queries.ts';
+import { decisionFiltersOf, SNAPSHOT_LIMITS } from '../../../services/ledger/src/console/queries.ts';
 import {
   beyondCursorStatement,
   type DecisionsQuery,
@@ -230,6 +231,31 @@ describe('tenant-first reads over a million decisions (slow: a million rows gene
     const withCursor = { ...q, cursor: q.cursor ?? cursor };
     const beyond = await plan(beyondCursorStatement(withCursor));
     expect(scansOf(beyond, 'events')).not.toContain('Seq Scan');
+  });
+
+  test('the decision export: a range of events_by_game going newer, one page read', async () => {
+    for (const tenant of [small, large]) {
+      const exportOf = (page: Partial<DecisionsQuery>) =>
+        decisionsStatement({
+          ...decisionFiltersOf({
+            identityUserId: tenant.identity,
+            gameId: tenant.gameIds[0]!,
+            fromMs: NOW.getTime() - 31 * 24 * HOUR_MS,
+            toMs: NOW.getTime(),
+          }),
+          older: false,
+          take: DECISION_EXPORT_PAGE_DEFAULT + 1,
+          ...page,
+        });
+      for (const statement of [exportOf({}), exportOf({ cursor })]) {
+        await expectIndexes(statement, 'events', ['events_by_game']);
+        // The page and nothing more: the range is read in the order it is answered.
+        const analyzed = await plan(statement, true);
+        expect(rowsRead(analyzed, 'events')).toBeLessThanOrEqual(DECISION_EXPORT_PAGE_DEFAULT + 1);
+      }
+      // A filter within the game's range: still that range (the rows it filters out are read).
+      await expectIndexes(exportOf({ cursor, status: 'accepted' }), 'events', ['events_by_game']);
+    }
   });
 
   test('the decision statistics and the dry-run window count: ranges of events_by_game', async () => {

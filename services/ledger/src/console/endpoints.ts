@@ -202,6 +202,27 @@ export function consoleEndpoints(deps: ConsoleDeps): EndpointBinding[] {
         hasNewer: page.hasNewer,
       };
     }),
+    bind(ledgerOps.exportDecisions, async (request) => {
+      const principal = principalOf(request.principal);
+      const page = await queries
+        .exportDecisions({
+          identityUserId: principal.identityUserId,
+          gameId: request.gameId,
+          organizationId: request.organizationId,
+          projectId: request.projectId,
+          playerId: request.playerId,
+          eventId: request.eventId,
+          status: request.status,
+          reason: request.reason,
+          eventType: request.eventType,
+          fromMs: Number(request.fromMs),
+          toMs: Number(request.toMs),
+          cursor: request.cursor,
+          limit: request.limit,
+        })
+        .catch(fail);
+      return { events: page.events, externalPlayerIds: page.externalPlayerIds, nextCursor: page.nextCursor };
+    }),
     bind(ledgerOps.listLinkIntents, async (request) => {
       const principal = principalOf(request.principal);
       return queries

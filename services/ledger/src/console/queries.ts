@@ -1,9 +1,12 @@
 // The console's reads: the snapshot (GET /api/developer/v1/console) and the records pages
 // (GET /api/developer/v1/records; CONTRACT section 8).
 import { randomBytes } from 'node:crypto';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Clock } from '#runtime/clock.ts';
 import {
+  DECISION_EXPORT_PAGE_MAX,
   type DecisionSearchFilters,
+  decisionExportProblem,
   decisionFiltersProblem,
   decisionSearchScope,
 } from '#runtime/contracts/decision-search.ts';
@@ -75,6 +78,41 @@ export interface DecisionsPage {
   cursors: string[];
   hasOlder: boolean;
   hasNewer: boolean;
+}
+
+export interface DecisionExportRequest extends DecisionSearchFilters {
+  identityUserId: string;
+  gameId: string;
+  fromMs: number;
+  toMs: number;
+  cursor?: string | undefined;
+  limit: number;
+}
+
+export interface DecisionExportPage {
+  /** Oldest first. */
+  events: EventRecord[];
+  /** Each decision's player's externalPlayerId. */
+  externalPlayerIds: string[];
+  /** Set when more decisions match: the cursor of the page's last decision. */
+  nextCursor: string | undefined;
+}
+
+/** A decision search's (or export's) filters as the reads take them. */
+export function decisionFiltersOf(r: DecisionSearchFilters & { identityUserId: string }) {
+  return {
+    identityUserId: r.identityUserId,
+    organizationId: r.organizationId,
+    projectId: r.projectId,
+    gameId: r.gameId,
+    playerId: r.playerId,
+    eventId: r.eventId,
+    status: r.status,
+    reason: r.reason,
+    eventType: r.eventType,
+    from: r.fromMs === undefined ? undefined : new Date(r.fromMs),
+    to: r.toMs === undefined ? undefined : new Date(r.toMs),
+  };
 }
 
 const invalidQuery = (message: string) => new AppError('INVALID_RECORD_QUERY', message);
@@ -200,33 +238,8 @@ export class ConsoleQueries {
     }
     const older = !r.backward;
     const rows = await this.repository.read(async (em) => {
-      const objects = [
-        ['organizations', r.organizationId],
-        ['projects', r.projectId],
-        ['games', r.gameId],
-        ['players', r.playerId],
-      ] as const;
-      for (const [table, id] of objects) {
-        if (id !== undefined && !(await canSee(em, r.identityUserId, table, id))) {
-          throw new AppError('not_found', 'No such object in an organization you are a member of.');
-        }
-      }
-      return readDecisions(em, {
-        identityUserId: r.identityUserId,
-        organizationId: r.organizationId,
-        projectId: r.projectId,
-        gameId: r.gameId,
-        playerId: r.playerId,
-        eventId: r.eventId,
-        status: r.status,
-        reason: r.reason,
-        eventType: r.eventType,
-        from: r.fromMs === undefined ? undefined : new Date(r.fromMs),
-        to: r.toMs === undefined ? undefined : new Date(r.toMs),
-        cursor,
-        older,
-        take: r.limit + 1,
-      });
+      await this.checkVisible(em, r);
+      return readDecisions(em, { ...decisionFiltersOf(r), cursor, older, take: r.limit + 1 });
     });
     const more = rows.positions.length > r.limit;
     const key = await this.key();
@@ -249,6 +262,58 @@ export class ConsoleQueries {
       hasOlder: older ? more : rows.beyondCursor,
       hasNewer: older ? rows.beyondCursor : more,
     };
+  }
+
+  /**
+   * Decision export (GET /api/developer/v1/decisions/export): one page of a game's decisions in a window of at most
+   * 31 days matching every filter, oldest first, continuing after the previous page's cursor. The decision search's
+   * rules and codes; visibility is checked again on each page (membership may end mid-export).
+   */
+  async exportDecisions(r: DecisionExportRequest): Promise<DecisionExportPage> {
+    if (!Number.isInteger(r.limit) || r.limit < 1 || r.limit > DECISION_EXPORT_PAGE_MAX) {
+      throw invalidQuery(`limit must be an integer from 1 to ${DECISION_EXPORT_PAGE_MAX}.`);
+    }
+    const problem = decisionExportProblem(r, 'export');
+    if (problem) throw invalidQuery(problem);
+    const context = { kind: 'decision_export' as const, scope: decisionSearchScope(r) };
+    let cursor: CursorPosition | undefined;
+    if (r.cursor !== undefined) {
+      const decoded = decodeCursor(await this.key(), r.cursor, context);
+      if ('error' in decoded) throw invalidCursor();
+      cursor = decoded;
+    }
+    const rows = await this.repository.read(async (em) => {
+      await this.checkVisible(em, r);
+      return readDecisions(em, {
+        ...decisionFiltersOf(r),
+        cursor,
+        older: false,
+        take: r.limit + 1,
+        probeBeyondCursor: false,
+      });
+    });
+    const more = rows.positions.length > r.limit;
+    const last = rows.positions[r.limit - 1];
+    return {
+      events: rows.events.slice(0, r.limit),
+      externalPlayerIds: rows.externalPlayerIds.slice(0, r.limit),
+      nextCursor: more && last ? encodeCursor(await this.key(), { ...context, ...last }) : undefined,
+    };
+  }
+
+  /** 404 not_found when a filter names an organization, project, game or player the caller cannot see. */
+  private async checkVisible(em: EntityManager, r: DecisionSearchFilters & { identityUserId: string }): Promise<void> {
+    const objects = [
+      ['organizations', r.organizationId],
+      ['projects', r.projectId],
+      ['games', r.gameId],
+      ['players', r.playerId],
+    ] as const;
+    for (const [table, id] of objects) {
+      if (id !== undefined && !(await canSee(em, r.identityUserId, table, id))) {
+        throw new AppError('not_found', 'No such object in an organization you are a member of.');
+      }
+    }
   }
 
   async records(r: RecordsRequest): Promise<RecordsPage> {

@@ -491,6 +491,8 @@ export interface DecisionsQuery extends DecisionFilters {
   cursor?: CursorPosition | undefined;
   older: boolean;
   take: number;
+  /** False: skip the probe behind the cursor (beyondCursor stays false); decision export pages one way only. */
+  probeBeyondCursor?: boolean | undefined;
 }
 
 /** The filters within a unit's range (the unit itself stands for the organization, project, game and player). */
@@ -585,7 +587,7 @@ export async function readDecisions(em: EntityManager, q: DecisionsQuery): Promi
   const statement = decisionsStatement(q);
   const rows = await queryRows(em, statement.sql, statement.params);
   let beyondCursor = false;
-  if (q.cursor !== undefined) {
+  if (q.cursor !== undefined && q.probeBeyondCursor !== false) {
     const behind = beyondCursorStatement({ ...q, cursor: q.cursor });
     beyondCursor = (await queryRows(em, behind.sql, behind.params)).length > 0;
   }

@@ -13,9 +13,9 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
 export type RecordKind = 'players' | 'events';
-/** What a cursor can page through: the records kinds, a game's link intents and a decision search. */
-export type CursorKind = RecordKind | 'link_intents' | 'decisions';
-const CURSOR_KINDS: readonly string[] = ['players', 'events', 'link_intents', 'decisions'];
+/** What a cursor can page through: the records kinds, a game's link intents, a decision search and export. */
+export type CursorKind = RecordKind | 'link_intents' | 'decisions' | 'decision_export';
+const CURSOR_KINDS: readonly string[] = ['players', 'events', 'link_intents', 'decisions', 'decision_export'];
 
 export interface CursorPosition {
   createdAt: string;

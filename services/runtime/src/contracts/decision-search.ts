@@ -43,6 +43,30 @@ export function decisionFiltersProblem(f: DecisionSearchFilters, prefix: string)
   return undefined;
 }
 
+/** The longest window one decision export may read (CONTRACT section 11.1). */
+export const DECISION_EXPORT_WINDOW_DAYS_MAX = 31;
+/** The most decisions of one ExportDecisions page (one NATS reply). */
+export const DECISION_EXPORT_PAGE_MAX = 1000;
+/** Default of DECISION_EXPORT_PAGE_SIZE: decisions the gateway asks the ledger for per page. */
+export const DECISION_EXPORT_PAGE_DEFAULT = 500;
+const DAY_MS = 86_400_000;
+
+/**
+ * The first problem of a decision export's filters (a decision search's, with the game and the window required,
+ * the window at most DECISION_EXPORT_WINDOW_DAYS_MAX days), or undefined.
+ */
+export function decisionExportProblem(f: DecisionSearchFilters, prefix: string): string | undefined {
+  if (f.gameId === undefined) return `${prefix}.gameId is required.`;
+  if (f.fromMs === undefined) return `${prefix}.from is required.`;
+  if (f.toMs === undefined) return `${prefix}.to is required.`;
+  const problem = decisionFiltersProblem(f, prefix);
+  if (problem) return problem;
+  if (f.toMs - f.fromMs > DECISION_EXPORT_WINDOW_DAYS_MAX * DAY_MS) {
+    return `${prefix}: the window may span at most ${DECISION_EXPORT_WINDOW_DAYS_MAX} days.`;
+  }
+  return undefined;
+}
+
 /** The filters a decision cursor is bound to, in one canonical spelling (ids lower-case, times in milliseconds). */
 export function decisionSearchScope(f: DecisionSearchFilters): string {
   const part = (value: string | number | undefined) => (value === undefined ? '' : String(value).toLowerCase());
