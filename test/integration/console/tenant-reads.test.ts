@@ -8,7 +8,6 @@ import { DECISION_EXPORT_PAGE_DEFAULT } from '#runtime/contracts/decision-search
 import { migrate } from '#runtime/db/database.ts';
 import { createTenants, insertDecisions, tenantIdentity, tenantIds } from '../../../load/lib/tenants.ts';
 import { identityMigrations } from '../../../services/identity-admission/src/migrations/index.ts';
-import { decisionFiltersOf, SNAPSHOT_LIMITS } from '../../../services/ledger/src/console/queries.ts';
 import {
   beyondCursorStatement,
   type DecisionsQuery,
@@ -20,7 +19,8 @@ import {
   type Statement,
   snapshotEventsStatement,
   snapshotPlayersStatement,
-} from '../../../services/ledger/src/console/reads.ts';
+} from '../../../services/ledger/src/console/read-repository.ts';
+import { decisionFiltersOf, SNAPSHOT_LIMITS } from '../../../services/ledger/src/console/read-service.ts';
 import { ledgerMigrations } from '../../../services/ledger/src/migrations/index.ts';
 import { countWindowDecisionsStatement } from '../../../services/ledger/src/simulation/repository.ts';
 import { createTestDatabase } from '../../support/database.ts';

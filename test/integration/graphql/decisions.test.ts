@@ -4,7 +4,7 @@
 // other filters 400 INVALID_CURSOR; each filter, paging both ways with exact flags, and the index each search reads.
 import { randomBytes, randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { decisionsStatement } from '../../../services/ledger/src/console/reads.ts';
+import { decisionsStatement } from '../../../services/ledger/src/console/read-repository.ts';
 import { addMember, type Developer, developer, insertPlayer, ok, type World, world } from '../../support/console.ts';
 import { sql } from '../../support/database.ts';
 import { startTestSystem, type TestSystem } from '../../support/system.ts';

@@ -9,9 +9,9 @@ import { classifyDatabaseFailure } from '#runtime/db/failures.ts';
 import { AppError } from '#runtime/errors.ts';
 import type { Logger } from '#runtime/logger.ts';
 import { bind, type EndpointBinding, type Transport } from '#runtime/transport/operation.ts';
-import { type ActionResult, ConsoleActions } from './actions.ts';
-import { ConsoleQueries, SNAPSHOT_LIMITS } from './queries.ts';
-import { ConsoleRepository } from './repository.ts';
+import { type ActionResult, ConsoleActions } from './action-service.ts';
+import { ConsoleQueries, SNAPSHOT_LIMITS } from './read-service.ts';
+import { ConsoleRepository } from './write-repository.ts';
 
 export interface ConsoleDeps {
   database: Database;

@@ -6,6 +6,7 @@ import type { Pool, PoolClient, QueryResultRow } from 'pg';
 import { EVENT_LIMITS } from '#runtime/contracts/event-limits.ts';
 import type { Database } from '#runtime/db/database.ts';
 import { classifyDatabaseFailure, sqlStateOf } from '#runtime/db/failures.ts';
+import { creditsValue, numericValue, RowShapeError, textValue } from '#runtime/db/rows.ts';
 
 export type RecordOutcome = 'decided' | 'replayed' | 'invalid_key' | 'invalid_player' | 'event_conflict';
 
@@ -401,26 +402,31 @@ function toRecordResult(tuple: RecordTuple, rateLimit: number | undefined): Reco
           rateLimit,
           rateRemaining,
           rateResetSeconds,
-          dailyRemainingCredits: BigInt(dailyRemaining as string),
-          budgetRemainingCredits: BigInt(budgetRemaining as string),
+          dailyRemainingCredits: creditsValue(dailyRemaining, 'daily_remaining'),
+          budgetRemainingCredits: creditsValue(budgetRemaining, 'budget_remaining'),
         }
       : undefined;
   return {
     outcome,
     ...(quota ? { quota } : {}),
     decision: {
-      id: id as string,
-      gameId: gameId as string,
-      organizationId: organizationId as string,
-      playerId: playerId as string,
-      eventType: eventType as string,
-      occurredAtMs: Number(occurredAtMs),
-      status: status as 'accepted' | 'rejected',
+      id: textValue(id, 'id'),
+      gameId: textValue(gameId, 'game_id'),
+      organizationId: textValue(organizationId, 'organization_id'),
+      playerId: textValue(playerId, 'player_id'),
+      eventType: textValue(eventType, 'event_type'),
+      occurredAtMs: numericValue(occurredAtMs, 'occurred_at'),
+      status: decisionStatus(status),
       reason,
-      rewardCredits: BigInt(reward as string),
-      createdAtMs: Number(createdAtMs),
+      rewardCredits: creditsValue(reward, 'reward_credits'),
+      createdAtMs: numericValue(createdAtMs, 'created_at'),
     },
   };
+}
+
+function decisionStatus(value: unknown): 'accepted' | 'rejected' {
+  if (value === 'accepted' || value === 'rejected') return value;
+  throw new RowShapeError('status', "'accepted' or 'rejected'", value);
 }
 
 /** True for a unique violation (SQLSTATE 23505). */

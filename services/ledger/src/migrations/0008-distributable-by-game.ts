@@ -17,7 +17,7 @@
 //     (link_intents_one_per_token (token_hash, game_id), which still serves the lookup by token). Across games a token
 //     hash is unique by construction: the SHA-256 of 32 CSPRNG bytes (runtime/credentials/keys.ts, issueLinkToken).
 //   - games: the slug was unique across games (games_slug_key); nothing looks a game up by its slug (it is only
-//     shown), and it is a random UUID given at creation (console/repository.ts), unique by construction. The index
+//     shown), and it is a random UUID given at creation (console/write-repository.ts), unique by construction. The index
 //     is dropped. If a lookup by slug ever comes, it needs a reference table slug -> game (as keys are one).
 // keys keep their global unique key_hash: keys are to be a reference table (replicated), see docs/deploy.md.
 //

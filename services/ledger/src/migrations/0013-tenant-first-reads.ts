@@ -1,6 +1,6 @@
 // Reads that cost what they show (issue 44 item 2): every console and records read ranges over an index that leads
 // with the tenant (organization, game or player) in the read's order, one range per tenant unit, merged
-// (console/reads.ts, tenantPage). What that needs besides the indexes 0001-0009 made:
+// (console/read-repository.ts, tenantPage). What that needs besides the indexes 0001-0009 made:
 //   - players_linked_by_organization: the snapshot's linked players, newest first, per organization. Through
 //     players_by_organization the snapshot skipped every unlinked player of the organization to find its 500 linked
 //     ones. Partial: players are inserted unlinked (the event path), so the event path never writes it; linking

@@ -5,7 +5,7 @@ import type { Database } from '#runtime/db/database.ts';
 import type { Logger } from '#runtime/logger.ts';
 import { bind, type EndpointBinding } from '#runtime/transport/operation.ts';
 import { principalOf, translateStoreError } from '../console/endpoints.ts';
-import { ConsoleRepository } from '../console/repository.ts';
+import { ConsoleRepository } from '../console/write-repository.ts';
 import type { SimulationFiguresRow } from './repository.ts';
 import { RuleSimulations, type SimulationConfig } from './simulation.ts';
 

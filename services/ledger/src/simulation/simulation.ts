@@ -7,8 +7,8 @@ import {
   simulationInputProblem,
 } from '#runtime/contracts/simulation.ts';
 import { AppError } from '#runtime/errors.ts';
-import { checkRole } from '../console/actions.ts';
-import { type ConsoleRepository, ConsoleTx } from '../console/repository.ts';
+import { checkRole } from '../console/action-service.ts';
+import { type ConsoleRepository, ConsoleTx } from '../console/write-repository.ts';
 import { countWindowDecisions, type SimulationRow, simulateRule } from './repository.ts';
 
 export interface SimulationConfig {

@@ -1481,7 +1481,7 @@ export const ListLinkIntentsResponseSchema: GenMessage<ListLinkIntentsResponse> 
  * not_found; a malformed filter or limit: 400 INVALID_RECORD_QUERY; a cursor altered or issued for other filters:
  * 400 INVALID_CURSOR. Read over indexes that lead with the tenant: events_by_player for a player,
  * events_one_decision for an event id (per game), events_by_game (a project's games one by one) or
- * events_by_organization otherwise (services/ledger/src/console/reads.ts).
+ * events_by_organization otherwise (services/ledger/src/console/read-repository.ts).
  *
  * @generated from message rewards.v1.ListDecisionsRequest
  */
@@ -1643,7 +1643,7 @@ export const ListDecisionsResponseSchema: GenMessage<ListDecisionsResponse> = /*
  * asks page after page and streams each to the client. The game (or any other filter naming an object) the caller
  * cannot see: ServiceError 404 not_found; a malformed filter, limit or window: 400 INVALID_RECORD_QUERY; a cursor
  * altered or issued for other filters: 400 INVALID_CURSOR. Read over events_by_game (events_by_player for a
- * player, events_one_decision for an event id) ascending (services/ledger/src/console/reads.ts).
+ * player, events_one_decision for an event id) ascending (services/ledger/src/console/read-repository.ts).
  *
  * @generated from message rewards.v1.ExportDecisionsRequest
  */

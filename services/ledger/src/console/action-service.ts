@@ -31,7 +31,7 @@ import {
 import { issueKeyValue, type KeyKind } from '#runtime/credentials/keys.ts';
 import { AppError } from '#runtime/errors.ts';
 import { isUuid } from '#runtime/validation/uuid.ts';
-import type { ConsoleRepository, ConsoleTx, OrganizationRow, OwnedTable, Role } from './repository.ts';
+import type { ConsoleRepository, ConsoleTx, OrganizationRow, OwnedTable, Role } from './write-repository.ts';
 
 const CREDITS_MAX = CREDITS_MAX_BIGINT;
 const EVENT_TYPE = EVENT_TYPE_REGEX;

@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Database } from '#runtime/db/database.ts';
+import { credits, type Field, flag, queryRows, rowReader, text } from '#runtime/db/rows.ts';
 
 export type Role = 'owner' | 'admin' | 'viewer';
 
@@ -43,54 +44,6 @@ export interface MemberRow {
 
 /** The table of an object addressed by id, for finding its organization before anything is locked. */
 export type OwnedTable = 'projects' | 'games' | 'rules' | 'keys' | 'members';
-
-/** A result row as the driver answers it: its columns by name. */
-export type Row = Readonly<Record<string, unknown>>;
-
-/** How one field of a row shape is read from a row. */
-export type Field<V> = (row: Row) => V;
-
-// The fields' readers, one per kind of column: the one place that says what the driver answers for each.
-/** A text column (uuid, text, an instant formatted in SQL by isoSql): a string. */
-export const text =
-  <V extends string = string>(column: string): Field<V> =>
-  (row) =>
-    row[column] as V;
-/** A nullable text column: undefined for null. */
-export const optionalText =
-  (column: string): Field<string | undefined> =>
-  (row) =>
-    (row[column] ?? undefined) as string | undefined;
-/** A boolean column. */
-export const flag =
-  (column: string): Field<boolean> =>
-  (row) =>
-    row[column] as boolean;
-/** Credits (an int8 or numeric column, or its text): a bigint. */
-export const credits =
-  (column: string): Field<bigint> =>
-  (row) =>
-    BigInt(row[column] as string | number);
-/** A count or a sum read as a JavaScript number. */
-export const numeric =
-  (column: string): Field<number> =>
-  (row) =>
-    Number(row[column]);
-
-/** One row shape's reader: every field of T read by its own Field (optional fields too). */
-export function rowReader<T>(fields: { [K in keyof T]-?: Field<T[K]> }): Field<T> {
-  const entries = Object.entries(fields) as Array<[string, Field<unknown>]>;
-  return (row) => {
-    const value: Record<string, unknown> = {};
-    for (const [name, read] of entries) value[name] = read(row);
-    return value as T;
-  };
-}
-
-/** The rows of a statement. */
-export function queryRows(em: EntityManager, sql: string, params: unknown[] = []): Promise<Row[]> {
-  return em.execute<Row[]>(sql, params);
-}
 
 const organizationRow = rowReader<OrganizationRow>({
   id: text('id'),

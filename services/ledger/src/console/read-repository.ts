@@ -1,9 +1,10 @@
-// Reads of the console: the snapshot's lists and the records pages. Everything is scoped in SQL to the
-// organizations where the caller is a member right now, so membership is checked by every query.
+// The console's read repository: the SQL of the snapshot's lists, the records pages, the decision search, stats and
+// export. Everything is scoped in SQL to the organizations where the caller is a member right now, so membership is
+// checked by every query.
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { credits, type Field, flag, numeric, optionalText, queryRows, rowReader, text } from '#runtime/db/rows.ts';
 import { isoMicrosSql, isoSql } from '#runtime/db/sql.ts';
 import type { CursorPosition, RecordKind } from '../domain/records-cursor.ts';
-import { credits, type Field, flag, numeric, optionalText, queryRows, rowReader, text } from './repository.ts';
 
 export interface Organization {
   id: string;

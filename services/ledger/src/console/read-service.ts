@@ -1,5 +1,7 @@
-// The console's reads: the snapshot (GET /api/developer/v1/console) and the records pages
-// (GET /api/developer/v1/records; CONTRACT section 8).
+// The console's read service: it checks a read's query (filters, cursors, windows, the caller's membership) and
+// decides what to read for the snapshot (GET /api/developer/v1/console), the records pages (GET
+// /api/developer/v1/records; CONTRACT section 8), the decision search, stats and export; the SQL is in
+// read-repository.ts.
 import { randomBytes } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Clock } from '#runtime/clock.ts';
@@ -25,8 +27,8 @@ import {
   readRecords,
   readSnapshot,
   type SnapshotLists,
-} from './reads.ts';
-import type { ConsoleRepository } from './repository.ts';
+} from './read-repository.ts';
+import type { ConsoleRepository } from './write-repository.ts';
 
 /** Global snapshot limits across the caller's organizations (spec: Limits). */
 export const SNAPSHOT_LIMITS = { players: 500, events: 200 } as const;
