@@ -16,7 +16,7 @@ invite a developer, build an organization, project, game, rule and keys, fund th
 session, post an event, and read the decision and the console snapshot.
 
   --url URL         the service (default: API_URL, or http://localhost:PORT with PORT default 8080, as npm start);
-                    with the programs apart (npm run start:split), the gateway's URL
+                    with the programs apart (npm run dev:split), the gateway's URL
   --ingest-url URL  the ingest edge, where it is not --url (events, public configuration)
   --links-url URL   the links edge, where it is not --url (link intents, players, native calls)
   --country CC    X-Client-Country of the native app (default DE; must be in SUPPORTED_COUNTRIES if set)
@@ -80,7 +80,7 @@ for (const edge of new Set([url, ...Object.values(edges)])) {
     if (!health.ok) fail(`${edge}/healthz answered ${health.status}: is this the sandbox rewards service?`);
   } catch {
     fail(
-      `nothing answers at ${edge}. Start the service first (npm start, or npm run start:split), or point the demo at ` +
+      `nothing answers at ${edge}. Start the service first (npm start, or npm run dev:split), or point the demo at ` +
         'it with PORT, API_URL or --url (--ingest-url, --links-url).\n',
     );
   }

@@ -13,7 +13,7 @@ export interface JourneyOptions {
   /** Base URL of the running service, e.g. http://localhost:8080 (every edge's, as in the all-in-one process). */
   url: string;
   /**
-   * Base URLs of the edges where they differ (the programs run apart, `npm run start:split`): ingest for the events
+   * Base URLs of the edges where they differ (the programs run apart, `npm run dev:split`): ingest for the events
    * and public configuration, links for link intents, players and native calls; the gateway's is `url`.
    */
   edges?: { ingest?: string; links?: string };

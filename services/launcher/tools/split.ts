@@ -1,4 +1,4 @@
-// `npm run start:split`: the five programs as separate processes on one machine, as Kubernetes runs them, on the
+// `npm run dev:split`: the five programs as separate processes on one machine, as Kubernetes runs them, on the
 // PostgreSQL and NATS given (DATABASE_URL, NATS_URL), with the local development identity provider trusted
 // (UNSAFE_DEV_IDENTITY_PROVIDER=true and one DATA_DIR for all five), so that `npm run dev:token` and `npm run demo`
 // work against them as against `npm start`. Prints where each program listens; Ctrl-C stops them all.
@@ -10,7 +10,7 @@ import { loadOrCreateAdminToken } from '#runtime/cli/local-service.ts';
 import { loadDevProvider } from '#runtime/identity/dev-identity-provider.ts';
 import { PROGRAMS, type ProgramName, startPrograms } from './processes.ts';
 
-const usage = `Usage: DATABASE_URL=postgres://... NATS_URL=nats://... npm run start:split [-- --base-port 8080]
+const usage = `Usage: DATABASE_URL=postgres://... NATS_URL=nats://... npm run dev:split [-- --base-port 8080]
 
 Starts gateway, ingest, links, identity-admission and ledger as five processes on this machine, each on its own
 port (--base-port, then the next four), against the PostgreSQL of DATABASE_URL (migrated by the state owners at
@@ -24,7 +24,7 @@ the operator token, as npm start keeps them), ADMIN_TOKEN (default: the token st
 LOG_LEVEL (default info; the logs go to DATA_DIR/split-logs/<program>.log), and any program variable of the README.`;
 
 function fail(message: string): never {
-  process.stderr.write(`start:split: ${message}\n\n${usage}\n`);
+  process.stderr.write(`dev:split: ${message}\n\n${usage}\n`);
   process.exit(2);
 }
 
@@ -106,7 +106,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     programs.stop().then(
       () => process.exit(0),
       (error: Error) => {
-        process.stderr.write(`start:split: stop failed: ${error.message}\n`);
+        process.stderr.write(`dev:split: stop failed: ${error.message}\n`);
         process.exit(1);
       },
     );

@@ -319,7 +319,7 @@ export async function runStandalone<C>(module: ProgramModule<C>): Promise<void> 
   const drainMsAsked = reader.int('SHUTDOWN_DRAIN_MS', -1, { min: -1, max: 120_000 });
   // UNSAFE_DEV_IDENTITY_PROVIDER=true: the local development identity provider under DATA_DIR is trusted, as on the
   // all-in-one's embedded default (a JWKS, when configured, still wins). For the five programs run apart on one
-  // machine (`npm run start:split`) and tests; anyone on the machine can then sign in as anyone (docs/identity.md).
+  // machine (`npm run dev:split`) and tests; anyone on the machine can then sign in as anyone (docs/identity.md).
   const unsafeDevIdentity = reader.bool('UNSAFE_DEV_IDENTITY_PROVIDER', false);
   const devIdentityDataDir = unsafeDevIdentity ? resolve(reader.string('DATA_DIR', './.data')) : undefined;
   const config = module.readConfig(reader);

@@ -1,4 +1,4 @@
-// `npm run start:split` (services/launcher/tools/split.ts): the five programs apart on one machine, on a given
+// `npm run dev:split` (services/launcher/tools/split.ts): the five programs apart on one machine, on a given
 // PostgreSQL and NATS, with the development identity provider, as a newcomer types it: it prints where each program
 // listens and the next commands; `npm run dev:token` and `npm run demo` (given each edge's URL) work against it; Ctrl-C
 // stops all five. Issue 40, item 4.
@@ -29,7 +29,7 @@ async function fiveFreePorts(): Promise<number> {
   throw new Error('no five consecutive free ports');
 }
 
-describe('npm run start:split', () => {
+describe('npm run dev:split', () => {
   let dataDir: string;
   let child: ChildProcess;
   let output = '';
@@ -40,7 +40,7 @@ describe('npm run start:split', () => {
   beforeAll(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'rewards-split-'));
     const basePort = await fiveFreePorts();
-    child = spawn('npm', ['run', 'start:split', '--', '--base-port', String(basePort)], {
+    child = spawn('npm', ['run', 'dev:split', '--', '--base-port', String(basePort)], {
       cwd: root,
       env: {
         PATH: process.env.PATH,
@@ -65,7 +65,7 @@ describe('npm run start:split', () => {
       gone = true;
     });
     while (!output.includes('Ctrl-C stops all five.')) {
-      if (gone) throw new Error(`start:split exited:\n${output}`);
+      if (gone) throw new Error(`dev:split exited:\n${output}`);
       await new Promise((r) => setTimeout(r, 200));
     }
   });

@@ -35,7 +35,7 @@ export async function loadDevProvider(dataDir: string, kind: SessionKind): Promi
     const { privateKey } = await generateKeyPair('ES256', { extractable: true });
     const created = { ...(await exportJWK(privateKey)), alg: 'ES256', kid: `dev-${kind}-${Date.now().toString(36)}` };
     // Written whole under another name, then linked into place: of processes starting together on one DATA_DIR (the
-    // programs run apart, `npm run start:split`), the first link wins and every one reads that key, never half a file.
+    // programs run apart, `npm run dev:split`), the first link wins and every one reads that key, never half a file.
     const temporary = `${file}.${process.pid}.${randomUUID()}`;
     writeFileSync(temporary, JSON.stringify(created), { mode: 0o600 });
     try {
