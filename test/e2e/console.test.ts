@@ -504,14 +504,43 @@ test('journey 5: keys; an event posted with one shows live', async () => {
   await expectFieldError('New key', 'Key name', 'Key name cannot be empty.');
   await submit('New key', { 'Key name': 'browser', Kind: 'public' });
   await page.getByRole('cell', { name: 'browser', exact: true }).waitFor(WAIT);
+  // A public key's banner does not claim it is shown once: the table shows it whole. Its copy button copies it.
+  const banners = page.locator('.issued');
+  await banners.first().waitFor(WAIT);
+  const publicKey = await page.getByTestId('issued-key').innerText();
+  expect(await banners.first().innerText()).toContain('New public key (the table shows it too)');
+  expect(await page.locator('main').innerText()).not.toContain('shown this once');
+  expect(await page.getByRole('table', { name: 'Keys' }).getByRole('cell', { name: publicKey }).count()).toBe(1);
+  await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: system.url });
+  await page.getByRole('button', { name: 'Copy public key' }).click();
+  await page.getByRole('button', { name: 'Copied' }).waitFor(WAIT);
+  expect(await page.evaluate(() => (globalThis as any).navigator.clipboard.readText())).toBe(publicKey);
+  // A secret key next: its banner comes first with its own copy button (not "Copied"), the public one stays.
   await submit('New key', { 'Key name': 'server', Kind: 'secret' });
   const issued = page.getByTestId('issued-key');
   await issued.filter({ hasText: /^cr_sk_/ }).waitFor(WAIT);
-  secretKey = await issued.innerText();
+  secretKey = await issued.first().innerText();
   expect(secretKey).toMatch(/^cr_sk_sandbox_[A-Za-z0-9_-]{43}$/);
   expect(await focusInside('.issued')).toBe(true);
-  expect(await page.getByRole('button', { name: 'Copy key' }).count()).toBe(1);
+  expect(await banners.first().getByRole('button', { name: 'Copy secret key' }).count()).toBe(1);
+  expect(await banners.first().getByRole('button', { name: 'Copied' }).count()).toBe(0);
+  expect(await banners.first().innerText()).toContain('New secret key, shown this once');
+  expect(await issued.count()).toBe(2);
+  // A second secret key never replaces the first one's banner: both stay, with a warning, until each is hidden.
+  await submit('New key', { 'Key name': 'spare', Kind: 'secret' });
+  await until(async () => (await issued.count()) === 3, 'three banners', WAIT.timeout);
+  const spareKey = await issued.first().innerText();
+  expect(spareKey).not.toBe(secretKey);
+  expect(await issued.nth(1).innerText()).toBe(secretKey);
+  expect(await page.getByTestId('secrets-unhidden').innerText()).toContain('2 new secret keys are shown below');
+  expect(await page.getByRole('button', { name: 'Copied' }).count()).toBe(1);
+  await checkAccessibility('keys-issued');
   await screenshot('key-issued');
+  await banners.first().getByRole('button', { name: 'Done, hide it' }).click();
+  await banners.filter({ hasText: 'New public key' }).getByRole('button', { name: 'Hide' }).click();
+  await until(async () => (await issued.count()) === 1, 'one banner left', WAIT.timeout);
+  expect(await issued.innerText()).toBe(secretKey);
+  expect(await page.getByTestId('secrets-unhidden').count()).toBe(0);
 
   // An event posted with the secret key appears on the game's page without a reload.
   playerId = await insertPlayer(system, gameId);
