@@ -336,6 +336,16 @@ test('journey 2: an organization, funded; bad amounts refused in the browser', a
   expect(sent(requests, 'fundOrganization')).toBe(1);
   await page.getByText('Balance: 10,000 credits ($10.00 sandbox test credit).').waitFor(WAIT);
   await page.getByTestId('balance-empty').waitFor({ state: 'detached', ...WAIT });
+  // Funding that would pass the 1e12 limit is refused in the browser with the room left: no dialog, nothing sent.
+  await submit('Fund organization', { [amount]: '999,999,999,999' });
+  await expectFieldError(
+    'Fund organization',
+    amount,
+    'A balance can hold at most 1,000,000,000,000 credits: fund less. At most 999,999,990,000 ($999,999,990.00) more fits.',
+  );
+  expect(await page.getByRole('dialog').count()).toBe(0);
+  expect(sent(requests, 'fundOrganization')).toBe(1);
+  await checkAccessibility('funding-above-limit');
 }, 90_000);
 
 test('journey 3: a project and a game, their budgets; the game page is live', async () => {
@@ -358,13 +368,16 @@ test('journey 3: a project and a game, their budgets; the game page is live', as
   await expectTitle('Project Launch');
   expect(await nav.getByRole('link', { name: 'Launch', exact: true }).getAttribute('aria-current')).toBe('page');
   // The server's refusal is a plain sentence with its code.
-  await submit('Allocate to project Launch', { 'Amount to allocate (credits)': '6000' }, { confirm: true });
+  // An allocation above the ceiling is refused in the browser, saying how much room is left: no "after" figures.
+  await submit('Allocate to project Launch', { 'Amount to allocate (credits)': '6000' });
   await expectFieldError(
     'Allocate to project Launch',
     'Amount to allocate (credits)',
-    "This would take the project's budget above its ceiling",
-    'project_limit',
+    "This would take the project's budget above its ceiling of 5,000: raise the ceiling, or allocate less. " +
+      'At most 5,000 ($5.00) more fits.',
   );
+  expect(await page.getByRole('dialog').count()).toBe(0);
+  expect(sent(requests, 'allocateProject')).toBe(0);
   await submit('Allocate to project Launch', { 'Amount to allocate (credits)': '3,000' }, { confirm: true });
   await expectDone('Allocate to project Launch');
   expect(await form('Allocate to project Launch').getByRole('alert').count()).toBe(0);
@@ -417,13 +430,15 @@ test('journey 3: a project and a game, their budgets; the game page is live', as
   expect(await page.getByTestId('banner-budget').innerText()).toContain('This game has no budget yet.');
   await reveal('Edit game');
   expect(await form('Edit game').getByLabel('Status', { exact: true }).inputValue()).toBe('active');
-  await submit('Allocate to game', { 'Amount to allocate to the game (credits)': '2500' }, { confirm: true });
+  await submit('Allocate to game', { 'Amount to allocate to the game (credits)': '2500' });
   await expectFieldError(
     'Allocate to game',
     'Amount to allocate to the game (credits)',
-    "This would take the game's budget above its ceiling",
-    'game_limit',
+    "This would take the game's budget above its ceiling of 2,000: raise the game's ceiling, or allocate less. " +
+      'At most 2,000 ($2.00) more fits.',
   );
+  expect(await page.getByRole('dialog').count()).toBe(0);
+  expect(sent(requests, 'allocateGame')).toBe(0);
   await submit('Allocate to game', { 'Amount to allocate to the game (credits)': '1,000' });
   const allocation = await expectDialog('Confirm: Allocate to game', false);
   expect(await allocation.innerText()).toMatch(/Game budget\s+0 \(\$0\.00\)\s+1,000 \(\$1\.00\)/);
@@ -1284,6 +1299,41 @@ test('without the live socket the game page polls, still shows a posted event, a
   refuse = false;
   await expectMode('Live', { timeout: 90_000 });
 }, 150_000);
+
+test('when the service cannot be reached the figures say they are stale, and Records shows the failure alone', async () => {
+  expect(gameId).not.toBe('');
+  for (const viewport of [DESKTOP, PHONE]) {
+    page = await newPage(viewport);
+    // The service goes away: its socket refuses (so the figures are polled) and, once `down`, every request fails as a
+    // refused connection does.
+    let down = false;
+    await page.routeWebSocket(/\/graphql$/, (socket) => void socket.close({ code: 1013, reason: 'AUTH_UNAVAILABLE' }));
+    await page.route('**/graphql', (route) => (down ? route.abort('connectionrefused') : route.continue()));
+    await page.goto(`${system.url}/console/#/game/${gameId}`);
+    await page.getByLabel('E-mail').fill(ownerEmail);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    const figures = page.getByRole('region', { name: 'Headline figures' });
+    await figures.filter({ hasText: /Accepted, last 24 h\s*\d/ }).waitFor(WAIT);
+    expect(await page.getByTestId('figures-stale').count()).toBe(0);
+    down = true;
+    const stale = page.getByTestId('figures-stale');
+    await stale.waitFor(WAIT);
+    expect(await stale.innerText()).toMatch(/^Stale: the service cannot be reached; these figures are from \S/);
+    expect(await figures.innerText()).toContain('could not reach the service');
+    await checkAccessibility(`unreachable-game-${viewport.width}`);
+    await screenshot(`unreachable-game-${viewport.width}`);
+    // Records: the failure, and no "No decisions." beside it.
+    await page.evaluate(() => {
+      (globalThis as any).location.hash = '#/records';
+    });
+    await page.getByRole('heading', { name: 'Records', level: 1 }).waitFor(WAIT);
+    await page.getByRole('alert').filter({ hasText: 'could not reach the service' }).waitFor(WAIT);
+    await page.getByText('No records to show: the search did not answer (above).').waitFor(WAIT);
+    expect(await page.getByRole('main').innerText()).not.toContain('No decisions');
+    await checkAccessibility(`unreachable-records-${viewport.width}`);
+    await screenshot(`unreachable-records-${viewport.width}`);
+  }
+}, 120_000);
 
 test('the session expiring closes the live socket (4401) and the console shows the signed-out state', async () => {
   expect(gameId).not.toBe('');

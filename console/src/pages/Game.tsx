@@ -102,7 +102,7 @@ export default function GamePage({
   return (
     <>
       <GameHeadline game={game} org={org} project={project} write={write} reload={reload} />
-      <GameFigures game={game} changes={changes} />
+      <GameFigures game={game} changes={changes} live={live.mode === 'live'} />
       <nav aria-label="Game sections" className="tabs">
         <ul className="tab-list" ref={tabList}>
           {GAME_TABS.map((t) => (

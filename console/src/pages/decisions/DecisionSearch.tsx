@@ -305,7 +305,9 @@ export default function DecisionSearch({ snapshot, gameId }: { snapshot: Snapsho
           ? 'Fix the highlighted filters to search.'
           : loading
             ? 'Searching…'
-            : `${edges.length === 0 ? 'No decisions' : `${edges.length} decision${edges.length === 1 ? '' : 's'}`}${
+            : failure
+              ? 'No records to show: the search did not answer (above).'
+              : `${edges.length === 0 ? 'No decisions' : `${edges.length} decision${edges.length === 1 ? '' : 's'}`}${
                 filtered > 0 ? ` matching ${filtered} filter${filtered === 1 ? '' : 's'}` : ''
               }${search.after || search.before ? ' on this page' : ''}.`}
       </p>
