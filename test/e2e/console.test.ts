@@ -8,7 +8,7 @@ import { dirname } from 'node:path';
 import AxeBuilder from '@axe-core/playwright';
 import type { Browser, BrowserContext, Locator, Page, WebSocket } from 'playwright-core';
 import { developerSubject } from '#runtime/identity/dev-identity-provider.ts';
-import { launchChromium, SCREENSHOTS, WAIT } from '../support/browser.ts';
+import { firstRowLayout, launchChromium, SCREENSHOTS, WAIT } from '../support/browser.ts';
 import { runCommand } from '../support/cli.ts';
 import { insertPlayer } from '../support/console.ts';
 import { sql } from '../support/database.ts';
@@ -670,6 +670,12 @@ test('journey 6: the dry run replays the real decision', async () => {
   expect(
     await flips.getByRole('row', { name: /level\.up accepted, 25 credits rejected: daily_player_cap$/ }).count(),
   ).toBe(1);
+  // The changed decision names its player by the game's own id (externalPlayerId), not the start of a UUID.
+  const [flipped] = await sql(system.databaseUrl!, 'select external_player_id from ledger.players where id = $1', [
+    playerId,
+  ]);
+  await flips.getByRole('link', { name: flipped!.external_player_id, exact: true }).waitFor(WAIT);
+  expect(await flips.innerText()).not.toContain(`${playerId.slice(0, 8)}…`);
   expect(await result.innerText()).toContain(
     'Saving changes the reward of level.up from 25 to 40 credits; the daily cap per player from 500 to 30 credits.',
   );
@@ -874,6 +880,10 @@ test("a game's state shows as banners: under 10 % of its budget left, then used 
     .filter({ hasText: 'game_budget_exhausted: 1' })
     .waitFor(WAIT);
   expect(await budgetLeft.getAttribute('class')).toBe('figure figure-bad');
+  // The live list gives the reason in words, as Records does, not its code.
+  const liveTable = page.getByRole('table', { name: 'Live decisions' });
+  await liveTable.getByRole('cell', { name: 'game budget used up', exact: true }).waitFor(WAIT);
+  expect(await liveTable.getByRole('cell', { name: 'game_budget_exhausted' }).count()).toBe(0);
   await checkAccessibility('game-exhausted');
   await screenshot('game-exhausted');
   // The lists say it too.
@@ -949,7 +959,7 @@ test("a new game's empty state gives the commands that send its first event; the
   expect(JSON.parse(decided.stdout).data).toMatchObject({ status: 'rejected', reason: 'player_not_linked' });
   await page
     .getByRole('table', { name: 'Live decisions' })
-    .getByRole('cell', { name: 'player_not_linked' })
+    .getByRole('cell', { name: 'player not linked', exact: true })
     .waitFor(WAIT);
 
   await gameTab('Charts');
@@ -1039,6 +1049,9 @@ test('on a phone (390 px) no page scrolls sideways, the navigation collapses, an
     .getByRole('region', { name: 'Headline figures' })
     .filter({ hasText: /Accepted, last 24 h\s*\d/ })
     .waitFor(WAIT);
+  // The live list: stacked rows, status, reason and reward first, the time on one line.
+  const liveLayout = await firstRowLayout(page.getByRole('table', { name: 'Live decisions' }));
+  expect(liveLayout).toMatchObject({ leadFirst: true, timeLines: 1 });
   await checkAccessibility('phone-game-overview');
   await expectTabsOneRow();
   await screenshot('phone-game');
