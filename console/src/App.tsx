@@ -196,7 +196,8 @@ function Console({ email, onSignOut }: { email: string; onSignOut: () => void })
     const [kind, id] = route;
     if (kind === 'org' && id) page = <OrganizationPage snapshot={snapshot} organizationId={id} reload={reload} />;
     else if (kind === 'project' && id) page = <ProjectPage snapshot={snapshot} projectId={id} reload={reload} />;
-    else if (kind === 'game' && id) page = <GamePage snapshot={snapshot} gameId={id} tab={route[2]} reload={reload} />;
+    else if (kind === 'game' && id)
+      page = <GamePage key={id} snapshot={snapshot} gameId={id} tab={route[2]} reload={reload} />;
     else if (kind === 'records')
       page = <RecordsPage key={route.join('/')} snapshot={snapshot} kind={route[1]} gameId={route[2]} />;
     else page = <Overview snapshot={snapshot} reload={reload} />;

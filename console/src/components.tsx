@@ -9,24 +9,21 @@ import {
   useRef,
   useState,
 } from 'react';
-import { CREDITS_MAX } from '../../services/runtime/src/contracts/vocabulary.ts';
 import { type ActionResult, isFailure, runAction, type ServerFailure } from './api.ts';
 import { sentenceOf } from './errors.ts';
+import { credits, dollars, parseCredits } from './money.ts';
 
-export const credits = (value: number) => value.toLocaleString('en-US');
-
-/** Sandbox test credit has a nominal value: 1,000 credits = $1 (no real money moves). */
-export const CREDITS_PER_DOLLAR = 1000;
-const usd = new Intl.NumberFormat('en-US', {
-  style: 'currency',
-  currency: 'USD',
-  minimumFractionDigits: 2,
-  maximumFractionDigits: 3,
-});
-export const dollars = (value: number) => usd.format(value / CREDITS_PER_DOLLAR);
-/** "10,000 credits ($10.00 sandbox test credit)". */
-export const creditsWithDollars = (value: number) =>
-  `${credits(value)} credits (${dollars(value)} sandbox test credit)`;
+export {
+  amountAbove,
+  amountOf,
+  CREDITS_PER_DOLLAR,
+  credits,
+  creditsWithDollars,
+  dollars,
+  figure,
+  parseCredits,
+  roomLeft,
+} from './money.ts';
 
 // ---- heading levels: each page has one h1; sections, cards, forms and dialogs take the next level down ----
 
@@ -57,6 +54,10 @@ export function Section({ title, children, className }: { title: string; childre
     </section>
   );
 }
+
+const timestamp = new Intl.DateTimeFormat(undefined, { dateStyle: 'short', timeStyle: 'medium' });
+/** A decision's time as a table shows it, short enough for one line: "11/28/26, 12:36:09 PM" (the browser's locale). */
+export const when = (instant: string) => timestamp.format(new Date(instant));
 
 /** A table that scrolls sideways inside its own box on a narrow screen (the page never does). */
 export function TableBox({ label, children }: { label: string; children: ReactNode }) {
@@ -102,22 +103,6 @@ export function FailureAlert({ failure, id }: { failure: ServerFailure; id?: str
 }
 
 // ---- credits typed by a person ----
-
-/** "1,000" and "1000" are 1000; anything else (1.5, "", ten) is refused with a sentence, before any request. */
-export function parseCredits(text: string, min = 0): { value: number } | { problem: string } {
-  const typed = text.trim();
-  if (typed === '')
-    return { problem: min > 0 ? 'Enter an amount, like 1,000.' : 'Enter a number of credits, like 1,000.' };
-  if (!/^(\d+|\d{1,3}(,\d{3})+)$/.test(typed)) {
-    if (/^[\d,]*[.]\d*$/.test(typed)) return { problem: 'Credits are whole numbers: leave out the decimal point.' };
-    if (/^-/.test(typed)) return { problem: 'Enter a number of credits of 0 or more.' };
-    return { problem: 'Enter a whole number of credits, like 1,000 or 1000.' };
-  }
-  const value = Number(typed.replace(/,/g, ''));
-  if (value > CREDITS_MAX) return { problem: `At most ${credits(CREDITS_MAX)} credits.` };
-  if (value < min) return { problem: `Enter ${min === 1 ? 'an amount above 0' : `at least ${credits(min)}`} credits.` };
-  return { value };
-}
 
 // ---- confirmation dialogs ----
 
@@ -223,7 +208,7 @@ export type FieldSpec =
   | { name: string; label: string; kind: 'checkbox'; initial?: boolean };
 
 /** What went wrong with a submission: in the browser (no code) or at the server (its code). */
-interface Problem {
+export interface Problem {
   field: string | undefined;
   sentence: string;
   code?: string;
@@ -258,6 +243,13 @@ export interface ActionFormProps {
   errorField?: string;
   /** Rows of a confirmation step shown before the action runs: [label, before, after]. */
   confirm?: (input: Record<string, unknown>) => Array<[string, string, string]>;
+  /**
+   * What the console already knows the server would refuse (a ceiling or limit passed, from the figures it shows):
+   * a sentence at the amount field, saying how much room is left; nothing is sent and no "after" figures are shown.
+   */
+  limit?: (input: Record<string, unknown>) => Problem | undefined;
+  /** The room left under the limit this action may pass, as a sentence (added to the server's limit refusals). */
+  room?: () => string;
   /** A destructive action: the confirmation to ask for (undefined: none needed for this input). */
   danger?: (input: Record<string, unknown>) => DangerSpec | undefined;
   onDone?: (result: ActionResult, input: Record<string, unknown>) => void;
@@ -267,6 +259,9 @@ export interface ActionFormProps {
   /** Extra class of the submit button (e.g. "danger"). */
   submitClass?: string;
 }
+
+/** The server's refusals of an amount that passes a ceiling or limit. */
+const LIMIT_CODES = new Set(['limit_exceeded', 'project_limit', 'game_limit', 'insufficient_funds']);
 
 const initialValues = (fields: FieldSpec[]) =>
   Object.fromEntries(fields.map((f) => [f.name, f.kind === 'checkbox' ? (f.initial ?? false) : (f.initial ?? '')]));
@@ -348,7 +343,9 @@ export function ActionForm(props: ActionFormProps) {
           : spec?.kind === 'credits'
             ? `Enter a whole number of credits${(spec.min ?? 0) > 0 ? ' above 0' : ''}, like 1,000.`
             : undefined;
-      setProblem({ field, code: failure.code, sentence: sentenceOf(failure, { action: props.action, rule }) });
+      const sentence = sentenceOf(failure, { action: props.action, rule });
+      const room = LIMIT_CODES.has(failure.code) && props.room ? ` ${props.room()}` : '';
+      setProblem({ field, code: failure.code, sentence: `${sentence}${room}` });
     } finally {
       setBusy(false);
     }
@@ -360,6 +357,11 @@ export function ActionForm(props: ActionFormProps) {
     const built = buildInput();
     if ('problem' in built) {
       setProblem(built.problem);
+      return;
+    }
+    const limited = props.limit?.(built.input);
+    if (limited) {
+      setProblem(limited);
       return;
     }
     const danger = props.danger?.(built.input);
@@ -512,12 +514,6 @@ export function CopyButton({ value, label }: { value: string; label: string }) {
     </button>
   );
 }
-
-/** The amount of a confirmed input (checked in the browser, so always a whole number). */
-export const amountOf = (input: Record<string, unknown>) => Number(input.amountCredits ?? 0);
-
-/** Before/after cells of a confirmation: "10,000 ($10.00)". */
-export const figure = (value: number) => `${credits(value)} (${dollars(value)})`;
 
 /** The document's title for a page: "<page> · Sandbox Rewards console". */
 export function useTitle(title: string) {

@@ -24,6 +24,8 @@ export function usePoll<T>(
 ) {
   const [value, setValue] = useState<T | undefined>();
   const [error, setError] = useState<ServerFailure | undefined>();
+  /** When the value was last read (Date.now()), to say how old it is while reads fail. */
+  const [readAt, setReadAt] = useState<number | undefined>();
   const loadRef = useRef(load);
   loadRef.current = load;
   const nudgeRef = useRef<() => void>(() => undefined);
@@ -47,6 +49,7 @@ export function usePoll<T>(
         const next = await loadRef.current();
         if (stopped) return;
         setValue(next);
+        setReadAt(Date.now());
         setError(undefined);
         delay = intervalMs;
       } catch (failure) {
@@ -76,7 +79,7 @@ export function usePoll<T>(
   useEffect(() => {
     if (options.nudge) nudgeRef.current();
   }, [options.nudge]);
-  return { value, error };
+  return { value, error, readAt };
 }
 
 /** `fn` at most once per `ms`: calls within that time run it once when it is over (the latest `fn`). */

@@ -9,7 +9,7 @@ import AxeBuilder from '@axe-core/playwright';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { REASONS } from '../../console/src/pages/decisions/reasons.ts';
 import { DECISION_REASONS } from '../../services/runtime/src/contracts/vocabulary.ts';
-import { launchChromium, SCREENSHOTS, WAIT } from '../support/browser.ts';
+import { firstRowLayout, launchChromium, SCREENSHOTS, WAIT } from '../support/browser.ts';
 import { type Developer, developer, insertPlayer, ok, type World, world } from '../support/console.ts';
 import { sql } from '../support/database.ts';
 import { expectDecision, postEvent } from '../support/ingest.ts';
@@ -145,11 +145,13 @@ test('at 1280 px: a shared search, filters, pages both ways, back and forward, t
   await expectShown(page, rejected.slice(0, 25));
   const filters = page.getByRole('form', { name: 'Record filters' });
   expect(await filters.getByLabel('Status').inputValue()).toBe('rejected');
-  expect(await filters.getByLabel('Game').inputValue()).toBe(w.gameId);
+  expect(await filters.getByLabel('Game', { exact: true }).inputValue()).toBe(w.gameId);
   expect(await filters.getByLabel('Page size').inputValue()).toBe('25');
   // The player column names the player as the game knows it.
   const table = page.getByRole('table', { name: 'Records page' });
   expect(await table.getByRole('link', { name: 'sidekick' }).count()).toBe(2);
+  // The count is what is shown, never read as the total: more are on the next page.
+  expect(await page.locator('.search-summary').innerText()).toBe('25 shown matching 2 filters; more on other pages.');
   await checkPage(page, 'decisions');
 
   // Older page, then newer: the same decisions; back and forward follow.
@@ -218,17 +220,37 @@ test('at 1280 px: a shared search, filters, pages both ways, back and forward, t
   expect(query(page).get('player')).toBe(hero);
   expect(query(page).get('reason')).toBeNull();
 
-  // Input checked in the browser: a sentence at the field, nothing sent.
+  // The game's own player id finds the player too (looked up in the game's players).
+  const playerField = filters.getByLabel("Player (your game's id, or player id)");
+  await page.getByRole('button', { name: 'Clear filters' }).click();
+  await filters.getByLabel('Game', { exact: true }).selectOption(w.gameId);
+  await playerField.fill('sidekick');
+  await filters.getByRole('button', { name: 'Show records' }).click();
+  await expectShown(
+    page,
+    decisions.filter((d) => d.playerId === other).map((d) => d.id),
+  );
+  expect(query(page).get('player')).toBe('sidekick');
+  expect(await page.locator('.search-summary').innerText()).toBe('2 decisions matching 2 filters.');
+  // One the game does not have: said in words.
+  await playerField.fill('nobody-here');
+  await filters.getByRole('button', { name: 'Show records' }).click();
+  await page.getByRole('alert').filter({ hasText: 'No player nobody-here in this game.' }).waitFor(WAIT);
+  expect(await page.locator('.search-summary').innerText()).toBe(
+    'No records to show: the search did not answer (above).',
+  );
+  // Input checked in the browser: a game's own id needs the game; a sentence at the field, nothing sent.
   let sent = 0;
   page.on('request', (r) => {
     if (r.method() === 'POST' && r.postData()?.includes('ConsoleDecisions')) sent += 1;
   });
-  await filters.getByLabel('Player id').fill('hero');
+  await filters.getByLabel('Game', { exact: true }).selectOption('');
+  await playerField.fill('hero');
   await filters.getByRole('button', { name: 'Show records' }).click();
   const alert = filters.getByRole('alert');
   await alert.waitFor(WAIT);
-  expect(await alert.innerText()).toContain('A player is named by its player id');
-  expect(await filters.getByLabel('Player id').getAttribute('aria-invalid')).toBe('true');
+  expect(await alert.innerText()).toContain("A game's own player id (like hero-9) is looked up in one game");
+  expect(await playerField.getAttribute('aria-invalid')).toBe('true');
   expect(sent).toBe(0);
   await checkPage(page, 'decisions-input');
 }, 180_000);
@@ -240,7 +262,23 @@ test('at 390 px: no sideways scroll, the panel over the list, focus and axe', as
     page,
     decisions.slice(0, 25).map((d) => d.id),
   );
+  // Stacked rows: status, reason and reward first; the time on one line; no sideways scroll (checkPage).
+  const layout = await firstRowLayout(page.getByRole('table', { name: 'Records page' }));
+  expect(layout.leadFirst).toBe(true);
+  expect(layout.timeLines).toBe(1);
+  expect(layout.rowWidth).toBeLessThanOrEqual(PHONE.width);
+  // The filters fold behind "Filters (n)" (here the game), and open with it.
+  const filters = page.getByRole('form', { name: 'Record filters' });
+  const toggle = page.getByRole('button', { name: 'Filters (1)' });
+  expect(await toggle.getAttribute('aria-expanded')).toBe('false');
+  expect(await filters.isVisible()).toBe(false);
   await checkPage(page, 'phone-decisions');
+  await toggle.click();
+  expect(await toggle.getAttribute('aria-expanded')).toBe('true');
+  await filters.waitFor({ state: 'visible', ...WAIT });
+  await checkPage(page, 'phone-decisions-filters');
+  await toggle.click();
+  await filters.waitFor({ state: 'hidden', ...WAIT });
   const target = decisions.find((d) => d.reason === 'daily_player_cap')!;
   const details = page.getByRole('button', { name: `Open record ${target.id}` });
   if (!(await details.count())) throw new Error('the daily_player_cap decision is not on the first page');

@@ -4,7 +4,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import AxeBuilder from '@axe-core/playwright';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import { type Browser, chromium, type Locator, type Page } from 'playwright-core';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 // The screenshots of docs/console-ui.md are refreshed with UPDATE_SCREENSHOTS=1; other runs write them to a
@@ -47,4 +47,28 @@ export async function axeViolations(page: Page): Promise<string[]> {
   return results.violations.map(
     (v) => `${v.impact}: ${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`,
   );
+}
+
+/**
+ * The first body row of a decisions table as laid out: whether status, reason and reward come before the other
+ * cells (above them), and how many lines the Received time takes (its height over its line height).
+ */
+export async function firstRowLayout(table: Locator) {
+  return table
+    .locator('tbody tr')
+    .first()
+    .evaluate((row) => {
+      const cells = Array.from(row.querySelectorAll('td')) as any[];
+      const lead = cells.filter((c) => c.classList.contains('lead') && c.textContent !== '');
+      const rest = cells.filter((c) => !c.classList.contains('lead'));
+      const time = row.querySelector('td.when') as any;
+      const lineHeight = Number.parseFloat((globalThis as any).getComputedStyle(time).lineHeight);
+      return {
+        leadFirst: lead.every((l) =>
+          rest.every((r) => l.getBoundingClientRect().bottom <= r.getBoundingClientRect().top + 1),
+        ),
+        timeLines: Math.round(time.getBoundingClientRect().height / lineHeight),
+        rowWidth: row.getBoundingClientRect().width as number,
+      };
+    });
 }

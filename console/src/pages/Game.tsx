@@ -39,7 +39,7 @@ export default function GamePage({
 }) {
   const tab: TabId = GAME_TABS.find((t) => t.id === tabName)?.id ?? 'overview';
   const game = snapshot.games.find((g) => g.id === gameId);
-  const [issued, setIssued] = useState<ActionResult | undefined>();
+  const [issued, setIssued] = useState<ActionResult[]>([]);
   // Decisions arrive over the subscription while it works; the newest 20 are read at once and then polled every
   // second only while it does not (every 30 s otherwise, as a safety net).
   const live = useLiveDecisions(gameId);
@@ -65,7 +65,7 @@ export default function GamePage({
   // On a phone the tabs are one row that scrolls sideways inside its list: the current one is scrolled into view,
   // with a little of its neighbour showing, so that the row is seen to go on.
   const tabList = useRef<HTMLUListElement>(null);
-  const newKeyShown = Boolean(issued?.issuedKey);
+  const newKeyShown = issued.length > 0;
   const found = game !== undefined;
   // biome-ignore lint/correctness/useExhaustiveDependencies: runs again when the tab, the game or a tab's label change
   useEffect(() => {
@@ -88,9 +88,9 @@ export default function GamePage({
   const keys = snapshot.keys.filter((k) => k.gameId === game.id);
   const projectGames = snapshot.games.filter((g) => g.projectId === game.projectId);
   const projectAvailable = (project?.budgetCredits ?? 0) - projectGames.reduce((sum, g) => sum + g.budgetCredits, 0);
-  // The one-time banner goes as soon as its key is revoked.
-  const shown = issued?.issuedKey && !keys.find((k) => k.id === issued.id)?.revokedAt ? issued : undefined;
-  const shownSecret = shown?.kind === 'secret' ? (shown.issuedKey ?? undefined) : undefined;
+  // A one-time banner goes as soon as its key is revoked; the newest secret shown feeds the first event's command.
+  const shown = issued.filter((r) => r.issuedKey && !keys.find((k) => k.id === r.id)?.revokedAt);
+  const shownSecret = shown.find((r) => r.kind === 'secret')?.issuedKey ?? undefined;
   const firstPlayer = players.value?.[0]?.id;
   const activeRule = rules.find((r) => r.active);
   const sendCommand = eventCommand(
@@ -102,14 +102,14 @@ export default function GamePage({
   return (
     <>
       <GameHeadline game={game} org={org} project={project} write={write} reload={reload} />
-      <GameFigures game={game} changes={changes} />
+      <GameFigures game={game} changes={changes} live={live.mode === 'live'} />
       <nav aria-label="Game sections" className="tabs">
         <ul className="tab-list" ref={tabList}>
           {GAME_TABS.map((t) => (
             <li key={t.id}>
               <a href={`#/game/${game.id}/${t.id}`} aria-current={t.id === tab ? 'page' : undefined}>
                 {t.label}
-                {t.id === 'keys' && shown ? ' (new key)' : ''}
+                {t.id === 'keys' && shown.length > 0 ? ' (new key)' : ''}
               </a>
             </li>
           ))}
@@ -151,9 +151,9 @@ export default function GamePage({
             keys={keys}
             write={write}
             reload={reload}
-            issued={issued}
             shown={shown}
-            setIssued={setIssued}
+            addIssued={(result) => setIssued((all) => [result, ...all.filter((r) => r.id !== result.id)])}
+            hideIssued={(id) => setIssued((all) => all.filter((r) => r.id !== id))}
           />
         )}
         {tab === 'players' && (

@@ -1,7 +1,8 @@
-import { PLATFORMS } from '../../../services/runtime/src/contracts/vocabulary.ts';
+import { CREDITS_MAX, PLATFORMS } from '../../../services/runtime/src/contracts/vocabulary.ts';
 import { canManageMembers, canWrite, type Member, type Snapshot } from '../api.ts';
 import {
   ActionForm,
+  amountAbove,
   amountOf,
   Bar,
   credits,
@@ -9,6 +10,7 @@ import {
   figure,
   Heading,
   Reveal,
+  roomLeft,
   Section,
   TableBox,
   useTitle,
@@ -19,6 +21,7 @@ const memberName = (m: Member) => m.email ?? m.identityUserId;
 
 import { GameBadges } from './state.tsx';
 
+const BALANCE_LIMIT_SENTENCE = `A balance can hold at most ${CREDITS_MAX.toLocaleString('en-US')} credits: fund less.`;
 const NAME_RULE = 'Enter a name of 1 to 100 characters, without control characters.';
 
 /** One organization: funding, its projects (each with a page of its own) and members. */
@@ -77,6 +80,10 @@ export function OrganizationPage({
             submitLabel="Fund"
             fixed={{ organizationId: org.id }}
             fields={[{ name: 'amountCredits', label: 'Amount to fund (credits)', kind: 'credits', min: 1 }]}
+            limit={(input) =>
+              amountAbove(input, [{ room: CREDITS_MAX - org.balanceCredits, sentence: BALANCE_LIMIT_SENTENCE }])
+            }
+            room={() => roomLeft(CREDITS_MAX - org.balanceCredits)}
             confirm={(input) => [
               ['Organization balance', figure(org.balanceCredits), figure(org.balanceCredits + amountOf(input))],
             ]}
@@ -310,6 +317,24 @@ export function ProjectPage({
               submitLabel="Allocate"
               fixed={{ projectId: project.id }}
               fields={[{ name: 'amountCredits', label: 'Amount to allocate (credits)', kind: 'credits', min: 1 }]}
+              limit={(input) =>
+                amountAbove(input, [
+                  {
+                    room: project.maxPayoutCredits - project.budgetCredits,
+                    sentence: `This would take the project's budget above its ceiling of ${credits(project.maxPayoutCredits)}: raise the ceiling, or allocate less.`,
+                  },
+                  ...(org.unlimitedFunding
+                    ? []
+                    : [
+                        {
+                          room: org.balanceCredits,
+                          sentence:
+                            "The organization's balance is lower than this amount: fund it first, or allocate less.",
+                        },
+                      ]),
+                ])
+              }
+              room={() => roomLeft(project.maxPayoutCredits - project.budgetCredits)}
               confirm={(input) => [
                 [
                   'Organization balance',

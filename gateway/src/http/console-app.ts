@@ -34,6 +34,13 @@ const CONTENT_TYPES: Record<string, string> = {
   '.txt': 'text/plain; charset=utf-8',
 };
 
+/** The encodings the build writes beside each text file (console/vite.config.ts), in order of preference. */
+const PRECOMPRESSED = [
+  { name: 'br', suffix: '.br' },
+  { name: 'gzip', suffix: '.gz' },
+] as const;
+const FAVICON = 'favicon.svg';
+
 export type ConsoleSignIn =
   | { kind: 'dev' }
   | { kind: 'oidc'; authority: string; clientId: string; scope: string }
@@ -136,7 +143,33 @@ export function addConsoleApp(router: Router, options: ConsoleAppOptions): void 
     if (file === index) {
       ctx.set('Content-Security-Policy', contentSecurityPolicy);
     }
-    ctx.type = CONTENT_TYPES[extname(file)] ?? 'application/octet-stream';
-    ctx.body = readFileSync(file);
+    sendFile(ctx, file);
   });
+  // The browser asks for the site's icon at the root whatever the page links: the console's own (an SVG).
+  router.get('/favicon.ico', (ctx) => {
+    const file = fileFor(distDir, FAVICON);
+    if (!file) throw new AppError('NOT_FOUND', 'No such file.');
+    ctx.set('Cache-Control', 'public, max-age=86400');
+    ctx.set('X-Content-Type-Options', 'nosniff');
+    sendFile(ctx, file);
+  });
+}
+
+/**
+ * Sends a file of the build, its pre-compressed copy (written beside it at build time: name.br, name.gz) when the
+ * request accepts that encoding, Brotli first. `Vary: Accept-Encoding` for any file that has a compressed copy, so
+ * that a cache keeps the encodings apart.
+ */
+function sendFile(ctx: Koa.Context, file: string): void {
+  ctx.type = CONTENT_TYPES[extname(file)] ?? 'application/octet-stream';
+  const copies = PRECOMPRESSED.filter((encoding) => existsSync(`${file}${encoding.suffix}`));
+  if (copies.length > 0) ctx.vary('Accept-Encoding');
+  // Brotli when the request accepts it at all (q > 0), whatever order the header lists them in: it is the smaller.
+  const copy = copies.find((c) => ctx.acceptsEncodings(c.name) === c.name);
+  if (copy) {
+    ctx.set('Content-Encoding', copy.name);
+    ctx.body = readFileSync(`${file}${copy.suffix}`);
+    return;
+  }
+  ctx.body = readFileSync(file);
 }

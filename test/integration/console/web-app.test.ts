@@ -1,8 +1,10 @@
 // The gateway's side of the web console (docs/console-ui.md): the static files at /console/, the sign-in
 // configuration, the development sign-in that exists only with the local identity provider, and the gateway's own
 // origin admitted as same-origin while other origins keep the ALLOWED_ORIGINS rule.
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
+import { request } from 'node:http';
 import { fileURLToPath } from 'node:url';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { admin, api, startTestSystem, type TestSystem } from '../../support/system.ts';
 
 const DIST = fileURLToPath(new URL('../../../console/dist/', import.meta.url));
@@ -42,6 +44,53 @@ describe('with the local development identity provider (npm start)', () => {
       expect(typeof response.body === 'string' ? response.body : '').not.toContain('"devDependencies"');
     }
   });
+
+  it('serves the pre-compressed copies a browser accepts (Brotli first), with Vary, and the favicon', async () => {
+    const asset = readdirSync(`${DIST}assets`).find((name) => /^index-.*\.js$/.test(name))!;
+    const plain = readFileSync(`${DIST}assets/${asset}`);
+    const brotli = await rawGet(`/console/assets/${asset}`, 'gzip, deflate, br');
+    expect(brotli.headers['content-encoding']).toBe('br');
+    expect(brotli.headers.vary).toBe('Accept-Encoding');
+    expect(brotli.headers['cache-control']).toBe('public, max-age=31536000, immutable');
+    expect(brotli.headers['content-type']).toBe('text/javascript; charset=utf-8');
+    expect(brotliDecompressSync(brotli.body).equals(plain)).toBe(true);
+    expect(brotli.body.length).toBeLessThan(plain.length / 2);
+    const gzip = await rawGet(`/console/assets/${asset}`, 'gzip');
+    expect(gzip.headers['content-encoding']).toBe('gzip');
+    expect(gunzipSync(gzip.body).equals(plain)).toBe(true);
+    const identity = await rawGet(`/console/assets/${asset}`, undefined);
+    expect(identity.headers['content-encoding']).toBeUndefined();
+    expect(identity.headers.vary).toBe('Accept-Encoding');
+    expect(identity.body.equals(plain)).toBe(true);
+    // index.html: compressed too when large enough, always revalidated, its CSP intact.
+    const index = await rawGet('/console/', 'gzip, br');
+    expect(index.headers['cache-control']).toBe('no-cache');
+    expect(index.headers['content-security-policy']).toContain("default-src 'self'");
+    expect(index.body.toString()).toContain('<link rel="icon" href="/favicon.ico"');
+    const favicon = await rawGet('/favicon.ico', undefined);
+    expect(favicon.status).toBe(200);
+    expect(favicon.headers['content-type']).toBe('image/svg+xml');
+    expect(favicon.body.toString()).toMatch(/^<svg /);
+  });
+
+  /** A GET with exactly this Accept-Encoding (fetch adds its own and decodes), the body as sent. */
+  function rawGet(path: string, acceptEncoding: string | undefined) {
+    return new Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }>(
+      (resolve, reject) => {
+        const headers: Record<string, string> = acceptEncoding ? { 'Accept-Encoding': acceptEncoding } : {};
+        request(`${system.url}${path}`, { headers }, (response) => {
+          const chunks: Buffer[] = [];
+          response.on('data', (chunk: Buffer) => chunks.push(chunk));
+          response.on('end', () =>
+            resolve({ status: response.statusCode ?? 0, headers: response.headers, body: Buffer.concat(chunks) }),
+          );
+          response.on('error', reject);
+        })
+          .on('error', reject)
+          .end();
+      },
+    );
+  }
 
   it('offers the development sign-in, whose session is admitted once the e-mail is invited', async () => {
     const config = await api(system.url, 'GET', '/console/config.json');

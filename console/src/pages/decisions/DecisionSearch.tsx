@@ -3,7 +3,8 @@
 // player column; a detail panel that says in words why a decision went the way it did and what fixes it.
 import { type FormEvent, useCallback, useEffect, useId, useRef, useState } from 'react';
 import { client, failureOf, type ServerFailure, type Snapshot } from '../../api.ts';
-import { credits, dollars, FailureText, TableBox, useTitle } from '../../components.tsx';
+import { credits, dollars, FailureText, TableBox, useTitle, when } from '../../components.tsx';
+import { gamePlayers } from '../game/records.ts';
 import { DecisionDetail } from './DecisionDetail.tsx';
 import { REASONS, reasonLabel } from './reasons.ts';
 import {
@@ -11,11 +12,13 @@ import {
   type DecisionEdge,
   type DecisionsResult,
   firstPage,
+  isExternalPlayerId,
   PAGE_SIZES,
   readSearch,
   type Search,
   searchHash,
   searchProblems,
+  UUID,
   variablesOf,
 } from './search.ts';
 import './decisions.css';
@@ -57,13 +60,38 @@ const formOf = (s: Search): Form => ({
   size: String(s.size),
 });
 
+/**
+ * The count above the table. The search answers pages, not a total: a page with more beyond it says "25 shown",
+ * never "25 decisions", which would read as the total.
+ */
+function summaryOf(count: number, filtered: number, paged: boolean): string {
+  const matching = filtered > 0 ? ` matching ${filtered} filter${filtered === 1 ? '' : 's'}` : '';
+  if (count === 0) return `No decisions${matching}${paged ? ' on this page' : ''}.`;
+  if (paged) return `${count} shown${matching}; more on other pages.`;
+  return `${count} decision${count === 1 ? '' : 's'}${matching}.`;
+}
+
+const lowerIfUuid = (value: string | undefined) =>
+  value !== undefined && UUID.test(value) ? value.toLowerCase() : value;
+
+/** The console's failure code when a game's own player id is not among the game's players. */
+const PLAYER_NOT_FOUND = 'player_not_found';
+
+/** The player id (UUID) of a game's own player id (externalPlayerId); a `player_not_found` failure when none. */
+async function playerIdOf(gameId: string, externalPlayerId: string): Promise<string> {
+  const found = (await gamePlayers(gameId)).find((p) => p.externalPlayerId === externalPlayerId);
+  if (found) return found.id;
+  throw { code: PLAYER_NOT_FOUND, message: `No player ${externalPlayerId} in this game.` } satisfies ServerFailure;
+}
+
 const searchOf = (f: Form): Search => {
   const text = (value: string) => value.trim() || undefined;
   return {
     org: text(f.org),
     project: text(f.project),
     game: text(f.game),
-    player: text(f.player)?.toLowerCase(),
+    // A player id (UUID) in lower case; the game's own id exactly as typed.
+    player: lowerIfUuid(text(f.player)),
     event: text(f.event)?.toLowerCase(),
     status: text(f.status),
     reason: text(f.reason),
@@ -84,6 +112,13 @@ function SearchFailure({ failure, onRestart }: { failure: ServerFailure; onResta
           Show the newest decisions
         </button>{' '}
         <span className="code">(INVALID_CURSOR)</span>
+      </p>
+    );
+  }
+  if (failure.code === PLAYER_NOT_FOUND) {
+    return (
+      <p className="error" role="alert">
+        {failure.message} Check the id as your game server sent it (externalPlayerId), or the game chosen.
       </p>
     );
   }
@@ -120,9 +155,12 @@ export default function DecisionSearch({ snapshot, gameId }: { snapshot: Snapsho
   const [loading, setLoading] = useState(false);
   const [failure, setFailure] = useState<ServerFailure | undefined>();
   const [selected, setSelected] = useState<DecisionEdge | undefined>();
+  // On a phone the filters fold behind their button (always shown wider: CSS); a filter with a problem opens them.
+  const [filtersOpen, setFiltersOpen] = useState(false);
   const opener = useRef<HTMLElement | null>(null);
   const problems = searchProblems(search);
   const problemCount = Object.keys(problems).length;
+  const filtersShown = filtersOpen || problemCount > 0;
 
   // Back and forward (and links to #/records?…) change the URL: the page follows it.
   useEffect(() => {
@@ -157,8 +195,15 @@ export default function DecisionSearch({ snapshot, gameId }: { snapshot: Snapsho
     }
     let stopped = false;
     setLoading(true);
-    client
-      .query<DecisionsResult>({ query: DECISIONS, variables: variablesOf(search), fetchPolicy: 'network-only' })
+    // The game's own player id is looked up in the game's players first (the search takes a player id).
+    const resolved =
+      isExternalPlayerId(search.player) && search.game
+        ? playerIdOf(search.game, search.player).then((player) => ({ ...search, player }))
+        : Promise.resolve(search);
+    resolved
+      .then((s) =>
+        client.query<DecisionsResult>({ query: DECISIONS, variables: variablesOf(s), fetchPolicy: 'network-only' }),
+      )
       .then((r) => {
         if (stopped) return;
         if (r.error) throw r.error;
@@ -170,7 +215,8 @@ export default function DecisionSearch({ snapshot, gameId }: { snapshot: Snapsho
         if (stopped) return;
         setEdges([]);
         setPageInfo(undefined);
-        setFailure(failureOf(e));
+        // The console's own failure (a game's own player id not found) as it is; the service's through failureOf.
+        setFailure((e as ServerFailure | undefined)?.code === PLAYER_NOT_FOUND ? (e as ServerFailure) : failureOf(e));
       })
       .finally(() => {
         if (!stopped) setLoading(false);
@@ -226,12 +272,27 @@ export default function DecisionSearch({ snapshot, gameId }: { snapshot: Snapsho
       <p className="records-switch">
         Decisions · <a href="#/records/players">Players</a>
       </p>
-      <form className="action filters decision-filters" onSubmit={submit} aria-label="Record filters" noValidate>
+      <button
+        type="button"
+        className="secondary filters-toggle"
+        aria-expanded={filtersShown}
+        aria-controls={`${id}-filters`}
+        onClick={() => setFiltersOpen(!filtersShown)}
+      >
+        Filters ({filtered})
+      </button>
+      <form
+        id={`${id}-filters`}
+        className={filtersShown ? 'action filters decision-filters filters-open' : 'action filters decision-filters'}
+        onSubmit={submit}
+        aria-label="Record filters"
+        noValidate
+      >
         {choose('org', 'Organization', snapshot.organizations)}
         {choose('project', 'Project', snapshot.projects)}
         {choose('game', 'Game', snapshot.games)}
         <div className="field">
-          <label htmlFor={`${id}-player`}>Player id</label>
+          <label htmlFor={`${id}-player`}>Player (your game's id, or player id)</label>
           <input {...fieldProps('player')} onChange={set('player')} spellCheck={false} autoComplete="off" />
           {problemOf('player')}
         </div>
@@ -305,14 +366,14 @@ export default function DecisionSearch({ snapshot, gameId }: { snapshot: Snapsho
           ? 'Fix the highlighted filters to search.'
           : loading
             ? 'Searching…'
-            : `${edges.length === 0 ? 'No decisions' : `${edges.length} decision${edges.length === 1 ? '' : 's'}`}${
-                filtered > 0 ? ` matching ${filtered} filter${filtered === 1 ? '' : 's'}` : ''
-              }${search.after || search.before ? ' on this page' : ''}.`}
+            : failure
+              ? 'No records to show: the search did not answer (above).'
+              : summaryOf(edges.length, filtered, Boolean(pageInfo?.hasNextPage || search.after || search.before))}
       </p>
       <div className={selected ? 'decisions-layout with-detail' : 'decisions-layout'}>
         <div className="decisions-list">
           <TableBox label="Records page">
-            <table aria-label="Records page">
+            <table aria-label="Records page" className="stack">
               <thead>
                 <tr>
                   <th scope="col">Received</th>
@@ -330,8 +391,10 @@ export default function DecisionSearch({ snapshot, gameId }: { snapshot: Snapsho
                   const node = edge.node;
                   return (
                     <tr key={node.id} aria-current={selected?.node.id === node.id ? 'true' : undefined}>
-                      <td>{new Date(node.createdAt).toLocaleString()}</td>
-                      <td>
+                      <td className="when" data-label="Received">
+                        {when(node.createdAt)}
+                      </td>
+                      <td data-label="Player">
                         <a
                           href={searchHash({ game: node.gameId, player: node.playerId, size: search.size })}
                           title="This player's decisions"
@@ -339,14 +402,14 @@ export default function DecisionSearch({ snapshot, gameId }: { snapshot: Snapsho
                           {edge.externalPlayerId}
                         </a>
                       </td>
-                      <td>{gameName(node.gameId)}</td>
-                      <td>{node.eventType}</td>
-                      <td>
+                      <td data-label="Game">{gameName(node.gameId)}</td>
+                      <td data-label="Event type">{node.eventType}</td>
+                      <td className="lead">
                         <span className={`decision-status ${node.status}`}>{node.status}</span>
                       </td>
-                      <td>{node.reason ? reasonLabel(node.reason) : ''}</td>
-                      <td>{credits(node.rewardCredits)}</td>
-                      <td>
+                      <td className="lead">{node.reason ? reasonLabel(node.reason) : ''}</td>
+                      <td className="lead reward">{credits(node.rewardCredits)}</td>
+                      <td className="open">
                         <button
                           type="button"
                           className="secondary"

@@ -2,106 +2,22 @@
 // hash (`#/records?player=…&status=rejected&size=50&after=…`), so a search is a link that can be shared, and back
 // and forward walk through the searches and pages. One GraphQL read per page (`decisions`, docs/graphql.md).
 import { gql } from '@apollo/client';
-import { EVENT_TYPE_REGEX } from '../../../../services/runtime/src/contracts/vocabulary.ts';
 import type { EventRecord } from '../../api.ts';
 
-/** The page sizes offered (the API allows 1..100). */
-export const PAGE_SIZES = [25, 50, 100] as const;
-export const DEFAULT_PAGE_SIZE = 25;
-
-/** A search: the URL's parameters, by their names in the URL. */
-export interface Search {
-  org?: string | undefined;
-  project?: string | undefined;
-  game?: string | undefined;
-  player?: string | undefined;
-  event?: string | undefined;
-  status?: string | undefined;
-  reason?: string | undefined;
-  type?: string | undefined;
-  /** RFC 3339 instants (UTC), createdAt in [from, to). */
-  from?: string | undefined;
-  to?: string | undefined;
-  size: number;
-  /** The page after this cursor (older decisions), or before it (newer ones). */
-  after?: string | undefined;
-  before?: string | undefined;
-}
-
-/** The URL's parameters in the order they are written. */
-export const SEARCH_KEYS = [
-  'org',
-  'project',
-  'game',
-  'player',
-  'event',
-  'status',
-  'reason',
-  'type',
-  'from',
-  'to',
-  'size',
-  'after',
-  'before',
-] as const;
-
-/** The search the current URL names (`#/records?…`); `gameId` is the older `#/records/events/<gameId>` route's. */
-export function readSearch(hash: string, gameId?: string): Search {
-  const query = new URLSearchParams(hash.split('?')[1] ?? '');
-  const search: Search = { size: DEFAULT_PAGE_SIZE };
-  for (const key of SEARCH_KEYS) {
-    const value = query.get(key)?.trim();
-    if (!value) continue;
-    if (key === 'size') {
-      const size = Number(value);
-      search.size = (PAGE_SIZES as readonly number[]).includes(size) ? size : DEFAULT_PAGE_SIZE;
-    } else search[key] = value;
-  }
-  if (search.game === undefined && gameId) search.game = gameId;
-  return search;
-}
-
-/** The records page's URL for a search: `#/records?…`, empty parameters left out, the default size too. */
-export function searchHash(search: Search): string {
-  const query = new URLSearchParams();
-  for (const key of SEARCH_KEYS) {
-    const value = search[key];
-    if (value === undefined || value === '') continue;
-    if (key === 'size' && value === DEFAULT_PAGE_SIZE) continue;
-    query.set(key, String(value));
-  }
-  const text = query.toString();
-  return text ? `#/records?${text}` : '#/records';
-}
-
-/** The same search from its first page (filters changed: cursors are bound to the filters). */
-export const firstPage = (search: Search): Search => ({ ...search, after: undefined, before: undefined });
-
-/** A player's decisions (the link a players list or a live table can give). */
-export const playerHash = (gameId: string, playerId: string) =>
-  searchHash({ game: gameId, player: playerId, size: DEFAULT_PAGE_SIZE });
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/** The problems of a search, per field, in plain sentences: a search with any is not sent. */
-export function searchProblems(search: Search): Partial<Record<keyof Search, string>> {
-  const problems: Partial<Record<keyof Search, string>> = {};
-  if (search.player !== undefined && !UUID.test(search.player))
-    problems.player = 'A player is named by its player id, a UUID like 3f2c0e4a-1b2c-4d5e-8f90-a1b2c3d4e5f6.';
-  if (search.event !== undefined && !UUID.test(search.event))
-    problems.event = 'An event id is the UUID the game server sent as eventId.';
-  if (search.type !== undefined && !EVENT_TYPE_REGEX.test(search.type))
-    problems.type = 'An event type starts with a lower-case letter, then up to 63 of a-z, 0-9, _ . - (like level.up).';
-  for (const key of ['from', 'to'] as const) {
-    if (search[key] !== undefined && Number.isNaN(Date.parse(search[key]))) problems[key] = 'Enter a date and time.';
-  }
-  if (!problems.from && !problems.to && search.from && search.to && Date.parse(search.to) <= Date.parse(search.from))
-    problems.to = 'The end of the window must be after its start.';
-  for (const key of ['org', 'project', 'game'] as const) {
-    if (search[key] !== undefined && !UUID.test(search[key])) problems[key] = 'Choose one from the list.';
-  }
-  return problems;
-}
+export {
+  DEFAULT_PAGE_SIZE,
+  firstPage,
+  isExternalPlayerId,
+  PAGE_SIZES,
+  playerHash,
+  readSearch,
+  SEARCH_KEYS,
+  type Search,
+  searchHash,
+  searchProblems,
+  UUID,
+  variablesOf,
+} from './url-state.ts';
 
 export const DECISIONS = gql`
   query ConsoleDecisions(
@@ -138,30 +54,4 @@ export interface DecisionsResult {
     edges: DecisionEdge[];
     pageInfo: { startCursor: string | null; endCursor: string | null; hasNextPage: boolean; hasPreviousPage: boolean };
   } | null;
-}
-
-/** The GraphQL variables of a search: `before` pages backward (`last`), anything else forward (`first`). */
-export function variablesOf(search: Search): Record<string, unknown> {
-  const variables: Record<string, unknown> = {};
-  const filters: Array<[keyof Search, string]> = [
-    ['org', 'organizationId'],
-    ['project', 'projectId'],
-    ['game', 'gameId'],
-    ['player', 'playerId'],
-    ['event', 'eventId'],
-    ['status', 'status'],
-    ['reason', 'reason'],
-    ['type', 'eventType'],
-    ['from', 'from'],
-    ['to', 'to'],
-  ];
-  for (const [key, argument] of filters) if (search[key] !== undefined) variables[argument] = search[key];
-  if (search.before) {
-    variables.last = search.size;
-    variables.before = search.before;
-  } else {
-    variables.first = search.size;
-    if (search.after) variables.after = search.after;
-  }
-  return variables;
 }

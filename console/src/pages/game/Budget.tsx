@@ -1,6 +1,6 @@
 import { GAME_STATUSES } from '../../../../services/runtime/src/contracts/vocabulary.ts';
 import type { Game } from '../../api.ts';
-import { ActionForm, amountOf, Bar, credits, figure, Reveal } from '../../components.tsx';
+import { ActionForm, amountAbove, amountOf, Bar, credits, figure, Reveal, roomLeft } from '../../components.tsx';
 
 export interface GameBudgetProps {
   game: Game;
@@ -37,6 +37,20 @@ export function GameBudget({ game, projectAvailable, write, reload }: GameBudget
               fields={[
                 { name: 'amountCredits', label: 'Amount to allocate to the game (credits)', kind: 'credits', min: 1 },
               ]}
+              limit={(input) =>
+                amountAbove(input, [
+                  {
+                    room: game.maxPayoutCredits - game.budgetCredits,
+                    sentence: `This would take the game's budget above its ceiling of ${credits(game.maxPayoutCredits)}: raise the game's ceiling, or allocate less.`,
+                  },
+                  {
+                    room: projectAvailable,
+                    sentence:
+                      'The project has less budget left for its games than this amount: allocate more to the project first, or allocate less.',
+                  },
+                ])
+              }
+              room={() => roomLeft(game.maxPayoutCredits - game.budgetCredits)}
               confirm={(input) => [
                 [
                   'Project budget not yet allocated to games',

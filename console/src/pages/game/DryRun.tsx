@@ -6,6 +6,7 @@ import {
   client,
   failureOf,
   type Game,
+  type PlayerRecord,
   type Rule,
   type RuleSimulation,
   runAction,
@@ -26,6 +27,7 @@ import {
 } from '../../components.tsx';
 import { sentenceOf } from '../../errors.ts';
 import { PlayerLink } from './LiveDecisions.tsx';
+import { gamePlayers } from './records.ts';
 
 const WINDOWS = [1, 7, 14, 30] as const;
 const DAY_MS = 86_400_000;
@@ -124,6 +126,22 @@ function Result({
   const headingId = useId();
   // The result takes the focus: it is what the preview opened.
   useEffect(() => ref.current?.focus(), []);
+  // The changed decisions name their players by the game's own ids: the game's players are read once per result
+  // (a player not among them keeps the start of its player id).
+  const [players, setPlayers] = useState<PlayerRecord[] | undefined>();
+  const flipCount = result.flips.length;
+  useEffect(() => {
+    if (flipCount === 0) return;
+    let stopped = false;
+    gamePlayers(game.id)
+      .then((read) => {
+        if (!stopped) setPlayers(read);
+      })
+      .catch(() => undefined);
+    return () => {
+      stopped = true;
+    };
+  }, [game.id, flipCount]);
   const delta = result.proposed.creditsSpent - result.stored.creditsSpent;
   const reasons = [
     ...new Set([...(result.stored.reasons ?? []), ...(result.proposed.reasons ?? [])].map((r) => r.reason)),
@@ -254,7 +272,7 @@ function Result({
                 <tr key={flip.id}>
                   <td>{new Date(flip.createdAt).toLocaleString()}</td>
                   <td>
-                    <PlayerLink gameId={game.id} playerId={flip.playerId} />
+                    <PlayerLink gameId={game.id} playerId={flip.playerId} players={players} />
                   </td>
                   <td>{flip.eventType}</td>
                   <td>{decisionText(flip.stored)}</td>

@@ -93,13 +93,31 @@ async function dayFigures(gameId: string): Promise<DayFigures> {
  * The figures a developer looks at first: budget left, spent today (UTC), accepted and rejected in the last 24
  * hours, and the top rejection reasons with their counts. Read again whenever a decision arrives (`changes`).
  */
-export function GameFigures({ game, changes }: { game: Game; changes: number }) {
-  const figures = usePoll(() => dayFigures(game.id), game.id, 2000, 60_000, { live: true, nudge: changes });
+export function GameFigures({ game, changes, live }: { game: Game; changes: number; live: boolean }) {
+  // Read again on each decision while the subscription works; every 2 s while it does not (the service may be gone:
+  // the figures then say they are stale).
+  const figures = usePoll(() => dayFigures(game.id), game.id, 2000, 60_000, { live, nudge: changes });
   const state = gameState(game);
   const day = figures.value;
   const top = day?.reasons.slice(0, 3) ?? [];
+  // While the figures cannot be read, what is shown says so: the last figures read, marked stale with their time, or
+  // "unavailable" when none was ever read.
+  const failed = figures.error !== undefined;
+  const waiting = failed ? 'unavailable' : '…';
   return (
-    <section aria-label="Headline figures" className="figures" data-testid="figures">
+    <section
+      aria-label="Headline figures"
+      className={failed ? 'figures figures-stale' : 'figures'}
+      data-testid="figures"
+    >
+      {failed && (
+        <p className="stale-note" data-testid="figures-stale">
+          <strong>{day ? 'Stale' : 'Unavailable'}:</strong>{' '}
+          {day && figures.readAt
+            ? `the service cannot be reached; these figures are from ${new Date(figures.readAt).toLocaleTimeString()} and may be out of date.`
+            : 'the service cannot be reached; the figures are shown once it answers again.'}
+        </p>
+      )}
       <dl>
         <div
           className={
@@ -114,22 +132,22 @@ export function GameFigures({ game, changes }: { game: Game; changes: number }) 
         <div className="figure">
           <dt>Spent today (UTC)</dt>
           <dd>
-            {day ? credits(day.spentToday) : '…'} {day && <span className="usd">{dollars(day.spentToday)}</span>}
+            {day ? credits(day.spentToday) : waiting} {day && <span className="usd">{dollars(day.spentToday)}</span>}
           </dd>
         </div>
         <div className="figure">
           <dt>Accepted, last 24 h</dt>
-          <dd>{day ? credits(day.accepted) : '…'}</dd>
+          <dd>{day ? credits(day.accepted) : waiting}</dd>
         </div>
         <div className={day && day.rejected > 0 ? 'figure figure-warn' : 'figure'}>
           <dt>Rejected, last 24 h</dt>
-          <dd>{day ? credits(day.rejected) : '…'}</dd>
+          <dd>{day ? credits(day.rejected) : waiting}</dd>
         </div>
         <div className="figure figure-wide">
           <dt>Top rejection reasons, last 24 h</dt>
           <dd>
             {!day ? (
-              '…'
+              waiting
             ) : top.length === 0 ? (
               'none'
             ) : (

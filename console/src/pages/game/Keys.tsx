@@ -7,33 +7,57 @@ export interface KeysSectionProps {
   keys: Key[];
   write: boolean;
   reload: () => void;
-  /** The result of the last key issued on this page, if any. */
-  issued: ActionResult | undefined;
-  /** The issued key while its one-time banner is shown (until it is hidden or the key revoked). */
-  shown: ActionResult | undefined;
-  setIssued: (result: ActionResult | undefined) => void;
+  /**
+   * The keys issued on this page whose banner is still shown (until hidden or the key revoked), newest first: a second
+   * key never replaces the banner of a first secret nobody has hidden yet.
+   */
+  shown: ActionResult[];
+  addIssued: (result: ActionResult) => void;
+  hideIssued: (id: string) => void;
 }
 
 /** The game's keys: the one-time banner of a new key, the list, and (for writers) revoking and issuing keys. */
-export function KeysSection({ gameId, keys, write, reload, issued, shown, setIssued }: KeysSectionProps) {
+export function KeysSection({ gameId, keys, write, reload, shown, addIssued, hideIssued }: KeysSectionProps) {
   const issuedRef = useRef<HTMLDivElement>(null);
+  const newest = shown[0]?.id;
   // A new key's banner takes the focus: it is what the action opened.
   useEffect(() => {
-    if (issued?.issuedKey) issuedRef.current?.focus();
-  }, [issued]);
+    if (newest) issuedRef.current?.focus();
+  }, [newest]);
+  const secretsShown = shown.filter((result) => result.kind === 'secret').length;
   return (
     <Section title="Keys">
-      {shown?.issuedKey && (
-        <div className="issued" role="status" tabIndex={-1} ref={issuedRef} aria-label="New key">
+      {secretsShown > 1 && (
+        <p className="banner banner-warn" data-testid="secrets-unhidden">
+          {secretsShown} new secret keys are shown below and not hidden yet: copy each one before you hide it, it is not
+          shown again.
+        </p>
+      )}
+      {shown.map((result, index) => (
+        // Keyed by the key: each banner has its own copy button, which says "Copied" only for its own key.
+        <div
+          key={result.id}
+          className="issued"
+          role="status"
+          tabIndex={-1}
+          ref={index === 0 ? issuedRef : undefined}
+          aria-label={`New ${result.kind} key`}
+        >
           <p>
-            New {shown.kind} key, shown this once: <code data-testid="issued-key">{shown.issuedKey}</code>
+            {result.kind === 'secret'
+              ? 'New secret key, shown this once: '
+              : 'New public key (the table shows it too): '}
+            <code data-testid="issued-key">{result.issuedKey}</code>
           </p>
-          <CopyButton value={shown.issuedKey} label="Copy key" />{' '}
-          <button type="button" className="secondary" onClick={() => setIssued(undefined)}>
-            Done, hide it
+          <CopyButton
+            value={result.issuedKey ?? ''}
+            label={result.kind === 'secret' ? 'Copy secret key' : 'Copy public key'}
+          />{' '}
+          <button type="button" className="secondary" onClick={() => hideIssued(result.id)}>
+            {result.kind === 'secret' ? 'Done, hide it' : 'Hide'}
           </button>
         </div>
-      )}
+      ))}
       {keys.length === 0 ? (
         <p className="empty">
           No keys yet.{' '}
@@ -84,7 +108,7 @@ export function KeysSection({ gameId, keys, write, reload, issued, shown, setIss
                             confirmLabel: 'Revoke key',
                           })}
                           onDone={() => {
-                            if (issued?.id === key.id) setIssued(undefined);
+                            hideIssued(key.id);
                             reload();
                           }}
                         />
@@ -114,7 +138,7 @@ export function KeysSection({ gameId, keys, write, reload, issued, shown, setIss
               { name: 'kind', label: 'Kind', kind: 'select', options: ['secret', 'public'], initial: 'secret' },
             ]}
             onDone={(result) => {
-              setIssued(result);
+              addIssued(result);
               reload();
             }}
           />

@@ -1,6 +1,7 @@
 import type { EventRecord, Key, PlayerRecord, Rule, ServerFailure } from '../../api.ts';
-import { credits, FailureAlert, Section, TableBox } from '../../components.tsx';
+import { credits, FailureAlert, Section, TableBox, when } from '../../components.tsx';
 import type { LiveDecisions } from '../../live.ts';
+import { reasonLabel } from '../decisions/reasons.ts';
 import { FirstEvent } from '../FirstEvent.tsx';
 
 /** Whether the page is live (the subscription) or polling, as a polite status. */
@@ -76,7 +77,7 @@ export function LiveDecisionsSection({
         <FirstEvent keys={keys} rules={rules} shownKey={shownSecret} playerId={firstPlayer} />
       ) : (
         <TableBox label="Live decisions">
-          <table aria-label="Live decisions">
+          <table aria-label="Live decisions" className="stack">
             <thead>
               <tr>
                 <th scope="col">Received</th>
@@ -90,14 +91,18 @@ export function LiveDecisionsSection({
             <tbody>
               {decisions.map((e) => (
                 <tr key={e.id}>
-                  <td>{new Date(e.createdAt).toLocaleString()}</td>
-                  <td>
+                  <td className="when" data-label="Received">
+                    {when(e.createdAt)}
+                  </td>
+                  <td data-label="Player">
                     <PlayerLink gameId={gameId} playerId={e.playerId} players={players} />
                   </td>
-                  <td>{e.eventType}</td>
-                  <td>{e.status}</td>
-                  <td>{e.reason ?? ''}</td>
-                  <td>{credits(e.rewardCredits)}</td>
+                  <td data-label="Event type">{e.eventType}</td>
+                  <td className="lead">
+                    <span className={`decision-status ${e.status}`}>{e.status}</span>
+                  </td>
+                  <td className="lead">{e.reason ? reasonLabel(e.reason) : ''}</td>
+                  <td className="lead reward">{credits(e.rewardCredits)}</td>
                 </tr>
               ))}
             </tbody>

@@ -1,4 +1,4 @@
-import { client, type EventRecord, RECORDS, type RecordsPage } from '../../api.ts';
+import { client, type EventRecord, type PlayerRecord, RECORDS, type RecordsPage } from '../../api.ts';
 
 /** The first `first` records of one kind for a game, read from the server (not the cache). */
 export async function page(kind: 'events' | 'players', gameId: string, first: number) {
@@ -17,4 +17,26 @@ export function newest(received: EventRecord[], read: EventRecord[], count: numb
   return [...byId.values()]
     .sort((a, b) => b.createdAt.localeCompare(a.createdAt) || b.id.localeCompare(a.id))
     .slice(0, count);
+}
+
+/** The most pages of players read to name players by the game's own ids (100 a page). */
+export const PLAYER_PAGES_MAX = 20;
+
+/** The game's players, newest first, 100 a page, at most `pages` pages (for the game's own ids of its players). */
+export async function gamePlayers(gameId: string, pages = PLAYER_PAGES_MAX): Promise<PlayerRecord[]> {
+  const players: PlayerRecord[] = [];
+  let after: string | undefined;
+  for (let read = 0; read < pages; read += 1) {
+    const result = await client.query<RecordsPage>({
+      query: RECORDS,
+      variables: { kind: 'players', gameId, first: 100, after },
+      fetchPolicy: 'network-only',
+    });
+    if (result.error) throw result.error;
+    const records = result.data?.records;
+    for (const edge of records?.edges ?? []) if (edge.node.__typename === 'DeveloperPlayer') players.push(edge.node);
+    if (!records?.pageInfo.hasNextPage || !records.pageInfo.endCursor) break;
+    after = records.pageInfo.endCursor;
+  }
+  return players;
 }
