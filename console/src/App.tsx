@@ -39,7 +39,9 @@ function useHashRoute(): string[] {
   useEffect(() => {
     const onChange = () => {
       setRoute(readRoute());
-      document.getElementById('main')?.focus();
+      // The new page's main region takes the focus without scrolling the top bar (and its Sandbox badge) away.
+      document.getElementById('main')?.focus({ preventScroll: true });
+      window.scrollTo(0, 0);
     };
     window.addEventListener('hashchange', onChange);
     return () => window.removeEventListener('hashchange', onChange);

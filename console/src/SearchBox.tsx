@@ -27,34 +27,36 @@ export function SearchBox() {
     window.location.hash = searchAddress(text);
   };
   return (
-    <form role="search" className="search-box" onSubmit={submit} noValidate>
-      <label htmlFor={`${id}-q`} className="visually-hidden">
-        Search ids and names
-      </label>
-      <input
-        id={`${id}-q`}
-        ref={input}
-        type="search"
-        value={text}
-        placeholder="Search any id or name  ( / )"
-        onChange={(e) => {
-          setText(e.target.value);
-          setProblem(undefined);
-        }}
-        aria-keyshortcuts="/"
-        aria-invalid={problem ? true : undefined}
-        aria-describedby={problem ? `${id}-problem` : undefined}
-        autoComplete="off"
-        spellCheck={false}
-      />
-      <button type="submit" className="secondary">
-        Search
-      </button>
-      {problem && (
-        <span className="search-problem" id={`${id}-problem`} role="alert">
-          {problem}
-        </span>
-      )}
-    </form>
+    <search className="search-box">
+      <form onSubmit={submit} noValidate>
+        <label htmlFor={`${id}-q`} className="visually-hidden">
+          Search ids and names
+        </label>
+        <input
+          id={`${id}-q`}
+          ref={input}
+          type="search"
+          value={text}
+          placeholder="Search any id or name  ( / )"
+          onChange={(e) => {
+            setText(e.target.value);
+            setProblem(undefined);
+          }}
+          aria-keyshortcuts="/"
+          aria-invalid={problem ? true : undefined}
+          aria-describedby={problem ? `${id}-problem` : undefined}
+          autoComplete="off"
+          spellCheck={false}
+        />
+        <button type="submit" className="secondary">
+          Search
+        </button>
+        {problem && (
+          <span className="search-problem" id={`${id}-problem`} role="alert">
+            {problem}
+          </span>
+        )}
+      </form>
+    </search>
   );
 }

@@ -1,7 +1,8 @@
 // The console's search box (GraphQL `search`, docs/console-ui.md): its read, the address of a search and of each
 // object found, and how the results are grouped. Pure except for the query text; the unit tests read it.
 import { gql } from '@apollo/client';
-import type { EventRecord, Game, Key, Organization, PlayerRecord, Project } from './api.ts';
+import { SEARCH_TEXT_MAX } from '../../services/runtime/src/contracts/console-search.ts';
+import { reasonLabel } from './pages/decisions/reasons.ts';
 
 export const SEARCH = gql`
   query ConsoleSearch($text: String!) {
@@ -21,31 +22,59 @@ export const SEARCH = gql`
   }
 `;
 
+// The shapes the read answers (as in api.ts; declared here so that this module stays free of the app's client).
 export interface KeyFound {
-  key: Pick<Key, 'id' | 'name' | 'kind' | 'prefix' | 'gameId' | 'createdAt' | 'revokedAt'>;
+  key: {
+    id: string;
+    name: string;
+    kind: 'public' | 'secret';
+    prefix: string;
+    gameId: string;
+    createdAt: string;
+    revokedAt: string | null;
+  };
   decisionsToday: number;
   lastUsedToday: string | null;
 }
 export interface PlayerFound {
-  player: Omit<PlayerRecord, '__typename'>;
+  player: {
+    id: string;
+    gameId: string;
+    organizationId: string;
+    createdAt: string;
+    externalPlayerId: string;
+    creditsUserId: string | null;
+    username: string | null;
+    linkedAt: string | null;
+  };
   rewardedTodayCredits: number;
   rewardedCredits: number;
 }
+export interface DecisionFound {
+  id: string;
+  eventId: string;
+  gameId: string;
+  organizationId: string;
+  playerId: string;
+  eventType: string;
+  occurredAt: string;
+  status: 'accepted' | 'rejected';
+  reason: string | null;
+  rewardCredits: number;
+  createdAt: string;
+}
 export interface SearchFound {
   text: string;
-  organizations: Array<Pick<Organization, 'id' | 'name'>>;
-  projects: Array<Pick<Project, 'id' | 'name' | 'organizationId'>>;
-  games: Array<Pick<Game, 'id' | 'name' | 'projectId' | 'organizationId'>>;
+  organizations: Array<{ id: string; name: string }>;
+  projects: Array<{ id: string; name: string; organizationId: string }>;
+  games: Array<{ id: string; name: string; projectId: string; organizationId: string }>;
   keys: KeyFound[];
   players: PlayerFound[];
-  decisions: Array<Omit<EventRecord, '__typename'>>;
+  decisions: DecisionFound[];
 }
 export interface SearchResult {
   search: SearchFound | null;
 }
-
-/** The longest text the search takes once trimmed (the server's bound, runtime/contracts/console-search.ts). */
-export const SEARCH_TEXT_MAX = 200;
 
 /** The address of a search: `#/search?q=<text>` (the text trimmed). */
 export const searchAddress = (text: string) => `#/search?q=${encodeURIComponent(text.trim())}`;
@@ -89,7 +118,7 @@ export function groupsOf(found: SearchFound, gameName: (gameId: string) => strin
       items: found.decisions.map((d) => ({
         id: d.id,
         href: objectAddress.decision(d.id),
-        label: `${d.eventType}: ${d.status}${d.reason ? ` (${d.reason})` : ''}`,
+        label: `${d.eventType}: ${d.status}${d.reason ? ` (${reasonLabel(d.reason)})` : ''}`,
         detail: `${gameName(d.gameId)}, event id ${d.eventId}`,
       })),
     },

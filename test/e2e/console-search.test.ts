@@ -200,6 +200,50 @@ describe.each([
     await checkPage(page, 'Records: players', shot('records-players'));
   });
 
+  test('short pages fit the screen, a new page keeps the top bar in view, an open decision cuts no column', async () => {
+    const page = await signedIn(viewport);
+    const metrics = () =>
+      page.evaluate(() => ({
+        scrollY: (globalThis as any).scrollY as number,
+        scrollHeight: (globalThis as any).document.scrollingElement.scrollHeight as number,
+        innerHeight: (globalThis as any).innerHeight as number,
+      }));
+    // A short page is no taller than the screen (it was 2 px taller: nothing to scroll but the top bar away).
+    await search(page, 'nothing-like-this');
+    const short = await metrics();
+    expect(short.scrollHeight).toBeLessThanOrEqual(short.innerHeight);
+    // Following a link focuses the new page's main region without scrolling the top bar (and its badge) away.
+    await search(page, 'hero-9');
+    await group(page, 'Players (1)').getByRole('link', { name: 'hero-9' }).click();
+    await page.getByRole('heading', { name: 'Player hero-9', level: 1 }).waitFor(WAIT);
+    expect(await page.evaluate(() => (globalThis as any).document.activeElement.id)).toBe('main');
+    expect((await metrics()).scrollY).toBe(0);
+    // A form sent with Enter keeps the focus in the form.
+    await page.evaluate((h) => {
+      (globalThis as any).location.hash = h;
+    }, `#/org/${w.organizationId}`);
+    await page.getByRole('button', { name: 'New project' }).click();
+    await page.getByLabel('Project name').fill(`Second ${width}`);
+    await page.getByLabel('Project ceiling (credits)').fill('1,000');
+    await page.getByLabel('Project ceiling (credits)').press('Enter');
+    await page.getByRole('status').filter({ hasText: 'done' }).first().waitFor(WAIT);
+    expect(await page.evaluate(() => (globalThis as any).document.activeElement.tagName)).not.toBe('BODY');
+    // An open decision leaves every column of its row in view: beside the panel the rows stack as on a phone.
+    await page.evaluate((h) => {
+      (globalThis as any).location.hash = h;
+    }, `#/records?game=${w.gameId}`);
+    await page.getByRole('button', { name: `Open record ${rejected.id}` }).click();
+    await page.getByRole('region', { name: 'Record', exact: true }).waitFor(WAIT);
+    const cut = await page.getByRole('table', { name: 'Records page' }).evaluate((table) => {
+      const box = table.parentElement!.getBoundingClientRect();
+      const cells = Array.from(table.querySelectorAll('tbody tr:first-child td')) as Array<{
+        getBoundingClientRect(): { left: number; right: number };
+      }>;
+      return cells.filter((c) => c.getBoundingClientRect().right > box.right + 0.5).length;
+    });
+    expect(cut).toBe(0);
+  }, 60_000);
+
   test("the game page's tabs are all in view", async () => {
     const page = await signedIn(viewport);
     await page.evaluate((h) => {

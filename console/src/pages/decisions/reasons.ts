@@ -16,7 +16,7 @@ export interface ReasonText {
 export const REASONS: Record<string, ReasonText> = {
   rate_limited: {
     label: 'too many events this minute',
-    what: 'The game sent more fresh events in this UTC minute than its per-minute limit allows (EVENT_RATE_LIMIT_PER_MINUTE).',
+    what: 'The game sent more fresh events in this UTC minute than its per-minute limit allows: 120 events a minute unless the operator set EVENT_RATE_LIMIT_PER_MINUTE otherwise.',
     fix: 'Spread the game server’s events over time (queue them). This decision stays as it is: send the event again with a new eventId once the minute is over.',
     where: 'none',
   },
