@@ -1,5 +1,6 @@
 // The web console's search box, as pure logic: the address of a search and of each object, the text refused before
 // anything is sent, the grouping of what the search read found, the `/` shortcut, and where a rejection is fixed.
+import { formOf, searchOf, summaryOf } from '../../console/src/pages/decisions/form-state.ts';
 import { fixAddress } from '../../console/src/pages/decisions/reasons.ts';
 import {
   focusesSearch,
@@ -103,4 +104,36 @@ test("a rejection's fix: the Rules tab for a missing rule, the game or project p
   expect(fixAddress('rate_limited', GAME)).toBeUndefined();
   expect(fixAddress(null, GAME)).toBeUndefined();
   expect(fixAddress('game_paused', undefined)).toBeUndefined();
+});
+
+describe("the decision search's form", () => {
+  it('counts what is shown, never as the total when more pages exist', () => {
+    expect(summaryOf(0, 0, false)).toBe('No decisions.');
+    expect(summaryOf(2, 2, false)).toBe('2 decisions matching 2 filters.');
+    expect(summaryOf(1, 1, false)).toBe('1 decision matching 1 filter.');
+    expect(summaryOf(25, 2, true)).toBe('25 shown matching 2 filters; more on other pages.');
+    expect(summaryOf(0, 1, true)).toBe('No decisions matching 1 filter on this page.');
+  });
+
+  it('turns the typed form into the search and back: trimmed, a player id in lower case, times as instants', () => {
+    const form = formOf({ size: 50 });
+    const typed = {
+      ...form,
+      game: ` ${GAME.id} `,
+      player: 'B1748125-0C1D-4E2F-8A3B-4C5D6E7F8091',
+      event: 'A1748125-0C1D-4E2F-8A3B-4C5D6E7F8091',
+      from: '2026-11-28T12:30',
+    };
+    const search = searchOf(typed);
+    expect(search).toMatchObject({
+      game: GAME.id,
+      player: 'b1748125-0c1d-4e2f-8a3b-4c5d6e7f8091',
+      event: 'a1748125-0c1d-4e2f-8a3b-4c5d6e7f8091',
+      from: new Date('2026-11-28T12:30').toISOString(),
+      size: 50,
+    });
+    // The game's own id stays exactly as typed; a text that is no time stays as typed (and is refused later).
+    expect(searchOf({ ...form, player: ' Hero-9 ', to: 'soon' })).toMatchObject({ player: 'Hero-9', to: 'soon' });
+    expect(formOf(search).from).toBe('2026-11-28T12:30');
+  });
 });
