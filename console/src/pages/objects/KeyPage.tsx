@@ -48,7 +48,10 @@ export default function KeyPage({ snapshot, id }: { snapshot: Snapshot; id: stri
       <Section title="Use today (UTC)">
         {failure && <FailureAlert failure={failure} />}
         {loading && <p>Loading…</p>}
-        {use && (
+        {use && key.kind === 'public' && (
+          <p>A public key reads the game’s public configuration; it posts no events, so no decision records its use.</p>
+        )}
+        {use && key.kind === 'secret' && (
           <p>
             {use.decisionsToday === 0
               ? 'No events posted with this key today.'
