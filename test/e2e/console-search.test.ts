@@ -136,7 +136,7 @@ describe.each([
     expect(await games.getAttribute('href')).toBe(`#/game/${w.gameId}`);
     await search(page, 'nothing-like-this');
     expect(await page.locator('.search-summary').innerText()).toBe('Nothing found for “nothing-like-this”.');
-  });
+  }, 90_000);
 
   test("a player's page, a decision's page and a key's page, each at its own address", async () => {
     const page = await signedIn(viewport);
@@ -177,7 +177,7 @@ describe.each([
     await page.getByText('2 events posted today; last used').waitFor(WAIT);
     await page.getByText('When the key was last used before today is not stored').waitFor(WAIT);
     await checkPage(page, 'Key server', shot('key'));
-  });
+  }, 90_000);
 
   test("the players view finds a player by the game's own id or the player id", async () => {
     const page = await signedIn(viewport);
@@ -198,7 +198,7 @@ describe.each([
     await filters.getByRole('button', { name: 'Show records' }).click();
     await page.getByText('No player nobody-here matches these filters.').waitFor(WAIT);
     await checkPage(page, 'Records: players', shot('records-players'));
-  });
+  }, 90_000);
 
   test('short pages fit the screen, a new page keeps the top bar in view, an open decision cuts no column', async () => {
     const page = await signedIn(viewport);
@@ -242,7 +242,7 @@ describe.each([
       return cells.filter((c) => c.getBoundingClientRect().right > box.right + 0.5).length;
     });
     expect(cut).toBe(0);
-  }, 60_000);
+  }, 90_000);
 
   test("the game page's tabs are all in view", async () => {
     const page = await signedIn(viewport);
@@ -257,5 +257,5 @@ describe.each([
       expect(box.x).toBeGreaterThanOrEqual(0);
       expect(box.x + box.width).toBeLessThanOrEqual(innerWidth);
     }
-  });
+  }, 90_000);
 });
