@@ -22,9 +22,15 @@ import {
 import { FailureAlert, FailureText, useTitle } from './components.tsx';
 import { OrganizationPage, ProjectPage } from './pages/Organization.tsx';
 import { Overview } from './pages/Overview.tsx';
+import { SearchBox } from './SearchBox.tsx';
+import { searchTextOf } from './search.ts';
 
 const GamePage = lazy(() => import('./pages/Game.tsx'));
 const RecordsPage = lazy(() => import('./pages/Records.tsx'));
+const SearchPage = lazy(() => import('./pages/objects/SearchPage.tsx'));
+const DecisionPage = lazy(() => import('./pages/objects/DecisionPage.tsx'));
+const PlayerPage = lazy(() => import('./pages/objects/PlayerPage.tsx'));
+const KeyPage = lazy(() => import('./pages/objects/KeyPage.tsx'));
 
 const readRoute = () => window.location.hash.replace(/^#\/?/, '').replace(/\?.*$/, '').split('/').filter(Boolean);
 
@@ -33,7 +39,9 @@ function useHashRoute(): string[] {
   useEffect(() => {
     const onChange = () => {
       setRoute(readRoute());
-      document.getElementById('main')?.focus();
+      // The new page's main region takes the focus without scrolling the top bar (and its Sandbox badge) away.
+      document.getElementById('main')?.focus({ preventScroll: true });
+      window.scrollTo(0, 0);
     };
     window.addEventListener('hashchange', onChange);
     return () => window.removeEventListener('hashchange', onChange);
@@ -200,6 +208,12 @@ function Console({ email, onSignOut }: { email: string; onSignOut: () => void })
       page = <GamePage key={id} snapshot={snapshot} gameId={id} tab={route[2]} reload={reload} />;
     else if (kind === 'records')
       page = <RecordsPage key={route.join('/')} snapshot={snapshot} kind={route[1]} gameId={route[2]} />;
+    else if (kind === 'search') {
+      const text = searchTextOf(window.location.hash);
+      page = <SearchPage key={text} snapshot={snapshot} text={text} />;
+    } else if (kind === 'decision' && id) page = <DecisionPage key={id} snapshot={snapshot} id={id} />;
+    else if (kind === 'player' && id) page = <PlayerPage key={id} snapshot={snapshot} id={id} />;
+    else if (kind === 'key' && id) page = <KeyPage key={id} snapshot={snapshot} id={id} />;
     else page = <Overview snapshot={snapshot} reload={reload} />;
   }
   const failure = error ? failureOf(error) : undefined;
@@ -225,6 +239,7 @@ function Console({ email, onSignOut }: { email: string; onSignOut: () => void })
         >
           Menu
         </button>
+        <SearchBox />
         <span className="who">
           <span className="email">{email}</span>{' '}
           <button type="button" className="secondary" onClick={onSignOut}>

@@ -201,7 +201,7 @@ test('at 1280 px: a shared search, filters, pages both ways, back and forward, t
   expect(text).toContain(
     'No metadata is stored for this event: none was sent, or it was decided before the ledger kept metadata.',
   );
-  expect(await panel.getByRole('link', { name: 'Open Game' }).getAttribute('href')).toBe(`#/game/${w.gameId}`);
+  expect(await panel.getByRole('link', { name: 'Open Game' }).getAttribute('href')).toBe(`#/game/${w.gameId}/overview`);
   await checkPage(page, 'decisions-detail');
   // Escape closes it and gives the focus back to the row's button.
   await page.keyboard.press('Escape');

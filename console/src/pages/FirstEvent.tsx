@@ -62,7 +62,7 @@ export function FirstEvent({
         the decision appears here at once.
       </p>
       <ol>
-        {!hasSecret && <li>Create a secret key under Keys below (it is shown once).</li>}
+        {!hasSecret && <li>Create a secret key on the Keys tab (it is shown once).</li>}
         {!shownKey && (
           <li>
             In a terminal, set <code>SECRET_KEY</code> to that secret key: <code>SECRET_KEY=cr_sk_sandbox_…</code>
@@ -70,8 +70,8 @@ export function FirstEvent({
         )}
         {!rule && (
           <li>
-            Create a reward rule under Reward rules for the event type (this command uses <code>level.up</code>);
-            without one the event is rejected with <code>unknown_or_inactive_rule</code>.
+            Create a reward rule on the Rules tab for the event type (this command uses <code>level.up</code>); without
+            one the event is rejected with <code>unknown_or_inactive_rule</code>.
           </li>
         )}
         {!playerId && (

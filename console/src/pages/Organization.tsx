@@ -213,6 +213,12 @@ export function OrganizationPage({
                             />
                           </>
                         )}
+                        {m.role === 'owner' && (
+                          <span className="muted">
+                            The owner’s role cannot be changed or removed, and ownership cannot be transferred: the
+                            owner created the organization, and the API has no action that moves it.
+                          </span>
+                        )}
                       </td>
                     )}
                   </tr>

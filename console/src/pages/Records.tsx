@@ -10,6 +10,7 @@ import {
   type Snapshot,
 } from '../api.ts';
 import { FailureText, TableBox, useTitle } from '../components.tsx';
+import { objectAddress, SEARCH, type SearchResult } from '../search.ts';
 import DecisionSearch from './decisions/DecisionSearch.tsx';
 import { PAGE_SIZES, playerHash } from './decisions/search.ts';
 
@@ -19,6 +20,8 @@ interface Filters {
   projectId: string;
   gameId: string;
   first: string;
+  /** The game's own player id or the player id: the search read finds it (exactly), in place of a page. */
+  player: string;
 }
 
 /**
@@ -52,6 +55,7 @@ function PlayerRecords({ snapshot, gameId }: { snapshot: Snapshot; gameId?: stri
     projectId: '',
     gameId: gameId ?? '',
     first: '25',
+    player: '',
   };
   const [form, setForm] = useState<Filters>(initial);
   const [applied, setApplied] = useState<Filters>(initial);
@@ -73,18 +77,12 @@ function PlayerRecords({ snapshot, gameId }: { snapshot: Snapshot; gameId?: stri
 
   useEffect(() => {
     let stopped = false;
-    const variables: Record<string, unknown> = { kind: applied.kind };
-    if (applied.first !== '') variables.first = /^\d+$/.test(applied.first) ? Number(applied.first) : applied.first;
-    if (after) variables.after = after;
-    for (const key of ['organizationId', 'projectId', 'gameId'] as const)
-      if (applied[key]) variables[key] = applied[key];
-    client
-      .query<RecordsResult>({ query: RECORDS, variables, fetchPolicy: 'network-only' })
-      .then((r) => {
+    const read = applied.player.trim() === '' ? readPage(applied, after) : readPlayer(applied, snapshot);
+    read
+      .then((records) => {
         if (stopped) return;
-        if (r.error) throw r.error;
         setError(undefined);
-        setResult(r.data?.records ?? null);
+        setResult(records);
       })
       .catch((e) => {
         if (!stopped) {
@@ -95,7 +93,7 @@ function PlayerRecords({ snapshot, gameId }: { snapshot: Snapshot; gameId?: stri
     return () => {
       stopped = true;
     };
-  }, [applied, after]);
+  }, [applied, after, snapshot]);
 
   const submit = (event: FormEvent) => {
     event.preventDefault();
@@ -127,6 +125,16 @@ function PlayerRecords({ snapshot, gameId }: { snapshot: Snapshot; gameId?: stri
         {select('organizationId', 'Organization', snapshot.organizations)}
         {select('projectId', 'Project', snapshot.projects)}
         {select('gameId', 'Game', snapshot.games)}
+        <div className="field">
+          <label htmlFor={`${id}-player`}>Player (the game’s own id or player id)</label>
+          <input
+            id={`${id}-player`}
+            value={form.player}
+            onChange={(e) => setForm({ ...form, player: e.target.value })}
+            autoComplete="off"
+            spellCheck={false}
+          />
+        </div>
         <div className="field">
           <label htmlFor={`${id}-first`}>Page size</label>
           <select id={`${id}-first`} value={form.first} onChange={(e) => setForm({ ...form, first: e.target.value })}>
@@ -164,7 +172,9 @@ function PlayerRecords({ snapshot, gameId }: { snapshot: Snapshot; gameId?: stri
                 <tr key={node.id}>
                   <td>{new Date(node.createdAt).toLocaleString()}</td>
                   <td>{game}</td>
-                  <td>{node.externalPlayerId}</td>
+                  <td>
+                    <a href={objectAddress.player(node.id)}>{node.externalPlayerId}</a>
+                  </td>
                   <td>{node.creditsUserId ?? 'not linked'}</td>
                   <td>
                     <a href={playerHash(node.gameId, node.id)}>Decisions of {node.externalPlayerId}</a>
@@ -188,7 +198,9 @@ function PlayerRecords({ snapshot, gameId }: { snapshot: Snapshot; gameId?: stri
           </tbody>
         </table>
       </TableBox>
-      {nodes.length === 0 && !error && <p>No records.</p>}
+      {nodes.length === 0 && !error && (
+        <p>{applied.player.trim() ? `No player ${applied.player.trim()} matches these filters.` : 'No records.'}</p>
+      )}
       <nav aria-label="Pages" className="pager">
         <button
           type="button"
@@ -230,4 +242,38 @@ function PlayerRecords({ snapshot, gameId }: { snapshot: Snapshot; gameId?: stri
       )}
     </>
   );
+}
+
+/** One page of the game's players (records, kind players). */
+async function readPage(applied: Filters, after: string | undefined): Promise<RecordsResult['records']> {
+  const variables: Record<string, unknown> = { kind: applied.kind };
+  if (applied.first !== '') variables.first = /^\d+$/.test(applied.first) ? Number(applied.first) : applied.first;
+  if (after) variables.after = after;
+  for (const key of ['organizationId', 'projectId', 'gameId'] as const) if (applied[key]) variables[key] = applied[key];
+  const r = await client.query<RecordsResult>({ query: RECORDS, variables, fetchPolicy: 'network-only' });
+  if (r.error) throw r.error;
+  return r.data?.records ?? null;
+}
+
+/** The players an id names (the search read: exact), within the organization, project and game chosen. */
+async function readPlayer(applied: Filters, snapshot: Snapshot): Promise<RecordsResult['records']> {
+  const r = await client.query<SearchResult>({
+    query: SEARCH,
+    variables: { text: applied.player.trim() },
+    fetchPolicy: 'network-only',
+  });
+  if (r.error) throw r.error;
+  const projectOf = (gameId: string) => snapshot.games.find((g) => g.id === gameId)?.projectId;
+  const players = (r.data?.search?.players ?? [])
+    .map((p) => p.player)
+    .filter(
+      (p) =>
+        (!applied.organizationId || p.organizationId === applied.organizationId) &&
+        (!applied.projectId || projectOf(p.gameId) === applied.projectId) &&
+        (!applied.gameId || p.gameId === applied.gameId),
+    );
+  return {
+    edges: players.map((p) => ({ cursor: p.id, node: { __typename: 'DeveloperPlayer' as const, ...p } })),
+    pageInfo: { endCursor: null, hasNextPage: false },
+  };
 }

@@ -136,6 +136,11 @@ export async function readDecisions(
   return callLedger(transport, ledgerOps.listDecisions, { principal, ...query }, call);
 }
 
+/** The console's search box: one ledger call (the ledger checks the text and scopes every read to the caller). */
+export async function readSearch(transport: Transport, principal: PrincipalInit, text: string, call: CallContext) {
+  return callLedger(transport, ledgerOps.searchConsole, { principal, text }, call);
+}
+
 /** One page of a decision export, oldest first: one ledger call (the ledger checks the window and visibility). */
 export async function readDecisionExportPage(
   transport: Transport,

@@ -20,6 +20,7 @@ import type {
   ListDecisionsResponse,
   ListLinkIntentsResponse,
   ListRecordsResponse,
+  SearchConsoleResponse,
 } from '#runtime/contracts/gen/rewards/v1/console_pb.ts';
 
 type ActionInit = MessageInitShape<typeof ConsoleActionRequestSchema>['action'];
@@ -173,4 +174,30 @@ export function linkIntentPageJson(page: ListLinkIntentsResponse) {
 /** A decision-search page: the decisions newest first, as the records show them. */
 export function decisionPageJson(page: ListDecisionsResponse) {
   return { events: page.events.map(eventJson), hasOlder: page.hasOlder, hasNewer: page.hasNewer };
+}
+
+/** What the search box found: ids of the console objects (served from the snapshot), players and decisions whole. */
+export function searchJson(found: SearchConsoleResponse) {
+  return {
+    organizationIds: found.organizationIds,
+    projectIds: found.projectIds,
+    gameIds: found.gameIds,
+    keys: found.keys.map((k) => ({
+      keyId: k.keyId,
+      decisionsToday: k.decisionsToday,
+      lastUsedToday: orNull(k.lastUsedTodayAt),
+    })),
+    players: found.players.flatMap((p) =>
+      p.player
+        ? [
+            {
+              player: playerJson(p.player),
+              rewardedTodayCredits: n(p.rewardedTodayCredits),
+              rewardedCredits: n(p.rewardedCredits),
+            },
+          ]
+        : [],
+    ),
+    decisions: found.decisions.map(eventJson),
+  };
 }

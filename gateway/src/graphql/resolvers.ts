@@ -2,6 +2,7 @@
 // records queries, validated with the same JSON Schemas (console/service.ts), and the ledger's replies become the
 // same JSON shapes (console/shapes.ts). Nested fields are served from the request's one snapshot (context.ts).
 
+import { SEARCH_TEXT_MAX } from '#runtime/contracts/console-search.ts';
 import { decisionFiltersProblem } from '#runtime/contracts/decision-search.ts';
 import type { SimulationDecision, SimulationFigures } from '#runtime/contracts/gen/rewards/v1/simulation_pb.ts';
 import { simulationInputProblem } from '#runtime/contracts/simulation.ts';
@@ -12,11 +13,18 @@ import {
   readLinkIntents,
   readRecords,
   readRuleSimulation,
+  readSearch,
   runAction,
   validateAction,
   validateRecordsQuery,
 } from '../console/service.ts';
-import { actionResultJson, decisionPageJson, linkIntentPageJson, recordPageJson } from '../console/shapes.ts';
+import {
+  actionResultJson,
+  decisionPageJson,
+  linkIntentPageJson,
+  recordPageJson,
+  searchJson,
+} from '../console/shapes.ts';
 import { CONSOLE_ACTION_TYPES, RECORDS_LIMIT_DEFAULT, RECORDS_LIMIT_MAX } from '../schemas/console.ts';
 import type { GraphQLContext, SnapshotView } from './context.ts';
 import type { LiveConnection } from './live.ts';
@@ -309,6 +317,34 @@ async function simulateRule(_parent: unknown, args: { input: Record<string, unkn
   };
 }
 
+/**
+ * search: the console's search box, counted as a record page of the request. The ledger finds ids; the console
+ * objects they name are the request's snapshot's (an object created between the two reads is left out).
+ */
+async function search(_parent: unknown, args: Args, context: GraphQLContext) {
+  context.takeRecordPage();
+  const text = String(args.text).trim();
+  if (text.length < 1 || text.length > SEARCH_TEXT_MAX) {
+    throw new AppError('INVALID_RECORD_QUERY', `search.text must be 1 to ${SEARCH_TEXT_MAX} characters once trimmed.`);
+  }
+  const found = searchJson(await readSearch(context.transport, context.consolePrincipal, text, context.call));
+  const view = await context.snapshot();
+  const keys = new Map(view.json.keys.map((k) => [k.id, k]));
+  const known = <T>(ids: string[], of: Map<string, T>) => ids.flatMap((id) => of.get(id) ?? []);
+  return {
+    text,
+    organizations: known(found.organizationIds, view.organizations),
+    projects: known(found.projectIds, view.projects),
+    games: known(found.gameIds, view.games),
+    keys: found.keys.flatMap(({ keyId, ...use }) => {
+      const key = keys.get(keyId);
+      return key ? [{ key, ...use }] : [];
+    }),
+    players: found.players,
+    decisions: found.decisions,
+  };
+}
+
 /** One mutation per console action: the REST body `{ type, ...input }`, the same validator, the same call. */
 function actionResolver(type: string) {
   return async (_parent: unknown, args: { input: Record<string, unknown> }, context: GraphQLContext) => {
@@ -334,6 +370,7 @@ export const resolvers = {
     linkIntents,
     decisionStats,
     simulateRule,
+    search,
   },
   Subscription: {
     decisions: {

@@ -21,6 +21,11 @@ import {
   snapshotPlayersStatement,
 } from '../../../services/ledger/src/console/read-repository.ts';
 import { decisionFiltersOf, SNAPSHOT_LIMITS } from '../../../services/ledger/src/console/read-service.ts';
+import {
+  keyUseStatement,
+  playerRewardsStatement,
+  searchStatements,
+} from '../../../services/ledger/src/console/search-repository.ts';
 import { ledgerMigrations } from '../../../services/ledger/src/migrations/index.ts';
 import { countWindowDecisionsStatement } from '../../../services/ledger/src/simulation/repository.ts';
 import { createTestDatabase } from '../../support/database.ts';
@@ -231,6 +236,21 @@ describe('tenant-first reads over a million decisions (slow: a million rows gene
     const withCursor = { ...q, cursor: q.cursor ?? cursor };
     const beyond = await plan(beyondCursorStatement(withCursor));
     expect(scansOf(beyond, 'events')).not.toContain('Seq Scan');
+  });
+
+  test("the search box: players and decisions one probe per caller's game, rewards and key use by tenant", async () => {
+    const someId = 'c0000000-0000-4000-8000-000000000001';
+    for (const tenant of [small, large]) {
+      const byId = searchStatements({ identityUserId: tenant.identity, text: someId, uuid: true });
+      await expectIndexes(byId.decisions, 'events', ['events_pkey', 'events_one_decision']);
+      await expectIndexes(byId.players, 'players', ['players_pkey', 'players_one_per_external_id']);
+      const byName = searchStatements({ identityUserId: tenant.identity, text: 'hero-9', uuid: false });
+      await expectIndexes(byName.players, 'players', ['players_one_per_external_id']);
+    }
+    const player = { id: smallPlayer(), gameId };
+    await expectIndexes(playerRewardsStatement(player, NOW.toISOString().slice(0, 10)), 'events', ['events_by_player']);
+    const dayStart = new Date(NOW.getTime() - 2 * HOUR_MS);
+    await expectIndexes(keyUseStatement({ id: someEventId, gameId }, dayStart), 'events', ['events_by_game']);
   });
 
   test('the decision export: a range of events_by_game going newer, one page read', async () => {

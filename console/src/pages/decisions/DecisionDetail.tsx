@@ -4,7 +4,7 @@
 // row's Details button.
 import { type KeyboardEvent, useEffect, useRef } from 'react';
 import type { Snapshot } from '../../api.ts';
-import { REASONS } from './reasons.ts';
+import { fixAddress, REASONS } from './reasons.ts';
 import { type DecisionEdge, searchHash } from './search.ts';
 
 export function DecisionDetail({
@@ -29,12 +29,10 @@ export function DecisionDetail({
   const game = snapshot.games.find((g) => g.id === node.gameId);
   const project = game ? snapshot.projects.find((p) => p.id === game.projectId) : undefined;
   const reason = node.reason ? REASONS[node.reason] : undefined;
-  const fixLink =
-    reason?.where === 'game' && game
-      ? { href: `#/game/${game.id}`, text: `Open ${game.name}` }
-      : reason?.where === 'project' && project
-        ? { href: `#/project/${project.id}`, text: `Open ${project.name}` }
-        : undefined;
+  const fixHref = fixAddress(node.reason, game);
+  const fixLink = fixHref
+    ? { href: fixHref, text: `Open ${reason?.where === 'project' && project ? project.name : game?.name}` }
+    : undefined;
   const onKeyDown = (event: KeyboardEvent) => {
     if (event.key === 'Escape') {
       event.stopPropagation();
@@ -126,7 +124,7 @@ export function DecisionDetail({
         <div>
           <dt>Decision id</dt>
           <dd>
-            <code>{node.id}</code>
+            <code>{node.id}</code> <a href={`#/decision/${node.id}`}>This decision’s page</a>
           </dd>
         </div>
       </dl>
@@ -159,7 +157,7 @@ export function DecisionDetail({
  * undefined when there is none: pretty-printed JSON, two spaces per level, members in RFC 8785's order (sorted by
  * UTF-16 code units, as the server sends them; JSON.stringify would put integer-like keys such as "10" first).
  */
-function metadataText(metadata: unknown): string | undefined {
+export function metadataText(metadata: unknown): string | undefined {
   return metadata === null || metadata === undefined ? undefined : pretty(metadata, '');
 }
 

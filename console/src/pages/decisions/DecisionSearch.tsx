@@ -3,10 +3,11 @@
 // player column; a detail panel that says in words why a decision went the way it did and what fixes it.
 import { type FormEvent, useCallback, useEffect, useId, useRef, useState } from 'react';
 import { client, failureOf, type ServerFailure, type Snapshot } from '../../api.ts';
-import { credits, dollars, FailureText, TableBox, useTitle, when } from '../../components.tsx';
-import { gamePlayers } from '../game/records.ts';
+import { credits, dollars, TableBox, useTitle, when } from '../../components.tsx';
 import { DecisionDetail } from './DecisionDetail.tsx';
+import { type Form, formOf, searchOf, summaryOf } from './form-state.ts';
 import { REASONS, reasonLabel } from './reasons.ts';
+import { PLAYER_NOT_FOUND, playerIdOf, SearchFailure } from './SearchFailure.tsx';
 import {
   DECISIONS,
   type DecisionEdge,
@@ -18,132 +19,9 @@ import {
   type Search,
   searchHash,
   searchProblems,
-  UUID,
   variablesOf,
 } from './search.ts';
 import './decisions.css';
-
-/** The form's text: every field as typed (times as the browser's local datetime-local text). */
-type Form = Record<
-  'org' | 'project' | 'game' | 'player' | 'event' | 'status' | 'reason' | 'type' | 'from' | 'to',
-  string
-> & {
-  size: string;
-};
-
-const pad = (n: number) => String(n).padStart(2, '0');
-/** An instant as a datetime-local value in the browser's time zone. */
-function localInput(iso: string | undefined): string {
-  if (!iso || Number.isNaN(Date.parse(iso))) return iso ?? '';
-  const d = new Date(iso);
-  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
-}
-/** A datetime-local value (local time) as a UTC instant; text that is no time stays as typed (and is refused). */
-function instant(local: string): string | undefined {
-  const text = local.trim();
-  if (!text) return undefined;
-  const ms = Date.parse(text);
-  return Number.isNaN(ms) ? text : new Date(ms).toISOString();
-}
-
-const formOf = (s: Search): Form => ({
-  org: s.org ?? '',
-  project: s.project ?? '',
-  game: s.game ?? '',
-  player: s.player ?? '',
-  event: s.event ?? '',
-  status: s.status ?? '',
-  reason: s.reason ?? '',
-  type: s.type ?? '',
-  from: localInput(s.from),
-  to: localInput(s.to),
-  size: String(s.size),
-});
-
-/**
- * The count above the table. The search answers pages, not a total: a page with more beyond it says "25 shown",
- * never "25 decisions", which would read as the total.
- */
-function summaryOf(count: number, filtered: number, paged: boolean): string {
-  const matching = filtered > 0 ? ` matching ${filtered} filter${filtered === 1 ? '' : 's'}` : '';
-  if (count === 0) return `No decisions${matching}${paged ? ' on this page' : ''}.`;
-  if (paged) return `${count} shown${matching}; more on other pages.`;
-  return `${count} decision${count === 1 ? '' : 's'}${matching}.`;
-}
-
-const lowerIfUuid = (value: string | undefined) =>
-  value !== undefined && UUID.test(value) ? value.toLowerCase() : value;
-
-/** The console's failure code when a game's own player id is not among the game's players. */
-const PLAYER_NOT_FOUND = 'player_not_found';
-
-/** The player id (UUID) of a game's own player id (externalPlayerId); a `player_not_found` failure when none. */
-async function playerIdOf(gameId: string, externalPlayerId: string): Promise<string> {
-  const found = (await gamePlayers(gameId)).find((p) => p.externalPlayerId === externalPlayerId);
-  if (found) return found.id;
-  throw { code: PLAYER_NOT_FOUND, message: `No player ${externalPlayerId} in this game.` } satisfies ServerFailure;
-}
-
-const searchOf = (f: Form): Search => {
-  const text = (value: string) => value.trim() || undefined;
-  return {
-    org: text(f.org),
-    project: text(f.project),
-    game: text(f.game),
-    // A player id (UUID) in lower case; the game's own id exactly as typed.
-    player: lowerIfUuid(text(f.player)),
-    event: text(f.event)?.toLowerCase(),
-    status: text(f.status),
-    reason: text(f.reason),
-    type: text(f.type),
-    from: instant(f.from),
-    to: instant(f.to),
-    size: Number(f.size),
-  };
-};
-
-/** A failure of the search in plain words (the page checks its input first, so these are rare). */
-function SearchFailure({ failure, onRestart }: { failure: ServerFailure; onRestart: () => void }) {
-  if (failure.code === 'INVALID_CURSOR') {
-    return (
-      <p className="error" role="alert">
-        This page link was made for other filters or has been altered.{' '}
-        <button type="button" className="secondary" onClick={onRestart}>
-          Show the newest decisions
-        </button>{' '}
-        <span className="code">(INVALID_CURSOR)</span>
-      </p>
-    );
-  }
-  if (failure.code === PLAYER_NOT_FOUND) {
-    return (
-      <p className="error" role="alert">
-        {failure.message} Check the id as your game server sent it (externalPlayerId), or the game chosen.
-      </p>
-    );
-  }
-  if (failure.code === 'not_found') {
-    return (
-      <p className="error" role="alert">
-        An organization, project, game or player in these filters does not exist or is not in an organization you are a
-        member of. <span className="code">(not_found)</span>
-      </p>
-    );
-  }
-  if (failure.code === 'INVALID_RECORD_QUERY') {
-    return (
-      <p className="error" role="alert">
-        A filter in this link is not one the search accepts: check the filters and search again.{' '}
-        <span className="code">(INVALID_RECORD_QUERY)</span>
-      </p>
-    );
-  }
-  return (
-    <p className="error" role="alert">
-      <FailureText failure={failure} />
-    </p>
-  );
-}
 
 export default function DecisionSearch({ snapshot, gameId }: { snapshot: Snapshot; gameId?: string | undefined }) {
   const id = useId();

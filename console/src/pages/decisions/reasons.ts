@@ -16,7 +16,7 @@ export interface ReasonText {
 export const REASONS: Record<string, ReasonText> = {
   rate_limited: {
     label: 'too many events this minute',
-    what: 'The game sent more fresh events in this UTC minute than its per-minute limit allows (EVENT_RATE_LIMIT_PER_MINUTE).',
+    what: 'The game sent more fresh events in this UTC minute than its per-minute limit allows: 120 events a minute unless the operator set EVENT_RATE_LIMIT_PER_MINUTE otherwise.',
     fix: 'Spread the game server’s events over time (queue them). This decision stays as it is: send the event again with a new eventId once the minute is over.',
     where: 'none',
   },
@@ -84,3 +84,18 @@ export const REASONS: Record<string, ReasonText> = {
 
 /** The short label of a reason (the code itself for one this console does not know yet). */
 export const reasonLabel = (reason: string) => REASONS[reason]?.label ?? reason;
+
+/**
+ * Where a rejection is fixed in the console: the game's Rules tab for a missing rule, the game's page for its
+ * budget, cap or status, the project's page for the project's; undefined when the fix is not in the console.
+ */
+export function fixAddress(
+  reason: string | null,
+  game: { id: string; projectId: string } | undefined,
+): string | undefined {
+  const where = reason ? REASONS[reason]?.where : undefined;
+  if (!game || !where) return undefined;
+  if (where === 'game') return `#/game/${game.id}/${reason === 'unknown_or_inactive_rule' ? 'rules' : 'overview'}`;
+  if (where === 'project') return `#/project/${game.projectId}`;
+  return undefined;
+}

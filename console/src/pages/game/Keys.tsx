@@ -1,6 +1,7 @@
 import { useEffect, useRef } from 'react';
 import type { ActionResult, Key } from '../../api.ts';
 import { ActionForm, CopyButton, Reveal, Section, TableBox } from '../../components.tsx';
+import { objectAddress } from '../../search.ts';
 
 export interface KeysSectionProps {
   gameId: string;
@@ -81,7 +82,9 @@ export function KeysSection({ gameId, keys, write, reload, shown, addIssued, hid
             <tbody>
               {keys.map((key) => (
                 <tr key={key.id}>
-                  <td>{key.name}</td>
+                  <td>
+                    <a href={objectAddress.key(key.id)}>{key.name}</a>
+                  </td>
                   <td>{key.kind}</td>
                   <td>
                     <code>{key.publicKey ?? key.prefix}</code>

@@ -202,6 +202,18 @@ export function consoleEndpoints(deps: ConsoleDeps): EndpointBinding[] {
         hasNewer: page.hasNewer,
       };
     }),
+    bind(ledgerOps.searchConsole, async (request) => {
+      const principal = principalOf(request.principal);
+      const found = await queries.search({ identityUserId: principal.identityUserId, text: request.text }).catch(fail);
+      return {
+        organizationIds: found.organizationIds,
+        projectIds: found.projectIds,
+        gameIds: found.gameIds,
+        keys: found.keys,
+        players: found.players,
+        decisions: found.decisions,
+      };
+    }),
     bind(ledgerOps.exportDecisions, async (request) => {
       const principal = principalOf(request.principal);
       const page = await queries

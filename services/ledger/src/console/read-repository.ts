@@ -92,7 +92,7 @@ export interface EventRecord {
 }
 
 /** `organization_id in (...)`: the organizations where the identity (the first parameter) is a member. */
-const MEMBER_ORGS = `(select m.organization_id from ledger.members m where m.identity_user_id = ?)`;
+export const MEMBER_ORGS = `(select m.organization_id from ledger.members m where m.identity_user_id = ?)`;
 
 /** A statement and its parameters (`?` placeholders, in order). */
 export interface Statement {
@@ -255,7 +255,7 @@ const memberRow = rowReader<Member>({
   createdAt,
   joined: flag('joined'),
 });
-const playerRow = rowReader<Player>({
+export const playerRow = rowReader<Player>({
   id,
   gameId,
   organizationId,
@@ -265,10 +265,10 @@ const playerRow = rowReader<Player>({
   linkedAt: optionalText('linked_at'),
   createdAt,
 });
-const PLAYER_COLUMNS = `p.id, p.game_id, p.organization_id, p.external_player_id, p.credits_user_id, p.username,
+export const PLAYER_COLUMNS = `p.id, p.game_id, p.organization_id, p.external_player_id, p.credits_user_id, p.username,
   ${isoSql('p.linked_at', 'linked_at')}, ${isoSql('p.created_at', 'created_at')}`;
 
-const eventRow = rowReader<EventRecord>({
+export const eventRow = rowReader<EventRecord>({
   id,
   eventId: text('event_id'),
   gameId,
@@ -281,7 +281,7 @@ const eventRow = rowReader<EventRecord>({
   rewardCredits: credits('reward_credits'),
   createdAt,
 });
-const EVENT_COLUMNS = `p.id, p.event_id, p.game_id, p.organization_id, p.player_id, p.event_type,
+export const EVENT_COLUMNS = `p.id, p.event_id, p.game_id, p.organization_id, p.player_id, p.event_type,
   ${isoSql('p.occurred_at', 'occurred_at')}, p.status, p.reason, p.reward_credits, ${isoSql('p.created_at', 'created_at')}`;
 
 export interface SnapshotLists {

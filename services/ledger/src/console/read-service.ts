@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Clock } from '#runtime/clock.ts';
+import { SEARCH_TEXT_MAX } from '#runtime/contracts/console-search.ts';
 import {
   DECISION_EXPORT_PAGE_MAX,
   type DecisionSearchFilters,
@@ -28,6 +29,7 @@ import {
   readSnapshot,
   type SnapshotLists,
 } from './read-repository.ts';
+import { readSearch, type SearchRows } from './search-repository.ts';
 import type { ConsoleRepository } from './write-repository.ts';
 
 /** Global snapshot limits across the caller's organizations (spec: Limits). */
@@ -181,6 +183,21 @@ export class ConsoleQueries {
         bucketSeconds: r.bucketSeconds,
       });
     });
+  }
+
+  /**
+   * The console's search box: what the text finds in the caller's organizations (search-repository.ts). A text of
+   * 1..SEARCH_TEXT_MAX characters once trimmed, else 400 INVALID_RECORD_QUERY; the day of the figures is the
+   * clock's UTC day.
+   */
+  async search(r: { identityUserId: string; text: string }): Promise<SearchRows> {
+    const text = r.text.trim();
+    if (text.length < 1 || text.length > SEARCH_TEXT_MAX) {
+      throw invalidQuery(`search text must be 1 to ${SEARCH_TEXT_MAX} characters once trimmed.`);
+    }
+    return this.repository.read((em) =>
+      readSearch(em, { identityUserId: r.identityUserId, text, uuid: isUuid(text) }, this.clock.now()),
+    );
   }
 
   /**
