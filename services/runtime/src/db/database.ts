@@ -326,9 +326,10 @@ export class Database {
    * The health check's probe (queue-groups.ts): one `select 1` on a connection of its own, kept between probes, that
    * fails after `timeoutMs`. Not on the pool: a probe must neither wait behind busy connections nor hold one when the
    * server stops answering. Resolves undefined when the server answered, else why not; a failed probe's connection
-   * is dropped (the next probe connects anew).
+   * is dropped (the next probe connects anew). `fresh`: on a connection of its own, made for this probe and closed
+   * after it, so that several probes may be out at once (queue-groups.ts, while out of the queue groups).
    */
-  async probe(timeoutMs: number): Promise<string | undefined> {
+  async probe(timeoutMs: number, options: { fresh?: boolean } = {}): Promise<string | undefined> {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<string>((resolve) => {
       // Resolved in the loop's check phase, after its poll phase: an answer that arrived while the loop was busy (a
@@ -336,20 +337,33 @@ export class Database {
       timer = setTimeout(() => setImmediate(() => resolve(`no answer to select 1 within ${timeoutMs} ms`)), timeoutMs);
     });
     const run = async () => {
-      if (!this.probeClient) {
-        const pool = await (this.orm.em.getConnection() as PostgreSqlConnection).getNativeClient();
-        const client = new this.selector.Client({ ...pool.options, connectionTimeoutMillis: timeoutMs });
-        // An idle probe connection the server closes must not crash the process: the next probe fails and reconnects.
-        client.on('error', () => undefined);
-        this.probeClient = client.connect().then(() => client);
+      if (options.fresh) {
+        const client = this.connectProbeClient(timeoutMs);
+        try {
+          await (await client).query('select 1');
+        } finally {
+          void client.then((c) => c.end()).catch(() => undefined);
+        }
+        return undefined;
       }
+      this.probeClient ??= this.connectProbeClient(timeoutMs);
       await (await this.probeClient).query('select 1');
       return undefined;
     };
     const reason = await Promise.race([run().catch((error: Error) => error.message || String(error)), timeout]);
     clearTimeout(timer);
-    if (reason !== undefined) this.dropProbeClient();
+    if (reason !== undefined && !options.fresh) this.dropProbeClient();
     return reason;
+  }
+
+  /** A probe's connection, outside the pool, that gives up connecting after `timeoutMs`. */
+  private async connectProbeClient(timeoutMs: number): Promise<pg.Client> {
+    const pool = await (this.orm.em.getConnection() as PostgreSqlConnection).getNativeClient();
+    const client = new this.selector.Client({ ...pool.options, connectionTimeoutMillis: timeoutMs });
+    // An idle probe connection the server closes must not crash the process: the next probe fails and reconnects.
+    client.on('error', () => undefined);
+    await client.connect();
+    return client;
   }
 
   private dropProbeClient(): void {
