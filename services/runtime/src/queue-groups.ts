@@ -131,7 +131,7 @@ export class QueueGroups {
         this.entering = true;
         try {
           // Back: the pool's connections made or used while the database was unreachable go before new work comes.
-          this.abandonConnections('the database answers again');
+          this.abandonConnections('the database answers again', true);
           await this.enter();
         } finally {
           this.entering = false;
@@ -141,8 +141,9 @@ export class QueueGroups {
         this.report();
       }
     } else {
-      // Every failed check: what waits on the pool's connections fails now, not seconds after the heal.
-      this.abandonConnections(failure);
+      // Every failed check: what waits on the pool's connections fails now, not seconds after the heal. The work in
+      // flight only from the second failure in a row on (a probe that waited behind a saturated pooler is no proof).
+      this.abandonConnections(failure, this.served.length === 0);
       if (this.served.length > 0) {
         this.options.logger.warn({ reason: failure }, 'unhealthy: leaving the queue groups');
         this.reason = failure;
@@ -184,8 +185,8 @@ export class QueueGroups {
   }
 
   /** Closes the database pool's connections (Database.abandonConnections), logging how many there were. */
-  private abandonConnections(why: string): void {
-    const closed = this.options.database?.abandonConnections(why) ?? 0;
+  private abandonConnections(why: string, inUse: boolean): void {
+    const closed = this.options.database?.abandonConnections(why, { inUse }) ?? 0;
     if (closed > 0) this.options.logger.warn({ closed, why }, "closed the database pool's connections");
   }
 

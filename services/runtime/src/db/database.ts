@@ -299,15 +299,15 @@ export class Database {
   }
 
   /**
-   * Closes every connection of the pool now, connecting, idle or in use (FailoverClient.abandon): the health check
-   * calls it when the database stops answering and when it answers again, so that no unit of work waits on a
-   * connection made or used while the path was cut (TCP retransmits with back-off: such a connection stays stuck for
-   * seconds after the heal) and the work after the heal gets fresh ones. A statement in flight fails as a lost
-   * connection (outcome unknown). Answers how many were closed.
+   * Closes the pool's connections now (FailoverClient.abandon): the connecting and idle ones, and with `inUse` the ones
+   * a unit of work holds too. The health check calls it when the database stops answering and when it answers again,
+   * so that no unit of work waits on a connection made or used while the path was cut (TCP retransmits with back-off:
+   * such a connection stays stuck for seconds after the heal) and the work after the heal gets fresh ones. A statement
+   * in flight on a closed connection fails as a lost connection (outcome unknown). Answers how many were closed.
    */
-  abandonConnections(why: string): number {
+  abandonConnections(why: string, options: { inUse: boolean }): number {
     const reason = new Error(`the pool's connections were closed: ${why}`);
-    const abandoned = [...this.connections];
+    const abandoned = [...this.connections].filter((client) => options.inUse || !client.inUse);
     for (const client of abandoned) client.abandon(reason);
     return abandoned.length;
   }

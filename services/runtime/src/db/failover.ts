@@ -216,6 +216,11 @@ export class FailoverClient extends pg.Client {
    * connection is not given back. A transaction left open on the server ends by its idle_in_transaction timeout
    * (Database.transaction).
    */
+  /** Lent out by the pool (a unit of work holds it), not idle in it nor connecting. */
+  get inUse(): boolean {
+    return !this.#idle && this.#server !== undefined;
+  }
+
   abandon(reason: Error): void {
     if (this.#idle) {
       this.retire(reason);
