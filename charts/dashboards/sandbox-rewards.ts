@@ -236,6 +236,29 @@ function build(): Dashboard {
           { x, w: 12 },
         ),
     ),
+    ...line(
+      (x) =>
+        timeseries(
+          'Late work dropped',
+          "Requests a state owner did not do because their deadline had passed (the caller has given up, and its answer said the outcome is unknown): on arrival, when the ledger's batch queue took them, or before or right after a transaction's BEGIN. Normally zero; a burst follows a database or NATS outage.",
+          'ops',
+          [
+            {
+              expr: `sum by (pod, stage) (rate(late_work_dropped_total{${scope}}[$__rate_interval]))`,
+              legend: '{{pod}} {{stage}}',
+            },
+          ],
+          { x, w: 12 },
+        ),
+      (x) =>
+        timeseries(
+          'In the queue groups',
+          'Whether each state owner is in its queue groups (1) or has left them because its database or NATS connection failed its health check (0): NATS then sends its requests to the other replicas.',
+          'short',
+          [{ expr: `min by (pod, service) (queue_group_member{${scope}})`, legend: '{{pod}} {{service}}' }],
+          { x, w: 12 },
+        ),
+    ),
     row('Batching of events (ingest, ledger)'),
     ...line(
       (x) =>

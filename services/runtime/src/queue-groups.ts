@@ -16,6 +16,13 @@ export const HEALTH_CHECK_INTERVAL_MS = 500;
  * 2 x HEALTH_CHECK_INTERVAL_MS + DATABASE_PROBE_TIMEOUT_MS = 1.75 s.
  */
 export const DATABASE_PROBE_TIMEOUT_MS = 750;
+/**
+ * How often a state owner out of its queue groups starts a probe, each on a fresh connection, without waiting for the
+ * ones still out: a probe made while the path is cut fails only at its timeout (its SYN or query lost), so the first
+ * to pass after the heal starts within this. At most REJOIN_PROBES_MAX are out at once.
+ */
+export const REJOIN_CHECK_INTERVAL_MS = 100;
+const REJOIN_PROBES_MAX = 8;
 
 export interface QueueGroupsOptions {
   transport: Transport;
@@ -41,6 +48,10 @@ export class QueueGroups {
   private lastCheckMs = performance.now();
   /** The check running now (stop waits for it before it leaves). */
   private checking: Promise<void> = Promise.resolve();
+  /** The probes out while out of the queue groups (startRejoinProbe; stop waits for them too). */
+  private readonly rejoinProbes = new Set<Promise<void>>();
+  /** Set while joining again: two probes that pass at once join once. */
+  private entering = false;
 
   private constructor(options: QueueGroupsOptions) {
     this.options = options;
@@ -67,6 +78,7 @@ export class QueueGroups {
     this.stopped = true;
     clearTimeout(this.timer);
     await this.checking;
+    await Promise.all([...this.rejoinProbes]);
     this.reason = 'stopping';
     void this.leave();
     await Promise.all([...this.leaving]);
@@ -74,9 +86,14 @@ export class QueueGroups {
 
   private schedule(): void {
     if (this.stopped) return;
-    this.timer = setTimeout(() => {
-      this.checking = this.check().finally(() => this.schedule());
-    }, this.options.intervalMs ?? HEALTH_CHECK_INTERVAL_MS);
+    const intervalMs = this.options.intervalMs ?? HEALTH_CHECK_INTERVAL_MS;
+    const out = this.isOut();
+    this.timer = setTimeout(
+      () => {
+        this.checking = this.check().finally(() => this.schedule());
+      },
+      out ? Math.min(intervalMs, REJOIN_CHECK_INTERVAL_MS) : intervalMs,
+    );
     this.timer.unref();
   }
 
@@ -88,16 +105,46 @@ export class QueueGroups {
         this.report();
         return;
       }
+      const database = this.options.database;
+      if (database && this.isOut()) {
+        this.startRejoinProbe(database);
+        return;
+      }
       const failure = await this.probeDatabase();
       if (this.stopped) return;
-      if (failure === undefined) {
-        if (this.served.length === 0) {
+      await this.act(failure);
+    } catch (error) {
+      this.options.logger.error({ err: error }, 'queue group health check failed');
+    }
+  }
+
+  /** Out of the queue groups because a check failed (not stopped, not before the first join). */
+  private isOut(): boolean {
+    return this.served.length === 0 && this.reason !== undefined && this.reason !== 'stopping';
+  }
+
+  /** Acts on a check's finding: `failure` undefined when the database answers. */
+  private async act(failure: string | undefined): Promise<void> {
+    if (failure === undefined) {
+      if (this.served.length === 0) {
+        if (this.entering) return;
+        this.entering = true;
+        try {
+          // Back: the pool's connections made or used while the database was unreachable go before new work comes.
+          this.abandonConnections('the database answers again', true);
           await this.enter();
-        } else {
-          this.reason = undefined;
-          this.report();
+        } finally {
+          this.entering = false;
         }
-      } else if (this.served.length > 0) {
+      } else {
+        this.reason = undefined;
+        this.report();
+      }
+    } else {
+      // Every failed check: what waits on the pool's connections fails now, not seconds after the heal. The work in
+      // flight only from the second failure in a row on (a probe that waited behind a saturated pooler is no proof).
+      this.abandonConnections(failure, this.served.length === 0);
+      if (this.served.length > 0) {
         this.options.logger.warn({ reason: failure }, 'unhealthy: leaving the queue groups');
         this.reason = failure;
         void this.leave();
@@ -105,9 +152,22 @@ export class QueueGroups {
         this.reason = failure;
         this.report();
       }
-    } catch (error) {
-      this.options.logger.error({ err: error }, 'queue group health check failed');
     }
+  }
+
+  /** One probe of the database on a fresh connection while out (REJOIN_CHECK_INTERVAL_MS); its finding is acted on. */
+  private startRejoinProbe(database: Database): void {
+    if (this.rejoinProbes.size >= REJOIN_PROBES_MAX) return;
+    const probe = database
+      .probe(this.options.probeTimeoutMs ?? DATABASE_PROBE_TIMEOUT_MS, { fresh: true })
+      .then(async (failure) => {
+        // Another probe may have brought it back meanwhile: an older probe's failure is no news then.
+        if (this.stopped || !this.isOut()) return;
+        await this.act(failure === undefined ? undefined : `database probe failed: ${failure}`);
+      })
+      .catch((error: unknown) => this.options.logger.error({ err: error }, 'queue group health check failed'))
+      .finally(() => this.rejoinProbes.delete(probe));
+    this.rejoinProbes.add(probe);
   }
 
   /**
@@ -122,6 +182,12 @@ export class QueueGroups {
     if (!database || database.lastAnswerAtMs > since) return undefined;
     const failure = await database.probe(this.options.probeTimeoutMs ?? DATABASE_PROBE_TIMEOUT_MS);
     return failure === undefined ? undefined : `database probe failed: ${failure}`;
+  }
+
+  /** Closes the database pool's connections (Database.abandonConnections), logging how many there were. */
+  private abandonConnections(why: string, inUse: boolean): void {
+    const closed = this.options.database?.abandonConnections(why, { inUse }) ?? 0;
+    if (closed > 0) this.options.logger.warn({ closed, why }, "closed the database pool's connections");
   }
 
   /** Sets the gauge from status() and logs a change of membership. */

@@ -11,10 +11,13 @@
 // outside the window, and receipt times crossing minute boundaries and a UTC day boundary, over several games.
 // Real PostgreSQL; no timing in any assertion.
 import { createHash, randomUUID } from 'node:crypto';
+import type { PostgreSqlConnection } from '@mikro-orm/postgresql';
 import fc from 'fast-check';
 import pg from 'pg';
 import { pino } from 'pino';
+import { Rejected } from '#runtime/batching/keyed-batcher.ts';
 import { Database, migrate } from '#runtime/db/database.ts';
+import { DeadlinePassedError } from '#runtime/transport/deadline.ts';
 import { installSingleEventFunction, recordEvent } from '../../../load/lib/single-event.ts';
 import { identityMigrations } from '../../../services/identity-admission/src/migrations/index.ts';
 import { DecisionBatcher, DecisionPolicy } from '../../../services/ledger/src/events/batcher.ts';
@@ -441,6 +444,32 @@ describe('batched decisions: batch size 1 and N decide exactly as one event at a
     }
   });
 
+  it('an event whose deadline passed while its call waited for a connection is left out of the call: not stored', async () => {
+    const { world, event } = await gameWithTwoKeys(db);
+    const pool = await (database.orm.em.getConnection() as PostgreSqlConnection).getNativeClient();
+    // Every connection of the pool (4) is taken: the calls below wait for one.
+    const taken = await Promise.all(Array.from({ length: 4 }, () => pool.connect()));
+    const deadline = performance.now() + 100;
+    const late = { ...instantiate(world, event), deadline };
+    const live = { ...instantiate(world, { ...event, eventId: randomUUID() }), deadline: performance.now() + 60_000 };
+    const lateAlone = { ...instantiate(world, { ...event, eventId: randomUUID() }), deadline };
+    const call = repository.recordEventGroups([[late, live]]);
+    const alone = repository.recordEvents([lateAlone]).catch((error: unknown) => error);
+    while (performance.now() <= deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    for (const client of taken) client.release();
+    const [results] = await call;
+    expect(results![0]).toBeInstanceOf(Rejected);
+    expect((results![0] as Rejected).error).toBeInstanceOf(DeadlinePassedError);
+    expect(results![1]).toMatchObject({ outcome: 'decided' });
+    // Every event of the call late: no call at all.
+    expect(await alone).toBeInstanceOf(DeadlinePassedError);
+    const stored = async (eventId: string) =>
+      (await sql(db, 'select 1 from ledger.events where event_id = $1', [eventId])).length;
+    expect(await stored(late.eventId)).toBe(0);
+    expect(await stored(lateAlone.eventId)).toBe(0);
+    expect(await stored(live.eventId)).toBe(1);
+  });
+
   it('one call holding two keys of one game: an event id decided under the first key is a replay or a conflict under the second', async () => {
     const { world, secondKey, event } = await gameWithTwoKeys(db);
     const viaFirst = instantiate(world, event);
@@ -448,11 +477,12 @@ describe('batched decisions: batch size 1 and N decide exactly as one event at a
     const conflicting = { ...viaSecond, payloadHash: sha256('another payload') };
     // Another game's event with the same event id is its own decision (idempotency is per game).
     const otherGame = instantiate(world, { ...event, game: 1 });
-    const [first, second, other] = await repository.recordEventGroups([
+    // No deadlines: every event is decided (none is Rejected).
+    const [first, second, other] = (await repository.recordEventGroups([
       [viaFirst],
       [viaSecond, conflicting],
       [otherGame],
-    ]);
+    ])) as RecordResult[][];
     expect(first!.map((r) => r.outcome)).toEqual(['decided']);
     expect(second!.map((r) => r.outcome)).toEqual(['replayed', 'event_conflict']);
     expect(other!.map((r) => r.outcome)).toEqual(['decided']);

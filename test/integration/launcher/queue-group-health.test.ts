@@ -17,7 +17,7 @@ import {
   readProgramConfigs,
   startInProcess,
 } from '../../../services/launcher/src/in-process.ts';
-import { createTestDatabase } from '../../support/database.ts';
+import { createTestDatabase, sql } from '../../support/database.ts';
 import { eventBody, expectDecision, expectError, postEvent } from '../../support/ingest.ts';
 import { createEventWorld, type EventWorld } from '../../support/ledger-fixtures.ts';
 import { startNats } from '../../support/servers.ts';
@@ -113,6 +113,9 @@ describe('a state owner whose database fails leaves its queue group', () => {
     return statuses;
   };
 
+  const storedCount = async (eventId: string) =>
+    (await sql(db, 'select 1 from ledger.events where event_id = $1', [eventId])).length;
+
   const throughProxy = () => {
     const url = new URL(db);
     url.hostname = '127.0.0.1';
@@ -170,5 +173,31 @@ describe('a state owner whose database fails leaves its queue group', () => {
     proxy.heal();
     await until(async () => (await member(sick)) === '1', 'the healed replica to join again');
     expect((await readiness(sick)).status).toBe(200);
+  });
+
+  it('closes its connections when it leaves: a statement held on the silent path is never run after the heal', async () => {
+    // The replicas of the tests before stop: this one is the only ledger.
+    for (const one of started.splice(0)) await one.close().catch(() => undefined);
+    const sick = await start(['ledger'], throughProxy(), 'ledger-e');
+    const edge = await start(['identity-admission', 'ingest'], db, 'edge-3');
+    expectDecision(await postEvent(edge.url, world.key.value, eventBody(world)));
+
+    proxy.freeze();
+    // Its decision goes out on a pooled connection and is held by the silent path.
+    const held = eventBody(world);
+    const answered = postEvent(edge.url, world.key.value, held);
+    await until(async () => (await member(sick)) === '0', 'the silent replica to leave its queue group');
+    // The connection was closed under it: the edge cannot know whether it was stored, and says so.
+    const answer = await answered;
+    expectError(answer, 503, 'retry_later');
+    expect((answer.body as { error: { message: string } }).error.message).toMatch(/unknown/);
+
+    // The heal forwards what the path held back; the closed connection's statement is not part of it.
+    proxy.heal();
+    await until(async () => (await member(sick)) === '1', 'the healed replica to join again');
+    const after = eventBody(world);
+    expectDecision(await postEvent(edge.url, world.key.value, after));
+    expect(await storedCount(after.eventId)).toBe(1);
+    expect(await storedCount(held.eventId)).toBe(0);
   });
 });

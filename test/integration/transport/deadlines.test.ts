@@ -7,6 +7,7 @@
 // (platform-switch.ts): it serves on the last known state within the bound and fails closed past it, on a clock the
 // test sets.
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import type { PostgreSqlConnection } from '@mikro-orm/postgresql';
 import pg from 'pg';
 import { pino } from 'pino';
 import { ledgerOps } from '#runtime/contracts/operations.ts';
@@ -249,6 +250,35 @@ describe("a transaction follows its request's deadline", () => {
     // Each owner answers it as work that never reached the database: its own 503, nothing stored.
     expect(classifyDatabaseFailure(error)).toBe('unavailable');
     expect(ran).toBe(false);
+  });
+
+  it('a deadline that passes while the transaction waits for a connection: nothing of it runs', async () => {
+    const pool = await (database.orm.em.getConnection() as PostgreSqlConnection).getNativeClient();
+    // Both connections of the pool are taken: the transaction waits for one.
+    const taken = await Promise.all([pool.connect(), pool.connect()]);
+    let ran = false;
+    const deadline = performance.now() + 100;
+    const late = withDeadline(deadline, () =>
+      database.transaction(async () => {
+        ran = true;
+      }),
+    ).catch((e: unknown) => e);
+    while (performance.now() <= deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    for (const client of taken) client.release();
+    expect(await late).toBeInstanceOf(DeadlinePassedError);
+    expect(ran).toBe(false);
+  });
+
+  it('a transaction left idle ends by the deadline too (idle_in_transaction_session_timeout)', async () => {
+    const [row] = await withDeadline(performance.now() + 60_000, () =>
+      database.transaction(
+        async (em) =>
+          (await em.execute(`select current_setting('idle_in_transaction_session_timeout') as idle`)) as Array<{
+            idle: string;
+          }>,
+      ),
+    );
+    expect(row).toEqual({ idle: '2s' });
   });
 
   it('a lock wait ends at the deadline: 55P03 or 57014, rolled back (nothing stored)', async () => {

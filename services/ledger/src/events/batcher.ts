@@ -134,7 +134,7 @@ export class DecisionPolicy implements BatchPolicy<RecordEventParams, RecordResu
     this.logger = logger;
   }
 
-  send(batches: RecordEventParams[][]): Promise<RecordResult[][]> {
+  send(batches: RecordEventParams[][]): Promise<Array<Array<Outcome<RecordResult>>>> {
     return this.events.recordEventGroups(batches);
   }
 

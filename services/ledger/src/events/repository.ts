@@ -2,11 +2,14 @@
 // the stored decision read after a lost connection, the key check of the edges' error paths, and the public configuration read. Raw `pg` on the ORM's own pool: the hot path is one statement
 // and gains nothing from a unit of work.
 import type { PostgreSqlConnection } from '@mikro-orm/postgresql';
-import type { Pool, PoolClient, QueryResultRow } from 'pg';
+import type { Pool, PoolClient, QueryConfig, QueryResultRow } from 'pg';
+import { type Outcome, Rejected } from '#runtime/batching/keyed-batcher.ts';
 import { EVENT_LIMITS } from '#runtime/contracts/event-limits.ts';
 import type { Database } from '#runtime/db/database.ts';
+import type { FailoverClient } from '#runtime/db/failover.ts';
 import { classifyDatabaseFailure, sqlStateOf } from '#runtime/db/failures.ts';
 import { creditsValue, numericValue, RowShapeError, textValue } from '#runtime/db/rows.ts';
+import { DeadlinePassedError, remainingMs } from '#runtime/transport/deadline.ts';
 
 export type RecordOutcome = 'decided' | 'replayed' | 'invalid_key' | 'invalid_player' | 'event_conflict';
 
@@ -198,10 +201,14 @@ export class EventRepository {
    * session, which a pooler shares out per transaction: "prepared statement ... does not exist" / "already exists").
    */
   private query<R extends QueryResultRow>(text: string, values: unknown[], name?: string): Promise<R[]> {
-    return this.database.retrying(() => this.queryOnce<R>(text, values, name));
+    return this.database.retrying(() => this.queryOnce<R>(() => ({ text, values, name })));
   }
 
-  private async queryOnce<R extends QueryResultRow>(text: string, values: unknown[], name?: string): Promise<R[]> {
+  /**
+   * queryOnce's statement is made by `statement` once a connection is acquired (the wait for one may have been long:
+   * what it sends may depend on the time). `statement` may throw: the connection goes back unused.
+   */
+  private async queryOnce<R extends QueryResultRow>(statement: () => PooledStatement): Promise<R[]> {
     const pool = await this.nativePool();
     let client: PoolClient;
     try {
@@ -210,13 +217,32 @@ export class EventRepository {
       // Nothing was sent.
       throw new DatabaseUnavailableError(error, 'not_stored');
     }
+    let config: PooledStatement;
     try {
-      const rows = (await client.query<R>(name ? { name, text, values } : { text, values })).rows;
+      config = statement();
+    } catch (error) {
+      client.release();
+      throw error;
+    }
+    try {
+      const { text, values, name, timeoutMs } = config;
+      const query = {
+        ...(name ? { name } : {}),
+        text,
+        values,
+        ...(timeoutMs === undefined ? {} : { query_timeout: timeoutMs }),
+      } as QueryConfig;
+      const rows = (await client.query<R>(query)).rows;
       client.release();
       return rows;
     } catch (error) {
       const failure = classifyDatabaseFailure(error);
-      // A connection that broke is not given back to the pool.
+      // The client stopped waiting (timeoutMs): the statement may still sit in the socket's send queue, to be run
+      // whenever the path heals; the connection is reset (FailoverClient.abandon), not closed.
+      if (error instanceof Error && error.message === QUERY_TIMEOUT_MESSAGE && 'abandon' in client) {
+        (client as unknown as FailoverClient).abandon(error);
+      }
+      // A connection that broke (or whose statement the client stopped waiting for) is not given back to the pool.
       client.release(failure === 'connection_lost' || sqlStateOf(error) === undefined ? true : undefined);
       if (failure === 'contention') throw error;
       if (failure) throw new DatabaseUnavailableError(error, failure === 'connection_lost' ? 'unknown' : 'not_stored');
@@ -258,31 +284,50 @@ export class EventRepository {
    * then): DatabaseUnavailableError for transient ones, the driver's error otherwise.
    */
   async recordEvents(batch: RecordEventParams[]): Promise<RecordResult[]> {
-    const [results] = await this.recordEventGroups([batch]);
-    return results as RecordResult[];
+    const [results = []] = await this.recordEventGroups([batch]);
+    return results.map((result) => {
+      if (result instanceof Rejected) throw result.error;
+      return result;
+    });
   }
 
   /**
    * Decides the batches of several keys (each as recordEvents would, in the order given) in ONE call of
    * ledger.record_events, one transaction: they share its statements, the round trip and the commit, and the call
-   * locks their games in one order. Throws on any failure (nothing was committed then).
+   * locks their games in one order. Throws on any failure (nothing was committed then). Once the call has its
+   * connection, an event whose request's deadline has passed is left out of it (Rejected with DeadlinePassedError:
+   * nothing stored), and DeadlinePassedError is thrown when that is every event.
    */
-  async recordEventGroups(batches: RecordEventParams[][]): Promise<RecordResult[][]> {
+  async recordEventGroups(batches: RecordEventParams[][]): Promise<Array<Array<Outcome<RecordResult>>>> {
     if (batches.length === 0 || batches.length > EVENT_LIMITS.keysPerCallMax) {
       throw new Error(`a group of ${batches.length} batches`);
     }
     const events = batches.flat();
-    // The call waits for a game lock until the latest deadline of its events (each was taken before its own).
-    const { lockMs } = this.database.timeouts(latestDeadline(events));
-    const values = [...recordEventsValues(events), lockMs ?? null];
-    const row = (await this.query<{ d: string }>(RECORD_EVENTS_WITHIN_SQL, values, this.recordBatchStatementName))[0];
+    let live = events;
+    const statement = (): PooledStatement => {
+      live = events.filter((event) => event.deadline === undefined || remainingMs(event.deadline) > 0);
+      if (live.length < events.length) {
+        this.database.countLateWork(new DeadlinePassedError('its transaction started'), events.length - live.length);
+      }
+      // Throws DeadlinePassedError when no event is left. The call waits for a game lock until the latest deadline
+      // of its events (each was taken before its own), and for its answer until LATE_ANSWER_GRACE_MS after that.
+      const latest = latestDeadline(live);
+      const { lockMs } = this.database.timeouts(latest);
+      return {
+        text: RECORD_EVENTS_WITHIN_SQL,
+        values: [...recordEventsValues(live), lockMs ?? null],
+        name: this.recordBatchStatementName,
+        timeoutMs: latest === undefined ? undefined : Math.ceil(remainingMs(latest)) + LATE_ANSWER_GRACE_MS,
+      };
+    };
+    const row = (await this.database.retrying(() => this.queryOnce<{ d: string }>(statement)))[0];
     if (!row) throw new Error('ledger.record_events returned no row');
-    const results = parseRecordEvents(row.d, events);
-    let offset = 0;
-    return batches.map((batch) => {
-      offset += batch.length;
-      return results.slice(offset - batch.length, offset);
-    });
+    const decided = parseRecordEvents(row.d, live);
+    let next = 0;
+    const late = new DeadlinePassedError('its transaction started');
+    return batches.map((batch) =>
+      batch.map((event) => (live[next] === event ? (decided[next++] as RecordResult) : new Rejected(late))),
+    );
   }
 
   /** The kind of a known, unrevoked key; undefined otherwise. */
@@ -316,6 +361,25 @@ export class EventRepository {
       rules: row.rules.map((r) => ({ eventType: r.eventType, rewardCredits: BigInt(r.rewardCredits) })),
     };
   }
+}
+
+/**
+ * How long after its latest event's deadline a call of ledger.record_events is still waited for. Its callers have
+ * given up by then ("outcome unknown"); a call that has not answered is on a connection that lost its server (a cut
+ * path: TCP would retransmit with back-off for seconds after the heal), which is then closed instead of holding one
+ * of the pool's connections, and the batcher's slot, until TCP gives up.
+ */
+export const LATE_ANSWER_GRACE_MS = 1000;
+
+/** node-postgres's error when a query_timeout passed. */
+const QUERY_TIMEOUT_MESSAGE = 'Query read timeout';
+
+/** A statement for queryOnce: unnamed unless `name`; `timeoutMs`: the client stops waiting for its answer then. */
+interface PooledStatement {
+  text: string;
+  values: unknown[];
+  name?: string | undefined;
+  timeoutMs?: number | undefined;
 }
 
 /** The latest deadline of a call's events; undefined when one of them has none. */

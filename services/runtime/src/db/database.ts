@@ -9,7 +9,7 @@ import { Gauge } from 'prom-client';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics.ts';
 import { currentDeadline, DeadlinePassedError, remainingMs } from '../transport/deadline.ts';
-import { type SelectorEvent, type ServerSelector, selectorFor } from './failover.ts';
+import { type FailoverClient, type SelectorEvent, type ServerSelector, selectorFor } from './failover.ts';
 import { type ContentionObserver, retryOnContention } from './failures.ts';
 import type { MigrationSet } from './migrations.ts';
 import { applyRepeatables } from './repeatable.ts';
@@ -68,9 +68,16 @@ export function timeoutsWithin(
   return { statementMs: capped(statementMs), lockMs: capped(lockMs) };
 }
 
-/** SET LOCAL of both timeouts in one statement; a null keeps the server's setting. */
+/**
+ * SET LOCAL of both timeouts in one statement; a null keeps the server's setting. The statement timeout also bounds
+ * the transaction's idle time (idle_in_transaction_session_timeout): a transaction whose client vanished (its
+ * connection reset while the path was cut, FailoverClient.abandon) ends then instead of holding its locks until the
+ * server's TCP notices.
+ */
 const SET_TIMEOUTS_SQL = `select set_config('statement_timeout', coalesce(?::text, current_setting('statement_timeout')), true),
-  set_config('lock_timeout', coalesce(?::text, current_setting('lock_timeout')), true)`;
+  set_config('lock_timeout', coalesce(?::text, current_setting('lock_timeout')), true),
+  set_config('idle_in_transaction_session_timeout',
+    coalesce(?::text, current_setting('idle_in_transaction_session_timeout')), true)`;
 
 /** The counts of the `pg` pool behind MikroORM. */
 interface PoolCounts {
@@ -89,13 +96,24 @@ function connectionSettings(url: string): {
   clientUrl: string;
   driverOptions: pg.PoolConfig;
   selector: ServerSelector;
+  connections: Set<FailoverClient>;
 } {
   const parsed: DatabaseUrl = parseDatabaseUrl(url);
   const selector = selectorFor(url, parsed);
+  // This pool's connections, connecting or open, until they end (Database.abandonConnections).
+  const connections = new Set<FailoverClient>();
+  const PoolClient = class extends selector.Client {
+    constructor(config?: pg.ClientConfig) {
+      super(config);
+      connections.add(this);
+      this.once('end', () => connections.delete(this));
+    }
+  };
   return {
     clientUrl: singleHostUrl(parsed),
+    connections,
     driverOptions: {
-      Client: selector.Client as unknown as pg.PoolConfig['Client'],
+      Client: PoolClient as unknown as pg.PoolConfig['Client'],
       user: connectionUser(parsed),
       ssl: parsed.ssl,
       ...(parsed.applicationName ? { application_name: parsed.applicationName } : {}),
@@ -126,6 +144,8 @@ export class Database {
   /** The pool's Client class (failover.ts), for connections of one's own (newClient). */
   private readonly selector: ServerSelector;
   private readonly stopObserving: () => void;
+  /** The pool's connections, connecting or open (abandonConnections). */
+  private readonly connections: Set<FailoverClient>;
   private readonly timeoutSettings: { statementTimeoutMs?: number | undefined; lockTimeoutMs?: number | undefined };
   private readonly metrics: Metrics | undefined;
   /** The probe's own connection (probe()), connected or connecting; none until the first probe or after a failure. */
@@ -138,6 +158,7 @@ export class Database {
     logger: Logger,
     metrics: Metrics | undefined,
     selector: ServerSelector,
+    connections: Set<FailoverClient>,
     stopObserving: () => void,
     namedStatements: boolean,
     timeoutSettings: { statementTimeoutMs?: number | undefined; lockTimeoutMs?: number | undefined },
@@ -148,6 +169,7 @@ export class Database {
     this.namedStatements = namedStatements;
     this.logger = logger;
     this.selector = selector;
+    this.connections = connections;
     this.stopObserving = stopObserving;
     this.contention = (sqlstate, attempt, outcome) => {
       metrics?.databaseContention.inc({ sqlstate, outcome });
@@ -161,7 +183,7 @@ export class Database {
   }
 
   static async open(options: DatabaseOptions): Promise<Database> {
-    const { orm, selector, stopObserving } = await initOrm(options.url, options.poolMax, options.logger);
+    const { orm, selector, stopObserving, connections } = await initOrm(options.url, options.poolMax, options.logger);
     if (options.metrics && !options.metrics.registry.getSingleMetric('database_pool_connections')) {
       const connection = orm.em.getConnection() as unknown as { getNativeClient(): Promise<PoolCounts> };
       new Gauge({
@@ -182,6 +204,7 @@ export class Database {
       options.logger,
       options.metrics,
       selector,
+      connections,
       stopObserving,
       options.namedStatements ?? false,
       { statementTimeoutMs: options.statementTimeoutMs, lockTimeoutMs: options.lockTimeoutMs },
@@ -247,21 +270,46 @@ export class Database {
   transaction<T>(work: (em: EntityManager) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
     return this.retrying(() => {
       // Before BEGIN: a request whose deadline has passed starts no transaction (DeadlinePassedError).
-      let timeouts: TransactionTimeouts;
-      try {
-        timeouts = this.timeouts(currentDeadline());
-      } catch (error) {
-        if (error instanceof DeadlinePassedError) this.metrics?.lateWorkDropped.inc({ stage: 'transaction' });
-        throw error;
-      }
-      const { statementMs, lockMs } = timeouts;
+      this.timeoutsNow();
       return this.em().transactional(async (em) => {
+        // Again once the transaction has its connection (the wait for one may have been long): past the deadline,
+        // nothing is done and the empty transaction is rolled back.
+        const { statementMs, lockMs } = this.timeoutsNow();
         if (statementMs !== undefined || lockMs !== undefined) {
-          await em.execute(SET_TIMEOUTS_SQL, [statementMs ?? null, lockMs ?? null]);
+          await em.execute(SET_TIMEOUTS_SQL, [statementMs ?? null, lockMs ?? null, statementMs ?? null]);
         }
         return work(em);
       }, options);
     });
+  }
+
+  /** timeouts() of the current request's deadline; a passed deadline is counted as late work dropped, and thrown. */
+  private timeoutsNow(): TransactionTimeouts {
+    try {
+      return this.timeouts(currentDeadline());
+    } catch (error) {
+      this.countLateWork(error);
+      throw error;
+    }
+  }
+
+  /** Counts `error` in late_work_dropped_total{stage="transaction"} when it is a DeadlinePassedError. */
+  countLateWork(error: unknown, count = 1): void {
+    if (error instanceof DeadlinePassedError) this.metrics?.lateWorkDropped.inc({ stage: 'transaction' }, count);
+  }
+
+  /**
+   * Closes the pool's connections now (FailoverClient.abandon): the connecting and idle ones, and with `inUse` the ones
+   * a unit of work holds too. The health check calls it when the database stops answering and when it answers again,
+   * so that no unit of work waits on a connection made or used while the path was cut (TCP retransmits with back-off:
+   * such a connection stays stuck for seconds after the heal) and the work after the heal gets fresh ones. A statement
+   * in flight on a closed connection fails as a lost connection (outcome unknown). Answers how many were closed.
+   */
+  abandonConnections(why: string, options: { inUse: boolean }): number {
+    const reason = new Error(`the pool's connections were closed: ${why}`);
+    const abandoned = [...this.connections].filter((client) => options.inUse || !client.inUse);
+    for (const client of abandoned) client.abandon(reason);
+    return abandoned.length;
   }
 
   async ping(): Promise<boolean> {
@@ -278,9 +326,10 @@ export class Database {
    * The health check's probe (queue-groups.ts): one `select 1` on a connection of its own, kept between probes, that
    * fails after `timeoutMs`. Not on the pool: a probe must neither wait behind busy connections nor hold one when the
    * server stops answering. Resolves undefined when the server answered, else why not; a failed probe's connection
-   * is dropped (the next probe connects anew).
+   * is dropped (the next probe connects anew). `fresh`: on a connection of its own, made for this probe and closed
+   * after it, so that several probes may be out at once (queue-groups.ts, while out of the queue groups).
    */
-  async probe(timeoutMs: number): Promise<string | undefined> {
+  async probe(timeoutMs: number, options: { fresh?: boolean } = {}): Promise<string | undefined> {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<string>((resolve) => {
       // Resolved in the loop's check phase, after its poll phase: an answer that arrived while the loop was busy (a
@@ -288,20 +337,33 @@ export class Database {
       timer = setTimeout(() => setImmediate(() => resolve(`no answer to select 1 within ${timeoutMs} ms`)), timeoutMs);
     });
     const run = async () => {
-      if (!this.probeClient) {
-        const pool = await (this.orm.em.getConnection() as PostgreSqlConnection).getNativeClient();
-        const client = new this.selector.Client({ ...pool.options, connectionTimeoutMillis: timeoutMs });
-        // An idle probe connection the server closes must not crash the process: the next probe fails and reconnects.
-        client.on('error', () => undefined);
-        this.probeClient = client.connect().then(() => client);
+      if (options.fresh) {
+        const client = this.connectProbeClient(timeoutMs);
+        try {
+          await (await client).query('select 1');
+        } finally {
+          void client.then((c) => c.end()).catch(() => undefined);
+        }
+        return undefined;
       }
+      this.probeClient ??= this.connectProbeClient(timeoutMs);
       await (await this.probeClient).query('select 1');
       return undefined;
     };
     const reason = await Promise.race([run().catch((error: Error) => error.message || String(error)), timeout]);
     clearTimeout(timer);
-    if (reason !== undefined) this.dropProbeClient();
+    if (reason !== undefined && !options.fresh) this.dropProbeClient();
     return reason;
+  }
+
+  /** A probe's connection, outside the pool, that gives up connecting after `timeoutMs`. */
+  private async connectProbeClient(timeoutMs: number): Promise<pg.Client> {
+    const pool = await (this.orm.em.getConnection() as PostgreSqlConnection).getNativeClient();
+    const client = new this.selector.Client({ ...pool.options, connectionTimeoutMillis: timeoutMs });
+    // An idle probe connection the server closes must not crash the process: the next probe fails and reconnects.
+    client.on('error', () => undefined);
+    await client.connect();
+    return client;
   }
 
   private dropProbeClient(): void {
@@ -322,7 +384,7 @@ export class Database {
  * logged until `stopObserving` (called here when the start fails).
  */
 async function initOrm(url: string, poolMax: number, logger: Logger) {
-  const { clientUrl, driverOptions, selector } = connectionSettings(url);
+  const { clientUrl, driverOptions, selector, connections } = connectionSettings(url);
   const stopObserving = selector.observe(logSelectorEvents(logger));
   try {
     const orm = await MikroORM.init({
@@ -340,7 +402,7 @@ async function initOrm(url: string, poolMax: number, logger: Logger) {
       // `reset all` and session set_config statements, session state that a transaction pooler does not keep.
       sessionContext: 'transaction',
     });
-    return { orm, selector, stopObserving };
+    return { orm, selector, stopObserving, connections };
   } catch (error) {
     stopObserving();
     throw error;

@@ -16,6 +16,7 @@
 // A single host with `target_session_attrs=any` (the usual URL) connects as plain node-postgres does, with no check
 // and no probe; it still drops connections after a 25006, which is what a Service or pooler that follows the primary
 // needs (its connections to the demoted server would otherwise fail one by one).
+import type { Socket } from 'node:net';
 import pg from 'pg';
 import { classifyDatabaseFailure, sqlStateOf } from './failures.ts';
 import { connectionUser, type DatabaseHost, type DatabaseUrl, describeHosts, type TargetSessionAttrs } from './url.ts';
@@ -204,6 +205,39 @@ export class FailoverClient extends pg.Client {
     if (this.#discard) return;
     this.#discard = reason;
     if (this.#idle) this.emit('error', reason);
+  }
+
+  /**
+   * Closes this connection now, whatever it is doing (the health check found the database unreachable: queries and
+   * connects through a cut path would wait out TCP's retransmissions, seconds after the path heals). Idle: it leaves
+   * the pool (retire). Connecting: its connect fails. In use: its socket is reset (RST, the unsent bytes discarded: a
+   * plain close would still deliver a statement stuck in the send queue after the heal, and the server would run it
+   * then, long after its deadline), so the statement in flight fails as a lost connection (outcome unknown) and the
+   * connection is not given back. A transaction left open on the server ends by its idle_in_transaction timeout
+   * (Database.transaction).
+   */
+  /** Lent out by the pool (a unit of work holds it), not idle in it nor connecting. */
+  get inUse(): boolean {
+    return !this.#idle && this.#server !== undefined;
+  }
+
+  abandon(reason: Error): void {
+    if (this.#idle) {
+      this.retire(reason);
+      return;
+    }
+    this.#discard ??= reason;
+    const stream = (this as unknown as { connection?: { stream?: Partial<Socket> } }).connection?.stream;
+    // resetAndDestroy waits for a connecting socket to connect: that one is only destroyed.
+    try {
+      if (stream?.resetAndDestroy && stream.connecting === false) {
+        stream.resetAndDestroy();
+        return;
+      }
+    } catch {
+      // A socket that cannot be reset (TLS on some Node versions) is closed.
+    }
+    stream?.destroy?.();
   }
 
   /** A query's error or the connection's: a read-only server or a lost connection retires this connection. */

@@ -14,7 +14,7 @@
  *   target_session_attrs, failover.ts).
  * - `connection_lost`: the connection broke while a statement was in flight (08 connection exception, 57P01/57P02
  *   shutdown or terminate, 58 system error, 40003 completion unknown, a socket error, the driver's "Connection
- *   terminated"). A commit may have happened before the break: the outcome of a write is unknown.
+ *   terminated", a client-side query timeout). A commit may have happened before the break: the outcome of a write is unknown.
  */
 export type DatabaseFailureKind = 'contention' | 'unavailable' | 'connection_lost';
 
@@ -35,7 +35,9 @@ const CONNECT_ERRNO = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTU
 // ... or broken while something may have been in flight.
 const BROKEN_ERRNO = new Set(['ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ECONNABORTED']);
 // Errors of node-postgres (and its pool) that carry no code at all.
-const DRIVER_LOST = /Connection terminated|connection error|not queryable|Connection ended|socket hang up/i;
+// "Query read timeout": the client stopped waiting for a statement it had sent (a query_timeout).
+const DRIVER_LOST =
+  /Connection terminated|connection error|not queryable|Connection ended|socket hang up|Query read timeout/i;
 const DRIVER_REFUSED = /timeout exceeded when trying to connect|Cannot use a pool after calling end/i;
 
 /** The kind of database failure `error` is, or undefined when it is not one (a bug, a constraint, an API error). */

@@ -75,6 +75,13 @@ export interface NatsTransportOptions {
  */
 export const NATS_PING_INTERVAL_MS = 500;
 export const NATS_MAX_PINGS_OUT = 2;
+/**
+ * How long one connection attempt may take (the library's default is 20 s). An attempt made while the path to the
+ * server is cut waits for TCP to send its SYN again, at 1, 3, 7, 15 s after the first: after the heal, the client
+ * would wait for the next of those. Given up after 2 s, the attempt is made anew (every NATS reconnect wait, 0.5 s,
+ * at most), so a SYN goes out about every second and the client is back within about a second of the heal.
+ */
+export const NATS_CONNECT_TIMEOUT_MS = 2000;
 
 /** Back-off between tries of an undelivered request: 25, 50, 100, 200, 400 ms, then 400 ms. */
 function undeliveredBackoffMs(attempt: number): number {
@@ -108,6 +115,7 @@ export class NatsTransport implements Transport {
       name: options.connectionName,
       maxReconnectAttempts: -1,
       reconnectTimeWait: 500,
+      timeout: NATS_CONNECT_TIMEOUT_MS,
       waitOnFirstConnect: options.waitForFirstConnection ?? false,
       pingInterval: NATS_PING_INTERVAL_MS,
       maxPingOut: NATS_MAX_PINGS_OUT,
