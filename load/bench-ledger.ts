@@ -54,6 +54,8 @@ Options (each also read from the environment variable in brackets):
                      (docs/deploy.md "Scaling": about the database's CPUs; the database runs here)
   --prefill N        history written in SQL before the run: N accepted events of  [BENCH_PREFILL]      default 0
                      the bench's games (load/lib/prefill.ts), e.g. 5000000
+  --webhook-endpoints  one webhook endpoint per game subscribed to every event type [BENCH_WEBHOOK_ENDPOINTS]
+                     (the outbox's cost on the event path; the delivery worker is off: WEBHOOK_WORKER=false)
   --json FILE        also write the figures as JSON to FILE
   --cpu-prof DIR     run the ledger with --cpu-prof, profiles written to DIR
   --help             this text
@@ -68,6 +70,24 @@ Environment:
 `;
 
 type Durability = 'durable' | 'off';
+
+/** One enabled endpoint per game, subscribed to every event type (the secret: random bytes, never read here). */
+async function createWebhookEndpoints(databaseUrl: string): Promise<void> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    await client.query(
+      `insert into ledger.webhook_endpoints (id, game_id, organization_id, url, event_types, secret_ciphertext)
+       select gen_random_uuid(), g.id, g.organization_id, 'https://hooks.example.com/in',
+              array['decision.accepted', 'decision.rejected', 'game.budget_low', 'game.budget_exhausted',
+                    'game.paused', 'game.resumed'], $1
+         from ledger.games g`,
+      [randomBytes(60)],
+    );
+  } finally {
+    await client.end();
+  }
+}
 
 interface Options {
   games: number;
@@ -89,6 +109,7 @@ interface Options {
   json: string | undefined;
   cpuProfile: string | undefined;
   prefill: number;
+  webhookEndpoints: boolean;
 }
 
 function readOptions(): Options {
@@ -112,6 +133,7 @@ function readOptions(): Options {
       pool: { type: 'string' },
       json: { type: 'string' },
       prefill: { type: 'string' },
+      'webhook-endpoints': { type: 'boolean' },
       'cpu-prof': { type: 'string' },
       help: { type: 'boolean' },
     },
@@ -165,6 +187,7 @@ function readOptions(): Options {
     warmupS: int(values.warmup, 'BENCH_WARMUP_S', 5, 0, 600),
     json: values.json,
     prefill: int(values.prefill, 'BENCH_PREFILL', 0, 0, 50_000_000),
+    webhookEndpoints: values['webhook-endpoints'] ?? process.env.BENCH_WEBHOOK_ENDPOINTS === 'true',
     cpuProfile: values['cpu-prof'] ? resolve(values['cpu-prof']) : undefined,
   };
 }
@@ -415,6 +438,7 @@ async function startLedger(
       DATABASE_POOL_MAX: String(options.pool),
       EVENT_BATCH_MAX: String(options.batchMax),
       EVENT_GROUP_KEYS_MAX: String(options.groupKeys),
+      WEBHOOK_WORKER: 'false',
     },
     logDir: dir,
     nodeOptions: () => [
@@ -578,6 +602,7 @@ async function main(): Promise<void> {
 
     await migrate(databaseUrl, [identityMigrations, ledgerMigrations], pino({ level: 'silent' }));
     await createFixtures(databaseUrl, options);
+    if (options.webhookEndpoints) await createWebhookEndpoints(databaseUrl);
     let prefillSeconds: number | undefined;
     if (options.prefill > 0) {
       const filled = await prefillEvents(

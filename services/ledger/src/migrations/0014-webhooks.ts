@@ -63,7 +63,7 @@ export class LedgerWebhooks extends Migration {
       finished_at timestamptz,
       constraint webhook_message_decision foreign key (decision_id, game_id) references ledger.events (id, game_id),
       constraint webhook_message_payload check (
-        (event_type like 'decision.%') = (decision_id is not null) and (decision_id is null) = (data is not null)),
+        (left(event_type, 9) = 'decision.') = (decision_id is not null) and (decision_id is null) = (data is not null)),
       constraint webhook_message_schedule check ((state = 'pending') = (next_attempt_at is not null)
         and (state = 'pending') = (finished_at is null)
         and (state = 'pending' or in_flight_until is null))
