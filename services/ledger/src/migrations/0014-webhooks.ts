@@ -7,7 +7,9 @@
 //   - webhook_endpoints: url, event types, the signing secret encrypted (AES-256-GCM, docs/decisions.md "Webhook
 //     secrets"), enabled or disabled (by a developer, or by the worker after failing for a long while).
 //     webhook_endpoints_by_game (partial: enabled ones) is the one lookup the event path adds.
-//   - webhook_messages: one per (endpoint, thing reported); its id is the `webhook-id` of every attempt. A decision's
+//   - webhook_messages: one per (endpoint, thing reported); its id is the `webhook-id` of every attempt. Two foreign
+//     keys only (each one check per message on the event path): (endpoint, game) to its endpoint, which also keeps
+//     its game the endpoint's, and (decision, game) to the decision it reports. A decision's
 //     message references the immutable decision row (its body is rendered from it, the same bytes on every attempt);
 //     any other carries its data. `pending` until a 2xx (`delivered`) or until its retries are over (`failed`).
 //     in_flight_until: claimed by a worker until then (the lease that keeps replicas from sending it twice at once).
@@ -41,15 +43,16 @@ export class LedgerWebhooks extends Migration {
       updated_at timestamptz not null default now(),
       constraint webhook_endpoints_game foreign key (game_id, organization_id)
         references ledger.games (id, organization_id),
-      constraint webhook_endpoint_disabled_reason check (enabled = (disabled_reason is null))
+      constraint webhook_endpoint_disabled_reason check (enabled = (disabled_reason is null)),
+      constraint webhook_endpoints_scope unique (id, game_id)
     )`);
     this.addSql(`create index webhook_endpoints_by_game on ledger.webhook_endpoints (game_id) where enabled`);
     this.addSql(`create index webhook_endpoints_by_organization on ledger.webhook_endpoints (organization_id)`);
 
     this.addSql(`create table ledger.webhook_messages (
       id uuid primary key,
-      endpoint_id uuid not null references ledger.webhook_endpoints (id) on delete cascade,
-      game_id uuid not null references ledger.games (id),
+      endpoint_id uuid not null,
+      game_id uuid not null,
       event_type text not null check (event_type = any (${EVENT_TYPES} || 'webhook.test'::text)),
       decision_id uuid,
       data jsonb check (data is null or jsonb_typeof(data) = 'object'),
@@ -61,6 +64,8 @@ export class LedgerWebhooks extends Migration {
       next_attempt_at timestamptz,
       in_flight_until timestamptz,
       finished_at timestamptz,
+      constraint webhook_message_endpoint foreign key (endpoint_id, game_id)
+        references ledger.webhook_endpoints (id, game_id) on delete cascade,
       constraint webhook_message_decision foreign key (decision_id, game_id) references ledger.events (id, game_id),
       constraint webhook_message_payload check (
         (left(event_type, 9) = 'decision.') = (decision_id is not null) and (decision_id is null) = (data is not null)),
