@@ -396,7 +396,7 @@ export const consoleOpenApi: OpenApiFragment = {
           ...ok('DeveloperActionResult', 'The affected or created object (issuedKey and kind for issueKey).'),
           ...errors({
             '400':
-              'INVALID_REQUEST (not JSON), invalid_action (schema, unknown field or type), insufficient_funds, project_limit, game_limit, limit_exceeded, unlimited_funding.',
+              'INVALID_REQUEST (not JSON; a webhook url outside the URL rule, docs/webhooks.md), invalid_action (schema, unknown field or type), insufficient_funds, project_limit, game_limit, limit_exceeded, unlimited_funding.',
             ...admissionErrors,
             '404': "not_found: no such object in the caller's organizations.",
             '409': 'conflict (rule for the event type, member exists), owner_immutable.',

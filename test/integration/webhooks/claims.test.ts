@@ -5,6 +5,7 @@ import { pino } from 'pino';
 import { Database, migrate } from '#runtime/db/database.ts';
 import { identityMigrations } from '../../../services/identity-admission/src/migrations/index.ts';
 import { ledgerMigrations } from '../../../services/ledger/src/migrations/index.ts';
+import { RETENTION_HORIZONS, RetentionRepository } from '../../../services/ledger/src/retention/index.ts';
 import { WebhookRepository } from '../../../services/ledger/src/webhooks/repository.ts';
 import { createTestDatabase, sql } from '../../support/database.ts';
 import { createGame } from '../../support/ledger-fixtures.ts';
@@ -67,5 +68,38 @@ describe('claiming webhook deliveries from two replicas', () => {
     ]);
     const again = await new WebhookRepository(replicas[0]!).claim(options);
     expect(again.filter((m) => m.id === lost.id).map((m) => m.attempt)).toEqual([2]);
+  });
+
+  it('records an attempt once per claim, and the retention removes finished messages past 30 days', async () => {
+    const repository = new WebhookRepository(replicas[0]!);
+    const [, , victim] = await sql<{ id: string; endpoint_id: string; attempts: number }>(
+      url,
+      `select id, endpoint_id, attempts from ledger.webhook_messages where attempts > 0 order by id limit 3`,
+    );
+    const message = { id: victim!.id, endpointId: victim!.endpoint_id, attempt: victim!.attempts };
+    const outcome = { startedAt: new Date(), latencyMs: 12, statusCode: 200, error: undefined, responseExcerpt: 'ok' };
+    await repository.finish(message, outcome, { kind: 'delivered' }, 3_600_000);
+    // A late second record of the same claim changes nothing (the attempt is already there, the message finished).
+    await repository.finish(message, { ...outcome, statusCode: 500 }, { kind: 'retry', retryInMs: 1000 }, 3_600_000);
+    const [row] = await sql<{ state: string; codes: number[] }>(
+      url,
+      `select m.state, array(select status_code from ledger.webhook_attempts a where a.message_id = m.id) as codes
+         from ledger.webhook_messages m where m.id = $1`,
+      [message.id],
+    );
+    expect(row).toEqual({ state: 'delivered', codes: [200] });
+
+    const retention = new RetentionRepository(replicas[1]!);
+    expect(await retention.removeWebhookMessages(null, RETENTION_HORIZONS, 100)).toBe(0);
+    await sql(url, `update ledger.webhook_messages set finished_at = now() - interval '31 days' where id = $1`, [
+      message.id,
+    ]);
+    expect(await retention.removeWebhookMessages(null, RETENTION_HORIZONS, 100)).toBe(1);
+    const [left] = await sql<{ n: number }>(
+      url,
+      `select count(*)::int as n from ledger.webhook_attempts where message_id = $1`,
+      [message.id],
+    );
+    expect(left!.n).toBe(0);
   });
 });

@@ -94,6 +94,7 @@ describe('a webhook receiver down for 60 s', () => {
         idOf.set(s.eventId, s.id);
       }
     } finally {
+      server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     }
   }, 240_000);

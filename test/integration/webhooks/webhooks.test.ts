@@ -101,7 +101,8 @@ describe('webhooks', () => {
   });
   afterAll(async () => {
     await system?.stop();
-    receiver?.server.close();
+    receiver?.server.closeAllConnections();
+    await new Promise<void>((resolve) => (receiver ? receiver.server.close(() => resolve()) : resolve()));
   });
 
   let endpointId: string;

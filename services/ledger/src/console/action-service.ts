@@ -512,12 +512,14 @@ export class ConsoleActions {
     });
   }
   async createWebhookEndpoint(principal: ConsolePrincipal, a: CreateWebhookEndpointAction): Promise<ActionResult> {
-    const url = checkWebhookUrl(a.url, this.webhooks.allowPrivateAddresses);
     const types = eventTypes(a.eventTypes, 'eventTypes');
+    const { allowPrivateAddresses } = this.webhooks;
     const secret = newWebhookSecret();
     const secretCiphertext = encryptSecret(await this.webhooks.secretKey(), secret.raw);
     return this.run(principal, 'createWebhookEndpoint', async (tx) => {
       const organization = await this.admitFor(tx, principal, 'games', uuid(a.gameId, 'gameId'), 'manage');
+      // The URL rule is the action's own rule: checked after the object and the role (docs/console.md).
+      const url = checkWebhookUrl(a.url, allowPrivateAddresses);
       const id = await tx.webhooks.insertEndpoint({
         gameId: a.gameId,
         organizationId: organization.id,
@@ -534,9 +536,10 @@ export class ConsoleActions {
   }
 
   async updateWebhookEndpoint(principal: ConsolePrincipal, a: UpdateWebhookEndpointAction): Promise<ActionResult> {
-    const url = a.url === undefined ? undefined : checkWebhookUrl(a.url, this.webhooks.allowPrivateAddresses);
     const types = a.eventTypes.length === 0 ? undefined : eventTypes(a.eventTypes, 'eventTypes');
+    const { allowPrivateAddresses } = this.webhooks;
     return this.onEndpoint(principal, 'updateWebhookEndpoint', a.webhookEndpointId, async (tx, endpoint) => {
+      const url = a.url === undefined ? undefined : checkWebhookUrl(a.url, allowPrivateAddresses);
       await tx.webhooks.updateEndpoint(endpoint.id, { url, eventTypes: types, enabled: a.enabled });
       return { id: endpoint.id, details: { url, eventTypes: types, enabled: a.enabled } };
     });

@@ -77,6 +77,9 @@ export class LedgerWebhooks extends Migration {
       on ledger.webhook_messages (endpoint_id, created_at desc, id desc)`);
     this.addSql(`create index webhook_messages_due on ledger.webhook_messages (endpoint_id, next_attempt_at)
       where state = 'pending'`);
+    // The retention clean-up's order (finished messages past their horizon); never written by the event path.
+    this.addSql(`create index webhook_messages_finished on ledger.webhook_messages (finished_at)
+      where state <> 'pending'`);
 
     this.addSql(`create table ledger.webhook_attempts (
       message_id uuid not null references ledger.webhook_messages (id) on delete cascade,
