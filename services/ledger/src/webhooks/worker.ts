@@ -1,5 +1,5 @@
-// The webhook delivery worker: a role of every ledger process (docs/decisions.md, "Webhook delivery"). Every
-// WEBHOOK_POLL_INTERVAL_MS it claims due messages (repository.ts claim: FOR UPDATE SKIP LOCKED under a lease, at most
+// The webhook delivery worker: a role of every ledger process (docs/decisions.md, "Webhooks"). Every
+// WEBHOOK_POLL_INTERVAL_MS (sooner after a claim or a finished attempt) it claims due messages (repository.ts claim: FOR UPDATE SKIP LOCKED under a lease, at most
 // WEBHOOK_IN_FLIGHT_PER_ENDPOINT in flight per endpoint across every replica), sends each once (sender.ts), and
 // records the attempt and what follows in one transaction (finish): delivered on a 2xx; otherwise due again after an
 // exponential backoff with jitter (WEBHOOK_RETRY_BASE_MS doubling per attempt, at most 4 hours, times 0.5..1.5)
@@ -95,12 +95,28 @@ export class WebhookWorker {
     this.schedule(0);
   }
 
+  /**
+   * The next poll after `delayMs`. A poll that claimed something is followed at once by the next (a backlog drains
+   * at the pace of the sends, not of the interval), and every finished attempt asks for a poll at once (nudge): an
+   * endpoint at its in-flight bound gets its next delivery as soon as one of its attempts ends.
+   */
   private schedule(delayMs: number): void {
     if (this.stopped) return;
+    clearTimeout(this.timer);
     this.timer = setTimeout(() => {
-      this.polling = this.poll().finally(() => this.schedule(this.options.pollIntervalMs));
+      this.timer = undefined;
+      this.polling = this.poll().then(
+        (claimed) => this.schedule(claimed > 0 ? 0 : this.options.pollIntervalMs),
+        () => this.schedule(this.options.pollIntervalMs),
+      );
     }, delayMs);
     this.timer.unref();
+  }
+
+  /** A poll at once, unless one is running (it schedules the next itself) or already due at once. */
+  private nudge(): void {
+    if (this.stopped || this.timer === undefined) return;
+    this.schedule(0);
   }
 
   /** One claim and the sends it starts (not awaited: they finish on their own, each recording its attempt). */
@@ -124,7 +140,10 @@ export class WebhookWorker {
         this.logger.warn({ err: error, messageId: message.id }, 'webhook attempt not recorded');
       });
       this.inFlight.add(send);
-      void send.finally(() => this.inFlight.delete(send));
+      void send.finally(() => {
+        this.inFlight.delete(send);
+        this.nudge();
+      });
     }
     return claimed.length;
   }
