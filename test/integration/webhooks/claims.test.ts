@@ -46,7 +46,7 @@ describe('claiming webhook deliveries from two replicas', () => {
   it('claims disjoint deliveries, at most the bound per endpoint across replicas, none again under its lease', async () => {
     const options = { endpointsMax: 10, inFlightMax: IN_FLIGHT_MAX, leaseMs: 60_000 };
     const rounds = await Promise.all(
-      replicas.flatMap((replica) => [0, 1].map(() => new WebhookRepository(replica).claim(options))),
+      replicas.flatMap((replica) => [0, 1, 2, 3].map(() => new WebhookRepository(replica).claim(options))),
     );
     const claimed = rounds.flat();
     expect(new Set(claimed.map((m) => m.id)).size).toBe(claimed.length);

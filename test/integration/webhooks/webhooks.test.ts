@@ -2,73 +2,13 @@
 // messages written with what they report, delivered by the ledger's worker to a real local HTTP receiver that
 // verifies every signature with the `standardwebhooks` package; retries keep their webhook-id; the reads show each
 // delivery and attempt; the URL rule on a system that does not allow private addresses.
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { Webhook } from 'standardwebhooks';
 import { act, developer, expectError, ok } from '../../support/console.ts';
 import { sql } from '../../support/database.ts';
 import { eventBody, expectDecision, postEvent, until } from '../../support/ingest.ts';
 import { createEventWorld, type EventWorld } from '../../support/ledger-fixtures.ts';
 import { startTestSystem, type TestSystem } from '../../support/system.ts';
+import { addOwner, WebhookReceiver } from '../../support/webhook-receiver.ts';
 import { gql } from '../graphql/helpers.ts';
-
-interface Received {
-  id: string;
-  timestamp: string;
-  signature: string;
-  body: string;
-  verified: unknown;
-}
-
-/** A local receiver: verifies each request against the current secret, answers `status` (a queue, then 200). */
-class Receiver {
-  server: Server;
-  secret = '';
-  answers: number[] = [];
-  received: Received[] = [];
-  rejectedSignatures = 0;
-
-  constructor() {
-    this.server = createServer((request, response) => {
-      const chunks: Buffer[] = [];
-      request.on('data', (chunk: Buffer) => chunks.push(chunk));
-      request.on('end', () => {
-        const body = Buffer.concat(chunks).toString('utf8');
-        const headers = {
-          'webhook-id': String(request.headers['webhook-id']),
-          'webhook-timestamp': String(request.headers['webhook-timestamp']),
-          'webhook-signature': String(request.headers['webhook-signature']),
-        };
-        let verified: unknown;
-        try {
-          verified = new Webhook(this.secret).verify(body, headers);
-        } catch {
-          this.rejectedSignatures += 1;
-          response.writeHead(401).end('bad signature');
-          return;
-        }
-        this.received.push({
-          id: headers['webhook-id'],
-          timestamp: headers['webhook-timestamp'],
-          signature: headers['webhook-signature'],
-          body,
-          verified,
-        });
-        const status = this.answers.shift() ?? 200;
-        response.writeHead(status, { 'content-type': 'text/plain' }).end(`answered ${status}`);
-      });
-    });
-  }
-
-  async start(): Promise<string> {
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/hooks`;
-  }
-
-  ofType(type: string): Received[] {
-    return this.received.filter((r) => (JSON.parse(r.body) as { type: string }).type === type);
-  }
-}
 
 const DELIVERIES = `query($id: UUID!) { webhookDeliveries(webhookEndpointId: $id, first: 50) {
   deliveries { id eventType state payload attempts { attempt statusCode error latencyMs responseExcerpt } }
@@ -77,7 +17,7 @@ const DELIVERIES = `query($id: UUID!) { webhookDeliveries(webhookEndpointId: $id
 describe('webhooks', () => {
   let system: TestSystem;
   let db: string;
-  let receiver: Receiver;
+  let receiver: WebhookReceiver;
   let url: string;
   let token: string;
   let world: EventWorld;
@@ -87,22 +27,16 @@ describe('webhooks', () => {
       env: { WEBHOOK_ALLOW_PRIVATE_ADDRESSES: 'true', WEBHOOK_POLL_INTERVAL_MS: '50', WEBHOOK_RETRY_BASE_MS: '200' },
     });
     db = system.databaseUrl!;
-    receiver = new Receiver();
+    receiver = new WebhookReceiver();
     url = await receiver.start();
     const dev = await developer(system);
     token = dev.token;
     world = await createEventWorld(db, { rewardCredits: 100, budgetCredits: 1000 });
-    await sql(
-      db,
-      `insert into ledger.members (id, organization_id, identity_user_id, role, joined_at)
-       values (gen_random_uuid(), $1, $2, 'owner', now())`,
-      [world.game.organizationId, dev.sub],
-    );
+    await addOwner(db, world.game.organizationId, dev.sub);
   });
   afterAll(async () => {
     await system?.stop();
-    receiver?.server.closeAllConnections();
-    await new Promise<void>((resolve) => (receiver ? receiver.server.close(() => resolve()) : resolve()));
+    await receiver?.stop();
   });
 
   let endpointId: string;
@@ -316,12 +250,7 @@ describe('the URL rule without private addresses', () => {
     token = dev.token;
     const world = await createEventWorld(system.databaseUrl!);
     gameId = world.game.gameId;
-    await sql(
-      system.databaseUrl!,
-      `insert into ledger.members (id, organization_id, identity_user_id, role, joined_at)
-       values (gen_random_uuid(), $1, $2, 'owner', now())`,
-      [world.game.organizationId, dev.sub],
-    );
+    await addOwner(system.databaseUrl!, world.game.organizationId, dev.sub);
   });
   afterAll(async () => system?.stop());
 

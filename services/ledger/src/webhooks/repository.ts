@@ -285,22 +285,32 @@ export class WebhookRepository {
 
   /**
    * Claims due messages for one attempt each, in one short transaction: the enabled endpoints with a due message,
-   * locked (skipping those another replica holds), then per endpoint at most `inFlightMax` minus its messages already
-   * in flight, oldest due first (FOR UPDATE SKIP LOCKED). A claimed message is in flight for `leaseMs`: no replica
+   * locked (skipping those another replica holds), then, in the next statement, per endpoint at most `inFlightMax`
+   * minus its messages already in flight, oldest due first (FOR UPDATE SKIP LOCKED). A claimed message is in flight for `leaseMs`: no replica
    * claims it again before then, and a worker that dies mid-attempt leaves it to be claimed again after it (the
    * same webhook-id).
    */
   claim(options: { endpointsMax: number; inFlightMax: number; leaseMs: number }): Promise<ClaimedMessage[]> {
     return this.db.transaction(async (em) => {
+      // Two statements: the count of an endpoint's deliveries in flight must be read after its row is locked, in a
+      // snapshot that sees every claim committed by the replica that held the lock before (read committed takes a
+      // snapshot per statement; one statement would count in the snapshot it started with).
+      const locked = await queryRows(
+        em,
+        `select e.id from ledger.webhook_endpoints e
+          where e.enabled and exists (
+            select 1 from ledger.webhook_messages m
+             where m.endpoint_id = e.id and m.state = 'pending' and m.next_attempt_at <= now()
+               and (m.in_flight_until is null or m.in_flight_until <= now()))
+          order by e.id limit ? for no key update skip locked`,
+        [options.endpointsMax],
+      );
+      if (locked.length === 0) return [];
       const rows = await queryRows(
         em,
         `with endpoints as (
            select e.id, e.url, e.secret_ciphertext from ledger.webhook_endpoints e
-            where e.enabled and exists (
-              select 1 from ledger.webhook_messages m
-               where m.endpoint_id = e.id and m.state = 'pending' and m.next_attempt_at <= now()
-                 and (m.in_flight_until is null or m.in_flight_until <= now()))
-            order by e.id limit ? for no key update skip locked),
+            where e.id in (select value::uuid from jsonb_array_elements_text(?::jsonb))),
          picked as (
            select p.id, e.url, e.secret_ciphertext from endpoints e cross join lateral (
              select m.id from ledger.webhook_messages m
@@ -320,7 +330,7 @@ export class WebhookRepository {
          select ${MESSAGE_BODY_COLUMNS}, m.endpoint_id, m.url, m.secret_ciphertext, m.attempts,
                 (extract(epoch from m.retry_started_at) * 1000)::float8 as retry_started_ms
            from claimed m left join ledger.events d on d.id = m.decision_id and d.game_id = m.game_id`,
-        [options.endpointsMax, options.inFlightMax, options.leaseMs],
+        [JSON.stringify(locked.map(text('id'))), options.inFlightMax, options.leaseMs],
       );
       return rows.map((row) => ({
         id: text('id')(row),
