@@ -84,6 +84,38 @@ describe('webhooks', () => {
     expect(stored!.secret.toString('base64')).not.toContain(created.secret.slice(6));
   });
 
+  it('answers the same action as a GraphQL mutation, the secret shown once there too', async () => {
+    const created = await gql(
+      system,
+      token,
+      `mutation($input: CreateWebhookEndpointInput!) { createWebhookEndpoint(input: $input) { id mode secret } }`,
+      { input: { gameId: world.game.gameId, url, eventTypes: ['game.paused'] } },
+    );
+    expect(created.body.errors).toBeUndefined();
+    expect(created.body.data?.createWebhookEndpoint).toEqual({
+      id: expect.any(String),
+      mode: 'sandbox',
+      secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/),
+    });
+    const refused = await gql(
+      system,
+      token,
+      `mutation($input: CreateWebhookEndpointInput!) { createWebhookEndpoint(input: $input) { id } }`,
+      { input: { gameId: world.game.gameId, url: 'ftp://hooks.example.com/', eventTypes: ['game.paused'] } },
+    );
+    expect(refused.body.errors?.[0]?.extensions).toMatchObject({ code: 'invalid_action', status: 400 });
+    const deleted = await gql(
+      system,
+      token,
+      `mutation($input: WebhookEndpointInput!) { deleteWebhookEndpoint(input: $input) { id secret } }`,
+      { input: { webhookEndpointId: created.body.data.createWebhookEndpoint.id } },
+    );
+    expect(deleted.body.data?.deleteWebhookEndpoint).toEqual({
+      id: created.body.data.createWebhookEndpoint.id,
+      secret: null,
+    });
+  });
+
   it('delivers a decision signed per Standard Webhooks, with the decision as data', async () => {
     const body = eventBody(world);
     const decision = expectDecision(await postEvent(system.url, world.key.value, body));
@@ -216,6 +248,23 @@ describe('webhooks', () => {
 
   it('refuses viewers, outsiders and malformed event types', async () => {
     const outsider = await developer(system);
+    const viewer = await developer(system);
+    await ok(system, token, {
+      type: 'addMember',
+      organizationId: world.game.organizationId,
+      identityUserId: viewer.sub,
+      role: 'viewer',
+    });
+    expectError(
+      await act(system, viewer.token, { type: 'sendTestWebhook', webhookEndpointId: endpointId }),
+      403,
+      'forbidden',
+    );
+    // Viewers read: the endpoints and their deliveries.
+    const seen = await gql(system, viewer.token, `query($g: UUID!) { webhookEndpoints(gameId: $g) { id } }`, {
+      g: world.game.gameId,
+    });
+    expect(seen.body.data?.webhookEndpoints).toEqual([{ id: endpointId }]);
     expectError(
       await act(system, outsider.token, { type: 'deleteWebhookEndpoint', webhookEndpointId: endpointId }),
       404,
