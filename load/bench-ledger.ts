@@ -24,7 +24,15 @@ import {
 import { startNats, startPostgres } from '../services/launcher/tools/servers.ts';
 import { EVENT_GROUP_KEYS_MAX_DEFAULT } from '../services/ledger/src/events/batcher.ts';
 import { ledgerMigrations } from '../services/ledger/src/migrations/index.ts';
-import { createFixtures, EVENT_TYPE, keyHash, playerId, RATE_LIMIT, SINGLE_EVENT_SCRIPT } from './lib/fixtures.ts';
+import {
+  createFixtures,
+  createWebhookEndpoints,
+  EVENT_TYPE,
+  keyHash,
+  playerId,
+  RATE_LIMIT,
+  SINGLE_EVENT_SCRIPT,
+} from './lib/fixtures.ts';
 import { runPgbench as runPgbenchScript, type Side } from './lib/pgbench.ts';
 import { prefillEvents } from './lib/prefill.ts';
 import { cpuSeconds, machineBusySeconds, percentile, rssMiB, sampleBackendCpu, syscalls } from './lib/proc.ts';
@@ -70,24 +78,6 @@ Environment:
 `;
 
 type Durability = 'durable' | 'off';
-
-/** One enabled endpoint per game, subscribed to every event type (the secret: random bytes, never read here). */
-async function createWebhookEndpoints(databaseUrl: string): Promise<void> {
-  const client = new pg.Client({ connectionString: databaseUrl });
-  await client.connect();
-  try {
-    await client.query(
-      `insert into ledger.webhook_endpoints (id, game_id, organization_id, url, event_types, secret_ciphertext)
-       select gen_random_uuid(), g.id, g.organization_id, 'https://hooks.example.com/in',
-              array['decision.accepted', 'decision.rejected', 'game.budget_low', 'game.budget_exhausted',
-                    'game.paused', 'game.resumed'], $1
-         from ledger.games g`,
-      [randomBytes(60)],
-    );
-  } finally {
-    await client.end();
-  }
-}
 
 interface Options {
   games: number;
