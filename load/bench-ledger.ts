@@ -24,7 +24,15 @@ import {
 import { startNats, startPostgres } from '../services/launcher/tools/servers.ts';
 import { EVENT_GROUP_KEYS_MAX_DEFAULT } from '../services/ledger/src/events/batcher.ts';
 import { ledgerMigrations } from '../services/ledger/src/migrations/index.ts';
-import { createFixtures, EVENT_TYPE, keyHash, playerId, RATE_LIMIT, SINGLE_EVENT_SCRIPT } from './lib/fixtures.ts';
+import {
+  createFixtures,
+  createWebhookEndpoints,
+  EVENT_TYPE,
+  keyHash,
+  playerId,
+  RATE_LIMIT,
+  SINGLE_EVENT_SCRIPT,
+} from './lib/fixtures.ts';
 import { runPgbench as runPgbenchScript, type Side } from './lib/pgbench.ts';
 import { prefillEvents } from './lib/prefill.ts';
 import { cpuSeconds, machineBusySeconds, percentile, rssMiB, sampleBackendCpu, syscalls } from './lib/proc.ts';
@@ -54,6 +62,8 @@ Options (each also read from the environment variable in brackets):
                      (docs/deploy.md "Scaling": about the database's CPUs; the database runs here)
   --prefill N        history written in SQL before the run: N accepted events of  [BENCH_PREFILL]      default 0
                      the bench's games (load/lib/prefill.ts), e.g. 5000000
+  --webhook-endpoints  one webhook endpoint per game subscribed to every event type [BENCH_WEBHOOK_ENDPOINTS]
+                     (the outbox's cost on the event path; the delivery worker is off: WEBHOOK_WORKER=false)
   --json FILE        also write the figures as JSON to FILE
   --cpu-prof DIR     run the ledger with --cpu-prof, profiles written to DIR
   --help             this text
@@ -89,6 +99,7 @@ interface Options {
   json: string | undefined;
   cpuProfile: string | undefined;
   prefill: number;
+  webhookEndpoints: boolean;
 }
 
 function readOptions(): Options {
@@ -112,6 +123,7 @@ function readOptions(): Options {
       pool: { type: 'string' },
       json: { type: 'string' },
       prefill: { type: 'string' },
+      'webhook-endpoints': { type: 'boolean' },
       'cpu-prof': { type: 'string' },
       help: { type: 'boolean' },
     },
@@ -165,6 +177,7 @@ function readOptions(): Options {
     warmupS: int(values.warmup, 'BENCH_WARMUP_S', 5, 0, 600),
     json: values.json,
     prefill: int(values.prefill, 'BENCH_PREFILL', 0, 0, 50_000_000),
+    webhookEndpoints: values['webhook-endpoints'] ?? process.env.BENCH_WEBHOOK_ENDPOINTS === 'true',
     cpuProfile: values['cpu-prof'] ? resolve(values['cpu-prof']) : undefined,
   };
 }
@@ -415,6 +428,7 @@ async function startLedger(
       DATABASE_POOL_MAX: String(options.pool),
       EVENT_BATCH_MAX: String(options.batchMax),
       EVENT_GROUP_KEYS_MAX: String(options.groupKeys),
+      WEBHOOK_WORKER: 'false',
     },
     logDir: dir,
     nodeOptions: () => [
@@ -578,6 +592,7 @@ async function main(): Promise<void> {
 
     await migrate(databaseUrl, [identityMigrations, ledgerMigrations], pino({ level: 'silent' }));
     await createFixtures(databaseUrl, options);
+    if (options.webhookEndpoints) await createWebhookEndpoints(databaseUrl);
     let prefillSeconds: number | undefined;
     if (options.prefill > 0) {
       const filled = await prefillEvents(

@@ -21,7 +21,7 @@ import { migrate } from '#runtime/db/database.ts';
 import { identityMigrations } from '../services/identity-admission/src/migrations/index.ts';
 import { startPostgres } from '../services/launcher/tools/servers.ts';
 import { ledgerMigrations } from '../services/ledger/src/migrations/index.ts';
-import { createFixtures, EVENT_TYPE, RATE_LIMIT, SINGLE_EVENT_SCRIPT } from './lib/fixtures.ts';
+import { createFixtures, createWebhookEndpoints, EVENT_TYPE, RATE_LIMIT, SINGLE_EVENT_SCRIPT } from './lib/fixtures.ts';
 import { findPgbench } from './lib/pgbench.ts';
 
 const HELP = `Usage: npm run bench:sql -- [options]
@@ -32,6 +32,8 @@ const HELP = `Usage: npm run bench:sql -- [options]
   --games-per-call G  the K events of a call belong to G games (a key each), as the ledger sends the
                    ready keys' batches together                              default 1
   --durable        PostgreSQL's durable defaults (default: fsync, synchronous_commit, full_page_writes off)
+  --webhook-endpoints  one webhook endpoint per game subscribed to every event type: each fresh decision also writes
+                   its outbox message (docs/benchmarks.md, "The webhook outbox on the event path")
   --statements K   also print pg_stat_statements for batches of K events (restarts the cluster with the extension)
   --compare FILE   another body of ledger.record_events (a file like services/ledger/src/sql/record_events.sql,
                    e.g. \`git show HEAD~1:services/ledger/src/sql/record_events.sql > /tmp/old.sql\`): installed as
@@ -55,6 +57,7 @@ function readOptions() {
       clients: { type: 'string' },
       'games-per-call': { type: 'string' },
       durable: { type: 'boolean' },
+      'webhook-endpoints': { type: 'boolean' },
       statements: { type: 'string' },
       compare: { type: 'string' },
       help: { type: 'boolean' },
@@ -87,6 +90,7 @@ function readOptions() {
     clients,
     gamesPerCall,
     durable: values.durable === true,
+    webhookEndpoints: values['webhook-endpoints'] === true,
     statements,
     compare: values.compare,
   };
@@ -151,6 +155,7 @@ const dir = mkdtempSync(join(tmpdir(), 'bench-sql-'));
 try {
   await migrate(postgres.url, [identityMigrations, ledgerMigrations], pino({ level: 'silent' }));
   await createFixtures(postgres.url, { games: GAMES, players: PLAYERS });
+  if (options.webhookEndpoints) await createWebhookEndpoints(postgres.url);
   await query(
     postgres.url,
     `create function public.bench_noop(bytea[], uuid[], uuid[], text[], bigint[], bytea, timestamptz[], integer)

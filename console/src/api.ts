@@ -310,6 +310,52 @@ export interface LinkIntentsPage {
   } | null;
 }
 
+export const WEBHOOK_ENDPOINTS = gql`
+  query ConsoleWebhookEndpoints($gameId: UUID!) {
+    webhookEndpoints(gameId: $gameId) { id url eventTypes enabled disabledReason failingSince createdAt }
+  }
+`;
+
+export interface WebhookEndpoint {
+  id: string;
+  url: string;
+  eventTypes: string[];
+  enabled: boolean;
+  disabledReason: string | null;
+  failingSince: string | null;
+  createdAt: string;
+}
+
+export const WEBHOOK_DELIVERIES = gql`
+  query ConsoleWebhookDeliveries($id: UUID!, $first: Int, $after: String) {
+    webhookDeliveries(webhookEndpointId: $id, first: $first, after: $after) {
+      deliveries {
+        id eventType state createdAt nextAttemptAt finishedAt payload
+        attempts { attempt startedAt latencyMs statusCode error responseExcerpt }
+      }
+      nextCursor
+    }
+  }
+`;
+
+export interface WebhookDelivery {
+  id: string;
+  eventType: string;
+  state: 'pending' | 'delivered' | 'failed';
+  createdAt: string;
+  nextAttemptAt: string | null;
+  finishedAt: string | null;
+  payload: string;
+  attempts: Array<{
+    attempt: number;
+    startedAt: string;
+    latencyMs: number;
+    statusCode: number | null;
+    error: string | null;
+    responseExcerpt: string;
+  }>;
+}
+
 export const ACTION_INPUTS: Record<string, string> = {
   createOrganization: 'CreateOrganizationInput',
   fundOrganization: 'FundOrganizationInput',
@@ -327,12 +373,20 @@ export const ACTION_INPUTS: Record<string, string> = {
   updateMember: 'UpdateMemberInput',
   removeMember: 'RemoveMemberInput',
   acceptMembership: 'AcceptMembershipInput',
+  createWebhookEndpoint: 'CreateWebhookEndpointInput',
+  updateWebhookEndpoint: 'UpdateWebhookEndpointInput',
+  deleteWebhookEndpoint: 'WebhookEndpointInput',
+  rotateWebhookSecret: 'WebhookEndpointInput',
+  sendTestWebhook: 'WebhookEndpointInput',
+  redeliverWebhook: 'RedeliverWebhookInput',
 };
 
 export interface ActionResult {
   id: string;
   issuedKey: string | null;
   kind: string | null;
+  /** createWebhookEndpoint, rotateWebhookSecret: the signing secret, shown this once. */
+  secret: string | null;
 }
 
 const documents = new Map<string, ReturnType<typeof gql>>();
@@ -342,7 +396,7 @@ export async function runAction(action: string, input: Record<string, unknown>):
   let document = documents.get(action);
   if (!document) {
     document = gql(
-      `mutation Console_${action}($input: ${ACTION_INPUTS[action]}!) { ${action}(input: $input) { id issuedKey kind } }`,
+      `mutation Console_${action}($input: ${ACTION_INPUTS[action]}!) { ${action}(input: $input) { id issuedKey kind secret } }`,
     );
     documents.set(action, document);
   }

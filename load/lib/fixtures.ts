@@ -1,6 +1,6 @@
 // The benches' fixtures (bench:ledger, bench:sql): one organization and project, GAMES games with one rule, one
 // secret key and PLAYERS linked players each, named so that pgbench can compute them from a game and player number.
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { CREDITS_MAX } from '#runtime/contracts/vocabulary.ts';
 import { installSingleEventFunction, recordEventStatement } from './single-event.ts';
@@ -103,3 +103,21 @@ export const SINGLE_EVENT_SCRIPT = `\\set g random(1, :games)
 \\set p random(1, :players)
 ${recordEventStatement(SINGLE_EVENT_ARGUMENTS)}
 `;
+
+/** One enabled endpoint per game, subscribed to every event type (the secret: random bytes, never read here). */
+export async function createWebhookEndpoints(databaseUrl: string): Promise<void> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    await client.query(
+      `insert into ledger.webhook_endpoints (id, game_id, organization_id, url, event_types, secret_ciphertext)
+       select gen_random_uuid(), g.id, g.organization_id, 'https://hooks.example.com/in',
+              array['decision.accepted', 'decision.rejected', 'game.budget_low', 'game.budget_exhausted',
+                    'game.paused', 'game.resumed'], $1
+         from ledger.games g`,
+      [randomBytes(60)],
+    );
+  } finally {
+    await client.end();
+  }
+}

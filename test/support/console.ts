@@ -50,7 +50,7 @@ export async function ok(
   system: TestSystem,
   token: string,
   action: Record<string, unknown>,
-): Promise<{ id: string; mode: 'sandbox'; issuedKey?: string; kind?: string }> {
+): Promise<{ id: string; mode: 'sandbox'; issuedKey?: string; kind?: string; secret?: string }> {
   return expectData(await act(system, token, action), 'DeveloperActionResult');
 }
 

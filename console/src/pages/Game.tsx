@@ -12,6 +12,7 @@ import { LiveDecisionsSection } from './game/LiveDecisions.tsx';
 import { LinkIntentsSection, PlayersSection } from './game/Players.tsx';
 import { RulesSection } from './game/Rules.tsx';
 import { newest, page } from './game/records.ts';
+import { WebhooksSection } from './game/Webhooks.tsx';
 
 export const GAME_TABS = [
   { id: 'overview', label: 'Overview' },
@@ -19,6 +20,7 @@ export const GAME_TABS = [
   { id: 'rules', label: 'Rules' },
   { id: 'keys', label: 'Keys' },
   { id: 'players', label: 'Players' },
+  { id: 'webhooks', label: 'Webhooks' },
 ] as const;
 type TabId = (typeof GAME_TABS)[number]['id'];
 
@@ -162,6 +164,7 @@ export default function GamePage({
             <LinkIntentsSection gameId={game.id} />
           </>
         )}
+        {tab === 'webhooks' && <WebhooksSection gameId={game.id} write={write} />}
       </div>
     </>
   );

@@ -171,6 +171,26 @@ export async function readLinkIntents(
   return callLedger(transport, ledgerOps.listLinkIntents, { principal, ...query }, call);
 }
 
+/** A game's webhook endpoints: one ledger call (the ledger checks the game's visibility). */
+export async function readWebhookEndpoints(
+  transport: Transport,
+  principal: PrincipalInit,
+  query: { gameId: string },
+  call: CallContext,
+) {
+  return callLedger(transport, ledgerOps.listWebhookEndpoints, { principal, ...query }, call);
+}
+
+/** One page of an endpoint's deliveries: one ledger call (the ledger checks the cursor and visibility). */
+export async function readWebhookDeliveries(
+  transport: Transport,
+  principal: PrincipalInit,
+  query: { webhookEndpointId: string; cursor?: string; limit: number },
+  call: CallContext,
+) {
+  return callLedger(transport, ledgerOps.listWebhookDeliveries, { principal, ...query }, call);
+}
+
 /** The rule dry-run: one ledger call (the ledger checks the input again, the caller's role and the event bound). */
 export async function readRuleSimulation(
   transport: Transport,

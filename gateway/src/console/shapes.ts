@@ -47,6 +47,7 @@ export function actionResultJson(reply: ConsoleActionResponse) {
     mode: 'sandbox' as const,
     ...(reply.issuedKey === undefined ? {} : { issuedKey: reply.issuedKey }),
     ...(reply.kind === undefined ? {} : { kind: reply.kind }),
+    ...(reply.secret === undefined ? {} : { secret: reply.secret }),
   };
 }
 

@@ -1,15 +1,23 @@
 // The developer limits' cost of a GraphQL operation (auth/developer-limits.ts): admission took DEVELOPER_COSTS.request
 // for the HTTP request; once the operation is resolved, before any field runs, its expensive root fields cost the
 // rest: the snapshot once (one GetSnapshot per request, however often it is asked for), each record page (`records`,
-// `decisions`, `linkIntents`, `decisionStats`, `search`, which also reads the snapshot), `simulateRule` (and one of the developer's and the process's dry-run
-// slots), and one per mutation. Past a limit the whole request is refused, 429 TOO_MANY_REQUESTS, with no `data`.
+// `decisions`, `linkIntents`, `decisionStats`, `webhookDeliveries`, `search`, which also reads the snapshot),
+// `simulateRule` (and one of the developer's and the process's dry-run slots), and one per mutation. Past a limit the
+// whole request is refused, 429 TOO_MANY_REQUESTS, with no `data`.
 import type { ApolloServerPlugin } from '@apollo/server';
 import { type FragmentDefinitionNode, Kind, type OperationDefinitionNode } from 'graphql';
 import { DEVELOPER_COSTS } from '../auth/developer-limits.ts';
 import type { GraphQLContext } from './context.ts';
 import { rootFields } from './errors.ts';
 
-const RECORD_PAGE_FIELDS = new Set(['records', 'decisions', 'linkIntents', 'decisionStats', 'search']);
+const RECORD_PAGE_FIELDS = new Set([
+  'records',
+  'decisions',
+  'linkIntents',
+  'decisionStats',
+  'search',
+  'webhookDeliveries',
+]);
 
 /** What an operation costs in all, and whether it runs a rule dry-run. */
 export function operationCost(

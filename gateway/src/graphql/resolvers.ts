@@ -14,6 +14,8 @@ import {
   readRecords,
   readRuleSimulation,
   readSearch,
+  readWebhookDeliveries,
+  readWebhookEndpoints,
   runAction,
   validateAction,
   validateRecordsQuery,
@@ -25,12 +27,15 @@ import {
   recordPageJson,
   searchJson,
 } from '../console/shapes.ts';
+import { webhookDeliveryPageJson, webhookEndpointJson } from '../console/webhook-shapes.ts';
 import { CONSOLE_ACTION_TYPES, RECORDS_LIMIT_DEFAULT, RECORDS_LIMIT_MAX } from '../schemas/console.ts';
 import type { GraphQLContext, SnapshotView } from './context.ts';
 import type { LiveConnection } from './live.ts';
 import { scalars } from './scalars.ts';
 
 type Args = Record<string, unknown>;
+
+const WEBHOOK_DELIVERIES_DEFAULT = 20;
 type WithId = { id: string };
 type OfOrganization = { organizationId: string };
 type OfGame = { gameId: string };
@@ -345,6 +350,41 @@ async function search(_parent: unknown, args: Args, context: GraphQLContext) {
   };
 }
 
+/** webhookEndpoints: a game's endpoints, one ledger call (the ledger checks the game's visibility). */
+async function webhookEndpoints(_parent: unknown, args: Args, context: GraphQLContext) {
+  const reply = await readWebhookEndpoints(
+    context.transport,
+    context.consolePrincipal,
+    { gameId: String(args.gameId) },
+    context.call,
+  );
+  return reply.endpoints.map(webhookEndpointJson);
+}
+
+/** webhookDeliveries: one page of an endpoint's deliveries, counted as a record page of the request. */
+async function webhookDeliveries(_parent: unknown, args: Args, context: GraphQLContext) {
+  context.takeRecordPage();
+  const first = args.first ?? WEBHOOK_DELIVERIES_DEFAULT;
+  if (typeof first !== 'number' || !Number.isInteger(first) || first < 1 || first > RECORDS_LIMIT_MAX) {
+    throw new AppError(
+      'INVALID_RECORD_QUERY',
+      `webhookDeliveries.first must be an integer from 1 to ${RECORDS_LIMIT_MAX}.`,
+    );
+  }
+  const after = typeof args.after === 'string' ? args.after : undefined;
+  const reply = await readWebhookDeliveries(
+    context.transport,
+    context.consolePrincipal,
+    {
+      webhookEndpointId: String(args.webhookEndpointId),
+      limit: first,
+      ...(after === undefined ? {} : { cursor: after }),
+    },
+    context.call,
+  );
+  return webhookDeliveryPageJson(reply);
+}
+
 /** One mutation per console action: the REST body `{ type, ...input }`, the same validator, the same call. */
 function actionResolver(type: string) {
   return async (_parent: unknown, args: { input: Record<string, unknown> }, context: GraphQLContext) => {
@@ -352,7 +392,7 @@ function actionResolver(type: string) {
     const body = validateAction({ type, ...args.input }, 'input');
     const reply = await runAction(context.transport, principal, body, context.call);
     const result = actionResultJson(reply);
-    return { issuedKey: null, kind: null, ...result };
+    return { issuedKey: null, kind: null, secret: null, ...result };
   };
 }
 
@@ -371,6 +411,8 @@ export const resolvers = {
     decisionStats,
     simulateRule,
     search,
+    webhookEndpoints,
+    webhookDeliveries,
   },
   Subscription: {
     decisions: {

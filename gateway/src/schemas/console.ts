@@ -34,11 +34,38 @@ const identityUserId: JsonSchema = {
   pattern: '^[^\\u0000]*$',
 };
 
+/** Webhook event types (CONTRACT section 11.1). */
+export const WEBHOOK_EVENT_TYPES = [
+  'decision.accepted',
+  'decision.rejected',
+  'game.budget_low',
+  'game.budget_exhausted',
+  'game.paused',
+  'game.resumed',
+];
+// The URL's rule (https:// to a public address unless allowed) is the ledger's: it depends on its configuration.
+const webhookUrl: JsonSchema = {
+  type: 'string',
+  minLength: 8,
+  maxLength: 2048,
+  pattern: '^[Hh][Tt][Tt][Pp][Ss]?://\\S+$',
+};
+const webhookEventTypes: JsonSchema = {
+  type: 'array',
+  minItems: 1,
+  maxItems: WEBHOOK_EVENT_TYPES.length,
+  uniqueItems: true,
+  items: { enum: WEBHOOK_EVENT_TYPES },
+};
+
 function action(type: string, fields: Record<string, JsonSchema>, optional: string[] = []): JsonSchema {
   return strictObject({ type: { const: type }, ...fields }, optional);
 }
 
-/** The 15 actions of the spec's table and acceptMembership (issue 44), by `type`, with their fields and limits. */
+/**
+ * The 15 actions of the spec's table, acceptMembership (issue 44) and the webhook actions (CONTRACT section 11.1), by
+ * `type`, with their fields and limits.
+ */
 export const consoleActionSchemas: Record<string, JsonSchema> = {
   createOrganization: action('createOrganization', { name, unlimitedFunding: { type: 'boolean' } }, [
     'unlimitedFunding',
@@ -74,6 +101,20 @@ export const consoleActionSchemas: Record<string, JsonSchema> = {
   updateMember: action('updateMember', { memberId: uuid, role: memberRole }),
   removeMember: action('removeMember', { memberId: uuid }),
   acceptMembership: action('acceptMembership', { organizationId: uuid }),
+  createWebhookEndpoint: action('createWebhookEndpoint', {
+    gameId: uuid,
+    url: webhookUrl,
+    eventTypes: webhookEventTypes,
+  }),
+  updateWebhookEndpoint: action(
+    'updateWebhookEndpoint',
+    { webhookEndpointId: uuid, url: webhookUrl, eventTypes: webhookEventTypes, enabled: { type: 'boolean' } },
+    ['url', 'eventTypes', 'enabled'],
+  ),
+  deleteWebhookEndpoint: action('deleteWebhookEndpoint', { webhookEndpointId: uuid }),
+  rotateWebhookSecret: action('rotateWebhookSecret', { webhookEndpointId: uuid }),
+  sendTestWebhook: action('sendTestWebhook', { webhookEndpointId: uuid }),
+  redeliverWebhook: action('redeliverWebhook', { webhookDeliveryId: uuid }),
 };
 
 export const CONSOLE_ACTION_TYPES = Object.keys(consoleActionSchemas);
@@ -202,8 +243,10 @@ const DeveloperActionResult = strictObject(
     mode,
     issuedKey: { type: 'string', pattern: '^cr_(sk|pk)_sandbox_[A-Za-z0-9_-]{43}$' },
     kind: keyKind,
+    // createWebhookEndpoint and rotateWebhookSecret: the signing secret, shown this once.
+    secret: { type: 'string', pattern: '^whsec_[A-Za-z0-9+/]{43}=$' },
   },
-  ['issuedKey', 'kind'],
+  ['issuedKey', 'kind', 'secret'],
 );
 const DeveloperAccess = strictObject({ authorized: { const: true }, email: { type: 'string', format: 'email' }, mode });
 
@@ -353,7 +396,7 @@ export const consoleOpenApi: OpenApiFragment = {
           ...ok('DeveloperActionResult', 'The affected or created object (issuedKey and kind for issueKey).'),
           ...errors({
             '400':
-              'INVALID_REQUEST (not JSON), invalid_action (schema, unknown field or type), insufficient_funds, project_limit, game_limit, limit_exceeded, unlimited_funding.',
+              'INVALID_REQUEST (not JSON; a webhook url outside the URL rule, docs/webhooks.md), invalid_action (schema, unknown field or type), insufficient_funds, project_limit, game_limit, limit_exceeded, unlimited_funding.',
             ...admissionErrors,
             '404': "not_found: no such object in the caller's organizations.",
             '409': 'conflict (rule for the event type, member exists), owner_immutable.',

@@ -84,6 +84,10 @@ export async function startSystem(options: SystemOptions = {}): Promise<RunningS
     // GRAPHQL_INTROSPECTION overrides both. GraphQL tools (GraphiQL, codegen, gql's schema fetch) work on `npm start`.
     env.GRAPHQL_INTROSPECTION = 'true';
   }
+  if (!env.DATABASE_URL && env.WEBHOOK_ALLOW_PRIVATE_ADDRESSES === undefined) {
+    // The development default sends webhooks to a receiver on this machine (CONTRACT section 11.1).
+    env.WEBHOOK_ALLOW_PRIVATE_ADDRESSES = 'true';
+  }
   const reader = new EnvReader(env);
   const common = readCommonConfig(reader);
   const port = options.port ?? reader.int('PORT', 8080, { min: 0, max: 65535 });

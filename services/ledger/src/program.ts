@@ -1,6 +1,7 @@
 // ledger: owner of the `ledger` schema. Console actions, snapshot and records, event decisions, link intents and
 // public configuration data; every mutation is one transaction here.
 
+import { randomBytes } from 'node:crypto';
 import type { EnvReader } from '#runtime/config.ts';
 import { EVENT_LIMITS } from '#runtime/contracts/event-limits.ts';
 import { SIMULATION_MAX_EVENTS_DEFAULT } from '#runtime/contracts/simulation.ts';
@@ -17,6 +18,9 @@ import {
   RetentionScheduler,
 } from './retention/index.ts';
 import { simulationEndpoints } from './simulation/endpoints.ts';
+import { webhookReadEndpoints } from './webhooks/endpoints.ts';
+import { WebhookRepository } from './webhooks/repository.ts';
+import { WebhookWorker } from './webhooks/worker.ts';
 
 export interface LedgerConfig {
   eventRateLimitPerMinute: number;
@@ -30,6 +34,30 @@ export interface LedgerConfig {
   retentionIntervalSeconds: number;
   /** Most rows the retention clean-up removes per table in one run. */
   retentionBatch: number;
+  webhooks: WebhookConfig;
+}
+
+/** The webhooks' configuration (docs/webhooks.md). */
+export interface WebhookConfig {
+  /** WEBHOOK_ALLOW_PRIVATE_ADDRESSES: http:// and loopback or private addresses allowed (the development default). */
+  allowPrivateAddresses: boolean;
+  /** WEBHOOK_SECRET_KEY (base64 of 32 bytes): the key secrets are encrypted with; unset: one kept in the database. */
+  secretKey: Buffer | undefined;
+  /** WEBHOOK_WORKER=false: this process sends nothing (another replica does). */
+  worker: boolean;
+  pollIntervalMs: number;
+  inFlightPerEndpoint: number;
+  inFlightMax: number;
+  retryBaseMs: number;
+  disableAfterHours: number;
+}
+
+function readSecretKey(reader: EnvReader): Buffer | undefined {
+  const text = reader.string('WEBHOOK_SECRET_KEY');
+  if (text === undefined) return undefined;
+  const key = Buffer.from(text, 'base64');
+  if (key.length !== 32) throw new Error('WEBHOOK_SECRET_KEY must be the base64 of 32 bytes');
+  return key;
 }
 
 export const ledger = stateOwner<LedgerConfig>({
@@ -55,6 +83,16 @@ export const ledger = stateOwner<LedgerConfig>({
         max: 86_400,
       }),
       retentionBatch: reader.int('LEDGER_RETENTION_BATCH', RETENTION_BATCH_DEFAULT, { min: 1, max: 100_000 }),
+      webhooks: {
+        allowPrivateAddresses: reader.bool('WEBHOOK_ALLOW_PRIVATE_ADDRESSES', false),
+        secretKey: readSecretKey(reader),
+        worker: reader.bool('WEBHOOK_WORKER', true),
+        pollIntervalMs: reader.int('WEBHOOK_POLL_INTERVAL_MS', 500, { min: 10, max: 60_000 }),
+        inFlightPerEndpoint: reader.int('WEBHOOK_IN_FLIGHT_PER_ENDPOINT', 4, { min: 1, max: 100 }),
+        inFlightMax: reader.int('WEBHOOK_IN_FLIGHT_MAX', 64, { min: 1, max: 10_000 }),
+        retryBaseMs: reader.int('WEBHOOK_RETRY_BASE_MS', 5000, { min: 100, max: 3_600_000 }),
+        disableAfterHours: reader.int('WEBHOOK_DISABLE_AFTER_HOURS', 120, { min: 1, max: 8760 }),
+      },
     };
   },
   async create(deps, config) {
@@ -66,16 +104,56 @@ export const ledger = stateOwner<LedgerConfig>({
       deps.metrics,
     );
     retention.start();
+    const webhookRepository = new WebhookRepository(database);
+    const { webhooks } = config;
+    if (!webhooks.secretKey) {
+      deps.logger.warn('WEBHOOK_SECRET_KEY is not set: webhook secrets are encrypted with a key kept in the database');
+    }
+    let databaseKey: Promise<Buffer> | undefined;
+    const secretKey = () => {
+      if (webhooks.secretKey) return Promise.resolve(webhooks.secretKey);
+      databaseKey ??= webhookRepository.databaseSecretKey(randomBytes(32)).catch((error: unknown) => {
+        databaseKey = undefined;
+        throw error;
+      });
+      return databaseKey;
+    };
+    const worker = webhooks.worker
+      ? new WebhookWorker(
+          webhookRepository,
+          secretKey,
+          {
+            pollIntervalMs: webhooks.pollIntervalMs,
+            inFlightPerEndpoint: webhooks.inFlightPerEndpoint,
+            inFlightMax: webhooks.inFlightMax,
+            retryBaseMs: webhooks.retryBaseMs,
+            disableAfterMs: webhooks.disableAfterHours * 3600_000,
+            allowPrivateAddresses: webhooks.allowPrivateAddresses,
+          },
+          deps.logger.child({ component: 'webhooks' }),
+          deps.metrics,
+        )
+      : undefined;
+    worker?.start();
     return {
       name: 'ledger',
-      close: () => retention.stop(),
+      close: async () => {
+        await Promise.all([retention.stop(), worker?.stop()]);
+      },
       services: [
         {
           service: 'ledger',
           version: PACKAGE_VERSION,
           description: 'Console, events, links and configuration',
           endpoints: [
-            ...consoleEndpoints({ database, clock: deps.clock, logger: deps.logger, transport: deps.transport }),
+            ...consoleEndpoints({
+              database,
+              clock: deps.clock,
+              logger: deps.logger,
+              transport: deps.transport,
+              webhooks: { allowPrivateAddresses: webhooks.allowPrivateAddresses, secretKey },
+            }),
+            ...webhookReadEndpoints({ database, logger: deps.logger }),
             ...eventEndpoints(deps, config),
             ...linkEndpoints(deps),
             ...simulationEndpoints(

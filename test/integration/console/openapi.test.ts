@@ -61,7 +61,7 @@ describe('/openapi.json', () => {
       expect(doc.components.schemas[name]).toEqual(JSON.parse(JSON.stringify(schema)));
     }
     const action = doc.components.schemas.DeveloperAction;
-    expect(action.oneOf).toHaveLength(16);
+    expect(action.oneOf).toHaveLength(22);
     expect(Object.keys(action.discriminator.mapping).sort()).toEqual(
       [
         'acceptMembership',
@@ -72,14 +72,20 @@ describe('/openapi.json', () => {
         'createOrganization',
         'createProject',
         'createRule',
+        'createWebhookEndpoint',
+        'deleteWebhookEndpoint',
         'fundOrganization',
         'issueKey',
+        'redeliverWebhook',
         'removeMember',
         'revokeKey',
+        'rotateWebhookSecret',
+        'sendTestWebhook',
         'updateGame',
         'updateMember',
         'updateProject',
         'updateRule',
+        'updateWebhookEndpoint',
       ].sort(),
     );
   });

@@ -22,6 +22,14 @@ import type {
   UpdateProjectAction,
   UpdateRuleAction,
 } from '#runtime/contracts/gen/rewards/v1/console_pb.ts';
+import type {
+  CreateWebhookEndpointAction,
+  DeleteWebhookEndpointAction,
+  RedeliverWebhookAction,
+  RotateWebhookSecretAction,
+  SendTestWebhookAction,
+  UpdateWebhookEndpointAction,
+} from '#runtime/contracts/gen/rewards/v1/webhooks_pb.ts';
 import {
   CREDITS_MAX_BIGINT,
   EVENT_TYPE_REGEX,
@@ -31,6 +39,9 @@ import {
 import { issueKeyValue, type KeyKind } from '#runtime/credentials/keys.ts';
 import { AppError } from '#runtime/errors.ts';
 import { isUuid } from '#runtime/validation/uuid.ts';
+import { checkWebhookUrl } from '../webhooks/addresses.ts';
+import type { EndpointRow } from '../webhooks/repository.ts';
+import { encryptSecret, newWebhookSecret } from '../webhooks/secrets.ts';
 import type { ConsoleRepository, ConsoleTx, OrganizationRow, OwnedTable, Role } from './write-repository.ts';
 
 const CREDITS_MAX = CREDITS_MAX_BIGINT;
@@ -43,6 +54,34 @@ export interface ActionResult {
   id: string;
   issuedKey?: string;
   kind?: KeyKind;
+  /** createWebhookEndpoint, rotateWebhookSecret: the signing secret, returned this once. */
+  secret?: string;
+}
+
+/** The event types an endpoint may subscribe to (CONTRACT section 11.1). */
+export const WEBHOOK_EVENT_TYPES = [
+  'decision.accepted',
+  'decision.rejected',
+  'game.budget_low',
+  'game.budget_exhausted',
+  'game.paused',
+  'game.resumed',
+] as const;
+
+/** What the webhook actions need of the ledger's configuration. */
+export interface WebhookSettings {
+  /** WEBHOOK_ALLOW_PRIVATE_ADDRESSES (true on the development default). */
+  allowPrivateAddresses: boolean;
+  /** The key secrets are encrypted with (WEBHOOK_SECRET_KEY, or the database's on the development default). */
+  secretKey: () => Promise<Buffer>;
+}
+
+function eventTypes(values: string[], field: string): string[] {
+  const known = new Set<string>(WEBHOOK_EVENT_TYPES);
+  if (values.length === 0 || values.some((value) => !known.has(value)) || new Set(values).size !== values.length) {
+    throw invalid(`${field} must be a non-empty list of distinct values of ${WEBHOOK_EVENT_TYPES.join(', ')}.`);
+  }
+  return values;
 }
 
 const notFound = () => new AppError('not_found', 'No such object in an organization you are a member of.');
@@ -92,10 +131,17 @@ export type CommittedAction = (action: string, organizationId: string, details: 
 export class ConsoleActions {
   private readonly repository: ConsoleRepository;
   private readonly committed: CommittedAction | undefined;
+  private readonly webhookSettings: WebhookSettings | undefined;
 
-  constructor(repository: ConsoleRepository, committed?: CommittedAction) {
+  constructor(repository: ConsoleRepository, committed?: CommittedAction, webhooks?: WebhookSettings) {
     this.repository = repository;
     this.committed = committed;
+    this.webhookSettings = webhooks;
+  }
+
+  private get webhooks(): WebhookSettings {
+    if (!this.webhookSettings) throw new AppError('internal_error', 'Webhooks are not configured in this ledger.');
+    return this.webhookSettings;
   }
 
   /**
@@ -297,6 +343,14 @@ export class ConsoleActions {
         );
       }
       await tx.updateGame(game.id, { name: a.name, maxPayoutCredits, dailyPlayerCapCredits, status });
+      if (status !== undefined && status !== game.status) {
+        // Reported in this transaction (the webhook outbox): nothing reported that did not commit.
+        await tx.webhooks.insertMessages({ gameId: game.id }, status === 'paused' ? 'game.paused' : 'game.resumed', {
+          gameId: game.id,
+          organizationId: organization.id,
+          status,
+        });
+      }
       return {
         organizationId: organization.id,
         result: { id: game.id },
@@ -454,6 +508,109 @@ export class ConsoleActions {
         organizationId: organization.id,
         result: { id: member.id },
         details: { identityUserId: member.identityUserId, role: member.role },
+      };
+    });
+  }
+  async createWebhookEndpoint(principal: ConsolePrincipal, a: CreateWebhookEndpointAction): Promise<ActionResult> {
+    const types = eventTypes(a.eventTypes, 'eventTypes');
+    const { allowPrivateAddresses } = this.webhooks;
+    const secret = newWebhookSecret();
+    const secretCiphertext = encryptSecret(await this.webhooks.secretKey(), secret.raw);
+    return this.run(principal, 'createWebhookEndpoint', async (tx) => {
+      const organization = await this.admitFor(tx, principal, 'games', uuid(a.gameId, 'gameId'), 'manage');
+      // The URL rule is the action's own rule: checked after the object and the role (docs/console.md).
+      const url = checkWebhookUrl(a.url, allowPrivateAddresses);
+      const id = await tx.webhooks.insertEndpoint({
+        gameId: a.gameId,
+        organizationId: organization.id,
+        url,
+        eventTypes: types,
+        secretCiphertext,
+      });
+      return {
+        organizationId: organization.id,
+        result: { id, secret: secret.text },
+        details: { gameId: a.gameId, url, eventTypes: types },
+      };
+    });
+  }
+
+  async updateWebhookEndpoint(principal: ConsolePrincipal, a: UpdateWebhookEndpointAction): Promise<ActionResult> {
+    const types = a.eventTypes.length === 0 ? undefined : eventTypes(a.eventTypes, 'eventTypes');
+    const { allowPrivateAddresses } = this.webhooks;
+    return this.onEndpoint(principal, 'updateWebhookEndpoint', a.webhookEndpointId, async (tx, endpoint) => {
+      const url = a.url === undefined ? undefined : checkWebhookUrl(a.url, allowPrivateAddresses);
+      await tx.webhooks.updateEndpoint(endpoint.id, { url, eventTypes: types, enabled: a.enabled });
+      return { id: endpoint.id, details: { url, eventTypes: types, enabled: a.enabled } };
+    });
+  }
+
+  async deleteWebhookEndpoint(principal: ConsolePrincipal, a: DeleteWebhookEndpointAction): Promise<ActionResult> {
+    return this.onEndpoint(principal, 'deleteWebhookEndpoint', a.webhookEndpointId, async (tx, endpoint) => {
+      await tx.webhooks.deleteEndpoint(endpoint.id);
+      return { id: endpoint.id, details: { gameId: endpoint.gameId, url: endpoint.url } };
+    });
+  }
+
+  async rotateWebhookSecret(principal: ConsolePrincipal, a: RotateWebhookSecretAction): Promise<ActionResult> {
+    const secret = newWebhookSecret();
+    const secretCiphertext = encryptSecret(await this.webhooks.secretKey(), secret.raw);
+    return this.onEndpoint(principal, 'rotateWebhookSecret', a.webhookEndpointId, async (tx, endpoint) => {
+      await tx.webhooks.setSecret(endpoint.id, secretCiphertext);
+      return { id: endpoint.id, secret: secret.text, details: {} };
+    });
+  }
+
+  /** A `webhook.test` message to the endpoint, whatever its event types; the result's id is the message's. */
+  async sendTestWebhook(principal: ConsolePrincipal, a: SendTestWebhookAction): Promise<ActionResult> {
+    return this.onEndpoint(principal, 'sendTestWebhook', a.webhookEndpointId, async (tx, endpoint) => {
+      const [id] = await tx.webhooks.insertMessages({ endpointId: endpoint.id }, 'webhook.test', {
+        webhookEndpointId: endpoint.id,
+        gameId: endpoint.gameId,
+        organizationId: endpoint.organizationId,
+      });
+      if (!id) throw notFound();
+      return { id, details: { webhookEndpointId: endpoint.id } };
+    });
+  }
+
+  /** The message again, with the same webhook-id: pending and due now, its retries counted from now. */
+  async redeliverWebhook(principal: ConsolePrincipal, a: RedeliverWebhookAction): Promise<ActionResult> {
+    return this.run(principal, 'redeliverWebhook', async (tx) => {
+      const messageId = uuid(a.webhookDeliveryId, 'webhookDeliveryId');
+      const endpointId = await tx.webhooks.endpointOfMessage(messageId);
+      if (endpointId === undefined) throw notFound();
+      const organization = await this.admitFor(tx, principal, 'webhook_endpoints', endpointId, 'manage');
+      await tx.webhooks.redeliver(messageId);
+      return { organizationId: organization.id, result: { id: messageId }, details: { webhookEndpointId: endpointId } };
+    });
+  }
+
+  /** An action on one endpoint: its organization locked and the role checked, then the endpoint locked. */
+  private onEndpoint(
+    principal: ConsolePrincipal,
+    action: string,
+    endpointId: string,
+    work: (
+      tx: ConsoleTx,
+      endpoint: EndpointRow,
+    ) => Promise<{ id: string; secret?: string; details: Record<string, unknown> }>,
+  ): Promise<ActionResult> {
+    return this.run(principal, action, async (tx) => {
+      const organization = await this.admitFor(
+        tx,
+        principal,
+        'webhook_endpoints',
+        uuid(endpointId, 'webhookEndpointId'),
+        'manage',
+      );
+      const endpoint = await tx.webhooks.lockEndpoint(endpointId);
+      if (!endpoint) throw notFound();
+      const { id, secret, details } = await work(tx, endpoint);
+      return {
+        organizationId: organization.id,
+        result: secret === undefined ? { id } : { id, secret },
+        details,
       };
     });
   }

@@ -9,7 +9,7 @@ import { classifyDatabaseFailure } from '#runtime/db/failures.ts';
 import { AppError } from '#runtime/errors.ts';
 import type { Logger } from '#runtime/logger.ts';
 import { bind, type EndpointBinding, type Transport } from '#runtime/transport/operation.ts';
-import { type ActionResult, ConsoleActions } from './action-service.ts';
+import { type ActionResult, ConsoleActions, type WebhookSettings } from './action-service.ts';
 import { ConsoleQueries, SNAPSHOT_LIMITS } from './read-service.ts';
 import { ConsoleRepository } from './write-repository.ts';
 
@@ -20,6 +20,8 @@ export interface ConsoleDeps {
   logger: Logger;
   /** Announces removed members after commit (MembershipChanged), so that live subscriptions end at once. */
   transport?: Transport | undefined;
+  /** The webhook actions' settings (URL rule, secret key); without them those actions answer 500. */
+  webhooks?: WebhookSettings | undefined;
 }
 
 /** Maps what the database threw to the API's errors: db/failures.ts decides what is an outage. */
@@ -52,14 +54,18 @@ export function principalOf(principal: ConsolePrincipal | undefined): ConsolePri
 
 export function consoleEndpoints(deps: ConsoleDeps): EndpointBinding[] {
   const repository = new ConsoleRepository(deps.database);
-  const actions = new ConsoleActions(repository, (action, organizationId, details) => {
-    if (action === 'removeMember' && typeof details.identityUserId === 'string') {
-      deps.transport?.publish(membershipTopic, MEMBERSHIP_SUBJECT, {
-        organizationId,
-        identityUserId: details.identityUserId,
-      });
-    }
-  });
+  const actions = new ConsoleActions(
+    repository,
+    (action, organizationId, details) => {
+      if (action === 'removeMember' && typeof details.identityUserId === 'string') {
+        deps.transport?.publish(membershipTopic, MEMBERSHIP_SUBJECT, {
+          organizationId,
+          identityUserId: details.identityUserId,
+        });
+      }
+    },
+    deps.webhooks,
+  );
   const queries = new ConsoleQueries(repository, deps.clock);
   const fail = (error: unknown) => translateStoreError(error, deps.logger);
 
@@ -116,6 +122,24 @@ export function consoleEndpoints(deps: ConsoleDeps): EndpointBinding[] {
           break;
         case 'acceptMembership':
           result = actions.acceptMembership(principal, action.value);
+          break;
+        case 'createWebhookEndpoint':
+          result = actions.createWebhookEndpoint(principal, action.value);
+          break;
+        case 'updateWebhookEndpoint':
+          result = actions.updateWebhookEndpoint(principal, action.value);
+          break;
+        case 'deleteWebhookEndpoint':
+          result = actions.deleteWebhookEndpoint(principal, action.value);
+          break;
+        case 'rotateWebhookSecret':
+          result = actions.rotateWebhookSecret(principal, action.value);
+          break;
+        case 'sendTestWebhook':
+          result = actions.sendTestWebhook(principal, action.value);
+          break;
+        case 'redeliverWebhook':
+          result = actions.redeliverWebhook(principal, action.value);
           break;
         default:
           throw new AppError('invalid_action', 'Unknown console action.');

@@ -427,7 +427,7 @@ const positionRow = rowReader<CursorPosition>({ createdAt: text('position_at'), 
 export async function canSee(
   em: EntityManager,
   identityUserId: string,
-  table: 'organizations' | 'projects' | 'games' | 'players',
+  table: 'organizations' | 'projects' | 'games' | 'players' | 'webhook_endpoints',
   id: string,
 ): Promise<boolean> {
   const column = table === 'organizations' ? 'id' : 'organization_id';

@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Database } from '#runtime/db/database.ts';
 import { credits, type Field, flag, queryRows, rowReader, text } from '#runtime/db/rows.ts';
+import { WebhookTx } from '../webhooks/repository.ts';
 
 export type Role = 'owner' | 'admin' | 'viewer';
 
@@ -29,6 +30,7 @@ export interface ProjectRow {
 export interface GameRow {
   id: string;
   projectId: string;
+  status: string;
   organizationId: string;
   maxPayoutCredits: bigint;
   budgetCredits: bigint;
@@ -43,7 +45,7 @@ export interface MemberRow {
 }
 
 /** The table of an object addressed by id, for finding its organization before anything is locked. */
-export type OwnedTable = 'projects' | 'games' | 'rules' | 'keys' | 'members';
+export type OwnedTable = 'projects' | 'games' | 'rules' | 'keys' | 'members' | 'webhook_endpoints';
 
 const organizationRow = rowReader<OrganizationRow>({
   id: text('id'),
@@ -61,6 +63,7 @@ const projectRow = rowReader<ProjectRow>({
 const gameRow = rowReader<GameRow>({
   id: text('id'),
   projectId: text('project_id'),
+  status: text('status'),
   organizationId: text('organization_id'),
   maxPayoutCredits: credits('max_payout_credits'),
   budgetCredits: credits('budget_credits'),
@@ -79,6 +82,11 @@ export class ConsoleTx {
 
   constructor(em: EntityManager) {
     this.em = em;
+  }
+
+  /** The webhook statements of this transaction (webhooks/repository.ts). */
+  get webhooks(): WebhookTx {
+    return new WebhookTx(this.em);
   }
 
   /** The first row of a statement, read by `read`; undefined when there is none. */
@@ -134,7 +142,7 @@ export class ConsoleTx {
 
   async lockGame(id: string): Promise<GameRow | undefined> {
     return this.first(
-      `select id, project_id, organization_id, max_payout_credits, budget_credits, spent_credits
+      `select id, project_id, status, organization_id, max_payout_credits, budget_credits, spent_credits
          from ledger.games where id = ? for no key update`,
       [id],
       gameRow,

@@ -11,6 +11,7 @@ import { LedgerEventMetadata } from './0010-event-metadata.ts';
 import { LedgerDropSingleEvent } from './0011-drop-single-event.ts';
 import { LedgerMembersJoined } from './0012-members-joined.ts';
 import { LedgerTenantFirstReads } from './0013-tenant-first-reads.ts';
+import { LedgerWebhooks } from './0014-webhooks.ts';
 
 /**
  * The ledger schema's migrations, in order. Append new ones; never edit an applied one. The SQL functions' current
@@ -31,6 +32,7 @@ export const ledgerMigrations: MigrationSet = {
     { name: '0011-drop-single-event', class: LedgerDropSingleEvent },
     { name: '0012-members-joined', class: LedgerMembersJoined },
     { name: '0013-tenant-first-reads', class: LedgerTenantFirstReads },
+    { name: '0014-webhooks', class: LedgerWebhooks },
   ],
   repeatables: [
     { name: 'decision_reason', file: new URL('../sql/decision_reason.sql', import.meta.url) },

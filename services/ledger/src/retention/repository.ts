@@ -10,7 +10,7 @@ export type Instant = Date | null;
 const NOW = 'coalesce(?::timestamptz, now())';
 
 /** The tables the clean-up trims (the metric label). */
-export type RetentionTable = 'game_minute_counters' | 'player_daily_totals' | 'link_intents';
+export type RetentionTable = 'game_minute_counters' | 'player_daily_totals' | 'link_intents' | 'webhook_messages';
 
 export interface RetentionHorizons {
   /** Minute counters of minutes that began more than this many minutes before now are removed. */
@@ -19,6 +19,8 @@ export interface RetentionHorizons {
   dailyTotalDays: number;
   /** Link intents that expired more than this many minutes ago become tombstones. */
   linkIntentGraceMinutes: number;
+  /** Webhook messages delivered or failed more than this many days ago are removed, with their attempts. */
+  webhookMessageDays: number;
 }
 
 async function count(db: Database, sql: string, params: unknown[]): Promise<number> {
@@ -84,6 +86,20 @@ export class RetentionRepository {
          select token_hash, used from gone returning 1)
        select count(*)::int as n from kept`,
       [now?.toISOString() ?? null, horizons.linkIntentGraceMinutes, limit],
+    );
+  }
+
+  /** Webhook messages finished (delivered or failed) long ago, with their attempts (on delete cascade). */
+  removeWebhookMessages(now: Instant, horizons: RetentionHorizons, limit: number): Promise<number> {
+    return count(
+      this.db,
+      `with old as (
+         select id from ledger.webhook_messages
+          where state <> 'pending' and finished_at < ${NOW} - make_interval(days => ?)
+          order by finished_at limit ? for update skip locked),
+       gone as (delete from ledger.webhook_messages m using old where m.id = old.id returning 1)
+       select count(*)::int as n from gone`,
+      [now?.toISOString() ?? null, horizons.webhookMessageDays, limit],
     );
   }
 }

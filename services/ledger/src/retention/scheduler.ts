@@ -13,6 +13,8 @@
 //     is just before midnight still finds yesterday's row).
 //   - link intents: an intent past its expiry is final (used, or expired unused); 60 minutes after its expiry it is
 //     moved to a tombstone that keeps the API's answer for its token (409 invalid_link, used or expired).
+//   - webhook messages: a delivered or failed message (and its attempts) 30 days after it finished; after that it can
+//     no longer be read or redelivered (the console's deliveries view shows the newest ones).
 import type { Counter } from 'prom-client';
 import { Counter as PromCounter } from 'prom-client';
 import type { Logger } from '#runtime/logger.ts';
@@ -25,6 +27,7 @@ export const RETENTION_HORIZONS: RetentionHorizons = {
   minuteCounterMinutes: 10,
   dailyTotalDays: 2,
   linkIntentGraceMinutes: 60,
+  webhookMessageDays: 30,
 };
 /** The pause before the next run when a run removed a full batch from some table. */
 const CATCH_UP_MS = 1000;
@@ -99,6 +102,7 @@ export class RetentionScheduler {
         game_minute_counters: await this.repository.removeMinuteCounters(now, horizons, batch),
         player_daily_totals: await this.repository.removeDailyTotals(now, horizons, batch),
         link_intents: await this.repository.retireLinkIntents(now, horizons, batch),
+        webhook_messages: await this.repository.removeWebhookMessages(now, horizons, batch),
       };
       for (const [table, n] of Object.entries(removed)) if (n > 0) this.removed?.inc({ table }, n);
       this.runs?.inc({ outcome: 'ok' });

@@ -47,6 +47,8 @@
 --     a minute row is created is done once per game, relative to its newest new minute. That is the same as doing
 --     it per event when the call's receipt times lie within 5 minutes of each other (always: in production they are
 --     all the transaction's now()).
+--   - the webhook outbox (docs/webhooks.md): the messages that report the call's decisions and budget notices, in
+--     the same transaction; skipped after one index probe when none of the call's games has an enabled endpoint.
 -- Every invariant keeps its constraint (spent <= budget, credits ranges, one decision per (game, event_id)).
 --
 -- Lookups in the loop use array_position over small arrays (C code, no per-element PL/pgSQL evaluation); a lookup
@@ -481,6 +483,44 @@ create function ledger.record_events(
                    where not u.existed
                    group by u.game_id) m
           where c.game_id = m.game_id and c.minute < m.newest - interval '5 minutes';
+      end if;
+      -- The webhook outbox (migration 0014), in this transaction: one message per fresh decision and enabled endpoint
+      -- of its game subscribed to its status; game.budget_low when a game's budget left fell below 10 % of its budget
+      -- in this call; game.budget_exhausted at the first rejection for an exhausted game budget per budget amount.
+      -- Without an enabled endpoint in the call's games this is one probe of webhook_endpoints_by_game.
+      if exists (select 1 from ledger.webhook_endpoints w where w.game_id = any(gm_ids) and w.enabled) then
+        insert into ledger.webhook_messages (id, endpoint_id, game_id, event_type, decision_id, created_at, retry_started_at,
+            next_attempt_at)
+          select gen_random_uuid(), w.id, w.game_id, 'decision.' || u.status, u.id, v_now, v_now, v_now
+            from unnest(s_ids[s_stored + 1:], s_games[s_stored + 1:], s_status[s_stored + 1:]) as u(id, game_id, status)
+            join ledger.webhook_endpoints w on w.game_id = u.game_id and w.enabled
+              and ('decision.' || u.status) = any(w.event_types);
+        insert into ledger.webhook_messages (id, endpoint_id, game_id, event_type, data, created_at, retry_started_at, next_attempt_at)
+          select gen_random_uuid(), w.id, w.game_id, 'game.budget_low',
+              jsonb_build_object('gameId', u.id, 'organizationId', w.organization_id, 'budgetCredits', u.budget,
+                'spentCredits', u.spent, 'remainingCredits', u.budget - u.spent), v_now, v_now, v_now
+            from unnest(gm_ids, gm_budget, gm_spent0, gm_spent) as u(id, budget, spent0, spent)
+            join ledger.webhook_endpoints w on w.game_id = u.id and w.enabled
+              and 'game.budget_low' = any(w.event_types)
+            where (u.budget - u.spent0) * 10 >= u.budget and (u.budget - u.spent) * 10 < u.budget;
+        with exhausted as (
+          insert into ledger.webhook_budget_notices (game_id, budget_credits)
+            select distinct u.game_id, gm_budget[array_position(gm_ids, u.game_id)]
+              from unnest(s_games[s_stored + 1:], s_reason[s_stored + 1:]) as u(game_id, reason)
+              where u.reason = 'game_budget_exhausted'
+                and exists (select 1 from ledger.webhook_endpoints w where w.game_id = u.game_id and w.enabled
+                  and 'game.budget_exhausted' = any(w.event_types))
+            on conflict do nothing
+            returning game_id, budget_credits)
+        insert into ledger.webhook_messages (id, endpoint_id, game_id, event_type, data, created_at, retry_started_at, next_attempt_at)
+          select gen_random_uuid(), w.id, w.game_id, 'game.budget_exhausted',
+              jsonb_build_object('gameId', x.game_id, 'organizationId', w.organization_id,
+                'budgetCredits', x.budget_credits, 'spentCredits', gm_spent[array_position(gm_ids, x.game_id)],
+                'remainingCredits', x.budget_credits - gm_spent[array_position(gm_ids, x.game_id)]), v_now, v_now,
+              v_now
+            from exhausted x
+            join ledger.webhook_endpoints w on w.game_id = x.game_id and w.enabled
+              and 'game.budget_exhausted' = any(w.event_types);
       end if;
     end if;
   end

@@ -1,0 +1,278 @@
+import { useState } from 'react';
+import {
+  type ActionResult,
+  client,
+  WEBHOOK_DELIVERIES,
+  WEBHOOK_ENDPOINTS,
+  type WebhookDelivery,
+  type WebhookEndpoint,
+} from '../../api.ts';
+import { ActionForm, CopyButton, FailureAlert, Reveal, Section, TableBox } from '../../components.tsx';
+import { usePoll } from '../../poll.ts';
+
+const EVENT_TYPES = [
+  'decision.accepted',
+  'decision.rejected',
+  'game.budget_low',
+  'game.budget_exhausted',
+  'game.paused',
+  'game.resumed',
+];
+
+const time = (value: string | null) => (value ? new Date(value).toLocaleString() : '');
+
+const VERIFY_SNIPPETS: Array<[string, string]> = [
+  [
+    'TypeScript (npm i standardwebhooks)',
+    `import { Webhook } from 'standardwebhooks';
+// rawBody: the request body as received (a string or Buffer), before any JSON parsing.
+const message = new Webhook(process.env.WEBHOOK_SECRET!).verify(rawBody, {
+  'webhook-id': req.headers['webhook-id'],
+  'webhook-timestamp': req.headers['webhook-timestamp'],
+  'webhook-signature': req.headers['webhook-signature'],
+});`,
+  ],
+  [
+    'Python (pip install standardwebhooks)',
+    `from standardwebhooks.webhooks import Webhook
+# raw_body: the request body as received, before any JSON parsing.
+message = Webhook(os.environ["WEBHOOK_SECRET"]).verify(raw_body, request.headers)`,
+  ],
+  [
+    'Go (github.com/standard-webhooks/standard-webhooks/libraries/go)',
+    `wh, err := standardwebhooks.NewWebhook(os.Getenv("WEBHOOK_SECRET"))
+// rawBody: the request body as received, before any JSON parsing.
+err = wh.Verify(rawBody, r.Header)`,
+  ],
+];
+
+async function endpointsOf(gameId: string) {
+  const result = await client.query<{ webhookEndpoints: WebhookEndpoint[] | null }>({
+    query: WEBHOOK_ENDPOINTS,
+    variables: { gameId },
+    fetchPolicy: 'network-only',
+  });
+  if (result.error) throw result.error;
+  return result.data?.webhookEndpoints ?? [];
+}
+
+async function deliveriesOf(id: string) {
+  const result = await client.query<{
+    webhookDeliveries: { deliveries: WebhookDelivery[]; nextCursor: string | null } | null;
+  }>({ query: WEBHOOK_DELIVERIES, variables: { id, first: 20 }, fetchPolicy: 'network-only' });
+  if (result.error) throw result.error;
+  return result.data?.webhookDeliveries?.deliveries ?? [];
+}
+
+/** The one-time banner of a new or rotated secret. */
+function SecretBanner({ result, hide }: { result: ActionResult; hide: () => void }) {
+  return (
+    <div className="issued" role="status" aria-label="New webhook secret">
+      <p>
+        Signing secret of the endpoint, shown this once: <code data-testid="webhook-secret">{result.secret}</code>
+      </p>
+      <CopyButton value={result.secret ?? ''} label="Copy secret" />{' '}
+      <button type="button" className="secondary" onClick={hide}>
+        Done, hide it
+      </button>
+    </div>
+  );
+}
+
+/** An endpoint's recent deliveries with their attempts, the payload as the receiver got it, and redeliver. */
+function Deliveries({ endpoint, write }: { endpoint: WebhookEndpoint; write: boolean }) {
+  const [nudge, setNudge] = useState(0);
+  const page = usePoll(() => deliveriesOf(endpoint.id), `${endpoint.id}/${nudge}`, 3000);
+  return (
+    <>
+      {page.error && <FailureAlert failure={page.error} />}
+      {page.value && page.value.length === 0 && <p className="empty">No deliveries yet: send a test message.</p>}
+      {(page.value ?? []).map((delivery) => {
+        const last = delivery.attempts.at(-1);
+        return (
+          <details key={delivery.id} className="delivery">
+            <summary>
+              <span className={`state state-${delivery.state}`}>{delivery.state}</span> {delivery.eventType} ·{' '}
+              {time(delivery.createdAt)} · {delivery.attempts.length} attempt(s)
+              {last ? ` · last: ${last.statusCode ?? last.error} in ${last.latencyMs} ms` : ''}
+            </summary>
+            <p>
+              webhook-id <code>{delivery.id}</code>
+              {delivery.nextAttemptAt ? ` · next attempt ${time(delivery.nextAttemptAt)}` : ''}
+            </p>
+            <p>Payload as the receiver got it:</p>
+            <pre className="payload">{delivery.payload}</pre>
+            {delivery.attempts.length > 0 && (
+              <TableBox label="Attempts">
+                <table aria-label={`Attempts of ${delivery.id}`}>
+                  <thead>
+                    <tr>
+                      <th scope="col">#</th>
+                      <th scope="col">Started</th>
+                      <th scope="col">Status</th>
+                      <th scope="col">Latency</th>
+                      <th scope="col">Response</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {delivery.attempts.map((a) => (
+                      <tr key={a.attempt}>
+                        <td>{a.attempt}</td>
+                        <td>{time(a.startedAt)}</td>
+                        <td>{a.statusCode ?? a.error}</td>
+                        <td>{a.latencyMs} ms</td>
+                        <td>
+                          <code>{a.responseExcerpt}</code>
+                        </td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </TableBox>
+            )}
+            {write && (
+              <ActionForm
+                compact
+                action="redeliverWebhook"
+                title={`Redeliver ${delivery.id}`}
+                submitLabel="Redeliver"
+                fixed={{ webhookDeliveryId: delivery.id }}
+                fields={[]}
+                onDone={() => setNudge((n) => n + 1)}
+              />
+            )}
+          </details>
+        );
+      })}
+    </>
+  );
+}
+
+/** A game's webhook endpoints: create, test, rotate, disable, delete; each endpoint's deliveries. */
+export function WebhooksSection({ gameId, write }: { gameId: string; write: boolean }) {
+  const [nudge, setNudge] = useState(0);
+  const [secret, setSecret] = useState<ActionResult | undefined>();
+  const endpoints = usePoll(() => endpointsOf(gameId), `${gameId}/${nudge}`, 5000);
+  const reload = () => setNudge((n) => n + 1);
+  return (
+    <Section title="Webhooks">
+      <p className="hint">
+        Your backend hears about decisions and budget changes: each message is POSTed to the endpoint, signed per the
+        Standard Webhooks specification, and retried for 24 hours until it answers 2xx within 15 s (the same webhook-id
+        every time).
+      </p>
+      {secret && <SecretBanner result={secret} hide={() => setSecret(undefined)} />}
+      {endpoints.error && <FailureAlert failure={endpoints.error} />}
+      {endpoints.value && endpoints.value.length === 0 && <p className="empty">No webhook endpoints yet.</p>}
+      {(endpoints.value ?? []).map((endpoint) => (
+        <div key={endpoint.id} className="webhook-endpoint">
+          <h3>
+            <code>{endpoint.url}</code>
+          </h3>
+          <p>
+            {endpoint.eventTypes.join(', ')} · {endpoint.enabled ? 'enabled' : `disabled (${endpoint.disabledReason})`}
+          </p>
+          {endpoint.disabledReason === 'failing' && (
+            <p className="banner banner-warn" role="alert">
+              Disabled because every delivery failed since {time(endpoint.failingSince)}. Fix the receiver, then enable
+              it: its pending deliveries resume.
+            </p>
+          )}
+          {endpoint.enabled && endpoint.failingSince && (
+            <p className="banner banner-warn">Every delivery has failed since {time(endpoint.failingSince)}.</p>
+          )}
+          {write && (
+            <p>
+              <ActionForm
+                compact
+                action="sendTestWebhook"
+                title={`Send a test message to ${endpoint.url}`}
+                submitLabel="Send test"
+                fixed={{ webhookEndpointId: endpoint.id }}
+                fields={[]}
+                onDone={reload}
+              />{' '}
+              <ActionForm
+                compact
+                action="updateWebhookEndpoint"
+                title={`${endpoint.enabled ? 'Disable' : 'Enable'} ${endpoint.url}`}
+                submitLabel={endpoint.enabled ? 'Disable' : 'Enable'}
+                fixed={{ webhookEndpointId: endpoint.id, enabled: !endpoint.enabled }}
+                fields={[]}
+                onDone={reload}
+              />{' '}
+              <ActionForm
+                compact
+                action="rotateWebhookSecret"
+                title={`Rotate the secret of ${endpoint.url}`}
+                submitLabel="Rotate secret"
+                fixed={{ webhookEndpointId: endpoint.id }}
+                fields={[]}
+                danger={() => ({
+                  title: 'Rotate the signing secret?',
+                  body: 'Messages are signed with the new secret from now on; the old one stops verifying.',
+                  confirmLabel: 'Rotate secret',
+                })}
+                onDone={(result) => setSecret(result)}
+              />{' '}
+              <ActionForm
+                compact
+                action="deleteWebhookEndpoint"
+                title={`Delete ${endpoint.url}`}
+                submitLabel="Delete"
+                submitClass="danger"
+                fixed={{ webhookEndpointId: endpoint.id }}
+                fields={[]}
+                danger={() => ({
+                  title: `Delete the endpoint ${endpoint.url}?`,
+                  body: 'No more messages are sent to it, and its deliveries are deleted with it.',
+                  confirmLabel: 'Delete endpoint',
+                })}
+                onDone={reload}
+              />
+            </p>
+          )}
+          <Deliveries endpoint={endpoint} write={write} />
+        </div>
+      ))}
+      {write && (
+        <Reveal label="New webhook endpoint">
+          <ActionForm
+            action="createWebhookEndpoint"
+            title="New webhook endpoint"
+            submitLabel="Create endpoint"
+            fixed={{ gameId }}
+            fields={[
+              {
+                name: 'url',
+                label: 'URL',
+                kind: 'text',
+                rule: 'Enter an https:// URL of a public address.',
+              },
+              ...EVENT_TYPES.map((type) => ({ name: type, label: type, kind: 'checkbox' as const, initial: true })),
+            ]}
+            transform={async (input) => ({
+              gameId: input.gameId,
+              url: input.url,
+              eventTypes: EVENT_TYPES.filter((type) => input[type] === true),
+            })}
+            onDone={(result) => {
+              setSecret(result);
+              reload();
+            }}
+          />
+        </Reveal>
+      )}
+      <details className="verify">
+        <summary>Verify a signature</summary>
+        {VERIFY_SNIPPETS.map(([title, code]) => (
+          <div key={title}>
+            <p>{title}</p>
+            <pre>{code}</pre>
+            <CopyButton value={code} label={`Copy ${title.split(' ')[0]}`} />
+          </div>
+        ))}
+      </details>
+    </Section>
+  );
+}

@@ -1,0 +1,483 @@
+// The webhook tables of the ledger schema (migration 0014): what the console actions write inside their transaction
+// (WebhookTx), the console's reads, and the delivery worker's statements (WebhookRepository). Arrays travel as JSON
+// text and come back as JSON text, one spelling for every driver.
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Database } from '#runtime/db/database.ts';
+import { type Field, flag, numeric, optionalText, queryRows, rowReader, text } from '#runtime/db/rows.ts';
+import { isoSql } from '#runtime/db/sql.ts';
+
+export interface EndpointRow {
+  id: string;
+  gameId: string;
+  organizationId: string;
+  url: string;
+  eventTypes: string[];
+  enabled: boolean;
+  disabledReason: string | undefined;
+  failingSince: string | undefined;
+  createdAt: string;
+}
+
+const jsonList =
+  (column: string): Field<string[]> =>
+  (row) =>
+    JSON.parse(text(column)(row)) as string[];
+
+const endpointRow = rowReader<EndpointRow>({
+  id: text('id'),
+  gameId: text('game_id'),
+  organizationId: text('organization_id'),
+  url: text('url'),
+  eventTypes: jsonList('event_types'),
+  enabled: flag('enabled'),
+  disabledReason: optionalText('disabled_reason'),
+  failingSince: optionalText('failing_since'),
+  createdAt: text('created_at'),
+});
+const ENDPOINT_COLUMNS = `e.id, e.game_id, e.organization_id, e.url, array_to_json(e.event_types)::text as event_types,
+  e.enabled, e.disabled_reason, ${isoSql('e.failing_since', 'failing_since')}, ${isoSql('e.created_at', 'created_at')}`;
+
+/** The webhook statements of one console action's transaction. */
+export class WebhookTx {
+  private readonly em: EntityManager;
+
+  constructor(em: EntityManager) {
+    this.em = em;
+  }
+
+  async insertEndpoint(endpoint: {
+    gameId: string;
+    organizationId: string;
+    url: string;
+    eventTypes: string[];
+    secretCiphertext: Buffer;
+  }): Promise<string> {
+    const id = randomUUID();
+    await this.em.execute(
+      `insert into ledger.webhook_endpoints (id, game_id, organization_id, url, event_types, secret_ciphertext)
+       values (?, ?, ?, ?, array(select jsonb_array_elements_text(?::jsonb)), ?)`,
+      [
+        id,
+        endpoint.gameId,
+        endpoint.organizationId,
+        endpoint.url,
+        JSON.stringify(endpoint.eventTypes),
+        endpoint.secretCiphertext,
+      ],
+    );
+    return id;
+  }
+
+  /** The endpoint, locked against other console writers and the worker's claims (for no key update). */
+  async lockEndpoint(id: string): Promise<EndpointRow | undefined> {
+    const row = (
+      await queryRows(
+        this.em,
+        `select ${ENDPOINT_COLUMNS} from ledger.webhook_endpoints e where e.id = ? for no key update`,
+        [id],
+      )
+    )[0];
+    return row === undefined ? undefined : endpointRow(row);
+  }
+
+  async updateEndpoint(id: string, changes: { url?: string; eventTypes?: string[]; enabled?: boolean }): Promise<void> {
+    const enabled = changes.enabled ?? null;
+    await this.em.execute(
+      `update ledger.webhook_endpoints set
+         url = coalesce(?, url),
+         event_types = case when ?::jsonb is null then event_types
+                            else array(select jsonb_array_elements_text(?::jsonb)) end,
+         enabled = coalesce(?::boolean, enabled),
+         disabled_reason = case when ?::boolean is null then disabled_reason when ? then null else 'developer' end,
+         failing_since = case when ?::boolean then null else failing_since end,
+         updated_at = now()
+       where id = ?`,
+      [
+        changes.url ?? null,
+        changes.eventTypes === undefined ? null : JSON.stringify(changes.eventTypes),
+        changes.eventTypes === undefined ? null : JSON.stringify(changes.eventTypes),
+        enabled,
+        enabled,
+        enabled,
+        enabled,
+        id,
+      ],
+    );
+  }
+
+  async deleteEndpoint(id: string): Promise<void> {
+    await this.em.execute(`delete from ledger.webhook_endpoints where id = ?`, [id]);
+  }
+
+  async setSecret(id: string, secretCiphertext: Buffer): Promise<void> {
+    await this.em.execute(
+      `update ledger.webhook_endpoints set secret_ciphertext = ?, updated_at = now() where id = ?`,
+      [secretCiphertext, id],
+    );
+  }
+
+  /**
+   * A message with data (not a decision) to every enabled endpoint of the game subscribed to its type, or to one
+   * endpoint (`endpointId`, sendTestWebhook: whatever its types); the messages' ids.
+   */
+  async insertMessages(
+    to: { gameId: string } | { endpointId: string },
+    eventType: string,
+    data: Record<string, unknown>,
+  ): Promise<string[]> {
+    const rows = await queryRows(
+      this.em,
+      'endpointId' in to
+        ? `insert into ledger.webhook_messages (id, endpoint_id, game_id, event_type, data, next_attempt_at)
+           select gen_random_uuid(), e.id, e.game_id, ?, ?::jsonb, now() from ledger.webhook_endpoints e where e.id = ?
+           returning id`
+        : `insert into ledger.webhook_messages (id, endpoint_id, game_id, event_type, data, next_attempt_at)
+           select gen_random_uuid(), e.id, e.game_id, ?, ?::jsonb, now() from ledger.webhook_endpoints e
+            where e.game_id = ? and e.enabled and ? = any(e.event_types)
+           returning id`,
+      'endpointId' in to
+        ? [eventType, JSON.stringify(data), to.endpointId]
+        : [eventType, JSON.stringify(data), to.gameId, eventType],
+    );
+    return rows.map(text('id'));
+  }
+
+  /** The endpoint of a message (never changes), for finding its organization before anything is locked. */
+  async endpointOfMessage(messageId: string): Promise<string | undefined> {
+    const row = (
+      await queryRows(this.em, `select endpoint_id from ledger.webhook_messages where id = ?`, [messageId])
+    )[0];
+    return row === undefined ? undefined : text('endpoint_id')(row);
+  }
+
+  /** Makes a message pending and due now (redeliver); its id, so its webhook-id, stays. */
+  async redeliver(messageId: string): Promise<void> {
+    await this.em.execute(
+      `update ledger.webhook_messages
+          set state = 'pending', next_attempt_at = now(), retry_started_at = now(), finished_at = null
+        where id = ? and (state <> 'pending' or in_flight_until is null or in_flight_until <= now())`,
+      [messageId],
+    );
+  }
+}
+
+/** A message claimed for one attempt, with what rendering and signing it needs. */
+export interface ClaimedMessage {
+  id: string;
+  endpointId: string;
+  url: string;
+  secretCiphertext: Buffer;
+  eventType: string;
+  /** This attempt's number (1 for the first). */
+  attempt: number;
+  createdAt: string;
+  retryStartedAtMs: number;
+  /** The message's data (JSON text), or the decision it reports. */
+  data: string | undefined;
+  decision: DecisionFields | undefined;
+}
+
+export interface DecisionFields {
+  id: string;
+  eventId: string;
+  gameId: string;
+  organizationId: string;
+  playerId: string;
+  eventType: string;
+  occurredAt: string;
+  status: string;
+  reason: string | undefined;
+  rewardCredits: number;
+  createdAt: string;
+}
+
+const decisionFields = rowReader<DecisionFields>({
+  id: text('d_id'),
+  eventId: text('d_event_id'),
+  gameId: text('d_game_id'),
+  organizationId: text('d_organization_id'),
+  playerId: text('d_player_id'),
+  eventType: text('d_event_type'),
+  occurredAt: text('d_occurred_at'),
+  status: text('d_status'),
+  reason: optionalText('d_reason'),
+  rewardCredits: numeric('d_reward_credits'),
+  createdAt: text('d_created_at'),
+});
+
+/** The columns a message's body is rendered from (m: the message, d: its decision, if any). */
+const MESSAGE_BODY_COLUMNS = `m.id, m.event_type, ${isoSql('m.created_at', 'created_at')}, m.data::text as data,
+  d.id as d_id, d.event_id as d_event_id, d.game_id as d_game_id, d.organization_id as d_organization_id,
+  d.player_id as d_player_id, d.event_type as d_event_type, ${isoSql('d.occurred_at', 'd_occurred_at')},
+  d.status as d_status, d.reason as d_reason, d.reward_credits::text as d_reward_credits,
+  ${isoSql('d.created_at', 'd_created_at')}`;
+
+function bodyFields(row: Record<string, unknown>) {
+  return {
+    data: optionalText('data')(row),
+    decision: row.d_id === null || row.d_id === undefined ? undefined : decisionFields(row),
+  };
+}
+
+export interface AttemptOutcome {
+  startedAt: Date;
+  latencyMs: number;
+  statusCode: number | undefined;
+  error: string | undefined;
+  responseExcerpt: string;
+}
+
+/** What follows an attempt: delivered (2xx), another attempt after `retryInMs`, or failed for good. */
+export type AttemptNext = { kind: 'delivered' } | { kind: 'retry'; retryInMs: number } | { kind: 'failed' };
+
+export interface AttemptRow {
+  attempt: number;
+  startedAt: string;
+  latencyMs: number;
+  statusCode: number | undefined;
+  error: string | undefined;
+  responseExcerpt: string;
+}
+
+export interface DeliveryRow {
+  id: string;
+  endpointId: string;
+  eventType: string;
+  state: string;
+  createdAt: string;
+  nextAttemptAt: string | undefined;
+  finishedAt: string | undefined;
+  positionAt: string;
+  data: string | undefined;
+  decision: DecisionFields | undefined;
+  attempts: AttemptRow[];
+}
+
+export class WebhookRepository {
+  private readonly db: Database;
+
+  constructor(db: Database) {
+    this.db = db;
+  }
+
+  /**
+   * The key secrets are encrypted with when WEBHOOK_SECRET_KEY is not set: 32 random bytes created on first use in
+   * ledger.settings (every replica inserts a candidate and reads back the one that won).
+   */
+  async databaseSecretKey(candidate: Buffer): Promise<Buffer> {
+    // The settings row may not exist yet (the cursor key is made on first use too): a candidate for both, and the
+    // winner read back in the same statement.
+    const rows = await this.db.transaction((em) =>
+      queryRows(
+        em,
+        `insert into ledger.settings (id, cursor_key, webhook_secret_key) values (true, ?, ?)
+         on conflict (id) do update
+           set webhook_secret_key = coalesce(ledger.settings.webhook_secret_key, excluded.webhook_secret_key)
+         returning webhook_secret_key`,
+        [randomBytes(32), candidate],
+      ),
+    );
+    const key = rows[0]?.webhook_secret_key as Buffer | undefined;
+    if (key?.length !== 32) throw new Error('ledger.settings.webhook_secret_key is missing or malformed');
+    return key;
+  }
+
+  /**
+   * Claims due messages for one attempt each, in one short transaction: the enabled endpoints with a due message,
+   * locked (skipping those another replica holds), then, in the next statement, per endpoint at most `inFlightMax`
+   * minus its messages already in flight, oldest due first (FOR UPDATE SKIP LOCKED). A claimed message is in flight for `leaseMs`: no replica
+   * claims it again before then, and a worker that dies mid-attempt leaves it to be claimed again after it (the
+   * same webhook-id).
+   */
+  claim(options: { endpointsMax: number; inFlightMax: number; leaseMs: number }): Promise<ClaimedMessage[]> {
+    return this.db.transaction(async (em) => {
+      // Two statements: the count of an endpoint's deliveries in flight must be read after its row is locked, in a
+      // snapshot that sees every claim committed by the replica that held the lock before (read committed takes a
+      // snapshot per statement; one statement would count in the snapshot it started with).
+      const locked = await queryRows(
+        em,
+        `select e.id from ledger.webhook_endpoints e
+          where e.enabled and exists (
+            select 1 from ledger.webhook_messages m
+             where m.endpoint_id = e.id and m.state = 'pending' and m.next_attempt_at <= now()
+               and (m.in_flight_until is null or m.in_flight_until <= now()))
+          order by e.id limit ? for no key update skip locked`,
+        [options.endpointsMax],
+      );
+      if (locked.length === 0) return [];
+      const rows = await queryRows(
+        em,
+        `with endpoints as (
+           select e.id, e.url, e.secret_ciphertext from ledger.webhook_endpoints e
+            where e.id in (select value::uuid from jsonb_array_elements_text(?::jsonb))),
+         picked as (
+           select p.id, e.url, e.secret_ciphertext from endpoints e cross join lateral (
+             select m.id from ledger.webhook_messages m
+              where m.endpoint_id = e.id and m.state = 'pending' and m.next_attempt_at <= now()
+                and (m.in_flight_until is null or m.in_flight_until <= now())
+              order by m.next_attempt_at, m.id
+              limit greatest(?::int - (select count(*) from ledger.webhook_messages f
+                                        where f.endpoint_id = e.id and f.state = 'pending'
+                                          and f.in_flight_until > now()), 0)
+              for update skip locked) p),
+         claimed as (
+           update ledger.webhook_messages m
+              set in_flight_until = now() + make_interval(secs => ?::double precision / 1000),
+                  attempts = m.attempts + 1
+             from picked where m.id = picked.id
+           returning m.*, picked.url, picked.secret_ciphertext)
+         select ${MESSAGE_BODY_COLUMNS}, m.endpoint_id, m.url, m.secret_ciphertext, m.attempts,
+                (extract(epoch from m.retry_started_at) * 1000)::float8 as retry_started_ms
+           from claimed m left join ledger.events d on d.id = m.decision_id and d.game_id = m.game_id`,
+        [JSON.stringify(locked.map(text('id'))), options.inFlightMax, options.leaseMs],
+      );
+      return rows.map((row) => ({
+        id: text('id')(row),
+        endpointId: text('endpoint_id')(row),
+        url: text('url')(row),
+        secretCiphertext: row.secret_ciphertext as Buffer,
+        eventType: text('event_type')(row),
+        attempt: numeric('attempts')(row),
+        createdAt: text('created_at')(row),
+        retryStartedAtMs: numeric('retry_started_ms')(row),
+        ...bodyFields(row),
+      }));
+    });
+  }
+
+  /**
+   * Records an attempt and what follows, in one transaction: the attempt row; the message delivered, due again or
+   * failed (only if it is still this attempt's claim: a redeliver or a later claim wins); the endpoint's failure
+   * record (failing_since set at the first failure, cleared by a 2xx) and, when it has failed for `disableAfterMs`,
+   * the endpoint disabled with reason `failing`.
+   */
+  async finish(
+    message: { id: string; endpointId: string; attempt: number },
+    outcome: AttemptOutcome,
+    next: AttemptNext,
+    disableAfterMs: number,
+  ): Promise<void> {
+    await this.db.transaction(async (em) => {
+      await em.execute(
+        `insert into ledger.webhook_attempts
+           (message_id, attempt, started_at, latency_ms, status_code, error, response_excerpt)
+         values (?, ?, ?, ?, ?, ?, ?) on conflict do nothing`,
+        [
+          message.id,
+          message.attempt,
+          outcome.startedAt.toISOString(),
+          Math.max(0, Math.round(outcome.latencyMs)),
+          outcome.statusCode ?? null,
+          outcome.error?.slice(0, 500) ?? null,
+          outcome.responseExcerpt,
+        ],
+      );
+      await em.execute(
+        `update ledger.webhook_messages
+            set state = ?, in_flight_until = null,
+                next_attempt_at = case when ? = 'pending' then now() + make_interval(secs => ?::double precision / 1000) end,
+                finished_at = case when ? = 'pending' then null else now() end
+          where id = ? and attempts = ? and state = 'pending'`,
+        [
+          next.kind === 'retry' ? 'pending' : next.kind,
+          next.kind === 'retry' ? 'pending' : next.kind,
+          next.kind === 'retry' ? next.retryInMs : 0,
+          next.kind === 'retry' ? 'pending' : next.kind,
+          message.id,
+          message.attempt,
+        ],
+      );
+      if (next.kind === 'delivered') {
+        await em.execute(
+          `update ledger.webhook_endpoints set failing_since = null where id = ? and failing_since is not null`,
+          [message.endpointId],
+        );
+      } else {
+        await em.execute(
+          `update ledger.webhook_endpoints
+              set failing_since = coalesce(failing_since, ?::timestamptz),
+                  enabled = case when coalesce(failing_since, ?::timestamptz)
+                                      <= now() - make_interval(secs => ?::double precision / 1000)
+                                 then false else enabled end,
+                  disabled_reason = case when coalesce(failing_since, ?::timestamptz)
+                                              <= now() - make_interval(secs => ?::double precision / 1000)
+                                         then coalesce(disabled_reason, 'failing') else disabled_reason end
+            where id = ?`,
+          [
+            outcome.startedAt.toISOString(),
+            outcome.startedAt.toISOString(),
+            disableAfterMs,
+            outcome.startedAt.toISOString(),
+            disableAfterMs,
+            message.endpointId,
+          ],
+        );
+      }
+    });
+  }
+
+  /** A game's endpoints (no secrets), oldest first. */
+  async listEndpoints(gameId: string): Promise<EndpointRow[]> {
+    const rows = await this.db.query<Record<string, unknown>>(
+      `select ${ENDPOINT_COLUMNS} from ledger.webhook_endpoints e where e.game_id = ? order by e.created_at, e.id`,
+      [gameId],
+    );
+    return rows.map(endpointRow);
+  }
+
+  /** The endpoint's game and organization (never change). */
+  async endpointScope(endpointId: string): Promise<{ gameId: string; organizationId: string } | undefined> {
+    const rows = await this.db.query<{ game_id: string; organization_id: string }>(
+      `select game_id, organization_id from ledger.webhook_endpoints where id = ?`,
+      [endpointId],
+    );
+    const row = rows[0];
+    return row && { gameId: row.game_id, organizationId: row.organization_id };
+  }
+
+  /** One page of an endpoint's messages, newest first by (created_at, id), with every attempt of each. */
+  async listDeliveries(
+    endpointId: string,
+    after: { createdAt: string; id: string } | undefined,
+    take: number,
+  ): Promise<DeliveryRow[]> {
+    const rows = await this.db.query<Record<string, unknown>>(
+      `select ${MESSAGE_BODY_COLUMNS}, m.endpoint_id, m.state, ${isoSql('m.next_attempt_at', 'next_attempt_at')},
+              ${isoSql('m.finished_at', 'finished_at')},
+              to_char(m.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as position_at,
+              (select coalesce(json_agg(json_build_object('attempt', a.attempt,
+                   'startedAt', to_char(a.started_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+                   'latencyMs', a.latency_ms, 'statusCode', a.status_code, 'error', a.error,
+                   'responseExcerpt', a.response_excerpt) order by a.attempt), '[]')::text
+                 from ledger.webhook_attempts a where a.message_id = m.id) as attempts
+         from ledger.webhook_messages m left join ledger.events d on d.id = m.decision_id and d.game_id = m.game_id
+        where m.endpoint_id = ?
+          ${after ? 'and (m.created_at, m.id) < (?::timestamptz, ?::uuid)' : ''}
+        order by m.created_at desc, m.id desc
+        limit ?`,
+      [endpointId, ...(after ? [after.createdAt, after.id] : []), take],
+    );
+    return rows.map((row) => ({
+      id: text('id')(row),
+      endpointId: text('endpoint_id')(row),
+      eventType: text('event_type')(row),
+      state: text('state')(row),
+      createdAt: text('created_at')(row),
+      nextAttemptAt: optionalText('next_attempt_at')(row),
+      finishedAt: optionalText('finished_at')(row),
+      positionAt: text('position_at')(row),
+      ...bodyFields(row),
+      attempts: (
+        JSON.parse(text('attempts')(row)) as Array<{
+          attempt: number;
+          startedAt: string;
+          latencyMs: number;
+          statusCode: number | null;
+          error: string | null;
+          responseExcerpt: string;
+        }>
+      ).map((a) => ({ ...a, statusCode: a.statusCode ?? undefined, error: a.error ?? undefined })),
+    }));
+  }
+}

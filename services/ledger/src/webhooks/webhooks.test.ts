@@ -1,0 +1,161 @@
+// The webhook pieces that need no database: the URL rule and the address check, the signature (checked with the
+// `standardwebhooks` package), the secret's encryption, the backoff, and one attempt against real local HTTP servers
+// (no redirect followed, the body read up to its bound, a private address refused after DNS resolution).
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Webhook } from 'standardwebhooks';
+import { AppError } from '#runtime/errors.ts';
+import { checkWebhookUrl, isPublicAddress } from './addresses.ts';
+import { decryptSecret, encryptSecret, newWebhookSecret, signWebhook } from './secrets.ts';
+import { RESPONSE_EXCERPT_MAX, sendWebhook } from './sender.ts';
+import { nextAfter, retryDelayMs, WEBHOOK_RETRY_DELAY_MAX_MS, WEBHOOK_RETRY_WINDOW_MS } from './worker.ts';
+
+describe('the URL rule', () => {
+  it.each([
+    'http://hooks.example.com/',
+    'https://127.0.0.1/',
+    'https://10.0.0.8/',
+    'https://172.20.1.1/',
+    'https://192.168.1.1/',
+    'https://169.254.169.254/latest',
+    'https://[::1]/',
+    'https://[fd00::1]/',
+    'https://[::ffff:10.0.0.1]/',
+    'https://localhost/',
+    'https://api.localhost/',
+  ])('refuses %s without private addresses', (url) => {
+    expect(() => checkWebhookUrl(url, false)).toThrow(AppError);
+    expect(() => checkWebhookUrl(url, false)).toThrow(/^url: must be https:\/\/ to a public address/);
+  });
+
+  it('allows them where private addresses are allowed, and public https everywhere', () => {
+    expect(checkWebhookUrl('http://127.0.0.1:8080/in', true)).toBe('http://127.0.0.1:8080/in');
+    expect(checkWebhookUrl('https://hooks.example.com/in?x=1', false)).toBe('https://hooks.example.com/in?x=1');
+    expect(checkWebhookUrl('https://8.8.8.8/in', false)).toBe('https://8.8.8.8/in');
+  });
+
+  it('refuses credentials, fragments and other schemes everywhere', () => {
+    for (const url of ['https://a:b@hooks.example.com/', 'https://hooks.example.com/#x', 'ftp://hooks.example.com/']) {
+      expect(() => checkWebhookUrl(url, true)).toThrow(/^url: /);
+    }
+  });
+
+  it('tells public addresses from the rest', () => {
+    expect(['8.8.8.8', '1.1.1.1', '2606:4700:4700::1111'].map(isPublicAddress)).toEqual([true, true, true]);
+    expect(['0.0.0.0', '100.64.0.1', '::', 'fe80::1', '::ffff:127.0.0.1', 'not-an-ip'].map(isPublicAddress)).toEqual([
+      false,
+      false,
+      false,
+      false,
+      false,
+      false,
+    ]);
+  });
+});
+
+describe('signing and secrets', () => {
+  it('signs so that the standardwebhooks package verifies it', () => {
+    const secret = newWebhookSecret();
+    expect(secret.text).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    const body = JSON.stringify({ type: 'webhook.test', timestamp: '2026-11-28T00:00:00.000Z', data: {} });
+    const timestamp = Math.floor(Date.now() / 1000);
+    const headers = {
+      'webhook-id': 'b9e3a6a4-0d2c-4f5e-8a41-0f4d1f3c2a11',
+      'webhook-timestamp': String(timestamp),
+      'webhook-signature': signWebhook(secret.raw, 'b9e3a6a4-0d2c-4f5e-8a41-0f4d1f3c2a11', timestamp, body),
+    };
+    expect(new Webhook(secret.text).verify(body, headers)).toEqual(JSON.parse(body));
+    expect(() => new Webhook(newWebhookSecret().text).verify(body, headers)).toThrow();
+  });
+
+  it('encrypts a secret so that only its key reads it back', () => {
+    const key = Buffer.alloc(32, 7);
+    const secret = newWebhookSecret();
+    const stored = encryptSecret(key, secret.raw);
+    expect(stored).toHaveLength(60);
+    expect(decryptSecret(key, stored).equals(secret.raw)).toBe(true);
+    expect(() => decryptSecret(Buffer.alloc(32, 8), stored)).toThrow();
+  });
+});
+
+describe('the backoff', () => {
+  it('doubles per attempt within 0.5..1.5 of its value, at most 4 hours, with jitter', () => {
+    expect(retryDelayMs(1, 5000, () => 0)).toBe(2500);
+    expect(retryDelayMs(1, 5000, () => 1)).toBe(7500);
+    expect(retryDelayMs(4, 5000, () => 0.5)).toBe(40_000);
+    expect(retryDelayMs(40, 5000, () => 0.5)).toBe(WEBHOOK_RETRY_DELAY_MAX_MS);
+  });
+
+  it('retries until 24 hours after the retries began, then fails; a 2xx delivers', () => {
+    const failure = { statusCode: 500, error: undefined, responseExcerpt: '' };
+    expect(nextAfter(failure, { attempt: 3, retryStartedAtMs: 0 }, WEBHOOK_RETRY_WINDOW_MS - 1, 5000).kind).toBe(
+      'retry',
+    );
+    expect(nextAfter(failure, { attempt: 30, retryStartedAtMs: 0 }, WEBHOOK_RETRY_WINDOW_MS, 5000).kind).toBe('failed');
+    expect(nextAfter({ ...failure, statusCode: 204 }, { attempt: 1, retryStartedAtMs: 0 }, 0, 5000).kind).toBe(
+      'delivered',
+    );
+  });
+
+  it('keeps retrying for at least 24 hours in the worst case of the jitter', () => {
+    let elapsed = 0;
+    let attempt = 1;
+    while (elapsed < WEBHOOK_RETRY_WINDOW_MS) {
+      elapsed += retryDelayMs(attempt, 5000, () => 1);
+      attempt += 1;
+    }
+    // Attempts keep coming until the window ends: each pause is at most 6 hours.
+    expect(retryDelayMs(attempt, 5000, () => 1)).toBeLessThanOrEqual(1.5 * WEBHOOK_RETRY_DELAY_MAX_MS);
+    expect(attempt).toBeGreaterThan(10);
+  });
+});
+
+describe('one attempt', () => {
+  let server: Server;
+  let base: string;
+
+  beforeAll(async () => {
+    server = createServer((request, response) => {
+      if (request.url === '/redirect') {
+        response.writeHead(302, { location: '/ok' }).end();
+      } else if (request.url === '/big') {
+        response.writeHead(200).end('x'.repeat(100_000));
+      } else {
+        response.writeHead(200).end('fine');
+      }
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(() => {
+    server.closeAllConnections();
+    return new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+
+  const options = { allowPrivateAddresses: true, timeoutMs: 15_000 };
+
+  it('does not follow a redirect: the 3xx is the answer', async () => {
+    expect(await sendWebhook(`${base}/redirect`, {}, '{}', options)).toEqual({
+      statusCode: 302,
+      error: undefined,
+      responseExcerpt: '',
+    });
+  });
+
+  it('reads the response body up to its bound', async () => {
+    const result = await sendWebhook(`${base}/big`, {}, '{}', options);
+    expect(result.statusCode).toBe(200);
+    expect(result.responseExcerpt).toHaveLength(RESPONSE_EXCERPT_MAX);
+  });
+
+  it('refuses a name that resolves to a private address unless allowed', async () => {
+    const port = (server.address() as AddressInfo).port;
+    const refused = await sendWebhook(`http://localhost:${port}/ok`, {}, '{}', {
+      ...options,
+      allowPrivateAddresses: false,
+    });
+    expect(refused.statusCode).toBeUndefined();
+    expect(refused.error).toMatch(/resolves to a non-public address/);
+    expect((await sendWebhook(`http://localhost:${port}/ok`, {}, '{}', options)).responseExcerpt).toBe('fine');
+  });
+});

@@ -1,0 +1,193 @@
+// The webhook delivery worker: a role of every ledger process (docs/decisions.md, "Webhooks"). Every
+// WEBHOOK_POLL_INTERVAL_MS (sooner after a claim or a finished attempt) it claims due messages (repository.ts claim: FOR UPDATE SKIP LOCKED under a lease, at most
+// WEBHOOK_IN_FLIGHT_PER_ENDPOINT in flight per endpoint across every replica), sends each once (sender.ts), and
+// records the attempt and what follows in one transaction (finish): delivered on a 2xx; otherwise due again after an
+// exponential backoff with jitter (WEBHOOK_RETRY_BASE_MS doubling per attempt, at most 4 hours, times 0.5..1.5)
+// until 24 hours after its retries began, then failed. An endpoint whose attempts have all failed for
+// WEBHOOK_DISABLE_AFTER_HOURS is disabled (reason `failing`, shown by the console's reads).
+import { Counter, Histogram } from 'prom-client';
+import type { Logger } from '#runtime/logger.ts';
+import type { Metrics } from '#runtime/metrics.ts';
+import { messageBody } from './body.ts';
+import type { AttemptNext, ClaimedMessage, WebhookRepository } from './repository.ts';
+import { decryptSecret, signWebhook } from './secrets.ts';
+import { type SendResult, sendWebhook, WEBHOOK_TIMEOUT_MS } from './sender.ts';
+
+/** Retries go on until this long after they began (CONTRACT section 11.1: at least 24 hours). */
+export const WEBHOOK_RETRY_WINDOW_MS = 24 * 3600_000;
+/** The longest pause between two attempts. */
+export const WEBHOOK_RETRY_DELAY_MAX_MS = 4 * 3600_000;
+/** A claim lasts the timeout plus a margin: no replica sends the message again meanwhile. */
+const LEASE_MARGIN_MS = 15_000;
+
+export interface WebhookWorkerOptions {
+  pollIntervalMs: number;
+  inFlightPerEndpoint: number;
+  /** Most messages in flight in this process. */
+  inFlightMax: number;
+  retryBaseMs: number;
+  disableAfterMs: number;
+  allowPrivateAddresses: boolean;
+  timeoutMs?: number;
+}
+
+/** The pause after failed attempt number `attempt` (1-based): exponential, capped, with jitter. */
+export function retryDelayMs(attempt: number, baseMs: number, random: () => number = Math.random): number {
+  const exponential = Math.min(baseMs * 2 ** Math.min(attempt - 1, 40), WEBHOOK_RETRY_DELAY_MAX_MS);
+  return Math.round(exponential * (0.5 + random()));
+}
+
+/** What follows an attempt's result. */
+export function nextAfter(
+  result: SendResult,
+  message: { attempt: number; retryStartedAtMs: number },
+  nowMs: number,
+  baseMs: number,
+): AttemptNext {
+  if (result.statusCode !== undefined && result.statusCode >= 200 && result.statusCode < 300)
+    return { kind: 'delivered' };
+  if (nowMs - message.retryStartedAtMs >= WEBHOOK_RETRY_WINDOW_MS) return { kind: 'failed' };
+  return { kind: 'retry', retryInMs: retryDelayMs(message.attempt, baseMs) };
+}
+
+export class WebhookWorker {
+  private readonly repository: WebhookRepository;
+  private readonly secretKey: () => Promise<Buffer>;
+  private readonly options: WebhookWorkerOptions;
+  private readonly logger: Logger;
+  private readonly attempts: Counter<'outcome'> | undefined;
+  private readonly latency: Histogram | undefined;
+  private readonly inFlight = new Set<Promise<void>>();
+  private timer: NodeJS.Timeout | undefined;
+  private polling: Promise<unknown> | undefined;
+  private stopped = false;
+
+  constructor(
+    repository: WebhookRepository,
+    secretKey: () => Promise<Buffer>,
+    options: WebhookWorkerOptions,
+    logger: Logger,
+    metrics?: Metrics,
+  ) {
+    this.repository = repository;
+    this.secretKey = secretKey;
+    this.options = options;
+    this.logger = logger;
+    this.attempts = metrics
+      ? new Counter({
+          name: 'ledger_webhook_attempts_total',
+          help: 'Webhook delivery attempts, by outcome (delivered, retry, failed)',
+          labelNames: ['outcome'],
+          registers: [metrics.registry],
+        })
+      : undefined;
+    this.latency = metrics
+      ? new Histogram({
+          name: 'ledger_webhook_attempt_seconds',
+          help: 'Webhook delivery attempts from request to answer',
+          buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 15],
+          registers: [metrics.registry],
+        })
+      : undefined;
+  }
+
+  start(): void {
+    this.schedule(0);
+  }
+
+  /**
+   * The next poll after `delayMs`. A poll that claimed something is followed at once by the next (a backlog drains
+   * at the pace of the sends, not of the interval), and every finished attempt asks for a poll at once (nudge): an
+   * endpoint at its in-flight bound gets its next delivery as soon as one of its attempts ends.
+   */
+  private schedule(delayMs: number): void {
+    if (this.stopped) return;
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.polling = this.poll().then(
+        (claimed) => this.schedule(claimed > 0 ? 0 : this.options.pollIntervalMs),
+        () => this.schedule(this.options.pollIntervalMs),
+      );
+    }, delayMs);
+    this.timer.unref();
+  }
+
+  /** A poll at once, unless one is running (it schedules the next itself) or already due at once. */
+  private nudge(): void {
+    if (this.stopped || this.timer === undefined) return;
+    this.schedule(0);
+  }
+
+  /** One claim and the sends it starts (not awaited: they finish on their own, each recording its attempt). */
+  async poll(): Promise<number> {
+    const room = this.options.inFlightMax - this.inFlight.size;
+    if (room <= 0) return 0;
+    let claimed: ClaimedMessage[];
+    try {
+      claimed = await this.repository.claim({
+        endpointsMax: Math.max(1, Math.floor(room / this.options.inFlightPerEndpoint)),
+        inFlightMax: this.options.inFlightPerEndpoint,
+        leaseMs: (this.options.timeoutMs ?? WEBHOOK_TIMEOUT_MS) + LEASE_MARGIN_MS,
+      });
+    } catch (error) {
+      this.logger.warn({ err: error }, 'webhook claim failed; the next poll tries again');
+      return 0;
+    }
+    for (const message of claimed) {
+      const send = this.attempt(message).catch((error: unknown) => {
+        // The claim's lease runs out and the message is claimed again (the same webhook-id).
+        this.logger.warn({ err: error, messageId: message.id }, 'webhook attempt not recorded');
+      });
+      this.inFlight.add(send);
+      void send.finally(() => {
+        this.inFlight.delete(send);
+        this.nudge();
+      });
+    }
+    return claimed.length;
+  }
+
+  private async attempt(message: ClaimedMessage): Promise<void> {
+    const body = messageBody(message);
+    const startedAt = new Date();
+    let result: SendResult;
+    try {
+      const secret = decryptSecret(await this.secretKey(), message.secretCiphertext);
+      const timestamp = Math.floor(startedAt.getTime() / 1000);
+      result = await sendWebhook(
+        message.url,
+        {
+          'webhook-id': message.id,
+          'webhook-timestamp': String(timestamp),
+          'webhook-signature': signWebhook(secret, message.id, timestamp, body),
+          'user-agent': 'sandbox-rewards-webhooks',
+        },
+        body,
+        {
+          allowPrivateAddresses: this.options.allowPrivateAddresses,
+          timeoutMs: this.options.timeoutMs ?? WEBHOOK_TIMEOUT_MS,
+        },
+      );
+    } catch (error) {
+      result = {
+        statusCode: undefined,
+        error: `the secret could not be read (rotate it): ${(error as Error).message}`,
+        responseExcerpt: '',
+      };
+    }
+    const latencyMs = Date.now() - startedAt.getTime();
+    const next = nextAfter(result, message, Date.now(), this.options.retryBaseMs);
+    this.attempts?.inc({ outcome: next.kind });
+    this.latency?.observe(latencyMs / 1000);
+    await this.repository.finish(message, { startedAt, latencyMs, ...result }, next, this.options.disableAfterMs);
+  }
+
+  /** Stops claiming and waits for the sends in progress (each ends within the timeout). */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.polling?.catch(() => undefined);
+    await Promise.allSettled([...this.inFlight]);
+  }
+}
