@@ -1,7 +1,6 @@
 // npm run bench:start: how long `npm start` (the embedded default: PGlite under DATA_DIR, the in-process transport)
-// takes from the process's start to its banner: on a new DATA_DIR with an empty compile cache (a new checkout's first
-// start), on a new DATA_DIR (the template unpacked, every migration), and again on the same folder (a restart), with
-// the CPU the process and its children spent until then.
+// takes from the process's start to its banner: on a new DATA_DIR (the template unpacked, the migrations added since it
+// was made) and again on the same folder (a restart), with the CPU the process and its children spent until then.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,18 +9,17 @@ import { parseArgs } from 'node:util';
 import { PROGRAM_ENTRIES, PROGRAM_ENVIRONMENT, PROGRAM_NODE_OPTIONS } from '../services/launcher/tools/processes.ts';
 import { freePort } from '../services/launcher/tools/servers.ts';
 import { summarizeCpuProfile } from './lib/cpuprofile.ts';
-import { machine } from './lib/proc.ts';
+import { machine, rssMiB } from './lib/proc.ts';
 
 const HELP = `Usage: npm run bench:start -- [options]
 
 Starts the all-in-one process as \`npm start\` does without DATABASE_URL (node with the start script's flags, PGlite
-under a new DATA_DIR, no NATS_URL) three times per run: with an empty Node compile cache (NODE_COMPILE_CACHE, a new
-checkout's first start), then with the repository's cache on a new DATA_DIR, then again on that folder (a restart),
-each stopped with SIGTERM once it printed its banner; prints the seconds from spawn to the banner, the banner's own "started in" (after the modules loaded) and
-the CPU seconds of the process and its children until the banner.
+under a new DATA_DIR, no NATS_URL), then again on that folder (a restart), each stopped with SIGTERM once it printed its banner; prints the seconds from spawn to the banner, the banner's own
+"started in" (from the process's start, as node counts it), the CPU seconds of the process and its children until
+the banner and its peak RSS then.
 
 Options:
-  --runs N          first start and restart pairs                                    default 3
+  --runs N          runs of the two starts                                           default 3
   --cpu-prof DIR    run node with --cpu-prof (profiles in DIR, their top functions printed)
   --help            this text
 `;
@@ -29,16 +27,18 @@ Options:
 const BANNER = /Sandbox Rewards is running \(started in ([\d.]+) s\)/;
 const log = (line: string) => process.stderr.write(`[start] ${line}\n`);
 
-const KINDS = ['first start, empty compile cache', 'first start', 'restart'] as const;
+const KINDS = ['first start', 'restart'] as const;
 
 interface Start {
   kind: (typeof KINDS)[number];
   /** Seconds from spawn to the banner. */
   seconds: number;
-  /** The banner's own figure: from the entry module's first line (its imports loaded) to ready. */
+  /** The banner's own figure: from the process's start (performance's time origin) to ready. */
   bannerSeconds: number;
   /** CPU seconds of the process and of its children it waited for, until the banner. */
   cpuSeconds: number;
+  /** The process's peak RSS (VmHWM) at the banner, MiB. */
+  peakRssMiB: number;
   loadAverage1m: number;
 }
 
@@ -53,12 +53,7 @@ function cpuWithChildren(pid: number): number {
   }
 }
 
-async function startOnce(
-  dataDir: string,
-  kind: Start['kind'],
-  cpuProfile: string | undefined,
-  compileCache: string | undefined,
-): Promise<Start> {
+async function startOnce(dataDir: string, kind: Start['kind'], cpuProfile: string | undefined): Promise<Start> {
   const port = await freePort();
   const loadAverage1m = machine().loadAverage1m;
   const args = [
@@ -68,23 +63,29 @@ async function startOnce(
   ];
   const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' };
   Object.assign(env, PROGRAM_ENVIRONMENT, { PORT: String(port), DATA_DIR: dataDir, LOG_LEVEL: 'warn' });
-  if (compileCache) env.NODE_COMPILE_CACHE = compileCache;
   const spawnedAt = performance.now();
   const child: ChildProcess = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
-  const banner = await new Promise<{ at: number; bannerSeconds: number; cpuSeconds: number }>((done, fail) => {
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString('utf8');
-      const match = BANNER.exec(output);
-      if (match) {
-        child.stdout?.off('data', onData);
-        done({ at: performance.now(), bannerSeconds: Number(match[1]), cpuSeconds: cpuWithChildren(child.pid!) });
-      }
-    };
-    child.stdout?.on('data', onData);
-    child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-    child.once('exit', (code) => fail(new Error(`all-in-one exited ${code} before its banner:\n${output}`)));
-  });
+  const banner = await new Promise<{ at: number; bannerSeconds: number; cpuSeconds: number; peakRssMiB: number }>(
+    (done, fail) => {
+      const onData = (chunk: Buffer) => {
+        output += chunk.toString('utf8');
+        const match = BANNER.exec(output);
+        if (match) {
+          child.stdout?.off('data', onData);
+          done({
+            at: performance.now(),
+            bannerSeconds: Number(match[1]),
+            cpuSeconds: cpuWithChildren(child.pid!),
+            peakRssMiB: rssMiB(child.pid!),
+          });
+        }
+      };
+      child.stdout?.on('data', onData);
+      child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+      child.once('exit', (code) => fail(new Error(`all-in-one exited ${code} before its banner:\n${output}`)));
+    },
+  );
   const exited = new Promise<void>((done) => child.once('exit', () => done()));
   child.kill('SIGTERM');
   await exited;
@@ -93,6 +94,7 @@ async function startOnce(
     seconds: (banner.at - spawnedAt) / 1000,
     bannerSeconds: banner.bannerSeconds,
     cpuSeconds: banner.cpuSeconds,
+    peakRssMiB: banner.peakRssMiB,
     loadAverage1m,
   };
 }
@@ -116,12 +118,9 @@ async function main(): Promise<void> {
   const starts: Start[] = [];
   for (let run = 1; run <= runs; run++) {
     const dataDir = mkdtempSync(join(tmpdir(), 'rewards-start-'));
-    const emptyCache = mkdtempSync(join(tmpdir(), 'rewards-start-cache-'));
     try {
       for (const kind of KINDS) {
-        const cold = kind === KINDS[0];
-        if (cold || kind === 'first start') rmSync(dataDir, { recursive: true, force: true });
-        const start = await startOnce(dataDir, kind, cpuProfile, cold ? emptyCache : undefined);
+        const start = await startOnce(dataDir, kind, cpuProfile);
         log(
           `run ${run}, ${kind}: ${start.seconds.toFixed(2)} s to the banner (its own: ${start.bannerSeconds.toFixed(1)} s), CPU ${start.cpuSeconds.toFixed(2)} s, load ${start.loadAverage1m.toFixed(2)}`,
         );
@@ -129,7 +128,6 @@ async function main(): Promise<void> {
       }
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
-      rmSync(emptyCache, { recursive: true, force: true });
     }
   }
   const f = (n: number, d = 2) => n.toFixed(d);
@@ -142,6 +140,7 @@ async function main(): Promise<void> {
     lines.push(
       `${kind.toUpperCase()} to the banner: ${of.map((s) => `${f(s.seconds)} s`).join(', ')} ` +
         `(the banner's own: ${of.map((s) => f(s.bannerSeconds, 1)).join(', ')} s; CPU ${of.map((s) => f(s.cpuSeconds)).join(', ')} s; ` +
+        `peak RSS ${of.map((s) => f(s.peakRssMiB, 0)).join(', ')} MiB; ` +
         `load ${of.map((s) => f(s.loadAverage1m)).join(', ')})`,
     );
   }

@@ -1,4 +1,4 @@
-// `npm start`: the whole service in one process (see system.ts), loaded by main.ts once Node's compile cache is on.
+// `npm start`: the whole service in one process (see system.ts), loaded by main.ts.
 
 import { clientEnvPrefix } from '#runtime/cli/local-service.ts';
 import { ConfigError } from '#runtime/config.ts';
