@@ -30,7 +30,8 @@ interface Run {
     boundMs: number;
     service: { ratePerSecond: number };
     pgbench: { ratePerSecond: number };
-    ratio: number;
+    /** null when no step of pgbench's held (JSON has no NaN). */
+    ratio: number | null;
   };
   batches: { size: number; eventsPerSecond: number; ratio: number; cpuPerEventUs: Record<string, number> };
   cpuPerEventUs: { endToEnd: Record<string, number> };
@@ -55,7 +56,6 @@ function assertRun(value: unknown, where: string): asserts value is Run {
     run?.rateAtP99?.boundMs,
     run?.rateAtP99?.service?.ratePerSecond,
     run?.rateAtP99?.pgbench?.ratePerSecond,
-    run?.rateAtP99?.ratio,
     run?.batches?.size,
     run?.batches?.eventsPerSecond,
     run?.batches?.ratio,
@@ -72,8 +72,10 @@ function assertRun(value: unknown, where: string): asserts value is Run {
   }
 }
 
-const n = (value: number, digits = 0) =>
-  value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+const n = (value: number | null, digits = 0) =>
+  value === null || !Number.isFinite(value)
+    ? '-'
+    : value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 const range = (values: number[], digits = 0) => {
   const low = Math.min(...values);
   const high = Math.max(...values);
@@ -95,7 +97,7 @@ export function summaryRow(set: RecordedSet): string {
       runs.map((r) => r.batches.cpuPerEventUs.ingest ?? Number.NaN),
       1,
     )} µs** CPU per event; programs at most ` +
-    `**${Math.max(...runs.map(programsPeak))} MiB** ([the runs](#current-figures-of-npm-run-bench))`;
+    `**${n(Math.max(...runs.map(programsPeak)))} MiB** ([the runs](#current-figures-of-npm-run-bench))`;
   const loads = runs.map((r) => n(r.machine.loadAverage1m, 2)).join(', ');
   return `${SUMMARY_ROW_PREFIX}(#npm-run-bench-the-whole-service-end-to-end-against-pgbench) | \`npm run bench\` | ${figures} | ${days} | ${loads} before the runs |`;
 }
