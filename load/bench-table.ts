@@ -26,11 +26,14 @@ interface Run {
   endToEnd: { eventsPerSecond: number; peakLatencyMs: { p99: number } };
   pgbench: { perSecond: number };
   ratio: number;
-  halfPeak: {
-    offeredPerSecond: number;
-    latencyMs: { p50: number; p95: number; p99: number };
-    warmupLatencyMs?: { p99: number } | undefined;
+  rateAtP99: {
+    boundMs: number;
+    service: { ratePerSecond: number };
+    pgbench: { ratePerSecond: number };
+    /** null when no step of pgbench's held (JSON has no NaN). */
+    ratio: number | null;
   };
+  batches: { size: number; eventsPerSecond: number; ratio: number; cpuPerEventUs: Record<string, number> };
   cpuPerEventUs: { endToEnd: Record<string, number> };
   peakRssMiB: Record<string, number>;
 }
@@ -50,10 +53,13 @@ function assertRun(value: unknown, where: string): asserts value is Run {
     run?.endToEnd?.peakLatencyMs?.p99,
     run?.pgbench?.perSecond,
     run?.ratio,
-    run?.halfPeak?.offeredPerSecond,
-    run?.halfPeak?.latencyMs?.p50,
-    run?.halfPeak?.latencyMs?.p95,
-    run?.halfPeak?.latencyMs?.p99,
+    run?.rateAtP99?.boundMs,
+    run?.rateAtP99?.service?.ratePerSecond,
+    run?.rateAtP99?.pgbench?.ratePerSecond,
+    run?.batches?.size,
+    run?.batches?.eventsPerSecond,
+    run?.batches?.ratio,
+    run?.batches?.cpuPerEventUs?.ingest,
   ];
   if (
     typeof run?.measuredAt !== 'string' ||
@@ -66,8 +72,10 @@ function assertRun(value: unknown, where: string): asserts value is Run {
   }
 }
 
-const n = (value: number, digits = 0) =>
-  value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+const n = (value: number | null, digits = 0) =>
+  value === null || !Number.isFinite(value)
+    ? '-'
+    : value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 const range = (values: number[], digits = 0) => {
   const low = Math.min(...values);
   const high = Math.max(...values);
@@ -82,23 +90,26 @@ export function summaryRow(set: RecordedSet): string {
   const days = [...new Set(runs.map(day))].join(', ');
   const figures =
     `**${runs.map((r) => n(r.ratio, 2)).join(', ')} x** pgbench (the service ${range(runs.map((r) => r.endToEnd.eventsPerSecond))} ` +
-    `events/s, pgbench ${range(runs.map((r) => r.pgbench.perSecond))} decisions/s); p99 **${range(
-      runs.map((r) => r.halfPeak.latencyMs.p99),
+    `events/s, pgbench ${range(runs.map((r) => r.pgbench.perSecond))} decisions/s); at p99 ≤ ${runs[0]?.rateAtP99.boundMs} ms ` +
+    `**${runs.map((r) => n(r.rateAtP99.ratio, 2)).join(', ')} x** (the service ${range(runs.map((r) => r.rateAtP99.service.ratePerSecond))}/s, ` +
+    `pgbench ${range(runs.map((r) => r.rateAtP99.pgbench.ratePerSecond))}/s); batches of ${runs[0]?.batches.size} ` +
+    `**${runs.map((r) => n(r.batches.ratio, 2)).join(', ')} x**, ingest **${range(
+      runs.map((r) => r.batches.cpuPerEventUs.ingest ?? Number.NaN),
       1,
-    )} ms** at half the peak (${range(runs.map((r) => r.halfPeak.offeredPerSecond))} events/s); programs at most ` +
-    `**${Math.max(...runs.map(programsPeak))} MiB** ([the runs](#current-figures-of-npm-run-bench))`;
+    )} µs** CPU per event; programs at most ` +
+    `**${n(Math.max(...runs.map(programsPeak)))} MiB** ([the runs](#current-figures-of-npm-run-bench))`;
   const loads = runs.map((r) => n(r.machine.loadAverage1m, 2)).join(', ');
   return `${SUMMARY_ROW_PREFIX}(#npm-run-bench-the-whole-service-end-to-end-against-pgbench) | \`npm run bench\` | ${figures} | ${days} | ${loads} before the runs |`;
 }
 
 export function runsTable(set: RecordedSet): string {
   const lines = [
-    "| run | measured | command | load before / after | events/s end to end | pgbench | **ratio** | p99 at the peak | at half the peak: offered, p50 / p95 / p99; its warm-up's p99 | CPU µs per event at the peak: ingest, ledger, PostgreSQL | peak RSS of the programs |",
-    '|---|---|---|---|---|---|---|---|---|---|---|',
+    '| run | measured | command | load before / after | events/s end to end | pgbench | **ratio** | p99 at the peak | rate at p99 ≤ 25 ms: service, pgbench, **ratio** | batches of 20: events/s, **ratio**, ingest CPU µs per event | CPU µs per event at the peak: ingest, ledger, PostgreSQL | peak RSS of the programs |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|',
   ];
   set.runs.forEach((r, index) => {
-    const half = r.halfPeak;
-    const warmup = half.warmupLatencyMs ? `; ${n(half.warmupLatencyMs.p99, 1)} ms` : '';
+    const bound = r.rateAtP99;
+    const batches = r.batches;
     const cpu = ['ingest', 'ledger', 'postgres'].map((name) => {
       const us = r.cpuPerEventUs.endToEnd[name];
       return us === undefined ? '-' : n(us);
@@ -111,7 +122,8 @@ export function runsTable(set: RecordedSet): string {
     lines.push(
       `| ${index + 1} | ${day(r)} | \`${r.command}\` | ${n(r.machine.loadAverage1m, 2)} / ${n(r.machine.loadAverage1mAfter, 2)} | ` +
         `${n(r.endToEnd.eventsPerSecond)} | ${n(r.pgbench.perSecond)} | **${n(r.ratio, 2)}** | ${n(r.endToEnd.peakLatencyMs.p99, 1)} ms | ` +
-        `${n(half.offeredPerSecond)}/s, ${n(half.latencyMs.p50, 1)} / ${n(half.latencyMs.p95, 1)} / **${n(half.latencyMs.p99, 1)} ms**${warmup} | ` +
+        `${n(bound.service.ratePerSecond)}/s, ${n(bound.pgbench.ratePerSecond)}/s, **${n(bound.ratio, 2)}** | ` +
+        `${n(batches.eventsPerSecond)}, **${n(batches.ratio, 2)}**, ${n(batches.cpuPerEventUs.ingest ?? Number.NaN, 1)} | ` +
         `${cpu.join(', ')} | ${rss} MiB |`,
     );
   });

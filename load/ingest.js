@@ -7,8 +7,10 @@
 //   ingest   fresh events spread over many games and players      POST /api/game-sdk/v2/events
 //   replay   the same eventId and payload re-sent; expects replayed: true and the stored decision
 //   console  developer reads: GET /api/developer/v1/console and /api/developer/v1/records
-// then, in the full profile, the peak (fresh events, a closed loop of PEAK_VUS in flight), and the half phase when
-// HALF_RATE is set (fresh events, open model).
+// then, in the full profile, the peak (fresh events, a closed loop of PEAK_VUS in flight; with PEAK_BATCH=true batches
+// of BATCH_SIZE instead), and a step when STEP_RATE is set (fresh events, open model: npm run bench's step search).
+// SETUP_DATA=<file>: setup() returns that file's JSON (an earlier run's summary's setup_data) instead of making
+// fixtures, so that npm run bench's later k6 runs reuse the games and players of its first.
 // Thresholds are the pass/fail gate; handleSummary writes load/results/<profile>-summary.json.
 
 import { check, fail, sleep } from 'k6';
@@ -94,23 +96,26 @@ const RATES = {
 };
 const BATCH_SIZE = Math.min(100, Math.max(1, intEnv('BATCH_SIZE', 20)));
 // PEAK_RATE: `closed` (a closed loop of PEAK_VUS requests in flight), events per second offered (an open model with
-// at most PEAK_VUS in flight), or 0 (no peak phase).
+// at most PEAK_VUS in flight), or 0 (no peak phase). PEAK_BATCH=true: each request of the peak is a batch of
+// BATCH_SIZE fresh events (the `batch` function) instead of one event.
 const peakRate = (__ENV.PEAK_RATE || String(P.peakRate)).toLowerCase();
 const PEAK = {
   rate: peakRate === 'closed' ? 'closed' : intEnv('PEAK_RATE', P.peakRate),
   duration: __ENV.PEAK_DURATION || P.peakDuration,
   vus: Math.max(1, intEnv('PEAK_VUS', P.peakVUs)),
+  exec: __ENV.PEAK_BATCH === 'true' ? 'batch' : 'peak',
 };
-// The latency at a moderate load (npm run bench's second k6 run: half of the measured peak): fresh events offered at
-// HALF_RATE per second for HALF_DURATION, open model (arrivals do not wait for answers; up to HALF_VUS in flight),
-// after HALF_WARMUP at the same rate (scenario halfWarmup, reported apart), as pgbench's side warms up before it
-// measures: the first second after setup() meets the run's new games cold.
-const HALF = {
-  rate: intEnv('HALF_RATE', 0),
-  duration: __ENV.HALF_DURATION || '0s',
-  warmup: __ENV.HALF_WARMUP || '5s',
-  vus: Math.max(1, intEnv('HALF_VUS', 1000)),
+// One step of npm run bench's search for the highest rate at which the p99 stays within its bound: fresh events
+// offered at STEP_RATE per second for STEP_DURATION, open model (arrivals do not wait for answers; up to STEP_VUS in
+// flight), after STEP_WARMUP at the same rate (scenario stepWarmup, reported apart).
+const STEP = {
+  rate: intEnv('STEP_RATE', 0),
+  duration: __ENV.STEP_DURATION || '0s',
+  warmup: __ENV.STEP_WARMUP || '2s',
+  vus: Math.max(1, intEnv('STEP_VUS', 1000)),
 };
+// An earlier run's fixtures (npm run bench writes its first run's setup_data there): read in the init context.
+const GIVEN_SETUP = __ENV.SETUP_DATA ? JSON.parse(open(__ENV.SETUP_DATA)) : null;
 const EVENT_RATE_LIMIT_PER_MINUTE = intEnv('EVENT_RATE_LIMIT_PER_MINUTE', 120);
 const NATIVE_HEADERS = {
   'X-Client-Country': __ENV.CLIENT_COUNTRY || 'US',
@@ -165,23 +170,23 @@ if (PEAK.rate === 'closed' && seconds(PEAK.duration) > 0) {
   // PEAK_DURATION is the completed rate.
   scenarios.peak = {
     executor: 'constant-vus',
-    exec: 'peak',
+    exec: PEAK.exec,
     vus: PEAK.vus,
     duration: PEAK.duration,
     startTime: `${STEADY_SECONDS}s`,
     gracefulStop: '10s',
   };
 } else if (PEAK.rate > 0 && seconds(PEAK.duration) > 0) {
-  scenarios.peak = freshEvents(PEAK.rate, PEAK.duration, STEADY_SECONDS, PEAK.vus, PEAK.vus);
+  scenarios.peak = { ...freshEvents(PEAK.rate, PEAK.duration, STEADY_SECONDS, PEAK.vus, PEAK.vus), exec: PEAK.exec };
 }
 
-if (HALF.rate > 0 && seconds(HALF.duration) > 0) {
-  // After the steady scenarios and the peak (when they run); latency at a rate the service sustains.
+if (STEP.rate > 0 && seconds(STEP.duration) > 0) {
+  // After the steady scenarios and the peak (when they run): the latency at one offered rate.
   const start = STEADY_SECONDS + (scenarios.peak ? seconds(PEAK.duration) + 10 : 0);
-  const warmupSeconds = seconds(HALF.warmup);
-  const vus = Math.min(HALF.vus, Math.max(1, Math.ceil(HALF.rate / 10)));
-  if (warmupSeconds > 0) scenarios.halfWarmup = freshEvents(HALF.rate, HALF.warmup, start, vus, HALF.vus);
-  scenarios.half = freshEvents(HALF.rate, HALF.duration, start + warmupSeconds, vus, HALF.vus);
+  const warmupSeconds = seconds(STEP.warmup);
+  const vus = Math.min(STEP.vus, Math.max(1, Math.ceil(STEP.rate / 10)));
+  if (warmupSeconds > 0) scenarios.stepWarmup = freshEvents(STEP.rate, STEP.warmup, start, vus, STEP.vus);
+  scenarios.step = freshEvents(STEP.rate, STEP.duration, start + warmupSeconds, vus, STEP.vus);
 }
 
 const thresholds = {
@@ -190,9 +195,9 @@ const thresholds = {
   http_req_failed: [{ threshold: 'rate<0.01', abortOnFail: true, delayAbortEval: '15s' }],
 };
 for (const name of Object.keys(scenarios)) {
-  if (name === 'peak' || name === 'half' || name === 'halfWarmup') {
+  if (name === 'peak' || name === 'step' || name === 'stepWarmup') {
     // Saturation: latency is the queue of PEAK_VUS requests in flight, reported but not gated.
-    // Half: the latency figure npm run bench reports against its target, also not gated here (its warm-up neither).
+    // Step: the latency npm run bench's step search compares with its bound, also not gated here (its warm-up neither).
     thresholds[`http_req_failed{scenario:${name}}`] = ['rate<0.01'];
     thresholds[`checks{scenario:${name}}`] = ['rate>0.99'];
     thresholds[`http_req_duration{scenario:${name}}`] = ['max>=0'];
@@ -292,6 +297,11 @@ function postEvent(secret, bodyText, name) {
 // ---------- setup: fixtures through the public API ----------
 
 export function setup() {
+  if (GIVEN_SETUP) {
+    // npm run bench watches for this line: the scenarios start now.
+    console.log(`setup: done, ${GIVEN_SETUP.games.length} games of ${__ENV.SETUP_DATA} (an earlier run's)`);
+    return GIVEN_SETUP;
+  }
   if (!DEV_TOKEN) fail('DEV_TOKEN is required (npm run dev:token -- --email k6@example.com)');
   const runId = `${Date.now().toString(36)}-${Math.floor(Math.random() * 1e6).toString(36)}`;
   console.log(
@@ -611,12 +621,14 @@ function textSummary(data) {
       PEAK.rate === 'closed'
         ? `in a closed loop of ${PEAK.vus} in flight`
         : `offered at ${PEAK.rate}/s, at most ${PEAK.vus} in flight`;
-    lines.push(`peak: fresh events ${offered}, for ${PEAK.duration}`);
-  }
-  if (scenarios.half) {
     lines.push(
-      `half: fresh events offered at ${HALF.rate}/s (open model, up to ${HALF.vus} in flight), for ${HALF.duration}` +
-        (scenarios.halfWarmup ? ` after ${HALF.warmup} of warm-up (halfWarmup)` : ''),
+      `peak: ${PEAK.exec === 'batch' ? `batches of ${BATCH_SIZE} fresh events` : 'fresh events'} ${offered}, for ${PEAK.duration}`,
+    );
+  }
+  if (scenarios.step) {
+    lines.push(
+      `step: fresh events offered at ${STEP.rate}/s (open model, up to ${STEP.vus} in flight), for ${STEP.duration}` +
+        (scenarios.stepWarmup ? ` after ${STEP.warmup} of warm-up (stepWarmup)` : ''),
     );
   }
   lines.push('', 'THRESHOLDS');
@@ -651,7 +663,7 @@ function textSummary(data) {
   const peakRequests = m['http_reqs{scenario:peak}'];
   if (peakRequests) {
     lines.push(
-      `peak: ${peakRequests.values.count} events completed, ${(peakRequests.values.count / seconds(PEAK.duration)).toFixed(0)}/s` +
+      `peak: ${peakRequests.values.count} ${PEAK.exec === 'batch' ? 'batches' : 'events'} completed, ${(peakRequests.values.count / seconds(PEAK.duration)).toFixed(0)}/s` +
         (PEAK.rate === 'closed'
           ? ''
           : ` (dropped iterations: ${m.dropped_iterations ? m.dropped_iterations.values.count : 0}, offered beyond capacity)`),

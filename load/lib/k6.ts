@@ -29,6 +29,8 @@ export function k6Version(k6: string): string {
 /** k6's end-of-test data (what handleSummary is given): each metric's values (count, rate, med, p(99), ...). */
 export interface K6Summary {
   metrics?: Record<string, { values?: Record<string, number>; thresholds?: Record<string, { ok: boolean }> }>;
+  /** What setup() returned (load/ingest.js reads it back with SETUP_DATA). */
+  setup_data?: unknown;
 }
 
 export interface K6Result {

@@ -55,6 +55,12 @@ export interface PgbenchRun {
    * off).
    */
   protocol?: 'prepared' | 'extended';
+  /**
+   * `-R`: transactions per second scheduled (a Poisson schedule, as an open model offers them); each latency then
+   * counts from its transaction's scheduled start, so a queue behind the schedule counts too. Unset: as fast as the
+   * clients go (a closed loop).
+   */
+  rate?: number;
 }
 
 /**
@@ -76,6 +82,7 @@ export async function runPgbench(run: PgbenchRun): Promise<Side> {
     run.script,
   ];
   for (const [name, value] of Object.entries(run.defines)) common.push('-D', `${name}=${value}`);
+  if (run.rate !== undefined) common.push('-R', String(run.rate));
   const exec = promisify(execFile);
   if (!run.measured) {
     await exec(pgbench, [...common, '-T', String(run.seconds), run.url], { maxBuffer: 16 * 1024 * 1024 });

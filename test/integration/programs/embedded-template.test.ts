@@ -4,7 +4,8 @@
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { embeddedTemplatePath, pgliteVersion, startEmbeddedPostgres } from '#runtime/db/embedded.ts';
+import { startEmbeddedPostgres } from '#runtime/db/embedded.ts';
+import { embeddedTemplatePath, pgliteVersion } from '#runtime/db/embedded-data.ts';
 import { sql } from '../../support/database.ts';
 
 describe('the embedded database from its template', () => {

@@ -70,31 +70,43 @@ export function addEventBatchRoute(router: Router, deps: EventBatchRouteDeps): v
     const outcomes = await Promise.all(replies);
 
     const results: BatchResult[] = [];
+    // The decisions counter's increments, one per distinct label set of the request (prom-client hashes the labels
+    // on every call: once per set, not per event).
+    const counted = new Map<string, { labels: { status: string; reason: string; replayed: string }; events: number }>();
     let lastFresh: RecordEventResponse | undefined;
-    for (const [i, check] of checks.entries()) {
-      if (!check.ok) {
-        results.push(failed(new AppError(check.code, check.message)));
-        continue;
+    try {
+      for (const [i, check] of checks.entries()) {
+        if (!check.ok) {
+          results.push(failed(new AppError(check.code, check.message)));
+          continue;
+        }
+        const outcome = outcomes[i] as Settled;
+        if ('error' in outcome) {
+          const error = outcome.error;
+          // A key unknown or revoked (the ledger checks it with the events): the request's own 401.
+          if (!(error instanceof AppError) || error.code === 'invalid_key') throw error;
+          results.push(failed(error));
+          continue;
+        }
+        const reply = outcome.reply;
+        const result = gameEventResult(reply.decision, reply.replayed);
+        const reason = result.reason ?? 'none';
+        const labelsKey = `${result.status} ${reason} ${result.replayed}`;
+        const count = counted.get(labelsKey);
+        if (count) count.events++;
+        else {
+          counted.set(labelsKey, {
+            labels: { status: result.status, reason, replayed: String(result.replayed) },
+            events: 1,
+          });
+        }
+        if (!reply.replayed && reply.quota) lastFresh = reply;
+        results.push({ status: 200, data: result });
       }
-      const outcome = outcomes[i] as Settled;
-      if ('error' in outcome) {
-        const error = outcome.error;
-        // A key unknown or revoked (the ledger checks it with the events): the request's own 401.
-        if (!(error instanceof AppError) || error.code === 'invalid_key') throw error;
-        results.push(failed(error));
-        continue;
-      }
-      const reply = outcome.reply;
-      const result = gameEventResult(reply.decision, reply.replayed);
-      deps.decisions?.inc({
-        status: result.status,
-        reason: result.reason ?? 'none',
-        replayed: String(result.replayed),
-      });
-      if (!reply.replayed && reply.quota) lastFresh = reply;
-      results.push({ status: 200, data: result });
+    } finally {
+      // Counted as they were decided, also when a later event ends the request (a key unknown: 401).
+      for (const { labels, events: n } of counted.values()) deps.decisions?.inc(labels, n);
     }
-
     if (results.every((result) => result.status === 503)) {
       const unknown = results.some((r) => 'error' in r && r.error.message === EVENT_OUTCOME_UNKNOWN);
       const first = results[0] as { error: { message: string } };

@@ -1,20 +1,15 @@
-// `node embedded-new-data.ts <folder> [template.tar.gz]`: makes a new PGlite data folder and exits: from the template
-// tarball when one is given (PGlite's loadDataDir), else by initdb. Run as a short-lived child process by
-// initializeEmbeddedData (embedded.ts), so that the memory it grows (WebAssembly memory never shrinks: initdb's
-// 560 MiB, or the 265 MiB of the instance that unpacks a template) goes back to the system when it exits instead of
-// staying with the server for the life of the process.
-import { readFileSync } from 'node:fs';
+// `node embedded-new-data.ts <folder>`: makes a new PGlite data folder by initdb and exits. Run as a short-lived child
+// process by initdbInChild (embedded.ts: a first start without a template for the installed PGlite, and
+// `npm run embedded:template`), so that the memory initdb grows (WebAssembly memory never shrinks: about 560 MiB)
+// goes back to the system when it exits instead of staying with the server for the life of the process.
 import { PGlite } from '@electric-sql/pglite';
 import { EMBEDDED_POSTGRESQL_CONF } from './embedded.ts';
 
-const [folder, template] = process.argv.slice(2);
+const [folder] = process.argv.slice(2);
 if (!folder) {
-  process.stderr.write('usage: node embedded-new-data.ts <folder> [template.tar.gz]\n');
+  process.stderr.write('usage: node embedded-new-data.ts <folder>\n');
   process.exit(2);
 }
-const db = await PGlite.create(folder, {
-  postgresqlconf: EMBEDDED_POSTGRESQL_CONF,
-  ...(template ? { loadDataDir: new Blob([readFileSync(template)]) } : {}),
-});
+const db = await PGlite.create(folder, { postgresqlconf: EMBEDDED_POSTGRESQL_CONF });
 await db.query('select 1');
 await db.close();

@@ -1,0 +1,151 @@
+// The embedded PostgreSQL's data folder (embedded.ts): made on a first start from the shipped template, or by initdb in
+// a child process. Apart from embedded.ts so that `npm start` (services/all-in-one/src/main.ts) can begin making it
+// before it loads the rest of the process (PGlite included): the files are written by libuv's threads meanwhile.
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { utimes, writeFile } from 'node:fs/promises';
+import { dirname, join, normalize } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { gunzip } from 'node:zlib';
+
+/** The PGlite data folder under DATA_DIR. */
+export function embeddedDataFolder(dataDir: string): string {
+  return join(dataDir, 'pglite');
+}
+
+/**
+ * The data folder of a new database, made once by PGlite's initdb and shipped as a tarball for the PGlite version it
+ * was made with (`npm run embedded:template` makes it again: services/all-in-one/src/make-embedded-template.ts).
+ * Unpacking it takes a fraction of initdb's time and memory: PGlite runs initdb in a second PostgreSQL instance
+ * beside the first (figures: docs/benchmarks.md, "The embedded database's first start").
+ */
+export function embeddedTemplatePath(): string | undefined {
+  const path = fileURLToPath(new URL(`./embedded-template/pglite-${pgliteVersion()}.tar.gz`, import.meta.url));
+  return existsSync(path) ? path : undefined;
+}
+
+/** The installed PGlite's version (its package.json). */
+export function pgliteVersion(): string {
+  const entry = fileURLToPath(import.meta.resolve('@electric-sql/pglite'));
+  const manifest = join(dirname(entry), '..', 'package.json');
+  return (JSON.parse(readFileSync(manifest, 'utf8')) as { version: string }).version;
+}
+
+/**
+ * Makes the PGlite data folder `folder` when it holds none yet (no PG_VERSION: new, or left half-made by an
+ * interrupted first start, which is made again) into a sibling folder, renamed into place only when complete: from
+ * the shipped template of this PGlite version, unpacked here (a gzipped tarball of the folder: no PostgreSQL instance
+ * is needed to write its files), or, when there is none (a PGlite upgrade whose template was not made yet), by initdb
+ * in a short-lived child process (embedded-new-data.ts), so that the memory initdb grows (WebAssembly memory never
+ * shrinks) goes back to the system when it exits.
+ */
+export function initializeEmbeddedData(folder: string): Promise<void> {
+  // One making per folder at a time: `npm start` begins it early, the embedded server's start awaits the same.
+  let making = inProgress.get(folder);
+  if (!making) {
+    making = makeEmbeddedData(folder).finally(() => inProgress.delete(folder));
+    inProgress.set(folder, making);
+  }
+  return making;
+}
+
+const inProgress = new Map<string, Promise<void>>();
+
+async function makeEmbeddedData(folder: string): Promise<void> {
+  if (existsSync(join(folder, 'PG_VERSION'))) return;
+  rmSync(folder, { recursive: true, force: true });
+  const template = embeddedTemplatePath();
+  if (template) {
+    const making = newFolder(folder);
+    await unpackTemplate(readFileSync(template), making);
+    renameSync(making, folder);
+  } else {
+    await initdbInChild(folder);
+  }
+}
+
+/** initdb of a new PGlite data folder `folder`, in a child process. */
+export async function initdbInChild(folder: string): Promise<void> {
+  const making = newFolder(folder);
+  const script = new URL('./embedded-new-data.ts', import.meta.url).pathname;
+  await new Promise<void>((resolve, reject) => {
+    // --liftoff-only: no optimizing compiles of PGlite's WebAssembly (they held about 500 MiB at initdb's peak).
+    const child = spawn(process.execPath, ['--liftoff-only', script, making], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr = (stderr + chunk.toString()).slice(-4000);
+    });
+    child.once('error', reject);
+    child.once('exit', (code) => {
+      if (code === 0 && existsSync(join(making, 'PG_VERSION'))) resolve();
+      else reject(new Error(`the embedded PostgreSQL's new folder ${making} failed (exit ${code}): ${stderr}`));
+    });
+  });
+  renameSync(making, folder);
+}
+
+/** `<folder>.new`, empty: where a new data folder is made before it is renamed into place. */
+function newFolder(folder: string): string {
+  const making = `${folder}.new`;
+  rmSync(making, { recursive: true, force: true });
+  mkdirSync(making, { recursive: true, mode: 0o700 });
+  return making;
+}
+
+/** The size of a tar block: headers and each file's data (padded) come in blocks of 512 bytes. */
+const TAR_BLOCK_BYTES = 512;
+/**
+ * Files written at a time: two of libuv's four threads, so that the module loading beside it keeps the other two.
+ * Creating a file is most of the cost (about 1,000 files; about 1 ms each on a loaded machine's disk).
+ */
+const UNPACK_CONCURRENCY = 2;
+
+/**
+ * Writes the files and folders of a gzipped tarball (ustar, as PGlite's dumpDataDir writes it) under `folder`, with
+ * their modification times, as PGlite's loadDataDir does: owner-only modes (a database's files). Throws on an entry
+ * type other than a file or a folder, or on a path that would leave `folder`.
+ */
+export async function unpackTemplate(tarball: Buffer, folder: string): Promise<void> {
+  const tar = await promisify(gunzip)(tarball);
+  const files: Array<{ target: string; data: Buffer; modified: number }> = [];
+  const folders = new Set<string>();
+  const folderOf = (path: string) => {
+    if (!folders.has(path)) mkdirSync(path, { recursive: true, mode: 0o700 });
+    folders.add(path);
+  };
+  const text = (from: number, length: number) => {
+    const end = tar.indexOf(0, from);
+    return tar.toString('latin1', from, end === -1 || end > from + length ? from + length : end);
+  };
+  const octal = (from: number, length: number) => Number.parseInt(text(from, length).trim() || '0', 8);
+  for (let at = 0; at + TAR_BLOCK_BYTES <= tar.length; ) {
+    const name = text(at, 100);
+    if (!name) break; // the two zero blocks that end the archive
+    const prefix = tar.toString('latin1', at + 257, at + 262) === 'ustar' ? text(at + 345, 155) : '';
+    const path = normalize(`${prefix ? `${prefix}/` : ''}${name}`).replace(/^\/+/, '');
+    const size = octal(at + 124, 12);
+    const modified = octal(at + 136, 12);
+    const type = String.fromCharCode(tar[at + 156] ?? 0);
+    if (path.startsWith('..')) throw new Error(`the embedded template's entry ${name} leaves its folder`);
+    const target = join(folder, path);
+    const data = at + TAR_BLOCK_BYTES;
+    if (type === '5') {
+      folderOf(target);
+    } else if (type === '0' || type === '\0') {
+      folderOf(dirname(target));
+      files.push({ target, data: tar.subarray(data, data + size), modified });
+    } else {
+      throw new Error(`the embedded template's entry ${name} is of type ${JSON.stringify(type)}, not a file or folder`);
+    }
+    at = data + Math.ceil(size / TAR_BLOCK_BYTES) * TAR_BLOCK_BYTES;
+  }
+  let next = 0;
+  const writer = async () => {
+    for (let file = files[next++]; file; file = files[next++]) {
+      await writeFile(file.target, file.data, { mode: 0o600 });
+      await utimes(file.target, file.modified, file.modified);
+    }
+  };
+  await Promise.all(Array.from({ length: UNPACK_CONCURRENCY }, writer));
+}
