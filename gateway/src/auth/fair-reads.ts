@@ -18,7 +18,7 @@ export interface FairReadSettings {
   perDeveloperMax: number;
 }
 
-export const FAIR_READ_DEFAULTS: FairReadSettings = { inFlightMax: 6, perDeveloperMax: 2 };
+export const FAIR_READ_DEFAULTS: FairReadSettings = { inFlightMax: 8, perDeveloperMax: 4 };
 
 interface Lane {
   running: number;
