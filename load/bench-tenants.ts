@@ -122,6 +122,9 @@ async function storeDecisions(databaseUrl: string, gameId: string, count: number
          from ledger.games g, generate_series(1, $3) i where g.id = $4`,
       [playerId, keyId, count, gameId],
     );
+    // Statistics as autovacuum would have them by now: without, the planner still sees the tables as they were
+    // before the bulk insert (nearly empty) and may scan where a running service would use the tenant's index.
+    await client.query('analyze ledger.events, ledger.players');
   } finally {
     await client.end();
   }
@@ -295,20 +298,25 @@ function startFlood(spec: FloodSpec): { pid: number; stop: () => Promise<Outcome
   };
 }
 
-/** Active PostgreSQL backends of the run's database, sampled every 200 ms: the largest number seen and the mean. */
+/**
+ * Active PostgreSQL backends of the run's database, sampled every 200 ms: the largest number seen, the mean, and the
+ * statements seen most often (their first 100 characters, whitespace folded).
+ */
 function sampleBackends(databaseUrl: string, databaseName: string) {
   const client = new pg.Client({ connectionString: databaseUrl });
   const counts: number[] = [];
+  const statements = new Map<string, number>();
   let stopped = false;
   const running = (async () => {
     await client.connect();
     while (!stopped) {
       const { rows } = await client.query(
-        `select count(*)::int as n from pg_stat_activity
+        `select left(regexp_replace(query, '\\s+', ' ', 'g'), 100) as statement from pg_stat_activity
           where datname = $1 and state = 'active' and pid <> pg_backend_pid()`,
         [databaseName],
       );
-      counts.push(rows[0].n);
+      counts.push(rows.length);
+      for (const row of rows) statements.set(row.statement, (statements.get(row.statement) ?? 0) + 1);
       await sleep(200);
     }
     await client.end();
@@ -318,7 +326,8 @@ function sampleBackends(databaseUrl: string, databaseName: string) {
       stopped = true;
       await running;
       const mean = counts.reduce((a, b) => a + b, 0) / Math.max(1, counts.length);
-      return { max: Math.max(0, ...counts), mean };
+      const top = [...statements.entries()].sort((a, b) => b[1] - a[1]).slice(0, 3);
+      return { max: Math.max(0, ...counts), mean, top };
     },
   };
 }
@@ -329,7 +338,7 @@ interface Phase {
   attacker: Outcomes | undefined;
   seconds: number;
   loadAverage1m: number;
-  backends: { max: number; mean: number };
+  backends: { max: number; mean: number; top: Array<[string, number]> };
   /** CPU seconds per second of the phase: the service's processes, PostgreSQL's backends, A's clients, the machine. */
   cpu: { service: number; postgres: number; attacker: number; machine: number };
 }
@@ -440,6 +449,7 @@ async function main(): Promise<void> {
         cpu,
       });
       log(`${name}: victim p95 ${p(victimSampled.latenciesMs, 95).toFixed(1)} ms`);
+      for (const [statement, seen] of phases.at(-1)?.backends.top ?? []) log(`  active ${seen} x: ${statement}`);
       await sleep(2000);
     };
     await measure('alone');
