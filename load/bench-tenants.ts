@@ -1,14 +1,16 @@
 // npm run bench:tenants: tenant isolation at the gateway (issue 44). One developer (the victim) reads its snapshot
 // at the web console's pace while another (the attacker, a valid account) floods: reads, rule dry-runs, reconnects.
 // Prints the victim's snapshot latency per phase next to its latency alone, and what the attacker got.
+import { fork } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import WebSocket from 'ws';
+import { summarizeCpuProfile } from './lib/cpuprofile.ts';
 import { createLoadIdentity } from './lib/identity.ts';
-import { machine, percentile } from './lib/proc.ts';
+import { cpuSeconds, machine, machineBusySeconds, percentile, sampleBackendCpu } from './lib/proc.ts';
 import { type LoadSystem, type SystemMode, startLoadSystem } from './lib/system.ts';
 
 const HELP = `Usage: npm run bench:tenants -- [options]
@@ -17,7 +19,8 @@ Starts the service (real PostgreSQL and NATS) with its default developer limits,
 developer B's snapshot (GET /api/developer/v1/console, one at a time, a pause between) alone, while developer A reads
 at the k6 console scenario's rate (what the defaults must allow: the reference), then while developer A floods:
 snapshot and record reads, rule dry-runs (simulateRule over its game's stored decisions), WebSocket reconnects.
-Every flood is a closed loop of --concurrency clients that never slow down (429s included).
+Every flood is a closed loop of --concurrency clients that never slow down (429s included), run in a child process
+of its own so that its clients do not delay B's clock (both still share the machine's CPUs with the service).
 
 Options:
   --mode M              all-in-one or programs                                  default all-in-one
@@ -28,6 +31,7 @@ Options:
   --pause MS            victim's pause between two snapshots                    default 100
   --phases LIST         which phases, comma-separated: paced, reads, dry-runs, reconnects  default all four
   --env KEY=VALUE       a setting of the service (repeatable), e.g. DEVELOPER_IN_FLIGHT_MAX=4 to compare
+  --cpu-prof DIR        run the service with node --cpu-prof (profiles in DIR, summarized at the end)
   --help                this text
 `;
 
@@ -118,6 +122,9 @@ async function storeDecisions(databaseUrl: string, gameId: string, count: number
          from ledger.games g, generate_series(1, $3) i where g.id = $4`,
       [playerId, keyId, count, gameId],
     );
+    // Statistics as autovacuum would have them by now: without, the planner still sees the tables as they were
+    // before the bulk insert (nearly empty) and may scan where a running service would use the tenant's index.
+    await client.query('analyze ledger.events, ledger.players');
   } finally {
     await client.end();
   }
@@ -212,12 +219,128 @@ function reconnect(base: string, token: string): Promise<string> {
   });
 }
 
+/** What the attacker's child process needs to flood. */
+interface FloodSpec {
+  key: string;
+  base: string;
+  attacker: Developer;
+  concurrency: number;
+  dryRunClients: number;
+  dryRunInput: Record<string, unknown>;
+}
+
+const FLOODS: Record<
+  string,
+  { name: (spec: FloodSpec) => string; run: (spec: FloodSpec, stop: () => boolean) => Promise<Outcomes> }
+> = {
+  paced: {
+    name: () => 'reads at the k6 console rate (10 iterations/s, what the defaults must allow)',
+    run: (spec, stop) => pacedReads(spec.base, spec.attacker, stop),
+  },
+  reads: {
+    name: () => 'flooding reads (snapshot and record pages)',
+    run: (spec, stop) => {
+      let n = 0;
+      return floodLoop(spec.concurrency, stop, async () => {
+        n += 1;
+        const path =
+          n % 2 === 0
+            ? '/api/developer/v1/console'
+            : `/api/developer/v1/records?kind=events&gameId=${spec.attacker.gameId}&limit=100`;
+        return String((await call(spec.base, 'GET', path, spec.attacker.token)).status);
+      });
+    },
+  },
+  'dry-runs': {
+    name: (spec) => `dry-runs (${spec.dryRunClients} clients, simulateRule over the stored decisions)`,
+    run: (spec, stop) =>
+      floodLoop(spec.dryRunClients, stop, async () => {
+        const answer = await call(spec.base, 'POST', '/graphql', spec.attacker.token, {
+          query: SIMULATE,
+          variables: { input: spec.dryRunInput },
+        });
+        return String(answer.status);
+      }),
+  },
+  reconnects: {
+    name: () => 'reconnects (WebSocket connection attempts)',
+    run: (spec, stop) => floodLoop(spec.concurrency, stop, () => reconnect(spec.base, spec.attacker.token)),
+  },
+};
+
+/** The attacker (child process): floods until told to stop, then sends its outcomes to the parent. */
+async function floodChild(spec: FloodSpec): Promise<void> {
+  let stopped = false;
+  process.on('message', (message) => {
+    if (message === 'stop') stopped = true;
+  });
+  const flood = FLOODS[spec.key];
+  if (!flood) throw new Error(`unknown flood ${spec.key}`);
+  const outcomes = await flood.run(spec, () => stopped);
+  process.send?.(Object.fromEntries(outcomes), () => process.disconnect());
+}
+
+/** Runs one flood in a child process; stop() ends it and answers its outcomes. */
+function startFlood(spec: FloodSpec): { pid: number; stop: () => Promise<Outcomes> } {
+  const child = fork(new URL(import.meta.url).pathname, ['--flood-child', JSON.stringify(spec)], {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const outcomes = new Promise<Outcomes>((resolve, reject) => {
+    child.once('message', (m) => resolve(new Map(Object.entries(m as Record<string, number>))));
+    child.once('exit', (code) => reject(new Error(`the flood's process exited (${code})`)));
+  });
+  return {
+    pid: child.pid ?? 0,
+    stop: async () => {
+      child.send('stop');
+      return outcomes;
+    },
+  };
+}
+
+/**
+ * Active PostgreSQL backends of the run's database, sampled every 200 ms: the largest number seen, the mean, and the
+ * statements seen most often (their first 100 characters, whitespace folded).
+ */
+function sampleBackends(databaseUrl: string, databaseName: string) {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  const counts: number[] = [];
+  const statements = new Map<string, number>();
+  let stopped = false;
+  const running = (async () => {
+    await client.connect();
+    while (!stopped) {
+      const { rows } = await client.query(
+        `select left(regexp_replace(query, '\\s+', ' ', 'g'), 100) as statement from pg_stat_activity
+          where datname = $1 and state = 'active' and pid <> pg_backend_pid()`,
+        [databaseName],
+      );
+      counts.push(rows.length);
+      for (const row of rows) statements.set(row.statement, (statements.get(row.statement) ?? 0) + 1);
+      await sleep(200);
+    }
+    await client.end();
+  })();
+  return {
+    stop: async () => {
+      stopped = true;
+      await running;
+      const mean = counts.reduce((a, b) => a + b, 0) / Math.max(1, counts.length);
+      const top = [...statements.entries()].sort((a, b) => b[1] - a[1]).slice(0, 3);
+      return { max: Math.max(0, ...counts), mean, top };
+    },
+  };
+}
+
 interface Phase {
   name: string;
   victim: Sampled;
   attacker: Outcomes | undefined;
   seconds: number;
   loadAverage1m: number;
+  backends: { max: number; mean: number; top: Array<[string, number]> };
+  /** CPU seconds per second of the phase: the service's processes, PostgreSQL's backends, A's clients, the machine. */
+  cpu: { service: number; postgres: number; attacker: number; machine: number };
 }
 
 function p(values: number[], q: number): number {
@@ -236,9 +359,12 @@ async function main(): Promise<void> {
       pause: { type: 'string', default: '100' },
       phases: { type: 'string', default: 'paced,reads,dry-runs,reconnects' },
       env: { type: 'string', multiple: true, default: [] },
+      'cpu-prof': { type: 'string' },
+      'flood-child': { type: 'string' },
       help: { type: 'boolean', default: false },
     },
   });
+  if (values['flood-child']) return floodChild(JSON.parse(values['flood-child']) as FloodSpec);
   if (values.help) {
     process.stdout.write(HELP);
     return;
@@ -257,6 +383,8 @@ async function main(): Promise<void> {
   const adminToken = randomBytes(24).toString('hex');
   const logDir = join('load', 'results', 'tenants', 'logs');
   mkdirSync(logDir, { recursive: true });
+  const cpuProfileDir = values['cpu-prof'] ? resolve(values['cpu-prof']) : undefined;
+  if (cpuProfileDir) mkdirSync(cpuProfileDir, { recursive: true });
   const before = machine();
   log(`machine: ${before.cpus} CPUs, ${before.cpuModel}, load average (1 min) ${before.loadAverage1m.toFixed(2)}`);
   const system: LoadSystem = await startLoadSystem({
@@ -265,6 +393,7 @@ async function main(): Promise<void> {
     env: { ...identity.env, ADMIN_TOKEN: adminToken, NATIVE_ADMISSION_MODE: 'off', ...settings },
     logDir,
     log,
+    ...(cpuProfileDir ? { cpuProfile: { dir: cpuProfileDir, programs: ['all-in-one', 'gateway', 'ledger'] } } : {}),
   });
   const base = system.urls.gateway;
   try {
@@ -281,69 +410,53 @@ async function main(): Promise<void> {
       from: new Date(Date.now() - 86_400_000).toISOString(),
       to: new Date().toISOString(),
     };
-    const floods: Array<{ key: string; name: string; run: (stop: () => boolean) => Promise<Outcomes> }> = [
-      {
-        key: 'paced',
-        name: 'reads at the k6 console rate (10 iterations/s, what the defaults must allow)',
-        run: (stop) => pacedReads(base, attacker, stop),
-      },
-      {
-        key: 'reads',
-        name: 'flooding reads (snapshot and record pages)',
-        run: (stop) => {
-          let n = 0;
-          return floodLoop(concurrency, stop, async () => {
-            n += 1;
-            const path =
-              n % 2 === 0
-                ? '/api/developer/v1/console'
-                : `/api/developer/v1/records?kind=events&gameId=${attacker.gameId}&limit=100`;
-            return String((await call(base, 'GET', path, attacker.token)).status);
-          });
-        },
-      },
-      {
-        key: 'dry-runs',
-        name: `dry-runs (${dryRunClients} clients, simulateRule over the stored decisions)`,
-        run: (stop) =>
-          floodLoop(dryRunClients, stop, async () => {
-            const answer = await call(base, 'POST', '/graphql', attacker.token, {
-              query: SIMULATE,
-              variables: { input: dryRunInput },
-            });
-            return String(answer.status);
-          }),
-      },
-      {
-        key: 'reconnects',
-        name: 'reconnects (WebSocket connection attempts)',
-        run: (stop) => floodLoop(concurrency, stop, () => reconnect(base, attacker.token)),
-      },
-    ];
     const phases: Phase[] = [];
-    const measure = async (name: string, run?: (stop: () => boolean) => Promise<Outcomes>) => {
-      let stopped = false;
-      const stop = () => stopped;
+    const measure = async (name: string, key?: string) => {
       const started = performance.now();
-      const attack = run?.(stop);
+      const attack = key ? startFlood({ key, base, attacker, concurrency, dryRunClients, dryRunInput }) : undefined;
       // The flood takes hold first; then the victim is measured for the phase's duration.
       if (attack) await sleep(1000);
-      const victimRun = victimLoop(base, victim.token, pauseMs, stop);
+      let stopped = false;
+      const backends = sampleBackends(system.databaseUrl, system.databaseName);
+      const servicePids = system.processes.filter((process) => !process.name.startsWith('nats')).map((x) => x.pid);
+      const serviceCpu = () => servicePids.reduce((sum, pid) => sum + cpuSeconds(pid), 0);
+      const cpuAt = {
+        service: serviceCpu(),
+        attacker: attack ? cpuSeconds(attack.pid) : 0,
+        machine: machineBusySeconds(),
+      };
+      const postgresCpu = sampleBackendCpu(system.databaseName);
+      const measuredFrom = performance.now();
+      const victimRun = victimLoop(base, victim.token, pauseMs, () => stopped);
       await sleep(seconds * 1000);
       stopped = true;
-      const [victimSampled, attackerOutcomes] = await Promise.all([victimRun, attack]);
+      const victimSampled = await victimRun;
+      const measuredS = (performance.now() - measuredFrom) / 1000;
+      const cpu = {
+        service: (serviceCpu() - cpuAt.service) / measuredS,
+        postgres: postgresCpu.stop() / measuredS,
+        attacker: attack ? (cpuSeconds(attack.pid) - cpuAt.attacker) / measuredS : 0,
+        machine: (machineBusySeconds() - cpuAt.machine) / measuredS,
+      };
+      const attackerOutcomes = await attack?.stop();
       phases.push({
         name,
         victim: victimSampled,
         attacker: attackerOutcomes,
         seconds: (performance.now() - started) / 1000,
         loadAverage1m: machine().loadAverage1m,
+        backends: await backends.stop(),
+        cpu,
       });
       log(`${name}: victim p95 ${p(victimSampled.latenciesMs, 95).toFixed(1)} ms`);
+      for (const [statement, seen] of phases.at(-1)?.backends.top ?? []) log(`  active ${seen} x: ${statement}`);
       await sleep(2000);
     };
     await measure('alone');
-    for (const flood of floods) if (chosen.has(flood.key)) await measure(flood.name, flood.run);
+    for (const [key, flood] of Object.entries(FLOODS)) {
+      if (chosen.has(key))
+        await measure(flood.name({ key, base, attacker, concurrency, dryRunClients, dryRunInput }), key);
+    }
     await measure('alone again');
 
     const alone = p(phases[0]?.victim.latenciesMs ?? [], 95);
@@ -351,8 +464,8 @@ async function main(): Promise<void> {
       '',
       `Tenant isolation (${mode}, developer limits ${Object.keys(settings).length ? JSON.stringify(settings) : 'at their defaults'}): developer B's snapshot while developer A floods`,
       '',
-      '| phase | B snapshots | B p50 ms | B p95 ms | B max ms | B p95 / alone | B failures | A answers (/s) | load avg 1m |',
-      '|---|---|---|---|---|---|---|---|---|',
+      '| phase | B snapshots | B p50 ms | B p95 ms | B max ms | B p95 / alone | B failures | A answers (/s) | active backends max, mean | CPU/s service, PostgreSQL, A clients, machine | load avg 1m |',
+      '|---|---|---|---|---|---|---|---|---|---|---|',
       ...phases.map((phase) => {
         const l = phase.victim.latenciesMs;
         const answers = phase.attacker
@@ -361,7 +474,7 @@ async function main(): Promise<void> {
               .map(([outcome, count]) => `${outcome}: ${count} (${(count / phase.seconds).toFixed(0)}/s)`)
               .join(', ')
           : '-';
-        return `| ${phase.name} | ${l.length} | ${p(l, 50).toFixed(1)} | ${p(l, 95).toFixed(1)} | ${Math.max(...l).toFixed(1)} | ${(p(l, 95) / alone).toFixed(2)} | ${phase.victim.failures} | ${answers} | ${phase.loadAverage1m.toFixed(2)} |`;
+        return `| ${phase.name} | ${l.length} | ${p(l, 50).toFixed(1)} | ${p(l, 95).toFixed(1)} | ${Math.max(...l).toFixed(1)} | ${(p(l, 95) / alone).toFixed(2)} | ${phase.victim.failures} | ${answers} | ${phase.backends.max}, ${phase.backends.mean.toFixed(1)} | ${[phase.cpu.service, phase.cpu.postgres, phase.cpu.attacker, phase.cpu.machine].map((x) => x.toFixed(2)).join(', ')} | ${phase.loadAverage1m.toFixed(2)} |`;
       }),
       '',
       `machine: ${before.cpus} CPUs (${before.cpuModel}), ${before.memoryGiB.toFixed(0)} GiB; load average before ${before.loadAverage1m.toFixed(2)}`,
@@ -369,6 +482,12 @@ async function main(): Promise<void> {
     process.stdout.write(`${lines.join('\n')}\n`);
   } finally {
     await system.stop();
+  }
+  if (cpuProfileDir) {
+    for (const file of readdirSync(cpuProfileDir).filter((n) => n.endsWith('.cpuprofile'))) {
+      const profile = JSON.parse(readFileSync(join(cpuProfileDir, file), 'utf8'));
+      process.stdout.write(`\nCPU PROFILE ${file}\n${summarizeCpuProfile(profile, 25)}\n`);
+    }
   }
 }
 

@@ -15,6 +15,7 @@ import {
   DeveloperLimits,
 } from './auth/developer-limits.ts';
 import { admittedWithinLimits, developerOf } from './auth/developer-session.ts';
+import { FAIR_READ_DEFAULTS, type FairReadSettings, fairReadsTransport } from './auth/fair-reads.ts';
 import { graphqlOpenApi } from './graphql/openapi.ts';
 import { createGraphQLConsole } from './graphql/server.ts';
 import { addConsoleApp, type ConsoleSignIn } from './http/console-app.ts';
@@ -49,6 +50,7 @@ export interface GatewayConfig {
   liveConnectionsPerDeveloperMax: number;
   /** DEVELOPER_RATE_PER_SECOND, DEVELOPER_BURST, DEVELOPER_IN_FLIGHT_MAX, SIMULATE_RULE_*: auth/developer-limits.ts. */
   developerLimits: DeveloperLimitSettings;
+  fairReads: FairReadSettings;
   /** DECISION_EXPORT_PAGE_SIZE: decisions per ledger request of a decision export (rest/decision-export.ts). */
   decisionExportPageSize: number;
   /** TRUST_PROXY (services/runtime/src/config.ts): forwarded scheme and host believed. */
@@ -71,6 +73,13 @@ export const gateway: ProgramModule<GatewayConfig> = {
       consoleOidc: readConsoleOidc(reader),
       liveConnectionsPerDeveloperMax: reader.int('LIVE_CONNECTIONS_PER_DEVELOPER_MAX', 20, { min: 1, max: 10_000 }),
       developerLimits: readDeveloperLimits(reader),
+      fairReads: {
+        inFlightMax: reader.int('CONSOLE_READS_IN_FLIGHT_MAX', FAIR_READ_DEFAULTS.inFlightMax, { min: 1, max: 10_000 }),
+        perDeveloperMax: reader.int('CONSOLE_READS_PER_DEVELOPER_MAX', FAIR_READ_DEFAULTS.perDeveloperMax, {
+          min: 1,
+          max: 10_000,
+        }),
+      },
       decisionExportPageSize: reader.int('DECISION_EXPORT_PAGE_SIZE', DECISION_EXPORT_PAGE_DEFAULT, {
         min: 1,
         max: DECISION_EXPORT_PAGE_MAX,
@@ -79,7 +88,9 @@ export const gateway: ProgramModule<GatewayConfig> = {
     };
   },
   async create(deps: ProgramDeps, config: GatewayConfig) {
-    const { transport, platform } = deps;
+    const { platform } = deps;
+    // The developers' console reads take turns for the ledger (auth/fair-reads.ts); every other call goes straight.
+    const transport = fairReadsTransport(deps.transport, config.fairReads, deps.metrics);
     const adminToken = config.adminToken;
     // One set of limits per developer for every developer route of this process: REST, GraphQL, WebSocket.
     const limits = new DeveloperLimits(config.developerLimits, deps.metrics);

@@ -168,6 +168,8 @@ Usage: include "sandbox-rewards.programConfig" (dict "root" $ "program" "ledger"
 {{- $_ := set $env "DEVELOPER_IN_FLIGHT_MAX" (toString $c.developerInFlightMax) -}}
 {{- $_ := set $env "SIMULATE_RULE_PER_DEVELOPER_MAX" (toString $c.simulateRulePerDeveloperMax) -}}
 {{- $_ := set $env "SIMULATE_RULE_IN_FLIGHT_MAX" (toString $c.simulateRuleInFlightMax) -}}
+{{- $_ := set $env "CONSOLE_READS_PER_DEVELOPER_MAX" (toString $c.consoleReadsPerDeveloperMax) -}}
+{{- $_ := set $env "CONSOLE_READS_IN_FLIGHT_MAX" (toString $c.consoleReadsInFlightMax) -}}
 {{- else if eq .program "ingest" -}}
 {{- $_ := set $env "INGEST_EVENT_BATCH_MAX" (toString $c.ingestEventBatchMax) -}}
 {{- $_ := set $env "INGEST_EVENT_IN_FLIGHT_MAX" (toString $c.ingestEventInFlightMax) -}}

@@ -267,7 +267,15 @@ export class DeveloperLimits {
 
   private refuse(reason: RefusalReason, message: string, retryAfterSeconds: number, state: SubjectState): never {
     this.refusals?.inc({ reason });
-    throw new TooManyRequestsError(message, retryAfterSeconds, this.fieldsOf(state));
+    // A refusal is an answer, not a fault: no stack trace is captured (a flood makes thousands a second, and a 4xx
+    // is never logged with its stack).
+    const stackTraceLimit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
+    try {
+      throw new TooManyRequestsError(message, retryAfterSeconds, this.fieldsOf(state));
+    } finally {
+      Error.stackTraceLimit = stackTraceLimit;
+    }
   }
 
   private refill(state: SubjectState, now: number): void {

@@ -1,6 +1,7 @@
 // Verifies session JWTs of one identity provider with jose: only RS256, ES256 and EdDSA; issuer and audience
 // required; a few seconds of clock tolerance. Keys come from an inline JWKS, a JWKS URL (cached; an unknown `kid`
-// refetches after a cool-down) or the local development provider.
+// refetches after a cool-down) or the local development provider. A token that verified is remembered until its
+// `exp` (VerifiedTokens below).
 import {
   createLocalJWKSet,
   createRemoteJWKSet,
@@ -19,6 +20,10 @@ export const CLOCK_TOLERANCE_SECONDS = 5;
 /** Longest a fetched JWKS is used before it is fetched again (an unknown `kid` refetches sooner). */
 export const JWKS_CACHE_MAX_AGE_MS = 10 * 60_000;
 export const JWKS_FETCH_TIMEOUT_MS = 5_000;
+/** Verified tokens remembered (the least recently used forgotten first). */
+export const VERIFIED_TOKENS_MAX = 10_000;
+/** Longer tokens are verified every time. */
+const VERIFIED_TOKEN_MAX_CHARS = 8_192;
 
 export type VerifyResult =
   | { ok: true; payload: JWTPayload }
@@ -75,11 +80,26 @@ export function createTokenVerifier(
   // The last key set fetched from the JWKS URL: when a refresh fails (the provider is down), tokens signed with a
   // key we already know still verify instead of every session failing with the provider.
   let lastFetched: JSONWebKeySet | undefined;
+  const verified = new VerifiedTokens();
+  // The key set the remembered tokens verified against (a JWKS URL's): when a fetch brings another, they are forgotten.
+  let keySetSeen: string | undefined;
   return {
     async verify(token) {
+      // A token verified before, against the key set in force now, is the same token until its `exp` (a JWKS URL's
+      // set only while it is fresh: past JWKS_CACHE_MAX_AGE_MS, a full verification fetches it again as jose would).
+      if (!remote || remote.fresh) {
+        const payload = verified.get(token);
+        if (payload) return { ok: true, payload };
+      }
       try {
         const { payload } = await jwtVerify(token, keys, verifyOptions);
-        if (remote) lastFetched = remote.jwks() ?? lastFetched;
+        if (remote) {
+          lastFetched = remote.jwks() ?? lastFetched;
+          const keySet = JSON.stringify(lastFetched);
+          if (keySet !== keySetSeen) verified.clear();
+          keySetSeen = keySet;
+        }
+        verified.set(token, payload);
         return { ok: true, payload };
       } catch (error) {
         if (!remote || !isFetchFailure(error)) return { ok: false, reason: 'invalid' };
@@ -96,6 +116,40 @@ export function createTokenVerifier(
       }
     },
   };
+}
+
+/**
+ * Tokens that verified, by their exact text, with their payload, until their `exp` (never longer): a session token
+ * is sent with every request, and its signature check (an asymmetric verification) need not be repeated for the same
+ * text. Only the signature and the claims' validity are remembered; every check of the admission that can change
+ * while the token lives (the invitation, the Origin) runs on every request (developer-admission.ts).
+ */
+class VerifiedTokens {
+  private readonly tokens = new Map<string, { payload: JWTPayload; expiresAtMs: number }>();
+
+  get(token: string): JWTPayload | undefined {
+    const entry = this.tokens.get(token);
+    if (!entry) return undefined;
+    this.tokens.delete(token);
+    if (Date.now() >= entry.expiresAtMs) return undefined;
+    // Most recently used last: the first key is the one to forget.
+    this.tokens.set(token, entry);
+    return entry.payload;
+  }
+
+  set(token: string, payload: JWTPayload): void {
+    if (token.length > VERIFIED_TOKEN_MAX_CHARS || typeof payload.exp !== 'number') return;
+    this.tokens.delete(token);
+    this.tokens.set(token, { payload, expiresAtMs: payload.exp * 1000 });
+    if (this.tokens.size > VERIFIED_TOKENS_MAX) {
+      const oldest = this.tokens.keys().next().value;
+      if (oldest !== undefined) this.tokens.delete(oldest);
+    }
+  }
+
+  clear(): void {
+    this.tokens.clear();
+  }
 }
 
 /** A JWKS URL that cannot be fetched (network error, timeout, non-200, not a JWKS) is an outage, not a bad token. */
