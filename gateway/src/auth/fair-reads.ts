@@ -1,10 +1,11 @@
-// Fair console reads (issue 44): the gateway's calls to the ledger for a developer's reads (the snapshot, record
-// pages, decision search, decision statistics, link intents, export pages) go out at most CONSOLE_READS_IN_FLIGHT_MAX
-// at once in this process, at most CONSOLE_READS_PER_DEVELOPER_MAX of one developer; the rest wait here, one queue per
-// developer, served in turns (the developer served least recently first). One developer's admitted reads
-// therefore never hold more than their share of the ledger's database connections, and another developer's read
-// waits for at most the reads already out, not behind the first developer's queue. A waiting read keeps its in-flight
-// slot of the developer limits (developer-limits.ts), so a queue is never longer than DEVELOPER_IN_FLIGHT_MAX.
+// Fair console reads (issue 44): the gateway's calls to the ledger for a developer's reads (the snapshot, record pages,
+// decision search, decision statistics, link intents, export pages, the search box, webhook endpoints and deliveries)
+// go out at most CONSOLE_READS_IN_FLIGHT_MAX at once in this process, at most CONSOLE_READS_PER_DEVELOPER_MAX of one
+// developer; the rest wait here, one queue per developer, served in turns (the developer served least recently first).
+// One developer's admitted reads therefore never hold more than their share of the ledger's database connections, and
+// another developer's read waits for at most the reads already out, not behind the first developer's queue. A waiting
+// read keeps its in-flight slot of the developer limits (developer-limits.ts), so a queue is never longer than
+// DEVELOPER_IN_FLIGHT_MAX.
 import type { DescMessage, MessageInitShape, MessageShape } from '@bufbuild/protobuf';
 import { Gauge } from 'prom-client';
 import { ledgerOps } from '#runtime/contracts/operations.ts';
@@ -115,6 +116,9 @@ const CONSOLE_READS: ReadonlySet<Operation<DescMessage, DescMessage>> = new Set<
   ledgerOps.decisionStats,
   ledgerOps.listLinkIntents,
   ledgerOps.exportDecisions,
+  ledgerOps.searchConsole,
+  ledgerOps.listWebhookEndpoints,
+  ledgerOps.listWebhookDeliveries,
 ]);
 
 /**
