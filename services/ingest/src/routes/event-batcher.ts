@@ -132,6 +132,7 @@ export class EdgeEventBatcher {
         concurrencyMax: options.inFlightMax,
         keysMax: options.keysMax,
         keyInFlightMax,
+        longBatchMin: EVENT_LIMITS.longBatchMin,
         oneCallPerKey: false,
         leave: 'turn',
       },
