@@ -1,9 +1,10 @@
 // POST /api/game-sdk/v2/events/batch against CONTRACT section 11.1 ("Batch events"), over HTTP on real PostgreSQL
 // and NATS: the request's checks in the single endpoint's order up to not JSON, the body's shape, one result per
 // event in input order with the status and code the single endpoint gives that event alone, copies of one eventId
-// inside a batch, rate-limit counting, the quota fields of the last fresh decision, and one RecordEvents request for
-// a batch of 100. The receipt clock is set by the test (no timing in any assertion).
+// inside a batch, rate-limit counting, the quota fields of the last fresh decision, and a batch of 100 in requests of
+// at most the per-game bound. The receipt clock is set by the test (no timing in any assertion).
 import { randomUUID } from 'node:crypto';
+import { EDGE_KEY_IN_FLIGHT_MAX_DEFAULT } from '../../../services/ingest/src/routes/event-batcher.ts';
 import { eventBody, expectDecision, expectError, postEvent, programMetric } from '../../support/ingest.ts';
 import { createEventWorld, createKey, type EventWorld } from '../../support/ledger-fixtures.ts';
 import { type ApiResponse, api, startTestSystem, type TestSystem } from '../../support/system.ts';
@@ -175,14 +176,17 @@ describe('batch events (CONTRACT section 11.1)', () => {
     expect(quota(replays)).toEqual([undefined, undefined, undefined, undefined]);
   });
 
-  it('a batch of 100 travels to the ledger in one RecordEvents request', async () => {
+  it('a batch of 100 travels to the ledger in requests of at most the per-game bound, in order', async () => {
     const w = await createEventWorld(db, { rewardCredits: 1, budgetCredits: 1_000_000 });
     system.clock.set(new Date('2031-03-04T10:40:00.000Z'));
     const before = await programMetric(system.url, 'ingest_event_batch_size_count');
     const events = Array.from({ length: 100 }, () => eventBody(w, { occurredAt: '2031-03-04T10:40:00.000Z' }));
     const response = await postBatch(system.url, w.key.value, { events });
     expect(response.status).toBe(200);
-    expect(response.body.data.results).toHaveLength(100);
-    expect(await programMetric(system.url, 'ingest_event_batch_size_count')).toBe(before + 1);
+    const results = response.body.data.results as Array<{ status: number; data: { eventId: string } }>;
+    expect(results.map((r) => r.data.eventId)).toEqual(events.map((e) => e.eventId));
+    // INGEST_EVENT_KEY_IN_FLIGHT_MAX (32 by default): 32, 32, 32 and 4 events, each request when the one before ended.
+    const requests = Math.ceil(events.length / EDGE_KEY_IN_FLIGHT_MAX_DEFAULT);
+    expect(await programMetric(system.url, 'ingest_event_batch_size_count')).toBe(before + requests);
   });
 });

@@ -3,10 +3,13 @@
 // still be decided meanwhile. Before the fix, A's waiting events were first in line at the edge and filled every
 // request slot behind the held one, so B waited for A's whole flood. Counting, no timing: B's decisions are all
 // answered while none of A's has been.
+
+import { EVENT_LIMITS } from '#runtime/contracts/event-limits.ts';
+import { EDGE_KEY_IN_FLIGHT_MAX_DEFAULT } from '../../../services/ingest/src/routes/event-batcher.ts';
 import { sql } from '../../support/database.ts';
 import { eventBody, expectDecision, postEvent, programMetric, until } from '../../support/ingest.ts';
 import { createEventWorld, gameState, holdGameRow } from '../../support/ledger-fixtures.ts';
-import { startTestSystem, type TestSystem } from '../../support/system.ts';
+import { api, startTestSystem, type TestSystem } from '../../support/system.ts';
 
 const A_EVENTS = 300;
 const B_EVENTS = 20;
@@ -76,6 +79,69 @@ describe('fair ingest: a flooding game leaves other games their share', () => {
       const aDecisions = (await Promise.all(flood)).map(expectDecision);
       expect(aDecisions.filter((d) => d.status === 'accepted' && !d.replayed)).toHaveLength(A_EVENTS);
       expect(await gameState(db, a.game.gameId)).toMatchObject({ decisions: A_EVENTS, spentCredits: A_EVENTS });
+    } finally {
+      await release();
+    }
+  });
+});
+
+// A flood's long batch (EVENT_LIMITS.longBatchMin events of one key or more) goes to the database in a call of its
+// own, and another game's short batch neither rides in it nor waits for it to end (the group-commit rule waits only
+// for short calls: keyed-batcher.ts, `longBatchMin`). The default batching settings; A's batch request of 100 sends
+// its first INGEST_EVENT_KEY_IN_FLIGHT_MAX events (32, one long batch) as one RecordEvents request, one batch of the
+// ledger, held by A's game row; the rest waits at the edge. Counting, no timing.
+describe("fair ingest: another game's event does not wait for a flood's long batch in the database", () => {
+  let system: TestSystem;
+  let db: string;
+
+  beforeAll(async () => {
+    system = await startTestSystem({
+      env: { EVENT_RATE_LIMIT_PER_MINUTE: '100000', NATS_EVENT_REQUEST_TIMEOUT_MS: '60000' },
+    });
+    db = system.databaseUrl!;
+  });
+  afterAll(async () => system?.stop());
+
+  it("game B's events are decided while game A's long batch is held in the database; then A's batch is", async () => {
+    const a = await createEventWorld(db, { rewardCredits: 1, budgetCredits: 1_000_000 });
+    const b = await createEventWorld(db, { rewardCredits: 1, budgetCredits: 1_000_000 });
+    const aEvents = Array.from({ length: 100 }, () => eventBody(a));
+    expect(Math.min(aEvents.length, EDGE_KEY_IN_FLIGHT_MAX_DEFAULT)).toBeGreaterThanOrEqual(EVENT_LIMITS.longBatchMin);
+    const { release } = await holdGameRow(db, a.game.gameId);
+    try {
+      let aAnswered = false;
+      const aBatch = api(system.url, 'POST', '/api/game-sdk/v2/events/batch', {
+        token: a.key.value,
+        body: { events: aEvents },
+      }).then((response) => {
+        aAnswered = true;
+        return response;
+      });
+      await until("A's batch waits for its game row in the database", async () => {
+        const [row] = await sql<{ n: number }>(
+          db,
+          `select count(*)::int as n from pg_stat_activity
+            where datname = current_database() and wait_event_type = 'Lock' and query like '%record_events%'`,
+        );
+        return row!.n === 1;
+      });
+
+      // One at a time (each alone in line, a short call) and then ten together (one short call of B's key).
+      for (let i = 0; i < 5; i++) expectDecision(await postEvent(system.url, b.key.value, eventBody(b)));
+      const together = await Promise.all(
+        Array.from({ length: 10 }, () => postEvent(system.url, b.key.value, eventBody(b))),
+      );
+      expect(together.map(expectDecision).filter((d) => d.status === 'accepted' && !d.replayed)).toHaveLength(10);
+      expect(aAnswered).toBe(false);
+      expect((await gameState(db, a.game.gameId)).decisions).toBe(0);
+      expect((await gameState(db, b.game.gameId)).decisions).toBe(15);
+
+      await release();
+      const response = await aBatch;
+      expect(response.status).toBe(200);
+      const results = response.body.data.results as Array<{ status: number; data: { status: string } }>;
+      expect(results.filter((r) => r.status === 200 && r.data.status === 'accepted')).toHaveLength(aEvents.length);
+      expect(await gameState(db, a.game.gameId)).toMatchObject({ decisions: 100, spentCredits: 100 });
     } finally {
       await release();
     }

@@ -161,6 +161,7 @@ export class DecisionBatcher {
         oneCallPerKey: true,
         leave: 'microtask',
         eagerCallsMax: 1,
+        longBatchMin: EVENT_LIMITS.longBatchMin,
         queuedMax: options.queuedMax,
         queueFullMessage: `more than ${options.queuedMax} events wait for the database`,
         // An event whose request's deadline passed while it waited is not decided: its caller gave up already.

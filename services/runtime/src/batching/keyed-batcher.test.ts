@@ -209,6 +209,37 @@ describe('the ledger’s way: one call per key at a time, several keys in one ca
     expect(await Promise.all(more)).toEqual(['a1', 'b1', 'b2', 'c1']);
   });
 
+  test('longBatchMin: a long batch goes in a call of its own, on a free slot; short keys neither ride in it nor wait for it', async () => {
+    const h = harness({ batchMax: 256, concurrencyMax: 4, keysMax: 8, longBatchMin: 3 }, 'ledger');
+    h.hold();
+    const answers = [h.submit(item(1, 'a1'))];
+    await turn(); // a1 out: a short call
+    for (const id of ['a2', 'a3', 'a4', 'a5']) answers.push(h.submit(item(1, id)));
+    answers.push(h.submit(item(2, 'b1')));
+    await turn();
+    expect(h.calls()).toEqual([['a1']]); // b1 waits for a short call (group commit); a's rest for its key's call
+    h.release(0);
+    await answers[0];
+    await turn();
+    // Key 1's four (a long batch) and b1 were in line together: b1 goes alone, and the long batch takes the next
+    // free slot although a short call (b1's) is out.
+    expect(h.calls()).toEqual([['a1'], ['b1'], ['a2+a3+a4+a5']]);
+    h.release(1);
+    await answers[5];
+    answers.push(h.submit(item(3, 'c1')));
+    await turn();
+    expect(h.held[3]?.batches).toEqual(['c1']); // only the long call is out: c1 does not wait for it
+    answers.push(h.submit(item(3, 'c2')), h.submit(item(4, 'd1')));
+    await turn();
+    expect(h.held).toHaveLength(4); // c1's short call is out: c2 and d1 wait for it
+    h.release(3);
+    await answers[6];
+    await turn();
+    expect(h.held[4]?.batches).toEqual(['d1', 'c2']); // d in line first; c2 joined the line when c1's call ended
+    h.release();
+    expect(await Promise.all(answers)).toEqual(['a1', 'a2', 'a3', 'a4', 'a5', 'b1', 'c1', 'c2', 'd1']);
+  });
+
   /** a1 alone while b1 and c1 (two keys) wait; released, b1 and c1 go as one call, which fails with `failCalls`. */
   async function failingCall(failCalls: 'the call failed' | 'unavailable') {
     const h = ledger(8, 1, failCalls);
@@ -253,7 +284,13 @@ describe('the ledger’s way: one call per key at a time, several keys in one ca
 });
 
 describe('the edge’s way: several calls of a key, leaving at the end of the loop turn', () => {
-  const edge = (options: { batchMax: number; concurrencyMax: number; keysMax: number; keyInFlightMax?: number }) => {
+  const edge = (options: {
+    batchMax: number;
+    concurrencyMax: number;
+    keysMax: number;
+    keyInFlightMax?: number;
+    longBatchMin?: number;
+  }) => {
     const h = harness(options, 'edge');
     h.hold();
     return h;
@@ -358,5 +395,16 @@ describe('the edge’s way: several calls of a key, leaving at the end of the lo
     expect(h.held[3]?.batches).toEqual(['a5']);
     h.release();
     expect(await Promise.all([...answers, b])).toEqual([...events.map((e) => e.id), 'b1']);
+  });
+
+  test('longBatchMin: a key’s long batch goes in a request of its own; the short batches of other keys in another', async () => {
+    const h = edge({ batchMax: 256, concurrencyMax: 4, keysMax: 8, longBatchMin: 3 });
+    const events = ['a1', 'a2', 'a3', 'a4'].map((id) => item(1, id));
+    events.push(item(2, 'b1'), item(1, 'a5'), item(3, 'c1'));
+    const answers = events.map(h.submit);
+    await callsAfterTurn(h, 2);
+    expect(h.calls()).toEqual([['b1', 'c1'], ['a1+a2+a3+a4+a5']]);
+    h.release();
+    expect(await Promise.all(answers)).toEqual(events.map((e) => e.id));
   });
 });

@@ -29,6 +29,13 @@
 // call several times larger (docs/benchmarks.md, "One call at a time until a call is full"). When the line fills a
 // call, the free slots send as before, so a backlog of many games still has every connection working.
 //
+// `longBatchMin` (both): a key's batch of at least that many events is a flood's backlog, tens of milliseconds in the
+// database; it goes in a call of its own (with the other long batches in line), on any free slot, and a call out with
+// one does not count towards `eagerCallsMax`. So the short batches of other keys neither ride in a flood's call
+// (their answers would wait for all of it: the ledger answers a RecordEvents request as a whole) nor wait for it to
+// end; they take a free slot. Short batches still share calls with each other and wait for a short call out (group
+// commit); a long batch never waits for them (short keys arriving all the time cannot starve a flood).
+//
 // `oneCallPerKey` (the ledger): a key with a call out waits for it to end before its next batch leaves, so the
 // events that arrive meanwhile gather into that key's next batch and a key's batches are decided one after the other;
 // the key then goes to the back of the line. Without it (the edge) a key may have several calls out (up to
@@ -81,6 +88,8 @@ export interface KeyedBatcherOptions<T = unknown> {
    * header). Default `concurrencyMax`: a free slot always sends.
    */
   eagerCallsMax?: number | undefined;
+  /** A key's batch of at least this many events goes in a call of its own (see the file's header). Default: none. */
+  longBatchMin?: number | undefined;
   /** Most events of one key in calls out at once (see the file's header). Default: no bound. */
   keyInFlightMax?: number | undefined;
   /** Most events waiting in all queues together; beyond it submit rejects with QueueFullError. Default: no bound. */
@@ -132,6 +141,7 @@ export class KeyedBatcher<T, R> {
   private readonly queuedMax: number;
   private readonly eagerCallsMax: number;
   private readonly keyInFlightMax: number;
+  private readonly longBatchMin: number;
   private readonly observer: KeyedBatchObserver<T> | undefined;
   /** The keys in line with their waiting events, in the order they became ready (a Map iterates in that order). */
   private readonly line = new Map<string, Array<Waiting<T, R>>>();
@@ -140,6 +150,8 @@ export class KeyedBatcher<T, R> {
   /** keyInFlightMax: events of each key in calls out (keys with none are absent). */
   private readonly keyInFlight = new Map<string, number>();
   private running = 0;
+  /** Calls out that hold a long batch (`longBatchMin`); they do not count towards eagerCallsMax. */
+  private runningLong = 0;
   private queued = 0;
   /** Events of the keys in line (queued less those that wait for their key's call: `out`). */
   private inLine = 0;
@@ -149,6 +161,7 @@ export class KeyedBatcher<T, R> {
     const queuedMax = options.queuedMax ?? Number.POSITIVE_INFINITY;
     const eagerCallsMax = options.eagerCallsMax ?? options.concurrencyMax;
     const keyInFlightMax = options.keyInFlightMax ?? Number.POSITIVE_INFINITY;
+    const longBatchMin = options.longBatchMin ?? Number.POSITIVE_INFINITY;
     const counts = [
       options.batchMax,
       options.concurrencyMax,
@@ -156,6 +169,7 @@ export class KeyedBatcher<T, R> {
       queuedMax,
       eagerCallsMax,
       keyInFlightMax,
+      longBatchMin,
     ];
     if (!counts.every((count) => count >= 1)) throw new Error(`invalid batcher options ${JSON.stringify(options)}`);
     this.policy = policy;
@@ -163,6 +177,7 @@ export class KeyedBatcher<T, R> {
     this.queuedMax = queuedMax;
     this.eagerCallsMax = eagerCallsMax;
     this.keyInFlightMax = keyInFlightMax;
+    this.longBatchMin = longBatchMin;
     this.observer = observer;
   }
 
@@ -202,10 +217,12 @@ export class KeyedBatcher<T, R> {
 
   /**
    * The next call, formed round robin (see the file's header): the first `keysMax` keys in line below their in-flight
-   * bound give one event each in turn until the call holds `batchMax` events or they have no more. Undefined when no
-   * key in line may send.
+   * bound give one event each in turn until the call holds `batchMax` events or they have no more. When some of those
+   * batches are long (`longBatchMin`) and some short, the call takes the short ones if they may go (`shortMayGo`:
+   * mayCall), else the long ones; the others keep their place in line. Undefined when no key in line may send.
    */
-  private take(): Array<Taken<T, R>> | undefined {
+  private take(shortMayGo: boolean): Array<Taken<T, R>> | undefined {
+    if (!shortMayGo && this.longBatchMin === Number.POSITIVE_INFINITY) return undefined;
     const keys: Array<{ key: string; queue: Array<Waiting<T, R>>; most: number; size: number }> = [];
     for (const [key, queue] of this.line) {
       // A key whose every event is late leaves the line (dropLate): the next key takes its place.
@@ -226,8 +243,11 @@ export class KeyedBatcher<T, R> {
         room -= more;
       }
     }
+    const short = keys.filter((k) => k.size > 0 && k.size < this.longBatchMin);
+    const taken = shortMayGo && short.length > 0 ? short : keys.filter((k) => k.size >= this.longBatchMin);
+    if (taken.length === 0) return undefined;
     const call: Array<Taken<T, R>> = [];
-    for (const { key, queue, size } of keys) {
+    for (const { key, queue, size } of taken) {
       if (size === 0) continue;
       const batch = queue.splice(0, size);
       this.line.delete(key);
@@ -266,22 +286,25 @@ export class KeyedBatcher<T, R> {
     return kept.length === 0;
   }
 
-  /** Fewer than eagerCallsMax calls are out, or the keys in line fill a call. */
+  /** Fewer than eagerCallsMax calls without a long batch are out, or the keys in line fill a call. */
   private mayCall(): boolean {
     return (
-      this.running < this.eagerCallsMax ||
+      this.running - this.runningLong < this.eagerCallsMax ||
       this.line.size >= this.options.keysMax ||
       this.inLine >= this.options.batchMax
     );
   }
 
   private dispatch(): void {
-    while (this.running < this.options.concurrencyMax && this.mayCall()) {
-      const call = this.take();
+    while (this.running < this.options.concurrencyMax) {
+      const call = this.take(this.mayCall());
       if (call === undefined) break;
+      const long = call.some(({ batch }) => batch.length >= this.longBatchMin);
       this.running++;
+      if (long) this.runningLong++;
       void this.run(call).finally(() => {
         this.running--;
+        if (long) this.runningLong--;
         for (const { key, batch } of call) {
           if (this.options.oneCallPerKey) {
             const meanwhile = this.out.get(key) as Array<Waiting<T, R>>;

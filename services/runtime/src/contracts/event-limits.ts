@@ -19,6 +19,11 @@ export const EVENT_LIMITS = {
   ledgerBatchDefault: 256,
   /** EVENT_GROUP_KEYS_MAX's bound: keys (games) whose batches share one call of ledger.record_events. */
   keysPerCallMax: 64,
+  /**
+   * A key's batch of at least this many events (a flood's backlog) travels in a request, and a call of
+   * ledger.record_events, of its own; other keys' short batches do not wait for it (fair ingest: keyed-batcher.ts).
+   */
+  longBatchMin: 32,
   /** An event's metadata: its RFC 8785 canonical form's UTF-8 bytes at most (spec "Limits"; ledger.events' CHECK). */
   metadataBytesMax: 4096,
   /** SHA-256: key hashes, payload hashes and link-token hashes (the tables' CHECK constraints say the same). */
@@ -37,6 +42,7 @@ function assertLimits(): void {
     [l.eventsPerRequestMax <= l.eventsPerCallMax, 'one request fits in one call of ledger.record_events'],
     [l.ledgerBatchDefault <= l.eventsPerCallMax, "the ledger's default batch fits in one call"],
     [l.keysPerCallMax <= l.eventsPerCallMax, 'every key of a call has at least one event'],
+    [l.longBatchMin <= l.ledgerBatchDefault, "a long batch fits in the ledger's default batch"],
     [l.occurredAtMinMs < 0 && l.occurredAtMaxMs > Date.UTC(9999, 11, 31), 'occurredAt spans years 0000 to 9999'],
   ];
   const broken = relations.filter(([holds]) => !holds).map(([, what]) => what);
