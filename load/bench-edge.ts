@@ -13,7 +13,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { summarizeCpuProfile, summarizeStages } from './lib/cpuprofile.ts';
+import { type CpuProfile, summarizeCpuProfile, summarizeStages } from './lib/cpuprofile.ts';
 import { createFixtures, EVENT_TYPE, playerId } from './lib/fixtures.ts';
 import { createLoadIdentity } from './lib/identity.ts';
 import { cpuSecondsSplit } from './lib/proc.ts';
@@ -107,6 +107,24 @@ async function run(url: URL, options: { count: number; inFlight: number; games: 
   return failures;
 }
 
+/** The samples of a profile between `start` and `end` seconds before its end (ingest's stop), the others dropped. */
+function measuredWindow(profile: CpuProfile, window: { start: number; end: number }): CpuProfile {
+  const total = profile.timeDeltas.reduce((sum, d) => sum + d, 0);
+  const fromUs = total - window.start * 1e6;
+  const toUs = total - window.end * 1e6;
+  const samples: number[] = [];
+  const timeDeltas: number[] = [];
+  let at = 0;
+  profile.samples.forEach((id, i) => {
+    const delta = profile.timeDeltas[i] ?? 0;
+    at += delta;
+    if (at < fromUs || at > toUs) return;
+    samples.push(id);
+    timeDeltas.push(delta);
+  });
+  return { nodes: profile.nodes, samples, timeDeltas };
+}
+
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
@@ -144,6 +162,10 @@ async function main(): Promise<void> {
     log,
   });
   let figures: Record<string, unknown>;
+  // The measured window, as seconds before ingest's stop (its profile ends there).
+  let measuredStart = 0;
+  let measuredEnd = 0;
+  let windowBeforeStopS = { start: 0, end: 0 };
   try {
     await createFixtures(system.databaseUrl, { games, players: PLAYERS });
     const client = new pg.Client({ connectionString: system.databaseUrl });
@@ -167,8 +189,10 @@ async function main(): Promise<void> {
     log(`measured: ${batches} batches of ${size}, ${inFlight} in flight`);
     const cpuBefore = cpuSecondsSplit(ingest.pid);
     const started = performance.now();
+    measuredStart = started;
     const failures = await run(url, { count: batches, inFlight, games, size });
-    const seconds = (performance.now() - started) / 1000;
+    measuredEnd = performance.now();
+    const seconds = (measuredEnd - started) / 1000;
     const cpuAfter = cpuSecondsSplit(ingest.pid);
     const loadAfter = loadavg()[0] as number;
     const events = batches * size;
@@ -198,12 +222,19 @@ async function main(): Promise<void> {
       ].join('\n'),
     );
   } finally {
+    const stopping = performance.now();
+    windowBeforeStopS = { start: (stopping - measuredStart) / 1000, end: (stopping - measuredEnd) / 1000 };
     await system.stop();
   }
-  // The profile covers ingest's whole life (start, warm-up, measured batches): its stages in shares.
+  // The profile's samples of the measured window only (not the start nor the warm-up): its stages in shares.
   for (const file of profileDir ? readdirSync(profileDir).filter((n) => n.startsWith('ingest.')) : []) {
-    const profile = JSON.parse(readFileSync(join(profileDir as string, file), 'utf8'));
-    process.stdout.write(`\nCPU PROFILE ${file}\n${summarizeCpuProfile(profile, 15)}\n${summarizeStages(profile)}\n`);
+    const profile = measuredWindow(
+      JSON.parse(readFileSync(join(profileDir as string, file), 'utf8')),
+      windowBeforeStopS,
+    );
+    process.stdout.write(
+      `\nCPU PROFILE ${file}, the measured window\n${summarizeCpuProfile(profile, 20)}\n${summarizeStages(profile)}\n`,
+    );
   }
   if (values.json) writeFileSync(values.json, `${JSON.stringify(figures, null, 2)}\n`);
 }
