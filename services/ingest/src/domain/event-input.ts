@@ -8,7 +8,7 @@
  * schema, by the metadata check (which refuses both: metadata.ts) or, as a second line, by the reader's report.
  */
 import { gameEventInputSchema } from '#runtime/contracts/ingest-shapes.ts';
-import { parseOccurredAt } from '#runtime/contracts/occurred-at.ts';
+import { patternCheckedEpochMs } from '#runtime/contracts/occurred-at.ts';
 import { createAjv, describeAjvError } from '#runtime/validation/ajv.ts';
 import { checkMetadata } from './metadata.ts';
 
@@ -56,14 +56,15 @@ export function validateEventInput(body: unknown, metadataFault?: string): Event
     return { ok: false, code: 'invalid_event', message };
   }
   const b = body as SchemaValidBody;
-  const at = parseOccurredAt(b.occurredAt);
-  if (at === null) return { ok: false, code: 'invalid_event', message: OCCURRED_AT_INVALID };
+  // The schema's pattern is OCCURRED_AT_PATTERN, the whole grammar: parsed here without testing it again.
+  const occurredAtMs = patternCheckedEpochMs(b.occurredAt);
+  if (occurredAtMs === null) return { ok: false, code: 'invalid_event', message: OCCURRED_AT_INVALID };
   const input: GameEventInput = {
     eventId: b.eventId,
     playerId: b.playerId,
     eventType: b.eventType,
     occurredAt: b.occurredAt,
-    occurredAtMs: at.epochMs,
+    occurredAtMs,
     metadata: b.metadata,
   };
   if (b.metadata !== undefined) {

@@ -85,13 +85,15 @@ class RecordEventsPolicy implements BatchPolicy<EdgeEvent, RecordEventResponse> 
   }
 
   async send(batches: EdgeEvent[][]): Promise<Array<Array<Outcome<RecordEventResponse>>>> {
-    const events = batches.flat();
+    // The events' requests in one array (no intermediate flattened array of the edge's events).
+    const requests: RecordEventInit[] = [];
+    for (const batch of batches) for (const event of batch) requests.push(event.request);
     // The first event's request id and trace travel in the headers; the ledger logs per request.
     // The batcher calls at the end of the event-loop turn with the turn's events: the request leaves at once.
     const reply = await this.transport.call(
       ledgerOps.recordEvents,
-      { events: events.map((e) => e.request) },
-      (events[0] as EdgeEvent).ctx,
+      { events: requests },
+      ((batches[0] as EdgeEvent[])[0] as EdgeEvent).ctx,
       { gathered: true },
     );
     let offset = 0;
@@ -119,6 +121,9 @@ export class EdgeEventBatcher {
   private readonly transport: Transport;
   private readonly options: EdgeBatcherOptions;
   private readonly batcher: KeyedBatcher<EdgeEvent, RecordEventResponse>;
+  private readonly observer: EdgeBatchObserver | undefined;
+  private depth = 0;
+  private depthPending = false;
 
   constructor(transport: Transport, options: EdgeBatcherOptions, observer?: EdgeBatchObserver) {
     const keyInFlightMax = options.keyInFlightMax ?? EDGE_KEY_IN_FLIGHT_MAX_DEFAULT;
@@ -127,6 +132,7 @@ export class EdgeEventBatcher {
     }
     this.transport = transport;
     this.options = options;
+    this.observer = observer;
     this.batcher = new KeyedBatcher(
       new RecordEventsPolicy(transport),
       {
@@ -140,10 +146,26 @@ export class EdgeEventBatcher {
       },
       observer && {
         sent: (batches) => observer.batch(batches.reduce((events, batch) => events + batch.length, 0)),
-        queued: (depth) => observer.queued(depth),
+        queued: (depth) => this.queued(depth),
       },
     );
   }
+
+  /**
+   * The queue depth reaches the observer once per microtask checkpoint, with its last value, not once per event: a
+   * batch request submits its events in one synchronous run, and a gauge set per event cost 1 % of the edge's CPU.
+   */
+  private queued(depth: number): void {
+    this.depth = depth;
+    if (this.depthPending) return;
+    this.depthPending = true;
+    queueMicrotask(this.reportDepth);
+  }
+
+  private readonly reportDepth = (): void => {
+    this.depthPending = false;
+    this.observer?.queued(this.depth);
+  };
 
   /** Sends one event (in a batch); resolves with RecordEvent's reply or rejects with its error. */
   record(request: RecordEventInit, ctx: CallContext): Promise<RecordEventResponse> {

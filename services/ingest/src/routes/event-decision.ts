@@ -10,7 +10,7 @@ import { AppError, relabelUnavailable } from '#runtime/errors.ts';
 import type { PresentedKey } from '#runtime/http/game-key.ts';
 import { eventCanonicalForms } from '../domain/canonical-json.ts';
 import type { GameEventInput } from '../domain/event-input.ts';
-import type { EdgeEventBatcher } from './event-batcher.ts';
+import type { EdgeEventBatcher, RecordEventInit } from './event-batcher.ts';
 
 /** The RecordEvent request never reached a ledger (no responders, NATS disconnected): known not stored. */
 export const EVENT_NOT_STORED = 'The ledger is temporarily unavailable; retry later. Nothing was stored.';
@@ -22,6 +22,25 @@ export const EVENT_OUTCOME_UNKNOWN =
   'The ledger did not answer in time; whether the event was decided is unknown. ' +
   'Retry with the same eventId: it answers the stored decision if one was made.';
 
+/** The RecordEvent request of one checked event of a key: its canonical forms (metadata text, payload hash). */
+export function recordEventRequest(key: PresentedKey, input: GameEventInput): RecordEventInit {
+  const canonical = eventCanonicalForms(input);
+  return {
+    keyHash: key.hash,
+    eventId: input.eventId,
+    playerId: input.playerId,
+    eventType: input.eventType,
+    occurredAtMs: BigInt(input.occurredAtMs),
+    payloadHash: canonical.payloadHash,
+    metadataJson: canonical.metadataJson,
+  };
+}
+
+/** A transport failure of RecordEvent(s) as the event's 503 (not stored, or its outcome unknown); others as they are. */
+export function decisionError(error: unknown): unknown {
+  return relabelUnavailable(error, 'retry_later', EVENT_NOT_STORED, { unknown: EVENT_OUTCOME_UNKNOWN });
+}
+
 /** Asks the ledger (through the edge's batcher) for one checked event's decision; a transport failure is a 503. */
 export function decide(
   ledger: EdgeEventBatcher,
@@ -29,23 +48,9 @@ export function decide(
   input: GameEventInput,
   ctx: Koa.Context,
 ): Promise<RecordEventResponse> {
-  const canonical = eventCanonicalForms(input);
-  return ledger
-    .record(
-      {
-        keyHash: key.hash,
-        eventId: input.eventId,
-        playerId: input.playerId,
-        eventType: input.eventType,
-        occurredAtMs: BigInt(input.occurredAtMs),
-        payloadHash: canonical.payloadHash,
-        metadataJson: canonical.metadataJson,
-      },
-      ctx.state.call,
-    )
-    .catch((error: unknown) => {
-      throw relabelUnavailable(error, 'retry_later', EVENT_NOT_STORED, { unknown: EVENT_OUTCOME_UNKNOWN });
-    });
+  return ledger.record(recordEventRequest(key, input), ctx.state.call).catch((error: unknown) => {
+    throw decisionError(error);
+  });
 }
 
 /**
@@ -60,8 +65,12 @@ export function setQuotaHeaders(response: ServerResponse, quota: DecisionQuota):
   response.setHeader('Rewards-Budget-Remaining', quota.budgetRemainingCredits.toString());
 }
 
-/** GameEventResult: the event record plus `replayed` and `mode`. */
+/** GameEventResult: the event record plus `replayed` and `mode` (one object: the record's, completed). */
 export function gameEventResult(decision: DeveloperEvent | undefined, replayed: boolean) {
   if (!decision) throw new AppError('internal_error', 'The ledger returned no decision.');
-  return { ...eventRecordJson(decision), replayed, mode: 'sandbox' };
+  const result: ReturnType<typeof eventRecordJson> & { replayed?: boolean; mode?: 'sandbox' } =
+    eventRecordJson(decision);
+  result.replayed = replayed;
+  result.mode = 'sandbox';
+  return result as ReturnType<typeof eventRecordJson> & { replayed: boolean; mode: 'sandbox' };
 }

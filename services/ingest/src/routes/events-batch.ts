@@ -2,7 +2,7 @@
 // single endpoint's, in its order, up to not JSON (platform switch 503, bearer 401/403, content type 415, size 413 at
 // 1 MiB, JSON 400 INVALID_REQUEST); then the body's shape (400 invalid_event). Each event is then what the single
 // endpoint would have made of it alone (event-batch.ts: 413, invalid_event, invalid_metadata) and the valid ones go to
-// the ledger through the same edge batcher as single events (event-decision.ts's decide), submitted in one synchronous
+// the ledger through the same edge batcher as single events (event-decision.ts's recordEventRequest), submitted in one synchronous
 // run: they leave in one RecordEvents request where they fit (the per-key in-flight bound and the request's room,
 // event-batcher.ts), and the ledger decides them in order in ledger.record_events, copies of one eventId included.
 //
@@ -24,7 +24,13 @@ import {
   faultOutsideMetadata,
 } from '../domain/event-batch.ts';
 import type { EdgeEventBatcher } from './event-batcher.ts';
-import { decide, EVENT_OUTCOME_UNKNOWN, gameEventResult, setQuotaHeaders } from './event-decision.ts';
+import {
+  decisionError,
+  EVENT_OUTCOME_UNKNOWN,
+  gameEventResult,
+  recordEventRequest,
+  setQuotaHeaders,
+} from './event-decision.ts';
 
 export const EVENTS_BATCH_PATH = '/api/game-sdk/v2/events/batch';
 
@@ -62,12 +68,17 @@ export function addEventBatchRoute(router: Router, deps: EventBatchRouteDeps): v
     });
 
     // Every valid event is submitted in this synchronous run: they leave together (one request where they fit).
+    // Straight to the batcher (no promise per event besides its own): its failures are relabelled below.
     const checks = events.map(checkBatchEvent);
-    const replies = checks.map((check) =>
-      check.ok ? decide(ledger, key, check.input, ctx).then(...settled) : undefined,
-    );
-    if (checks.every((check) => !check.ok)) await keys.assertKnown(ctx, key);
-    const outcomes = await Promise.all(replies);
+    const call = ctx.state.call;
+    let submitted = 0;
+    const replies = checks.map((check) => {
+      if (!check.ok) return undefined;
+      submitted++;
+      return ledger.record(recordEventRequest(key, check.input), call);
+    });
+    if (submitted === 0) await keys.assertKnown(ctx, key);
+    const outcomes = await Promise.allSettled(replies);
 
     const results: BatchResult[] = [];
     // The decisions counter's increments, one per distinct label set of the request (prom-client hashes the labels
@@ -80,15 +91,15 @@ export function addEventBatchRoute(router: Router, deps: EventBatchRouteDeps): v
           results.push(failed(new AppError(check.code, check.message)));
           continue;
         }
-        const outcome = outcomes[i] as Settled;
-        if ('error' in outcome) {
-          const error = outcome.error;
+        const outcome = outcomes[i] as PromiseSettledResult<RecordEventResponse>;
+        if (outcome.status === 'rejected') {
+          const error = decisionError(outcome.reason);
           // A key unknown or revoked (the ledger checks it with the events): the request's own 401.
           if (!(error instanceof AppError) || error.code === 'invalid_key') throw error;
           results.push(failed(error));
           continue;
         }
-        const reply = outcome.reply;
+        const reply = outcome.value;
         const result = gameEventResult(reply.decision, reply.replayed);
         const reason = result.reason ?? 'none';
         const labelsKey = `${result.status} ${reason} ${result.replayed}`;
@@ -117,10 +128,3 @@ export function addEventBatchRoute(router: Router, deps: EventBatchRouteDeps): v
     ctx.body = { data: { results } };
   });
 }
-
-type Settled = { reply: RecordEventResponse } | { error: unknown };
-
-const settled = [
-  (reply: RecordEventResponse): Settled => ({ reply }),
-  (error: unknown): Settled => ({ error }),
-] as const;

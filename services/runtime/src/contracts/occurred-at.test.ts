@@ -1,6 +1,12 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import fc from 'fast-check';
-import { isWithinWindow, OCCURRED_AT_PATTERN, OCCURRED_AT_WINDOW_MS, parseOccurredAt } from './occurred-at.ts';
+import {
+  isWithinWindow,
+  OCCURRED_AT_PATTERN,
+  OCCURRED_AT_WINDOW_MS,
+  parseOccurredAt,
+  patternCheckedEpochMs,
+} from './occurred-at.ts';
 
 function norm(text: string): string | null {
   return parseOccurredAt(text)?.normalized ?? null;
@@ -153,6 +159,8 @@ describe('parseOccurredAt: properties', () => {
         expect(parsed!.normalized).toBe(new Date(expected).toISOString());
         // The normalized form is itself valid input and denotes the same instant.
         expect(parseOccurredAt(parsed!.normalized)).toEqual(parsed);
+        // Ingest's path (the schema tested the pattern): the same instant.
+        expect(patternCheckedEpochMs(text)).toBe(expected);
       }),
       { numRuns: 2000 },
     );

@@ -91,7 +91,16 @@ export interface ParsedOccurredAt {
 
 export function parseOccurredAt(text: string): ParsedOccurredAt | null {
   if (typeof text !== 'string' || !OCCURRED_AT.test(text)) return null;
-  // From here on the text is valid: the checks below restate the pattern's rules and can only fail on a bug.
+  const epochMs = patternCheckedEpochMs(text);
+  return epochMs === null ? null : { epochMs, normalized: new Date(epochMs).toISOString() };
+}
+
+/**
+ * The instant of a text that already matched OCCURRED_AT_PATTERN (a JSON Schema validated it: ingest's event schema),
+ * as parseOccurredAt's epochMs, without testing the pattern a second time nor building `normalized`.
+ */
+export function patternCheckedEpochMs(text: string): number | null {
+  // The text is valid: the checks below restate the pattern's rules and can only fail on a bug.
   const m = GRAMMAR.exec(text);
   if (m === null) return null;
   const year = Number(m[1]);
@@ -114,7 +123,7 @@ export function parseOccurredAt(text: string): ParsedOccurredAt | null {
   const local = Date.UTC(year + 400, month - 1, day, hour, minute, second, millis) - SHIFT_400Y_MS;
   const epochMs = local - offsetMinutes * MINUTE_MS;
   if (epochMs < EARLIEST_MS || epochMs > LATEST_MS) return null;
-  return { epochMs, normalized: new Date(epochMs).toISOString() };
+  return epochMs;
 }
 
 /** True when `epochMs` is at most `windowMs` away from receipt, either direction (inclusive). */
