@@ -620,7 +620,13 @@ async function runPhase(
   const gameIds = fixtures.games.map((g) => g.id);
   const startClient = await connect();
   const initialReads = await readGames(startClient, gameIds);
-  await fault?.prepare?.(system, fixtures, context.developerToken, startClient);
+  // A fault that could not be prepared is reported as not made; the phase's load and checks still run.
+  let prepareFailure: string | undefined;
+  try {
+    await fault?.prepare?.(system, fixtures, context.developerToken, startClient);
+  } catch (error) {
+    prepareFailure = (error as Error).message.split('\n')[0]!;
+  }
   const load = startLoad(
     {
       ingestUrl: system.urls.ingest,
@@ -648,6 +654,7 @@ async function runPhase(
   if (fault) {
     log(`${id}: ${fault.title}`);
     try {
+      if (prepareFailure !== undefined) throw new Error(`not prepared: ${prepareFailure}`);
       outcome = await fault.inject(system, load);
       book.pass(CHECK_INJECTED);
       log(`${id}: fault over after ${outcome.endedAt - faultAt} ms${outcome.note ? ` (${outcome.note})` : ''}`);
