@@ -54,6 +54,11 @@ async function call(base: string, method: string, path: string, token: string, b
   return (JSON.parse(text) as { data: any }).data;
 }
 
+/** One console action (POST /api/developer/v1/console) as the developer; its `data`, or throws unless 200. */
+export function consoleCall(gateway: string, developerToken: string, action: Record<string, unknown>): Promise<any> {
+  return call(gateway, 'POST', '/api/developer/v1/console', developerToken, action);
+}
+
 export async function createFixtures(
   urls: { gateway: string; links: string },
   identity: LoadIdentity,
@@ -69,8 +74,7 @@ export async function createFixtures(
     });
   }
   await call(gateway, 'GET', '/api/developer/v1/access', identity.developerToken);
-  const consoleAction = (action: Record<string, unknown>) =>
-    call(gateway, 'POST', '/api/developer/v1/console', identity.developerToken, action);
+  const consoleAction = (action: Record<string, unknown>) => consoleCall(gateway, identity.developerToken, action);
 
   const total = GAME_PLANS.reduce((sum, g) => sum + g.budgetCredits, 0);
   // Funded in two steps, with something left unallocated, so that the funding invariant has more than one term.

@@ -38,6 +38,7 @@ import {
   POOLER_POOL_SIZE,
   startFaultSystem,
 } from './system.ts';
+import { WEBHOOK_FAULT_ENV, WebhookReceiverFault } from './webhooks.ts';
 import { watchWritable } from './writable.ts';
 
 const HELP = `Usage: npm run test:faults -- [options]      (node test/faults/run.ts)
@@ -79,6 +80,8 @@ const NATS_RECOVERY_BOUND_MS = 2_000;
 
 /** The check that a fault could be made at all (a topology's process not found, a command failing, ...). */
 const CHECK_INJECTED = 'the fault was made';
+/** The check that a fault's checks after the phase could be made (their queries answered). */
+const CHECK_SETTLED = "the fault's checks after the phase ran";
 /** The check that a fault's own service started (its servers installed and working). */
 const CHECK_STARTED = "the fault's service started";
 /** Decisions again within this of a new primary accepting writes (the failover fault's target). */
@@ -104,6 +107,12 @@ interface Fault {
   recoveryBoundMs: number | null;
   /** Extra checks of this fault on the phase's load requests. */
   extra?(book: CheckBook, requests: SentRequest[], faultAt: number, outcome: FaultOutcome): void;
+  /** What the fault needs before the phase's load starts (e.g. webhook endpoints). */
+  prepare?(system: FaultSystem, fixtures: Fixtures, developerToken: string, client: pg.Client): Promise<void>;
+  /** Checks after the phase's load, retries and replays that need the database; answers a note of figures. */
+  settle?(book: CheckBook, client: pg.Client): Promise<string>;
+  /** Undoes `prepare` (always, after the phase's checks). */
+  cleanUp?(): Promise<void>;
 }
 
 const isBad = (r: SentRequest) => r.failure !== undefined || (r.answer!.status !== 200 && r.answer!.status !== 409);
@@ -170,6 +179,8 @@ function partitionFault(
     },
   };
 }
+
+const webhookFault = new WebhookReceiverFault();
 
 const FAULTS: Fault[] = [
   {
@@ -258,6 +269,17 @@ const FAULTS: Fault[] = [
       await system.restart('identity-admission');
       return { endedAt: Date.now() };
     },
+  },
+  {
+    id: 'webhook-receiver-down',
+    title:
+      'an endpoint per game on a local receiver (signatures verified with standardwebhooks): the receivers down 60 s, then back; the ledger SIGKILLed mid-delivery, restarted',
+    recoveryBoundMs: RECOVERY_BOUND_MS,
+    prepare: (system, fixtures, developerToken, client) =>
+      webhookFault.prepare(system, fixtures, developerToken, client),
+    inject: (system) => webhookFault.inject(system),
+    settle: (book, client) => webhookFault.settle(book, client),
+    cleanUp: () => webhookFault.cleanUp(),
   },
   {
     id: 'pooler',
@@ -596,7 +618,15 @@ async function runPhase(
   const id = fault?.id ?? 'baseline';
   const book = new CheckBook();
   const gameIds = fixtures.games.map((g) => g.id);
-  const initialReads = await readGames(await connect(), gameIds);
+  const startClient = await connect();
+  const initialReads = await readGames(startClient, gameIds);
+  // A fault that could not be prepared is reported as not made; the phase's load and checks still run.
+  let prepareFailure: string | undefined;
+  try {
+    await fault?.prepare?.(system, fixtures, context.developerToken, startClient);
+  } catch (error) {
+    prepareFailure = (error as Error).message.split('\n')[0]!;
+  }
   const load = startLoad(
     {
       ingestUrl: system.urls.ingest,
@@ -624,6 +654,7 @@ async function runPhase(
   if (fault) {
     log(`${id}: ${fault.title}`);
     try {
+      if (prepareFailure !== undefined) throw new Error(`not prepared: ${prepareFailure}`);
       outcome = await fault.inject(system, load);
       book.pass(CHECK_INJECTED);
       log(`${id}: fault over after ${outcome.endedAt - faultAt} ms${outcome.note ? ` (${outcome.note})` : ''}`);
@@ -779,6 +810,19 @@ async function runPhase(
       );
     }
     if (injected) fault.extra?.(book, requests, faultAt, outcome);
+  }
+
+  if (fault?.settle) {
+    try {
+      if (injected) {
+        const figures = await fault.settle(book, client);
+        outcome.note = outcome.note ? `${outcome.note}; ${figures}` : figures;
+      }
+    } catch (error) {
+      book.fail(CHECK_SETTLED, (error as Error).message.split('\n')[0]!);
+    } finally {
+      await fault.cleanUp?.();
+    }
   }
 
   const invariants = await checkInvariants(client);
@@ -952,6 +996,7 @@ async function main(): Promise<void> {
     NATIVE_ADMISSION_MODE: 'enforce',
     EVENT_RATE_LIMIT_PER_MINUTE: '600',
     NATS_REQUEST_TIMEOUT_MS: String(NATS_REQUEST_TIMEOUT_MS),
+    ...WEBHOOK_FAULT_ENV,
   };
   // The faults on the default service share one (after a control phase); each fault that needs another topology
   // gets a service of its own, started for it and stopped after it (one service at a time: a 2-core machine).

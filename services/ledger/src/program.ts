@@ -20,7 +20,7 @@ import {
 import { simulationEndpoints } from './simulation/endpoints.ts';
 import { webhookReadEndpoints } from './webhooks/endpoints.ts';
 import { WebhookRepository } from './webhooks/repository.ts';
-import { WebhookWorker } from './webhooks/worker.ts';
+import { WEBHOOK_RETRY_DELAY_MAX_MS, WebhookWorker } from './webhooks/worker.ts';
 
 export interface LedgerConfig {
   eventRateLimitPerMinute: number;
@@ -49,6 +49,7 @@ export interface WebhookConfig {
   inFlightPerEndpoint: number;
   inFlightMax: number;
   retryBaseMs: number;
+  retryDelayMaxMs: number;
   disableAfterHours: number;
 }
 
@@ -91,6 +92,10 @@ export const ledger = stateOwner<LedgerConfig>({
         inFlightPerEndpoint: reader.int('WEBHOOK_IN_FLIGHT_PER_ENDPOINT', 4, { min: 1, max: 100 }),
         inFlightMax: reader.int('WEBHOOK_IN_FLIGHT_MAX', 64, { min: 1, max: 10_000 }),
         retryBaseMs: reader.int('WEBHOOK_RETRY_BASE_MS', 5000, { min: 100, max: 3_600_000 }),
+        retryDelayMaxMs: reader.int('WEBHOOK_RETRY_DELAY_MAX_MS', WEBHOOK_RETRY_DELAY_MAX_MS, {
+          min: 100,
+          max: WEBHOOK_RETRY_DELAY_MAX_MS,
+        }),
         disableAfterHours: reader.int('WEBHOOK_DISABLE_AFTER_HOURS', 120, { min: 1, max: 8760 }),
       },
     };
@@ -127,6 +132,7 @@ export const ledger = stateOwner<LedgerConfig>({
             inFlightPerEndpoint: webhooks.inFlightPerEndpoint,
             inFlightMax: webhooks.inFlightMax,
             retryBaseMs: webhooks.retryBaseMs,
+            retryDelayMaxMs: webhooks.retryDelayMaxMs,
             disableAfterMs: webhooks.disableAfterHours * 3600_000,
             allowPrivateAddresses: webhooks.allowPrivateAddresses,
           },

@@ -104,12 +104,12 @@ function Deliveries({ endpoint, write }: { endpoint: WebhookEndpoint; write: boo
             <pre className="payload">{delivery.payload}</pre>
             {delivery.attempts.length > 0 && (
               <TableBox label="Attempts">
-                <table aria-label={`Attempts of ${delivery.id}`}>
+                <table className="stack" aria-label={`Attempts of ${delivery.id}`}>
                   <thead>
                     <tr>
-                      <th scope="col">#</th>
-                      <th scope="col">Started</th>
                       <th scope="col">Status</th>
+                      <th scope="col">Attempt</th>
+                      <th scope="col">Started</th>
                       <th scope="col">Latency</th>
                       <th scope="col">Response</th>
                     </tr>
@@ -117,11 +117,11 @@ function Deliveries({ endpoint, write }: { endpoint: WebhookEndpoint; write: boo
                   <tbody>
                     {delivery.attempts.map((a) => (
                       <tr key={a.attempt}>
-                        <td>{a.attempt}</td>
-                        <td>{time(a.startedAt)}</td>
-                        <td>{a.statusCode ?? a.error}</td>
-                        <td>{a.latencyMs} ms</td>
-                        <td>
+                        <td className="lead">{a.statusCode ?? a.error}</td>
+                        <td data-label="Attempt">{a.attempt}</td>
+                        <td data-label="Started">{time(a.startedAt)}</td>
+                        <td data-label="Latency">{a.latencyMs} ms</td>
+                        <td data-label="Response">
                           <code>{a.responseExcerpt}</code>
                         </td>
                       </tr>
@@ -182,7 +182,7 @@ export function WebhooksSection({ gameId, write }: { gameId: string; write: bool
             <p className="banner banner-warn">Every delivery has failed since {time(endpoint.failingSince)}.</p>
           )}
           {write && (
-            <p>
+            <div className="webhook-actions">
               <ActionForm
                 compact
                 action="sendTestWebhook"
@@ -230,7 +230,7 @@ export function WebhooksSection({ gameId, write }: { gameId: string; write: bool
                 })}
                 onDone={reload}
               />
-            </p>
+            </div>
           )}
           <Deliveries endpoint={endpoint} write={write} />
         </div>

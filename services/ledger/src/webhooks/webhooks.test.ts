@@ -86,6 +86,15 @@ describe('the backoff', () => {
     expect(retryDelayMs(40, 5000, () => 0.5)).toBe(WEBHOOK_RETRY_DELAY_MAX_MS);
   });
 
+  it('stops doubling at WEBHOOK_RETRY_DELAY_MAX_MS when it is set lower', () => {
+    expect(retryDelayMs(4, 1000, () => 0.5, 15_000)).toBe(8000);
+    expect(retryDelayMs(5, 1000, () => 0.5, 15_000)).toBe(15_000);
+    expect(retryDelayMs(40, 1000, () => 1, 15_000)).toBe(22_500);
+    const failure = { statusCode: undefined, error: 'connection refused', responseExcerpt: '' };
+    const next = nextAfter(failure, { attempt: 30, retryStartedAtMs: 0 }, 60_000, 1000, 15_000);
+    expect(next.kind === 'retry' && next.retryInMs >= 7500 && next.retryInMs <= 22_500).toBe(true);
+  });
+
   it('retries until 24 hours after the retries began, then fails; a 2xx delivers', () => {
     const failure = { statusCode: 500, error: undefined, responseExcerpt: '' };
     expect(nextAfter(failure, { attempt: 3, retryStartedAtMs: 0 }, WEBHOOK_RETRY_WINDOW_MS - 1, 5000).kind).toBe(

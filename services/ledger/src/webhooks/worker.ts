@@ -2,7 +2,7 @@
 // WEBHOOK_POLL_INTERVAL_MS (sooner after a claim or a finished attempt) it claims due messages (repository.ts claim: FOR UPDATE SKIP LOCKED under a lease, at most
 // WEBHOOK_IN_FLIGHT_PER_ENDPOINT in flight per endpoint across every replica), sends each once (sender.ts), and
 // records the attempt and what follows in one transaction (finish): delivered on a 2xx; otherwise due again after an
-// exponential backoff with jitter (WEBHOOK_RETRY_BASE_MS doubling per attempt, at most 4 hours, times 0.5..1.5)
+// exponential backoff with jitter (WEBHOOK_RETRY_BASE_MS doubling per attempt, at most WEBHOOK_RETRY_DELAY_MAX_MS (4 hours), times 0.5..1.5)
 // until 24 hours after its retries began, then failed. An endpoint whose attempts have all failed for
 // WEBHOOK_DISABLE_AFTER_HOURS is disabled (reason `failing`, shown by the console's reads).
 import { Counter, Histogram } from 'prom-client';
@@ -15,7 +15,7 @@ import { type SendResult, sendWebhook, WEBHOOK_TIMEOUT_MS } from './sender.ts';
 
 /** Retries go on until this long after they began (CONTRACT section 11.1: at least 24 hours). */
 export const WEBHOOK_RETRY_WINDOW_MS = 24 * 3600_000;
-/** The longest pause between two attempts. */
+/** The longest pause between two attempts (the default of WEBHOOK_RETRY_DELAY_MAX_MS). */
 export const WEBHOOK_RETRY_DELAY_MAX_MS = 4 * 3600_000;
 /** A claim lasts the timeout plus a margin: no replica sends the message again meanwhile. */
 const LEASE_MARGIN_MS = 15_000;
@@ -26,14 +26,21 @@ export interface WebhookWorkerOptions {
   /** Most messages in flight in this process. */
   inFlightMax: number;
   retryBaseMs: number;
+  /** The longest pause between two attempts (default WEBHOOK_RETRY_DELAY_MAX_MS). */
+  retryDelayMaxMs?: number;
   disableAfterMs: number;
   allowPrivateAddresses: boolean;
   timeoutMs?: number;
 }
 
 /** The pause after failed attempt number `attempt` (1-based): exponential, capped, with jitter. */
-export function retryDelayMs(attempt: number, baseMs: number, random: () => number = Math.random): number {
-  const exponential = Math.min(baseMs * 2 ** Math.min(attempt - 1, 40), WEBHOOK_RETRY_DELAY_MAX_MS);
+export function retryDelayMs(
+  attempt: number,
+  baseMs: number,
+  random: () => number = Math.random,
+  maxMs = WEBHOOK_RETRY_DELAY_MAX_MS,
+): number {
+  const exponential = Math.min(baseMs * 2 ** Math.min(attempt - 1, 40), maxMs);
   return Math.round(exponential * (0.5 + random()));
 }
 
@@ -43,11 +50,12 @@ export function nextAfter(
   message: { attempt: number; retryStartedAtMs: number },
   nowMs: number,
   baseMs: number,
+  maxMs = WEBHOOK_RETRY_DELAY_MAX_MS,
 ): AttemptNext {
   if (result.statusCode !== undefined && result.statusCode >= 200 && result.statusCode < 300)
     return { kind: 'delivered' };
   if (nowMs - message.retryStartedAtMs >= WEBHOOK_RETRY_WINDOW_MS) return { kind: 'failed' };
-  return { kind: 'retry', retryInMs: retryDelayMs(message.attempt, baseMs) };
+  return { kind: 'retry', retryInMs: retryDelayMs(message.attempt, baseMs, Math.random, maxMs) };
 }
 
 export class WebhookWorker {
@@ -177,7 +185,7 @@ export class WebhookWorker {
       };
     }
     const latencyMs = Date.now() - startedAt.getTime();
-    const next = nextAfter(result, message, Date.now(), this.options.retryBaseMs);
+    const next = nextAfter(result, message, Date.now(), this.options.retryBaseMs, this.options.retryDelayMaxMs);
     this.attempts?.inc({ outcome: next.kind });
     this.latency?.observe(latencyMs / 1000);
     await this.repository.finish(message, { startedAt, latencyMs, ...result }, next, this.options.disableAfterMs);

@@ -1,0 +1,203 @@
+// The game's Webhooks tab in a real browser (Debian's Chromium driven by playwright-core) against the whole service on
+// real PostgreSQL and NATS, with a real local receiver that verifies every signature with `standardwebhooks`, at
+// 1280 px and at 390 px: an owner creates an endpoint (its secret shown once), sends a test message, sees the
+// delivery and its attempt, redelivers it (the same webhook-id), disables and enables the endpoint, rotates the secret
+// (the next message verifies under the new one) and deletes it; a viewer sees the endpoint and its deliveries but no
+// action. Each state: no sideways scroll, its title, axe-core without any violation, a screenshot.
+import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
+import { axeViolations, launchChromium, SCREENSHOTS, WAIT } from '../support/browser.ts';
+import { addMember, type Developer, developer, ok, world } from '../support/console.ts';
+import { until } from '../support/ingest.ts';
+import { startTestSystem, type TestSystem } from '../support/system.ts';
+import { WebhookReceiver } from '../support/webhook-receiver.ts';
+
+let system: TestSystem;
+let browser: Browser;
+const contexts: BrowserContext[] = [];
+const receivers: WebhookReceiver[] = [];
+let owner: Developer;
+let viewer: Developer;
+const DESKTOP = { width: 1280, height: 800 };
+const PHONE = { width: 390, height: 844 };
+const TITLE = 'Game Game: Webhooks';
+
+beforeAll(async () => {
+  browser = await launchChromium();
+  system = await startTestSystem({
+    env: { WEBHOOK_ALLOW_PRIVATE_ADDRESSES: 'true', WEBHOOK_POLL_INTERVAL_MS: '100' },
+  });
+  owner = await developer(system);
+  viewer = await developer(system);
+});
+
+afterAll(async () => {
+  for (const context of contexts) await context.close().catch(() => undefined);
+  for (const receiver of receivers) await receiver.stop();
+  await browser?.close();
+  await system?.stop();
+});
+
+async function signedIn(who: Developer, viewport: { width: number; height: number }): Promise<Page> {
+  const context = await browser.newContext({ viewport });
+  contexts.push(context);
+  const page = await context.newPage();
+  await page.goto(`${system.url}/console/`);
+  await page.getByLabel('E-mail').fill(who.email);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('heading', { name: 'Organizations', level: 1 }).waitFor(WAIT);
+  return page;
+}
+
+async function openTab(page: Page, gameId: string) {
+  await page.evaluate((h) => {
+    (globalThis as any).location.hash = h;
+  }, `#/game/${gameId}/webhooks`);
+  await page.getByRole('heading', { name: 'Webhooks' }).first().waitFor(WAIT);
+}
+
+async function checkPage(page: Page, screenshot: string) {
+  const { scrollWidth, innerWidth } = await page.evaluate(() => ({
+    scrollWidth: (globalThis as any).document.scrollingElement.scrollWidth as number,
+    innerWidth: (globalThis as any).innerWidth as number,
+  }));
+  expect(scrollWidth).toBeLessThanOrEqual(innerWidth);
+  expect(await page.title()).toBe(`${TITLE} · Sandbox Rewards console`);
+  expect(await axeViolations(page)).toEqual([]);
+  await page.screenshot({ path: `${SCREENSHOTS}${screenshot}.png`, fullPage: true });
+}
+
+/** A compact action form's button (each form is named after its action and endpoint). */
+const action = (page: Page, form: string, button: string): Locator =>
+  page.getByRole('form', { name: form }).getByRole('button', { name: button });
+
+async function confirm(page: Page, title: string, button: string) {
+  const dialog = page.getByRole('dialog', { name: title });
+  await dialog.waitFor(WAIT);
+  await dialog.getByRole('button', { name: button }).click();
+  await dialog.waitFor({ state: 'hidden', ...WAIT });
+}
+
+async function bannerSecret(page: Page): Promise<string> {
+  const banner = page.getByRole('status', { name: 'New webhook secret' });
+  await banner.waitFor(WAIT);
+  return banner.getByTestId('webhook-secret').innerText();
+}
+
+describe.each([
+  ['1280', DESKTOP],
+  ['390', PHONE],
+])('at %s px', (width, viewport) => {
+  const shot = (name: string) => (width === '390' ? `phone-${name}` : name);
+
+  test('an owner creates, tests, redelivers, disables, enables, rotates and deletes an endpoint', async () => {
+    const w = await world(system, owner.token);
+    const receiver = new WebhookReceiver();
+    receivers.push(receiver);
+    const url = await receiver.start(0);
+    const page = await signedIn(owner, viewport);
+    await openTab(page, w.gameId);
+    await page.getByText('No webhook endpoints yet.').waitFor(WAIT);
+
+    // Create: the secret is shown once, in a banner, and never again.
+    await page.getByRole('button', { name: 'New webhook endpoint' }).click();
+    const form = page.getByRole('form', { name: 'New webhook endpoint' });
+    await form.getByLabel('URL').fill(url);
+    await form.getByLabel('game.paused').uncheck();
+    await form.getByRole('button', { name: 'Create endpoint' }).click();
+    const secret = await bannerSecret(page);
+    expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    receiver.secret = secret;
+    const heading = page.getByRole('heading', { name: url });
+    await heading.waitFor(WAIT);
+    await page
+      .getByText('decision.accepted, decision.rejected, game.budget_low, game.budget_exhausted, game.resumed · enabled')
+      .waitFor(WAIT);
+    await checkPage(page, shot('webhooks-created'));
+    await page.getByRole('button', { name: 'Done, hide it' }).click();
+    await page.getByRole('status', { name: 'New webhook secret' }).waitFor({ state: 'detached', ...WAIT });
+    await page.reload();
+    await heading.waitFor(WAIT);
+    expect(await page.getByText(secret).count()).toBe(0);
+
+    // Send a test: the receiver verifies it; the delivery and its attempt are shown with the same webhook-id.
+    await action(page, `Send a test message to ${url}`, 'Send test').click();
+    await until('the test message received', async () => receiver.received.length === 1, 20_000);
+    const [first] = receiver.received;
+    expect((first!.verified as { type: string }).type).toBe('webhook.test');
+    const delivery = page.locator('details.delivery').filter({ hasText: 'webhook.test' });
+    await delivery
+      .locator('summary')
+      .filter({ hasText: /^delivered webhook\.test .* 1 attempt\(s\) · last: 200 in/ })
+      .waitFor(WAIT);
+    await delivery.locator('summary').click();
+    await delivery.getByText(first!.id).waitFor(WAIT);
+    const attempts = delivery.getByRole('table', { name: `Attempts of ${first!.id}` });
+    await attempts.getByRole('cell', { name: 'answered 200' }).waitFor(WAIT);
+    expect(await delivery.locator('pre.payload').innerText()).toBe(first!.body);
+    await checkPage(page, shot('webhooks-delivery'));
+
+    // Redeliver: the same webhook-id again, a second attempt in the table.
+    await action(page, `Redeliver ${first!.id}`, 'Redeliver').click();
+    await until('the redelivery received', async () => receiver.received.length === 2, 20_000);
+    expect(receiver.received[1]!.id).toBe(first!.id);
+    await attempts.locator('tbody tr').nth(1).waitFor(WAIT);
+    expect(await attempts.locator('tbody tr').count()).toBe(2);
+
+    // Disable, then enable.
+    await action(page, `Disable ${url}`, 'Disable').click();
+    await page.getByText(/· disabled \(/).waitFor(WAIT);
+    await action(page, `Enable ${url}`, 'Enable').click();
+    await page.getByText(/· enabled$/).waitFor(WAIT);
+
+    // Rotate: confirmed in a dialog; the new secret shown once; the next message verifies under it only.
+    await action(page, `Rotate the secret of ${url}`, 'Rotate secret').click();
+    await confirm(page, 'Rotate the signing secret?', 'Rotate secret');
+    const rotated = await bannerSecret(page);
+    expect(rotated).not.toBe(secret);
+    receiver.secret = rotated;
+    await checkPage(page, shot('webhooks-rotated'));
+    await page.getByRole('button', { name: 'Done, hide it' }).click();
+    await action(page, `Send a test message to ${url}`, 'Send test').click();
+    await until('the test under the new secret received', async () => receiver.received.length === 3, 20_000);
+    expect(receiver.rejectedSignatures).toBe(0);
+
+    // Delete: confirmed; the endpoint and its deliveries are gone.
+    await action(page, `Delete ${url}`, 'Delete').click();
+    await confirm(page, `Delete the endpoint ${url}?`, 'Delete endpoint');
+    await page.getByText('No webhook endpoints yet.').waitFor(WAIT);
+    expect(await heading.count()).toBe(0);
+  }, 120_000);
+
+  test('a viewer sees the endpoints and their deliveries, and no action', async () => {
+    const w = await world(system, owner.token);
+    await addMember(system, owner.token, w.organizationId, viewer, 'viewer');
+    const receiver = new WebhookReceiver();
+    receivers.push(receiver);
+    const url = await receiver.start(0);
+    const created = await ok(system, owner.token, {
+      type: 'createWebhookEndpoint',
+      gameId: w.gameId,
+      url,
+      eventTypes: ['decision.accepted'],
+    });
+    receiver.secret = created.secret!;
+    await ok(system, owner.token, { type: 'sendTestWebhook', webhookEndpointId: created.id });
+    await until('the test message received', async () => receiver.received.length === 1, 20_000);
+
+    const page = await signedIn(viewer, viewport);
+    await openTab(page, w.gameId);
+    await page.getByRole('heading', { name: url }).waitFor(WAIT);
+    const delivery = page.locator('details.delivery').filter({ hasText: 'webhook.test' });
+    await delivery
+      .locator('summary')
+      .filter({ hasText: /^delivered/ })
+      .waitFor(WAIT);
+    await delivery.locator('summary').click();
+    await delivery.getByRole('table', { name: `Attempts of ${receiver.received[0]!.id}` }).waitFor(WAIT);
+    for (const name of ['New webhook endpoint', 'Send test', 'Disable', 'Rotate secret', 'Delete', 'Redeliver']) {
+      expect(await page.getByRole('button', { name }).count()).toBe(0);
+    }
+    expect(await page.locator('main form').count()).toBe(0);
+    await checkPage(page, shot('webhooks-viewer'));
+  }, 90_000);
+});
