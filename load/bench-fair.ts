@@ -229,6 +229,11 @@ async function main(): Promise<void> {
     const loadBeside = loadavg()[0]!;
     child.send('stop');
     const a = await floodFigures;
+    // The IPC channel keeps both processes alive: close it and wait for the flood's process to end.
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.disconnect();
+    child.kill();
+    await exited;
 
     const ratio = beside.p99Ms / alone.p99Ms;
     const figures = { flood: concurrency, rate, durationS, alone, beside, a, ratio, loadBefore, loadBeside, queues };
