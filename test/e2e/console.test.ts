@@ -96,7 +96,7 @@ async function expectTabsInView() {
       outside: tabs.filter((t) => t.getBoundingClientRect().left < 0 || t.getBoundingClientRect().right > width).length,
     };
   });
-  expect(row.count).toBe(5);
+  expect(row.count).toBe(6); // Overview, Charts, Rules, Keys, Players, Webhooks
   expect(row.outside).toBe(0);
   await expectNoSidewaysScroll();
 }

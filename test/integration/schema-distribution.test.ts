@@ -21,6 +21,11 @@ interface Layout {
   coordinator: string[];
   /** Foreign keys from a reference table to a distributed one (`table.constraint`), which Citus cannot keep. */
   droppedWhenDistributing: string[];
+  /**
+   * Tables that are not distributable yet, each with why: listed so that every other table stays checked. Each is a
+   * gap of the plan (docs/deploy.md) to close with a migration, not a place of its own.
+   */
+  notYetDistributable?: Record<string, string>;
 }
 
 /** The plan of docs/deploy.md, table by table. */
@@ -39,6 +44,15 @@ const LEDGER: Layout = {
   reference: ['settings', 'organizations', 'members', 'projects', 'keys', 'link_intent_tombstones'],
   coordinator: ['audit_log', 'mikro_orm_migrations', 'repeatable_migrations'],
   droppedWhenDistributing: ['keys.keys_game_id_fkey'],
+  // The webhook tables (migration 0014) hold game_id, but their keys do not lead with it yet: endpoints and messages
+  // are keyed by id alone, attempts by (message_id, attempt) without a game column. To distribute them: primary keys
+  // (id, game_id), game_id in webhook_attempts and in its foreign key to webhook_messages.
+  notYetDistributable: {
+    webhook_endpoints: 'primary key (id) without game_id',
+    webhook_messages: 'primary key (id) without game_id',
+    webhook_attempts: 'no game_id column',
+    webhook_budget_notices: 'distributable by game_id, listed with the other webhook tables until they are',
+  },
 };
 
 interface TableRow {
@@ -137,7 +151,12 @@ async function distributionProblems(url: string, schema: string, layout: Layout)
   const problems: string[] = [];
   const distributed = new Map(Object.entries(layout.distributed));
   const reference = new Set(layout.reference);
-  const listed = [...distributed.keys(), ...layout.reference, ...layout.coordinator];
+  const listed = [
+    ...distributed.keys(),
+    ...layout.reference,
+    ...layout.coordinator,
+    ...Object.keys(layout.notYetDistributable ?? {}),
+  ];
   const present = new Set(tables.map((t) => t.name));
 
   for (const table of present) {

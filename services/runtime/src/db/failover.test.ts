@@ -41,3 +41,30 @@ describe('ServerSelector', () => {
     expect(selectorFor(other, parseDatabaseUrl(other))).not.toBe(selectorFor(url, parseDatabaseUrl(url)));
   });
 });
+
+describe('FailoverClient.abandon', () => {
+  it('leaves a connection whose socket is not open alone: no error event nobody listens to', async () => {
+    // The failover fault's crash: during a switchover a health check abandoned the pool's connections, one of them
+    // still searching for the new primary (its socket never opened); resetAndDestroy on a socket without a handle
+    // emits ERR_SOCKET_CLOSED as an 'error' event of the socket, which pg listens to only once it connects, and the
+    // process ended.
+    const selector = new ServerSelector(parseDatabaseUrl('postgres://u@127.0.0.1:1/d'));
+    const client = new selector.Client();
+    const stream = (client as unknown as { connection: { stream: net.Socket } }).connection.stream;
+    const unlistened: unknown[] = [];
+    // What Node does with an 'error' event nobody listens to (it throws), seen without ending the test's process.
+    const emit = stream.emit.bind(stream);
+    stream.emit = ((name: string, ...args: unknown[]) => {
+      if (name === 'error' && stream.listenerCount('error') === 0) {
+        unlistened.push(args[0]);
+        return false;
+      }
+      return emit(name, ...args);
+    }) as typeof stream.emit;
+    client.abandon(new Error('the database probe failed'));
+    await new Promise((resolve) => setImmediate(resolve));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(unlistened).toEqual([]);
+    expect(stream.destroyed).toBe(true);
+  });
+});

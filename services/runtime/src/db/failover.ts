@@ -68,6 +68,9 @@ interface ClientInternals {
   connectionParameters: { host: string; port: number };
 }
 
+/** The listener of an abandoned connection's socket errors (FailoverClient.abandon). */
+function ignoreSocketError(): void {}
+
 /**
  * A node-postgres Client that connects where its selector says and reports what it meets. Not used directly: each
  * ServerSelector makes its own subclass (`selector.Client`), which is what the pool is given.
@@ -228,7 +231,11 @@ export class FailoverClient extends pg.Client {
     }
     this.#discard ??= reason;
     const stream = (this as unknown as { connection?: { stream?: Partial<Socket> } }).connection?.stream;
-    // resetAndDestroy waits for a connecting socket to connect: that one is only destroyed.
+    // resetAndDestroy waits for a connecting socket to connect: that one is only destroyed. On a socket that is not
+    // open (its connection still looking for a server) it emits ERR_SOCKET_CLOSED as an 'error' event, which pg does
+    // not listen to before it connects: unheard, it would end the process. The connection is abandoned: its socket's
+    // errors say nothing more.
+    stream?.on?.('error', ignoreSocketError);
     try {
       if (stream?.resetAndDestroy && stream.connecting === false) {
         stream.resetAndDestroy();
