@@ -332,6 +332,15 @@ async function search(_parent: unknown, args: Args, context: GraphQLContext) {
   if (text.length < 1 || text.length > SEARCH_TEXT_MAX) {
     throw new AppError('INVALID_RECORD_QUERY', `search.text must be 1 to ${SEARCH_TEXT_MAX} characters once trimmed.`);
   }
+  // No id, key prefix or name holds a control character (the ledger's checks refuse them), and PostgreSQL text
+  // cannot hold NUL: such a text finds nothing and is refused before it reaches the database.
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: the control characters are what is refused.
+  if (/[\u0000-\u001f\u007f]/.test(text)) {
+    throw new AppError(
+      'INVALID_RECORD_QUERY',
+      'search.text must not contain control characters (U+0000-U+001F, U+007F).',
+    );
+  }
   const found = searchJson(await readSearch(context.transport, context.consolePrincipal, text, context.call));
   const view = await context.snapshot();
   const keys = new Map(view.json.keys.map((k) => [k.id, k]));

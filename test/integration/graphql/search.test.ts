@@ -126,8 +126,10 @@ test("another developer's search finds none of it, and the text's bounds are che
     const all = [found.organizations, found.projects, found.games, found.keys, found.players, found.decisions];
     expect(all.flat()).toEqual([]);
   }
-  for (const text of ['   ', 'x'.repeat(201)]) {
+  // A control character (NUL included, which PostgreSQL text cannot hold) is in no id or name: refused, not sent.
+  for (const text of ['   ', 'x'.repeat(201), '\u0000\u0005Rv', 'hero\u007f']) {
     const result = await gql(system, owner.token, SEARCH, { text });
     expect(result.body.errors?.[0]?.extensions.code).toBe('INVALID_RECORD_QUERY');
+    expect(result.body.errors?.[0]?.extensions.status).toBe(400);
   }
 });
