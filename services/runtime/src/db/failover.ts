@@ -85,6 +85,8 @@ export class FailoverClient extends pg.Client {
   #discard: Error | undefined;
   /** Released to the pool and not handed out since. */
   #idle = false;
+  /** Who gave it back to the pool since it was last lent out: its holder, or #giveBack when its connection ended. */
+  #returnedBy: 'holder' | 'ended' | undefined;
 
   constructor(config?: pg.ClientConfig) {
     const selector = (new.target as typeof FailoverClient).selector;
@@ -98,7 +100,24 @@ export class FailoverClient extends pg.Client {
     // A broken socket is reported as an 'error' event (pg marks the client unusable); a listener also keeps such an
     // event from being fatal while the pool has lent the client out.
     this.on('error', (error: Error) => this.#met(error));
-    this.once('end', () => selector.untrack(this));
+    this.once('end', () => {
+      selector.untrack(this);
+      this.#giveBack();
+    });
+  }
+
+  /**
+   * A connection that ended while lent out goes back to the pool now, to be removed from it: nothing can run on it any
+   * more, and a holder that never gives it back would take one of the pool's places for good. Kysely (0.29, under
+   * MikroORM) is such a holder when its BEGIN or ROLLBACK fails, as they do on a lost connection: it releases the
+   * connection only after they succeed (kysely-org/kysely#1990). The holder's own release later does nothing.
+   */
+  #giveBack(): void {
+    const poolRelease = this.#poolRelease;
+    if (!poolRelease || this.#returnedBy) return;
+    this.#returnedBy = 'ended';
+    this.#discard ??= new Error('the connection ended while lent out');
+    poolRelease(this.#discard);
   }
 
   get #selector(): ServerSelector {
@@ -189,6 +208,9 @@ export class FailoverClient extends pg.Client {
     const poolRelease = this.#poolRelease;
     if (!poolRelease) return undefined;
     return (error?: Error | boolean) => {
+      // A second release by the holder still fails in pg-pool, as it should.
+      if (this.#returnedBy === 'ended') return;
+      this.#returnedBy = 'holder';
       const discard = error || this.#discard;
       this.#idle = !discard;
       poolRelease(discard);
@@ -198,6 +220,7 @@ export class FailoverClient extends pg.Client {
   set release(poolRelease: PoolRelease | undefined) {
     this.#poolRelease = poolRelease;
     this.#idle = false;
+    this.#returnedBy = undefined;
   }
 
   /**
