@@ -1,7 +1,13 @@
 // The developer limits' bookkeeping (developer-limits.ts), without a gateway: buckets, requests in flight, dry-run
 // slots, the remembered Authorization values and the bound on memory. Refill is one token per 1,000 s here, so that no
 // test depends on how fast it runs.
-import { type DeveloperLimitSettings, DeveloperLimits, TooManyRequestsError } from './developer-limits.ts';
+import {
+  type DeveloperLimitSettings,
+  DeveloperLimits,
+  REFUSALS_BEFORE_HOLD,
+  REFUSALS_HELD_PER_DEVELOPER_MAX,
+  TooManyRequestsError,
+} from './developer-limits.ts';
 
 const SLOW: DeveloperLimitSettings = {
   ratePerSecond: 0.001,
@@ -109,5 +115,33 @@ describe('DeveloperLimits', () => {
     // after it.
     expect(limits.size).toBe(4);
     busy.release();
+  });
+
+  it('holds the refusals of a developer that keeps sending past its Retry-After, within bounds; others answer at once', async () => {
+    const limits = new DeveloperLimits({ ...SLOW, burst: 100 });
+    const slots = [limits.acquire('a', 1), limits.acquire('a', 1), limits.acquire('a', 1)];
+    // The first refusals of a run are answered at once: held() takes no hold.
+    for (let i = 0; i < REFUSALS_BEFORE_HOLD; i++) {
+      const waited = refusal(() => limits.acquire('a', 1)).held();
+      expect(limits.refusalsHeld).toBe(0);
+      await waited;
+    }
+    // Past them, within the first one's Retry-After (1 s for requests in flight), each is held.
+    const held = refusal(() => limits.acquire('a', 1)).held();
+    expect(limits.refusalsHeld).toBe(1);
+    // Another developer's refusals are its own: its first ones are not held.
+    const other = [limits.acquire('b', 1), limits.acquire('b', 1), limits.acquire('b', 1)];
+    const otherWaited = refusal(() => limits.acquire('b', 1)).held();
+    expect(limits.refusalsHeld).toBe(1);
+    await Promise.all([held, otherWaited]);
+    expect(limits.refusalsHeld).toBe(0);
+    // At most REFUSALS_HELD_PER_DEVELOPER_MAX of one developer at once; the rest are answered at once.
+    const many = Array.from({ length: REFUSALS_HELD_PER_DEVELOPER_MAX + 10 }, () =>
+      refusal(() => limits.acquire('a', 1)),
+    ).map((error) => error.held());
+    expect(limits.refusalsHeld).toBe(REFUSALS_HELD_PER_DEVELOPER_MAX);
+    await Promise.all(many);
+    expect(limits.refusalsHeld).toBe(0);
+    for (const lease of [...slots, ...other]) lease.release();
   });
 });

@@ -13,6 +13,13 @@
 // (`"developer";q=<burst>;w=<seconds to fill it>` and `"developer";r=<whole tokens left>;t=<seconds until full>`);
 // a WebSocket connection attempt is closed with 4029 TOO_MANY_REQUESTS instead (docs/graphql.md).
 //
+// A developer that keeps sending past its refusals gets them later: once REFUSALS_BEFORE_HOLD refusals came within
+// the Retry-After of the first, each further refusal is answered (429, or the WebSocket closed) only when that
+// Retry-After has passed, REFUSAL_HOLD_MAX_MS at most, for at most REFUSALS_HELD_PER_DEVELOPER_MAX of its requests at
+// once (REFUSALS_HELD_MAX in the process; past those, at once). A client that waits as told never meets the hold; one
+// that does not can no longer make the gateway refuse thousands of requests a second, each one CPU time that other
+// developers' requests wait for (docs/decisions.md, "Refusals held").
+//
 // A refusal costs no admission where it can: the Authorization value of an earlier admission is remembered (as a
 // SHA-256 digest, with its subject), so that a request carrying it is counted, and refused, before the identity
 // service is asked. Only values that were admitted are remembered: a forged token cannot spend someone else's
@@ -74,10 +81,26 @@ export interface RateLimitFields {
   state: string;
 }
 
+/** Refusals of one developer within its first refusal's Retry-After before further ones are held. */
+export const REFUSALS_BEFORE_HOLD = 8;
+/** The longest a refusal is held before it is answered. */
+export const REFUSAL_HOLD_MAX_MS = 1000;
+/** Refusals of one developer held at once (more are answered at once). */
+export const REFUSALS_HELD_PER_DEVELOPER_MAX = 256;
+/** Refusals held at once in the process. */
+const REFUSALS_HELD_MAX = 4096;
+
+const notHeld = async () => undefined;
+
 /** 429 TOO_MANY_REQUESTS: with when to retry and the bucket's fields (headers of an HTTP answer). */
 export class TooManyRequestsError extends AppError {
   readonly retryAfterSeconds: number;
   readonly fields: RateLimitFields;
+  /**
+   * Resolves when the refusal may be answered: at once, or after its hold when its developer keeps sending past
+   * its refusals (see above). Every place that answers a refusal awaits it first.
+   */
+  held: () => Promise<void> = notHeld;
 
   constructor(message: string, retryAfterSeconds: number, fields: RateLimitFields) {
     super('TOO_MANY_REQUESTS', message, undefined, 429);
@@ -95,6 +118,12 @@ class SubjectState {
   at: number;
   inFlight = 0;
   simulations = 0;
+  /** Until when (performance.now()) the first refusal of the current run asked it to wait; 0: none. */
+  refusedUntil = 0;
+  /** Refusals since that first one. */
+  refusals = 0;
+  /** Its refusals being held now. */
+  held = 0;
 
   constructor(burst: number, now: number) {
     this.tokens = burst;
@@ -147,8 +176,10 @@ export class DeveloperLimits {
   private readonly subjects = new Map<string, SubjectState>();
   private readonly subjectOfToken = new Map<string, string>();
   private simulations = 0;
+  private held = 0;
   private lastSweep = 0;
   private readonly refusals: Counter<'reason'> | undefined;
+  private readonly heldRefusals: Counter | undefined;
   private readonly policy: string;
 
   constructor(settings: DeveloperLimitSettings, metrics?: Metrics) {
@@ -162,6 +193,18 @@ export class DeveloperLimits {
           registers: [metrics.registry],
         })
       : undefined;
+    this.heldRefusals = metrics
+      ? new Counter({
+          name: 'developer_limit_refusals_held_total',
+          help: 'Refusals answered only after a hold: their developer kept sending past its Retry-After',
+          registers: [metrics.registry],
+        })
+      : undefined;
+  }
+
+  /** Refusals being held now (tests and metrics). */
+  get refusalsHeld(): number {
+    return this.held;
   }
 
   /** Developers currently held (tests and metrics). */
@@ -271,10 +314,34 @@ export class DeveloperLimits {
     // is never logged with its stack).
     const stackTraceLimit = Error.stackTraceLimit;
     Error.stackTraceLimit = 0;
+    let error: TooManyRequestsError;
     try {
-      throw new TooManyRequestsError(message, retryAfterSeconds, this.fieldsOf(state));
+      error = new TooManyRequestsError(message, retryAfterSeconds, this.fieldsOf(state));
     } finally {
       Error.stackTraceLimit = stackTraceLimit;
+    }
+    const now = performance.now();
+    if (now >= state.refusedUntil) {
+      state.refusedUntil = now + retryAfterSeconds * 1000;
+      state.refusals = 1;
+    } else if (++state.refusals > REFUSALS_BEFORE_HOLD) {
+      const holdMs = Math.min(REFUSAL_HOLD_MAX_MS, state.refusedUntil - now);
+      error.held = () => this.hold(state, holdMs);
+    }
+    throw error;
+  }
+
+  /** Waits `ms` before a refusal of `state`'s developer is answered, within the bounds of held refusals. */
+  private async hold(state: SubjectState, ms: number): Promise<void> {
+    if (state.held >= REFUSALS_HELD_PER_DEVELOPER_MAX || this.held >= REFUSALS_HELD_MAX) return;
+    state.held += 1;
+    this.held += 1;
+    this.heldRefusals?.inc();
+    try {
+      await new Promise((resolve) => setTimeout(resolve, ms));
+    } finally {
+      state.held -= 1;
+      this.held -= 1;
     }
   }
 
@@ -293,7 +360,7 @@ export class DeveloperLimits {
     if (this.subjects.size < SUBJECTS_SWEEP_AT || now - this.lastSweep < 1000) return;
     this.lastSweep = now;
     for (const [subject, state] of this.subjects) {
-      if (state.inFlight > 0 || state.simulations > 0) continue;
+      if (state.inFlight > 0 || state.simulations > 0 || state.held > 0) continue;
       this.refill(state, now);
       if (state.tokens >= this.settings.burst) this.subjects.delete(subject);
     }

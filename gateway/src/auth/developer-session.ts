@@ -90,7 +90,10 @@ export function admittedWithinLimits(transport: Transport, limits: DeveloperLimi
       ctx.state.developer = { principal, lease };
       await next();
     } catch (error) {
-      if (error instanceof TooManyRequestsError) setRateLimitFields(ctx, error.fields, error.retryAfterSeconds);
+      if (error instanceof TooManyRequestsError) {
+        setRateLimitFields(ctx, error.fields, error.retryAfterSeconds);
+        await error.held();
+      }
       throw error;
     } finally {
       lease?.release();

@@ -95,15 +95,17 @@ export class GraphQLContext {
   /**
    * The operation's cost beyond what admission took (its expensive fields), and a dry-run slot when it runs
    * simulateRule: 429 TOO_MANY_REQUESTS, with the RateLimit fields and Retry-After, when the developer has not got
-   * them. Charged once the operation is known, before any field runs.
+   * them (answered after the refusal's hold, developer-limits.ts). Charged once the operation is known, before any
+   * field runs.
    */
-  chargeOperation(extraCost: number, simulation: boolean): void {
+  async chargeOperation(extraCost: number, simulation: boolean): Promise<void> {
     try {
       if (simulation) this.lease.takeSimulation();
       this.lease.charge(extraCost);
     } catch (error) {
       if (error instanceof TooManyRequestsError) {
         setRateLimitFields(this.koa, error.fields, error.retryAfterSeconds);
+        await error.held();
       }
       throw error;
     }

@@ -56,7 +56,7 @@ export const developerCostPlugin: ApolloServerPlugin<GraphQLContext> = {
             .map((f) => [f.name.value, f]),
         );
         const { cost, simulation } = operationCost(operation, fragments);
-        contextValue.chargeOperation(cost - DEVELOPER_COSTS.request, simulation);
+        await contextValue.chargeOperation(cost - DEVELOPER_COSTS.request, simulation);
       },
     };
   },

@@ -51,7 +51,12 @@ import type { Metrics } from '#runtime/metrics.ts';
 import type { PlatformSwitch } from '#runtime/platform-switch.ts';
 import type { CallContext, NoticeSubscription, Transport } from '#runtime/transport/operation.ts';
 import { isUuid } from '#runtime/validation/uuid.ts';
-import { DEVELOPER_COSTS, type DeveloperLease, type DeveloperLimits } from '../auth/developer-limits.ts';
+import {
+  DEVELOPER_COSTS,
+  type DeveloperLease,
+  type DeveloperLimits,
+  TooManyRequestsError,
+} from '../auth/developer-limits.ts';
 import { sameOriginAs } from '../auth/developer-session.ts';
 import { consolePrincipal, readDecisionStats } from '../console/service.ts';
 import { eventJson } from '../console/shapes.ts';
@@ -581,6 +586,8 @@ export async function createLiveDecisions(options: LiveDecisionsOptions): Promis
       } catch (error) {
         const appError = findAppError(error);
         if (!appError) logger.error({ err: error }, 'live decisions: connection refused by a failure');
+        // A developer that keeps reconnecting past its refusals has them closed later (developer-limits.ts).
+        if (appError instanceof TooManyRequestsError) await appError.held();
         socket.close(appError ? closeCodeOf(appError) : 4500, appError?.code ?? 'internal_error');
         return false;
       } finally {

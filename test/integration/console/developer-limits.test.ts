@@ -12,7 +12,9 @@
 import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
+import { REFUSALS_BEFORE_HOLD } from '../../../gateway/src/auth/developer-limits.ts';
 import { CONSOLE, RECORDS, world } from '../../support/console.ts';
+import { programMetric } from '../../support/ingest.ts';
 import { DECISIONS, liveClient, liveSubscriptions, subscribeDecisions, until } from '../../support/live.ts';
 import { type ApiResponse, api, invitedDeveloper, startTestSystem, type TestSystem } from '../../support/system.ts';
 import { gql, transportRequests } from '../graphql/helpers.ts';
@@ -95,6 +97,24 @@ describe('developer limits: a small bucket (1 token a second, bursts of 20)', ()
     const otherAccess = await api(system.url, 'GET', ACCESS, { token: other.token });
     expect(otherAccess.status).toBe(200);
     expect(otherAccess.body.data.email).toBe(other.email);
+  }, 60_000);
+
+  it('a developer that keeps sending past its Retry-After gets its refusals later (held), and is still refused', async () => {
+    const attacker = await invitedDeveloper(system);
+    expect((await api(system.url, 'GET', ACCESS, { token: attacker.token })).status).toBe(200);
+    // The bucket is spent: what follows is refused, and a client that does not wait is held.
+    await flood(BURST, 4, () => api(system.url, 'GET', ACCESS, { token: attacker.token }));
+    const heldBefore = await programMetric(system.url, 'developer_limit_refusals_held_total');
+    const answers = await flood(40, 8, () => api(system.url, 'GET', ACCESS, { token: attacker.token }));
+    const refused = answers.filter((r) => r.status === 429);
+    // At one token a second a few may be served; everything else is refused with the usual answer.
+    expect(refused.length).toBeGreaterThan(30);
+    for (const response of refused) expectTooManyRequests(response, BURST, RATE);
+    // Past the first REFUSALS_BEFORE_HOLD within a Retry-After, refusals waited before they were answered (how many
+    // depends on how many Retry-After periods the flood spans: gateway/src/auth/developer-limits.test.ts counts them).
+    const held = (await programMetric(system.url, 'developer_limit_refusals_held_total')) - heldBefore;
+    expect(held).toBeGreaterThan(0);
+    expect(held).toBeLessThanOrEqual(refused.length - REFUSALS_BEFORE_HOLD);
   }, 60_000);
 
   it("one developer flooding reads (REST and GraphQL) is refused; another developer's reads are not", async () => {
