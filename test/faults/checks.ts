@@ -213,10 +213,8 @@ export function differences(d: Decision, row: StoredRow, hash: string): string[]
 
 /**
  * The answer against the stored decision: a 200 equals the row (same payload); a 409 event_conflict is for another
- * payload than the stored one; a 503 may not claim that nothing was stored when the event is stored. For that claim,
- * `before` holds the rows as they were before the suite retried anything, and a stored row is another copy's doing,
- * not held against the claim, when it was created before the request was sent, or when another request of the same
- * payload got it as a fresh decision (`freshIds`: ids of decisions answered with `replayed: false`).
+ * payload than the stored one; a 503 may not claim that nothing was stored when its own attempt stored the event
+ * (isFalseNothingStoredClaim).
  */
 export function checkAgainstRows(
   book: CheckBook,
@@ -224,6 +222,7 @@ export function checkAgainstRows(
   rows: Map<string, StoredRow>,
   before: Map<string, StoredRow>,
   freshIds: Set<string>,
+  unknownCopies: Map<string, SentRequest[]>,
 ): void {
   if (!r.answer) return;
   const row = rows.get(rowKey(r.copy.gameId, r.copy.eventId));
@@ -244,24 +243,57 @@ export function checkAgainstRows(
       () => `${describe(r)}: ${row ? 'the stored payload is the one sent' : 'nothing stored'}`,
     );
   } else if (status === 503) {
-    const error = errorOf(r);
     const stored = before.get(rowKey(r.copy.gameId, r.copy.eventId));
-    // A row is this request's doing only if its transaction began while the request was out: after it was sent, and
-    // before it was answered (created_at is the transaction's start; a copy still in flight may store the event after
-    // this answer, and that is no false claim of this one).
-    const storedByIt =
-      stored !== undefined &&
-      stored.hash === r.copy.hash &&
-      stored.createdAtMs >= r.sentAt - 5 &&
-      stored.createdAtMs <= (r.answeredAt ?? Number.POSITIVE_INFINITY) + 5 &&
-      !freshIds.has(stored.id);
-    const claim = error ? classifyUnavailableMessage(error.message) : 'unspecified';
     book.check(
       CHECK.noFalseClaim,
-      !(storedByIt && claim === 'nothing-stored'),
+      !isFalseNothingStoredClaim(r, before, freshIds, unknownCopies),
       () => `${describe(r)}: stored as ${stored?.status} ${stored?.id}`,
     );
   }
+}
+
+/**
+ * The copies of each event (rowKey) whose outcome their client does not know: no answer, or a 503 that does not say
+ * nothing was stored. Any of them may have stored its event while it was out (isFalseNothingStoredClaim).
+ */
+export function unknownOutcomeCopies(requests: SentRequest[]): Map<string, SentRequest[]> {
+  const copies = new Map<string, SentRequest[]>();
+  for (const r of requests) {
+    const unknown =
+      r.failure !== undefined ||
+      (r.answer?.status === 503 && classifyUnavailableMessage(errorOf(r)?.message ?? '') !== 'nothing-stored');
+    if (!unknown) continue;
+    const key = rowKey(r.copy.gameId, r.copy.eventId);
+    copies.set(key, [...(copies.get(key) ?? []), r]);
+  }
+  return copies;
+}
+
+/**
+ * Whether `r` is a 503 saying nothing was stored for an event that its own attempt stored. `before` holds the rows as
+ * they were before the suite retried anything. A row is this request's doing only if its transaction began while the
+ * request was out: after it was sent, and before it was answered (created_at is the transaction's start; a copy still
+ * in flight may store the event after this answer, and that is no false claim of this one). It is another copy's
+ * doing, not held against the claim, when another request of the same payload got it as a fresh decision
+ * (`freshIds`: ids of decisions answered with `replayed: false`), or when another copy whose outcome is unknown
+ * (`unknownCopies`) was out when the row's transaction began: "nothing stored" speaks of the request's own attempt.
+ */
+export function isFalseNothingStoredClaim(
+  r: SentRequest,
+  before: Map<string, StoredRow>,
+  freshIds: Set<string>,
+  unknownCopies: Map<string, SentRequest[]>,
+): boolean {
+  if (r.answer?.status !== 503) return false;
+  const error = errorOf(r);
+  if (!error || classifyUnavailableMessage(error.message) !== 'nothing-stored') return false;
+  const key = rowKey(r.copy.gameId, r.copy.eventId);
+  const stored = before.get(key);
+  if (stored === undefined || stored.hash !== r.copy.hash || freshIds.has(stored.id)) return false;
+  const outWhenStored = (c: SentRequest) =>
+    stored.createdAtMs >= c.sentAt - 5 && stored.createdAtMs <= (c.answeredAt ?? Number.POSITIVE_INFINITY) + 5;
+  if (!outWhenStored(r)) return false;
+  return !(unknownCopies.get(key) ?? []).some((c) => c !== r && c.copy.hash === r.copy.hash && outWhenStored(c));
 }
 
 // The ledger's invariants live with the load tools that check them after a bench too (load/lib/invariants.ts).

@@ -21,9 +21,11 @@ import {
   differences,
   errorOf,
   type InvariantResult,
+  isFalseNothingStoredClaim,
   rowKey,
   type StoredRow,
   storedRows,
+  unknownOutcomeCopies,
 } from './checks.ts';
 import { createFixtures, type Fixtures, REWARD_CREDITS } from './fixtures.ts';
 import { buildHistories, checkerBinary, checkHistories, fundGame, readGames } from './history.ts';
@@ -514,16 +516,17 @@ const FAULTS: Fault[] = [
  * copy of it sent in the phase (kind, when sent and answered, status, message) and when the stored row was made
  * (`created_at`, the deciding transaction's start), to tell a false claim from a copy's doing the check cannot see.
  */
-function explainFalseClaims(requests: SentRequest[], before: Map<string, StoredRow>, freshIds: Set<string>): string[] {
+function explainFalseClaims(
+  requests: SentRequest[],
+  before: Map<string, StoredRow>,
+  freshIds: Set<string>,
+  unknownCopies: Map<string, SentRequest[]>,
+): string[] {
   const time = (ms: number | undefined) => (ms === undefined ? '-' : new Date(ms).toISOString().slice(11, 23));
   const lines: string[] = [];
   for (const r of requests) {
-    if (r.answer?.status !== 503) continue;
-    const stored = before.get(rowKey(r.copy.gameId, r.copy.eventId));
-    const claim = classifyUnavailableMessage(errorOf(r)?.message ?? '');
-    if (!stored || stored.hash !== r.copy.hash || stored.createdAtMs < r.sentAt - 5 || freshIds.has(stored.id))
-      continue;
-    if (claim !== 'nothing-stored') continue;
+    if (!isFalseNothingStoredClaim(r, before, freshIds, unknownCopies)) continue;
+    const stored = before.get(rowKey(r.copy.gameId, r.copy.eventId)) as StoredRow;
     const copies = requests
       .filter((c) => c.copy.eventId === r.copy.eventId)
       .map(
@@ -734,13 +737,14 @@ async function runPhase(
     book.check(CHECK.oneFresh, !freshIds.has(d.id), () => `${r.copy.eventId}: decision ${d.id} answered fresh twice`);
     freshIds.add(d.id);
   }
-  for (const r of requests) checkAgainstRows(book, r, after, before, freshIds);
-  const falseClaims = explainFalseClaims(requests, before, freshIds);
+  const unknownCopies = unknownOutcomeCopies([...requests, ...retries]);
+  for (const r of requests) checkAgainstRows(book, r, after, before, freshIds, unknownCopies);
+  const falseClaims = explainFalseClaims(requests, before, freshIds, unknownCopies);
   for (const line of falseClaims) log(`${id}: 503 "nothing stored" for a stored event: ${line}`);
   let retriesOk = 0;
   for (const r of retries) {
     checkAnswer(book, r);
-    checkAgainstRows(book, r, after, after, freshIds);
+    checkAgainstRows(book, r, after, after, freshIds, unknownCopies);
     const storedBefore = before.get(rowKey(r.copy.gameId, r.copy.eventId));
     const row = after.get(rowKey(r.copy.gameId, r.copy.eventId));
     const d = decisionOf(r);
@@ -767,7 +771,7 @@ async function runPhase(
   let replaysOk = 0;
   for (const r of replays) {
     checkAnswer(book, r);
-    checkAgainstRows(book, r, after, after, freshIds);
+    checkAgainstRows(book, r, after, after, freshIds, unknownCopies);
     const first = decisionOf(r.of!)!;
     const d = decisionOf(r);
     const same =
