@@ -93,7 +93,7 @@ describe('EdgeEventBatcher', () => {
       const answers = waiting.map((e) => batcher.record(e, ctx));
       await new Promise((r) => setImmediate(r));
       held[0]!.release();
-      expect((await firstAnswer).decision?.eventId).toBe(first.eventId);
+      expect((await firstAnswer).result?.eventId).toBe(first.eventId);
       // Keys 2 and 3 (each whole, key by key), then keys 1 and 4.
       const ids = (keys: number[]) =>
         keys.flatMap((k) => waiting.filter((e) => e.keyHash![0] === k).map((e) => e.eventId));
@@ -104,7 +104,7 @@ describe('EdgeEventBatcher', () => {
       expect(held[2]!.eventIds).toEqual(ids([1, 4]));
       held[2]!.release();
       const decided = await Promise.all(answers);
-      expect(decided.map((a) => a.decision?.eventId)).toEqual(waiting.map((e) => e.eventId));
+      expect(decided.map((a) => a.result?.eventId)).toEqual(waiting.map((e) => e.eventId));
       expect(sizes).toEqual([1, 5, 2]);
     } finally {
       for (const h of held) h.release();
@@ -121,7 +121,7 @@ describe('EdgeEventBatcher', () => {
       await until(() => held.length === 1);
       held[0]!.release();
       const [a1, conflict, a2, unanswered] = await Promise.all(answers);
-      expect([a1, a2].map((a) => (a as { decision?: { eventId: string } }).decision?.eventId)).toEqual([
+      expect([a1, a2].map((a) => (a as { result?: { eventId: string } }).result?.eventId)).toEqual([
         events[0]!.eventId,
         events[2]!.eventId,
       ]);
@@ -147,7 +147,7 @@ describe('EdgeEventBatcher', () => {
     try {
       const events = [event(1), event(1), event(2)];
       const answers = await Promise.all(events.map((e) => batcher.record(e, ctx)));
-      expect(answers.map((a) => a.decision?.eventId)).toEqual(events.map((e) => e.eventId));
+      expect(answers.map((a) => a.result?.eventId)).toEqual(events.map((e) => e.eventId));
       expect(single).toEqual(events.map((e) => e.eventId));
       expect(held).toEqual([]);
     } finally {

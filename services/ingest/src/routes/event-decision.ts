@@ -3,9 +3,7 @@
 
 import type { ServerResponse } from 'node:http';
 import type Koa from 'koa';
-import { eventRecordJson } from '#runtime/contracts/event-record.ts';
-import type { DeveloperEvent } from '#runtime/contracts/gen/rewards/v1/console_pb.ts';
-import type { DecisionQuota, RecordEventResponse } from '#runtime/contracts/gen/rewards/v1/events_pb.ts';
+import type { EdgeDecision, EdgeQuota, GameEventResultJson } from '#runtime/contracts/record-events-wire.ts';
 import { AppError, relabelUnavailable } from '#runtime/errors.ts';
 import type { PresentedKey } from '#runtime/http/game-key.ts';
 import { eventCanonicalForms } from '../domain/canonical-json.ts';
@@ -30,7 +28,7 @@ export function recordEventRequest(key: PresentedKey, input: GameEventInput): Re
     eventId: input.eventId,
     playerId: input.playerId,
     eventType: input.eventType,
-    occurredAtMs: BigInt(input.occurredAtMs),
+    occurredAtMs: input.occurredAtMs,
     payloadHash: canonical.payloadHash,
     metadataJson: canonical.metadataJson,
   };
@@ -47,7 +45,7 @@ export function decide(
   key: PresentedKey,
   input: GameEventInput,
   ctx: Koa.Context,
-): Promise<RecordEventResponse> {
+): Promise<EdgeDecision> {
   return ledger.record(recordEventRequest(key, input), ctx.state.call).catch((error: unknown) => {
     throw decisionError(error);
   });
@@ -58,19 +56,15 @@ export function decide(
  * per-minute limit, in structured-field syntax, and the player's and the game's credits left after the decision.
  * Replays carry none (their figures would describe a moment long gone).
  */
-export function setQuotaHeaders(response: ServerResponse, quota: DecisionQuota): void {
+export function setQuotaHeaders(response: ServerResponse, quota: EdgeQuota): void {
   response.setHeader('RateLimit-Policy', `"minute";q=${quota.rateLimit};w=60`);
   response.setHeader('RateLimit', `"minute";r=${quota.rateRemaining};t=${quota.rateResetSeconds}`);
   response.setHeader('Rewards-Daily-Remaining', quota.dailyRemainingCredits.toString());
   response.setHeader('Rewards-Budget-Remaining', quota.budgetRemainingCredits.toString());
 }
 
-/** GameEventResult: the event record plus `replayed` and `mode` (one object: the record's, completed). */
-export function gameEventResult(decision: DeveloperEvent | undefined, replayed: boolean) {
-  if (!decision) throw new AppError('internal_error', 'The ledger returned no decision.');
-  const result: ReturnType<typeof eventRecordJson> & { replayed?: boolean; mode?: 'sandbox' } =
-    eventRecordJson(decision);
-  result.replayed = replayed;
-  result.mode = 'sandbox';
-  return result as ReturnType<typeof eventRecordJson> & { replayed: boolean; mode: 'sandbox' };
+/** GameEventResult (the event record plus `replayed` and `mode`) of a decision the ledger answered. */
+export function gameEventResult(decision: EdgeDecision): GameEventResultJson {
+  if (!decision.result) throw new AppError('internal_error', 'The ledger returned no decision.');
+  return decision.result;
 }

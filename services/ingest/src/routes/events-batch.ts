@@ -11,7 +11,7 @@
 // event's outcome is unknown). An unknown or revoked key is 401 for the whole request, as for the single endpoint.
 import type Router from '@koa/router';
 import type { Counter } from 'prom-client';
-import type { RecordEventResponse } from '#runtime/contracts/gen/rewards/v1/events_pb.ts';
+import type { EdgeDecision, GameEventResultJson } from '#runtime/contracts/record-events-wire.ts';
 import { AppError } from '#runtime/errors.ts';
 import { readJsonBodyDeferring } from '#runtime/http/body.ts';
 import type { SecretKeyGate } from '#runtime/http/game-key.ts';
@@ -42,7 +42,7 @@ export interface EventBatchRouteDeps {
 }
 
 type BatchResult =
-  | { status: 200; data: ReturnType<typeof gameEventResult> }
+  | { status: 200; data: GameEventResultJson }
   | { status: number; error: { code: string; message: string } };
 
 const failed = (error: AppError): BatchResult => ({
@@ -84,14 +84,14 @@ export function addEventBatchRoute(router: Router, deps: EventBatchRouteDeps): v
     // The decisions counter's increments, one per distinct label set of the request (prom-client hashes the labels
     // on every call: once per set, not per event).
     const counted = new Map<string, { labels: { status: string; reason: string; replayed: string }; events: number }>();
-    let lastFresh: RecordEventResponse | undefined;
+    let lastFresh: EdgeDecision | undefined;
     try {
       for (const [i, check] of checks.entries()) {
         if (!check.ok) {
           results.push(failed(new AppError(check.code, check.message)));
           continue;
         }
-        const outcome = outcomes[i] as PromiseSettledResult<RecordEventResponse>;
+        const outcome = outcomes[i] as PromiseSettledResult<EdgeDecision>;
         if (outcome.status === 'rejected') {
           const error = decisionError(outcome.reason);
           // A key unknown or revoked (the ledger checks it with the events): the request's own 401.
@@ -100,7 +100,7 @@ export function addEventBatchRoute(router: Router, deps: EventBatchRouteDeps): v
           continue;
         }
         const reply = outcome.value;
-        const result = gameEventResult(reply.decision, reply.replayed);
+        const result = gameEventResult(reply);
         const reason = result.reason ?? 'none';
         const labelsKey = `${result.status} ${reason} ${result.replayed}`;
         const count = counted.get(labelsKey);

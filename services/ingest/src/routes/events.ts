@@ -70,7 +70,7 @@ export function addEventRoutes(router: Router, deps: EventRouteDeps): void {
       throw new AppError(checked.code, checked.message);
     }
     const reply = await decide(ledger, key, checked.input, ctx);
-    const result = gameEventResult(reply.decision, reply.replayed);
+    const result = gameEventResult(reply);
     deps.decisions?.inc({ status: result.status, reason: result.reason ?? 'none', replayed: String(result.replayed) });
     // Node's setHeader, not Koa's ctx.set (two arrays per call): the hot path's headers.
     ctx.res.setHeader('Cache-Control', 'no-store');
