@@ -1,9 +1,10 @@
 // What the single and the batch event routes share: asking the ledger for one checked event's decision through the
 // edge's batcher (one event path), the answer's shape (GameEventResult) and the quota fields of a fresh decision.
 
+import { Buffer } from 'node:buffer';
 import type { ServerResponse } from 'node:http';
 import type Koa from 'koa';
-import type { EdgeDecision, EdgeQuota, GameEventResultJson } from '#runtime/contracts/record-events-wire.ts';
+import type { EdgeDecision, EdgeQuota } from '#runtime/contracts/record-events-wire.ts';
 import { AppError, relabelUnavailable } from '#runtime/errors.ts';
 import type { PresentedKey } from '#runtime/http/game-key.ts';
 import { eventCanonicalForms } from '../domain/canonical-json.ts';
@@ -63,8 +64,17 @@ export function setQuotaHeaders(response: ServerResponse, quota: EdgeQuota): voi
   response.setHeader('Rewards-Budget-Remaining', quota.budgetRemainingCredits.toString());
 }
 
-/** GameEventResult (the event record plus `replayed` and `mode`) of a decision the ledger answered. */
-export function gameEventResult(decision: EdgeDecision): GameEventResultJson {
-  if (!decision.result) throw new AppError('internal_error', 'The ledger returned no decision.');
-  return decision.result;
+/** GameEventResult's JSON text of a decision the ledger answered (the edge's codec wrote it: record-events-wire.ts). */
+export function gameEventResultText(decision: EdgeDecision): Buffer {
+  if (!decision.json) throw new AppError('internal_error', 'The ledger returned no decision.');
+  return decision.json;
+}
+
+/**
+ * Answers a JSON body given as its UTF-8 pieces (the decisions' texts as the codec wrote them; no object to
+ * stringify): the Content-Type Koa sets for an object body, the length of the bytes.
+ */
+export function answerJson(ctx: Koa.Context, pieces: Buffer[]): void {
+  ctx.type = 'json';
+  ctx.body = Buffer.concat(pieces);
 }

@@ -23,7 +23,34 @@ import {
 
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
-const text = fc.oneof(fc.string({ maxLength: 40 }), fc.string({ unit: 'grapheme', maxLength: 20 }), fc.constant(''));
+// Characters JSON escapes (short and \u00xx forms) or leaves as they are, and multi-byte UTF-8.
+const jsonSensitive = fc.string({
+  unit: fc.constantFrom(
+    '"',
+    '\\',
+    '\n',
+    '\t',
+    '\b',
+    '\f',
+    '\r',
+    '\u0000',
+    '\u0001',
+    '\u001f',
+    '\u007f',
+    'é',
+    '😀',
+    '\u2028',
+    '/',
+    'a',
+  ),
+  maxLength: 12,
+});
+const text = fc.oneof(
+  fc.string({ maxLength: 40 }),
+  fc.string({ unit: 'grapheme', maxLength: 20 }),
+  jsonSensitive,
+  fc.constant(''),
+);
 const longText = fc.oneof(text, fc.string({ minLength: 120, maxLength: 300 }));
 const bytes = fc.oneof(fc.uint8Array({ minLength: 32, maxLength: 32 }), fc.uint8Array({ maxLength: 3 }));
 // Safe integers, both sides of 2^53, and the int64 ends (a JSON number is a double: rewardCredits as Number()).
@@ -182,9 +209,10 @@ function expectSameDecoding(data: Uint8Array): void {
   const outcomes = decodeRecordEventsReply(data);
   const wanted = reference.outcomes.map(expected);
   expect(outcomes).toStrictEqual(wanted);
-  const answers = (list: EdgeOutcome[]) =>
-    list.map((o) => (o instanceof LedgerOutcomeError ? o : o && JSON.stringify(o.result)));
-  expect(answers(outcomes)).toStrictEqual(answers(wanted));
+  // The JSON texts as text (toStrictEqual compares Buffers by their bytes already; this shows a difference readably).
+  const texts = (list: EdgeOutcome[]) =>
+    list.map((o) => (o instanceof LedgerOutcomeError ? o : o?.json && o.json.toString()));
+  expect(texts(outcomes)).toStrictEqual(texts(wanted));
 }
 
 const encode = (init: { outcomes?: OutcomeInit }) =>
@@ -219,6 +247,21 @@ describe('decodeRecordEventsReply', () => {
       }),
       { numRuns: 500 },
     );
+  });
+
+  it('refuses a string that is not UTF-8, as the generated decoder does', () => {
+    const valid = encode({ outcomes: [{ outcome: { case: 'result', value: { decision: { id: 'ab' } } } }] });
+    for (const bad of [[0xff], [0xc3], [0xed, 0xa0, 0x80]]) {
+      // The id's bytes replaced: lengths adjusted from the innermost message out.
+      const id = Buffer.from(bad);
+      const decision = Buffer.concat([Buffer.from([0x0a, id.length]), id]);
+      const result = Buffer.concat([Buffer.from([0x0a, decision.length]), decision]);
+      const outcome = Buffer.concat([Buffer.from([0x0a, result.length]), result]);
+      const data = Buffer.concat([Buffer.from([0x0a, outcome.length]), outcome]);
+      expect(() => fromBinary(RecordEventsResponseSchema, data)).toThrow();
+      expectSameDecoding(data);
+    }
+    expectSameDecoding(valid);
   });
 
   it('reads an int64 as a number where it is a safe integer, as a BigInt beyond', () => {

@@ -9,7 +9,7 @@
 //   integers (a BigInt only beyond), or the ledger's error; no RecordEventOutcome, RecordEventResponse,
 //   DeveloperEvent or DecisionQuota message objects and no BigInt per event.
 // edgeDecisionOf maps the generated RecordEventResponse to the same shape (RecordEvent, unbatched).
-import { Buffer } from 'node:buffer';
+import { Buffer, isUtf8 } from 'node:buffer';
 import { withWire } from '../transport/operation.ts';
 import { eventRecordJson } from './event-record.ts';
 import type { DeveloperEvent } from './gen/rewards/v1/console_pb.ts';
@@ -54,9 +54,13 @@ export interface EdgeQuota {
   budgetRemainingCredits: number | bigint;
 }
 
-/** RecordEventResponse as the edge answers it; `result` is undefined when the ledger sent no decision. */
+/** RecordEventResponse as the edge answers it. */
 export interface EdgeDecision {
-  result: GameEventResultJson | undefined;
+  /** GameEventResult's JSON text (UTF-8, JSON.stringify's of gameEventResultJson); undefined without a decision. */
+  json: Buffer | undefined;
+  /** The decision's status and reason (the decisions counter's labels). */
+  status: string;
+  reason: string | null;
   replayed: boolean;
   quota: EdgeQuota | undefined;
 }
@@ -91,8 +95,11 @@ const int64Figure = (value: bigint): number | bigint =>
 /** The generated RecordEventResponse in the edge's shape (what decodeRecordEventsReply gives for its outcome). */
 export function edgeDecisionOf(reply: RecordEventResponse): EdgeDecision {
   const q: DecisionQuota | undefined = reply.quota;
+  const decision = reply.decision;
   return {
-    result: reply.decision && gameEventResultJson(reply.decision, reply.replayed),
+    json: decision && Buffer.from(JSON.stringify(gameEventResultJson(decision, reply.replayed))),
+    status: decision?.status ?? '',
+    reason: decision?.reason ?? null,
     replayed: reply.replayed,
     quota: q && {
       rateLimit: q.rateLimit,
@@ -294,8 +301,10 @@ class Reader {
     return end;
   }
 
+  /** A string field (ServiceError's); refused when not UTF-8, as the generated decoder refuses it. */
   string(): string {
     const end = this.end();
+    if (!isUtf8(this.buf.subarray(this.pos, end))) throw new Error('invalid UTF-8 in a string field');
     const text = this.buf.toString('utf8', this.pos, end);
     this.pos = end;
     return text;
@@ -352,47 +361,162 @@ function expectWireType(reader: Reader, wireType: number, field: number): void {
   if ((reader.lo & 7) !== wireType) throw new Error(`field ${field}: wire type ${reader.lo & 7}, not ${wireType}`);
 }
 
-/** A RecordEventResponse being read: fields as they arrive (a repeated message field merges, as protobuf says). */
+// GameEventResult's JSON is written straight from the reply's bytes (its strings are UTF-8 there already), as
+// JSON.stringify writes gameEventResultJson's object: members in its order, a string's `"` and `\\` and control
+// characters escaped (\b \t \n \f \r, else \u00xx), other characters as they are (the reply's strings are valid
+// UTF-8: checked as the generated decoder checks them, so no lone surrogate reaches the text).
+const ascii = (text: string): Buffer => Buffer.from(text, 'latin1');
+/** The members before each string field of DeveloperEvent (by field number), then the record's tail. */
+const MEMBER_BEFORE: Buffer[] = [
+  ascii(''),
+  ascii('{"id":'),
+  ascii(',"eventId":'),
+  ascii(',"gameId":'),
+  ascii(',"organizationId":'),
+  ascii(',"playerId":'),
+  ascii(',"eventType":'),
+  ascii(',"occurredAt":'),
+  ascii(',"status":'),
+  ascii(',"reason":'),
+  ascii(''),
+  ascii(',"createdAt":'),
+];
+const REWARD_CREDITS = ascii(',"rewardCredits":');
+const NULL = ascii('null');
+const REPLAYED_TRUE = ascii(',"replayed":true,"mode":"sandbox"}');
+const REPLAYED_FALSE = ascii(',"replayed":false,"mode":"sandbox"}');
+const SHORT_ESCAPES: Record<number, string> = { 8: 'b', 9: 't', 10: 'n', 12: 'f', 13: 'r', 34: '"', 92: '\\' };
+const HEX = '0123456789abcdef';
+
+/** Whether bytes [start, end) hold a byte JSON escapes (`"`, `\\`, below 0x20); throws if they are not UTF-8. */
+function scanString(buf: Buffer, start: number, end: number): boolean {
+  let escapes = false;
+  let high = false;
+  for (let i = start; i < end; i++) {
+    const byte = buf[i] as number;
+    if (byte < 0x20 || byte === 0x22 || byte === 0x5c) escapes = true;
+    else if (byte >= 0x80) high = true;
+  }
+  if (high && !isUtf8(buf.subarray(start, end))) throw new Error('invalid UTF-8 in a string field');
+  return escapes;
+}
+
+/** The JSON texts of one reply's decisions, written one after the other into a scratch buffer shared by all calls. */
+class JsonWriter {
+  private static scratch = Buffer.allocUnsafe(16 * 1024);
+  out = JsonWriter.scratch;
+  pos = 0;
+
+  room(bytes: number): void {
+    if (this.pos + bytes <= this.out.length) return;
+    const bigger = Buffer.allocUnsafe(Math.max(this.out.length * 2, this.pos + bytes));
+    this.out.copy(bigger, 0, 0, this.pos);
+    this.out = bigger;
+    JsonWriter.scratch = bigger;
+  }
+
+  put(bytes: Buffer): void {
+    const out = this.out;
+    let pos = this.pos;
+    for (let i = 0; i < bytes.length; i++) out[pos++] = bytes[i] as number;
+    this.pos = pos;
+  }
+
+  /** A JSON string of UTF-8 bytes [start, end) of `src` (room for 6 bytes a byte made before). */
+  string(src: Buffer, start: number, end: number, escapes: boolean): void {
+    const out = this.out;
+    out[this.pos++] = 0x22;
+    if (!escapes) {
+      this.pos += src.copy(out, this.pos, start, end);
+    } else {
+      let pos = this.pos;
+      for (let i = start; i < end; i++) {
+        const byte = src[i] as number;
+        if (byte >= 0x20 && byte !== 0x22 && byte !== 0x5c) {
+          out[pos++] = byte;
+          continue;
+        }
+        out[pos++] = 0x5c;
+        const short = SHORT_ESCAPES[byte];
+        if (short !== undefined) out[pos++] = short.charCodeAt(0);
+        else {
+          out[pos++] = 0x75; // u00xx
+          out[pos++] = 0x30;
+          out[pos++] = 0x30;
+          out[pos++] = HEX.charCodeAt(byte >> 4);
+          out[pos++] = HEX.charCodeAt(byte & 15);
+        }
+      }
+      this.pos = pos;
+    }
+    out[this.pos++] = 0x22;
+  }
+
+  ascii(text: string): void {
+    const out = this.out;
+    for (let i = 0; i < text.length; i++) out[this.pos++] = text.charCodeAt(i);
+  }
+}
+
+/**
+ * A RecordEventResponse being read (one instance for a whole reply, reset per outcome): DeveloperEvent's strings as
+ * byte ranges of the reply, fields as they arrive (a repeated message field merges, as protobuf says).
+ */
 class DecisionFields {
   hasDecision = false;
-  id = '';
-  eventId = '';
-  gameId = '';
-  organizationId = '';
-  playerId = '';
-  eventType = '';
-  occurredAt = '';
-  status = '';
-  reason: string | null = null;
+  /** Byte ranges of DeveloperEvent's string fields, by field number (10 is rewardCredits). */
+  readonly start = new Int32Array(12);
+  readonly end = new Int32Array(12);
+  /** Field numbers (bits) whose text has a byte JSON escapes. */
+  escapes = 0;
+  hasReason = false;
   rewardCredits: number | bigint = 0;
-  createdAt = '';
   replayed = false;
   quota: EdgeQuota | undefined = undefined;
 
-  decision(): EdgeDecision {
-    return {
-      result: this.hasDecision
-        ? {
-            id: this.id,
-            eventId: this.eventId,
-            gameId: this.gameId,
-            organizationId: this.organizationId,
-            playerId: this.playerId,
-            eventType: this.eventType,
-            occurredAt: this.occurredAt,
-            status: this.status,
-            reason: this.reason,
-            rewardCredits: Number(this.rewardCredits),
-            createdAt: this.createdAt,
-            replayed: this.replayed,
-            mode: 'sandbox',
-          }
-        : undefined,
-      replayed: this.replayed,
-      quota: this.quota,
-    };
+  reset(): void {
+    this.hasDecision = false;
+    this.start.fill(0);
+    this.end.fill(0);
+    this.escapes = 0;
+    this.hasReason = false;
+    this.rewardCredits = 0;
+    this.replayed = false;
+    this.quota = undefined;
+  }
+
+  /** The decision; its JSON text written by `json` at [jsonStart, jsonEnd) (set on `json` once the reply is read). */
+  decision(src: Buffer, json: JsonWriter, texts: number[]): EdgeDecision {
+    const { start, end } = this;
+    let text: Buffer | undefined;
+    let status = '';
+    let reason: string | null = null;
+    if (this.hasDecision) {
+      let bytes = 512;
+      for (let f = 1; f <= 11; f++) bytes += 6 * ((end[f] as number) - (start[f] as number));
+      json.room(bytes);
+      texts.push(json.pos);
+      for (let f = 1; f <= 11; f++) {
+        if (f === 10) continue;
+        json.put(MEMBER_BEFORE[f] as Buffer);
+        if (f === 9 && !this.hasReason) json.put(NULL);
+        else json.string(src, start[f] as number, end[f] as number, (this.escapes & (1 << f)) !== 0);
+        if (f === 9) {
+          json.put(REWARD_CREDITS);
+          json.ascii(String(Number(this.rewardCredits)));
+        }
+      }
+      json.put(this.replayed ? REPLAYED_TRUE : REPLAYED_FALSE);
+      texts.push(json.pos);
+      text = EMPTY;
+      status = src.toString('utf8', start[8], end[8]);
+      if (this.hasReason) reason = src.toString('utf8', start[9], end[9]);
+    }
+    return { json: text, status, reason, replayed: this.replayed, quota: this.quota };
   }
 }
+
+const EMPTY = Buffer.alloc(0);
 
 function readDeveloperEvent(reader: Reader, end: number, into: DecisionFields): void {
   into.hasDecision = true;
@@ -404,40 +528,17 @@ function readDeveloperEvent(reader: Reader, end: number, into: DecisionFields): 
       continue;
     }
     expectWireType(reader, field === 10 ? 0 : 2, field);
-    switch (field) {
-      case 1:
-        into.id = reader.string();
-        break;
-      case 2:
-        into.eventId = reader.string();
-        break;
-      case 3:
-        into.gameId = reader.string();
-        break;
-      case 4:
-        into.organizationId = reader.string();
-        break;
-      case 5:
-        into.playerId = reader.string();
-        break;
-      case 6:
-        into.eventType = reader.string();
-        break;
-      case 7:
-        into.occurredAt = reader.string();
-        break;
-      case 8:
-        into.status = reader.string();
-        break;
-      case 9:
-        into.reason = reader.string();
-        break;
-      case 10:
-        into.rewardCredits = reader.int64();
-        break;
-      default:
-        into.createdAt = reader.string();
+    if (field === 10) {
+      into.rewardCredits = reader.int64();
+      continue;
     }
+    const stop = reader.end();
+    into.start[field] = reader.pos;
+    into.end[field] = stop;
+    if (scanString(reader.buf, reader.pos, stop)) into.escapes |= 1 << field;
+    else into.escapes &= ~(1 << field);
+    if (field === 9) into.hasReason = true;
+    reader.pos = stop;
   }
   if (reader.pos !== end) throw new Error('premature end of DeveloperEvent');
 }
@@ -508,19 +609,27 @@ function readError(reader: Reader, end: number, into: ErrorFields): void {
   if (reader.pos !== end) throw new Error('premature end of ServiceError');
 }
 
-function readOutcome(reader: Reader, end: number): EdgeOutcome {
+function readOutcome(
+  reader: Reader,
+  end: number,
+  fields: DecisionFields,
+  json: JsonWriter,
+  texts: number[],
+): EdgeOutcome {
   // The oneof: the last case on the wire wins; the same case again merges into it.
-  let decision: DecisionFields | undefined;
+  let decision = false;
   let error: ErrorFields | undefined;
+  fields.reset();
   while (reader.pos < end) {
     const field = reader.tag();
     const wireType = reader.lo & 7;
     if (field === 1 && wireType === 2) {
       error = undefined;
-      decision ??= new DecisionFields();
-      readResponse(reader, reader.end(), decision);
+      if (!decision) fields.reset();
+      decision = true;
+      readResponse(reader, reader.end(), fields);
     } else if (field === 2 && wireType === 2) {
-      decision = undefined;
+      decision = false;
       error ??= new ErrorFields();
       readError(reader, reader.end(), error);
     } else if (field === 1 || field === 2) {
@@ -530,22 +639,39 @@ function readOutcome(reader: Reader, end: number): EdgeOutcome {
     }
   }
   if (reader.pos !== end) throw new Error('premature end of RecordEventOutcome');
-  if (decision) return decision.decision();
+  if (decision) return fields.decision(reader.buf, json, texts);
   if (error) return new LedgerOutcomeError(error.status, error.code, error.message);
   return undefined;
 }
 
-/** RecordEventsResponse's outcomes, in order, in the edge's shape. Throws on bytes that are not the message. */
+/**
+ * RecordEventsResponse's outcomes, in order, in the edge's shape (each decision's JSON text in one buffer of the
+ * reply). Throws on bytes that are not the message, as the generated decoder does.
+ */
 export function decodeRecordEventsReply(data: Uint8Array): EdgeOutcome[] {
   const reader = new Reader(data);
+  const fields = new DecisionFields();
+  const json = new JsonWriter();
+  // Each decision's [start, end) in the writer, in the order of the decisions.
+  const texts: number[] = [];
   const outcomes: EdgeOutcome[] = [];
   const end = reader.buf.length;
   while (reader.pos < end) {
     const field = reader.tag();
     const wireType = reader.lo & 7;
-    if (field === 1 && wireType === 2) outcomes.push(readOutcome(reader, reader.end()));
+    if (field === 1 && wireType === 2) outcomes.push(readOutcome(reader, reader.end(), fields, json, texts));
     else if (field === 1) throw new Error(`RecordEventsResponse field 1: wire type ${wireType}, not 2`);
     else reader.skip(wireType, field);
+  }
+  if (texts.length > 0) {
+    const all = Buffer.allocUnsafe(json.pos);
+    json.out.copy(all, 0, 0, json.pos);
+    let t = 0;
+    for (const outcome of outcomes) {
+      if (outcome instanceof LedgerOutcomeError || outcome?.json === undefined) continue;
+      outcome.json = all.subarray(texts[t] as number, texts[t + 1] as number);
+      t += 2;
+    }
   }
   return outcomes;
 }
