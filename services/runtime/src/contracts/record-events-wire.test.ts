@@ -211,7 +211,7 @@ function expectSameDecoding(data: Uint8Array): void {
   expect(outcomes).toStrictEqual(wanted);
   // The JSON texts as text (toStrictEqual compares Buffers by their bytes already; this shows a difference readably).
   const texts = (list: EdgeOutcome[]) =>
-    list.map((o) => (o instanceof LedgerOutcomeError ? o : o?.json && o.json.toString()));
+    list.map((o) => (o instanceof LedgerOutcomeError ? o : o?.json?.toString()));
   expect(texts(outcomes)).toStrictEqual(texts(wanted));
 }
 
