@@ -209,9 +209,8 @@ function expectSameDecoding(data: Uint8Array): void {
   const outcomes = decodeRecordEventsReply(data);
   const wanted = reference.outcomes.map(expected);
   expect(outcomes).toStrictEqual(wanted);
-  // The JSON texts as text (toStrictEqual compares Buffers by their bytes already; this shows a difference readably).
-  const texts = (list: EdgeOutcome[]) =>
-    list.map((o) => (o instanceof LedgerOutcomeError ? o : o?.json?.toString()));
+  // The JSON texts as text: toStrictEqual compared the bytes already; this shows a difference readably.
+  const texts = (list: EdgeOutcome[]) => list.map((o) => (o instanceof LedgerOutcomeError ? o : o?.json?.toString()));
   expect(texts(outcomes)).toStrictEqual(texts(wanted));
 }
 
