@@ -4,10 +4,11 @@
 // double). What differs is the shape on the edge's side:
 // - the request is written straight from the edge's events (no message copy by `create`, no reflection), byte for
 //   byte what `toBinary(RecordEventsRequestSchema, create(...))` writes;
-// - the reply is read straight into what the edge answers: per event the API's GameEventResult (the event record of
-//   eventRecordJson with `replayed` and `mode`), the quota figures with int64 as a number where it fits a double's
-//   integers (a BigInt only beyond), or the ledger's error; no RecordEventOutcome, RecordEventResponse,
-//   DeveloperEvent or DecisionQuota message objects and no BigInt per event.
+// - the reply is read straight into what the edge answers: per event the JSON text of the API's GameEventResult
+//   (what JSON.stringify writes of gameEventResultJson's object, copied from the reply's UTF-8 bytes), the
+//   decision's status and reason, the quota figures with int64 as a number where it fits a double's integers (a
+//   BigInt only beyond), or the ledger's error; no RecordEventOutcome, RecordEventResponse, DeveloperEvent or
+//   DecisionQuota message objects, no string per field and no BigInt per event.
 // edgeDecisionOf maps the generated RecordEventResponse to the same shape (RecordEvent, unbatched).
 import { Buffer, isUtf8 } from 'node:buffer';
 import { withWire } from '../transport/operation.ts';
