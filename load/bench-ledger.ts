@@ -285,7 +285,7 @@ async function natsDriver(natsUrl: string, options: Options, probes: Probes): Pr
           eventId: randomUUID(),
           playerId: playerId(g, p),
           eventType: EVENT_TYPE,
-          occurredAtMs: BigInt(Date.now()),
+          occurredAtMs: Date.now(),
           payloadHash: randomBytes(32),
         },
         { requestId: 'bench' },

@@ -25,7 +25,7 @@ import { actionMessage } from './shapes.ts';
 
 export const consoleSchemaSet = new SchemaSet({ ...commonSchemas, ...consoleSchemas });
 
-// Compiled once at start-up: one validator per action type.
+// One validator per action type (each compiled on its first use: json-schema.ts).
 const actionValidators = new Map(
   CONSOLE_ACTION_TYPES.map((type) => [type, consoleSchemaSet.named(consoleActionSchemaName(type))]),
 );

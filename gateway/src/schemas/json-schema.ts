@@ -2,7 +2,7 @@
 // OpenAPI document served at /openapi.json. Named schemas are referenced with `ref(name)`, which the document
 // keeps as `#/components/schemas/<name>` and the validators inline (no schema here is recursive).
 import type { ValidateFunction } from 'ajv/dist/2020.js';
-import { type AjvInstance, createAjv } from '#runtime/validation/ajv.ts';
+import { ajvOnFirstUse, compiledOnFirstUse, type Validator } from '#runtime/validation/ajv.ts';
 
 export type JsonSchema = { [keyword: string]: unknown };
 
@@ -38,29 +38,29 @@ export function resolveRefs(schema: unknown, components: Record<string, JsonSche
   return copy;
 }
 
-/** Compiles (once each) validators for named schemas or for schemas that reference them. */
+/** Validators for named schemas or for schemas that reference them, each compiled once, on its first use. */
 export class SchemaSet {
   readonly components: Record<string, JsonSchema>;
-  private readonly ajv: AjvInstance = createAjv();
-  private readonly compiled = new Map<string, ValidateFunction>();
+  private readonly ajv = ajvOnFirstUse();
+  private readonly validators = new Map<string, Validator>();
 
   constructor(components: Record<string, JsonSchema>) {
     this.components = components;
   }
 
-  /** The validator of a named schema. */
-  named(name: string): ValidateFunction {
-    let validate = this.compiled.get(name);
+  /** The validator of a named schema (an unknown name throws at once; the schema compiles on the first call). */
+  named(name: string): Validator {
+    let validate = this.validators.get(name);
     if (!validate) {
       if (!this.components[name]) throw new Error(`unknown schema ${name}`);
-      validate = this.compile(ref(name));
-      this.compiled.set(name, validate);
+      validate = compiledOnFirstUse(() => this.compile(ref(name)));
+      this.validators.set(name, validate);
     }
     return validate;
   }
 
-  /** The validator of an anonymous schema (compile once and keep it). */
+  /** The validator of an anonymous schema, compiled now (compile once and keep it). */
   compile(schema: JsonSchema): ValidateFunction {
-    return this.ajv.compile(resolveRefs(schema, this.components) as JsonSchema);
+    return this.ajv().compile(resolveRefs(schema, this.components) as JsonSchema);
   }
 }

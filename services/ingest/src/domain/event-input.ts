@@ -9,7 +9,7 @@
  */
 import { gameEventInputSchema } from '#runtime/contracts/ingest-shapes.ts';
 import { patternCheckedEpochMs } from '#runtime/contracts/occurred-at.ts';
-import { createAjv, describeAjvError } from '#runtime/validation/ajv.ts';
+import { compiledOnFirstUse, createAjv, describeAjvError } from '#runtime/validation/ajv.ts';
 import { checkMetadata } from './metadata.ts';
 
 const OCCURRED_AT_INVALID = 'body.occurredAt must be a valid date-time';
@@ -30,8 +30,7 @@ export type EventInputResult =
   | { ok: true; input: GameEventInput }
   | { ok: false; code: 'invalid_event' | 'invalid_metadata'; message: string };
 
-const ajv = createAjv();
-const validateSchema = ajv.compile(gameEventInputSchema);
+const validateSchema = compiledOnFirstUse(() => createAjv().compile(gameEventInputSchema));
 
 interface SchemaValidBody {
   eventId: string;

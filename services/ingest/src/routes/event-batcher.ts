@@ -23,16 +23,22 @@
 // that many events in the ledger's queue and transactions, ahead of other games' events. The bound is per key (the
 // edge knows a key, not its game; a key belongs to one game).
 
-import type { MessageInitShape } from '@bufbuild/protobuf';
 import { type BatchPolicy, batchKey, KeyedBatcher, type Outcome, Rejected } from '#runtime/batching/keyed-batcher.ts';
 import { toErrorCode } from '#runtime/contracts/error-codes.ts';
 import { EVENT_LIMITS } from '#runtime/contracts/event-limits.ts';
-import type { RecordEventRequestSchema, RecordEventResponse } from '#runtime/contracts/gen/rewards/v1/events_pb.ts';
 import { ledgerOps } from '#runtime/contracts/operations.ts';
+import {
+  type EdgeDecision,
+  type EdgeEventRequest,
+  edgeDecisionOf,
+  LedgerOutcomeError,
+  recordEventsAtEdge,
+} from '#runtime/contracts/record-events-wire.ts';
 import { AppError } from '#runtime/errors.ts';
-import type { CallContext, Transport } from '#runtime/transport/operation.ts';
+import { type CallContext, callWired, type Transport } from '#runtime/transport/operation.ts';
 
-export type RecordEventInit = MessageInitShape<typeof RecordEventRequestSchema>;
+/** One event's RecordEventRequest as the edge holds it (the edge's codec writes it: record-events-wire.ts). */
+export type RecordEventInit = EdgeEventRequest;
 
 export interface EdgeBatcherOptions {
   /** Most events in one RecordEvents request (at most EVENT_LIMITS.eventsPerRequestMax, which the ledger accepts). */
@@ -74,24 +80,26 @@ interface EdgeEvent {
 
 /**
  * The edge's batch policy: a call is one RecordEvents request (the batches of its keys, flattened, with the first
- * event's request id and trace in the headers), each event answered by its own outcome; when the request fails as
- * a whole, every event of it gets that error.
+ * event's request id and trace in the headers), each event answered by its own outcome, read by the edge's codec
+ * straight into the answer's shape (record-events-wire.ts); when the request fails as a whole, every event of it
+ * gets that error.
  */
-class RecordEventsPolicy implements BatchPolicy<EdgeEvent, RecordEventResponse> {
+class RecordEventsPolicy implements BatchPolicy<EdgeEvent, EdgeDecision> {
   private readonly transport: Transport;
 
   constructor(transport: Transport) {
     this.transport = transport;
   }
 
-  async send(batches: EdgeEvent[][]): Promise<Array<Array<Outcome<RecordEventResponse>>>> {
+  async send(batches: EdgeEvent[][]): Promise<Array<Array<Outcome<EdgeDecision>>>> {
     // The events' requests in one array (no intermediate flattened array of the edge's events).
     const requests: RecordEventInit[] = [];
     for (const batch of batches) for (const event of batch) requests.push(event.request);
     // The first event's request id and trace travel in the headers; the ledger logs per request.
     // The batcher calls at the end of the event-loop turn with the turn's events: the request leaves at once.
-    const reply = await this.transport.call(
-      ledgerOps.recordEvents,
+    const outcomes = await callWired(
+      this.transport,
+      recordEventsAtEdge,
       { events: requests },
       ((batches[0] as EdgeEvent[])[0] as EdgeEvent).ctx,
       { gathered: true },
@@ -99,19 +107,17 @@ class RecordEventsPolicy implements BatchPolicy<EdgeEvent, RecordEventResponse> 
     let offset = 0;
     return batches.map((batch) =>
       batch.map(() => {
-        const outcome = reply.outcomes[offset++]?.outcome;
-        if (outcome?.case === 'result') return outcome.value;
-        if (outcome?.case === 'error') {
-          return new Rejected(
-            AppError.withStatus(outcome.value.status, toErrorCode(outcome.value.code), outcome.value.message),
-          );
+        const outcome = outcomes[offset++];
+        if (outcome instanceof LedgerOutcomeError) {
+          return new Rejected(AppError.withStatus(outcome.status, toErrorCode(outcome.code), outcome.message));
         }
+        if (outcome !== undefined) return outcome;
         return new Rejected(new AppError('internal_error', 'The ledger answered no outcome for the event.'));
       }),
     );
   }
 
-  async recover(batch: EdgeEvent[], error: unknown): Promise<Array<Outcome<RecordEventResponse>>> {
+  async recover(batch: EdgeEvent[], error: unknown): Promise<Array<Outcome<EdgeDecision>>> {
     return batch.map(() => new Rejected(error));
   }
 }
@@ -120,7 +126,7 @@ class RecordEventsPolicy implements BatchPolicy<EdgeEvent, RecordEventResponse> 
 export class EdgeEventBatcher {
   private readonly transport: Transport;
   private readonly options: EdgeBatcherOptions;
-  private readonly batcher: KeyedBatcher<EdgeEvent, RecordEventResponse>;
+  private readonly batcher: KeyedBatcher<EdgeEvent, EdgeDecision>;
   private readonly observer: EdgeBatchObserver | undefined;
   private depth = 0;
   private depthPending = false;
@@ -167,9 +173,12 @@ export class EdgeEventBatcher {
     this.observer?.queued(this.depth);
   };
 
-  /** Sends one event (in a batch); resolves with RecordEvent's reply or rejects with its error. */
-  record(request: RecordEventInit, ctx: CallContext): Promise<RecordEventResponse> {
-    if (this.options.batchMax === 1) return this.transport.call(ledgerOps.recordEvent, request, ctx);
+  /** Sends one event (in a batch); resolves with RecordEvent's reply (the edge's shape) or rejects with its error. */
+  record(request: RecordEventInit, ctx: CallContext): Promise<EdgeDecision> {
+    if (this.options.batchMax === 1) {
+      const single = { ...request, occurredAtMs: BigInt(request.occurredAtMs ?? 0) };
+      return this.transport.call(ledgerOps.recordEvent, single, ctx).then(edgeDecisionOf);
+    }
     return this.batcher.submit(batchKey(request.keyHash ?? new Uint8Array()), { request, ctx });
   }
 }

@@ -1,11 +1,10 @@
 // What the single and the batch event routes share: asking the ledger for one checked event's decision through the
 // edge's batcher (one event path), the answer's shape (GameEventResult) and the quota fields of a fresh decision.
 
+import { Buffer } from 'node:buffer';
 import type { ServerResponse } from 'node:http';
 import type Koa from 'koa';
-import { eventRecordJson } from '#runtime/contracts/event-record.ts';
-import type { DeveloperEvent } from '#runtime/contracts/gen/rewards/v1/console_pb.ts';
-import type { DecisionQuota, RecordEventResponse } from '#runtime/contracts/gen/rewards/v1/events_pb.ts';
+import type { EdgeDecision, EdgeQuota } from '#runtime/contracts/record-events-wire.ts';
 import { AppError, relabelUnavailable } from '#runtime/errors.ts';
 import type { PresentedKey } from '#runtime/http/game-key.ts';
 import { eventCanonicalForms } from '../domain/canonical-json.ts';
@@ -30,7 +29,7 @@ export function recordEventRequest(key: PresentedKey, input: GameEventInput): Re
     eventId: input.eventId,
     playerId: input.playerId,
     eventType: input.eventType,
-    occurredAtMs: BigInt(input.occurredAtMs),
+    occurredAtMs: input.occurredAtMs,
     payloadHash: canonical.payloadHash,
     metadataJson: canonical.metadataJson,
   };
@@ -47,7 +46,7 @@ export function decide(
   key: PresentedKey,
   input: GameEventInput,
   ctx: Koa.Context,
-): Promise<RecordEventResponse> {
+): Promise<EdgeDecision> {
   return ledger.record(recordEventRequest(key, input), ctx.state.call).catch((error: unknown) => {
     throw decisionError(error);
   });
@@ -58,19 +57,24 @@ export function decide(
  * per-minute limit, in structured-field syntax, and the player's and the game's credits left after the decision.
  * Replays carry none (their figures would describe a moment long gone).
  */
-export function setQuotaHeaders(response: ServerResponse, quota: DecisionQuota): void {
+export function setQuotaHeaders(response: ServerResponse, quota: EdgeQuota): void {
   response.setHeader('RateLimit-Policy', `"minute";q=${quota.rateLimit};w=60`);
   response.setHeader('RateLimit', `"minute";r=${quota.rateRemaining};t=${quota.rateResetSeconds}`);
   response.setHeader('Rewards-Daily-Remaining', quota.dailyRemainingCredits.toString());
   response.setHeader('Rewards-Budget-Remaining', quota.budgetRemainingCredits.toString());
 }
 
-/** GameEventResult: the event record plus `replayed` and `mode` (one object: the record's, completed). */
-export function gameEventResult(decision: DeveloperEvent | undefined, replayed: boolean) {
-  if (!decision) throw new AppError('internal_error', 'The ledger returned no decision.');
-  const result: ReturnType<typeof eventRecordJson> & { replayed?: boolean; mode?: 'sandbox' } =
-    eventRecordJson(decision);
-  result.replayed = replayed;
-  result.mode = 'sandbox';
-  return result as ReturnType<typeof eventRecordJson> & { replayed: boolean; mode: 'sandbox' };
+/** GameEventResult's JSON text of a decision the ledger answered (the edge's codec wrote it: record-events-wire.ts). */
+export function gameEventResultText(decision: EdgeDecision): Buffer {
+  if (!decision.json) throw new AppError('internal_error', 'The ledger returned no decision.');
+  return decision.json;
+}
+
+/**
+ * Answers a JSON body given as its UTF-8 pieces (the decisions' texts as the codec wrote them; no object to
+ * stringify): the Content-Type Koa sets for an object body, the length of the bytes.
+ */
+export function answerJson(ctx: Koa.Context, pieces: Buffer[]): void {
+  ctx.type = 'json';
+  ctx.body = Buffer.concat(pieces);
 }

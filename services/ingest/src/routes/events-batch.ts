@@ -9,9 +9,10 @@
 // 200 with one result per event in input order. The quota fields are those of the last fresh decision. A whole
 // request 503 only when every event met a 503 (nothing was decided; the message is the unknown-outcome one when any
 // event's outcome is unknown). An unknown or revoked key is 401 for the whole request, as for the single endpoint.
+import { Buffer } from 'node:buffer';
 import type Router from '@koa/router';
 import type { Counter } from 'prom-client';
-import type { RecordEventResponse } from '#runtime/contracts/gen/rewards/v1/events_pb.ts';
+import type { EdgeDecision } from '#runtime/contracts/record-events-wire.ts';
 import { AppError } from '#runtime/errors.ts';
 import { readJsonBodyDeferring } from '#runtime/http/body.ts';
 import type { SecretKeyGate } from '#runtime/http/game-key.ts';
@@ -25,9 +26,10 @@ import {
 } from '../domain/event-batch.ts';
 import type { EdgeEventBatcher } from './event-batcher.ts';
 import {
+  answerJson,
   decisionError,
   EVENT_OUTCOME_UNKNOWN,
-  gameEventResult,
+  gameEventResultText,
   recordEventRequest,
   setQuotaHeaders,
 } from './event-decision.ts';
@@ -41,14 +43,16 @@ export interface EventBatchRouteDeps {
   decisions?: Counter<'status' | 'reason' | 'replayed'> | undefined;
 }
 
-type BatchResult =
-  | { status: 200; data: ReturnType<typeof gameEventResult> }
-  | { status: number; error: { code: string; message: string } };
+// The answer `{"data": {"results": [...]}}` in pieces: a decision's item around its JSON text (as the codec wrote it),
+// a failed event's item stringified.
+const RESULTS_OPEN = Buffer.from('{"data":{"results":[');
+const RESULTS_CLOSE = Buffer.from(']}}');
+const DECIDED_OPEN = Buffer.from('{"status":200,"data":');
+const DECIDED_CLOSE = Buffer.from('}');
+const COMMA = Buffer.from(',');
 
-const failed = (error: AppError): BatchResult => ({
-  status: error.status,
-  error: { code: error.code, message: error.message },
-});
+const failedItem = (error: AppError): Buffer =>
+  Buffer.from(JSON.stringify({ status: error.status, error: { code: error.code, message: error.message } }));
 
 export function addEventBatchRoute(router: Router, deps: EventBatchRouteDeps): void {
   const { keys, ledger } = deps;
@@ -80,51 +84,61 @@ export function addEventBatchRoute(router: Router, deps: EventBatchRouteDeps): v
     if (submitted === 0) await keys.assertKnown(ctx, key);
     const outcomes = await Promise.allSettled(replies);
 
-    const results: BatchResult[] = [];
+    const pieces: Buffer[] = [RESULTS_OPEN];
+    // The whole request's 503 (every event met one): whether any was an unknown outcome, the first one's message.
+    let every503 = true;
+    let unknownOutcome = false;
+    let firstMessage = '';
+    const failed = (error: AppError): void => {
+      if (pieces.length > 1) pieces.push(COMMA);
+      else firstMessage = error.message;
+      if (error.status !== 503) every503 = false;
+      else if (error.message === EVENT_OUTCOME_UNKNOWN) unknownOutcome = true;
+      pieces.push(failedItem(error));
+    };
     // The decisions counter's increments, one per distinct label set of the request (prom-client hashes the labels
     // on every call: once per set, not per event).
     const counted = new Map<string, { labels: { status: string; reason: string; replayed: string }; events: number }>();
-    let lastFresh: RecordEventResponse | undefined;
+    let lastFresh: EdgeDecision | undefined;
     try {
       for (const [i, check] of checks.entries()) {
         if (!check.ok) {
-          results.push(failed(new AppError(check.code, check.message)));
+          failed(new AppError(check.code, check.message));
           continue;
         }
-        const outcome = outcomes[i] as PromiseSettledResult<RecordEventResponse>;
+        const outcome = outcomes[i] as PromiseSettledResult<EdgeDecision>;
         if (outcome.status === 'rejected') {
           const error = decisionError(outcome.reason);
           // A key unknown or revoked (the ledger checks it with the events): the request's own 401.
           if (!(error instanceof AppError) || error.code === 'invalid_key') throw error;
-          results.push(failed(error));
+          failed(error);
           continue;
         }
         const reply = outcome.value;
-        const result = gameEventResult(reply.decision, reply.replayed);
-        const reason = result.reason ?? 'none';
-        const labelsKey = `${result.status} ${reason} ${result.replayed}`;
+        const result = gameEventResultText(reply);
+        const reason = reply.reason ?? 'none';
+        const labelsKey = `${reply.status} ${reason} ${reply.replayed}`;
         const count = counted.get(labelsKey);
         if (count) count.events++;
         else {
           counted.set(labelsKey, {
-            labels: { status: result.status, reason, replayed: String(result.replayed) },
+            labels: { status: reply.status, reason, replayed: String(reply.replayed) },
             events: 1,
           });
         }
         if (!reply.replayed && reply.quota) lastFresh = reply;
-        results.push({ status: 200, data: result });
+        every503 = false;
+        if (pieces.length > 1) pieces.push(COMMA);
+        pieces.push(DECIDED_OPEN, result, DECIDED_CLOSE);
       }
     } finally {
       // Counted as they were decided, also when a later event ends the request (a key unknown: 401).
       for (const { labels, events: n } of counted.values()) deps.decisions?.inc(labels, n);
     }
-    if (results.every((result) => result.status === 503)) {
-      const unknown = results.some((r) => 'error' in r && r.error.message === EVENT_OUTCOME_UNKNOWN);
-      const first = results[0] as { error: { message: string } };
-      throw new AppError('retry_later', unknown ? EVENT_OUTCOME_UNKNOWN : first.error.message);
-    }
+    if (every503) throw new AppError('retry_later', unknownOutcome ? EVENT_OUTCOME_UNKNOWN : firstMessage);
     ctx.res.setHeader('Cache-Control', 'no-store');
     if (lastFresh?.quota) setQuotaHeaders(ctx.res, lastFresh.quota);
-    ctx.body = { data: { results } };
+    pieces.push(RESULTS_CLOSE);
+    answerJson(ctx, pieces);
   });
 }

@@ -10,6 +10,7 @@
 // key in its transaction); a request that fails a check of its body first asks AuthenticateGameKey, so that an
 // unknown or revoked key still answers 401 before any body error. The hot path stays one NATS round trip, shared
 // by the events of one batch (event-batcher.ts).
+import { Buffer } from 'node:buffer';
 import type Router from '@koa/router';
 import type { Counter } from 'prom-client';
 import { AppError } from '#runtime/errors.ts';
@@ -27,10 +28,14 @@ import {
   type EdgeBatchObserver,
   EdgeEventBatcher,
 } from './event-batcher.ts';
-import { decide, gameEventResult, setQuotaHeaders } from './event-decision.ts';
+import { answerJson, decide, gameEventResultText, setQuotaHeaders } from './event-decision.ts';
 import { addEventBatchRoute } from './events-batch.ts';
 
 export const EVENTS_PATH = '/api/game-sdk/v2/events';
+
+// The answer `{"data": GameEventResult}` around the decision's JSON text.
+const DATA_OPEN = Buffer.from('{"data":');
+const CLOSE = Buffer.from('}');
 
 export interface EventRouteDeps {
   transport: Transport;
@@ -70,12 +75,12 @@ export function addEventRoutes(router: Router, deps: EventRouteDeps): void {
       throw new AppError(checked.code, checked.message);
     }
     const reply = await decide(ledger, key, checked.input, ctx);
-    const result = gameEventResult(reply.decision, reply.replayed);
-    deps.decisions?.inc({ status: result.status, reason: result.reason ?? 'none', replayed: String(result.replayed) });
+    const result = gameEventResultText(reply);
+    deps.decisions?.inc({ status: reply.status, reason: reply.reason ?? 'none', replayed: String(reply.replayed) });
     // Node's setHeader, not Koa's ctx.set (two arrays per call): the hot path's headers.
     ctx.res.setHeader('Cache-Control', 'no-store');
     if (!reply.replayed && reply.quota) setQuotaHeaders(ctx.res, reply.quota);
-    ctx.body = { data: result };
+    answerJson(ctx, [DATA_OPEN, result, CLOSE]);
   });
 
   addEventBatchRoute(router, { platform: deps.platform, keys, ledger, decisions: deps.decisions });

@@ -9,12 +9,12 @@ import {
   inspectLinkIntentSchema,
 } from '#runtime/contracts/link-shapes.ts';
 import { LINK_TOKEN_PATTERN } from '#runtime/credentials/keys.ts';
-import { createAjv, describeAjvError } from '#runtime/validation/ajv.ts';
+import { ajvOnFirstUse, compiledOnFirstUse, describeAjvError } from '#runtime/validation/ajv.ts';
 
 /** A failure names its status: `invalid_link` has three (400 for a malformed body, docs/links.md). */
 export type Checked<T> = { ok: true; value: T } | { ok: false; status: number; code: ErrorCode; message: string };
 
-const ajv = createAjv();
+const ajv = ajvOnFirstUse();
 
 /** The first error, without echoing an unknown field's name (it could be a token sent as a key). */
 function describe(errors: Parameters<typeof describeAjvError>[0], allowed: string): string {
@@ -22,10 +22,10 @@ function describe(errors: Parameters<typeof describeAjvError>[0], allowed: strin
   if (first?.keyword === 'additionalProperties') return `body has an unknown field; only ${allowed} is allowed`;
   return describeAjvError(errors);
 }
-const createValidator = ajv.compile(createLinkIntentSchema);
-const inspectValidator = ajv.compile(inspectLinkIntentSchema);
-const approveValidator = ajv.compile(approveLinkIntentSchema);
-const externalPlayerIdValidator = ajv.compile(externalPlayerIdSchema);
+const createValidator = compiledOnFirstUse(() => ajv().compile(createLinkIntentSchema));
+const inspectValidator = compiledOnFirstUse(() => ajv().compile(inspectLinkIntentSchema));
+const approveValidator = compiledOnFirstUse(() => ajv().compile(approveLinkIntentSchema));
+const externalPlayerIdValidator = compiledOnFirstUse(() => ajv().compile(externalPlayerIdSchema));
 
 /** A CreateLinkIntent body: schema violations and unknown fields are 400 INVALID_PLAYER. */
 export function checkCreateLinkIntent(body: unknown): Checked<{ externalPlayerId: string }> {

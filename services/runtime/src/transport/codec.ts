@@ -24,6 +24,7 @@ export function encodeRequest<I extends DescMessage>(
   operation: Operation<I>,
   request: MessageInitShape<I>,
 ): Uint8Array {
+  if (operation.wire) return operation.wire.encode(request);
   return toBinary(operation.request, create(operation.request, request));
 }
 
@@ -31,6 +32,8 @@ export function decodeReply<O extends DescMessage>(
   operation: Operation<DescMessage, O>,
   data: Uint8Array,
 ): MessageShape<O> {
+  // A wired operation's reply is its codec's shape (callWired gives it its type).
+  if (operation.wire) return operation.wire.decode(data) as MessageShape<O>;
   return fromBinary(operation.reply, data);
 }
 

@@ -18,6 +18,44 @@ export interface Operation<I extends DescMessage = DescMessage, O extends DescMe
   readonly subject: string;
   readonly request: I;
   readonly reply: O;
+  /** The caller's own codec (a WiredOperation's); without it the generated messages (`create`, `toBinary`, `fromBinary`). */
+  readonly wire?: WireCodec<unknown, unknown> | undefined;
+}
+
+/**
+ * A caller's own codec of an operation's request and reply (the edge's RecordEvents: contracts/record-events-wire.ts):
+ * the bytes of the generated messages, in the caller's shapes. The serving side always uses the generated code.
+ */
+export interface WireCodec<Q, R> {
+  encode(request: Q): Uint8Array;
+  decode(data: Uint8Array): R;
+}
+
+/** An operation called with a codec of its own (the same subject and messages): callWired. */
+export interface WiredOperation<I extends DescMessage, O extends DescMessage, Q, R> extends Operation<I, O> {
+  readonly wire: WireCodec<Q, R>;
+}
+
+export function withWire<I extends DescMessage, O extends DescMessage, Q, R>(
+  operation: Operation<I, O>,
+  wire: WireCodec<Q, R>,
+): WiredOperation<I, O, Q, R> {
+  const { service, name, subject, request, reply } = operation;
+  return { service, name, subject, request, reply, wire };
+}
+
+/**
+ * Calls a wired operation: every transport encodes and decodes through `operation.wire` (transport/codec.ts), so the
+ * request is the codec's and so is the reply, whatever Transport.call's generated types say.
+ */
+export function callWired<I extends DescMessage, O extends DescMessage, Q, R>(
+  transport: Transport,
+  operation: WiredOperation<I, O, Q, R>,
+  request: Q,
+  ctx: CallContext,
+  options?: CallOptions,
+): Promise<R> {
+  return transport.call(operation, request as MessageInitShape<I>, ctx, options) as Promise<unknown> as Promise<R>;
 }
 
 export function defineOperation<I extends DescMessage, O extends DescMessage>(

@@ -4,7 +4,7 @@
  * (allErrors false: cheaper, and the API reports one message anyway).
  */
 
-import type { ErrorObject, Format, Options } from 'ajv/dist/2020.js';
+import type { ErrorObject, Format, Options, ValidateFunction } from 'ajv/dist/2020.js';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { isUuid, UUID_PATTERN } from './uuid.ts';
@@ -53,6 +53,38 @@ export function createAjv(options: CreateAjvOptions = {}): AjvInstance {
   ajv.addFormat('date-time', { type: 'string', validate: isRfc3339DateTime });
   for (const [name, format] of Object.entries(options.formats ?? {})) ajv.addFormat(name, format);
   return ajv;
+}
+
+/** A validator as the programs use one: called on a value, then its `errors` read when it refused the value. */
+export interface Validator {
+  (data: unknown): boolean;
+  errors?: ErrorObject[] | null | undefined;
+}
+
+/**
+ * A validator compiled on its first call, not when its module loads: compiling every program's schemas at start
+ * (and each Ajv instance's meta-schema with its first schema) was a tenth of the embedded default's start
+ * (docs/benchmarks.md, "The embedded default's start"). A schema that does not compile fails its first request
+ * instead of the start; the tests that use each validator compile it.
+ */
+export function compiledOnFirstUse(compile: () => ValidateFunction): Validator {
+  let compiled: ValidateFunction | undefined;
+  const validate: Validator = (data) => {
+    compiled ??= compile();
+    const valid = compiled(data) as boolean;
+    validate.errors = compiled.errors;
+    return valid;
+  };
+  return validate;
+}
+
+/** An Ajv instance made on first use (createAjv's), for a module's validators compiled on first use. */
+export function ajvOnFirstUse(options: CreateAjvOptions = {}): () => AjvInstance {
+  let ajv: AjvInstance | undefined;
+  return () => {
+    ajv ??= createAjv(options);
+    return ajv;
+  };
 }
 
 const NAME_LENGTH_MAX = 64;
