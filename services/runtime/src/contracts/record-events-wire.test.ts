@@ -2,12 +2,15 @@
 // request's bytes are the generated encoder's, and the reply read from the generated encoder's bytes is what the
 // generated decoder's messages give through edgeDecisionOf, for every field and both oneof cases, with unknown fields
 // of every wire type at every level, repeated message fields merged, int64 beyond a double, and truncated bytes.
-import { create, fromBinary, type MessageInitShape, toBinary } from '@bufbuild/protobuf';
+import { create, type DescMessage, fromBinary, type MessageInitShape, toBinary } from '@bufbuild/protobuf';
 import { BinaryWriter, WireType } from '@bufbuild/protobuf/wire';
 import fc from 'fast-check';
 import {
+  DecisionQuotaSchema,
   type RecordEventOutcome,
   RecordEventOutcomeSchema,
+  RecordEventRequestSchema,
+  RecordEventResponseSchema,
   RecordEventsRequestSchema,
   type RecordEventsResponse,
   RecordEventsResponseSchema,
@@ -283,5 +286,54 @@ describe('decodeRecordEventsReply', () => {
     expect(reply(2n ** 53n)).toMatchObject({
       quota: { dailyRemainingCredits: 2n ** 53n, budgetRemainingCredits: -(2n ** 53n) },
     });
+  });
+});
+
+describe('the messages this codec reads and writes', () => {
+  // The property tests above draw the fields this codec knows; a field added to the contract would go unread (or
+  // unwritten) without failing them. This one fails instead, until the codec and its arbitraries know the field.
+  const fields = (schema: DescMessage | undefined) => schema?.fields.map((f) => `${f.number}:${f.name}`);
+  const messageOf = (schema: DescMessage, name: string) => schema.fields.find((f) => f.name === name)?.message;
+
+  it('have exactly the fields it knows (proto/rewards/v1/events.proto and console.proto)', () => {
+    expect(fields(RecordEventsRequestSchema)).toEqual(['1:events']);
+    expect(fields(RecordEventRequestSchema)).toEqual([
+      '1:key_hash',
+      '2:event_id',
+      '3:player_id',
+      '4:event_type',
+      '5:occurred_at_ms',
+      '6:payload_hash',
+      '7:metadata_json',
+    ]);
+    expect(fields(RecordEventsResponseSchema)).toEqual(['1:outcomes']);
+    expect(fields(RecordEventOutcomeSchema)).toEqual(['1:result', '2:error']);
+    expect(fields(messageOf(RecordEventOutcomeSchema, 'error'))).toEqual([
+      '1:status',
+      '2:code',
+      '3:message',
+      '4:extra_json',
+    ]);
+    expect(fields(RecordEventResponseSchema)).toEqual(['1:decision', '2:replayed', '3:quota']);
+    expect(fields(messageOf(RecordEventResponseSchema, 'decision'))).toEqual([
+      '1:id',
+      '2:event_id',
+      '3:game_id',
+      '4:organization_id',
+      '5:player_id',
+      '6:event_type',
+      '7:occurred_at',
+      '8:status',
+      '9:reason',
+      '10:reward_credits',
+      '11:created_at',
+    ]);
+    expect(fields(DecisionQuotaSchema)).toEqual([
+      '1:rate_limit',
+      '2:rate_remaining',
+      '3:rate_reset_seconds',
+      '4:daily_remaining_credits',
+      '5:budget_remaining_credits',
+    ]);
   });
 });
