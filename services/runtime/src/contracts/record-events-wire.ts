@@ -29,22 +29,8 @@ export interface EdgeEventRequest {
   metadataJson?: string | undefined;
 }
 
-/** GameEventResult (CONTRACT section 7): the event record, then `replayed` and `mode`, in this member order. */
-export interface GameEventResultJson {
-  id: string;
-  eventId: string;
-  gameId: string;
-  organizationId: string;
-  playerId: string;
-  eventType: string;
-  occurredAt: string;
-  status: string;
-  reason: string | null;
-  rewardCredits: number;
-  createdAt: string;
-  replayed: boolean;
-  mode: 'sandbox';
-}
+/** GameEventResult (CONTRACT section 7): the event record (eventRecordJson's), then `replayed` and `mode`, in this order. */
+export type GameEventResultJson = ReturnType<typeof eventRecordJson> & { replayed: boolean; mode: 'sandbox' };
 
 /** DecisionQuota's figures; an int64 is a number when it is a safe integer, else a BigInt (same decimal text). */
 export interface EdgeQuota {
