@@ -6,7 +6,7 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { pino } from 'pino';
 import { EVENT_LIMITS } from '#runtime/contracts/event-limits.ts';
-import { migrate } from '#runtime/db/database.ts';
+import { Database, migrate } from '#runtime/db/database.ts';
 import { createMetrics } from '#runtime/metrics.ts';
 import { NatsTransport } from '#runtime/transport/nats.ts';
 import { identityMigrations } from '../services/identity-admission/src/migrations/index.ts';
@@ -24,6 +24,7 @@ import {
 import { startNats, startPostgres } from '../services/launcher/tools/servers.ts';
 import { EVENT_GROUP_KEYS_MAX_DEFAULT } from '../services/ledger/src/events/batcher.ts';
 import { ledgerMigrations } from '../services/ledger/src/migrations/index.ts';
+import { WebhookRepository } from '../services/ledger/src/webhooks/repository.ts';
 import {
   createFixtures,
   createWebhookEndpoints,
@@ -748,6 +749,8 @@ async function main(): Promise<void> {
     const peak = rssMiB(ledger.pid!);
     const stored = await countEvents(databaseUrl);
     const loadAfter = loadavg();
+    const outbox = options.webhookEndpoints ? await expandOutbox(databaseUrl) : undefined;
+    if (outbox) lines.push(outbox.line);
     lines.push(
       `ledger peak RSS (VmHWM): ${f(peak, 1)} MiB (${f(idleRss, 1)} MiB when ready)`,
       `load average (1, 5, 15 min) before: ${loadBefore.map((l) => f(l, 2)).join(', ')}; after: ${loadAfter.map((l) => f(l, 2)).join(', ')}`,
@@ -764,11 +767,40 @@ async function main(): Promise<void> {
       loadAfter,
       storedDecisions: stored,
       prefillSeconds,
+      webhookOutbox: outbox?.figures,
     };
     process.stdout.write(lines.join('\n'));
     if (options.json) writeFileSync(options.json, `${JSON.stringify(figures, null, 2)}\n`);
   } finally {
     await cleanup();
+  }
+}
+
+/**
+ * The part of the outbox the event path left to the delivery worker (off during the bench): the rows of decision
+ * pairs the run wrote, made into messages by the worker's own statement, one chunk after another on one connection,
+ * as one replica's worker would. Wall time, so PostgreSQL's work plus the round trips and commits.
+ */
+async function expandOutbox(databaseUrl: string) {
+  const database = await Database.open({ url: databaseUrl, poolMax: 1, logger: pino({ level: 'silent' }) });
+  try {
+    const repository = new WebhookRepository(database);
+    const started = performance.now();
+    let rows = 0;
+    for (let made = -1; made !== 0; rows += made) made = await repository.expandDecisionBatches(50);
+    const seconds = (performance.now() - started) / 1000;
+    const [count] = await database.query<{ n: string }>(
+      `select count(*)::text as n from ledger.webhook_messages where decision_id is not null`,
+    );
+    const messages = Number(count?.n ?? 0);
+    return {
+      figures: { rows, messages, seconds },
+      line:
+        `webhook outbox: the worker's statement made ${messages} messages of ${rows} rows of pairs in ` +
+        `${seconds.toFixed(1)} s (${((seconds * 1e6) / Math.max(1, messages)).toFixed(1)} µs per message, one connection)`,
+    };
+  } finally {
+    await database.close();
   }
 }
 

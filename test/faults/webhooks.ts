@@ -116,7 +116,8 @@ export class WebhookReceiverFault {
     const gameIds = this.endpoints.map((e) => e.gameId);
     const { rows: decisions } = await client.query<{ id: string; game_id: string; status: string; message: boolean }>(
       `select e.id, e.game_id, e.status,
-              exists (select 1 from ledger.webhook_messages m where m.decision_id = e.id and m.game_id = e.game_id) as message
+              (exists (select 1 from ledger.webhook_messages m where m.decision_id = e.id and m.game_id = e.game_id)
+               or exists (select 1 from ledger.webhook_decision_batches b where e.id = any(b.decision_ids))) as message
          from ledger.events e where e.game_id = any($1::uuid[]) and e.created_at >= $2::timestamptz`,
       [gameIds, this.since],
     );

@@ -44,7 +44,7 @@ const LEDGER: Layout = {
   reference: ['settings', 'organizations', 'members', 'projects', 'keys', 'link_intent_tombstones'],
   coordinator: ['audit_log', 'mikro_orm_migrations', 'repeatable_migrations'],
   droppedWhenDistributing: ['keys.keys_game_id_fkey'],
-  // The webhook tables (migration 0014) hold game_id, but their keys do not lead with it yet: endpoints and messages
+  // The webhook tables (migrations 0014, 0015) hold game_id, but their keys do not lead with it yet: endpoints and messages
   // are keyed by id alone, attempts by (message_id, attempt) without a game column. To distribute them: primary keys
   // (id, game_id), game_id in webhook_attempts and in its foreign key to webhook_messages.
   notYetDistributable: {
@@ -52,6 +52,7 @@ const LEDGER: Layout = {
     webhook_messages: 'primary key (id) without game_id',
     webhook_attempts: 'no game_id column',
     webhook_budget_notices: 'distributable by game_id, listed with the other webhook tables until they are',
+    webhook_decision_batches: "no game_id column: one row holds a call's pairs, of several games (migration 0015)",
   },
 };
 

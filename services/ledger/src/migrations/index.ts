@@ -12,6 +12,7 @@ import { LedgerDropSingleEvent } from './0011-drop-single-event.ts';
 import { LedgerMembersJoined } from './0012-members-joined.ts';
 import { LedgerTenantFirstReads } from './0013-tenant-first-reads.ts';
 import { LedgerWebhooks } from './0014-webhooks.ts';
+import { LedgerWebhookDecisionBatches } from './0015-webhook-decision-batches.ts';
 
 /**
  * The ledger schema's migrations, in order. Append new ones; never edit an applied one. The SQL functions' current
@@ -33,6 +34,7 @@ export const ledgerMigrations: MigrationSet = {
     { name: '0012-members-joined', class: LedgerMembersJoined },
     { name: '0013-tenant-first-reads', class: LedgerTenantFirstReads },
     { name: '0014-webhooks', class: LedgerWebhooks },
+    { name: '0015-webhook-decision-batches', class: LedgerWebhookDecisionBatches },
   ],
   repeatables: [
     { name: 'decision_reason', file: new URL('../sql/decision_reason.sql', import.meta.url) },

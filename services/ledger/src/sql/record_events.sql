@@ -47,8 +47,9 @@
 --     a minute row is created is done once per game, relative to its newest new minute. That is the same as doing
 --     it per event when the call's receipt times lie within 5 minutes of each other (always: in production they are
 --     all the transaction's now()).
---   - the webhook outbox (docs/webhooks.md): the messages that report the call's decisions and budget notices, in
---     the same transaction; skipped after one index probe when none of the call's games has an enabled endpoint.
+--   - the webhook outbox (docs/webhooks.md): what reports the call's decisions (one row of (endpoint, decision)
+--     pairs, made into messages by the delivery worker) and its budget notices, in the same transaction; skipped
+--     after one index probe when none of the call's games has an enabled endpoint.
 -- Every invariant keeps its constraint (spent <= budget, credits ranges, one decision per (game, event_id)).
 --
 -- Lookups in the loop use array_position over small arrays (C code, no per-element PL/pgSQL evaluation); a lookup
@@ -484,17 +485,19 @@ create function ledger.record_events(
                    group by u.game_id) m
           where c.game_id = m.game_id and c.minute < m.newest - interval '5 minutes';
       end if;
-      -- The webhook outbox (migration 0014), in this transaction: one message per fresh decision and enabled endpoint
-      -- of its game subscribed to its status; game.budget_low when a game's budget left fell below 10 % of its budget
-      -- in this call; game.budget_exhausted at the first rejection for an exhausted game budget per budget amount.
-      -- Without an enabled endpoint in the call's games this is one probe of webhook_endpoints_by_game.
+      -- The webhook outbox (migrations 0014, 0015), in this transaction: one message per fresh decision and enabled
+      -- endpoint of its game subscribed to its status, written as one webhook_decision_batches row of (endpoint,
+      -- decision) pairs that the delivery worker turns into the messages; game.budget_low when a game's budget left
+      -- fell below 10 % of its budget in this call; game.budget_exhausted at the first rejection for an exhausted
+      -- game budget per budget amount. Without an enabled endpoint in the call's games this is one probe of
+      -- webhook_endpoints_by_game.
       if exists (select 1 from ledger.webhook_endpoints w where w.game_id = any(gm_ids) and w.enabled) then
-        insert into ledger.webhook_messages (id, endpoint_id, game_id, event_type, decision_id, created_at, retry_started_at,
-            next_attempt_at)
-          select gen_random_uuid(), w.id, w.game_id, 'decision.' || u.status, u.id, v_now, v_now, v_now
+        insert into ledger.webhook_decision_batches (created_at, endpoint_ids, decision_ids)
+          select v_now, array_agg(w.id), array_agg(u.id)
             from unnest(s_ids[s_stored + 1:], s_games[s_stored + 1:], s_status[s_stored + 1:]) as u(id, game_id, status)
             join ledger.webhook_endpoints w on w.game_id = u.game_id and w.enabled
-              and ('decision.' || u.status) = any(w.event_types);
+              and ('decision.' || u.status) = any(w.event_types)
+          having count(*) > 0;
         insert into ledger.webhook_messages (id, endpoint_id, game_id, event_type, data, created_at, retry_started_at, next_attempt_at)
           select gen_random_uuid(), w.id, w.game_id, 'game.budget_low',
               jsonb_build_object('gameId', u.id, 'organizationId', w.organization_id, 'budgetCredits', u.budget,

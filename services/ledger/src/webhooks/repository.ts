@@ -284,6 +284,37 @@ export class WebhookRepository {
   }
 
   /**
+   * Makes the messages of the oldest `batchesMax` rows of decision pairs that ledger.record_events wrote
+   * (migration 0015) and deletes those rows, in one statement: each message exactly once, whichever replica does it
+   * (FOR UPDATE SKIP LOCKED), created at its call's time and due then. A pair whose endpoint was deleted meanwhile
+   * makes nothing (the endpoint's messages would have gone with it). The number of rows made into messages.
+   */
+  async expandDecisionBatches(batchesMax: number): Promise<number> {
+    const rows = await this.db.transaction((em) =>
+      queryRows(
+        em,
+        `with batches as (
+           delete from ledger.webhook_decision_batches b
+            where b.id in (select id from ledger.webhook_decision_batches order by id limit ? for update skip locked)
+           returning b.created_at, b.endpoint_ids, b.decision_ids),
+         made as (
+           insert into ledger.webhook_messages (id, endpoint_id, game_id, event_type, decision_id, created_at,
+               retry_started_at, next_attempt_at)
+             select gen_random_uuid(), w.id, w.game_id, 'decision.' || d.status, d.id, b.created_at, b.created_at,
+                    b.created_at
+               from batches b
+               cross join lateral unnest(b.endpoint_ids, b.decision_ids) as p(endpoint_id, decision_id)
+               join ledger.webhook_endpoints w on w.id = p.endpoint_id
+               join ledger.events d on d.id = p.decision_id and d.game_id = w.game_id
+             order by b.created_at, d.created_at, d.id)
+         select count(*)::int as batches from batches`,
+        [batchesMax],
+      ),
+    );
+    return numeric('batches')(rows[0] ?? { batches: 0 });
+  }
+
+  /**
    * Claims due messages for one attempt each, in one short transaction: the enabled endpoints with a due message,
    * locked (skipping those another replica holds), then, in the next statement, per endpoint at most `inFlightMax`
    * minus its messages already in flight, oldest due first (FOR UPDATE SKIP LOCKED). A claimed message is in flight for `leaseMs`: no replica

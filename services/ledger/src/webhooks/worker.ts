@@ -1,9 +1,11 @@
 // The webhook delivery worker: a role of every ledger process (docs/decisions.md, "Webhooks"). Every
-// WEBHOOK_POLL_INTERVAL_MS (sooner after a claim or a finished attempt) it claims due messages (repository.ts claim: FOR UPDATE SKIP LOCKED under a lease, at most
-// WEBHOOK_IN_FLIGHT_PER_ENDPOINT in flight per endpoint across every replica), sends each once (sender.ts), and
-// records the attempt and what follows in one transaction (finish): delivered on a 2xx; otherwise due again after an
-// exponential backoff with jitter (WEBHOOK_RETRY_BASE_MS doubling per attempt, at most WEBHOOK_RETRY_DELAY_MAX_MS (4 hours), times 0.5..1.5)
-// until 24 hours after its retries began, then failed. An endpoint whose attempts have all failed for
+// WEBHOOK_POLL_INTERVAL_MS (sooner after a claim or a finished attempt) it makes the messages of the decisions made
+// since (repository.ts expandDecisionBatches: ledger.record_events writes them as rows of pairs), claims due
+// messages (repository.ts claim: FOR UPDATE SKIP LOCKED under a lease, at most WEBHOOK_IN_FLIGHT_PER_ENDPOINT in
+// flight per endpoint across every replica), sends each once (sender.ts), and records the attempt and what follows
+// in one transaction (finish): delivered on a 2xx; otherwise due again after an exponential backoff with jitter
+// (WEBHOOK_RETRY_BASE_MS doubling per attempt, at most WEBHOOK_RETRY_DELAY_MAX_MS (4 hours), times 0.5..1.5) until
+// 24 hours after its retries began, then failed. An endpoint whose attempts have all failed for
 // WEBHOOK_DISABLE_AFTER_HOURS is disabled (reason `failing`, shown by the console's reads).
 import { Counter, Histogram } from 'prom-client';
 import type { Logger } from '#runtime/logger.ts';
@@ -17,6 +19,11 @@ import { type SendResult, sendWebhook, WEBHOOK_TIMEOUT_MS } from './sender.ts';
 export const WEBHOOK_RETRY_WINDOW_MS = 24 * 3600_000;
 /** The longest pause between two attempts (the default of WEBHOOK_RETRY_DELAY_MAX_MS). */
 export const WEBHOOK_RETRY_DELAY_MAX_MS = 4 * 3600_000;
+/**
+ * Rows of decision pairs (one per call of ledger.record_events) made into messages per poll: a poll that took this
+ * many is followed at once by the next, so a backlog drains in statements of a bounded size.
+ */
+const DECISION_BATCHES_PER_POLL = 50;
 /** A claim lasts the timeout plus a margin: no replica sends the message again meanwhile. */
 const LEASE_MARGIN_MS = 15_000;
 
@@ -127,10 +134,19 @@ export class WebhookWorker {
     this.schedule(0);
   }
 
-  /** One claim and the sends it starts (not awaited: they finish on their own, each recording its attempt). */
+  /**
+   * The decision pairs written since the last poll made into messages, then one claim and the sends it starts (not
+   * awaited: they finish on their own, each recording its attempt). How many rows and messages it took.
+   */
   async poll(): Promise<number> {
+    let expanded = 0;
+    try {
+      expanded = await this.repository.expandDecisionBatches(DECISION_BATCHES_PER_POLL);
+    } catch (error) {
+      this.logger.warn({ err: error }, 'webhook messages of new decisions not made; the next poll tries again');
+    }
     const room = this.options.inFlightMax - this.inFlight.size;
-    if (room <= 0) return 0;
+    if (room <= 0) return expanded;
     let claimed: ClaimedMessage[];
     try {
       claimed = await this.repository.claim({
@@ -140,7 +156,7 @@ export class WebhookWorker {
       });
     } catch (error) {
       this.logger.warn({ err: error }, 'webhook claim failed; the next poll tries again');
-      return 0;
+      return expanded;
     }
     for (const message of claimed) {
       const send = this.attempt(message).catch((error: unknown) => {
@@ -153,7 +169,7 @@ export class WebhookWorker {
         this.nudge();
       });
     }
-    return claimed.length;
+    return expanded + claimed.length;
   }
 
   private async attempt(message: ClaimedMessage): Promise<void> {
