@@ -5,6 +5,7 @@
 // service, links to the player's other decisions), checks in the browser before anything is sent, no sideways scroll,
 // a title, and axe-core with no violation of any impact.
 import { randomBytes, randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import AxeBuilder from '@axe-core/playwright';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { REASONS } from '../../console/src/pages/decisions/reasons.ts';
@@ -296,6 +297,53 @@ test('at 390 px: no sideways scroll, the panel over the list, focus and axe', as
   await panel.waitFor({ state: 'detached', ...WAIT });
   expect(await details.evaluate((el) => el === (globalThis as any).document.activeElement)).toBe(true);
 }, 180_000);
+
+test("the search's export: the game's matching decisions in its window, oldest first, as CSV and NDJSON", async () => {
+  const page = await signedIn(DESKTOP);
+  // Without a game the export says why it cannot run.
+  await open(page, '#/records?status=rejected');
+  await page.getByText('Choose a game in the filters: an export holds the decisions of one game.').waitFor(WAIT);
+  expect(await page.getByRole('button', { name: 'Export CSV' }).isDisabled()).toBe(true);
+
+  // The game's own player id, looked up as the search does; the window: the 31 days before now.
+  await open(page, `#/records?game=${w.gameId}&player=hero&status=rejected`);
+  const expected = decisions
+    .filter((d) => d.playerId === hero && d.reason !== null)
+    .map((d) => d.id)
+    .reverse();
+  const save = async (name: string) => {
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name }).click()]);
+    return { name: download.suggestedFilename(), text: readFileSync(await download.path(), 'utf8') };
+  };
+  const csv = await save('Export CSV');
+  expect(csv.name).toMatch(new RegExp(`^decisions-${w.gameId.slice(0, 8)}-\\d{4}-\\d{2}-\\d{2}\\.csv$`));
+  const rows = csv.text.split('\r\n');
+  expect(rows[0]).toBe(
+    'id,eventId,gameId,organizationId,playerId,eventType,occurredAt,status,reason,rewardCredits,createdAt,externalPlayerId',
+  );
+  expect(rows.at(-1)).toBe('');
+  expect(rows.slice(1, -1).map((row) => row.split(',')[0])).toEqual(expected);
+  await page.getByText(`Saved ${csv.name}: ${expected.length} decisions`).waitFor(WAIT);
+
+  const ndjson = await save('Export NDJSON');
+  const lines = ndjson.text
+    .trimEnd()
+    .split('\n')
+    .map((line) => JSON.parse(line) as { id: string; status: string; externalPlayerId: string });
+  expect(lines.map((line) => line.id)).toEqual(expected);
+  expect(new Set(lines.map((line) => `${line.status} ${line.externalPlayerId}`))).toEqual(new Set(['rejected hero']));
+  await page.getByText(`Saved ${ndjson.name}: ${expected.length} decisions`).waitFor(WAIT);
+
+  // The same request with curl, the token left to the reader.
+  await page.getByText('Export with curl (for a large export)').click();
+  const command = await page.locator('.decision-export pre').innerText();
+  expect(command).toContain(
+    `curl -fsS -H "Authorization: Bearer $TOKEN" '${system.url}/api/developer/v1/decisions/export?`,
+  );
+  expect(command).toContain(`playerId=`);
+  expect(command).not.toContain(owner.token);
+  await page.screenshot({ path: `${SCREENSHOTS}/decisions-export-1280.png`, fullPage: true });
+});
 
 test("the event's metadata in the detail panel, posted through the service, at 1280 and 390 px", async () => {
   // A game of its own (the other tests count the first game's decisions), with a secret key and a player; which

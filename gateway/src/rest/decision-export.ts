@@ -8,7 +8,7 @@
 // can tell a cut export from a whole one (docs/console.md, docs/decisions.md).
 import { pipeline, Readable } from 'node:stream';
 import type Koa from 'koa';
-import { decisionExportProblem } from '#runtime/contracts/decision-search.ts';
+import { DECISION_EXPORT_PATH, decisionExportProblem } from '#runtime/contracts/decision-search.ts';
 import type { DeveloperEvent } from '#runtime/contracts/gen/rewards/v1/console_pb.ts';
 import { AppError } from '#runtime/errors.ts';
 import type { Transport } from '#runtime/transport/operation.ts';
@@ -19,7 +19,7 @@ import { eventJson } from '../console/shapes.ts';
 import { isStorableDateTime } from '../graphql/scalars.ts';
 import { decisionExportQueryParameters } from '../schemas/console.ts';
 
-export const DECISION_EXPORT_PATH = '/api/developer/v1/decisions/export';
+export { DECISION_EXPORT_PATH };
 
 /** The CSV columns, in order: DeveloperEvent's fields, then externalPlayerId (the NDJSON lines' keys, in order). */
 export const DECISION_EXPORT_COLUMNS = [

@@ -1,10 +1,12 @@
 // The records page's decision search: filters for organization, project, game, player, event id, status, reason,
 // event type and a time window, all kept in the URL (search.ts); pages both ways with a fixed page-size menu; a
-// player column; a detail panel that says in words why a decision went the way it did and what fixes it.
+// player column; a detail panel that says in words why a decision went the way it did and what fixes it; the
+// search's export (DecisionExport.tsx).
 import { type FormEvent, useCallback, useEffect, useId, useRef, useState } from 'react';
 import { client, failureOf, type ServerFailure, type Snapshot } from '../../api.ts';
 import { credits, dollars, TableBox, useTitle, when } from '../../components.tsx';
 import { DecisionDetail } from './DecisionDetail.tsx';
+import { DecisionExport } from './DecisionExport.tsx';
 import { type Form, formOf, searchOf, summaryOf } from './form-state.ts';
 import { REASONS, reasonLabel } from './reasons.ts';
 import { PLAYER_NOT_FOUND, playerIdOf, SearchFailure } from './SearchFailure.tsx';
@@ -344,6 +346,7 @@ export default function DecisionSearch({ snapshot, gameId }: { snapshot: Snapsho
           />
         )}
       </div>
+      <DecisionExport search={search} disabled={problemCount > 0} />
     </>
   );
 }

@@ -45,6 +45,8 @@ export function decisionFiltersProblem(f: DecisionSearchFilters, prefix: string)
 
 /** The longest window one decision export may read (CONTRACT section 11.1). */
 export const DECISION_EXPORT_WINDOW_DAYS_MAX = 31;
+/** The export's path (REST, GET), served by the gateway and fetched by the web console. */
+export const DECISION_EXPORT_PATH = '/api/developer/v1/decisions/export';
 /** The most decisions of one ExportDecisions page (one NATS reply). */
 export const DECISION_EXPORT_PAGE_MAX = 1000;
 /** Default of DECISION_EXPORT_PAGE_SIZE: decisions the gateway asks the ledger for per page. */
