@@ -4,6 +4,7 @@
 import {
   type DeveloperLimitSettings,
   DeveloperLimits,
+  REFUSAL_HOLD_MAX_MS,
   REFUSALS_BEFORE_HOLD,
   REFUSALS_HELD_PER_DEVELOPER_MAX,
   TooManyRequestsError,
@@ -143,5 +144,25 @@ describe('DeveloperLimits', () => {
     await Promise.all(many);
     expect(limits.refusalsHeld).toBe(0);
     for (const lease of [...slots, ...other]) lease.release();
+  });
+
+  it('answers held refusals one by one, as far apart as the bucket takes to refill what each asked for', async () => {
+    // 4 tokens a second: a 2-token read's refusal is answered 500 ms after the one held before it.
+    const limits = new DeveloperLimits({ ...SLOW, ratePerSecond: 4, burst: 2, inFlightMax: 100 });
+    const lease = limits.acquire('a', 2);
+    const read = () => refusal(() => limits.acquire('a', 2));
+    for (let i = 0; i < REFUSALS_BEFORE_HOLD; i++) expect(read().holdMs).toBe(0);
+    const first = read();
+    const second = read();
+    const third = read();
+    // Not all at the end of the first Retry-After (1 s): the first after one refill, the next one refill later, the
+    // third at the most a refusal is held (REFUSAL_HOLD_MAX_MS) rather than later still.
+    expect(first.holdMs).toBeGreaterThan(0);
+    expect(first.holdMs).toBeLessThanOrEqual(500);
+    expect(second.holdMs).toBeGreaterThan(first.holdMs);
+    expect(third.holdMs).toBeLessThanOrEqual(REFUSAL_HOLD_MAX_MS);
+    await Promise.all([first.held(), second.held(), third.held()]);
+    expect(limits.refusalsHeld).toBe(0);
+    lease.release();
   });
 });

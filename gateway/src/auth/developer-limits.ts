@@ -14,9 +14,12 @@
 // a WebSocket connection attempt is closed with 4029 TOO_MANY_REQUESTS instead (docs/graphql.md).
 //
 // A developer that keeps sending past its refusals gets them later: once REFUSALS_BEFORE_HOLD refusals came within
-// the Retry-After of the first, each further refusal is answered (429, or the WebSocket closed) only when that
-// Retry-After has passed, REFUSAL_HOLD_MAX_MS at most, for at most REFUSALS_HELD_PER_DEVELOPER_MAX of its requests at
-// once (REFUSALS_HELD_MAX in the process; past those, at once). A client that waits as told never meets the hold; one
+// the Retry-After of the first, each further refusal is answered (429, or the WebSocket closed) only when the bucket
+// has refilled the tokens it asked for after those of the refusals held before it (one answer per cost / rate: at the
+// defaults a read's refusal every 50 ms), REFUSAL_HOLD_MAX_MS at most, for at most REFUSALS_HELD_PER_DEVELOPER_MAX of
+// its requests at once (REFUSALS_HELD_MAX in the process; past those, at once). Answered one by one at the rate the
+// bucket admits, a flood's clients come back spread out, not all at once when one Retry-After ends (a burst of
+// admitted reads that every other developer's request would wait behind). A client that waits as told never meets the hold; one
 // that does not can no longer make the gateway refuse thousands of requests a second, each one CPU time that other
 // developers' requests wait for (docs/decisions.md, "Refusals held").
 //
@@ -92,6 +95,9 @@ const REFUSALS_HELD_MAX = 4096;
 
 const notHeld = async () => undefined;
 
+/** Tokens a refused dry-run asked for (how far apart its held refusals are answered). */
+const SIMULATION_TOKENS = DEVELOPER_COSTS.simulation;
+
 /** 429 TOO_MANY_REQUESTS: with when to retry and the bucket's fields (headers of an HTTP answer). */
 export class TooManyRequestsError extends AppError {
   readonly retryAfterSeconds: number;
@@ -101,6 +107,8 @@ export class TooManyRequestsError extends AppError {
    * its refusals (see above). Every place that answers a refusal awaits it first.
    */
   held: () => Promise<void> = notHeld;
+  /** How long held() holds the refusal, in ms (0: answered at once). */
+  holdMs = 0;
 
   constructor(message: string, retryAfterSeconds: number, fields: RateLimitFields) {
     super('TOO_MANY_REQUESTS', message, undefined, 429);
@@ -122,6 +130,8 @@ class SubjectState {
   refusedUntil = 0;
   /** Refusals since that first one. */
   refusals = 0;
+  /** When (performance.now()) the last refusal held is answered: the next is answered one spacing later. */
+  heldUntil = 0;
   /** Its refusals being held now. */
   held = 0;
 
@@ -255,6 +265,7 @@ export class DeveloperLimits {
         `At most ${this.settings.inFlightMax} requests of one developer may be in flight at once; retry later.`,
         1,
         state,
+        cost,
       );
     }
     this.spend(state, cost);
@@ -273,6 +284,7 @@ export class DeveloperLimits {
         `Too many requests for this developer (${this.settings.ratePerSecond} per second, bursts of ${this.settings.burst}); retry in ${seconds} s.`,
         seconds,
         state,
+        needed,
       );
     }
     state.tokens -= needed;
@@ -286,10 +298,17 @@ export class DeveloperLimits {
         `At most ${this.settings.simulationsPerDeveloperMax} simulateRule of one developer may run at once; retry when it has answered.`,
         1,
         state,
+        SIMULATION_TOKENS,
       );
     }
     if (this.simulations >= this.settings.simulationsMax) {
-      this.refuse('simulations', 'The gateway is running as many simulateRule as it may; retry shortly.', 1, state);
+      this.refuse(
+        'simulations',
+        'The gateway is running as many simulateRule as it may; retry shortly.',
+        1,
+        state,
+        SIMULATION_TOKENS,
+      );
     }
     state.simulations += 1;
     this.simulations += 1;
@@ -308,7 +327,14 @@ export class DeveloperLimits {
     return { policy: this.policy, state: `"developer";r=${Math.floor(state.tokens)};t=${untilFull}` };
   }
 
-  private refuse(reason: RefusalReason, message: string, retryAfterSeconds: number, state: SubjectState): never {
+  /** Throws the refusal of a request that asked for `tokens`; held (see above) past the first refusals of a run. */
+  private refuse(
+    reason: RefusalReason,
+    message: string,
+    retryAfterSeconds: number,
+    state: SubjectState,
+    tokens: number,
+  ): never {
     this.refusals?.inc({ reason });
     // A refusal is an answer, not a fault: no stack trace is captured (a flood makes thousands a second, and a 4xx
     // is never logged with its stack).
@@ -325,7 +351,11 @@ export class DeveloperLimits {
       state.refusedUntil = now + retryAfterSeconds * 1000;
       state.refusals = 1;
     } else if (++state.refusals > REFUSALS_BEFORE_HOLD) {
-      const holdMs = Math.min(REFUSAL_HOLD_MAX_MS, state.refusedUntil - now);
+      // Answered when the bucket has refilled what it asked for, after the refusals held before it: one by one.
+      const spacingMs = (Math.min(tokens, this.settings.burst) * 1000) / this.settings.ratePerSecond;
+      const holdMs = Math.min(REFUSAL_HOLD_MAX_MS, Math.max(now, state.heldUntil) + spacingMs - now);
+      state.heldUntil = now + holdMs;
+      error.holdMs = holdMs;
       error.held = () => this.hold(state, holdMs);
     }
     throw error;

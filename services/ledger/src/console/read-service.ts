@@ -2,7 +2,7 @@
 // decides what to read for the snapshot (GET /api/developer/v1/console), the records pages (GET
 // /api/developer/v1/records; CONTRACT section 8), the decision search, stats and export; the SQL is in
 // read-repository.ts.
-import { randomBytes } from 'node:crypto';
+import { type KeyObject, randomBytes } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Clock } from '#runtime/clock.ts';
 import { SEARCH_TEXT_MAX } from '#runtime/contracts/console-search.ts';
@@ -15,7 +15,13 @@ import {
 } from '#runtime/contracts/decision-search.ts';
 import { AppError } from '#runtime/errors.ts';
 import { isUuid } from '#runtime/validation/uuid.ts';
-import { type CursorPosition, decodeCursor, encodeCursor, type RecordKind } from '../domain/records-cursor.ts';
+import {
+  type CursorPosition,
+  cursorKey,
+  decodeCursor,
+  encodeCursor,
+  type RecordKind,
+} from '../domain/records-cursor.ts';
 import {
   canSee,
   type DecisionStatsRow,
@@ -136,7 +142,7 @@ export class ConsoleQueries {
   private readonly repository: ConsoleRepository;
   /** The time link intents are read at (their state: pending or expired). */
   private readonly clock: Clock;
-  private cursorKey: Promise<Buffer> | undefined;
+  private cursorKey: Promise<KeyObject> | undefined;
 
   constructor(repository: ConsoleRepository, clock: Clock) {
     this.repository = repository;
@@ -147,8 +153,8 @@ export class ConsoleQueries {
     return this.repository.read((em) => readSnapshot(em, identityUserId, SNAPSHOT_LIMITS));
   }
 
-  private key(): Promise<Buffer> {
-    this.cursorKey ??= this.repository.cursorKey(randomBytes(32)).catch((error: unknown) => {
+  private key(): Promise<KeyObject> {
+    this.cursorKey ??= this.repository.cursorKey(randomBytes(32)).then(cursorKey, (error: unknown) => {
       this.cursorKey = undefined;
       throw error;
     });

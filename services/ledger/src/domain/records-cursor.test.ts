@@ -1,9 +1,9 @@
 import { createHmac } from 'node:crypto';
 import fc from 'fast-check';
-import { CURSOR_LENGTH_MAX, decodeCursor, encodeCursor, INVALID_CURSOR } from './records-cursor.ts';
+import { CURSOR_LENGTH_MAX, cursorKey, decodeCursor, encodeCursor, INVALID_CURSOR } from './records-cursor.ts';
 
-const key = Buffer.alloc(32, 7);
-const otherKey = Buffer.alloc(32, 8);
+const key = cursorKey(Buffer.alloc(32, 7));
+const otherKey = cursorKey(Buffer.alloc(32, 8));
 const scope = 'org=123e4567-e89b-42d3-a456-426614174000;project=;game=';
 const pos = { createdAt: '2026-02-03 04:05:06.123456+00', id: 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11' };
 const ctx = { kind: 'events', scope } as const;
@@ -47,7 +47,8 @@ describe('records cursor', () => {
   test('a valid MAC over a non-cursor payload or another version is still rejected', () => {
     const forge = (version: number, payload: string) => {
       const p = Buffer.from(payload, 'utf8');
-      const m = createHmac('sha256', key)
+      // The raw key bytes, as a client's stored cursor was made before the key became a KeyObject: the same MAC.
+      const m = createHmac('sha256', Buffer.alloc(32, 7))
         .update(`${JSON.stringify(['records-cursor', version, 'events', scope])}\n`)
         .update(p)
         .digest()
@@ -62,10 +63,9 @@ describe('records cursor', () => {
   });
 
   test('encode rejects weak keys, bad kinds and oversize cursors', () => {
-    expect(() => encodeCursor(Buffer.alloc(8), { ...ctx, ...pos })).toThrow(TypeError);
+    expect(() => cursorKey(Buffer.alloc(8))).toThrow(TypeError);
     expect(() => encodeCursor(key, { kind: 'x' as 'events', scope, ...pos })).toThrow(TypeError);
     expect(() => encodeCursor(key, { ...ctx, createdAt: 'x'.repeat(400), id: pos.id })).toThrow(RangeError);
-    expect(() => decodeCursor(Buffer.alloc(8), cursor, ctx)).toThrow(TypeError);
   });
 
   const position = fc.record({

@@ -10,7 +10,7 @@
  * input unambiguous (a JSON text cannot contain a raw newline). `createdAt` is kept verbatim (the
  * microsecond text PostgreSQL stored) so no precision is lost through a JS Date.
  */
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, createSecretKey, type KeyObject, timingSafeEqual } from 'node:crypto';
 
 export type RecordKind = 'players' | 'events';
 /** What a cursor can page through: the records kinds, a game's link intents, a decision search and export. */
@@ -36,10 +36,18 @@ const MAC_BYTES = 16;
 const MIN_KEY_BYTES = 16;
 const BASE64URL = /^[A-Za-z0-9_-]+$/;
 
-function mac(key: Buffer, kind: CursorKind, scope: string, payload: Buffer): Buffer {
-  if (!Buffer.isBuffer(key) || key.length < MIN_KEY_BYTES) {
+/**
+ * The MAC's key from its bytes. A KeyObject, made once: given raw bytes, createHmac imports the key again for every
+ * MAC, which made 100 cursors of a records page cost about 2 ms of the process's one thread instead of 0.5 ms.
+ */
+export function cursorKey(bytes: Buffer): KeyObject {
+  if (!Buffer.isBuffer(bytes) || bytes.length < MIN_KEY_BYTES) {
     throw new TypeError(`records cursor key must be a Buffer of at least ${MIN_KEY_BYTES} bytes`);
   }
+  return createSecretKey(bytes);
+}
+
+function mac(key: KeyObject, kind: CursorKind, scope: string, payload: Buffer): Buffer {
   return createHmac('sha256', key)
     .update(`${JSON.stringify(['records-cursor', VERSION, kind, scope])}\n`, 'utf8')
     .update(payload)
@@ -47,7 +55,7 @@ function mac(key: Buffer, kind: CursorKind, scope: string, payload: Buffer): Buf
     .subarray(0, MAC_BYTES);
 }
 
-export function encodeCursor(key: Buffer, c: CursorContext & CursorPosition): string {
+export function encodeCursor(key: KeyObject, c: CursorContext & CursorPosition): string {
   if (!CURSOR_KINDS.includes(c.kind))
     throw new TypeError('records cursor kind must be players, events, link_intents or decisions');
   if (typeof c.createdAt !== 'string' || typeof c.id !== 'string' || typeof c.scope !== 'string') {
@@ -61,7 +69,7 @@ export function encodeCursor(key: Buffer, c: CursorContext & CursorPosition): st
 }
 
 export function decodeCursor(
-  key: Buffer,
+  key: KeyObject,
   text: unknown,
   expected: CursorContext,
 ): CursorPosition | { error: 'INVALID_CURSOR' } {
