@@ -14,8 +14,14 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import { startEmbeddedPostgres } from '#runtime/db/embedded.ts';
-import { embeddedTemplatePath, pgliteVersion, unpackTemplate } from '#runtime/db/embedded-data.ts';
+import {
+  embeddedTemplatePath,
+  pgliteVersion,
+  unpackTemplate,
+  unpackTemplateInWorker,
+} from '#runtime/db/embedded-data.ts';
 import { repeatableSql } from '#runtime/db/repeatable.ts';
 import { packTemplate } from '../../../services/all-in-one/src/embedded-template-pack.ts';
 import { migrationsOf } from '../../../services/launcher/src/in-process.ts';
@@ -127,7 +133,7 @@ describe('the embedded template archive', () => {
       writeFileSync(join(source, path), data);
     }
     const target = join(work, 'target');
-    await unpackTemplate(packTemplate(source), target);
+    unpackTemplate(packTemplate(source), target);
     expect(readdirSync(target).sort()).toEqual(['PG_VERSION', 'base', 'global', 'pg_tblspc']);
     expect(readdirSync(join(target, 'pg_tblspc'))).toEqual([]);
     for (const [path, data] of Object.entries(files)) {
@@ -135,5 +141,25 @@ describe('the embedded template archive', () => {
       expect({ path, mode: statSync(join(target, path)).mode & 0o777 }).toEqual({ path, mode: 0o600 });
     }
     expect(statSync(join(target, 'base', '5')).mode & 0o777).toBe(0o700);
+  });
+
+  it('refuses an entry that leaves its folder or is not a file or folder, also in its worker thread', async () => {
+    const source = join(work, 'source');
+    mkdirSync(source);
+    writeFileSync(join(source, 'PG_VERSION'), '18\n');
+    const changed = (at: number, value: string) => {
+      const tar = gunzipSync(packTemplate(source));
+      tar.write(value, at, 'latin1');
+      return gzipSync(tar);
+    };
+    const link = changed(156, '2'); // the type of the first entry: a symbolic link
+    const escaping = changed(0, '../PG_VERSION\0');
+    expect(() => unpackTemplate(link, join(work, 'a'))).toThrow('is of type "2", not a file or folder');
+    expect(() => unpackTemplate(escaping, join(work, 'b'))).toThrow('leaves its folder');
+    writeFileSync(join(work, 'link.tar.gz'), link);
+    await expect(unpackTemplateInWorker(join(work, 'link.tar.gz'), join(work, 'c'))).rejects.toThrow(
+      'not a file or folder',
+    );
+    expect(existsSync(join(work, '..', 'PG_VERSION'))).toBe(false);
   });
 });
