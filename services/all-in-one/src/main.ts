@@ -1,5 +1,5 @@
-// `npm start`'s entry: on the embedded default, begins making a new database's data folder (the template unpacked on
-// libuv's threads), then loads the all-in-one process (run.ts) meanwhile: the folder's files are written while the
+// `npm start`'s entry: on the embedded default, begins making a new database's data folder (the template unpacked by
+// a worker thread), then loads the all-in-one process (run.ts) meanwhile: the folder's files are written while the
 // modules load. Figures: docs/benchmarks.md, "The embedded default's start" (npm run bench:start).
 import { resolve } from 'node:path';
 

@@ -1,10 +1,11 @@
 // `npm run embedded:template`: makes the shipped data folder of a new embedded database for the installed PGlite
 // version (services/runtime/src/db/embedded-template/pglite-<version>.tar.gz, read by initializeEmbeddedData): initdb
 // in a child process (embedded-new-data.ts), every migration of the state owners applied (as `npm start` applies
-// them), checkpointed, dumped as a gzipped tarball. A first start then applies only the migrations added since
-// (docs/decisions.md, "The embedded template archive"). Run it after upgrading @electric-sql/pglite
-// (test/integration/programs/embedded-template.test.ts fails until then; delete the previous version's file) and,
-// to keep first starts short, after adding migrations.
+// them), the template databases dropped (a first start writes every file of the folder, and PGlite serves one
+// database), shut down cleanly (a first start then needs no recovery) and packed as a gzipped tarball
+// (docs/decisions.md, "The embedded template archive"). Run it after upgrading @electric-sql/pglite or adding a
+// migration (test/integration/programs/embedded-template.test.ts fails until then; delete the previous version's
+// file).
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,6 +16,17 @@ import { EMBEDDED_POSTGRESQL_CONF, startEmbeddedPostgres } from '#runtime/db/emb
 import { embeddedDataFolder, initdbInChild, pgliteVersion } from '#runtime/db/embedded-data.ts';
 import { createLogger } from '#runtime/logger.ts';
 import { migrationsOf } from '../../launcher/src/in-process.ts';
+import { packTemplate } from './embedded-template-pack.ts';
+
+/**
+ * template0 and template1 (about 600 of the folder's 1,100 files) serve only CREATE DATABASE, and a database made in
+ * PGlite could not be reached: PGlite runs one session on the database `postgres`, whatever a client names.
+ */
+const TEMPLATE_DATABASES_DROPPED = [
+  `update pg_database set datistemplate = false where datname in ('template0', 'template1')`,
+  'drop database template0', // each outside a transaction block
+  'drop database template1',
+];
 
 const work = mkdtempSync(join(tmpdir(), 'embedded-template-'));
 try {
@@ -27,9 +39,9 @@ try {
     await server.stop();
   }
   const db = await PGlite.create(folder, { postgresqlconf: EMBEDDED_POSTGRESQL_CONF });
-  await db.query('checkpoint');
-  const tarball = Buffer.from(await (await db.dumpDataDir('gzip')).arrayBuffer());
+  for (const statement of TEMPLATE_DATABASES_DROPPED) await db.exec(statement);
   await db.close();
+  const tarball = packTemplate(folder);
   const target = fileURLToPath(
     new URL(`../../runtime/src/db/embedded-template/pglite-${pgliteVersion()}.tar.gz`, import.meta.url),
   );

@@ -1,13 +1,12 @@
 // The embedded PostgreSQL's data folder (embedded.ts): made on a first start from the shipped template, or by initdb in
 // a child process. Apart from embedded.ts so that `npm start` (services/all-in-one/src/main.ts) can begin making it
-// before it loads the rest of the process (PGlite included): the files are written by libuv's threads meanwhile.
+// before it loads the rest of the process (PGlite included): the template is unpacked by a worker thread meanwhile.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
-import { utimes, writeFile } from 'node:fs/promises';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, normalize } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
-import { gunzip } from 'node:zlib';
+import { Worker } from 'node:worker_threads';
+import { gunzipSync } from 'node:zlib';
 
 /** The PGlite data folder under DATA_DIR. */
 export function embeddedDataFolder(dataDir: string): string {
@@ -35,8 +34,9 @@ export function pgliteVersion(): string {
 /**
  * Makes the PGlite data folder `folder` when it holds none yet (no PG_VERSION: new, or left half-made by an
  * interrupted first start, which is made again) into a sibling folder, renamed into place only when complete: from
- * the shipped template of this PGlite version, unpacked here (a gzipped tarball of the folder: no PostgreSQL instance
- * is needed to write its files), or, when there is none (a PGlite upgrade whose template was not made yet), by initdb
+ * the shipped template of this PGlite version, unpacked by a worker thread (a gzipped tarball of the folder: no
+ * PostgreSQL instance is needed to write its files; the thread's own event loop, so that the unpacking goes on while
+ * this thread loads modules, which leaves its event loop few turns), or, when there is none (a PGlite upgrade whose template was not made yet), by initdb
  * in a short-lived child process (embedded-new-data.ts), so that the memory initdb grows (WebAssembly memory never
  * shrinks) goes back to the system when it exits.
  */
@@ -58,7 +58,7 @@ async function makeEmbeddedData(folder: string): Promise<void> {
   const template = embeddedTemplatePath();
   if (template) {
     const making = newFolder(folder);
-    await unpackTemplate(readFileSync(template), making);
+    await unpackTemplateInWorker(template, making);
     renameSync(making, folder);
   } else {
     await initdbInChild(folder);
@@ -93,22 +93,33 @@ function newFolder(folder: string): string {
   return making;
 }
 
+/** unpackTemplate of the file `template` into `folder`, in a worker thread (embedded-unpack-worker.ts). */
+export function unpackTemplateInWorker(template: string, folder: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    // No execArgv: the worker needs none of the process's flags (the tracing --import among them).
+    const worker = new Worker(new URL('./embedded-unpack-worker.ts', import.meta.url), {
+      workerData: { template, folder },
+      execArgv: [],
+    });
+    worker.once('error', reject);
+    worker.once('exit', (code) => {
+      if (code === 0) resolve();
+      else reject(new Error(`unpacking the embedded template into ${folder} failed (worker exit ${code})`));
+    });
+  });
+}
+
 /** The size of a tar block: headers and each file's data (padded) come in blocks of 512 bytes. */
 const TAR_BLOCK_BYTES = 512;
-/**
- * Files written at a time: two of libuv's four threads, so that the module loading beside it keeps the other two.
- * Creating a file is most of the cost (about 1,000 files; about 1 ms each on a loaded machine's disk).
- */
-const UNPACK_CONCURRENCY = 2;
 
 /**
- * Writes the files and folders of a gzipped tarball (ustar, as PGlite's dumpDataDir writes it) under `folder`, with
- * their modification times, as PGlite's loadDataDir does: owner-only modes (a database's files). Throws on an entry
- * type other than a file or a folder, or on a path that would leave `folder`.
+ * Writes the files and folders of a gzipped tarball (ustar, as `npm run embedded:template` packs it) under `folder`,
+ * owner-only (a database's files). Synchronous: it runs in a worker thread of its own. Modification times are not
+ * kept: PostgreSQL reads none, and each would be one more system call per file. Throws on an entry type other than
+ * a file or a folder, or on a path that would leave `folder`.
  */
-export async function unpackTemplate(tarball: Buffer, folder: string): Promise<void> {
-  const tar = await promisify(gunzip)(tarball);
-  const files: Array<{ target: string; data: Buffer; modified: number }> = [];
+export function unpackTemplate(tarball: Buffer, folder: string): void {
+  const tar = gunzipSync(tarball);
   const folders = new Set<string>();
   const folderOf = (path: string) => {
     if (!folders.has(path)) mkdirSync(path, { recursive: true, mode: 0o700 });
@@ -125,7 +136,6 @@ export async function unpackTemplate(tarball: Buffer, folder: string): Promise<v
     const prefix = tar.toString('latin1', at + 257, at + 262) === 'ustar' ? text(at + 345, 155) : '';
     const path = normalize(`${prefix ? `${prefix}/` : ''}${name}`).replace(/^\/+/, '');
     const size = octal(at + 124, 12);
-    const modified = octal(at + 136, 12);
     const type = String.fromCharCode(tar[at + 156] ?? 0);
     if (path.startsWith('..')) throw new Error(`the embedded template's entry ${name} leaves its folder`);
     const target = join(folder, path);
@@ -134,18 +144,10 @@ export async function unpackTemplate(tarball: Buffer, folder: string): Promise<v
       folderOf(target);
     } else if (type === '0' || type === '\0') {
       folderOf(dirname(target));
-      files.push({ target, data: tar.subarray(data, data + size), modified });
+      writeFileSync(target, tar.subarray(data, data + size), { mode: 0o600 });
     } else {
       throw new Error(`the embedded template's entry ${name} is of type ${JSON.stringify(type)}, not a file or folder`);
     }
     at = data + Math.ceil(size / TAR_BLOCK_BYTES) * TAR_BLOCK_BYTES;
   }
-  let next = 0;
-  const writer = async () => {
-    for (let file = files[next++]; file; file = files[next++]) {
-      await writeFile(file.target, file.data, { mode: 0o600 });
-      await utimes(file.target, file.modified, file.modified);
-    }
-  };
-  await Promise.all(Array.from({ length: UNPACK_CONCURRENCY }, writer));
 }
