@@ -8,7 +8,8 @@
  * lower-case \u00xx, everything else raw), keys are sorted by UTF-16 code units (Array#sort default),
  * lone surrogates are rejected, and the walk is iterative (no stack overflow on deep input). The
  * RFC vectors in canonical-json.test.ts pin this behaviour, so a library change cannot silently
- * change stored payload hashes.
+ * change stored payload hashes. On the event path the metadata's text comes from the metadata check
+ * instead (metadata.ts writes it in its limits walk, held to canonicalJson by a property test).
  */
 import { hash } from 'node:crypto';
 import canonicalize from 'canonicalize';
