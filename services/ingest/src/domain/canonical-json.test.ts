@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { canonicalJson, eventCanonicalForms, payloadHash } from './canonical-json.ts';
+import { checkMetadata } from './metadata.ts';
 
 /** Independent, obviously-correct reference (recursive; fine for test-sized values). */
 function reference(v: unknown): string {
@@ -211,6 +212,9 @@ describe('eventCanonicalForms', () => {
         const forms = eventCanonicalForms(b);
         expect(forms.payloadHash.toString('hex')).toBe(payloadHash(b).toString('hex'));
         expect(forms.metadataJson).toBe(b.metadata === undefined ? undefined : canonicalJson(b.metadata));
+        // As ingest calls it: with the metadata text the metadata check wrote.
+        const checked = b.metadata === undefined ? undefined : checkMetadata(b.metadata);
+        if (checked?.ok) expect(eventCanonicalForms({ ...b, metadataJson: checked.canonical })).toEqual(forms);
       }),
       { numRuns: 500 },
     );

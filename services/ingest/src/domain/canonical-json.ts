@@ -8,7 +8,8 @@
  * lower-case \u00xx, everything else raw), keys are sorted by UTF-16 code units (Array#sort default),
  * lone surrogates are rejected, and the walk is iterative (no stack overflow on deep input). The
  * RFC vectors in canonical-json.test.ts pin this behaviour, so a library change cannot silently
- * change stored payload hashes.
+ * change stored payload hashes. On the event path the metadata's text comes from the metadata check
+ * instead (metadata.ts writes it in its limits walk, held to canonicalJson by a property test).
  */
 import { hash } from 'node:crypto';
 import canonicalize from 'canonicalize';
@@ -44,20 +45,24 @@ export interface EventBodyFields {
   eventType: string;
   occurredAt: string;
   metadata?: Record<string, unknown> | undefined;
+  /** The metadata's canonical text when it is known already (the metadata check writes it); else it is made here. */
+  metadataJson?: string | undefined;
 }
 
 /**
  * The canonical forms of a schema-valid event body: the metadata's canonical text (stored with the decision; absent
  * without metadata) and the payload hash, SHA-256 of the whole body's canonical text, which is assembled around the
  * metadata's instead of canonicalizing the body a second time. The members' order is RFC 8785's (UTF-16 code units:
- * eventId, eventType, metadata, occurredAt, playerId); the other members are strings, which JSON.stringify writes as
- * RFC 8785 does (the schema's patterns keep them ASCII). canonical-json.test.ts checks it against canonicalJson(body).
+ * eventId, eventType, metadata, occurredAt, playerId); the other members are strings that the schema's patterns keep
+ * to ASCII letters, digits and `-_.:+` (no quote, backslash or control character), which RFC 8785 writes as they are
+ * between quotes. A metadata text the metadata check wrote (`metadataJson`) is taken as it is. canonical-json.test.ts
+ * checks it against canonicalJson(body).
  */
 export function eventCanonicalForms(body: EventBodyFields): { metadataJson: string | undefined; payloadHash: Buffer } {
-  const metadataJson = body.metadata === undefined ? undefined : canonicalJson(body.metadata);
+  const metadataJson = body.metadata === undefined ? undefined : (body.metadataJson ?? canonicalJson(body.metadata));
   const text =
-    `{"eventId":${JSON.stringify(body.eventId)},"eventType":${JSON.stringify(body.eventType)}` +
+    `{"eventId":"${body.eventId}","eventType":"${body.eventType}"` +
     (metadataJson === undefined ? '' : `,"metadata":${metadataJson}`) +
-    `,"occurredAt":${JSON.stringify(body.occurredAt)},"playerId":${JSON.stringify(body.playerId)}}`;
+    `,"occurredAt":"${body.occurredAt}","playerId":"${body.playerId}"}`;
   return { metadataJson, payloadHash: sha256Fast(text) };
 }

@@ -28,6 +28,11 @@ describe('validateEventInput', () => {
     });
   });
 
+  test('valid body with metadata: its canonical text comes with the input', () => {
+    const checked = validateEventInput({ ...base, metadata: { z: 1, a: ['é', null] } });
+    expect(checked.ok && checked.input.metadataJson).toBe('{"a":["é",null],"z":1}');
+  });
+
   test('valid body with metadata, or empty metadata, is accepted (metadata counts through the payload hash)', () => {
     expect(validateEventInput({ ...base, metadata: { score: 10, tags: ['a'] } }).ok).toBe(true);
     expect(validateEventInput({ ...base, metadata: {} }).ok).toBe(true);

@@ -24,6 +24,8 @@ export interface GameEventInput {
   occurredAtMs: number;
   /** Checked against the metadata limits; part of the payload identity and stored with the decision. */
   metadata?: Record<string, unknown> | undefined;
+  /** The metadata's canonical (RFC 8785) text, which the metadata check wrote; absent without metadata. */
+  metadataJson?: string | undefined;
 }
 
 export type EventInputResult =
@@ -58,6 +60,13 @@ export function validateEventInput(body: unknown, metadataFault?: string): Event
   // The schema's pattern is OCCURRED_AT_PATTERN, the whole grammar: parsed here without testing it again.
   const occurredAtMs = patternCheckedEpochMs(b.occurredAt);
   if (occurredAtMs === null) return { ok: false, code: 'invalid_event', message: OCCURRED_AT_INVALID };
+  let metadataJson: string | undefined;
+  if (b.metadata !== undefined) {
+    const check = checkMetadata(b.metadata);
+    if (!check.ok) return { ok: false, code: 'invalid_metadata', message: check.reason };
+    metadataJson = check.canonical;
+  }
+  if (metadataFault !== undefined) return { ok: false, code: 'invalid_metadata', message: metadataFault };
   const input: GameEventInput = {
     eventId: b.eventId,
     playerId: b.playerId,
@@ -65,11 +74,7 @@ export function validateEventInput(body: unknown, metadataFault?: string): Event
     occurredAt: b.occurredAt,
     occurredAtMs,
     metadata: b.metadata,
+    metadataJson,
   };
-  if (b.metadata !== undefined) {
-    const check = checkMetadata(b.metadata);
-    if (!check.ok) return { ok: false, code: 'invalid_metadata', message: check.reason };
-  }
-  if (metadataFault !== undefined) return { ok: false, code: 'invalid_metadata', message: metadataFault };
   return { ok: true, input };
 }

@@ -20,9 +20,9 @@ describe('checkMetadata: examples', () => {
     for (const v of [null, [], 'x', 1, true, undefined, new Date(0), new Map()]) {
       expect(checkMetadata(v)).toEqual({ ok: false, reason: 'metadata must be a JSON object' });
     }
-    expect(checkMetadata({})).toEqual({ ok: true });
-    expect(checkMetadata(JSON.parse('{"__proto__":{"x":1}}'))).toEqual({ ok: true });
-    expect(checkMetadata(Object.create(null))).toEqual({ ok: true });
+    expect(checkMetadata({})).toMatchObject({ ok: true });
+    expect(checkMetadata(JSON.parse('{"__proto__":{"x":1}}'))).toMatchObject({ ok: true });
+    expect(checkMetadata(Object.create(null))).toMatchObject({ ok: true });
   });
 
   test('canonical size: 4096 bytes accepted, 4097 rejected', () => {
@@ -30,7 +30,7 @@ describe('checkMetadata: examples', () => {
     const over = { a: 'x'.repeat(4089) };
     expect(size(at)).toBe(4096);
     expect(size(over)).toBe(4097);
-    expect(checkMetadata(at)).toEqual({ ok: true });
+    expect(checkMetadata(at)).toMatchObject({ ok: true });
     expect(checkMetadata(over)).toEqual({ ok: false, reason: 'metadata exceeds 4096 canonical UTF-8 bytes' });
   });
 
@@ -53,17 +53,17 @@ describe('checkMetadata: examples', () => {
 
   test('depth: 6 accepted, 7 rejected (metadata object is level 1)', () => {
     for (const kind of ['object', 'array'] as const) {
-      expect(checkMetadata(nest(6, kind))).toEqual({ ok: true });
-      expect(checkMetadata(nest(6, kind, kind === 'object' ? { x: 1 } : [1, 'a', null]))).toEqual({ ok: true });
+      expect(checkMetadata(nest(6, kind))).toMatchObject({ ok: true });
+      expect(checkMetadata(nest(6, kind, kind === 'object' ? { x: 1 } : [1, 'a', null]))).toMatchObject({ ok: true });
       expect(checkMetadata(nest(7, kind))).toEqual({ ok: false, reason: 'metadata nesting exceeds depth 6' });
     }
-    expect(checkMetadata({ a: [{ b: [{ c: { d: 1 } }] }] })).toEqual({ ok: true }); // 6 mixed
+    expect(checkMetadata({ a: [{ b: [{ c: { d: 1 } }] }] })).toMatchObject({ ok: true }); // 6 mixed
     expect(checkMetadata({ a: [{ b: [{ c: { d: [] } }] }] }).ok).toBe(false); // 7 mixed
     expect(checkMetadata({ a: [{ b: [{ c: { d: '[[[[' } }] }] }).ok).toBe(true); // strings do not nest
   });
 
   test('array items: 100 accepted, 101 rejected (also nested)', () => {
-    expect(checkMetadata({ a: Array(100).fill(0) })).toEqual({ ok: true });
+    expect(checkMetadata({ a: Array(100).fill(0) })).toMatchObject({ ok: true });
     expect(checkMetadata({ a: Array(101).fill(0) })).toEqual({
       ok: false,
       reason: 'a metadata array exceeds 100 items',
@@ -72,9 +72,9 @@ describe('checkMetadata: examples', () => {
   });
 
   test('object entries: 100 accepted, 101 rejected (also nested)', () => {
-    expect(checkMetadata(entries(100))).toEqual({ ok: true });
+    expect(checkMetadata(entries(100))).toMatchObject({ ok: true });
     expect(checkMetadata(entries(101))).toEqual({ ok: false, reason: 'a metadata object exceeds 100 entries' });
-    expect(checkMetadata({ a: [entries(100)] })).toEqual({ ok: true });
+    expect(checkMetadata({ a: [entries(100)] })).toMatchObject({ ok: true });
     expect(checkMetadata({ a: [entries(101)] }).ok).toBe(false);
   });
 
@@ -84,7 +84,7 @@ describe('checkMetadata: examples', () => {
     expect(checkMetadata({ a: [{ '\u0000': true }] }).ok).toBe(false);
     expect(checkMetadata({ a: ['\u0000'] }).ok).toBe(false);
     expect(checkMetadata(JSON.parse('{"a":"\\u0000"}')).ok).toBe(false);
-    expect(checkMetadata({ '\u0001\u001f\u007f': '\t\r\n\u0001' })).toEqual({ ok: true });
+    expect(checkMetadata({ '\u0001\u001f\u007f': '\t\r\n\u0001' })).toMatchObject({ ok: true });
   });
 
   test('unpaired surrogates are rejected in keys and values; valid pairs pass', () => {
@@ -99,15 +99,15 @@ describe('checkMetadata: examples', () => {
     });
     expect(checkMetadata({ '\ude00': 1 }).ok).toBe(false);
     expect(checkMetadata(JSON.parse('{"a":"\\ud83d"}')).ok).toBe(false);
-    expect(checkMetadata({ '😀': '😀\ud83d\ude00', a: ['𝄞'] })).toEqual({ ok: true });
-    expect(checkMetadata(JSON.parse('{"\\ud83d\\ude00":"\\ud83d\\ude00"}'))).toEqual({ ok: true });
+    expect(checkMetadata({ '😀': '😀\ud83d\ude00', a: ['𝄞'] })).toMatchObject({ ok: true });
+    expect(checkMetadata(JSON.parse('{"\\ud83d\\ude00":"\\ud83d\\ude00"}'))).toMatchObject({ ok: true });
   });
 
   test('numbers must be finite; non-JSON values are rejected', () => {
     for (const n of [Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY]) {
       expect(checkMetadata({ a: [n] })).toEqual({ ok: false, reason: 'metadata numbers must be finite' });
     }
-    expect(checkMetadata({ a: -0, b: 5e-324, c: 1.7976931348623157e308, d: -1e-7 })).toEqual({ ok: true });
+    expect(checkMetadata({ a: -0, b: 5e-324, c: 1.7976931348623157e308, d: -1e-7 })).toMatchObject({ ok: true });
     expect(checkMetadata({ a: undefined }).ok).toBe(false);
     expect(checkMetadata({ a: 1n }).ok).toBe(false);
     expect(checkMetadata({ a: () => 1 }).ok).toBe(false);
@@ -169,11 +169,27 @@ describe('checkMetadata: properties', () => {
         expect(r.ok).toBe(size(v) <= 4096);
         if (!r.ok) return;
         const again = JSON.parse(canonicalJson(v));
-        expect(checkMetadata(again)).toEqual({ ok: true });
+        expect(checkMetadata(again)).toMatchObject({ ok: true });
         expect(size(again)).toBe(size(v));
       }),
       { numRuns: 500 },
     );
+  });
+
+  test('an accepted value’s canonical text is canonicalJson’s (RFC 8785: member order by UTF-16 code units)', () => {
+    fc.assert(
+      fc.property(within, (v) => {
+        const r = checkMetadata(v);
+        if (r.ok) expect(r.canonical).toBe(canonicalJson(v));
+      }),
+      { numRuns: 1000 },
+    );
+    for (const text of [
+      '{"__proto__":{"x":1},"b":[1,-0,1e21,"\\u00e9"],"a":null,"\\ud83d\\ude00":true,"\\uffff":false}',
+    ]) {
+      const v = JSON.parse(text);
+      expect(checkMetadata(v)).toEqual({ ok: true, canonical: canonicalJson(v) });
+    }
   });
 
   test('one more nesting level than allowed is always rejected', () => {

@@ -6,11 +6,13 @@
  * check from a request: the body reader leaves a lone surrogate or an out-of-range number (`1e400`, ±Infinity once
  * parsed) inside `metadata` to it (CONTRACT section 10: a metadata fault, `invalid_metadata`, not a not-JSON one).
  *
- * One recursive walk (depth is capped at 6, so recursion is bounded) that also adds up the exact
- * canonical byte size, so the canonical text is never built and the walk stops at the first
- * violation. Size rule: bytes of canonicalJson(metadata) itself, not of the whole body nor of the
- * `"metadata":` member. Strings and keys are measured with JSON.stringify, which escapes exactly like
- * RFC 8785 once lone surrogates are excluded; numbers with String(n), which is the JCS number form.
+ * One recursive walk (depth is capped at 6, so recursion is bounded) that adds up the exact canonical byte size and
+ * stops at the first violation, in the value's own member order, and builds the canonical text on the way (an
+ * accepted metadata's `canonical`: what canonicalJson(metadata) answers, without a second walk). Size rule: bytes of
+ * canonicalJson(metadata) itself, not of the whole body nor of the `"metadata":` member. Strings and keys are written
+ * with JSON.stringify, which escapes exactly like RFC 8785 once lone surrogates are excluded; numbers with String(n),
+ * which is the JCS number form; an object's members in the order of their names' UTF-16 code units (RFC 8785 section
+ * 3.2.3), sorted once its members are written.
  */
 import { EVENT_LIMITS } from '#runtime/contracts/event-limits.ts';
 
@@ -19,7 +21,8 @@ export const METADATA_DEPTH_MAX = 6;
 export const METADATA_ARRAY_ITEMS_MAX = 100;
 export const METADATA_OBJECT_ENTRIES_MAX = 100;
 
-export type MetadataCheck = { ok: true } | { ok: false; reason: string };
+/** `canonical`: the accepted metadata's RFC 8785 text (canonicalJson's). */
+export type MetadataCheck = { ok: true; canonical: string } | { ok: false; reason: string };
 
 /** Thrown internally to unwind the walk at the first violation. */
 class Violation {
@@ -34,11 +37,13 @@ function isPlainObject(v: object): v is Record<string, unknown> {
   return proto === Object.prototype || proto === null;
 }
 
-/** Canonical UTF-8 size of a string literal (with quotes), after the NUL and surrogate checks. */
-function stringSize(s: string, what: string): number {
+/** A string literal's canonical text (with quotes), after the NUL and surrogate checks; its UTF-8 size added. */
+function stringText(s: string, what: string, budget: Budget): string {
   if (s.includes('\u0000')) throw new Violation(`${what} contains NUL (U+0000)`);
   if (!s.isWellFormed()) throw new Violation(`${what} contains an unpaired surrogate`);
-  return Buffer.byteLength(JSON.stringify(s), 'utf8');
+  const text = JSON.stringify(s);
+  add(budget, Buffer.byteLength(text, 'utf8'));
+  return text;
 }
 
 /** Mutable running total shared by the walk; checked after every addition. */
@@ -53,18 +58,20 @@ function add(budget: Budget, n: number): void {
   }
 }
 
-function walk(value: unknown, depth: number, budget: Budget): void {
+/** A value's canonical text; its size added to the budget, its limits checked, in the value's own order. */
+function walk(value: unknown, depth: number, budget: Budget): string {
   switch (typeof value) {
     case 'string':
-      add(budget, stringSize(value, 'a metadata string'));
-      return;
-    case 'number':
+      return stringText(value, 'a metadata string', budget);
+    case 'number': {
       if (!Number.isFinite(value)) throw new Violation('metadata numbers must be finite');
-      add(budget, String(value).length); // ASCII; String(-0) is "0" like JCS
-      return;
+      const text = String(value); // ASCII; String(-0) is "0" like JCS
+      add(budget, text.length);
+      return text;
+    }
     case 'boolean':
       add(budget, value ? 4 : 5);
-      return;
+      return value ? 'true' : 'false';
     case 'object':
       break;
     default:
@@ -72,15 +79,16 @@ function walk(value: unknown, depth: number, budget: Budget): void {
   }
   if (value === null) {
     add(budget, 4);
-    return;
+    return 'null';
   }
   if (depth > METADATA_DEPTH_MAX) throw new Violation(`metadata nesting exceeds depth ${METADATA_DEPTH_MAX}`);
   if (Array.isArray(value)) {
     const n = value.length;
     if (n > METADATA_ARRAY_ITEMS_MAX) throw new Violation(`a metadata array exceeds ${METADATA_ARRAY_ITEMS_MAX} items`);
     add(budget, n === 0 ? 2 : n + 1); // brackets + commas
-    for (let i = 0; i < n; i++) walk(value[i], depth + 1, budget);
-    return;
+    let text = '[';
+    for (let i = 0; i < n; i++) text += (i === 0 ? '' : ',') + walk(value[i], depth + 1, budget);
+    return `${text}]`;
   }
   if (!isPlainObject(value)) throw new Violation('metadata cannot contain non-JSON objects');
   const keys = Object.keys(value);
@@ -89,10 +97,28 @@ function walk(value: unknown, depth: number, budget: Budget): void {
     throw new Violation(`a metadata object exceeds ${METADATA_OBJECT_ENTRIES_MAX} entries`);
   }
   add(budget, n === 0 ? 2 : 2 * n + 1); // braces + colons + commas
-  for (const key of keys) {
-    add(budget, stringSize(key, 'a metadata key'));
-    walk(value[key], depth + 1, budget);
+  const members: string[] = new Array(n);
+  for (let i = 0; i < n; i++) {
+    const key = keys[i] as string;
+    members[i] = `${stringText(key, 'a metadata key', budget)}:${walk(value[key], depth + 1, budget)}`;
   }
+  // RFC 8785's member order: the names' UTF-16 code units (`<` on strings), an insertion sort of the names and their
+  // members together (at most 100, distinct).
+  for (let i = 1; i < n; i++) {
+    const key = keys[i] as string;
+    const member = members[i] as string;
+    let j = i - 1;
+    while (j >= 0 && (keys[j] as string) > key) {
+      keys[j + 1] = keys[j] as string;
+      members[j + 1] = members[j] as string;
+      j--;
+    }
+    keys[j + 1] = key;
+    members[j + 1] = member;
+  }
+  let text = '{';
+  for (let i = 0; i < n; i++) text += (i === 0 ? '' : ',') + members[i];
+  return `${text}}`;
 }
 
 export function checkMetadata(value: unknown): MetadataCheck {
@@ -100,8 +126,7 @@ export function checkMetadata(value: unknown): MetadataCheck {
     return { ok: false, reason: 'metadata must be a JSON object' };
   }
   try {
-    walk(value, 1, { size: 0 });
-    return { ok: true };
+    return { ok: true, canonical: walk(value, 1, { size: 0 }) };
   } catch (e) {
     if (e instanceof Violation) return { ok: false, reason: e.reason };
     throw e;

@@ -181,4 +181,29 @@ export class EdgeEventBatcher {
     }
     return this.batcher.submit(batchKey(request.keyHash ?? new Uint8Array()), { request, ctx });
   }
+
+  /**
+   * Sends several events of one key (a batch request's), as `record` of each one after the other in one synchronous
+   * run would, with one promise for all of them: it resolves with each event's reply or error (a Rejected) in order.
+   */
+  recordAll(
+    key: Uint8Array,
+    requests: readonly RecordEventInit[],
+    ctx: CallContext,
+  ): Promise<Array<Outcome<EdgeDecision>>> {
+    if (this.options.batchMax === 1) {
+      return Promise.all(
+        requests.map((request) =>
+          this.record(request, ctx).then(
+            (decision) => decision,
+            (error: unknown) => new Rejected(error),
+          ),
+        ),
+      );
+    }
+    return this.batcher.submitAll(
+      batchKey(key),
+      requests.map((request) => ({ request, ctx })),
+    );
+  }
 }

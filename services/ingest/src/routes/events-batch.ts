@@ -12,6 +12,7 @@
 import { Buffer } from 'node:buffer';
 import type Router from '@koa/router';
 import type { Counter } from 'prom-client';
+import { type Outcome, Rejected } from '#runtime/batching/keyed-batcher.ts';
 import type { EdgeDecision } from '#runtime/contracts/record-events-wire.ts';
 import { AppError } from '#runtime/errors.ts';
 import { readJsonBodyDeferring } from '#runtime/http/body.ts';
@@ -24,7 +25,7 @@ import {
   checkBatchShape,
   faultOutsideMetadata,
 } from '../domain/event-batch.ts';
-import type { EdgeEventBatcher } from './event-batcher.ts';
+import type { EdgeEventBatcher, RecordEventInit } from './event-batcher.ts';
 import {
   answerJson,
   decisionError,
@@ -72,17 +73,12 @@ export function addEventBatchRoute(router: Router, deps: EventBatchRouteDeps): v
     });
 
     // Every valid event is submitted in this synchronous run: they leave together (one request where they fit).
-    // Straight to the batcher (no promise per event besides its own): its failures are relabelled below.
+    // Straight to the batcher, with one promise for all of them; their failures are relabelled below.
     const checks = events.map(checkBatchEvent);
-    const call = ctx.state.call;
-    let submitted = 0;
-    const replies = checks.map((check) => {
-      if (!check.ok) return undefined;
-      submitted++;
-      return ledger.record(recordEventRequest(key, check.input), call);
-    });
-    if (submitted === 0) await keys.assertKnown(ctx, key);
-    const outcomes = await Promise.allSettled(replies);
+    const requests: RecordEventInit[] = [];
+    for (const check of checks) if (check.ok) requests.push(recordEventRequest(key, check.input));
+    if (requests.length === 0) await keys.assertKnown(ctx, key);
+    const outcomes = requests.length === 0 ? [] : await ledger.recordAll(key.hash, requests, ctx.state.call);
 
     const pieces: Buffer[] = [RESULTS_OPEN];
     // The whole request's 503 (every event met one): whether any was an unknown outcome, the first one's message.
@@ -101,20 +97,21 @@ export function addEventBatchRoute(router: Router, deps: EventBatchRouteDeps): v
     const counted = new Map<string, { labels: { status: string; reason: string; replayed: string }; events: number }>();
     let lastFresh: EdgeDecision | undefined;
     try {
-      for (const [i, check] of checks.entries()) {
+      let submitted = 0;
+      for (const check of checks) {
         if (!check.ok) {
           failed(new AppError(check.code, check.message));
           continue;
         }
-        const outcome = outcomes[i] as PromiseSettledResult<EdgeDecision>;
-        if (outcome.status === 'rejected') {
-          const error = decisionError(outcome.reason);
+        const outcome = outcomes[submitted++] as Outcome<EdgeDecision>;
+        if (outcome instanceof Rejected) {
+          const error = decisionError(outcome.error);
           // A key unknown or revoked (the ledger checks it with the events): the request's own 401.
           if (!(error instanceof AppError) || error.code === 'invalid_key') throw error;
           failed(error);
           continue;
         }
-        const reply = outcome.value;
+        const reply = outcome;
         const result = gameEventResultText(reply);
         const reason = reply.reason ?? 'none';
         const labelsKey = `${reply.status} ${reason} ${reply.replayed}`;

@@ -52,6 +52,7 @@ function harness(
   });
   return {
     submit: (e: Item) => batcher.submit(String(e.key), e),
+    submitAll: (key: number, events: Item[]) => batcher.submitAll(String(key), events),
     held,
     calls: () => held.map((h) => h.batches),
     hold: () => {
@@ -407,4 +408,47 @@ describe('the edge’s way: several calls of a key, leaving at the end of the lo
     h.release();
     expect(await Promise.all(answers)).toEqual(events.map((e) => e.id));
   });
+
+  test('submitAll: a key’s events travel as submit of each one would, their outcomes in order', async () => {
+    const h = edge({ batchMax: 256, concurrencyMax: 2, keysMax: 8, keyInFlightMax: 3 });
+    const group = ['a1', 'a2', 'a3', 'a4', 'a5'].map((id) => item(1, id));
+    const one = h.submit(item(2, 'b1'));
+    const all = h.submitAll(1, group);
+    const after = h.submit(item(1, 'a6'));
+    // As five submits: key 2 in line first, then key 1's first three (its bound); a4, a5 and a6 wait for a call of it.
+    await callsAfterTurn(h, 1);
+    expect(h.calls()).toEqual([['b1', 'a1+a2+a3']]);
+    h.release(0);
+    await callsAfterTurn(h, 2);
+    expect(h.held[1]?.batches).toEqual(['a4+a5+a6']);
+    h.release();
+    expect(await all).toEqual(group.map((e) => e.id));
+    expect([await one, await after]).toEqual(['b1', 'a6']);
+    expect(await h.submitAll(3, [])).toEqual([]);
+  });
+});
+
+test('submitAll: an event without a result is a Rejected in its place; beyond queuedMax a QueueFullError', async () => {
+  let release = (): void => undefined;
+  const batcher = new KeyedBatcher<Item, string>(
+    {
+      send: async (batches) => {
+        await new Promise<void>((r) => (release = r));
+        return batches.map((b) => b.map((e) => (e.id === 'bad' ? new Rejected(new Error('refused')) : e.id)));
+      },
+      recover: async (batch, error) => batch.map(() => new Rejected(error)),
+    },
+    { batchMax: 8, concurrencyMax: 1, keysMax: 1, oneCallPerKey: true, leave: 'microtask', queuedMax: 3 },
+  );
+  const all = batcher.submitAll('1', [item(1, 'a1'), item(1, 'bad'), item(1, 'a3'), item(1, 'a4')]);
+  await new Promise((r) => setImmediate(r));
+  release();
+  const outcomes = await all;
+  expect(outcomes.slice(0, 3).map((o) => (o instanceof Rejected ? (o.error as Error).message : o))).toEqual([
+    'a1',
+    'refused',
+    'a3',
+  ]);
+  expect(outcomes[3]).toBeInstanceOf(Rejected);
+  expect((outcomes[3] as Rejected).error).toBeInstanceOf(QueueFullError);
 });

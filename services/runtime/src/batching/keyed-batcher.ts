@@ -124,10 +124,59 @@ export function batchKey(hash: Uint8Array): string {
   return Buffer.from(hash.buffer, hash.byteOffset, hash.byteLength).toString('latin1');
 }
 
+/**
+ * Where one waiting event's outcome goes: the promise of a single submit, or a slot of a group's outcomes
+ * (submitAll). Settled exactly once.
+ */
+interface Settlement<R> {
+  settle(index: number, outcome: Outcome<R>): void;
+}
+
 interface Waiting<T, R> {
   item: T;
-  resolve: (result: R) => void;
-  reject: (error: unknown) => void;
+  to: Settlement<R>;
+  /** The event's place in its group (0 for a single submit). */
+  index: number;
+}
+
+/** A single submit's promise as a Settlement. */
+class OnePromise<R> implements Settlement<R> {
+  readonly promise: Promise<R>;
+  private resolve!: (result: R) => void;
+  private reject!: (error: unknown) => void;
+
+  constructor() {
+    this.promise = new Promise<R>((resolve, reject) => {
+      this.resolve = resolve;
+      this.reject = reject;
+    });
+  }
+
+  settle(_index: number, outcome: Outcome<R>): void {
+    if (outcome instanceof Rejected) this.reject(outcome.error);
+    else this.resolve(outcome);
+  }
+}
+
+/** A group's outcomes (submitAll): one promise, resolved once every event of the group has its outcome. */
+class GroupPromise<R> implements Settlement<R> {
+  readonly promise: Promise<Array<Outcome<R>>>;
+  readonly outcomes: Array<Outcome<R>>;
+  private left: number;
+  private resolve!: (outcomes: Array<Outcome<R>>) => void;
+
+  constructor(size: number) {
+    this.outcomes = new Array<Outcome<R>>(size);
+    this.left = size;
+    this.promise = new Promise<Array<Outcome<R>>>((resolve) => {
+      this.resolve = resolve;
+    });
+  }
+
+  settle(index: number, outcome: Outcome<R>): void {
+    this.outcomes[index] = outcome;
+    if (--this.left === 0) this.resolve(this.outcomes);
+  }
 }
 
 interface Taken<T, R> {
@@ -183,25 +232,47 @@ export class KeyedBatcher<T, R> {
 
   /** Queues one event of a key (batchKey); resolves with its result, or rejects, once its call is done. */
   submit(key: string, item: T): Promise<R> {
-    if (this.queued >= this.queuedMax) {
-      return Promise.reject(
-        new QueueFullError(this.options.queueFullMessage ?? `more than ${this.queuedMax} events wait`),
-      );
-    }
-    return new Promise<R>((resolve, reject) => {
-      const waiting = { item, resolve, reject };
-      const meanwhile = this.out.get(key);
-      if (meanwhile) meanwhile.push(waiting);
-      else {
-        const queue = this.line.get(key);
-        if (queue) queue.push(waiting);
-        else this.line.set(key, [waiting]); // behind every key in line already
-        this.inLine++;
-      }
-      this.queued++;
-      this.observer?.queued?.(this.queued);
-      this.schedule();
+    if (this.queued >= this.queuedMax) return Promise.reject(this.queueFull());
+    const one = new OnePromise<R>();
+    this.enqueue(key, { item, to: one, index: 0 });
+    this.observer?.queued?.(this.queued);
+    this.schedule();
+    return one.promise;
+  }
+
+  /**
+   * Queues several events of one key, in order, as `submit` of each one after the other in one synchronous run would
+   * (the same queue, the same calls, the same outcomes, QueueFullError for those beyond `queuedMax`), with one promise
+   * for all of them instead of one each: it resolves, never rejects, with each event's outcome in their order (a
+   * Rejected for an event that has no result) once every one of them has its own.
+   */
+  submitAll(key: string, items: readonly T[]): Promise<Array<Outcome<R>>> {
+    const group = new GroupPromise<R>(items.length);
+    if (items.length === 0) return Promise.resolve(group.outcomes);
+    items.forEach((item, index) => {
+      if (this.queued >= this.queuedMax) group.settle(index, new Rejected(this.queueFull()));
+      else this.enqueue(key, { item, to: group, index });
     });
+    this.observer?.queued?.(this.queued);
+    this.schedule();
+    return group.promise;
+  }
+
+  private queueFull(): QueueFullError {
+    return new QueueFullError(this.options.queueFullMessage ?? `more than ${this.queuedMax} events wait`);
+  }
+
+  /** One event into its key's queue (behind its key's call out with oneCallPerKey, else in line). */
+  private enqueue(key: string, waiting: Waiting<T, R>): void {
+    const meanwhile = this.out.get(key);
+    if (meanwhile) meanwhile.push(waiting);
+    else {
+      const queue = this.line.get(key);
+      if (queue) queue.push(waiting);
+      else this.line.set(key, [waiting]); // behind every key in line already
+      this.inLine++;
+    }
+    this.queued++;
   }
 
   private schedule(): void {
@@ -282,7 +353,7 @@ export class KeyedBatcher<T, R> {
     this.inLine -= dropped.length;
     if (kept.length === 0) this.line.delete(key);
     this.observer?.dropped?.(dropped.length);
-    for (const waiting of dropped) waiting.reject(late.error());
+    for (const waiting of dropped) waiting.to.settle(waiting.index, new Rejected(late.error()));
     return kept.length === 0;
   }
 
@@ -358,10 +429,8 @@ export class KeyedBatcher<T, R> {
   /** Answers each event of a batch with its outcome. */
   private answer(batch: Array<Waiting<T, R>>, outcomes: Array<Outcome<R>>): void {
     batch.forEach((waiting, i) => {
-      const outcome = outcomes[i];
-      if (outcome === undefined) waiting.reject(new Error('the batch answered fewer events than it held'));
-      else if (outcome instanceof Rejected) waiting.reject(outcome.error);
-      else waiting.resolve(outcome);
+      const outcome = outcomes[i] ?? new Rejected(new Error('the batch answered fewer events than it held'));
+      waiting.to.settle(waiting.index, outcome);
     });
   }
 }

@@ -222,6 +222,42 @@ describe('OCCURRED_AT_PATTERN: exactly the grammar the parser accepts', () => {
     fc.assert(fc.property(candidate, agree), { numRuns: 20_000 });
   });
 
+  // The grammar without its calendar, as the fields of a match, then the calendar and the range: what
+  // patternCheckedEpochMs reads by position, written the obvious way.
+  const GRAMMAR =
+    /^([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2})(?::([0-9]{2})(?:\.([0-9]+))?)?(?:Z|([+-])([0-9]{2}):([0-9]{2}))$/;
+  const byMatch = (text: string): number | null => {
+    const m = GRAMMAR.exec(text);
+    if (m === null) return null;
+    const [year, month, day, hour, minute] = [1, 2, 3, 4, 5].map((i) => Number(m[i])) as number[];
+    const second = Number(m[6] ?? 0);
+    const millis = Number((m[7] ?? '').slice(0, 3).padEnd(3, '0'));
+    const [oh, om] = [Number(m[9] ?? 0), Number(m[10] ?? 0)];
+    const leap = year! % 4 === 0 && (year! % 100 !== 0 || year! % 400 === 0);
+    const days = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month! - 1];
+    if (days === undefined || day! < 1 || day! > days || hour! > 23 || minute! > 59 || second > 59) return null;
+    if (oh > 23 || om > 59) return null;
+    const offsetMinutes = (m[8] === '-' ? -1 : 1) * (oh * 60 + om);
+    const utc = new Date(0);
+    utc.setUTCFullYear(year!, month! - 1, day);
+    utc.setUTCHours(hour!, minute, second, millis);
+    const epochMs = utc.getTime() - offsetMinutes * 60_000;
+    const utcYear = new Date(epochMs).getUTCFullYear();
+    return utcYear >= 0 && utcYear <= 9999 ? epochMs : null;
+  };
+
+  test('property: patternCheckedEpochMs reads any text as the grammar’s match does', () => {
+    fc.assert(
+      fc.property(candidate, (text) => {
+        expect({ text, epochMs: patternCheckedEpochMs(text) }).toEqual({ text, epochMs: byMatch(text) });
+      }),
+      { numRuns: 20_000 },
+    );
+    for (const text of ['2026-11-23T13:20:00.Z', '2026-11-23T13:20.5Z', '2026-11-23T13:20:00.1234567890+01:00', '']) {
+      expect({ text, epochMs: patternCheckedEpochMs(text) }).toEqual({ text, epochMs: byMatch(text) });
+    }
+  });
+
   test('property: every day of every month of a 400-year cycle and of the first and last years', () => {
     for (const y of [0, 1, 4, 100, 1900, 2000, 2024, 2026, 2100, 9996, 9999]) {
       for (let month = 1; month <= 12; month++) {

@@ -22,8 +22,6 @@
 
 import { EVENT_LIMITS } from './event-limits.ts';
 
-const GRAMMAR =
-  /^([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2})(?::([0-9]{2})(?:\.([0-9]+))?)?(?:Z|([+-])([0-9]{2}):([0-9]{2}))$/;
 const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 
 // ---- OCCURRED_AT_PATTERN: the grammar above as one regular expression (CONTRACT section 10 and issue #12: the
@@ -95,31 +93,62 @@ export function parseOccurredAt(text: string): ParsedOccurredAt | null {
   return epochMs === null ? null : { epochMs, normalized: new Date(epochMs).toISOString() };
 }
 
+/** The number of `count` ASCII digits at `from` of `text`, or -1 when one of them is not a digit (or is missing). */
+function digitsAt(text: string, from: number, count: number): number {
+  let n = 0;
+  for (let i = from; i < from + count; i++) {
+    const d = text.charCodeAt(i) - 48; // NaN past the end
+    if (!(d >= 0 && d <= 9)) return -1;
+    n = n * 10 + d;
+  }
+  return n;
+}
+
 /**
  * The instant of a text that already matched OCCURRED_AT_PATTERN (a JSON Schema validated it: ingest's event schema),
- * as parseOccurredAt's epochMs, without testing the pattern a second time nor building `normalized`.
+ * as parseOccurredAt's epochMs, without testing the pattern a second time nor building `normalized`. The text is read
+ * by position (the grammar's fields at their places; no match array nor substrings): null where the grammar above
+ * (without its calendar) does not hold.
  */
 export function patternCheckedEpochMs(text: string): number | null {
   // The text is valid: the checks below restate the pattern's rules and can only fail on a bug.
-  const m = GRAMMAR.exec(text);
-  if (m === null) return null;
-  const year = Number(m[1]);
-  const month = Number(m[2]);
-  const day = Number(m[3]);
-  const hour = Number(m[4]);
-  const minute = Number(m[5]);
-  const second = m[6] === undefined ? 0 : Number(m[6]);
+  const year = digitsAt(text, 0, 4);
+  const month = digitsAt(text, 5, 2);
+  const day = digitsAt(text, 8, 2);
+  const hour = digitsAt(text, 11, 2);
+  const minute = digitsAt(text, 14, 2);
+  if (year < 0 || month < 0 || day < 0 || hour < 0 || minute < 0) return null;
+  if (text[4] !== '-' || text[7] !== '-' || text[10] !== 'T' || text[13] !== ':') return null;
+  let at = 16;
+  let second = 0;
+  let millis = 0;
+  if (text[at] === ':') {
+    second = digitsAt(text, at + 1, 2);
+    if (second < 0) return null;
+    at += 3;
+    if (text[at] === '.') {
+      // 1 or more digits, truncated to milliseconds (the first three, padded with zeros).
+      let end = at + 1;
+      while (digitsAt(text, end, 1) >= 0) end++;
+      if (end === at + 1) return null;
+      for (let i = at + 1; i < at + 4; i++) millis = millis * 10 + (i < end ? text.charCodeAt(i) - 48 : 0);
+      at = end;
+    }
+  }
+  let offsetMinutes = 0;
+  const zone = text[at];
+  if (zone === 'Z') {
+    if (text.length !== at + 1) return null;
+  } else if (zone === '+' || zone === '-') {
+    const oh = digitsAt(text, at + 1, 2);
+    const om = digitsAt(text, at + 4, 2);
+    if (oh < 0 || om < 0 || text[at + 3] !== ':' || text.length !== at + 6) return null;
+    if (oh > 23 || om > 59) return null;
+    offsetMinutes = (zone === '-' ? -1 : 1) * (oh * 60 + om);
+  } else return null;
   if (month < 1 || month > 12 || day < 1) return null;
   if (day > (month === 2 && isLeapYear(year) ? 29 : DAYS_IN_MONTH[month - 1]!)) return null;
   if (hour > 23 || minute > 59 || second > 59) return null;
-  const millis = m[7] === undefined ? 0 : Number(m[7].slice(0, 3).padEnd(3, '0'));
-  let offsetMinutes = 0;
-  if (m[8] !== undefined) {
-    const oh = Number(m[9]);
-    const om = Number(m[10]);
-    if (oh > 23 || om > 59) return null;
-    offsetMinutes = (m[8] === '-' ? -1 : 1) * (oh * 60 + om);
-  }
   const local = Date.UTC(year + 400, month - 1, day, hour, minute, second, millis) - SHIFT_400Y_MS;
   const epochMs = local - offsetMinutes * MINUTE_MS;
   if (epochMs < EARLIEST_MS || epochMs > LATEST_MS) return null;
