@@ -100,7 +100,10 @@ export const EDGE_STAGES: Stage[] = [
   { name: 'schema (ajv)', matches: (f) => /^validate\d*$/.test(f.functionName) || f.url.includes('/ajv/') },
   { name: 'occurredAt', matches: inFile('occurred-at') },
   { name: 'metadata limits', matches: inFile('domain/metadata') },
-  { name: 'canonical JSON and SHA-256 (payload hash)', matches: named('payloadHash') },
+  {
+    name: 'canonical JSON and SHA-256 (payload hash)',
+    matches: (f) => ['payloadHash', 'eventCanonicalForms', 'sha256Fast'].includes(f.functionName),
+  },
   {
     name: 'key: bearer, shape, SHA-256',
     matches: (f) => f.functionName === 'secretKey' || f.functionName === 'bearerGameKey',
