@@ -494,9 +494,10 @@ describe('batched decisions: batch size 1 and N decide exactly as one event at a
   });
 
   it.each([
-    ['no metadata', false],
-    ['one key hash for the batch', true],
-  ])('a previous signature (%s) decides as the current one, storing no metadata', async (_, oneKey) => {
+    ['no proposed decision ids', 9, false],
+    ['no metadata', 8, false],
+    ['one key hash for the batch', 8, true],
+  ])('a previous signature (%s) decides as the current one', async (_, args, oneKey) => {
     const world = await createWorld(db);
     const events = [0, 1].map((i) => ({
       ...instantiate(world, {
@@ -511,14 +512,15 @@ describe('batched decisions: batch size 1 and N decide exactly as one event at a
       }),
       metadataJson: `{"old":${i}}`,
     }));
-    // The previous version's statement: eight arguments, no metadata.
-    const values = recordEventsValues(events).slice(0, 8);
-    let statement = RECORD_EVENTS_SQL.replace(/,\s*\$9::text\[\]\)/, ')');
+    // A previous version's statement: nine arguments (no proposed ids), or eight (no metadata either).
+    const values = recordEventsValues(events).slice(0, args);
+    let statement = RECORD_EVENTS_SQL.replace(/,\s*\$10::uuid\[\]\)/, ')');
+    if (args === 8) statement = statement.replace(/,\s*\$9::text\[\]\)/, ')');
     if (oneKey) {
       values[0] = Buffer.from(events[0]!.keyHash);
       statement = statement.replace('$1::bytea[]', '$1::bytea');
     }
-    expect(statement).not.toContain('$9');
+    expect(statement).not.toContain(`$${args + 1}`);
     const [row] = await sql<{ d: string }>(db, statement, values);
     const tuples = JSON.parse(row!.d) as Array<[string, string]>;
     expect(tuples.map((t) => t[0])).toEqual(['decided', 'decided']);
@@ -527,10 +529,43 @@ describe('batched decisions: batch size 1 and N decide exactly as one event at a
         expect.objectContaining({ outcome: 'replayed', decision: expect.objectContaining({ id: t[1] }) }),
       ),
     );
-    const stored = await sql(db, 'select metadata from ledger.events where id = any($1::uuid[])', [
+    const stored = await sql(db, 'select metadata from ledger.events where id = any($1::uuid[]) order by metadata', [
       tuples.map((t) => t[1]),
     ]);
-    expect(stored).toEqual([{ metadata: null }, { metadata: null }]);
+    expect(stored).toEqual(
+      args === 9 ? [{ metadata: '{"old":0}' }, { metadata: '{"old":1}' }] : [{ metadata: null }, { metadata: null }],
+    );
+  });
+
+  it('a fresh decision takes the id the ledger proposed for it; a replay answers the stored one', async () => {
+    const world = await createWorld(db);
+    const events = [0, 1].map((i) => ({
+      ...instantiate(world, {
+        game: 2,
+        key: 'own',
+        player: i,
+        type: 0,
+        eventId: randomUUID(),
+        payload: `proposed ${i}`,
+        occurredOffsetMs: 0,
+        receivedAtMs: Date.now(),
+      }),
+      decisionId: randomUUID(),
+    }));
+    const results = await repository.recordEvents(events);
+    expect(results.map((r) => r.outcome)).toEqual(['decided', 'decided']);
+    expect(results.map((r) => ('decision' in r ? r.decision.id : undefined))).toEqual(events.map((e) => e.decisionId));
+    // Another request of the same events proposes other ids: they are replays of the stored decisions.
+    const again = await repository.recordEvents(events.map((e) => ({ ...e, decisionId: randomUUID() })));
+    expect(again).toEqual(
+      events.map((e) =>
+        expect.objectContaining({ outcome: 'replayed', decision: expect.objectContaining({ id: e.decisionId }) }),
+      ),
+    );
+    const stored = await sql(db, 'select count(*)::int as n from ledger.events where id = any($1::uuid[])', [
+      events.map((e) => e.decisionId),
+    ]);
+    expect(stored).toEqual([{ n: 2 }]);
   });
 
   it('the current signature stores the metadata of each fresh decision, and none for an event without', async () => {

@@ -3,6 +3,7 @@
 // the ledger and PostgreSQL), and the ledger is made to receive an event without ever answering.
 import { connect } from '@nats-io/transport-node';
 import { pino } from 'pino';
+import { EVENT_ANSWER_LOST } from '#runtime/contracts/event-answer-lost.ts';
 import { migrate } from '#runtime/db/database.ts';
 import { identityMigrations } from '../../../services/identity-admission/src/migrations/index.ts';
 import { ledgerMigrations } from '../../../services/ledger/src/migrations/index.ts';
@@ -11,7 +12,10 @@ import { createTestDatabase, sql } from '../../support/database.ts';
 import { eventBody, expectDecision, expectError, postEvent } from '../../support/ingest.ts';
 import { createEventWorld, type EventWorld } from '../../support/ledger-fixtures.ts';
 import { startNats } from '../../support/servers.ts';
+import { api } from '../../support/system.ts';
 import { startTcpProxy, type TcpProxy } from '../../support/tcp-proxy.ts';
+
+const EVENTS_BATCH_PATH = '/api/game-sdk/v2/events/batch';
 
 const logger = pino({ level: 'silent' });
 
@@ -53,21 +57,39 @@ describe("the ledger's database connection breaks during a decision", () => {
     await nats?.stop();
   });
 
-  it('after the commit: answers the stored decision (replayed), not a 503', async () => {
+  it('after the commit: 503 saying the event was decided (its own decision is no replay); the retry answers it', async () => {
     const body = eventBody(world);
-    // The server's answer to record_event carries the outcome "decided"; it is sent after the commit.
+    // The server's answer to record_events carries the outcome "decided"; it is sent after the commit.
     const cut = proxy.cutWhen('toClient', Buffer.from('"decided"'));
     const response = await postEvent(system.url, world.key.value, body);
     await cut;
-    const decision = expectDecision(response);
-    expect(decision).toMatchObject({ eventId: body.eventId, status: 'accepted', replayed: true });
+    // The request decided the event itself: a replay would say an earlier request did, and the fresh decision's
+    // quota figures were in the lost answer (CONTRACT sections 7 and 11).
+    expectError(response, 503, 'retry_later');
+    expect(response.headers.get('retry-after')).toBe('1');
+    expect(response.body.error.message).toBe(EVENT_ANSWER_LOST);
     const stored = await decisionsOf(db, body.eventId);
-    expect(stored).toEqual([{ id: decision.id, status: 'accepted' }]);
-    // A retry answers the same decision.
+    expect(stored).toEqual([{ id: expect.any(String), status: 'accepted' }]);
+    // A retry answers the stored decision, as a replay.
     expect(expectDecision(await postEvent(system.url, world.key.value, body))).toMatchObject({
-      id: decision.id,
+      id: stored[0]!.id,
       replayed: true,
     });
+  });
+
+  it('after the commit, in a batch: that event answers the 503, the batch is no whole-request 503', async () => {
+    const decided = eventBody(world);
+    const cut = proxy.cutWhen('toClient', Buffer.from('"decided"'));
+    const response = await api(system.url, 'POST', EVENTS_BATCH_PATH, {
+      token: world.key.value,
+      body: { events: [decided] },
+    });
+    await cut;
+    expect(response.status).toBe(200);
+    expect(response.body.data.results).toEqual([
+      { status: 503, error: { code: 'retry_later', message: EVENT_ANSWER_LOST } },
+    ]);
+    expect(await decisionsOf(db, decided.eventId)).toHaveLength(1);
   });
 
   it('before the statement reached the database: 503 that does not claim nothing was stored; the retry decides once', async () => {

@@ -13,6 +13,7 @@ import { Buffer } from 'node:buffer';
 import type Router from '@koa/router';
 import type { Counter } from 'prom-client';
 import { type Outcome, Rejected } from '#runtime/batching/keyed-batcher.ts';
+import { EVENT_ANSWER_LOST } from '#runtime/contracts/event-answer-lost.ts';
 import type { EdgeDecision } from '#runtime/contracts/record-events-wire.ts';
 import { AppError } from '#runtime/errors.ts';
 import { readJsonBodyDeferring } from '#runtime/http/body.ts';
@@ -81,15 +82,17 @@ export function addEventBatchRoute(router: Router, deps: EventBatchRouteDeps): v
     const outcomes = requests.length === 0 ? [] : await ledger.recordAll(key.hash, requests, ctx.state.call);
 
     const pieces: Buffer[] = [RESULTS_OPEN];
-    // The whole request's 503 (every event met one): whether any was an unknown outcome, the first one's message.
+    // The whole request's 503 (every event met one): their message when they all had the same, otherwise the
+    // unknown outcome's (true of each: a message that says nothing was stored may not speak for an unknown one).
     let every503 = true;
-    let unknownOutcome = false;
-    let firstMessage = '';
+    let firstMessage: string | undefined;
+    let oneMessage = true;
     const failed = (error: AppError): void => {
       if (pieces.length > 1) pieces.push(COMMA);
-      else firstMessage = error.message;
-      if (error.status !== 503) every503 = false;
-      else if (error.message === EVENT_OUTCOME_UNKNOWN) unknownOutcome = true;
+      // An event its own request decided, whose answer was lost: something of the batch was decided.
+      if (error.status !== 503 || error.message === EVENT_ANSWER_LOST) every503 = false;
+      else if (firstMessage === undefined) firstMessage = error.message;
+      else if (error.message !== firstMessage) oneMessage = false;
       pieces.push(failedItem(error));
     };
     // The decisions counter's increments, one per distinct label set of the request (prom-client hashes the labels
@@ -132,7 +135,7 @@ export function addEventBatchRoute(router: Router, deps: EventBatchRouteDeps): v
       // Counted as they were decided, also when a later event ends the request (a key unknown: 401).
       for (const { labels, events: n } of counted.values()) deps.decisions?.inc(labels, n);
     }
-    if (every503) throw new AppError('retry_later', unknownOutcome ? EVENT_OUTCOME_UNKNOWN : firstMessage);
+    if (every503) throw new AppError('retry_later', oneMessage ? (firstMessage as string) : EVENT_OUTCOME_UNKNOWN);
     ctx.res.setHeader('Cache-Control', 'no-store');
     if (lastFresh?.quota) setQuotaHeaders(ctx.res, lastFresh.quota);
     pieces.push(RESULTS_CLOSE);

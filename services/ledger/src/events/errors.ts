@@ -1,7 +1,9 @@
 // The event operations' error mapping: outcomes and store failures to the AppError each operation answers, and the
-// answer to a decision whose outcome is unknown (the stored decision, looked up).
+// answer to a decision whose outcome is unknown (the stored decision, looked up: another request's is a replay, the
+// request's own a 503 that says so).
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import { QueueFullError } from '#runtime/batching/keyed-batcher.ts';
+import { EVENT_ANSWER_LOST } from '#runtime/contracts/event-answer-lost.ts';
 import type { RecordEventOutcomeSchema } from '#runtime/contracts/gen/rewards/v1/events_pb.ts';
 import { sqlStateOf } from '#runtime/db/failures.ts';
 import { AppError } from '#runtime/errors.ts';
@@ -109,8 +111,13 @@ export function eventFailures(events: Pick<EventRepository, 'storedDecision'>, l
       { err: error, sqlstate: sqlStateOf(error), found: stored !== undefined },
       lost ? 'ledger connection lost during a decision' : 'stored decision looked up after a failed decision',
     );
-    if (stored) return stored;
-    throw new AppError('retry_later', lost ? OUTCOME_UNKNOWN : OUTCOME_UNKNOWN_FAILURE);
+    if (!stored) throw new AppError('retry_later', lost ? OUTCOME_UNKNOWN : OUTCOME_UNKNOWN_FAILURE);
+    // This request's own decision (the id the ledger proposed for it): committed, but its answer (with the quota
+    // figures of a fresh decision) is lost; not a replay, which would say that an earlier request decided it.
+    if (stored.outcome === 'replayed' && params.decisionId !== undefined && stored.decision.id === params.decisionId) {
+      throw new AppError('retry_later', EVENT_ANSWER_LOST);
+    }
+    return stored;
   };
   return { notStored, decision };
 }

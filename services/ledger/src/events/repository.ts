@@ -34,6 +34,12 @@ export interface RecordEventParams {
    * event is not decided (its batch queue drops it), and its call's lock_timeout follows it. Never sent to SQL.
    */
   deadline?: number | undefined;
+  /**
+   * The id this event's fresh decision takes (a random UUID the ledger made for the request): after a lost answer,
+   * a stored decision with this id is the request's own (its answer is unknown to the client: 503), one with another
+   * id was made by another request (a replay). Undefined: the database makes one (and that tells nothing).
+   */
+  decisionId?: string | undefined;
 }
 
 export interface StoredDecision {
@@ -88,17 +94,17 @@ export const RECORD_EVENTS_SQL = `select json_agg(json_build_array(o_outcome, o_
     o_created_at_ms::text, o_rate_remaining, o_rate_reset_s, o_daily_remaining::text, o_budget_remaining::text)
     order by o_index)::text as d
   from ledger.record_events($1::bytea[], $2::uuid[], $3::uuid[], $4::text[], $5::bigint[], $6, $7::timestamptz[], $8,
-    $9::text[])`;
+    $9::text[], $10::uuid[])`;
 
 /**
- * RECORD_EVENTS_SQL as the ledger sends it: the transaction's lock_timeout set first ($10, in ms; null keeps the
+ * RECORD_EVENTS_SQL as the ledger sends it: the transaction's lock_timeout set first ($11, in ms; null keeps the
  * server's), by an argument evaluated before the function runs, so that the wait for a game lock ends at the call's
  * deadline without a statement of its own (one round trip, as before). statement_timeout cannot follow a deadline
  * this way (it is armed when the statement starts): the call's only wait is the game lock.
  */
 export const RECORD_EVENTS_WITHIN_SQL = RECORD_EVENTS_SQL.replace(
   '$8,',
-  "(select $8::integer where set_config('lock_timeout', coalesce($10::text, current_setting('lock_timeout')), true) is not null),",
+  "(select $8::integer where set_config('lock_timeout', coalesce($11::text, current_setting('lock_timeout')), true) is not null),",
 );
 if (RECORD_EVENTS_WITHIN_SQL === RECORD_EVENTS_SQL) throw new Error('RECORD_EVENTS_SQL has no $8 argument');
 
@@ -404,6 +410,7 @@ export function recordEventsValues(events: RecordEventParams[]): unknown[] {
   const occurredAtMs: string[] = [];
   const receivedAt: Array<string | null> = [];
   const metadata: Array<string | null> = [];
+  const decisionIds: Array<string | null> = [];
   events.forEach((p, i) => {
     if (p.payloadHash.length !== 32) throw new Error('a payload hash has 32 bytes');
     if (p.rateLimitPerMinute !== first.rateLimitPerMinute) throw new Error('a call has one rate limit');
@@ -415,6 +422,7 @@ export function recordEventsValues(events: RecordEventParams[]): unknown[] {
     occurredAtMs.push(p.occurredAtMs.toString());
     receivedAt.push(p.receivedAt ? p.receivedAt.toISOString() : null);
     metadata.push(p.metadataJson ?? null);
+    decisionIds.push(p.decisionId ?? null);
   });
   return [
     keyHashes,
@@ -426,6 +434,7 @@ export function recordEventsValues(events: RecordEventParams[]): unknown[] {
     receivedAt,
     first.rateLimitPerMinute,
     metadata,
+    decisionIds,
   ];
 }
 

@@ -1,5 +1,6 @@
 // What the event operations accept: a RecordEvent request checked field by field (the edge checked the event already;
 // the ledger refuses anything a caller of its own could send outside the contract).
+import { randomUUID } from 'node:crypto';
 import type { Clock } from '#runtime/clock.ts';
 import { EVENT_LIMITS } from '#runtime/contracts/event-limits.ts';
 import type { RecordEventRequest, RecordEventsRequest } from '#runtime/contracts/gen/rewards/v1/events_pb.ts';
@@ -51,6 +52,7 @@ export function recordEventParams(
     receivedAt: clock.now(),
     rateLimitPerMinute,
     metadataJson,
+    decisionId: randomUUID(),
   };
 }
 

@@ -7,7 +7,10 @@
 --
 -- record_events(key hash of each event, the events as parallel arrays, payload hashes concatenated (32 bytes each),
 -- receipt times (null elements: the database's now()), rate limit, each event's metadata as RFC 8785 canonical JSON
--- text (null elements, or a null array: none), stored with a fresh decision and never read by it) returns one row
+-- text (null elements, or a null array: none), stored with a fresh decision and never read by it), and the id each
+-- event's fresh decision takes (null elements, or a null array: one made here; the ledger proposes them, so that
+-- after a lost answer it can tell its own decision from another request's: repository.ts, storedDecision) returns
+-- one row
 -- per event, o_index = its position (1-based), with the outcome and decision fields of record_event and, for a fresh decision ('decided'), its quota
 -- figures after the decision (CONTRACT section 11), from the state the loop already holds (no extra statement):
 --   o_rate_remaining     fresh attempts of the game left in the UTC minute of receipt (limit - attempts, at least 0)
@@ -61,13 +64,15 @@
 -- (docs/benchmarks.md, "What a batch costs in PostgreSQL"). Every statement here is an index lookup whose plan does
 -- not depend on the values.
 -- Its result columns or arguments change with this file, which `create or replace` cannot do: the function is
--- dropped and created again in the same transaction. The previous signature (no metadata) stays as a one-line SQL
--- function that calls this one, so a ledger of the previous version keeps working during a rollout (callers name the
--- columns they read), and so does the one before it (one key hash for the whole batch).
+-- dropped and created again in the same transaction. The previous signature (no proposed decision ids) stays as a
+-- one-line SQL function that calls this one, so a ledger of the previous version keeps working during a rollout
+-- (callers name the columns they read), and so do the ones before it (no metadata; one key hash for the batch).
 drop function if exists ledger.record_events(bytea, uuid[], uuid[], text[], bigint[], bytea, timestamptz[], integer);
 drop function if exists ledger.record_events(bytea[], uuid[], uuid[], text[], bigint[], bytea, timestamptz[], integer);
 drop function if exists ledger.record_events(bytea[], uuid[], uuid[], text[], bigint[], bytea, timestamptz[], integer,
   text[]);
+drop function if exists ledger.record_events(bytea[], uuid[], uuid[], text[], bigint[], bytea, timestamptz[], integer,
+  text[], uuid[]);
 create function ledger.record_events(
     p_key_hashes bytea[],
     p_event_ids uuid[],
@@ -77,7 +82,8 @@ create function ledger.record_events(
     p_payload_hashes bytea,
     p_received_at timestamptz[],
     p_rate_limit_per_minute integer,
-    p_metadata text[])
+    p_metadata text[],
+    p_decision_ids uuid[])
   returns table (
     o_index integer,
     o_outcome text,
@@ -194,7 +200,8 @@ create function ledger.record_events(
     if n > 1000 or array_length(p_key_hashes, 1) <> n or array_length(p_player_ids, 1) <> n
         or array_length(p_event_types, 1) <> n or array_length(p_occurred_at_ms, 1) <> n
         or length(p_payload_hashes) <> 32 * n or array_length(p_received_at, 1) <> n
-        or (p_metadata is not null and array_length(p_metadata, 1) <> n) then
+        or (p_metadata is not null and array_length(p_metadata, 1) <> n)
+        or (p_decision_ids is not null and array_length(p_decision_ids, 1) <> n) then
       raise exception 'record_events: malformed batch of % events', n using errcode = 'invalid_parameter_value';
     end if;
 
@@ -413,7 +420,7 @@ create function ledger.record_events(
       end if;
 
       o_outcome := 'decided';
-      o_id := gen_random_uuid();
+      o_id := coalesce(p_decision_ids[i], gen_random_uuid());
       o_game_id := v_game_id;
       o_organization_id := gm_orgs[gi];
       o_player_id := p_player_ids[i];
@@ -529,8 +536,43 @@ create function ledger.record_events(
   end
   $fn$;
 
--- The previous signature (no metadata): the same decisions, stored without metadata, for a ledger of the previous
--- version during a rollout.
+-- The previous signature (no proposed decision ids): the same decisions, with ids made here, for a ledger of the
+-- previous version during a rollout.
+create function ledger.record_events(
+    p_key_hashes bytea[],
+    p_event_ids uuid[],
+    p_player_ids uuid[],
+    p_event_types text[],
+    p_occurred_at_ms bigint[],
+    p_payload_hashes bytea,
+    p_received_at timestamptz[],
+    p_rate_limit_per_minute integer,
+    p_metadata text[])
+  returns table (
+    o_index integer,
+    o_outcome text,
+    o_id uuid,
+    o_game_id uuid,
+    o_organization_id uuid,
+    o_player_id uuid,
+    o_event_type text,
+    o_occurred_at_ms bigint,
+    o_status text,
+    o_reason text,
+    o_reward_credits bigint,
+    o_created_at_ms bigint,
+    o_rate_remaining integer,
+    o_rate_reset_s integer,
+    o_daily_remaining bigint,
+    o_budget_remaining bigint)
+  language sql
+  as $compat$
+    select * from ledger.record_events(p_key_hashes, p_event_ids, p_player_ids, p_event_types, p_occurred_at_ms,
+      p_payload_hashes, p_received_at, p_rate_limit_per_minute, p_metadata, null::uuid[])
+  $compat$;
+
+-- The signature before that (no metadata): the same decisions, stored without metadata, for a ledger two versions
+-- back.
 create function ledger.record_events(
     p_key_hashes bytea[],
     p_event_ids uuid[],
@@ -560,10 +602,10 @@ create function ledger.record_events(
   language sql
   as $compat$
     select * from ledger.record_events(p_key_hashes, p_event_ids, p_player_ids, p_event_types, p_occurred_at_ms,
-      p_payload_hashes, p_received_at, p_rate_limit_per_minute, null::text[])
+      p_payload_hashes, p_received_at, p_rate_limit_per_minute, null::text[], null::uuid[])
   $compat$;
 
--- The signature before that (the events of one key): the same decisions, for a ledger two versions back.
+-- The signature before those (the events of one key): the same decisions, for a ledger three versions back.
 create function ledger.record_events(
     p_key_hash bytea,
     p_event_ids uuid[],
@@ -594,5 +636,5 @@ create function ledger.record_events(
   as $compat$
     select * from ledger.record_events(array_fill(p_key_hash, array[coalesce(array_length(p_event_ids, 1), 0)]),
       p_event_ids, p_player_ids, p_event_types, p_occurred_at_ms, p_payload_hashes, p_received_at,
-      p_rate_limit_per_minute, null::text[])
+      p_rate_limit_per_minute, null::text[], null::uuid[])
   $compat$;
