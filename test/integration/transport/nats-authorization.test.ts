@@ -2,7 +2,8 @@
 // (charts/sandbox-rewards/nats-authorization.conf, one user per program) and:
 // - a client without credentials, or with a wrong password, is refused at connect;
 // - an edge's credentials (ingest) cannot call the operator's subjects nor the console's, cannot serve a state
-//   owner's subjects (to read what others send it) and cannot publish notices, while the gateway's can call them;
+//   owner's subjects (to read what others send it), cannot read another program's replies (`_INBOX.gateway.>`, or
+//   `_INBOX.>`) and cannot publish notices, while the gateway's can call them;
 // - the five programs, each run alone with its own user (NATS_USER/NATS_PASSWORD), still do their jobs: an operator
 //   invitation, the console, a link approved from a native session, an event decided and its notice delivered,
 //   with not one permission violation in the server's log;
@@ -58,6 +59,8 @@ async function transportOf(user: User): Promise<NatsTransport> {
   const transport = await NatsTransport.connect({
     url: nats.url,
     connectionName: `test-as-${user}`,
+    // The program's own reply inbox: its user may subscribe there only.
+    inboxPrefix: `_INBOX.${user}`,
     requestTimeoutMs: 2000,
     undeliveredWaitMs: 0,
     logger,
@@ -160,6 +163,18 @@ describe("an edge's credentials (ingest)", () => {
       return 'ended';
     })();
     await expect(refusedSubscription).rejects.toThrow(/Permissions Violation/i);
+    // Nor read the replies meant for another program (the gateway's: snapshots, invitations), or for every program.
+    for (const inbox of ['_INBOX.gateway.>', '_INBOX.>']) {
+      const other = await connect({ servers: nats.url, user: 'ingest', pass: PASSWORDS.ingest, reconnect: false });
+      opened.push({ close: () => other.close() });
+      const replies = other.subscribe(inbox);
+      await expect(
+        (async () => {
+          for await (const _ of replies) return 'received';
+          return 'ended';
+        })(),
+      ).rejects.toThrow(/Permissions Violation/i);
+    }
     raw.publish(decisionsSubject(randomUUID()), new Uint8Array([1]));
     await raw.flush();
     const log = violationsSince(before).join('\n');
@@ -167,6 +182,7 @@ describe("an edge's credentials (ingest)", () => {
       'rewards.v1.ledger.GetSnapshot',
       'rewards.v1.identity.AdmitDeveloper',
       'rewards.v1.identity.>',
+      '_INBOX.gateway.>',
       'rewards.v1.notices.decisions.',
     ]) {
       expect(log).toContain(subject);

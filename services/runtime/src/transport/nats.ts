@@ -44,6 +44,12 @@ export interface NatsTransportOptions {
   url: string;
   /** Shown in the server's connection list, e.g. `ledger` or `all-in-one`. */
   connectionName: string;
+  /**
+   * The subject prefix of this connection's reply inbox; default `_INBOX.<connectionName>` (inboxPrefixOf). A
+   * program's NATS user may then subscribe to its own program's replies only (`_INBOX.<program>.>` in
+   * charts/sandbox-rewards/nats-authorization.conf), not to every program's `_INBOX.>`.
+   */
+  inboxPrefix?: string;
   requestTimeoutMs: number;
   /**
    * NATS_EVENT_REQUEST_TIMEOUT_MS: the timeout of the ledger's event operations (RecordEvent, RecordEvents), shorter
@@ -83,6 +89,14 @@ export const NATS_MAX_PINGS_OUT = 2;
  */
 export const NATS_CONNECT_TIMEOUT_MS = 2000;
 
+/**
+ * A connection's reply inbox prefix: its option, or `_INBOX.<connectionName>` (the program's name: the NATS user the
+ * recommended authorization gives that program may subscribe to `_INBOX.<program>.>` only).
+ */
+export function inboxPrefixOf(options: Pick<NatsTransportOptions, 'connectionName' | 'inboxPrefix'>): string {
+  return options.inboxPrefix ?? `_INBOX.${options.connectionName}`;
+}
+
 /** Back-off between tries of an undelivered request: 25, 50, 100, 200, 400 ms, then 400 ms. */
 function undeliveredBackoffMs(attempt: number): number {
   return Math.min(400, 25 * 2 ** attempt);
@@ -105,7 +119,7 @@ export class NatsTransport implements Transport {
   private constructor(nc: NatsConnection, options: NatsTransportOptions) {
     this.nc = nc;
     this.options = options;
-    this.inbox = new ReplyInbox(nc);
+    this.inbox = new ReplyInbox(nc, inboxPrefixOf(options));
     void this.watchStatus();
   }
 
@@ -124,6 +138,8 @@ export class NatsTransport implements Transport {
       // (docs/decisions.md, "The NATS client runs without async traces"). Failures still reject with the same error classes, only without the caller's async stack. (This
       // transport's own requests go through ReplyInbox, below, which makes no Error unless a request fails.)
       noAsyncTraces: true,
+      // nats.js's own requests (none of ours: ReplyInbox below) would use it too.
+      inboxPrefix: inboxPrefixOf(options),
       ...natsSecurityOptions(options.security ?? NATS_NO_SECURITY),
     });
     options.logger.info({ server: nc.getServer() }, 'connected to NATS');
@@ -402,9 +418,9 @@ class ReplyInbox {
   private readonly pending = new Map<string, PendingReply>();
   private sequence = 0;
 
-  constructor(nc: NatsConnection) {
+  constructor(nc: NatsConnection, inboxPrefix: string) {
     this.nc = nc;
-    this.prefix = `${createInbox()}.`;
+    this.prefix = `${createInbox(inboxPrefix)}.`;
     // Subscriptions are sent again on a reconnection (by the client), so the inbox lives as long as the connection.
     nc.subscribe(`${this.prefix}*`, {
       callback: (err, msg) => {
