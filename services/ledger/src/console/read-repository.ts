@@ -2,7 +2,18 @@
 // export. Everything is scoped in SQL to the organizations where the caller is a member right now, so membership is
 // checked by every query.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { credits, type Field, flag, numeric, optionalText, queryRows, rowReader, text } from '#runtime/db/rows.ts';
+import {
+  credits,
+  type Field,
+  flag,
+  numeric,
+  optionalText,
+  queryRows,
+  type Row,
+  RowShapeError,
+  rowReader,
+  text,
+} from '#runtime/db/rows.ts';
 import { isoMicrosSql, isoSql } from '#runtime/db/sql.ts';
 import type { CursorPosition, RecordKind } from '../domain/records-cursor.ts';
 
@@ -300,73 +311,80 @@ async function all<T>(em: EntityManager, sql: string, params: unknown[], read: F
   return (await queryRows(em, sql, params)).map(read);
 }
 
-/** Everything the snapshot shows, read on one database snapshot (the caller's transaction). */
+/** The snapshot's organizations: the caller's, with its role and whether it joined. */
+const SNAPSHOT_ORGANIZATIONS_SQL = `select o.id, o.name, o.unlimited_funding, o.balance_credits, m.role,
+    ${isoSql('o.created_at', 'created_at')}, m.joined_at is not null as joined
+  from ledger.organizations o join ledger.members m on m.organization_id = o.id
+  where m.identity_user_id = ? order by o.created_at, o.id`;
+
+/**
+ * Everything the snapshot shows, in ONE statement: each list a subquery aggregated to a JSON array in its own order
+ * (json_agg over a sorted subquery keeps its order: a subquery scan under a plain aggregate), so one statement sees
+ * one snapshot of the database and the snapshot costs one round trip instead of one per list. The driver parses the
+ * json columns; each row is read by the same row reader as a statement's row would be (credits arrive as JSON
+ * numbers, at most 1e12: exact).
+ */
 export async function readSnapshot(
   em: EntityManager,
   identityUserId: string,
   limits: { players: number; events: number },
 ): Promise<SnapshotLists> {
-  const identity = [identityUserId];
-  const organizations = await all(
+  const ofMemberOrgs = (table: string, columns: string) => ofMemberOrgsStatement(identityUserId, table, columns);
+  const lists = {
+    organizations: { sql: SNAPSHOT_ORGANIZATIONS_SQL, params: [identityUserId] },
+    projects: ofMemberOrgs(
+      'projects',
+      `p.id, p.organization_id, p.name, p.max_payout_credits, p.budget_credits,
+       (select coalesce(sum(g.spent_credits), 0) from ledger.games g where g.project_id = p.id)::text as spent,
+       ${isoSql('p.created_at', 'created_at')}`,
+    ),
+    games: ofMemberOrgs(
+      'games',
+      `p.id, p.project_id, p.organization_id, p.name, p.platform, p.status, p.max_payout_credits, p.budget_credits,
+       p.spent_credits, p.daily_player_cap_credits, ${isoSql('p.created_at', 'created_at')}`,
+    ),
+    // Key metadata only: the hash never leaves the database.
+    keys: ofMemberOrgs(
+      'keys',
+      `p.id, p.game_id, p.organization_id, p.kind, p.name, p.prefix, p.public_key,
+       ${isoSql('p.created_at', 'created_at')}, ${isoSql('p.revoked_at', 'revoked_at')}`,
+    ),
+    rules: ofMemberOrgs(
+      'rules',
+      `p.id, p.game_id, p.organization_id, p.event_type, p.reward_credits, p.active,
+       ${isoSql('p.created_at', 'created_at')}`,
+    ),
+    members: ofMemberOrgs(
+      'members',
+      `p.id, p.organization_id, p.identity_user_id, p.role, ${isoSql('p.created_at', 'created_at')},
+       p.joined_at is not null as joined`,
+    ),
+    players: snapshotPlayersStatement(identityUserId, limits.players),
+    events: snapshotEventsStatement(identityUserId, limits.events),
+  } satisfies Record<keyof SnapshotLists, Statement>;
+  const names = Object.keys(lists) as Array<keyof SnapshotLists>;
+  const sql = `select ${names
+    .map((name) => `(select coalesce(json_agg(l), '[]'::json) from (${lists[name].sql}) l) as ${name}`)
+    .join(',\n  ')}`;
+  const [row] = await queryRows(
     em,
-    `select o.id, o.name, o.unlimited_funding, o.balance_credits, m.role, ${isoSql('o.created_at', 'created_at')},
-            m.joined_at is not null as joined
-       from ledger.organizations o join ledger.members m on m.organization_id = o.id
-      where m.identity_user_id = ? order by o.created_at, o.id`,
-    identity,
-    organizationRow,
+    sql,
+    names.flatMap((name) => lists[name].params),
   );
-  if (organizations.length === 0) {
-    return { organizations, projects: [], games: [], keys: [], rules: [], members: [], players: [], events: [] };
-  }
-  /** The rows of a table (`p`) in the caller's organizations, oldest first. */
-  const ofMemberOrgs = <T>(table: string, columns: string, read: Field<T>) => {
-    const statement = ofMemberOrgsStatement(identityUserId, table, columns);
-    return all(em, statement.sql, statement.params, read);
+  const list = <T>(name: keyof SnapshotLists, read: Field<T>): T[] => {
+    const rows = row?.[name];
+    if (!Array.isArray(rows)) throw new RowShapeError(name, 'a JSON array', rows);
+    return (rows as Row[]).map(read);
   };
-  const projects = await ofMemberOrgs(
-    'projects',
-    `p.id, p.organization_id, p.name, p.max_payout_credits, p.budget_credits,
-     (select coalesce(sum(g.spent_credits), 0) from ledger.games g where g.project_id = p.id)::text as spent,
-     ${isoSql('p.created_at', 'created_at')}`,
-    projectRow,
-  );
-  const games = await ofMemberOrgs(
-    'games',
-    `p.id, p.project_id, p.organization_id, p.name, p.platform, p.status, p.max_payout_credits, p.budget_credits,
-     p.spent_credits, p.daily_player_cap_credits, ${isoSql('p.created_at', 'created_at')}`,
-    gameRow,
-  );
-  // Key metadata only: the hash never leaves the database.
-  const keys = await ofMemberOrgs(
-    'keys',
-    `p.id, p.game_id, p.organization_id, p.kind, p.name, p.prefix, p.public_key,
-     ${isoSql('p.created_at', 'created_at')}, ${isoSql('p.revoked_at', 'revoked_at')}`,
-    keyRow,
-  );
-  const rules = await ofMemberOrgs(
-    'rules',
-    `p.id, p.game_id, p.organization_id, p.event_type, p.reward_credits, p.active,
-     ${isoSql('p.created_at', 'created_at')}`,
-    ruleRow,
-  );
-  const members = await ofMemberOrgs(
-    'members',
-    `p.id, p.organization_id, p.identity_user_id, p.role, ${isoSql('p.created_at', 'created_at')},
-     p.joined_at is not null as joined`,
-    memberRow,
-  );
-  const players = snapshotPlayersStatement(identityUserId, limits.players);
-  const events = snapshotEventsStatement(identityUserId, limits.events);
   return {
-    organizations,
-    projects,
-    games,
-    keys,
-    rules,
-    members,
-    players: await all(em, players.sql, players.params, playerRow),
-    events: await all(em, events.sql, events.params, eventRow),
+    organizations: list('organizations', organizationRow),
+    projects: list('projects', projectRow),
+    games: list('games', gameRow),
+    keys: list('keys', keyRow),
+    rules: list('rules', ruleRow),
+    members: list('members', memberRow),
+    players: list('players', playerRow),
+    events: list('events', eventRow),
   };
 }
 
