@@ -4,7 +4,8 @@
 // --batches batches to POST /api/game-sdk/v2/events/batch after --warmup ones, and the ingest process's CPU time
 // (user + system, /proc/<pid>/stat) over the measured batches is divided by their events. CPU time, not wall time:
 // a busy machine stretches the run but not, to first order, what ingest spends per event. With --cpu-prof DIR ingest
-// runs under node --cpu-prof and the profile's top functions are printed. Figures in docs/benchmarks.md, "The edge's
+// and the ledger run under node --cpu-prof and the profiles' top functions are printed. The ledger's CPU per event
+// beside the edge is printed too (what a batch costs behind the edge). Figures in docs/benchmarks.md, "The edge's
 // CPU per event".
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -27,7 +28,7 @@ Options:
   --batch-size N   events per batch request                          default 20
   --in-flight N    batch requests in flight (closed loop)            default 8
   --games N        games (a batch is one game's, games in turn)      default 8
-  --cpu-prof DIR   run ingest with node --cpu-prof, profile in DIR, its top functions printed
+  --cpu-prof DIR   run ingest and the ledger with node --cpu-prof, profiles in DIR, their top functions printed
   --json FILE      also write the figures as JSON to FILE
   --help           this text
 
@@ -158,7 +159,7 @@ async function main(): Promise<void> {
       EVENT_RATE_LIMIT_PER_MINUTE: '1000000',
     },
     logDir: join(tmpdir(), `bench-edge-${randomBytes(4).toString('hex')}`),
-    ...(profileDir ? { cpuProfile: { dir: profileDir, programs: ['ingest'] } } : {}),
+    ...(profileDir ? { cpuProfile: { dir: profileDir, programs: ['ingest', 'ledger'] } } : {}),
     log,
   });
   let figures: Record<string, unknown>;
@@ -178,7 +179,8 @@ async function main(): Promise<void> {
     }
     await client.end();
     const ingest = system.processes.find((p) => p.name === 'ingest');
-    if (!ingest) throw new Error('no ingest process');
+    const ledger = system.processes.find((p) => p.name === 'ledger');
+    if (!ingest || !ledger) throw new Error('no ingest or ledger process');
     const url = new URL(system.urls.ingest);
 
     log(`warm-up: ${warmup} batches of ${size}`);
@@ -188,16 +190,19 @@ async function main(): Promise<void> {
     const loadBefore = loadavg()[0] as number;
     log(`measured: ${batches} batches of ${size}, ${inFlight} in flight`);
     const cpuBefore = cpuSecondsSplit(ingest.pid);
+    const ledgerBefore = cpuSecondsSplit(ledger.pid);
     const started = performance.now();
     measuredStart = started;
     const failures = await run(url, { count: batches, inFlight, games, size });
     measuredEnd = performance.now();
     const seconds = (measuredEnd - started) / 1000;
     const cpuAfter = cpuSecondsSplit(ingest.pid);
+    const ledgerAfter = cpuSecondsSplit(ledger.pid);
     const loadAfter = loadavg()[0] as number;
     const events = batches * size;
     const userUs = ((cpuAfter.user - cpuBefore.user) * 1e6) / events;
     const systemUs = ((cpuAfter.system - cpuBefore.system) * 1e6) / events;
+    const ledgerUs = ((ledgerAfter.user - ledgerBefore.user + ledgerAfter.system - ledgerBefore.system) * 1e6) / events;
     figures = {
       batches,
       size,
@@ -209,6 +214,7 @@ async function main(): Promise<void> {
       ingestCpuUsPerEvent: userUs + systemUs,
       ingestUserUsPerEvent: userUs,
       ingestSystemUsPerEvent: systemUs,
+      ledgerCpuUsPerEvent: ledgerUs,
       failures,
       loadBefore,
       loadAfter,
@@ -216,6 +222,7 @@ async function main(): Promise<void> {
     process.stdout.write(
       [
         `EDGE CPU PER EVENT, batches of ${size}: ingest ${(userUs + systemUs).toFixed(1)} µs (user ${userUs.toFixed(1)}, system ${systemUs.toFixed(1)}; target: 40 or less)`,
+        `the ledger beside it: ${ledgerUs.toFixed(1)} µs per event (user + system)`,
         `${batches} batches, ${inFlight} in flight, ${(events / seconds).toFixed(0)} events/s wall, failures ${JSON.stringify(failures)}`,
         `load average (1 min): ${loadBefore.toFixed(2)} before, ${loadAfter.toFixed(2)} after`,
         '',
@@ -227,14 +234,17 @@ async function main(): Promise<void> {
     await system.stop();
   }
   // The profile's samples of the measured window only (not the start nor the warm-up): its stages in shares.
-  for (const file of profileDir ? readdirSync(profileDir).filter((n) => n.startsWith('ingest.')) : []) {
+  const profiles = profileDir
+    ? readdirSync(profileDir).filter((n) => n.startsWith('ingest.') || n.startsWith('ledger.'))
+    : [];
+  for (const file of profiles) {
     const profile = measuredWindow(
       JSON.parse(readFileSync(join(profileDir as string, file), 'utf8')),
       windowBeforeStopS,
     );
-    process.stdout.write(
-      `\nCPU PROFILE ${file}, the measured window\n${summarizeCpuProfile(profile, 20)}\n${summarizeStages(profile)}\n`,
-    );
+    // The stages are the edge's (load/lib/cpuprofile.ts); the ledger's profile is shown by its top functions.
+    const stages = file.startsWith('ingest.') ? `\n${summarizeStages(profile)}` : '';
+    process.stdout.write(`\nCPU PROFILE ${file}, the measured window\n${summarizeCpuProfile(profile, 30)}${stages}\n`);
   }
   if (values.json) writeFileSync(values.json, `${JSON.stringify(figures, null, 2)}\n`);
 }

@@ -853,6 +853,9 @@ test("a game's state shows as banners: under 10 % of its budget left, then used 
       eventType: 'bonus',
       occurredAt: new Date().toISOString(),
     });
+  // The gateway holds this game page's subscription before the event: a decision made while the page's subscription
+  // is still being set up reaches the page only at its next safety-net read (30 s), longer than a wait here.
+  await until(async () => (await liveSubscriptions(system.url)) >= 1, 'the page subscription', WAIT.timeout);
   expect((await event()).body.data.status).toBe('accepted');
   const banner = page.getByTestId('banner-budget');
   await banner.filter({ hasText: 'Less than 10 % of the budget is left' }).waitFor(WAIT);
