@@ -330,9 +330,15 @@ export class EventRepository {
     if (!row) throw new Error('ledger.record_events returned no row');
     const decided = parseRecordEvents(row.d, live);
     let next = 0;
-    const late = new DeadlinePassedError('its transaction started');
+    // Made only when an event was left out (an Error captures a stack trace: 0.9 % of the ledger's busy time in
+    // bench:edge's profile when it was made for every call).
+    let late: DeadlinePassedError | undefined;
     return batches.map((batch) =>
-      batch.map((event) => (live[next] === event ? (decided[next++] as RecordResult) : new Rejected(late))),
+      batch.map((event) => {
+        if (live[next] === event) return decided[next++] as RecordResult;
+        late ??= new DeadlinePassedError('its transaction started');
+        return new Rejected(late);
+      }),
     );
   }
 
