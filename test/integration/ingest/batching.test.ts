@@ -279,6 +279,20 @@ async function twoCallsWaitForLocks(db: string, failure: string): Promise<void> 
   }
 }
 
+/** A fresh event of game 2's own key for player `player` of the world (the statement tests' events). */
+function freshOfOwnKey(world: Parameters<typeof instantiate>[0], player: number, payload: string) {
+  return instantiate(world, {
+    game: 2,
+    key: 'own',
+    player,
+    type: 0,
+    eventId: randomUUID(),
+    payload,
+    occurredOffsetMs: 0,
+    receivedAtMs: Date.now(),
+  });
+}
+
 describe('batched decisions: batch size 1 and N decide exactly as one event at a time', () => {
   let db: string;
   let database: Database;
@@ -500,16 +514,7 @@ describe('batched decisions: batch size 1 and N decide exactly as one event at a
   ])('a previous signature (%s) decides as the current one', async (_, args, oneKey) => {
     const world = await createWorld(db);
     const events = [0, 1].map((i) => ({
-      ...instantiate(world, {
-        game: 2,
-        key: 'own',
-        player: i,
-        type: 0,
-        eventId: randomUUID(),
-        payload: `old ${i}`,
-        occurredOffsetMs: 0,
-        receivedAtMs: Date.now(),
-      }),
+      ...freshOfOwnKey(world, i, `old ${i}`),
       metadataJson: `{"old":${i}}`,
     }));
     // A previous version's statement: nine arguments (no proposed ids), or eight (no metadata either).
@@ -540,16 +545,7 @@ describe('batched decisions: batch size 1 and N decide exactly as one event at a
   it('a fresh decision takes the id the ledger proposed for it; a replay answers the stored one', async () => {
     const world = await createWorld(db);
     const events = [0, 1].map((i) => ({
-      ...instantiate(world, {
-        game: 2,
-        key: 'own',
-        player: i,
-        type: 0,
-        eventId: randomUUID(),
-        payload: `proposed ${i}`,
-        occurredOffsetMs: 0,
-        receivedAtMs: Date.now(),
-      }),
+      ...freshOfOwnKey(world, i, `proposed ${i}`),
       decisionId: randomUUID(),
     }));
     const results = await repository.recordEvents(events);
@@ -571,16 +567,7 @@ describe('batched decisions: batch size 1 and N decide exactly as one event at a
   it('the current signature stores the metadata of each fresh decision, and none for an event without', async () => {
     const world = await createWorld(db);
     const events = [0, 1].map((i) => ({
-      ...instantiate(world, {
-        game: 2,
-        key: 'own',
-        player: i,
-        type: 0,
-        eventId: randomUUID(),
-        payload: `new ${i}`,
-        occurredOffsetMs: 0,
-        receivedAtMs: Date.now(),
-      }),
+      ...freshOfOwnKey(world, i, `new ${i}`),
       metadataJson: i === 0 ? '{"a":"\\"quoted\\" \\\\ {x}","n":1}' : undefined,
     }));
     const results = await repository.recordEvents(events);
