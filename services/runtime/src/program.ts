@@ -359,7 +359,13 @@ export async function runStandalone<C>(module: ProgramModule<C>): Promise<void> 
           throw new AppError('PLATFORM_UNAVAILABLE', `${module.name} is starting; retry later.`);
         }),
     ],
-    readiness: async () => ({ nats: transport?.isReady() ?? false, ...(module.database ? { database: false } : {}) }),
+    // Never ready: this app only holds the port until the program's own app is handed to the server (a program
+    // without a database would otherwise say ready once NATS answers, while its routes still answered 503 above).
+    readiness: async () => ({
+      nats: transport?.isReady() ?? false,
+      ...(module.database ? { database: false } : {}),
+      started: false,
+    }),
     isShuttingDown: () => lifecycle.stopping,
     trustProxy: common.trustProxy,
   });

@@ -25,7 +25,7 @@ describe('program lifecycle', () => {
       expect(await status(`${ingest.url}/healthz`)).toBe(200);
       const ready = await fetch(`${ingest.url}/readyz`);
       expect(ready.status).toBe(503);
-      expect(((await ready.json()) as { checks: unknown }).checks).toEqual({ nats: false });
+      expect(((await ready.json()) as { checks: unknown }).checks).toEqual({ nats: false, started: false });
       // Any other route: 503 with Retry-After, not a 404 of a half-started program.
       const early = await fetch(`${ingest.url}/api/game-sdk/v2/config?publicKey=x`);
       expect(early.status).toBe(503);
