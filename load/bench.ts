@@ -46,7 +46,8 @@ Options:
                         with at most --peak-vus in flight (open model)                  default closed
   --peak-vus N          requests in flight in the peak phase (at most, with --peak-rate N) default 64
   --batch-duration D    the batch mode: batches of 20 in a closed loop; 0s: skipped      default 20s
-  --batch-vus N         batch requests in flight in the batch mode (8 x 20 events)      default 8
+  --batch-vus N         batch requests of 20 events in flight in the batch mode (as many
+                        as pgbench's clients)                                            default 16
   --step-duration D     each step of the searches for the rate at p99 <= 25 ms (the
                         service's after 2 s of warm-up at the same rate); 0s: skipped   default 5s
   --steps N             steps at most of each search                                     default 8
@@ -193,7 +194,7 @@ function readOptions(): BenchOptions {
     peakVus: int('peak-vus', values['peak-vus'], 64, 1, 2000),
     batchDuration:
       values['batch-duration'] === '0s' ? '0s' : duration('batch-duration', values['batch-duration'], '20s'),
-    batchVus: int('batch-vus', values['batch-vus'], 8, 1, 2000),
+    batchVus: int('batch-vus', values['batch-vus'], 16, 1, 2000),
     stepDuration: values['step-duration'] === '0s' ? '0s' : duration('step-duration', values['step-duration'], '5s'),
     steps: int('steps', values.steps, 8, 1, 30),
     pool,
