@@ -105,3 +105,38 @@ export function checkBatchEvent(event: unknown): BatchEventCheck {
   }
   return checked;
 }
+
+/**
+ * Whether a batch is answered as one 503 (CONTRACT section 11.1: only when every event met a 503 and none of them was
+ * decided) and with which message: the events' own when they all met the same one, otherwise `mixed` (the unknown
+ * outcome's, true of each: a message saying nothing was stored may not speak for an event whose outcome is unknown).
+ * An event its own request decided but whose answer was lost (`answerLost`) counts as decided.
+ */
+export class BatchRetryVerdict {
+  private readonly messages: { answerLost: string; mixed: string };
+  private every503 = true;
+  private first: string | undefined;
+  private same = true;
+
+  constructor(messages: { answerLost: string; mixed: string }) {
+    this.messages = messages;
+  }
+
+  /** An event of the batch failed with this status and message. */
+  failed(status: number, message: string): void {
+    if (status !== 503 || message === this.messages.answerLost) this.every503 = false;
+    else if (this.first === undefined) this.first = message;
+    else if (message !== this.first) this.same = false;
+  }
+
+  /** An event of the batch has a decision (fresh or replayed). */
+  decided(): void {
+    this.every503 = false;
+  }
+
+  /** The whole request's 503 message; undefined when the request is a 200 with each event's result. */
+  wholeRequestMessage(): string | undefined {
+    if (!this.every503 || this.first === undefined) return undefined;
+    return this.same ? this.first : this.messages.mixed;
+  }
+}

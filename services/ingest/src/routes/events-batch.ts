@@ -7,8 +7,8 @@
 // event-batcher.ts), and the ledger decides them in order in ledger.record_events, copies of one eventId included.
 //
 // 200 with one result per event in input order. The quota fields are those of the last fresh decision. A whole
-// request 503 only when every event met a 503 (nothing was decided; the message is the unknown-outcome one when any
-// event's outcome is unknown). An unknown or revoked key is 401 for the whole request, as for the single endpoint.
+// request 503 only when every event met a 503 and none was decided (BatchRetryVerdict: which message). An unknown or
+// revoked key is 401 for the whole request, as for the single endpoint.
 import { Buffer } from 'node:buffer';
 import type Router from '@koa/router';
 import type { Counter } from 'prom-client';
@@ -22,6 +22,7 @@ import { platformGate } from '#runtime/http/platform-gate.ts';
 import type { PlatformSwitch } from '#runtime/platform-switch.ts';
 import {
   BATCH_BODY_LIMIT_BYTES,
+  BatchRetryVerdict,
   checkBatchEvent,
   checkBatchShape,
   faultOutsideMetadata,
@@ -82,17 +83,10 @@ export function addEventBatchRoute(router: Router, deps: EventBatchRouteDeps): v
     const outcomes = requests.length === 0 ? [] : await ledger.recordAll(key.hash, requests, ctx.state.call);
 
     const pieces: Buffer[] = [RESULTS_OPEN];
-    // The whole request's 503 (every event met one): their message when they all had the same, otherwise the
-    // unknown outcome's (true of each: a message that says nothing was stored may not speak for an unknown one).
-    let every503 = true;
-    let firstMessage: string | undefined;
-    let oneMessage = true;
+    const verdict = new BatchRetryVerdict({ answerLost: EVENT_ANSWER_LOST, mixed: EVENT_OUTCOME_UNKNOWN });
     const failed = (error: AppError): void => {
       if (pieces.length > 1) pieces.push(COMMA);
-      // An event its own request decided, whose answer was lost: something of the batch was decided.
-      if (error.status !== 503 || error.message === EVENT_ANSWER_LOST) every503 = false;
-      else if (firstMessage === undefined) firstMessage = error.message;
-      else if (error.message !== firstMessage) oneMessage = false;
+      verdict.failed(error.status, error.message);
       pieces.push(failedItem(error));
     };
     // The decisions counter's increments, one per distinct label set of the request (prom-client hashes the labels
@@ -127,7 +121,7 @@ export function addEventBatchRoute(router: Router, deps: EventBatchRouteDeps): v
           });
         }
         if (!reply.replayed && reply.quota) lastFresh = reply;
-        every503 = false;
+        verdict.decided();
         if (pieces.length > 1) pieces.push(COMMA);
         pieces.push(DECIDED_OPEN, result, DECIDED_CLOSE);
       }
@@ -135,7 +129,8 @@ export function addEventBatchRoute(router: Router, deps: EventBatchRouteDeps): v
       // Counted as they were decided, also when a later event ends the request (a key unknown: 401).
       for (const { labels, events: n } of counted.values()) deps.decisions?.inc(labels, n);
     }
-    if (every503) throw new AppError('retry_later', oneMessage ? (firstMessage as string) : EVENT_OUTCOME_UNKNOWN);
+    const retryMessage = verdict.wholeRequestMessage();
+    if (retryMessage !== undefined) throw new AppError('retry_later', retryMessage);
     ctx.res.setHeader('Cache-Control', 'no-store');
     if (lastFresh?.quota) setQuotaHeaders(ctx.res, lastFresh.quota);
     pieces.push(RESULTS_CLOSE);

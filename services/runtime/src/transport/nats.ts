@@ -93,7 +93,7 @@ export const NATS_CONNECT_TIMEOUT_MS = 2000;
  * A connection's reply inbox prefix: its option, or `_INBOX.<connectionName>` (the program's name: the NATS user the
  * recommended authorization gives that program may subscribe to `_INBOX.<program>.>` only).
  */
-export function inboxPrefixOf(options: Pick<NatsTransportOptions, 'connectionName' | 'inboxPrefix'>): string {
+function inboxPrefixOf(options: Pick<NatsTransportOptions, 'connectionName' | 'inboxPrefix'>): string {
   return options.inboxPrefix ?? `_INBOX.${options.connectionName}`;
 }
 
@@ -116,14 +116,15 @@ export class NatsTransport implements Transport {
   /** Requests waiting for the connection to come back (undeliveredWaitMs). */
   private readonly reconnectWaiters = new Set<() => void>();
 
-  private constructor(nc: NatsConnection, options: NatsTransportOptions) {
+  private constructor(nc: NatsConnection, options: NatsTransportOptions, inboxPrefix: string) {
     this.nc = nc;
     this.options = options;
-    this.inbox = new ReplyInbox(nc, inboxPrefixOf(options));
+    this.inbox = new ReplyInbox(nc, inboxPrefix);
     void this.watchStatus();
   }
 
   static async connect(options: NatsTransportOptions): Promise<NatsTransport> {
+    const inboxPrefix = inboxPrefixOf(options);
     const nc = await connect({
       servers: options.url.split(',').map((s) => s.trim()),
       name: options.connectionName,
@@ -139,11 +140,11 @@ export class NatsTransport implements Transport {
       // transport's own requests go through ReplyInbox, below, which makes no Error unless a request fails.)
       noAsyncTraces: true,
       // nats.js's own requests (none of ours: ReplyInbox below) would use it too.
-      inboxPrefix: inboxPrefixOf(options),
+      inboxPrefix,
       ...natsSecurityOptions(options.security ?? NATS_NO_SECURITY),
     });
     options.logger.info({ server: nc.getServer() }, 'connected to NATS');
-    return new NatsTransport(nc, options);
+    return new NatsTransport(nc, options, inboxPrefix);
   }
 
   /**
