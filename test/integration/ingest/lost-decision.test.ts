@@ -1,9 +1,12 @@
 // CONTRACT section 7: a 503 never claims that nothing was stored unless that is known; a retry with the same eventId
 // answers the stored decision. Here the ledger's database connection is cut at chosen moments (a TCP proxy between
 // the ledger and PostgreSQL), and the ledger is made to receive an event without ever answering.
+import { fromBinary } from '@bufbuild/protobuf';
 import { connect } from '@nats-io/transport-node';
 import { pino } from 'pino';
 import { EVENT_ANSWER_LOST } from '#runtime/contracts/event-answer-lost.ts';
+import { DecisionCommittedSchema } from '#runtime/contracts/gen/rewards/v1/notices_pb.ts';
+import { decisionsSubject } from '#runtime/contracts/subjects.ts';
 import { migrate } from '#runtime/db/database.ts';
 import { identityMigrations } from '../../../services/identity-admission/src/migrations/index.ts';
 import { ledgerMigrations } from '../../../services/ledger/src/migrations/index.ts';
@@ -59,10 +62,19 @@ describe("the ledger's database connection breaks during a decision", () => {
 
   it('after the commit: 503 saying the event was decided (its own decision is no replay); the retry answers it', async () => {
     const body = eventBody(world);
+    // The live decisions of the game, as the gateway's subscription hears them.
+    const watcher = await connect({ servers: nats.url });
+    const notices = watcher.subscribe(decisionsSubject(world.game.gameId), { max: 1 });
+    await watcher.flush();
     // The server's answer to record_events carries the outcome "decided"; it is sent after the commit.
     const cut = proxy.cutWhen('toClient', Buffer.from('"decided"'));
     const response = await postEvent(system.url, world.key.value, body);
     await cut;
+    // The decision is fresh and committed: its live notice is published although its answer was lost.
+    let noticed: string | undefined;
+    for await (const message of notices) noticed = fromBinary(DecisionCommittedSchema, message.data).decision?.eventId;
+    await watcher.close();
+    expect(noticed).toBe(body.eventId.toLowerCase());
     // The request decided the event itself: a replay would say an earlier request did, and the fresh decision's
     // quota figures were in the lost answer (CONTRACT sections 7 and 11).
     expectError(response, 503, 'retry_later');

@@ -65,7 +65,13 @@ type RecordEventOutcomeInit = MessageInitShape<typeof RecordEventOutcomeSchema>;
 
 export function eventEndpoints(deps: EventEndpointDeps, config: EventEndpointConfig): EndpointBinding[] {
   const events = new EventRepository(deps.database);
-  const failures = eventFailures(events, deps.logger);
+  // A fresh decision, committed: its live notice, fire-and-forget (publish never throws nor waits; a lost notice
+  // loses nothing but a live view). Also for a decision whose answer to this request was lost.
+  const publishDecision = (decision: ReturnType<typeof toDecisionMessage>) =>
+    deps.transport?.publish(decisionsTopic, decisionsSubject(decision.gameId), { decision });
+  const failures = eventFailures(events, deps.logger, (params, decision) =>
+    publishDecision(toDecisionMessage(params.eventId.toLowerCase(), decision)),
+  );
   const batcher = decisionBatcher(events, config, decisionBatchMetrics(deps.metrics), deps.logger);
 
   /** One event, validated and decided (through its key's batch); throws the AppError RecordEvent answers. */
@@ -76,11 +82,8 @@ export function eventEndpoints(deps: EventEndpointDeps, config: EventEndpointCon
     if (result.outcome !== 'decided' && result.outcome !== 'replayed') throw outcomeError(result.outcome);
     // PostgreSQL's spelling of the UUID (lower case), as the records list it.
     const decision = toDecisionMessage(request.eventId.toLowerCase(), result.decision);
-    // A fresh decision, committed: its live notice, fire-and-forget (publish never throws nor waits; a lost notice
-    // loses nothing but a live view). Published before the reply is encoded, in the same flush.
-    if (result.outcome === 'decided') {
-      deps.transport?.publish(decisionsTopic, decisionsSubject(decision.gameId), { decision });
-    }
+    // Published before the reply is encoded, in the same flush.
+    if (result.outcome === 'decided') publishDecision(decision);
     return {
       decision,
       replayed: result.outcome === 'replayed',

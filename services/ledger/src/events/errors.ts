@@ -16,6 +16,7 @@ import {
   type RecordEventParams,
   type RecordOutcome,
   type RecordResult,
+  type StoredDecision,
 } from './repository.ts';
 
 /**
@@ -66,7 +67,15 @@ export interface EventFailures {
   decision(params: RecordEventParams, error: unknown): Promise<RecordResult>;
 }
 
-export function eventFailures(events: Pick<EventRepository, 'storedDecision'>, logger: Logger): EventFailures {
+/**
+ * @param ownDecisionFound told of a decision this request made itself but whose answer was lost (EVENT_ANSWER_LOST):
+ *   fresh and committed, so its live notice is still owed.
+ */
+export function eventFailures(
+  events: Pick<EventRepository, 'storedDecision'>,
+  logger: Logger,
+  ownDecisionFound?: (params: RecordEventParams, decision: StoredDecision) => void,
+): EventFailures {
   const notStored = (error: unknown): never => {
     if (error instanceof QueueFullError) {
       logger.warn({ err: error }, 'ledger event queue full');
@@ -115,6 +124,7 @@ export function eventFailures(events: Pick<EventRepository, 'storedDecision'>, l
     // This request's own decision (the id the ledger proposed for it): committed, but its answer (with the quota
     // figures of a fresh decision) is lost; not a replay, which would say that an earlier request decided it.
     if (stored.outcome === 'replayed' && params.decisionId !== undefined && stored.decision.id === params.decisionId) {
+      ownDecisionFound?.(params, stored.decision);
       throw new AppError('retry_later', EVENT_ANSWER_LOST);
     }
     return stored;
