@@ -2,29 +2,39 @@
 // a steady rate (open model) alone, then beside game A's flood (a closed loop of many requests always in flight, in a
 // child process of its own so that its load does not delay B's clock); B's latency percentiles are printed for both,
 // with their ratio, A's completed rate and the machine's load average. The five programs run as separate processes
-// on real PostgreSQL (durable) and NATS, as in npm run bench. Figures in docs/reliability.md, "Fair ingest".
+// on real PostgreSQL (durable) and NATS, as in npm run bench. Then the database's own floor of the same comparison:
+// B's decisions through pgbench (the same SQL) alone and beside A's as pgbench clients in a closed loop, and the
+// ratio of the two ratios. Figures in docs/reliability.md, "Fair ingest".
 import { fork } from 'node:child_process';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
-import { loadavg, tmpdir } from 'node:os';
+import { availableParallelism, loadavg, setPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { createFixtures, EVENT_TYPE, playerId } from './lib/fixtures.ts';
+import { createFixtures, EVENT_TYPE, playerId, RATE_LIMIT } from './lib/fixtures.ts';
 import { createLoadIdentity } from './lib/identity.ts';
+import { runPgbench, type Side } from './lib/pgbench.ts';
 import { percentile } from './lib/proc.ts';
+import { recordEventStatement } from './lib/single-event.ts';
 import { startLoadSystem } from './lib/system.ts';
 
 const HELP = `Usage: npm run bench:fair -- [options]
 
 Options:
-  --flood N          game A's requests always in flight (closed loop)       default 1000
-  --rate N           game B's events per second (open model)                default 50
-  --duration S       measured seconds of each phase (B alone, B beside A)   default 20
-  --warmup S         seconds of A's flood before B is measured beside it    default 5
-  --key-in-flight N  INGEST_EVENT_KEY_IN_FLIGHT_MAX of the run              default: the program's default
-  --json FILE        also write the figures as JSON to FILE
-  --help             this text
+  --flood N            game A's requests always in flight (closed loop)     default 1000
+  --rate N             game B's events per second (open model)              default 50
+  --duration S         measured seconds of each phase (B alone, B beside A) default 20
+  --warmup S           seconds of A's flood before B is measured beside it  default 5
+  --key-in-flight N    INGEST_EVENT_KEY_IN_FLIGHT_MAX of the run            default: the program's
+  --flood-nice N       the flood's client process at this nice value (19: it runs when the service
+                       leaves a CPU idle, as a client on other machines would not compete)  default 0
+  --pgbench-clients N  the database's floor: A's flood as N pgbench clients, one decision per
+                       transaction (0: no floor)   default: the CPUs (the ledger's default pool,
+                       the connections by which a flood reaches the database)
+  --json FILE          also write the figures as JSON to FILE
+  --help               this text
 
 Environment: DATABASE_URL / NATS_URL to use existing servers (as npm run load).
 `;
@@ -124,10 +134,27 @@ async function quiet(url: string, rate: number, seconds: number) {
   return {
     requests: results.length,
     p50Ms: percentile(sorted, 50),
+    p90Ms: percentile(sorted, 90),
     p99Ms: percentile(sorted, 99),
+    /** Requests per latency band (ms): where the tail sits. */
+    bands: latencyBands(sorted),
     maxMs: sorted[sorted.length - 1] ?? Number.NaN,
     statuses,
   };
+}
+
+const BAND_EDGES_MS = [5, 10, 20, 30, 40, 50, 80];
+
+/** How many of the (sorted) latencies fall in each band: `<5`, `5-10`, ..., `>=80` ms. */
+function latencyBands(sorted: Float64Array): Record<string, number> {
+  const bands: Record<string, number> = {};
+  let lower = 0;
+  for (const edge of [...BAND_EDGES_MS, Number.POSITIVE_INFINITY]) {
+    const label = edge === Number.POSITIVE_INFINITY ? `>=${lower}` : lower === 0 ? `<${edge}` : `${lower}-${edge}`;
+    bands[label] = sorted.filter((ms) => ms >= lower && ms < edge).length;
+    lower = edge;
+  }
+  return bands;
 }
 
 /** One figure of a program's /metrics (the first sample of `name`), NaN when absent or unreachable. */
@@ -160,6 +187,67 @@ function sampleQueues(ingestUrl: string, ledgerUrl: string) {
   };
 }
 
+/**
+ * The pgbench script of one fresh decision of game g (the single-event statement, one event per transaction, on
+ * game g's key as this bench stores it and a random player of g).
+ */
+function pgbenchScript(g: number): string {
+  const hash = createHash('sha256').update(keyValue(g)).digest('hex');
+  return `\\set p random(1, ${PLAYERS})\n${recordEventStatement([
+    `'\\x${hash}'::bytea`,
+    'gen_random_uuid()',
+    `('00000000-0000-4000-8000-' || lpad((${g} * 10000 + :p)::text, 12, '0'))::uuid`,
+    `'${EVENT_TYPE}'`,
+    '(extract(epoch from clock_timestamp()) * 1000)::bigint',
+    `sha256(convert_to(gen_random_uuid()::text, 'UTF8'))`,
+    'null',
+    String(RATE_LIMIT),
+  ])}\n`;
+}
+
+/**
+ * The database's own floor of the same comparison: game B's decisions at `rate`/s through pgbench (open model, each
+ * latency from its scheduled start) alone, then beside game A's decisions in a closed loop of `clients` pgbench
+ * clients, on the same database and SQL. What B's p99 ratio is when nothing but PostgreSQL (its CPU and one WAL,
+ * flushed for every commit) is shared.
+ */
+async function databaseFloor(run: {
+  url: string;
+  database: string;
+  rate: number;
+  seconds: number;
+  warmupS: number;
+  clients: number;
+}): Promise<{ alone: Side; beside: Side; a: Side }> {
+  const dir = join(tmpdir(), `bench-fair-pgbench-${randomBytes(4).toString('hex')}`);
+  const side = (name: string, g: number, options: { clients: number; seconds: number; rate?: number }) => {
+    const folder = join(dir, name);
+    mkdirSync(folder, { recursive: true });
+    const script = join(folder, 'script.sql');
+    writeFileSync(script, pgbenchScript(g));
+    return runPgbench({
+      url: run.url,
+      database: run.database,
+      script,
+      clients: options.clients,
+      threads: 1,
+      seconds: options.seconds,
+      defines: {},
+      dir: folder,
+      measured: true,
+      ...(options.rate === undefined ? {} : { rate: options.rate }),
+    });
+  };
+  const bClients = 4; // enough that B's schedule never waits for a client
+  log(`database floor: pgbench B alone at ${run.rate}/s for ${run.seconds} s`);
+  const alone = await side('alone', 2, { clients: bClients, seconds: run.seconds, rate: run.rate });
+  log(`database floor: pgbench A, ${run.clients} clients; B beside it after ${run.warmupS} s`);
+  const flood = side('flood', 1, { clients: run.clients, seconds: run.warmupS + run.seconds + 1 });
+  await sleep(run.warmupS * 1000);
+  const beside = await side('beside', 2, { clients: bClients, seconds: run.seconds, rate: run.rate });
+  return { alone, beside, a: await flood };
+}
+
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
@@ -168,6 +256,8 @@ async function main(): Promise<void> {
       duration: { type: 'string', default: '20' },
       warmup: { type: 'string', default: '5' },
       'key-in-flight': { type: 'string' },
+      'flood-nice': { type: 'string', default: '0' },
+      'pgbench-clients': { type: 'string', default: String(availableParallelism()) },
       json: { type: 'string' },
       'flood-url': { type: 'string' },
       help: { type: 'boolean', default: false },
@@ -218,6 +308,8 @@ async function main(): Promise<void> {
     const child = fork(new URL(import.meta.url).pathname, ['--flood-url', url, '--flood', String(concurrency)], {
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
+    const floodNice = Number(values['flood-nice']);
+    if (floodNice !== 0 && child.pid !== undefined) setPriority(child.pid, floodNice);
     const floodFigures = new Promise<{ rate: number; completed: number; statuses: Record<string, number> }>((resolve) =>
       child.once('message', (m) => resolve(m as never)),
     );
@@ -236,21 +328,60 @@ async function main(): Promise<void> {
     await exited;
 
     const ratio = beside.p99Ms / alone.p99Ms;
-    const figures = { flood: concurrency, rate, durationS, alone, beside, a, ratio, loadBefore, loadBeside, queues };
+    const pgbenchClients = Number(values['pgbench-clients']);
+    const floor =
+      pgbenchClients > 0
+        ? await databaseFloor({
+            url: system.databaseUrl,
+            database: system.databaseName,
+            rate,
+            seconds: durationS,
+            warmupS,
+            clients: pgbenchClients,
+          })
+        : undefined;
+    const floorRatio = floor ? floor.beside.p99Ms / floor.alone.p99Ms : undefined;
+    const side = (s: Side) => ({ decisions: s.decisions, perSecond: s.perSecond, p50Ms: s.p50Ms, p99Ms: s.p99Ms });
+    const figures = {
+      flood: concurrency,
+      floodNice,
+      rate,
+      durationS,
+      alone,
+      beside,
+      a,
+      ratio,
+      loadBefore,
+      loadBeside,
+      queues,
+      ...(floor && {
+        floor: { clients: pgbenchClients, alone: side(floor.alone), beside: side(floor.beside), a: side(floor.a) },
+        floorRatio,
+      }),
+    };
     const ms = (v: number) => v.toFixed(1);
     process.stdout.write(
       [
-        `B alone         (${rate}/s): p50 ${ms(alone.p50Ms)} ms, p99 ${ms(alone.p99Ms)} ms, max ${ms(alone.maxMs)} ms, statuses ${JSON.stringify(alone.statuses)}`,
-        `B beside A      (${rate}/s): p50 ${ms(beside.p50Ms)} ms, p99 ${ms(beside.p99Ms)} ms, max ${ms(beside.maxMs)} ms, statuses ${JSON.stringify(beside.statuses)}`,
-        `A (${concurrency} in flight): ${a.rate.toFixed(0)} events/s completed, statuses ${JSON.stringify(a.statuses)}`,
+        `B alone         (${rate}/s): p50 ${ms(alone.p50Ms)} ms, p90 ${ms(alone.p90Ms)} ms, p99 ${ms(alone.p99Ms)} ms, max ${ms(alone.maxMs)} ms, statuses ${JSON.stringify(alone.statuses)}`,
+        `  latency bands, ms: ${JSON.stringify(alone.bands)}`,
+        `B beside A      (${rate}/s): p50 ${ms(beside.p50Ms)} ms, p90 ${ms(beside.p90Ms)} ms, p99 ${ms(beside.p99Ms)} ms, max ${ms(beside.maxMs)} ms, statuses ${JSON.stringify(beside.statuses)}`,
+        `  latency bands, ms: ${JSON.stringify(beside.bands)}`,
+        `A (${concurrency} in flight${floodNice === 0 ? '' : `, its client at nice ${floodNice}`}): ${a.rate.toFixed(0)} events/s completed, statuses ${JSON.stringify(a.statuses)}`,
         `RATIO B p99 beside A / alone: ${ratio.toFixed(2)} (target <= 2)`,
         `queues beside A (max of 1 s samples): edge ${queues.edgeMax}, ledger ${queues.ledgerMax} events waiting`,
         `load average (1 min): ${loadBefore.toFixed(2)} before, ${loadBeside.toFixed(2)} at the end of the flood`,
+        ...(floor && floorRatio !== undefined
+          ? [
+              `DATABASE FLOOR (pgbench of the same SQL, one decision per transaction, B at ${rate}/s, A ${pgbenchClients} clients in a closed loop):`,
+              `  B alone p50 ${ms(floor.alone.p50Ms)} ms, p99 ${ms(floor.alone.p99Ms)} ms; beside A p50 ${ms(floor.beside.p50Ms)} ms, p99 ${ms(floor.beside.p99Ms)} ms; A ${floor.a.perSecond.toFixed(0)} decisions/s`,
+              `  latency bands beside A, ms: ${JSON.stringify(latencyBands(floor.beside.latenciesMs))}`,
+              `RATIO B p99 beside A / alone, pgbench: ${floorRatio.toFixed(2)}; the service's / the database's: ${(ratio / floorRatio).toFixed(2)}`,
+            ]
+          : []),
         '',
       ].join('\n'),
     );
     if (values.json) {
-      const { writeFileSync } = await import('node:fs');
       writeFileSync(values.json, `${JSON.stringify(figures, null, 2)}\n`);
     }
   } finally {
