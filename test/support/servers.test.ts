@@ -1,8 +1,9 @@
 // The servers the global setup gives the tests answer: a NATS request reaches a subscriber and comes back, and
-// PostgreSQL runs a query.
+// PostgreSQL runs a query. And the free ports the launcher hands out to programs are never the same twice.
 import { randomUUID } from 'node:crypto';
 import { connect } from '@nats-io/transport-node';
 import { sql } from './database.ts';
+import { freePort } from './servers.ts';
 
 describe('test servers', () => {
   it('exposes a reachable NATS server to the tests: a request gets its reply', async () => {
@@ -26,5 +27,13 @@ describe('test servers', () => {
     expect(await sql<{ answer: number }>(process.env.TEST_DATABASE_URL!, 'select 6 * 7 as answer')).toEqual([
       { answer: 42 },
     ]);
+  });
+
+  it('never hands out the same free port twice, even once it is free again', async () => {
+    // The fault suite starts replicas one after the other; a port handed out to one still starting (not bound yet) is
+    // what the kernel may give the next bind(0), and two programs on one port fail one of them (EADDRINUSE).
+    const ports: number[] = [];
+    for (let i = 0; i < 200; i++) ports.push(await freePort());
+    expect(new Set(ports).size).toBe(ports.length);
   });
 });

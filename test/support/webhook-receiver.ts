@@ -80,12 +80,3 @@ export async function addOwner(url: string, organizationId: string, identityUser
     [organizationId, identityUserId],
   );
 }
-
-/** A free port on 127.0.0.1 that nothing listens on (for a receiver that is down, then started on it). */
-export async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  return port;
-}

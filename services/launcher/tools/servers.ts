@@ -8,17 +8,30 @@ import * as net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-/** A TCP port nothing listens on at this moment (on 127.0.0.1). */
+/** Ports this process has handed out: a port is free until its program binds it, which can take seconds. */
+const handedOut = new Set<number>();
+
+/**
+ * A TCP port nothing listens on now, never one this process handed out before: the kernel may give a port that was
+ * just closed to the next bind(0), so two programs started one after the other (the first still starting, its port
+ * not bound yet) could otherwise both get it, and the slower one fail with EADDRINUSE.
+ */
 export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+  for (;;) {
+    const port = await new Promise<number>((resolve, reject) => {
+      const server = net.createServer();
+      server.unref();
+      server.on('error', reject);
+      server.listen(0, '127.0.0.1', () => {
+        const address = server.address();
+        server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+      });
     });
-  });
+    if (!handedOut.has(port)) {
+      handedOut.add(port);
+      return port;
+    }
+  }
 }
 
 /** True once something accepts TCP connections on 127.0.0.1:port. */

@@ -6,8 +6,9 @@ import { developer, ok } from '../../support/console.ts';
 import { sql } from '../../support/database.ts';
 import { eventBody, expectDecision, postEvent, until } from '../../support/ingest.ts';
 import { createEventWorld } from '../../support/ledger-fixtures.ts';
+import { freePort } from '../../support/servers.ts';
 import { startTestSystem, type TestSystem } from '../../support/system.ts';
-import { addOwner, freePort, WebhookReceiver } from '../../support/webhook-receiver.ts';
+import { addOwner, WebhookReceiver } from '../../support/webhook-receiver.ts';
 
 const DOWN_MS = 20_000;
 const EVENTS = 30;
