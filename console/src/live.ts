@@ -24,6 +24,7 @@ interface CloseInfo {
 }
 let lastClose: CloseInfo | undefined;
 const connectedListeners = new Set<() => void>();
+const subscribedListeners = new Set<() => void>();
 
 const socketUrl = () =>
   `${window.location.protocol === 'https:' ? 'wss:' : 'ws:'}//${window.location.host}${GRAPHQL_PATH}`;
@@ -49,6 +50,12 @@ const socket = createClient({
       const { code, reason } = event as CloseInfo;
       lastClose = { code, reason };
     },
+    // The gateway pings `{subscribed: id}` once a subscription is live on its side (gateway/src/graphql/live.ts): a
+    // decision committed before that reached no socket, so the page reads the decisions once more.
+    ping: (received, payload) => {
+      if (!received || payload?.subscribed === undefined) return;
+      for (const listener of [...subscribedListeners]) listener();
+    },
   },
 });
 
@@ -72,6 +79,8 @@ export interface LiveDecisions {
   received: EventRecord[];
   /** How many decisions arrived over the socket since the page opened (charts refetch on each change). */
   count: number;
+  /** How many times the gateway said a subscription became live (the page reads the decisions again on each). */
+  subscribed: number;
 }
 
 /** What a failed socket or subscription says, for the indicator. */
@@ -94,9 +103,10 @@ export function useLiveDecisions(gameId: string): LiveDecisions {
     detail: 'connecting to live updates',
     received: [],
     count: 0,
+    subscribed: 0,
   });
   useEffect(() => {
-    setState({ mode: 'polling', detail: 'connecting to live updates', received: [], count: 0 });
+    setState({ mode: 'polling', detail: 'connecting to live updates', received: [], count: 0, subscribed: 0 });
     let stopped = false;
     let failures = 0;
     let retry: ReturnType<typeof setTimeout> | undefined;
@@ -107,6 +117,10 @@ export function useLiveDecisions(gameId: string): LiveDecisions {
       setState((s) => ({ ...s, mode: 'live', detail: '' }));
     };
     connectedListeners.add(live);
+    const subscribed = () => {
+      if (!stopped && subscription) setState((s) => ({ ...s, subscribed: s.subscribed + 1 }));
+    };
+    subscribedListeners.add(subscribed);
     const fail = (error: unknown) => {
       subscription?.unsubscribe();
       subscription = undefined;
@@ -147,6 +161,7 @@ export function useLiveDecisions(gameId: string): LiveDecisions {
     return () => {
       stopped = true;
       connectedListeners.delete(live);
+      subscribedListeners.delete(subscribed);
       if (retry) clearTimeout(retry);
       subscription?.unsubscribe();
     };

@@ -853,8 +853,8 @@ test("a game's state shows as banners: under 10 % of its budget left, then used 
       eventType: 'bonus',
       occurredAt: new Date().toISOString(),
     });
-  // The gateway holds this game page's subscription before the event: a decision made while the page's subscription
-  // is still being set up reaches the page only at its next safety-net read (30 s), longer than a wait here.
+  // The gateway holds this game page's subscription before the event, so the decision arrives over the socket (one
+  // made while the subscription is being set up shows by the read after the gateway's ping: a test of its own).
   await until(async () => (await liveSubscriptions(system.url)) >= 1, 'the page subscription', WAIT.timeout);
   expect((await event()).body.data.status).toBe('accepted');
   const banner = page.getByTestId('banner-budget');
@@ -1248,6 +1248,42 @@ test('a viewer sees the organization and its game without any write button', asy
   }
 }, 180_000);
 
+/** Signs `email` in on the page (the journey's owner by default) and opens the game Space Race. */
+async function openSpaceRace(email = ownerEmail): Promise<void> {
+  await page.goto(`${system.url}/console/`);
+  await page.getByLabel('E-mail').fill(email);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('heading', { name: 'Organizations', level: 1 }).waitFor(WAIT);
+  await mainLink('Journey Studio').click();
+  await mainLink('Game Space Race').click();
+  await page.getByRole('heading', { name: 'Game Space Race', exact: true }).waitFor(WAIT);
+}
+
+/** A new secret key of the open game (through its Keys tab; the journey revoked its own), and a linked player. */
+async function newKeyAndPlayer(name: string): Promise<{ key: string; player: { id: string } }> {
+  await gameTab('Keys');
+  await submit('New key', { 'Key name': name, Kind: 'secret' });
+  const issued = page.getByTestId('issued-key');
+  await issued.waitFor(WAIT);
+  const key = await issued.innerText();
+  const [player] = await sql<{ id: string }>(
+    system.databaseUrl!,
+    'select id from ledger.players where game_id = $1 and credits_user_id is not null limit 1',
+    [gameId],
+  );
+  return { key, player: player! };
+}
+
+/** A fresh level.up event of `playerId` posted with `key`. */
+function postLevelUp(key: string, playerId: string) {
+  return postEvent(system.url, key, {
+    eventId: randomUUID(),
+    playerId,
+    eventType: 'level.up',
+    occurredAt: new Date().toISOString(),
+  });
+}
+
 test('without the live socket the game page polls, still shows a posted event, and goes live again later', async () => {
   expect(gameId).not.toBe('');
   page = await newPage();
@@ -1263,36 +1299,15 @@ test('without the live socket the game page polls, still shows a posted event, a
     refused += 1;
     void socket.close({ code: 1013, reason: 'AUTH_UNAVAILABLE' });
   });
-  await page.goto(`${system.url}/console/`);
-  await page.getByLabel('E-mail').fill(ownerEmail);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('heading', { name: 'Organizations', level: 1 }).waitFor(WAIT);
-  await mainLink('Journey Studio').click();
-  await mainLink('Game Space Race').click();
-  await page.getByRole('heading', { name: 'Game Space Race', exact: true }).waitFor(WAIT);
+  await openSpaceRace();
   expect(await expectMode('Polling', { ...WAIT, detail: '1013 AUTH_UNAVAILABLE' })).toContain('1013 AUTH_UNAVAILABLE');
   await checkAccessibility('game-polling');
 
   // A new secret key (the journey revoked its own), then an event: it appears by polling.
-  await gameTab('Keys');
-  await submit('New key', { 'Key name': 'fallback', Kind: 'secret' });
-  const issued = page.getByTestId('issued-key');
-  await issued.waitFor(WAIT);
-  const key = await issued.innerText();
+  const { key, player } = await newKeyAndPlayer('fallback');
   await gameTab('Overview');
-  const [player] = await sql(
-    system.databaseUrl!,
-    'select id from ledger.players where game_id = $1 and credits_user_id is not null limit 1',
-    [gameId],
-  );
   const since = performance.now();
-  const posted = await postEvent(system.url, key, {
-    eventId: randomUUID(),
-    playerId: player!.id,
-    eventType: 'level.up',
-    occurredAt: new Date().toISOString(),
-  });
-  expect(posted.status).toBe(200);
+  expect((await postLevelUp(key, player.id)).status).toBe(200);
   const live = page.getByRole('table', { name: 'Live decisions' });
   await until(
     async () => (await live.getByRole('cell', { name: 'level.up', exact: true }).count()) === 2,
@@ -1307,6 +1322,45 @@ test('without the live socket the game page polls, still shows a posted event, a
   refuse = false;
   await expectMode('Live', { timeout: 90_000 });
 }, 150_000);
+
+test("a decision made while the gateway sets up the page's subscription shows at once, not at the safety net", async () => {
+  expect(gameId).not.toBe('');
+  page = await newPage();
+  // Between the page and the gateway the page's subscribe messages are held while `hold` is on: the page is live (its
+  // socket acknowledged) while the gateway has no subscription for the game yet, the window in which a decision
+  // reaches no socket. The page's reads before that window are its only view of such a decision.
+  let hold = false;
+  const held: Array<{ send(message: string): void; message: string }> = [];
+  await page.routeWebSocket(/\/graphql$/, (socket) => {
+    const server = socket.connectToServer();
+    socket.onMessage((message) => {
+      if (hold && typeof message === 'string' && JSON.parse(message).type === 'subscribe') {
+        held.push({ send: (m) => server.send(m), message });
+      } else server.send(message);
+    });
+  });
+  await openSpaceRace();
+  const { key, player } = await newKeyAndPlayer('held');
+
+  // Away and back: the page's new subscription is held; the page goes live (and reads) without it.
+  hold = true;
+  await page.getByRole('link', { name: 'Organizations', exact: true }).click();
+  await mainLink('Journey Studio').click();
+  await mainLink('Game Space Race').click();
+  await expectMode('Live');
+  await until(async () => held.length >= 1, 'the held subscribe message', WAIT.timeout);
+  const liveTable = page.getByRole('table', { name: 'Live decisions' });
+  const shown = () => liveTable.getByRole('cell', { name: 'level.up', exact: true }).count();
+  await until(async () => (await shown()) >= 1, 'the first read of the decisions', WAIT.timeout);
+  const before = await shown();
+  expect(before).toBeLessThan(20); // the table shows the newest 20: one more must show
+  expect((await postLevelUp(key, player.id)).status).toBe(200);
+  // The gateway subscribes now; its ping says the subscription is live, and the page reads once more: the decision
+  // shows well before the page's next safety-net read (30 s after it went live, longer than WAIT).
+  hold = false;
+  for (const { send, message } of held.splice(0)) send(message);
+  await until(async () => (await shown()) === before + 1, 'the decision made in the window', WAIT.timeout);
+}, 120_000);
 
 test('when the service cannot be reached the figures say they are stale, and Records shows the failure alone', async () => {
   expect(gameId).not.toBe('');
@@ -1351,12 +1405,7 @@ test('the session expiring closes the live socket (4401) and the console shows t
   await page.route('**/console/dev-session', (route) =>
     route.fulfill({ json: { data: { token, email: viewerEmail } } }),
   );
-  await page.goto(`${system.url}/console/`);
-  await page.getByLabel('E-mail').fill(viewerEmail);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('heading', { name: 'Organizations', level: 1 }).waitFor(WAIT);
-  await mainLink('Journey Studio').click();
-  await mainLink('Game Space Race').click();
+  await openSpaceRace(viewerEmail);
   await expectMode('Live');
   // The gateway closes the socket at the token's exp; the console forgets the session and asks to sign in again.
   const alert = page.getByRole('alert').filter({ hasText: 'SESSION_EXPIRED' });

@@ -42,11 +42,13 @@ export default function GamePage({
   const tab: TabId = GAME_TABS.find((t) => t.id === tabName)?.id ?? 'overview';
   const game = snapshot.games.find((g) => g.id === gameId);
   const [issued, setIssued] = useState<ActionResult[]>([]);
-  // Decisions arrive over the subscription while it works; the newest 20 are read at once and then polled every
-  // second only while it does not (every 30 s otherwise, as a safety net).
+  // Decisions arrive over the subscription while it works; the newest 20 are read at once, again once the gateway
+  // says the subscription is live (what was decided before it), and then polled every second only while it does not
+  // work (every 30 s otherwise, as a safety net).
   const live = useLiveDecisions(gameId);
   const events = usePoll(() => page('events', gameId, 20) as Promise<EventRecord[]>, gameId, 1000, 30_000, {
     live: live.mode === 'live',
+    nudge: live.subscribed,
   });
   const decisions = useMemo(() => newest(live.received, events.value ?? [], 20), [live.received, events.value]);
   const players = usePoll(() => page('players', gameId, 20) as Promise<PlayerRecord[]>, gameId, 5000);

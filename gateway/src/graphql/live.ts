@@ -627,6 +627,15 @@ export async function createLiveDecisions(options: LiveDecisionsOptions): Promis
         variableValues: payload.variables,
       };
     },
+    // The subscription is live: its resolver returned once the game's NATS subscription was (DecisionFeed.listen). A
+    // ping says so, with the subscription's id (graphql-transport-ws lets either side ping at any time; a client
+    // answers pong): every decision committed from now on reaches the socket, so a client that reads the game's
+    // decisions after this ping has missed none (the web console does: console/src/live.ts).
+    onOperation(ctx, id, _payload, _args, result) {
+      if (!(Symbol.asyncIterator in result)) return;
+      const { socket } = ctx.extra;
+      if (socket.readyState === socket.OPEN) socket.send(JSON.stringify({ type: 'ping', payload: { subscribed: id } }));
+    },
     onNext(_ctx, _id, _payload, _args, result) {
       if (!result.errors?.length) return undefined;
       return { ...result, errors: format(result.errors) } as never;

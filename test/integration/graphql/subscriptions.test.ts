@@ -4,6 +4,7 @@
 // session expiry, and two gateway replicas on one NATS each delivering every decision once.
 import { randomUUID } from 'node:crypto';
 import { pino } from 'pino';
+import WebSocket from 'ws';
 import { decisionsSubject, decisionsTopic } from '#runtime/contracts/subjects.ts';
 import { LIVE_CLOSE } from '../../../gateway/src/graphql/live.ts';
 import { startSystem } from '../../../services/all-in-one/src/system.ts';
@@ -54,6 +55,44 @@ describe('GraphQL live decisions on NATS', () => {
       expect(recorded.events.map((e) => e.eventId)).toEqual([body.eventId, next.eventId]);
     } finally {
       await live.dispose();
+    }
+  });
+
+  it('pings {subscribed: id} once a subscription is live on its side: a decision posted after the ping is delivered', async () => {
+    const dev = await developer(system);
+    const game = await eventGame(system, dev.token);
+    const socket = new WebSocket(`${system.url.replace(/^http/, 'ws')}/graphql`, 'graphql-transport-ws');
+    const messages: Array<{ type: string; id?: string; payload?: any }> = [];
+    socket.on('message', (data) => messages.push(JSON.parse(String(data))));
+    try {
+      await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject));
+      socket.send(JSON.stringify({ type: 'connection_init', payload: { Authorization: `Bearer ${dev.token}` } }));
+      await until(() => messages.some((m) => m.type === 'connection_ack'), 'connection_ack');
+      expect(messages.filter((m) => m.type === 'ping')).toEqual([]);
+      const subscribe = { query: DECISIONS, variables: { gameId: game.gameId } };
+      socket.send(JSON.stringify({ id: 'one', type: 'subscribe', payload: subscribe }));
+      await until(() => messages.some((m) => m.type === 'ping'), 'the ping');
+      expect(messages.filter((m) => m.type === 'ping')).toEqual([{ type: 'ping', payload: { subscribed: 'one' } }]);
+      // Live when it pinged: the next decision reaches the socket (no wait for the gauge, no sleep).
+      const decided = await postGameEvent(system.url, game, gameEvent(game));
+      await until(() => messages.some((m) => m.type === 'next'), 'the decision');
+      expect(messages.find((m) => m.type === 'next')).toMatchObject({
+        id: 'one',
+        payload: { data: { decisions: { eventId: decided.eventId } } },
+      });
+      // A refused subscription (a game it may not read) is answered with its error, and no ping.
+      const other = await eventGame(system, (await developer(system)).token);
+      socket.send(
+        JSON.stringify({
+          id: 'two',
+          type: 'subscribe',
+          payload: { ...subscribe, variables: { gameId: other.gameId } },
+        }),
+      );
+      await until(() => messages.some((m) => m.id === 'two' && m.type !== 'next'), 'the refusal');
+      expect(messages.filter((m) => m.type === 'ping')).toHaveLength(1);
+    } finally {
+      socket.close();
     }
   });
 

@@ -24,7 +24,8 @@ export function ChartsSection({ game, live, shownSecret, firstPlayer, sendComman
         <Charts
           game={game}
           live={live.mode === 'live'}
-          received={live.count}
+          // A decision over the socket, or the gateway's word that the subscription is live: read again.
+          received={live.count + live.subscribed}
           empty={
             <>
               {(!shownSecret || !firstPlayer) && (
