@@ -3,24 +3,33 @@
 // batch is in the database go together as one call of ledger.record_events (one round trip, one transaction).
 // The path runs one way: these handlers -> the batcher -> the repository -> SQL. What is checked is validation.ts,
 // the metrics are metrics.ts, the errors answered are errors.ts.
-import { create, type MessageInitShape } from '@bufbuild/protobuf';
 import type { Clock } from '#runtime/clock.ts';
-import { DeveloperEventSchema } from '#runtime/contracts/gen/rewards/v1/console_pb.ts';
-import type {
-  RecordEventOutcomeSchema,
-  RecordEventRequest,
-  RecordEventResponseSchema,
-} from '#runtime/contracts/gen/rewards/v1/events_pb.ts';
+import type { RecordEventRequest } from '#runtime/contracts/gen/rewards/v1/events_pb.ts';
 import { ledgerOps } from '#runtime/contracts/operations.ts';
 import { decisionsSubject, decisionsTopic } from '#runtime/contracts/subjects.ts';
 import type { Database } from '#runtime/db/database.ts';
 import type { Logger } from '#runtime/logger.ts';
 import type { Metrics } from '#runtime/metrics.ts';
-import { bind, type CallContext, type EndpointBinding, type Transport } from '#runtime/transport/operation.ts';
+import {
+  bind,
+  bindEncoded,
+  type CallContext,
+  EncodedNotice,
+  type EndpointBinding,
+  type Transport,
+} from '#runtime/transport/operation.ts';
 import { type DecisionBatchingConfig, decisionBatcher } from './batcher.ts';
 import { eventFailures, invalidPublicKey, outcomeError, outcomeOfError } from './errors.ts';
 import { decisionBatchMetrics } from './metrics.ts';
-import { EventRepository, type StoredDecision } from './repository.ts';
+import {
+  type AnswerOutcome,
+  type DecisionAnswer,
+  type EncodedDecision,
+  encodeDecision,
+  encodeRecordEventReply,
+  encodeRecordEventsReply,
+} from './reply-wire.ts';
+import { EventRepository } from './repository.ts';
 import { checkRecordEventsSize, isHash, recordEventParams } from './validation.ts';
 
 // load/bench-ledger.ts and test/integration/ingest/batching.test.ts import these from here.
@@ -39,51 +48,28 @@ export interface EventEndpointConfig extends DecisionBatchingConfig {
   eventRateLimitPerMinute: number;
 }
 
-/**
- * The decision as the API's event record: one protobuf message, made once per answer and shared by the reply and,
- * for a fresh decision, the live notice (protobuf-es takes a message as it is where a field expects one, instead of
- * copying it).
- */
-function toDecisionMessage(eventId: string, d: StoredDecision) {
-  return create(DeveloperEventSchema, {
-    id: d.id,
-    eventId,
-    gameId: d.gameId,
-    organizationId: d.organizationId,
-    playerId: d.playerId,
-    eventType: d.eventType,
-    occurredAt: new Date(d.occurredAtMs).toISOString(),
-    status: d.status,
-    reason: d.reason ?? undefined,
-    rewardCredits: d.rewardCredits,
-    createdAt: new Date(d.createdAtMs).toISOString(),
-  });
-}
-
-type RecordEventReply = MessageInitShape<typeof RecordEventResponseSchema>;
-type RecordEventOutcomeInit = MessageInitShape<typeof RecordEventOutcomeSchema>;
-
 export function eventEndpoints(deps: EventEndpointDeps, config: EventEndpointConfig): EndpointBinding[] {
   const events = new EventRepository(deps.database);
   // A fresh decision, committed: its live notice, fire-and-forget (publish never throws nor waits; a lost notice
-  // loses nothing but a live view). Also for a decision whose answer to this request was lost.
-  const publishDecision = (decision: ReturnType<typeof toDecisionMessage>) =>
-    deps.transport?.publish(decisionsTopic, decisionsSubject(decision.gameId), { decision });
+  // loses nothing but a live view). Also for a decision whose answer to this request was lost. The decision is
+  // encoded once (reply-wire.ts): the notice's bytes, whose DeveloperEvent the reply copies.
+  const publishDecision = (gameId: string, decision: EncodedDecision) =>
+    deps.transport?.publish(decisionsTopic, decisionsSubject(gameId), new EncodedNotice(decision.notice));
   const failures = eventFailures(events, deps.logger, (params, decision) =>
-    publishDecision(toDecisionMessage(params.eventId.toLowerCase(), decision)),
+    publishDecision(decision.gameId, encodeDecision(params.eventId.toLowerCase(), decision)),
   );
   const batcher = decisionBatcher(events, config, decisionBatchMetrics(deps.metrics), deps.logger);
 
   /** One event, validated and decided (through its key's batch); throws the AppError RecordEvent answers. */
-  const recordOne = async (request: RecordEventRequest, ctx: CallContext): Promise<RecordEventReply> => {
+  const recordOne = async (request: RecordEventRequest, ctx: CallContext): Promise<DecisionAnswer> => {
     const params = recordEventParams(request, deps.clock, config.eventRateLimitPerMinute);
     params.deadline = ctx.deadline;
     const result = await batcher.submit(params).catch((error: unknown) => failures.decision(params, error));
     if (result.outcome !== 'decided' && result.outcome !== 'replayed') throw outcomeError(result.outcome);
     // PostgreSQL's spelling of the UUID (lower case), as the records list it.
-    const decision = toDecisionMessage(request.eventId.toLowerCase(), result.decision);
+    const decision = encodeDecision(request.eventId.toLowerCase(), result.decision);
     // Published before the reply is encoded, in the same flush.
-    if (result.outcome === 'decided') publishDecision(decision);
+    if (result.outcome === 'decided') publishDecision(result.decision.gameId, decision);
     return {
       decision,
       replayed: result.outcome === 'replayed',
@@ -93,20 +79,20 @@ export function eventEndpoints(deps: EventEndpointDeps, config: EventEndpointCon
   };
 
   return [
-    bind(ledgerOps.recordEvent, recordOne),
-    bind(ledgerOps.recordEvents, async (request, ctx) => {
-      checkRecordEventsSize(request);
-      const outcomes = await Promise.all(
-        request.events.map(
-          (event): Promise<RecordEventOutcomeInit> =>
-            recordOne(event, ctx).then(
-              (value) => ({ outcome: { case: 'result', value } }),
-              (error: unknown) => outcomeOfError(error, deps.logger, ctx.requestId),
-            ),
-        ),
-      );
-      return { outcomes };
-    }),
+    bindEncoded(ledgerOps.recordEvent, recordOne, encodeRecordEventReply),
+    bindEncoded(
+      ledgerOps.recordEvents,
+      async (request, ctx) => {
+        checkRecordEventsSize(request);
+        return await Promise.all(
+          request.events.map(
+            (event): Promise<AnswerOutcome> =>
+              recordOne(event, ctx).catch((error: unknown) => outcomeOfError(error, deps.logger, ctx.requestId)),
+          ),
+        );
+      },
+      encodeRecordEventsReply,
+    ),
     bind(ledgerOps.authenticateGameKey, async (request) => {
       if (!isHash(request.keyHash)) return { valid: false, kind: '' };
       const kind = await events.keyKind(request.keyHash).catch(failures.notStored);

@@ -1,10 +1,8 @@
 // The event operations' error mapping: outcomes and store failures to the AppError each operation answers, and the
 // answer to a decision whose outcome is unknown (the stored decision, looked up: another request's is a replay, the
 // request's own a 503 that says so).
-import type { MessageInitShape } from '@bufbuild/protobuf';
 import { QueueFullError } from '#runtime/batching/keyed-batcher.ts';
 import { EVENT_ANSWER_LOST } from '#runtime/contracts/event-answer-lost.ts';
-import type { RecordEventOutcomeSchema } from '#runtime/contracts/gen/rewards/v1/events_pb.ts';
 import { sqlStateOf } from '#runtime/db/failures.ts';
 import { AppError } from '#runtime/errors.ts';
 import type { Logger } from '#runtime/logger.ts';
@@ -132,22 +130,15 @@ export function eventFailures(
   return { notStored, decision };
 }
 
-type RecordEventOutcomeInit = MessageInitShape<typeof RecordEventOutcomeSchema>;
-
 /**
  * One event's error in a RecordEvents reply: its AppError as RecordEvent would answer it; anything else is a 500
  * internal_error. Logged when it is a 5xx or not an AppError.
  */
-export function outcomeOfError(error: unknown, logger: Logger, requestId: string): RecordEventOutcomeInit {
+export function outcomeOfError(error: unknown, logger: Logger, requestId: string): AppError {
   const appError =
     error instanceof AppError ? error : new AppError('internal_error', 'The service failed to handle the request.');
   if (!(error instanceof AppError) || appError.status >= 500) {
     logger.error({ err: error, requestId }, 'event of a RecordEvents request failed');
   }
-  return {
-    outcome: {
-      case: 'error',
-      value: { status: appError.status, code: appError.code, message: appError.message },
-    },
-  };
+  return appError;
 }

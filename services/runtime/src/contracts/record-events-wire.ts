@@ -16,6 +16,16 @@ import { eventRecordJson } from './event-record.ts';
 import type { DeveloperEvent } from './gen/rewards/v1/console_pb.ts';
 import type { DecisionQuota, RecordEventResponse } from './gen/rewards/v1/events_pb.ts';
 import { ledgerOps } from './operations.ts';
+import {
+  fieldSize,
+  int64Varint,
+  uint64Size,
+  varintSize,
+  writeBytes,
+  writeString,
+  writeUint64,
+  writeVarint,
+} from './wire-writer.ts';
 
 /** One event of a RecordEventsRequest as the edge holds it (RecordEventRequest's fields; absent is the default). */
 export interface EdgeEventRequest {
@@ -102,48 +112,6 @@ export function edgeDecisionOf(reply: RecordEventResponse): EdgeDecision {
 
 const TWO_32 = 4294967296;
 
-/** Bytes of a varint of a non-negative safe integer. */
-function varintSize(value: number): number {
-  let size = 1;
-  while (value >= 128) {
-    value = Math.floor(value / 128);
-    size++;
-  }
-  return size;
-}
-
-function writeVarint(buf: Buffer, pos: number, value: number): number {
-  while (value >= 128) {
-    buf[pos++] = (value % 128) | 128;
-    value = Math.floor(value / 128);
-  }
-  buf[pos++] = value;
-  return pos;
-}
-
-/** An int64 varint: a negative value is its 64-bit two's complement (ten bytes). */
-function int64Varint(value: number): number | bigint {
-  return value >= 0 ? value : BigInt.asUintN(64, BigInt(value));
-}
-
-function writeUint64(buf: Buffer, pos: number, value: number | bigint): number {
-  if (typeof value === 'number') return writeVarint(buf, pos, value);
-  let v = value;
-  while (v >= 128n) {
-    buf[pos++] = Number(v & 127n) | 128;
-    v >>= 7n;
-  }
-  buf[pos++] = Number(v);
-  return pos;
-}
-
-function uint64Size(value: number | bigint): number {
-  return typeof value === 'number' ? varintSize(value) : 10;
-}
-
-/** Bytes of a length-delimited field of `length` bytes with a one-byte tag; none when empty (the default). */
-const fieldSize = (length: number): number => (length > 0 ? 1 + varintSize(length) + length : 0);
-
 /** One event's encoded size (without its own tag and length); its strings' UTF-8 lengths are pushed on `sizes`. */
 function eventSize(e: EdgeEventRequest, sizes: number[]): number {
   const eventId = e.eventId ? Buffer.byteLength(e.eventId) : 0;
@@ -163,20 +131,6 @@ function eventSize(e: EdgeEventRequest, sizes: number[]): number {
     size += 1 + varintSize(length) + length;
   }
   return size;
-}
-
-function writeBytes(buf: Buffer, pos: number, tag: number, bytes: Uint8Array): number {
-  buf[pos++] = tag;
-  pos = writeVarint(buf, pos, bytes.length);
-  buf.set(bytes, pos);
-  return pos + bytes.length;
-}
-
-function writeString(buf: Buffer, pos: number, tag: number, text: string, length: number): number {
-  buf[pos++] = tag;
-  pos = writeVarint(buf, pos, length);
-  buf.write(text, pos, length, 'utf8');
-  return pos + length;
 }
 
 /** RecordEventsRequest { events } in the bytes the generated encoder writes (fields in number order, defaults left out). */

@@ -14,7 +14,7 @@ import { AppError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics.ts';
 import { DeadlinePassedError, withDeadline } from './deadline.ts';
-import type { CallContext, EndpointBinding, Operation, Topic } from './operation.ts';
+import { type CallContext, EncodedNotice, type EndpointBinding, type Operation, type Topic } from './operation.ts';
 
 export type HandlerOutcome =
   | { ok: true; data: Uint8Array }
@@ -106,7 +106,10 @@ export async function runEndpoint(
   }
   try {
     const reply = await withDeadline(ctx.deadline, () => binding.handle(request, ctx));
-    return { ok: true, data: toBinary(binding.operation.reply, create(binding.operation.reply, reply)) };
+    const data = binding.encodeReply
+      ? binding.encodeReply(reply)
+      : toBinary(binding.operation.reply, create(binding.operation.reply, reply));
+    return { ok: true, data };
   } catch (error) {
     const appError = handlerError(error);
     // A 503 is an outage the handler logged already (as a warning); anything else of the 5xx class is a bug.
@@ -118,15 +121,16 @@ export async function runEndpoint(
 }
 
 /**
- * Encodes a notice for `publish`; undefined (logged and counted as failed) when the message cannot be encoded, since
+ * Encodes a notice for `publish` (an EncodedNotice is its bytes already); undefined (logged and counted as failed) when the message cannot be encoded, since
  * publishing never throws into the code that committed what the notice tells.
  */
 export function encodeNotice<M extends DescMessage>(
   topic: Topic<M>,
-  message: MessageInitShape<M>,
+  message: MessageInitShape<M> | EncodedNotice<M>,
   logger: Logger,
   metrics: Metrics,
 ): Uint8Array | undefined {
+  if (message instanceof EncodedNotice) return message.bytes;
   try {
     return toBinary(topic.message, create(topic.message, message));
   } catch (error) {

@@ -15,6 +15,7 @@ import {
 import { type RequestTimeouts, requestBudget, timeoutFor } from './deadline.ts';
 import type {
   CallContext,
+  EncodedNotice,
   EndpointBinding,
   NoticeSubscription,
   Operation,
@@ -100,7 +101,7 @@ export class InProcessTransport implements Transport {
     const inFlight = new InFlight();
     for (const binding of definition.endpoints) {
       const tracked: EndpointBinding = {
-        operation: binding.operation,
+        ...binding,
         handle: (request, ctx) => inFlight.track(binding.handle(request, ctx)),
       };
       this.endpoints.set(binding.operation.subject, tracked);
@@ -120,7 +121,11 @@ export class InProcessTransport implements Transport {
    * As on NATS: the notice is encoded once, and each receiver decodes its own copy later (a macrotask), never inside
    * the publisher's call; receivers subscribed when it is published get it.
    */
-  publish<M extends DescMessage>(topic: Topic<M>, subject: string, message: MessageInitShape<M>): void {
+  publish<M extends DescMessage>(
+    topic: Topic<M>,
+    subject: string,
+    message: MessageInitShape<M> | EncodedNotice<M>,
+  ): void {
     if (this.closed) {
       this.logger.warn({ subject }, 'notice not published: the transport is closed');
       this.metrics.transportPublishes.inc({ topic: topic.name, outcome: 'failed' });

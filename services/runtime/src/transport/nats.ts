@@ -29,6 +29,7 @@ import { NATS_NO_SECURITY, type NatsSecurity, natsSecurityOptions } from './nats
 import {
   type CallContext,
   type CallOptions,
+  type EncodedNotice,
   headerNames,
   type NoticeSubscription,
   type Operation,
@@ -335,7 +336,11 @@ export class NatsTransport implements Transport {
    * While disconnected the client buffers it for the reconnection (bounded by the client's reconnect buffer); on a
    * closed connection or a message that does not encode it is logged and counted as failed.
    */
-  publish<M extends DescMessage>(topic: Topic<M>, subject: string, message: MessageInitShape<M>): void {
+  publish<M extends DescMessage>(
+    topic: Topic<M>,
+    subject: string,
+    message: MessageInitShape<M> | EncodedNotice<M>,
+  ): void {
     const data = encodeNotice(topic, message, this.options.logger, this.options.metrics);
     if (!data) return;
     const publishNow = () => {

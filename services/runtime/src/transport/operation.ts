@@ -88,6 +88,8 @@ export type Handler<I extends DescMessage, O extends DescMessage> = (
 export interface EndpointBinding {
   readonly operation: Operation;
   readonly handle: Handler<DescMessage, DescMessage>;
+  /** The server's own encoder of the handler's replies (bindEncoded); without it the generated code. */
+  readonly encodeReply?: ((reply: unknown) => Uint8Array) | undefined;
 }
 
 export function bind<I extends DescMessage, O extends DescMessage>(
@@ -95,6 +97,38 @@ export function bind<I extends DescMessage, O extends DescMessage>(
   handle: Handler<I, O>,
 ): EndpointBinding {
   return { operation, handle: handle as unknown as Handler<DescMessage, DescMessage> };
+}
+
+/**
+ * Serves an operation whose replies the server encodes itself (the ledger's RecordEvents: its events/reply-wire.ts):
+ * the handler answers in the encoder's shape, and `encodeReply` must write the bytes the generated encoder would write
+ * of the operation's reply message (its tests hold it to that). The request is decoded by the generated code.
+ */
+export function bindEncoded<I extends DescMessage, R>(
+  operation: Operation<I>,
+  handle: (request: MessageShape<I>, ctx: CallContext) => Promise<R>,
+  encodeReply: (reply: R) => Uint8Array,
+): EndpointBinding {
+  return {
+    operation,
+    handle: handle as unknown as Handler<DescMessage, DescMessage>,
+    encodeReply: encodeReply as (reply: unknown) => Uint8Array,
+  };
+}
+
+/**
+ * A notice's bytes, written by a server's own encoder (the ledger's decision notice: events/reply-wire.ts), published
+ * as they are instead of encoding a message; they must be the bytes the generated encoder writes of the topic's
+ * message `M` (the encoder's tests hold it to that).
+ */
+export class EncodedNotice<M extends DescMessage = DescMessage> {
+  readonly bytes: Uint8Array;
+  /** The topic's message, for the type checker only. */
+  declare readonly message?: M;
+
+  constructor(bytes: Uint8Array) {
+    this.bytes = bytes;
+  }
 }
 
 export interface ServiceDefinition {
@@ -151,7 +185,11 @@ export interface Transport {
    * Publishes a notice and returns at once; never throws and never waits: a notice that cannot be sent (connection
    * closed, bad message) is logged and counted (transport_publishes_total{outcome="failed"}), nothing else.
    */
-  publish<M extends DescMessage>(topic: Topic<M>, subject: string, message: MessageInitShape<M>): void;
+  publish<M extends DescMessage>(
+    topic: Topic<M>,
+    subject: string,
+    message: MessageInitShape<M> | EncodedNotice<M>,
+  ): void;
   /**
    * Delivers the notices of `subject` to `handler` until unsubscribed; resolves once the subscription is live (on
    * NATS: the server has it), so that a notice published after that reaches it.
