@@ -32,13 +32,13 @@ export const PROGRAM_NODE_OPTIONS = [
 ] as const;
 
 /**
- * The environment every program starts with, as the npm start scripts and the image set it: `MALLOC_ARENA_MAX=2`.
+ * The environment every program starts with, as the npm start scripts and the image set it: `MALLOC_ARENA_MAX=1`.
  * glibc's malloc gives threads arenas of their own (up to 8 per CPU), and a program's threads (V8's compiler and
- * garbage-collector helpers, libuv's pool) each kept one: two arenas hold up to 5 MiB less per program at the peak, for
- * no measurable CPU (docs/benchmarks.md, "Memory at the peak"). glibc reads it when the process starts: JavaScript
- * cannot set it.
+ * garbage-collector helpers, libuv's pool) each kept one: one arena for all holds up to 8 MiB less per program at the
+ * peak than glibc's default and 3-4 MiB less than two, for no measurable CPU (docs/benchmarks.md, "Memory at the
+ * peak"). glibc reads it when the process starts: JavaScript cannot set it.
  */
-export const PROGRAM_ENVIRONMENT = { MALLOC_ARENA_MAX: '2' } as const;
+export const PROGRAM_ENVIRONMENT = { MALLOC_ARENA_MAX: '1' } as const;
 
 /**
  * More node flags for the programs the benchmarks start, from NODE_OPTIONS_EXTRA (space-separated; after
