@@ -121,8 +121,9 @@ export async function runEndpoint(
 }
 
 /**
- * Encodes a notice for `publish` (an EncodedNotice is its bytes already); undefined (logged and counted as failed) when the message cannot be encoded, since
- * publishing never throws into the code that committed what the notice tells.
+ * Encodes a notice for `publish` (an EncodedNotice is its bytes already); undefined (logged and counted as failed)
+ * when the message cannot be encoded, since publishing never throws into the code that committed what the notice
+ * tells.
  */
 export function encodeNotice<M extends DescMessage>(
   topic: Topic<M>,
