@@ -16,7 +16,9 @@ export { EDGES, type LaunchedProgram, PROGRAM_ENTRIES, PROGRAMS, type ProgramNam
 /**
  * Node's options for every program, as `npm run start:<program>`, the image's ENTRYPOINT and the chart use them
  * (docs/benchmarks.md, "Memory"): `--liftoff-only` (WebAssembly stays baseline-compiled: no optimizing compiles of
- * PGlite's and the TypeScript type stripper's code, which held hundreds of MiB at a time), `--max-semi-space-size=4`
+ * PGlite's and the TypeScript type stripper's code, which held hundreds of MiB at a time), `--no-maglev` (no mid-tier
+ * JavaScript compiler: its compilations cost 3-6 MiB per program at the peak, and the ledger's CPU per event was
+ * lower without it), `--max-semi-space-size=4`
  * (V8's young generation at most 2 x 4 MiB instead of 2 x 16: the programs allocate small short-lived objects per
  * request), `--heap-growing-percent=25` (the old generation is collected when it has grown by a quarter over what
  * the last full collection kept, instead of V8's up to 4 x: under deep queues the requests in flight outlive two
@@ -25,6 +27,7 @@ export { EDGES, type LaunchedProgram, PROGRAM_ENTRIES, PROGRAMS, type ProgramNam
  */
 export const PROGRAM_NODE_OPTIONS = [
   '--liftoff-only',
+  '--no-maglev',
   '--max-semi-space-size=4',
   '--heap-growing-percent=25',
   '--import',
