@@ -9,12 +9,13 @@
 //   3. the batch mode: k6 again on the same fixtures (SETUP_DATA), batches of 20 fresh events to
 //      POST /api/game-sdk/v2/events/batch in a closed loop of --batch-vus, for --batch-duration: its events per second
 //      and the CPU each process spent per event (the edge's against the issue's 40 µs);
-//   4. the service's rate at p99 <= 25 ms: a step search (short k6 runs of fresh events, open model, each
-//      --step-duration after 2 s of warm-up at the same rate) for the highest offered rate whose p99 stays within 25 ms;
-//   5. runs pgbench on the same database with the same SQL work as one decision (the single-event record_event
+//   4. runs pgbench on the same database with the same SQL work as one decision (the single-event record_event
 //      statement, load/lib/single-event.ts, on the games and linked players k6 created), with --pgbench-clients
-//      clients (16 by default; the ledger's pool is the machine's CPUs by default, --help): its ceiling (closed), then
-//      the same step search with `pgbench -R <rate>` (its per-transaction latencies from the scheduled start);
+//      clients (16 by default; the ledger's pool is the machine's CPUs by default, --help): its ceiling (closed);
+//   5. the rates at p99 <= 25 ms: two step searches for the highest offered rate whose p99 stays within 25 ms, the
+//      service's (short k6 runs of fresh events, open model, each --step-duration after 2 s of warm-up at the same
+//      rate) and pgbench's (`pgbench -R <rate>`, its per-transaction latencies from the scheduled start), their steps
+//      taken in turn so that both sides meet the same minutes of the disk;
 //   6. prints events per second end to end, p50/p95/p99, errors, the pgbench ceiling and the ratio, the rates at
 //      p99 <= 25 ms and their ratio, the batch mode's ratio, each program's peak memory, and the CPU each process spent
 //      per event during the peak and in batch mode.
@@ -481,38 +482,67 @@ interface RateAtP99 {
 }
 
 /**
- * The highest offered rate whose step holds the bound: from `start`, up by a quarter while steps hold, down to half
- * while none has, then halving the interval between the highest that held and the lowest that did not, until they
- * are within STEP_RESOLUTION of each other or `maxSteps` steps ran. 0 when none held.
+ * One side's search for the highest offered rate whose step holds the bound: from its start, up by a quarter while
+ * steps hold, down to half while none has, then halving the interval between the highest that held and the lowest
+ * that did not, until they are within STEP_RESOLUTION of each other or `maxSteps` steps ran. 0 when none held.
  */
-async function stepSearch(
-  start: number,
-  maxSteps: number,
-  probe: (rate: number) => Promise<Step>,
-): Promise<{ ratePerSecond: number; steps: Step[] }> {
-  const steps: Step[] = [];
-  let highestHeld = 0;
-  let lowestFailed = Number.POSITIVE_INFINITY;
-  let rate = Math.max(1, Math.round(start));
-  for (let i = 0; i < maxSteps; i++) {
-    const step = await probe(rate);
-    steps.push(step);
-    log(
-      `step ${rate}/s: p99 ${step.p99Ms.toFixed(1)} ms, ${step.completedPerSecond.toFixed(0)}/s completed, ${step.failed} failed, ${step.dropped} dropped: ${step.held ? 'held' : 'NOT held'}`,
-    );
-    if (step.held) highestHeld = Math.max(highestHeld, rate);
-    else lowestFailed = Math.min(lowestFailed, rate);
-    if (highestHeld > 0 && lowestFailed - highestHeld <= STEP_RESOLUTION * highestHeld) break;
-    const next =
-      lowestFailed === Number.POSITIVE_INFINITY
-        ? rate * 1.25
-        : highestHeld === 0
-          ? rate * 0.5
-          : (highestHeld + lowestFailed) / 2;
-    rate = Math.max(1, Math.round(next));
-    if (rate === highestHeld || rate === lowestFailed) break;
+class StepSearch {
+  readonly steps: Step[] = [];
+  private highestHeld = 0;
+  private lowestFailed = Number.POSITIVE_INFINITY;
+  /** The next rate to try; undefined once the search is over. */
+  next: number | undefined;
+  readonly side: string;
+  private readonly maxSteps: number;
+
+  constructor(side: string, start: number, maxSteps: number) {
+    this.side = side;
+    this.maxSteps = maxSteps;
+    this.next = Math.max(1, Math.round(start));
   }
-  return { ratePerSecond: highestHeld, steps };
+
+  record(step: Step): void {
+    const rate = step.offeredPerSecond;
+    this.steps.push(step);
+    log(
+      `${this.side} step ${rate}/s: p99 ${step.p99Ms.toFixed(1)} ms, ${step.completedPerSecond.toFixed(0)}/s completed, ${step.failed} failed, ${step.dropped} dropped: ${step.held ? 'held' : 'NOT held'}`,
+    );
+    if (step.held) this.highestHeld = Math.max(this.highestHeld, rate);
+    else this.lowestFailed = Math.min(this.lowestFailed, rate);
+    const next = Math.max(
+      1,
+      Math.round(
+        this.lowestFailed === Number.POSITIVE_INFINITY
+          ? rate * 1.25
+          : this.highestHeld === 0
+            ? rate * 0.5
+            : (this.highestHeld + this.lowestFailed) / 2,
+      ),
+    );
+    const done =
+      this.steps.length >= this.maxSteps ||
+      (this.highestHeld > 0 && this.lowestFailed - this.highestHeld <= STEP_RESOLUTION * this.highestHeld) ||
+      next === this.highestHeld ||
+      next === this.lowestFailed;
+    this.next = done ? undefined : next;
+  }
+
+  get result(): { ratePerSecond: number; steps: Step[] } {
+    return { ratePerSecond: this.highestHeld, steps: this.steps };
+  }
+}
+
+/**
+ * Runs the searches' steps in turn, one step of each side then the next, so that both sides' steps meet the same
+ * minutes of the machine (on this VM the disk's slow commits come and go within minutes: run one search after the
+ * other, and pgbench's rate at the bound moved from 88 to 891/s between runs while the service's held at 362-444/s).
+ */
+async function interleavedSearches(sides: { search: StepSearch; probe: (rate: number) => Promise<Step> }[]) {
+  for (;;) {
+    const pending = sides.filter((s) => s.search.next !== undefined);
+    if (pending.length === 0) return;
+    for (const { search, probe } of pending) search.record(await probe(search.next as number));
+  }
 }
 
 /** One step of the service: a k6 run on the first run's fixtures, fresh events at `rate`/s, open model. */
@@ -886,15 +916,6 @@ async function main(): Promise<void> {
             system,
           })
         : undefined;
-    const stepsWanted = seconds(options.stepDuration) > 0;
-    // The service's rate at p99 <= P99_BOUND_MS: from 40 % of its closed-loop peak (its p99 at half the peak was over
-    // 50 ms on 2026-11-28).
-    const serviceRate = stepsWanted
-      ? await stepSearch(0.4 * e2ePerSecond, options.steps, (rate) =>
-          serviceStep({ k6, k6Env, resultsDir, setupFile, stepDuration: options.stepDuration }, rate),
-        )
-      : undefined;
-
     // pgbench on the same database, the same decision (the single-event function, installed for it).
     await installSingleEventFunction(system.databaseUrl);
     const pgbenchSide = (protocol: typeof options.pgbenchProtocol) =>
@@ -913,34 +934,49 @@ async function main(): Promise<void> {
     const pgbAlso = options.pgbenchAlso
       ? { protocol: options.pgbenchAlso, side: (await pgbenchSide(options.pgbenchAlso)).pgb }
       : undefined;
-    // pgbench's rate at p99 <= P99_BOUND_MS: `pgbench -R <rate>` (its latencies count from each transaction's
-    // scheduled start, so a queue behind the schedule counts, as k6's open model's does), from 60 % of its ceiling.
-    const pgbenchRate = stepsWanted
-      ? await stepSearch(0.6 * pgb.perSecond, options.steps, async (rate) => {
-          const stepS = Math.max(1, Math.round(seconds(options.stepDuration)));
-          const side = await runPgbench({
-            url: system.databaseUrl,
-            database: system.databaseName,
-            script: join(runDir, 'decision.sql'),
-            clients: options.pgbenchClients,
-            threads: Math.min(options.pgbenchClients, before.cpus || 2),
-            seconds: stepS,
-            defines: {},
-            dir: runDir,
-            measured: true,
-            protocol: options.pgbenchProtocol,
-            rate,
-          });
-          return held({
-            offeredPerSecond: rate,
-            completedPerSecond: side.perSecond,
-            p50Ms: side.p50Ms,
-            p99Ms: side.p99Ms,
-            failed: side.errors,
-            dropped: 0,
-          });
-        })
-      : undefined;
+    // The rates at p99 <= P99_BOUND_MS, the two searches' steps in turn. The service's from 40 % of its closed-loop
+    // peak (its p99 at half the peak was over 50 ms on 2026-11-28); pgbench's with `pgbench -R <rate>` (its latencies
+    // count from each transaction's scheduled start, so a queue behind the schedule counts, as k6's open model's does),
+    // from 60 % of its ceiling.
+    const stepsWanted = seconds(options.stepDuration) > 0;
+    const serviceSearch = new StepSearch('service', 0.4 * e2ePerSecond, options.steps);
+    const pgbenchSearch = new StepSearch('pgbench', 0.6 * pgb.perSecond, options.steps);
+    if (stepsWanted) {
+      await interleavedSearches([
+        {
+          search: serviceSearch,
+          probe: (rate) => serviceStep({ k6, k6Env, resultsDir, setupFile, stepDuration: options.stepDuration }, rate),
+        },
+        {
+          search: pgbenchSearch,
+          probe: async (rate) => {
+            const side = await runPgbench({
+              url: system.databaseUrl,
+              database: system.databaseName,
+              script: join(runDir, 'decision.sql'),
+              clients: options.pgbenchClients,
+              threads: Math.min(options.pgbenchClients, before.cpus || 2),
+              seconds: Math.max(1, Math.round(seconds(options.stepDuration))),
+              defines: {},
+              dir: runDir,
+              measured: true,
+              protocol: options.pgbenchProtocol,
+              rate,
+            });
+            return held({
+              offeredPerSecond: rate,
+              completedPerSecond: side.perSecond,
+              p50Ms: side.p50Ms,
+              p99Ms: side.p99Ms,
+              failed: side.errors,
+              dropped: 0,
+            });
+          },
+        },
+      ]);
+    }
+    const serviceRate = stepsWanted ? serviceSearch.result : undefined;
+    const pgbenchRate = stepsWanted ? pgbenchSearch.result : undefined;
     const rateAtP99 =
       serviceRate && pgbenchRate
         ? {
