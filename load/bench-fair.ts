@@ -24,12 +24,16 @@ const HELP = `Usage: npm run bench:fair -- [options]
 
 Options:
   --flood N            game A's requests always in flight (closed loop)     default 1000
+  --flood-rate N       game A at most N events per second (open model, up to --flood in flight):
+                       B's ratio against the share of the service A takes   default: none (closed)
   --rate N             game B's events per second (open model)              default 50
   --duration S         measured seconds of each phase (B alone, B beside A) default 20
   --warmup S           seconds of A's flood before B is measured beside it  default 5
   --key-in-flight N    INGEST_EVENT_KEY_IN_FLIGHT_MAX of the run            default: the program's
   --flood-nice N       the flood's client process at this nice value (19: it runs when the service
                        leaves a CPU idle, as a client on other machines would not compete)  default 0
+  --service-env K=V    one more environment variable for every program (repeatable), e.g.
+                       INGEST_FLOOD_PACING_TARGET_PERCENT=0 (flood pacing off)
   --pgbench-clients N  the database's floor: A's flood as N pgbench clients, one decision per
                        transaction (0: no floor)   default: the CPUs (the ledger's default pool,
                        the connections by which a flood reaches the database)
@@ -85,8 +89,11 @@ function post(agent: http.Agent, url: URL, g: number): Promise<Post> {
   });
 }
 
-/** The flood (child process): `concurrency` requests of game 1 always in flight until told to stop. */
-async function flood(url: string, concurrency: number): Promise<void> {
+/**
+ * The flood (child process): `concurrency` requests of game 1 always in flight until told to stop; with `rate`, each
+ * request also waits for its turn of `rate` a second (open model, at most `concurrency` in flight).
+ */
+async function flood(url: string, concurrency: number, rate: number | undefined): Promise<void> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
   const target = new URL(url);
   const statuses: Record<string, number> = {};
@@ -101,8 +108,15 @@ async function flood(url: string, concurrency: number): Promise<void> {
     }
     if (message === 'stop') stopping = true;
   });
+  const begun = performance.now();
+  let turns = 0;
   const loop = async () => {
     while (!stopping) {
+      if (rate !== undefined) {
+        const wait = begun + (turns++ * 1000) / rate - performance.now();
+        if (wait > 0) await sleep(wait);
+        if (stopping) break;
+      }
       const { status } = await post(agent, target, 1);
       completed++;
       statuses[status] = (statuses[status] ?? 0) + 1;
@@ -257,6 +271,8 @@ async function main(): Promise<void> {
       warmup: { type: 'string', default: '5' },
       'key-in-flight': { type: 'string' },
       'flood-nice': { type: 'string', default: '0' },
+      'flood-rate': { type: 'string' },
+      'service-env': { type: 'string', multiple: true, default: [] },
       'pgbench-clients': { type: 'string', default: String(availableParallelism()) },
       json: { type: 'string' },
       'flood-url': { type: 'string' },
@@ -268,7 +284,8 @@ async function main(): Promise<void> {
     return;
   }
   const concurrency = Number(values.flood);
-  if (values['flood-url']) return flood(values['flood-url'], concurrency);
+  const floodRate = values['flood-rate'] === undefined ? undefined : Number(values['flood-rate']);
+  if (values['flood-url']) return flood(values['flood-url'], concurrency, floodRate);
   const rate = Number(values.rate);
   const durationS = Number(values.duration);
   const warmupS = Number(values.warmup);
@@ -281,6 +298,13 @@ async function main(): Promise<void> {
       ADMIN_TOKEN: randomBytes(24).toString('hex'),
       EVENT_RATE_LIMIT_PER_MINUTE: '1000000',
       ...(values['key-in-flight'] ? { INGEST_EVENT_KEY_IN_FLIGHT_MAX: values['key-in-flight'] } : {}),
+      ...Object.fromEntries(
+        (values['service-env'] ?? []).map((pair) => {
+          const at = pair.indexOf('=');
+          if (at <= 0) throw new Error(`--service-env ${pair}: expected K=V`);
+          return [pair.slice(0, at), pair.slice(at + 1)];
+        }),
+      ),
     },
     logDir: join(tmpdir(), `bench-fair-${randomBytes(4).toString('hex')}`),
     log,
@@ -305,7 +329,9 @@ async function main(): Promise<void> {
     const alone = await quiet(url, rate, durationS);
 
     log(`A: ${concurrency} in flight; B beside it after ${warmupS} s`);
-    const child = fork(new URL(import.meta.url).pathname, ['--flood-url', url, '--flood', String(concurrency)], {
+    const floodArgs = ['--flood-url', url, '--flood', String(concurrency)];
+    if (floodRate !== undefined) floodArgs.push('--flood-rate', String(floodRate));
+    const child = fork(new URL(import.meta.url).pathname, floodArgs, {
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
     const floodNice = Number(values['flood-nice']);
@@ -344,6 +370,7 @@ async function main(): Promise<void> {
     const side = (s: Side) => ({ decisions: s.decisions, perSecond: s.perSecond, p50Ms: s.p50Ms, p99Ms: s.p99Ms });
     const figures = {
       flood: concurrency,
+      floodRate,
       floodNice,
       rate,
       durationS,
@@ -366,7 +393,7 @@ async function main(): Promise<void> {
         `  latency bands, ms: ${JSON.stringify(alone.bands)}`,
         `B beside A      (${rate}/s): p50 ${ms(beside.p50Ms)} ms, p90 ${ms(beside.p90Ms)} ms, p99 ${ms(beside.p99Ms)} ms, max ${ms(beside.maxMs)} ms, statuses ${JSON.stringify(beside.statuses)}`,
         `  latency bands, ms: ${JSON.stringify(beside.bands)}`,
-        `A (${concurrency} in flight${floodNice === 0 ? '' : `, its client at nice ${floodNice}`}): ${a.rate.toFixed(0)} events/s completed, statuses ${JSON.stringify(a.statuses)}`,
+        `A (${concurrency} in flight${floodRate === undefined ? '' : `, at most ${floodRate}/s offered`}${floodNice === 0 ? '' : `, its client at nice ${floodNice}`}): ${a.rate.toFixed(0)} events/s completed, statuses ${JSON.stringify(a.statuses)}`,
         `RATIO B p99 beside A / alone: ${ratio.toFixed(2)} (target <= 2)`,
         `queues beside A (max of 1 s samples): edge ${queues.edgeMax}, ledger ${queues.ledgerMax} events waiting`,
         `load average (1 min): ${loadBefore.toFixed(2)} before, ${loadBeside.toFixed(2)} at the end of the flood`,
