@@ -7,9 +7,11 @@ import type { ProgramModule } from '#runtime/program.ts';
 import { addConfigRoutes } from './routes/config.ts';
 import {
   EDGE_BATCH_MAX_DEFAULT,
+  EDGE_FLOOD_PACING_TARGET_DEFAULT,
   EDGE_IN_FLIGHT_MAX_DEFAULT,
   EDGE_KEY_IN_FLIGHT_MAX_DEFAULT,
   EDGE_KEYS_MAX_DEFAULT,
+  edgeFloodPacer,
 } from './routes/event-batcher.ts';
 import { addEventRoutes } from './routes/events.ts';
 
@@ -22,6 +24,8 @@ export interface IngestConfig {
   eventKeysMax: number;
   /** Most events of one key (one game) in RecordEvents requests at once; the rest wait at the edge (fair ingest). */
   eventKeyInFlightMax: number;
+  /** Flood pacing's target, other keys' round trip over the quiet one (0: off; event-batcher.ts). */
+  floodPacingTarget: number;
 }
 
 export const ingest: ProgramModule<IngestConfig> = {
@@ -43,6 +47,11 @@ export const ingest: ProgramModule<IngestConfig> = {
       min: 1,
       max: 100_000,
     }),
+    floodPacingTarget:
+      reader.int('INGEST_FLOOD_PACING_TARGET_PERCENT', EDGE_FLOOD_PACING_TARGET_DEFAULT * 100, {
+        min: 0,
+        max: 10_000,
+      }) / 100,
   }),
   async create(deps, config) {
     const { transport, platform } = deps;
@@ -63,11 +72,26 @@ export const ingest: ProgramModule<IngestConfig> = {
       help: 'Events waiting at the edge for a RecordEvents request',
       registers: [deps.metrics.registry],
     });
+    const floodPauses = new Counter({
+      name: 'ingest_flood_pauses_total',
+      help: "Calls of a flooding game after which its next waited, other games' requests being slow (flood pacing)",
+      registers: [deps.metrics.registry],
+    });
+    const pacer = edgeFloodPacer(config.floodPacingTarget, { paused: () => floodPauses.inc() });
+    new Gauge({
+      name: 'ingest_flood_pace',
+      help: "A flooding game's wait after each of its calls, in that call's durations (0: not paced)",
+      registers: [deps.metrics.registry],
+      collect() {
+        this.set(pacer?.currentPace(performance.now()) ?? 0);
+      },
+    });
     const batching = {
       batchMax: config.eventBatchMax,
       inFlightMax: config.eventInFlightMax,
       keysMax: config.eventKeysMax,
       keyInFlightMax: config.eventKeyInFlightMax,
+      pacer,
       observer: {
         batch: (size: number) => batchSizes.observe(size),
         queued: (depth: number) => queueDepth.set(depth),

@@ -4,12 +4,23 @@
 // request slot behind the held one, so B waited for A's whole flood. Counting, no timing: B's decisions are all
 // answered while none of A's has been.
 
+import { FLOOD_PACER_DEFAULTS } from '#runtime/batching/flood-pacer.ts';
 import { EVENT_LIMITS } from '#runtime/contracts/event-limits.ts';
 import { EDGE_KEY_IN_FLIGHT_MAX_DEFAULT } from '../../../services/ingest/src/routes/event-batcher.ts';
 import { sql } from '../../support/database.ts';
 import { eventBody, expectDecision, postEvent, programMetric, until } from '../../support/ingest.ts';
 import { createEventWorld, gameState, holdGameRow } from '../../support/ledger-fixtures.ts';
 import { api, startTestSystem, type TestSystem } from '../../support/system.ts';
+
+/** Calls of ledger.record_events waiting for a lock in the database (a game row a test holds). */
+async function callsWaitingForALock(db: string): Promise<number> {
+  const [row] = await sql<{ n: number }>(
+    db,
+    `select count(*)::int as n from pg_stat_activity
+      where datname = current_database() and wait_event_type = 'Lock' and query like '%record_events%'`,
+  );
+  return row!.n;
+}
 
 const A_EVENTS = 300;
 const B_EVENTS = 20;
@@ -67,12 +78,7 @@ describe('fair ingest: a flooding game leaves other games their share', () => {
       expect((await gameState(db, a.game.gameId)).decisions).toBe(0);
       expect((await gameState(db, b.game.gameId)).decisions).toBe(B_EVENTS);
       // At most KEY_IN_FLIGHT_MAX of A's events ever left the edge while its game was held.
-      const [waiting] = await sql<{ n: number }>(
-        db,
-        `select count(*)::int as n from pg_stat_activity
-          where datname = current_database() and wait_event_type = 'Lock' and query like '%record_events%'`,
-      );
-      expect(waiting!.n).toBe(1);
+      expect(await callsWaitingForALock(db)).toBe(1);
       expect(await metric('ingest_event_queue_depth')).toBe(A_EVENTS - KEY_IN_FLIGHT_MAX);
 
       await release();
@@ -118,12 +124,7 @@ describe("fair ingest: another game's event does not wait for a flood's long bat
         return response;
       });
       await until("A's batch waits for its game row in the database", async () => {
-        const [row] = await sql<{ n: number }>(
-          db,
-          `select count(*)::int as n from pg_stat_activity
-            where datname = current_database() and wait_event_type = 'Lock' and query like '%record_events%'`,
-        );
-        return row!.n === 1;
+        return (await callsWaitingForALock(db)) === 1;
       });
 
       // One at a time (each alone in line, a short call) and then ten together (one short call of B's key).
@@ -145,5 +146,69 @@ describe("fair ingest: another game's event does not wait for a flood's long bat
     } finally {
       await release();
     }
+  });
+});
+
+// Flood pacing (#runtime/batching/flood-pacer.ts): while another game's requests to the ledger take more than twice
+// their quiet round trip, a flood's long batches wait after each call; a flood alone never does. B's requests are
+// made slow here by holding B's game row for a while during each (what a saturated machine does to them, in a way a
+// test can count on); A's flood is four batch requests of 100 events at once (calls of 32 of them, long batches, more
+// than floodCalls in a row). Counting, no timing.
+describe('fair ingest: a flood is paced while another game’s requests are slow, and never alone', () => {
+  let system: TestSystem;
+  let db: string;
+
+  beforeAll(async () => {
+    system = await startTestSystem({ env: { EVENT_RATE_LIMIT_PER_MINUTE: '100000' } });
+    db = system.databaseUrl!;
+  });
+  afterAll(async () => system?.stop());
+
+  const metric = (name: string) => programMetric(system.url, name);
+  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+  it("A's flood waits after its calls while B's are slow; with B quiet, it does not", async () => {
+    const a = await createEventWorld(db, { rewardCredits: 1, budgetCredits: 1_000_000 });
+    const b = await createEventWorld(db, { rewardCredits: 1, budgetCredits: 1_000_000 });
+    const aBatch = async () => {
+      const response = await api(system.url, 'POST', '/api/game-sdk/v2/events/batch', {
+        token: a.key.value,
+        body: { events: Array.from({ length: 100 }, () => eventBody(a)) },
+      });
+      expect(response.status).toBe(200);
+      const results = response.body.data.results as Array<{ status: number; data: { status: string } }>;
+      expect(results.filter((r) => r.status === 200 && r.data.status === 'accepted')).toHaveLength(100);
+    };
+    const aFlood = () => Promise.all([aBatch(), aBatch(), aBatch(), aBatch()]);
+
+    // B's quiet round trip, then B's requests slowed: each waits for B's game row at least 250 ms.
+    for (let i = 0; i < 10; i++) expectDecision(await postEvent(system.url, b.key.value, eventBody(b)));
+    for (let i = 0; i < FLOOD_PACER_DEFAULTS.paceMax / FLOOD_PACER_DEFAULTS.paceStep; i++) {
+      const { release } = await holdGameRow(db, b.game.gameId);
+      const answer = postEvent(system.url, b.key.value, eventBody(b));
+      try {
+        await until("B's event waits for its game row", async () => {
+          return (await callsWaitingForALock(db)) === 1;
+        });
+        await sleep(250);
+      } finally {
+        await release();
+      }
+      expectDecision(await answer);
+    }
+    expect(await metric('ingest_flood_pace')).toBeGreaterThan(0);
+
+    // A floods now: its long batches wait after their calls; every event still gets its decision.
+    const pausesBefore = await metric('ingest_flood_pauses_total');
+    await aFlood();
+    expect(await metric('ingest_flood_pauses_total')).toBeGreaterThan(pausesBefore);
+
+    // B quiet for longer than quietMs: the flood has the service to itself, and is not paced.
+    await sleep(FLOOD_PACER_DEFAULTS.quietMs + 200);
+    expect(await metric('ingest_flood_pace')).toBe(0);
+    const pausesAlone = await metric('ingest_flood_pauses_total');
+    await aFlood();
+    expect(await metric('ingest_flood_pauses_total')).toBe(pausesAlone);
+    expect(await gameState(db, a.game.gameId)).toMatchObject({ decisions: 800, spentCredits: 800 });
   });
 });

@@ -21,8 +21,15 @@
 // `keyInFlightMax` events of one key are in requests out at once. Past that bound a key's events wait here, in its
 // queue, for a request of it to end (they are not refused: docs/decisions.md, "Fair ingest"), so a flood holds at most
 // that many events in the ledger's queue and transactions, ahead of other games' events. The bound is per key (the
-// edge knows a key, not its game; a key belongs to one game).
+// edge knows a key, not its game; a key belongs to one game). And while other keys' requests are slow, a flooding key's
+// are spaced out (`pacer`, #runtime/batching/flood-pacer.ts): a flood's events then leave CPU to the others.
 
+import {
+  FLOOD_PACER_DEFAULTS,
+  FloodPacer,
+  type FloodPacerObserver,
+  type KeyPacer,
+} from '#runtime/batching/flood-pacer.ts';
 import { type BatchPolicy, batchKey, KeyedBatcher, type Outcome, Rejected } from '#runtime/batching/keyed-batcher.ts';
 import { toErrorCode } from '#runtime/contracts/error-codes.ts';
 import { EVENT_LIMITS } from '#runtime/contracts/event-limits.ts';
@@ -49,6 +56,18 @@ export interface EdgeBatcherOptions {
   keysMax: number;
   /** Most events of one key in requests out at once; the rest wait at the edge. Default 32 (below). */
   keyInFlightMax?: number | undefined;
+  /** Spaces out a flooding key's requests while other keys' are slow (flood-pacer.ts). Default: none. */
+  pacer?: KeyPacer | undefined;
+}
+
+// 2: while other games' RecordEvents requests take more than twice their quiet round trip, a flood's are spaced out
+// (npm run bench:fair: docs/reliability.md, "Fair ingest"; INGEST_FLOOD_PACING_TARGET_PERCENT).
+export const EDGE_FLOOD_PACING_TARGET_DEFAULT = 2;
+
+/** The edge's flood pacer with a target (other keys' round trip over the quiet one), or none for target 0. */
+export function edgeFloodPacer(target: number, observer?: FloodPacerObserver): FloodPacer | undefined {
+  if (target === 0) return undefined;
+  return new FloodPacer({ ...FLOOD_PACER_DEFAULTS, longBatchMin: EVENT_LIMITS.longBatchMin, target }, observer);
 }
 
 export const EDGE_BATCH_MAX_DEFAULT: number = EVENT_LIMITS.edgeBatchDefault;
@@ -147,6 +166,7 @@ export class EdgeEventBatcher {
         keysMax: options.keysMax,
         keyInFlightMax,
         longBatchMin: EVENT_LIMITS.longBatchMin,
+        pacer: options.pacer,
         oneCallPerKey: false,
         leave: 'turn',
       },

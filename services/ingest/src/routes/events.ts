@@ -13,6 +13,7 @@
 import { Buffer } from 'node:buffer';
 import type Router from '@koa/router';
 import type { Counter } from 'prom-client';
+import type { KeyPacer } from '#runtime/batching/flood-pacer.ts';
 import { AppError } from '#runtime/errors.ts';
 import { readJsonBodyDeferring } from '#runtime/http/body.ts';
 import { SecretKeyGate } from '#runtime/http/game-key.ts';
@@ -48,6 +49,7 @@ export interface EventRouteDeps {
     inFlightMax: number;
     keysMax: number;
     keyInFlightMax: number;
+    pacer?: KeyPacer | undefined;
     observer?: EdgeBatchObserver;
   };
 }
@@ -62,6 +64,7 @@ export function addEventRoutes(router: Router, deps: EventRouteDeps): void {
       inFlightMax: deps.batching?.inFlightMax ?? EDGE_IN_FLIGHT_MAX_DEFAULT,
       keysMax: deps.batching?.keysMax ?? EDGE_KEYS_MAX_DEFAULT,
       keyInFlightMax: deps.batching?.keyInFlightMax ?? EDGE_KEY_IN_FLIGHT_MAX_DEFAULT,
+      pacer: deps.batching?.pacer,
     },
     deps.batching?.observer,
   );

@@ -291,6 +291,7 @@ describe('the edge’s way: several calls of a key, leaving at the end of the lo
     keysMax: number;
     keyInFlightMax?: number;
     longBatchMin?: number;
+    pacer?: KeyedBatcherOptions['pacer'];
   }) => {
     const h = harness(options, 'edge');
     h.hold();
@@ -407,6 +408,38 @@ describe('the edge’s way: several calls of a key, leaving at the end of the lo
     expect(h.calls()).toEqual([['b1', 'c1'], ['a1+a2+a3+a4+a5']]);
     h.release();
     expect(await Promise.all(answers)).toEqual(events.map((e) => e.id));
+  });
+
+  test('pacer: a key it holds back keeps its place while other keys go, and leaves once its time has come', async () => {
+    let holdUntil = Number.POSITIVE_INFINITY;
+    const ended: string[] = [];
+    const h = edge({
+      batchMax: 256,
+      concurrencyMax: 4,
+      keysMax: 8,
+      pacer: {
+        notBefore: (key, now) => (key === '1' ? holdUntil : now),
+        ended: (batches) => {
+          ended.push(batches.map((b) => `${b.key}:${b.size}`).join(','));
+        },
+      },
+    });
+    const a = ['a1', 'a2'].map((id) => h.submit(item(1, id)));
+    const b = h.submit(item(2, 'b1'));
+    await callsAfterTurn(h, 1);
+    expect(h.calls()).toEqual([['b1']]); // key 1 is in line first, but held back
+    h.release(0);
+    expect(await b).toBe('b1');
+    expect(ended).toEqual(['2:1']);
+    holdUntil = performance.now() + 20;
+    h.submit(item(3, 'c1')).catch(() => undefined);
+    await callsAfterTurn(h, 2);
+    expect(h.held[1]?.batches).toEqual(['c1']);
+    // Nothing else ends to wake the batcher: its timer sends key 1 once the time has come.
+    await new Promise((r) => setTimeout(r, 40));
+    expect(h.held[2]?.batches).toEqual(['a1+a2']);
+    h.release();
+    expect(await Promise.all(a)).toEqual(['a1', 'a2']);
   });
 
   test('submitAll: a key’s events travel as submit of each one would, their outcomes in order', async () => {

@@ -36,6 +36,9 @@
 // end; they take a free slot. Short batches still share calls with each other and wait for a short call out (group
 // commit); a long batch never waits for them (short keys arriving all the time cannot starve a flood).
 //
+// `pacer` (the edge: flood-pacer.ts): a key it holds back keeps its place in line and is passed over until the time
+// the pacer names; a timer then sends what waits.
+//
 // `oneCallPerKey` (the ledger): a key with a call out waits for it to end before its next batch leaves, so the
 // events that arrive meanwhile gather into that key's next batch and a key's batches are decided one after the other;
 // the key then goes to the back of the line. Without it (the edge) a key may have several calls out (up to
@@ -45,6 +48,8 @@
  * The answer to one event that has no result: the error its caller receives. Told apart from a result by instanceof;
  * `rejected` keeps a plain `{ error }` object from passing for one where the types are checked.
  */
+import type { KeyPacer } from './flood-pacer.ts';
+
 export class Rejected {
   readonly rejected = true;
   readonly error: unknown;
@@ -92,6 +97,8 @@ export interface KeyedBatcherOptions<T = unknown> {
   longBatchMin?: number | undefined;
   /** Most events of one key in calls out at once (see the file's header). Default: no bound. */
   keyInFlightMax?: number | undefined;
+  /** Holds a key's next call back until a time it names, told of every call that ended (see the file's header). */
+  pacer?: KeyPacer | undefined;
   /** Most events waiting in all queues together; beyond it submit rejects with QueueFullError. Default: no bound. */
   queuedMax?: number | undefined;
   /** The QueueFullError's message (default: `more than <queuedMax> events wait`). */
@@ -205,6 +212,10 @@ export class KeyedBatcher<T, R> {
   /** Events of the keys in line (queued less those that wait for their key's call: `out`). */
   private inLine = 0;
   private scheduled = false;
+  /** pacer: the earliest time a key passed over in the last dispatch may send, and the timer set for it. */
+  private pausedUntil = Number.POSITIVE_INFINITY;
+  private pauseTimer: NodeJS.Timeout | undefined;
+  private pauseTimerAt = Number.POSITIVE_INFINITY;
 
   constructor(policy: BatchPolicy<T, R>, options: KeyedBatcherOptions<T>, observer?: KeyedBatchObserver<T>) {
     const queuedMax = options.queuedMax ?? Number.POSITIVE_INFINITY;
@@ -295,9 +306,18 @@ export class KeyedBatcher<T, R> {
   private take(shortMayGo: boolean): Array<Taken<T, R>> | undefined {
     if (!shortMayGo && this.longBatchMin === Number.POSITIVE_INFINITY) return undefined;
     const keys: Array<{ key: string; queue: Array<Waiting<T, R>>; most: number; size: number }> = [];
+    const pacer = this.options.pacer;
+    const now = pacer === undefined ? 0 : performance.now();
     for (const [key, queue] of this.line) {
       // A key whose every event is late leaves the line (dropLate): the next key takes its place.
       if (this.dropLate(key, queue)) continue;
+      if (pacer !== undefined) {
+        const at = pacer.notBefore(key, now);
+        if (at > now) {
+          this.pausedUntil = Math.min(this.pausedUntil, at);
+          continue;
+        }
+      }
       const most = Math.min(queue.length, this.keyInFlightMax - (this.keyInFlight.get(key) ?? 0));
       if (most <= 0) continue;
       keys.push({ key, queue, most, size: 0 });
@@ -367,6 +387,7 @@ export class KeyedBatcher<T, R> {
   }
 
   private dispatch(): void {
+    this.pausedUntil = Number.POSITIVE_INFINITY;
     while (this.running < this.options.concurrencyMax) {
       const call = this.take(this.mayCall());
       if (call === undefined) break;
@@ -395,6 +416,18 @@ export class KeyedBatcher<T, R> {
         else this.dispatch();
       });
     }
+    if (this.pausedUntil < this.pauseTimerAt) {
+      clearTimeout(this.pauseTimer);
+      this.pauseTimerAt = this.pausedUntil;
+      this.pauseTimer = setTimeout(
+        () => {
+          this.pauseTimer = undefined;
+          this.pauseTimerAt = Number.POSITIVE_INFINITY;
+          this.schedule();
+        },
+        Math.max(0, this.pausedUntil - performance.now()),
+      );
+    }
     this.observer?.queued?.(this.queued);
   }
 
@@ -403,8 +436,14 @@ export class KeyedBatcher<T, R> {
     const batches = call.map(({ batch }) => batch.map((waiting) => waiting.item));
     this.observer?.sent?.(batches);
     let outcomes: Array<Array<Outcome<R>>>;
+    const sentAt = this.options.pacer === undefined ? 0 : performance.now();
     try {
       outcomes = await this.policy.send(batches);
+      this.options.pacer?.ended(
+        call.map(({ key, batch }) => ({ key, size: batch.length })),
+        sentAt,
+        performance.now(),
+      );
     } catch (error) {
       // Each key's batch meets the call's failure as if it had failed alone, one after the other.
       for (const [i, { batch }] of call.entries()) {

@@ -1,0 +1,139 @@
+// Pacing a flood while other keys need the service (issue 44, item 3): the keyed batcher's non-work-conserving share.
+//
+// Round robin and the per-key in-flight bound (keyed-batcher.ts) give another game its turn in every queue; they
+// cannot give it the CPU. On a saturated machine a flooding game's events keep every process busy (the edge's HTTP
+// requests, NATS, the ledger, PostgreSQL), and another game's event then waits in each one's run queue on its way:
+// its median doubled beside a flood with no queue of ours holding it (docs/reliability.md, "Fair ingest").
+//
+// The pacer leaves that CPU to the other keys, and only while they need it. The signal is the round trip of the
+// short calls (the other keys' events: a flood travels in long batches of its own, `longBatchMin` events of one key)
+// against the quiet round trip, the lowest one seen in the last `floorWindowMs` or the one before. While the short
+// calls take more than `target` times the quiet round trip, the pace grows; while they take less it shrinks. A flood
+// is a key whose last `floodCalls` calls all held a long batch of it (a backlog that lasts: a game server's batch
+// requests meeting in one call are not one), and it then waits `pace` times each call's duration after it before its
+// next call leaves, so a flood runs at a duty cycle of 1 / (1 + pace), at least 1 / (1 + paceMax). Measured: a
+// uniform load of batch requests was slowed by pacing every long batch, not by pacing floods only. With no short call
+// for `quietMs` the
+// pace is 0: a flood alone, or several floods together (every call long), are never paced, and the machine is given
+// back as soon as nobody else is waiting for it. The events a paced key holds wait in its queue, as past its
+// in-flight bound: nothing is refused, and each answer is the decision it would have had.
+
+/** When a key's next call may leave, and what the calls that ended took. */
+export interface KeyPacer {
+  /** performance.now() time before which the key's next call may not leave; at or before `now`: it may. */
+  notBefore(key: string, now: number): number;
+  /** A call ended: each key's events in it, when it left and when its answer came (performance.now() times). */
+  ended(batches: ReadonlyArray<{ key: string; size: number }>, sentAt: number, endedAt: number): void;
+}
+
+export interface FloodPacerOptions {
+  /** A key's batch of at least this many events is a long one (the batcher's `longBatchMin`). */
+  longBatchMin: number;
+  /** A key whose last this many calls held a long batch of it is a flood. */
+  floodCalls: number;
+  /** The short calls may take up to this many times the quiet round trip before floods are paced. */
+  target: number;
+  /** The most a flood waits after a call, in that call's durations. */
+  paceMax: number;
+  /** How much the pace changes with each short call that was slow (and half of it with each that was not). */
+  paceStep: number;
+  /** No short call for this long: nobody else waits, the pace is 0. */
+  quietMs: number;
+  /** The quiet round trip is the lowest of this window's short calls or of the window before. */
+  floorWindowMs: number;
+}
+
+/** What the pacer did, for metrics. */
+export interface FloodPacerObserver {
+  /** A flood's call ended and its key's next call waits. */
+  paused?(): void;
+}
+
+export const FLOOD_PACER_DEFAULTS: Omit<FloodPacerOptions, 'longBatchMin' | 'target'> = {
+  floodCalls: 8,
+  paceMax: 2,
+  paceStep: 0.25,
+  quietMs: 1_000,
+  floorWindowMs: 10_000,
+};
+
+export class FloodPacer implements KeyPacer {
+  private readonly options: FloodPacerOptions;
+  private readonly observer: FloodPacerObserver | undefined;
+  /** Waits of a flood after a call, in that call's durations. */
+  private pace = 0;
+  /** The short calls' round trip over the quiet one, smoothed over the last few calls. */
+  private slowness = 1;
+  private lastShortAt = Number.NEGATIVE_INFINITY;
+  private floorNow = Number.POSITIVE_INFINITY;
+  private floorBefore = Number.POSITIVE_INFINITY;
+  private floorSince = Number.NEGATIVE_INFINITY;
+  /** Paced keys: when their next call may leave. */
+  private readonly resumeAt = new Map<string, number>();
+  /** Keys whose last call held a long batch: how many of their calls in a row did. */
+  private readonly longCalls = new Map<string, number>();
+
+  constructor(options: FloodPacerOptions, observer?: FloodPacerObserver) {
+    const counts = [options.longBatchMin, options.floodCalls];
+    if (!(options.target > 1 && options.paceMax > 0 && options.paceStep > 0 && counts.every((n) => n >= 1))) {
+      throw new Error(`invalid flood pacer options ${JSON.stringify(options)}`);
+    }
+    this.options = options;
+    this.observer = observer;
+  }
+
+  /** The current pace (a flood's wait after a call, in that call's durations); 0 when nobody else is waiting. */
+  currentPace(now: number): number {
+    return now - this.lastShortAt > this.options.quietMs ? 0 : this.pace;
+  }
+
+  notBefore(key: string, now: number): number {
+    const at = this.resumeAt.get(key);
+    if (at === undefined) return now;
+    if (at <= now || this.currentPace(now) === 0) {
+      this.resumeAt.delete(key);
+      return now;
+    }
+    return at;
+  }
+
+  ended(batches: ReadonlyArray<{ key: string; size: number }>, sentAt: number, endedAt: number): void {
+    const ms = endedAt - sentAt;
+    let long = false;
+    for (const { key, size } of batches) {
+      if (size < this.options.longBatchMin) {
+        this.longCalls.delete(key);
+        continue;
+      }
+      long = true;
+      const calls = (this.longCalls.get(key) ?? 0) + 1;
+      this.longCalls.set(key, calls);
+      const pace = this.currentPace(endedAt);
+      if (pace > 0 && calls >= this.options.floodCalls) {
+        this.resumeAt.set(key, endedAt + ms * pace);
+        this.observer?.paused?.();
+      }
+    }
+    if (!long) this.short(ms, endedAt);
+  }
+
+  /** A call without a flood's batch took `ms`: the other keys' round trip against the quiet one. */
+  private short(ms: number, now: number): void {
+    const { quietMs, floorWindowMs, target, paceStep, paceMax } = this.options;
+    if (now - this.lastShortAt > quietMs) {
+      this.pace = 0;
+      this.slowness = 1;
+    }
+    this.lastShortAt = now;
+    if (now - this.floorSince >= floorWindowMs) {
+      this.floorBefore = this.floorNow;
+      this.floorNow = Number.POSITIVE_INFINITY;
+      this.floorSince = now;
+    }
+    this.floorNow = Math.min(this.floorNow, ms);
+    const floor = Math.max(Math.min(this.floorNow, this.floorBefore), 0.1);
+    this.slowness = 0.8 * this.slowness + 0.2 * (ms / floor);
+    if (this.slowness > target) this.pace = Math.min(paceMax, this.pace + paceStep);
+    else this.pace = Math.max(0, this.pace - paceStep / 2);
+  }
+}
