@@ -90,5 +90,6 @@ test('a key whose long batches are interrupted by a short one is not a flood: it
 });
 
 test('invalid options are refused', () => {
-  expect(() => new FloodPacer({ ...FLOOD_PACER_DEFAULTS, longBatchMin: LONG, target: 1 })).toThrow(/invalid/);
+  expect(() => new FloodPacer({ ...FLOOD_PACER_DEFAULTS, longBatchMin: LONG, target: 0 })).toThrow(/invalid/);
+  expect(() => new FloodPacer({ ...FLOOD_PACER_DEFAULTS, longBatchMin: 0, target: 2 })).toThrow(/invalid/);
 });

@@ -31,7 +31,10 @@ export interface FloodPacerOptions {
   longBatchMin: number;
   /** A key whose last this many calls held a long batch of it is a flood. */
   floodCalls: number;
-  /** The short calls may take up to this many times the quiet round trip before floods are paced. */
+  /**
+   * The short calls may take up to this many times the quiet round trip before floods are paced (1 or less: a flood is
+   * paced whenever other keys send).
+   */
   target: number;
   /** The most a flood waits after a call, in that call's durations. */
   paceMax: number;
@@ -75,7 +78,7 @@ export class FloodPacer implements KeyPacer {
 
   constructor(options: FloodPacerOptions, observer?: FloodPacerObserver) {
     const counts = [options.longBatchMin, options.floodCalls];
-    if (!(options.target > 1 && options.paceMax > 0 && options.paceStep > 0 && counts.every((n) => n >= 1))) {
+    if (!(options.target > 0 && options.paceMax > 0 && options.paceStep > 0 && counts.every((n) => n >= 1))) {
       throw new Error(`invalid flood pacer options ${JSON.stringify(options)}`);
     }
     this.options = options;
