@@ -29,6 +29,7 @@ import { ensureK6, type K6Summary, k6Version, runK6 } from './lib/k6.ts';
 import { runPgbench, type Side } from './lib/pgbench.ts';
 import { cpuSeconds, machine, machineBusySeconds, sampleBackendCpu, syscalls } from './lib/proc.ts';
 import { installSingleEventFunction, recordEventStatement } from './lib/single-event.ts';
+import { completedEnough } from './lib/steps.ts';
 import type { LoadSystem, SystemMode } from './lib/system.ts';
 import { log, prepare } from './run-k6.ts';
 
@@ -457,18 +458,15 @@ interface Step {
   /** Failed requests or transactions, and (k6) iterations it could not start (no VU free). */
   failed: number;
   dropped: number;
-  /** p99 within P99_BOUND_MS, nothing failed or dropped, and at least 95 % of the offered rate completed. */
+  /** p99 within P99_BOUND_MS, nothing failed or dropped, and the offered rate completed (completedEnough). */
   held: boolean;
 }
 
-function held(step: Omit<Step, 'held'>): Step {
+function held(step: Omit<Step, 'held'>, seconds: number, schedule: 'constant' | 'poisson'): Step {
   return {
     ...step,
     held:
-      step.p99Ms <= P99_BOUND_MS &&
-      step.failed === 0 &&
-      step.dropped === 0 &&
-      step.completedPerSecond >= 0.95 * step.offeredPerSecond,
+      step.p99Ms <= P99_BOUND_MS && step.failed === 0 && step.dropped === 0 && completedEnough(step, seconds, schedule),
   };
 }
 
@@ -568,14 +566,18 @@ async function serviceStep(
   );
   const stepRequests = requests(result.summary, 'step');
   const latency = trend(result.summary, 'http_req_duration{scenario:step}');
-  return held({
-    offeredPerSecond: rate,
-    completedPerSecond: (stepRequests.count - stepRequests.failed) / seconds(run.stepDuration),
-    p50Ms: latency?.p50 ?? Number.NaN,
-    p99Ms: latency?.p99 ?? Number.NaN,
-    failed: stepRequests.failed + stepRequests.checksFailed,
-    dropped: result.summary?.metrics?.dropped_iterations?.values?.count ?? 0,
-  });
+  return held(
+    {
+      offeredPerSecond: rate,
+      completedPerSecond: (stepRequests.count - stepRequests.failed) / seconds(run.stepDuration),
+      p50Ms: latency?.p50 ?? Number.NaN,
+      p99Ms: latency?.p99 ?? Number.NaN,
+      failed: stepRequests.failed + stepRequests.checksFailed,
+      dropped: result.summary?.metrics?.dropped_iterations?.values?.count ?? 0,
+    },
+    seconds(run.stepDuration),
+    'constant',
+  );
 }
 
 /** The batch mode's peak: batches of BATCH_SIZE in a closed loop, on the first run's fixtures. */
@@ -963,14 +965,18 @@ async function main(): Promise<void> {
               protocol: options.pgbenchProtocol,
               rate,
             });
-            return held({
-              offeredPerSecond: rate,
-              completedPerSecond: side.perSecond,
-              p50Ms: side.p50Ms,
-              p99Ms: side.p99Ms,
-              failed: side.errors,
-              dropped: 0,
-            });
+            return held(
+              {
+                offeredPerSecond: rate,
+                completedPerSecond: side.perSecond,
+                p50Ms: side.p50Ms,
+                p99Ms: side.p99Ms,
+                failed: side.errors,
+                dropped: 0,
+              },
+              Math.max(1, Math.round(seconds(options.stepDuration))),
+              'poisson',
+            );
           },
         },
       ]);
