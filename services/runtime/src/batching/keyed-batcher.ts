@@ -44,12 +44,12 @@
 // the key then goes to the back of the line. Without it (the edge) a key may have several calls out (up to
 // `keyInFlightMax` events).
 
+import type { KeyPacer } from './flood-pacer.ts';
+
 /**
  * The answer to one event that has no result: the error its caller receives. Told apart from a result by instanceof;
  * `rejected` keeps a plain `{ error }` object from passing for one where the types are checked.
  */
-import type { KeyPacer } from './flood-pacer.ts';
-
 export class Rejected {
   readonly rejected = true;
   readonly error: unknown;
@@ -439,11 +439,6 @@ export class KeyedBatcher<T, R> {
     const sentAt = this.options.pacer === undefined ? 0 : performance.now();
     try {
       outcomes = await this.policy.send(batches);
-      this.options.pacer?.ended(
-        call.map(({ key, batch }) => ({ key, size: batch.length })),
-        sentAt,
-        performance.now(),
-      );
     } catch (error) {
       // Each key's batch meets the call's failure as if it had failed alone, one after the other.
       for (const [i, { batch }] of call.entries()) {
@@ -451,9 +446,17 @@ export class KeyedBatcher<T, R> {
       }
       return;
     }
+    const endedAt = this.options.pacer === undefined ? 0 : performance.now();
     call.forEach(({ batch }, i) => {
       this.answer(batch, outcomes[i] ?? []);
     });
+    // After the answers (a pacer's fault cannot make a call that succeeded look failed), before the freed slot's next
+    // call is formed (`finally` in dispatch).
+    this.options.pacer?.ended(
+      call.map(({ key, batch }) => ({ key, size: batch.length })),
+      sentAt,
+      endedAt,
+    );
   }
 
   /** What the policy makes of a batch whose call failed; never throws. */
