@@ -14,8 +14,9 @@
 //      clients (16 by default; the ledger's pool is the machine's CPUs by default, --help): its ceiling (closed);
 //   5. the rates at p99 <= 25 ms: two step searches for the highest offered rate whose p99 stays within 25 ms, the
 //      service's (short k6 runs of fresh events, open model, each --step-duration after 2 s of warm-up at the same
-//      rate) and pgbench's (`pgbench -R <rate>`, its per-transaction latencies from the scheduled start), their steps
-//      taken in turn so that both sides meet the same minutes of the disk;
+//      rate) and pgbench's (`pgbench -R <rate>`, its per-transaction latencies from the scheduled start), each rate
+//      decided by a majority of up to --step-tries tries (load/lib/steps.ts), the two sides' tries taken in turn so
+//      that both sides meet the same minutes of the disk;
 //   6. prints events per second end to end, p50/p95/p99, errors, the pgbench ceiling and the ratio, the rates at
 //      p99 <= 25 ms and their ratio, the batch mode's ratio, each program's peak memory, and the CPU each process spent
 //      per event during the peak and in batch mode.
@@ -29,7 +30,15 @@ import { ensureK6, type K6Summary, k6Version, runK6 } from './lib/k6.ts';
 import { runPgbench, type Side } from './lib/pgbench.ts';
 import { cpuSeconds, machine, machineBusySeconds, sampleBackendCpu, syscalls } from './lib/proc.ts';
 import { installSingleEventFunction, recordEventStatement } from './lib/single-event.ts';
-import { completedEnough } from './lib/steps.ts';
+import {
+  held,
+  interleavedSearches,
+  P99_BOUND_MS,
+  type Step,
+  StepSearch,
+  type StepSearchResult,
+  triesToHold,
+} from './lib/steps.ts';
 import type { LoadSystem, SystemMode } from './lib/system.ts';
 import { log, prepare } from './run-k6.ts';
 
@@ -52,7 +61,9 @@ Options:
                         as pgbench's clients)                                            default 16
   --step-duration D     each step of the searches for the rate at p99 <= 25 ms (the
                         service's after 2 s of warm-up at the same rate); 0s: skipped   default 5s
-  --steps N             steps at most of each search                                     default 8
+  --steps N             rates at most of each search                                     default 8
+  --step-tries N        tries of each rate at most (1 to 5); a rate holds when a strict
+                        majority of its tries held (one slow commit decides a step)      default 3
   --pool N              the state owners' PostgreSQL connections (DATABASE_POOL_MAX)    default: the CPUs
                         (docs/deploy.md "Scaling": about the database's CPUs; it runs here)
   --pgbench-clients N   pgbench clients                                                  default 16
@@ -89,6 +100,8 @@ interface BenchOptions {
   batchVus: number;
   stepDuration: string;
   steps: number;
+  /** Tries of each rate of the step searches at most; a strict majority of them decides the rate. */
+  stepTries: number;
   pool: number;
   pgbenchClients: number;
   pgbenchSeconds: number;
@@ -122,6 +135,7 @@ function readOptions(): BenchOptions {
       'batch-vus': { type: 'string' },
       'step-duration': { type: 'string' },
       steps: { type: 'string' },
+      'step-tries': { type: 'string' },
       pool: { type: 'string' },
       'pgbench-clients': { type: 'string' },
       'pgbench-duration': { type: 'string' },
@@ -199,6 +213,7 @@ function readOptions(): BenchOptions {
     batchVus: int('batch-vus', values['batch-vus'], 16, 1, 2000),
     stepDuration: values['step-duration'] === '0s' ? '0s' : duration('step-duration', values['step-duration'], '5s'),
     steps: int('steps', values.steps, 8, 1, 30),
+    stepTries: int('step-tries', values['step-tries'], 3, 1, 5),
     pool,
     pgbenchClients: int('pgbench-clients', values['pgbench-clients'], 16, 1, 200),
     pgbenchSeconds: int('pgbench-duration', values['pgbench-duration'], 60, 1, 3600),
@@ -444,103 +459,15 @@ function ledgerCalls(after: BatchHistograms, before?: BatchHistograms): number {
   return d((h) => h.ledger.count) - (d((h) => h.ledgerKeys.sum) - d((h) => h.ledgerKeys.count));
 }
 
-/** The p99 bound of the step search (issue 41): the highest offered rate whose p99 stays within it. */
-const P99_BOUND_MS = 25;
-/** The step search stops when the lowest failing rate is within this share above the highest passing one. */
-const STEP_RESOLUTION = 0.05;
-
-/** One offered rate of a step search: what it gave and whether it held the bound. */
-interface Step {
-  offeredPerSecond: number;
-  completedPerSecond: number;
-  p50Ms: number;
-  p99Ms: number;
-  /** Failed requests or transactions, and (k6) iterations it could not start (no VU free). */
-  failed: number;
-  dropped: number;
-  /** p99 within P99_BOUND_MS, nothing failed or dropped, and the offered rate completed (completedEnough). */
-  held: boolean;
-}
-
-function held(step: Omit<Step, 'held'>, seconds: number, schedule: 'constant' | 'poisson'): Step {
-  return {
-    ...step,
-    held:
-      step.p99Ms <= P99_BOUND_MS && step.failed === 0 && step.dropped === 0 && completedEnough(step, seconds, schedule),
-  };
-}
-
 /** The rates at p99 <= P99_BOUND_MS of both sides, their steps and their ratio. */
 interface RateAtP99 {
   boundMs: number;
   stepSeconds: number;
-  service: { ratePerSecond: number; steps: Step[] };
-  pgbench: { ratePerSecond: number; steps: Step[] };
+  /** Tries of each rate at most; a rate holds when a strict majority of them held (triesToHold). */
+  stepTries: number;
+  service: StepSearchResult;
+  pgbench: StepSearchResult;
   ratio: number;
-}
-
-/**
- * One side's search for the highest offered rate whose step holds the bound: from its start, up by a quarter while
- * steps hold, down to half while none has, then halving the interval between the highest that held and the lowest
- * that did not, until they are within STEP_RESOLUTION of each other or `maxSteps` steps ran. 0 when none held.
- */
-class StepSearch {
-  readonly steps: Step[] = [];
-  private highestHeld = 0;
-  private lowestFailed = Number.POSITIVE_INFINITY;
-  /** The next rate to try; undefined once the search is over. */
-  next: number | undefined;
-  readonly side: string;
-  private readonly maxSteps: number;
-
-  constructor(side: string, start: number, maxSteps: number) {
-    this.side = side;
-    this.maxSteps = maxSteps;
-    this.next = Math.max(1, Math.round(start));
-  }
-
-  record(step: Step): void {
-    const rate = step.offeredPerSecond;
-    this.steps.push(step);
-    log(
-      `${this.side} step ${rate}/s: p99 ${step.p99Ms.toFixed(1)} ms, ${step.completedPerSecond.toFixed(0)}/s completed, ${step.failed} failed, ${step.dropped} dropped: ${step.held ? 'held' : 'NOT held'}`,
-    );
-    if (step.held) this.highestHeld = Math.max(this.highestHeld, rate);
-    else this.lowestFailed = Math.min(this.lowestFailed, rate);
-    const next = Math.max(
-      1,
-      Math.round(
-        this.lowestFailed === Number.POSITIVE_INFINITY
-          ? rate * 1.25
-          : this.highestHeld === 0
-            ? rate * 0.5
-            : (this.highestHeld + this.lowestFailed) / 2,
-      ),
-    );
-    const done =
-      this.steps.length >= this.maxSteps ||
-      (this.highestHeld > 0 && this.lowestFailed - this.highestHeld <= STEP_RESOLUTION * this.highestHeld) ||
-      next === this.highestHeld ||
-      next === this.lowestFailed;
-    this.next = done ? undefined : next;
-  }
-
-  get result(): { ratePerSecond: number; steps: Step[] } {
-    return { ratePerSecond: this.highestHeld, steps: this.steps };
-  }
-}
-
-/**
- * Runs the searches' steps in turn, one step of each side then the next, so that both sides' steps meet the same
- * minutes of the machine (on this VM the disk's slow commits come and go within minutes: run one search after the
- * other, and pgbench's rate at the bound moved from 88 to 891/s between runs while the service's held at 362-444/s).
- */
-async function interleavedSearches(sides: { search: StepSearch; probe: (rate: number) => Promise<Step> }[]) {
-  for (;;) {
-    const pending = sides.filter((s) => s.search.next !== undefined);
-    if (pending.length === 0) return;
-    for (const { search, probe } of pending) search.record(await probe(search.next as number));
-  }
 }
 
 /** One step of the service: a k6 run on the first run's fixtures, fresh events at `rate`/s, open model. */
@@ -763,11 +690,18 @@ function reportLines(r: {
     `  latency p50 / p95 / p99:       ${t(peak)}   (at saturation: queueing of ${options.peakVus} in flight)`,
     ...(rateAtP99
       ? [
-          `RATE AT P99 <= ${rateAtP99.boundMs} MS (step search, open model, ${rateAtP99.stepSeconds} s a step; the service's after ${STEP_WARMUP} of warm-up)`,
+          `RATE AT P99 <= ${rateAtP99.boundMs} MS (step search, open model, ${rateAtP99.stepSeconds} s a step; the service's after ${STEP_WARMUP} of warm-up; ${rateAtP99.stepTries === 1 ? 'one try a rate' : `a rate holds when ${triesToHold(rateAtP99.stepTries)} of its ${rateAtP99.stepTries} tries do`})`,
           ...(['service', 'pgbench'] as const).map(
             (side) =>
-              `  ${side} steps:${' '.repeat(17 - side.length)}${rateAtP99[side].steps
-                .map((s) => `${s.offeredPerSecond}/s p99 ${f(s.p99Ms, 1)} ms${s.held ? '' : ' (not held)'}`)
+              `  ${side} steps:${' '.repeat(17 - side.length)}${rateAtP99[side].rates
+                .map((rate) => {
+                  const tries = rateAtP99[side].steps.filter((s) => s.offeredPerSecond === rate.offeredPerSecond);
+                  if (tries.length === 1) {
+                    return `${rate.offeredPerSecond}/s p99 ${f(tries[0]!.p99Ms, 1)} ms${rate.held ? '' : ' (not held)'}`;
+                  }
+                  const p99s = tries.map((s) => `${f(s.p99Ms, 1)}${s.held ? '' : ' (not held)'}`).join(', ');
+                  return `${rate.offeredPerSecond}/s p99 ${p99s} ms: ${rate.held ? 'held' : 'not held'}`;
+                })
                 .join('; ')}`,
           ),
         ]
@@ -936,13 +870,14 @@ async function main(): Promise<void> {
     const pgbAlso = options.pgbenchAlso
       ? { protocol: options.pgbenchAlso, side: (await pgbenchSide(options.pgbenchAlso)).pgb }
       : undefined;
-    // The rates at p99 <= P99_BOUND_MS, the two searches' steps in turn. The service's from 40 % of its closed-loop
+    // The rates at p99 <= P99_BOUND_MS, the two searches' tries in turn. The service's from 40 % of its closed-loop
     // peak (its p99 at half the peak was over 50 ms on 2026-11-28); pgbench's with `pgbench -R <rate>` (its latencies
     // count from each transaction's scheduled start, so a queue behind the schedule counts, as k6's open model's does),
     // from 60 % of its ceiling.
     const stepsWanted = seconds(options.stepDuration) > 0;
-    const serviceSearch = new StepSearch('service', 0.4 * e2ePerSecond, options.steps);
-    const pgbenchSearch = new StepSearch('pgbench', 0.6 * pgb.perSecond, options.steps);
+    const searchOptions = { maxSteps: options.steps, tries: options.stepTries, log };
+    const serviceSearch = new StepSearch('service', 0.4 * e2ePerSecond, searchOptions);
+    const pgbenchSearch = new StepSearch('pgbench', 0.6 * pgb.perSecond, searchOptions);
     if (stepsWanted) {
       await interleavedSearches([
         {
@@ -988,6 +923,7 @@ async function main(): Promise<void> {
         ? {
             boundMs: P99_BOUND_MS,
             stepSeconds: seconds(options.stepDuration),
+            stepTries: options.stepTries,
             service: serviceRate,
             pgbench: pgbenchRate,
             ratio: pgbenchRate.ratePerSecond > 0 ? serviceRate.ratePerSecond / pgbenchRate.ratePerSecond : Number.NaN,
