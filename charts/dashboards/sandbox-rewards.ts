@@ -276,7 +276,7 @@ function build(): Dashboard {
               legend: 'ledger {{pod}}',
             },
           ],
-          { x, w: 8 },
+          { x, w: 6 },
         ),
       (x) =>
         timeseries(
@@ -293,7 +293,7 @@ function build(): Dashboard {
               legend: 'games each {{pod}}',
             },
           ],
-          { x, w: 8 },
+          { x, w: 6 },
         ),
       (x) =>
         timeseries(
@@ -304,7 +304,18 @@ function build(): Dashboard {
             { expr: `sum by (pod) (ingest_event_queue_depth{${scope}})`, legend: 'ingest {{pod}}' },
             { expr: `sum by (pod) (ledger_event_queue_depth{${scope}})`, legend: 'ledger {{pod}}' },
           ],
-          { x, w: 8 },
+          { x, w: 6 },
+        ),
+      (x) =>
+        timeseries(
+          'Flood pacing',
+          "While other games' RecordEvents round trips take more than INGEST_FLOOD_PACING_TARGET_PERCENT of their quiet one, a flooding game's next request waits this many of its last request's durations (0: none paced), and such waits per second (docs/ingest.md, \"Fair ingest\").",
+          'short',
+          [
+            { expr: `max by (pod) (ingest_flood_pace{${scope}})`, legend: 'pace {{pod}}' },
+            { expr: `sum by (pod) (rate(ingest_flood_pauses_total{${scope}}[$__rate_interval]))`, legend: 'waits/s {{pod}}' },
+          ],
+          { x, w: 6 },
         ),
     ),
     row('Processes'),
