@@ -77,7 +77,7 @@ COPY --from=console /app/console/dist ./console/dist
 # is compiled as without it, and Node's write of it fails quietly.
 RUN for entry in services/identity-admission/src/main.ts services/ledger/src/main.ts gateway/src/main.ts \
         services/ingest/src/main.ts services/links/src/main.ts; do \
-      node --liftoff-only --no-maglev --single-threaded-gc --max-semi-space-size=4 --heap-growing-percent=25 \
+      node --liftoff-only --no-maglev --max-semi-space-size=4 --heap-growing-percent=25 \
         --import /app/services/runtime/src/tracing/register.ts "$entry" --warm-compile-cache || exit 1; \
     done
 # 1000 is the `node` user of the base image; numeric so runAsNonRoot can verify it.
@@ -87,13 +87,11 @@ EXPOSE 8080
 # (drains NATS, finishes in-flight requests, exits within about 10 s).
 # --liftoff-only keeps WebAssembly (PGlite in the all-in-one, Node's TypeScript type stripper everywhere) on its
 # baseline compiler: the optimizing compiles held hundreds of MiB at a time; --no-maglev leaves out V8's mid-tier
-# JavaScript compiler (3-6 MiB less per program at the peak, no CPU lost); --single-threaded-gc keeps V8's garbage
-# collector on the program's own thread (its helper threads waited for CPUs the other processes held, and another
-# game's p99 beside a flood was a third longer: docs/reliability.md, "Fair ingest"); --max-semi-space-size=4 bounds V8's
+# JavaScript compiler (3-6 MiB less per program at the peak, no CPU lost); --max-semi-space-size=4 bounds V8's
 # young generation to 2 x 4 MiB instead of 2 x 16 (docs/benchmarks.md, "Memory"); --heap-growing-percent=25
 # collects the old generation once it has grown by a quarter (docs/benchmarks.md, "Memory at the peak").
 # --import loads the tracing register file before the program: it does nothing unless an OTLP endpoint is set
 # (OTEL_EXPORTER_OTLP_ENDPOINT, see docs/deploy.md "Traces"), then starts the OpenTelemetry SDK, which ESM
 # instrumentation needs to happen before the program's modules load.
-ENTRYPOINT ["node", "--liftoff-only", "--no-maglev", "--single-threaded-gc", "--max-semi-space-size=4", "--heap-growing-percent=25", "--import", "/app/services/runtime/src/tracing/register.ts"]
+ENTRYPOINT ["node", "--liftoff-only", "--no-maglev", "--max-semi-space-size=4", "--heap-growing-percent=25", "--import", "/app/services/runtime/src/tracing/register.ts"]
 CMD ["services/all-in-one/src/main.ts"]

@@ -361,7 +361,7 @@ info "nats-server on 127.0.0.1:$NATS_PORT"
 # The Dockerfile's RUN step: every entry with --warm-compile-cache fills the compile cache and exits 0.
 COMPILE_CACHE="$APP/.cache/node-compile-cache"
 for entry in "${present[@]}"; do
-  (cd "$APP" && exec env NODE_COMPILE_CACHE="$COMPILE_CACHE" "$NODE24" --liftoff-only --no-maglev --single-threaded-gc --max-semi-space-size=4 \
+  (cd "$APP" && exec env NODE_COMPILE_CACHE="$COMPILE_CACHE" "$NODE24" --liftoff-only --no-maglev --max-semi-space-size=4 \
       --heap-growing-percent=25 --import "$APP/services/runtime/src/tracing/register.ts" "$entry" --warm-compile-cache) \
     >"$WORK/warm.log" 2>&1 || { cat "$WORK/warm.log"; fail "$entry --warm-compile-cache"; }
 done

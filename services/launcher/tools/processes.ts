@@ -18,10 +18,7 @@ export { EDGES, type LaunchedProgram, PROGRAM_ENTRIES, PROGRAMS, type ProgramNam
  * (docs/benchmarks.md, "Memory"): `--liftoff-only` (WebAssembly stays baseline-compiled: no optimizing compiles of
  * PGlite's and the TypeScript type stripper's code, which held hundreds of MiB at a time), `--no-maglev` (no mid-tier
  * JavaScript compiler: its compilations cost 3-6 MiB per program at the peak, and the ledger's CPU per event was
- * lower without it), `--single-threaded-gc` (V8's garbage collector on
- * the program's own thread, no helper threads: on CPUs shared with the other programs the helpers waited for a CPU
- * and the pauses grew; another game's p99 beside a flood fell by a third without them, docs/reliability.md "Fair
- * ingest"), `--max-semi-space-size=4`
+ * lower without it), `--max-semi-space-size=4`
  * (V8's young generation at most 2 x 4 MiB instead of 2 x 16: the programs allocate small short-lived objects per
  * request), `--heap-growing-percent=25` (the old generation is collected when it has grown by a quarter over what
  * the last full collection kept, instead of V8's up to 4 x: under deep queues the requests in flight outlive two
@@ -31,7 +28,6 @@ export { EDGES, type LaunchedProgram, PROGRAM_ENTRIES, PROGRAMS, type ProgramNam
 export const PROGRAM_NODE_OPTIONS = [
   '--liftoff-only',
   '--no-maglev',
-  '--single-threaded-gc',
   '--max-semi-space-size=4',
   '--heap-growing-percent=25',
   '--import',
