@@ -37,6 +37,10 @@ Options:
   --pgbench-clients N  the database's floor: A's flood as N pgbench clients, one decision per
                        transaction (0: no floor)   default: the CPUs (the ledger's default pool,
                        the connections by which a flood reaches the database)
+  --pgbench-batch K    the floor's A: K events per transaction, one call of ledger.record_events
+                       (1: the single-event statement)   default 1
+  --pgbench-rate R     the floor's A at R decisions per second (\`service\`: the rate A completed
+                       through the service in this run)   default: a closed loop
   --json FILE          also write the figures as JSON to FILE
   --help               this text
 
@@ -100,9 +104,11 @@ async function flood(url: string, concurrency: number, rate: number | undefined)
   let stopping = false;
   let started = 0;
   let completed = 0;
+  let cpuAtStart = process.cpuUsage();
   process.on('message', (message) => {
     if (message === 'measure') {
       started = performance.now();
+      cpuAtStart = process.cpuUsage();
       completed = 0;
       for (const key of Object.keys(statuses)) delete statuses[key];
     }
@@ -124,7 +130,10 @@ async function flood(url: string, concurrency: number, rate: number | undefined)
   };
   await Promise.all(Array.from({ length: concurrency }, loop));
   const seconds = (performance.now() - started) / 1000;
-  process.send?.({ rate: completed / seconds, completed, statuses });
+  const cpu = process.cpuUsage(cpuAtStart);
+  // The client's own CPU, cores: on this machine it competes with the service (on others it would not).
+  const cores = (cpu.user + cpu.system) / 1e6 / seconds;
+  process.send?.({ rate: completed / seconds, completed, statuses, cores });
   agent.destroy();
 }
 
@@ -172,33 +181,144 @@ function latencyBands(sorted: Float64Array): Record<string, number> {
 }
 
 /** One figure of a program's /metrics (the first sample of `name`), NaN when absent or unreachable. */
-async function metric(url: string, name: string): Promise<number> {
+/** One scrape of a program's /metrics: each sample's value by its name and labels as written (NaN if unreachable). */
+async function scrape(url: string): Promise<Map<string, number>> {
+  const values = new Map<string, number>();
   try {
     const text = await (await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(2_000) })).text();
-    return Number(new RegExp(`^${name} (\\S+)`, 'm').exec(text)?.[1] ?? Number.NaN);
+    for (const line of text.split('\n')) {
+      if (line === '' || line.startsWith('#')) continue;
+      const at = line.lastIndexOf(' ');
+      values.set(line.slice(0, at), Number(line.slice(at + 1)));
+    }
   } catch {
-    return Number.NaN;
+    // unreachable this second: no sample
   }
+  return values;
 }
 
-/** Samples the edge's and the ledger's waiting events every second; `stop` answers their maxima. */
-function sampleQueues(ingestUrl: string, ledgerUrl: string) {
-  let edgeMax = 0;
-  let ledgerMax = 0;
+/** The sum of a metric's samples over its labels (0 if absent). */
+const total = (values: Map<string, number>, name: string) => {
+  let sum = 0;
+  for (const [key, value] of values) if (key === name || key.startsWith(`${name}{`)) sum += value;
+  return sum;
+};
+
+/** What one program did in a phase, from its own metrics (prom-client's process and V8 figures). */
+export interface ProgramPhase {
+  /** CPU seconds per second of the phase (1 = one core). */
+  cpu: number;
+  /** Share of the phase in garbage collection pauses (V8's GC callbacks, all kinds). */
+  gc: number;
+  /** The longest event-loop delay seen in any second of the phase, ms. */
+  loopMaxMs: number;
+  /** The largest of the seconds' event-loop delay p99s, ms. */
+  loopP99Ms: number;
+  /** The most events waiting in the program's queue at a sample. */
+  queueMax: number;
+  /** Its batching histograms over the phase: observations per bucket (upper bound), by histogram. */
+  histograms: Record<string, Record<string, number>>;
+}
+
+/** A histogram's observations over a phase per bucket (not cumulative), from two scrapes; empty buckets left out. */
+function histogramDelta(before: Map<string, number>, after: Map<string, number>, name: string): Record<string, number> {
+  const prefix = `${name}_bucket{le="`;
+  const buckets: Array<[string, number]> = [];
+  for (const [key, value] of after) {
+    if (key.startsWith(prefix))
+      buckets.push([key.slice(prefix.length, key.indexOf('"', prefix.length)), value - (before.get(key) ?? 0)]);
+  }
+  const result: Record<string, number> = {};
+  let below = 0;
+  for (const [le, cumulative] of buckets) {
+    if (cumulative - below > 0) result[le] = cumulative - below;
+    below = cumulative;
+  }
+  return result;
+}
+
+/**
+ * Samples ingest's and the ledger's metrics every second over a phase: their CPU, GC share, event-loop delay (each
+ * scrape resets prom-client's delay histogram, so each sample covers the second before it) and queue depth.
+ */
+function samplePrograms(urls: { ingest: string; ledger: string }) {
+  const programs = [
+    {
+      name: 'ingest' as const,
+      url: urls.ingest,
+      queue: 'ingest_event_queue_depth',
+      histograms: ['ingest_event_batch_size'],
+    },
+    {
+      name: 'ledger' as const,
+      url: urls.ledger,
+      queue: 'ledger_event_queue_depth',
+      histograms: ['ledger_event_batch_size', 'ledger_event_call_duration_seconds'],
+    },
+  ];
+  const started = performance.now();
+  const first = Promise.all(programs.map((p) => scrape(p.url)));
+  const seen = programs.map(() => ({ loopMaxMs: 0, loopP99Ms: 0, queueMax: 0, last: new Map<string, number>() }));
   const timer = setInterval(() => {
-    void metric(ingestUrl, 'ingest_event_queue_depth').then((v) => {
-      if (v > edgeMax) edgeMax = v;
-    });
-    void metric(ledgerUrl, 'ledger_event_queue_depth').then((v) => {
-      if (v > ledgerMax) ledgerMax = v;
+    programs.forEach((p, i) => {
+      void scrape(p.url).then((values) => {
+        if (values.size === 0) return;
+        const s = seen[i]!;
+        s.loopMaxMs = Math.max(s.loopMaxMs, 1000 * total(values, 'nodejs_eventloop_lag_max_seconds'));
+        s.loopP99Ms = Math.max(s.loopP99Ms, 1000 * total(values, 'nodejs_eventloop_lag_p99_seconds'));
+        s.queueMax = Math.max(s.queueMax, total(values, p.queue));
+        s.last = values;
+      });
     });
   }, 1_000);
   return {
-    stop: () => {
+    stop: async (): Promise<Record<'ingest' | 'ledger', ProgramPhase>> => {
       clearInterval(timer);
-      return { edgeMax, ledgerMax };
+      const seconds = (performance.now() - started) / 1000;
+      const before = await first;
+      const after = await Promise.all(programs.map((p) => scrape(p.url)));
+      const delta = (i: number, name: string) => total(after[i]!, name) - total(before[i]!, name);
+      const phase = (i: number): ProgramPhase => ({
+        cpu: delta(i, 'process_cpu_seconds_total') / seconds,
+        gc: delta(i, 'nodejs_gc_duration_seconds_sum') / seconds,
+        loopMaxMs: seen[i]!.loopMaxMs,
+        loopP99Ms: seen[i]!.loopP99Ms,
+        queueMax: seen[i]!.queueMax,
+        histograms: Object.fromEntries(
+          programs[i]!.histograms.map((name) => [name, histogramDelta(before[i]!, after[i]!, name)]),
+        ),
+      });
+      return { ingest: phase(0), ledger: phase(1) };
     },
   };
+}
+
+const programLine = (name: string, p: ProgramPhase) =>
+  `  ${name.padEnd(6)} CPU ${p.cpu.toFixed(2)} cores, GC ${(100 * p.gc).toFixed(1)} % of the time, ` +
+  `event-loop delay worst p99 ${p.loopP99Ms.toFixed(1)} ms / max ${p.loopMaxMs.toFixed(1)} ms, queue max ${p.queueMax}` +
+  Object.entries(p.histograms)
+    .map(
+      ([histogram, buckets]) =>
+        `\n    ${histogram} (observations per bucket, by upper bound): ${JSON.stringify(buckets)}`,
+    )
+    .join('');
+
+/**
+ * The pgbench script of K fresh decisions of game g in one call of ledger.record_events (one transaction): what the
+ * service's flood becomes at the database, a key's batch of up to the edge's per-key bound in one call at a time.
+ */
+function pgbenchBatchScript(g: number, k: number): string {
+  const hash = createHash('sha256').update(keyValue(g)).digest('hex');
+  return `select count(*) from ledger.record_events(array_fill('\\x${hash}'::bytea, array[${k}]),
+  array(select gen_random_uuid() from generate_series(1, ${k})),
+  array(select ('00000000-0000-4000-8000-' || lpad((${g} * 10000 + 1 + (random() * ${PLAYERS - 1})::int)::text, 12, '0'))::uuid
+        from generate_series(1, ${k})),
+  array_fill('${EVENT_TYPE}'::text, array[${k}]),
+  array_fill((extract(epoch from clock_timestamp()) * 1000)::bigint, array[${k}]),
+  (select string_agg(sha256(convert_to(gen_random_uuid()::text, 'UTF8')), ''::bytea) from generate_series(1, ${k})),
+  array_fill(null::timestamptz, array[${k}]),
+  ${RATE_LIMIT});
+`.replace(/\n\s+/g, ' ');
 }
 
 /**
@@ -232,13 +352,22 @@ async function databaseFloor(run: {
   seconds: number;
   warmupS: number;
   clients: number;
+  /** Events of A per transaction (1: the single-event statement; more: one call of ledger.record_events). */
+  batch: number;
+  /** A's decisions per second (spread over its clients); undefined: a closed loop. */
+  aRate: number | undefined;
 }): Promise<{ alone: Side; beside: Side; a: Side }> {
   const dir = join(tmpdir(), `bench-fair-pgbench-${randomBytes(4).toString('hex')}`);
-  const side = (name: string, g: number, options: { clients: number; seconds: number; rate?: number }) => {
+  const side = (
+    name: string,
+    g: number,
+    options: { clients: number; seconds: number; rate?: number; batch?: number },
+  ) => {
     const folder = join(dir, name);
     mkdirSync(folder, { recursive: true });
     const script = join(folder, 'script.sql');
-    writeFileSync(script, pgbenchScript(g));
+    const batch = options.batch ?? 1;
+    writeFileSync(script, batch === 1 ? pgbenchScript(g) : pgbenchBatchScript(g, batch));
     return runPgbench({
       url: run.url,
       database: run.database,
@@ -255,12 +384,21 @@ async function databaseFloor(run: {
   const bClients = 4; // enough that B's schedule never waits for a client
   log(`database floor: pgbench B alone at ${run.rate}/s for ${run.seconds} s`);
   const alone = await side('alone', 2, { clients: bClients, seconds: run.seconds, rate: run.rate });
-  log(`database floor: pgbench A, ${run.clients} clients; B beside it after ${run.warmupS} s`);
-  const flood = side('flood', 1, { clients: run.clients, seconds: run.warmupS + run.seconds + 1 });
+  log(
+    `database floor: pgbench A, ${run.clients} clients of ${run.batch} events a call; B beside it after ${run.warmupS} s`,
+  );
+  const flood = side('flood', 1, {
+    clients: run.clients,
+    seconds: run.warmupS + run.seconds + 1,
+    batch: run.batch,
+    ...(run.aRate === undefined ? {} : { rate: run.aRate / run.batch }),
+  });
   await sleep(run.warmupS * 1000);
   const beside = await side('beside', 2, { clients: bClients, seconds: run.seconds, rate: run.rate });
   return { alone, beside, a: await flood };
 }
+
+const optionalNumber = (value: string | undefined) => (value === undefined ? undefined : Number(value));
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
@@ -271,6 +409,8 @@ async function main(): Promise<void> {
       warmup: { type: 'string', default: '5' },
       'key-in-flight': { type: 'string' },
       'flood-nice': { type: 'string', default: '0' },
+      'pgbench-batch': { type: 'string', default: '1' },
+      'pgbench-rate': { type: 'string' },
       'flood-rate': { type: 'string' },
       'service-env': { type: 'string', multiple: true, default: [] },
       'pgbench-clients': { type: 'string', default: String(availableParallelism()) },
@@ -326,7 +466,9 @@ async function main(): Promise<void> {
 
     const loadBefore = loadavg()[0]!;
     log(`B alone: ${rate}/s for ${durationS} s`);
+    const aloneSampler = samplePrograms(system.urls);
     const alone = await quiet(url, rate, durationS);
+    const programsAlone = await aloneSampler.stop();
 
     log(`A: ${concurrency} in flight; B beside it after ${warmupS} s`);
     const floodArgs = ['--flood-url', url, '--flood', String(concurrency)];
@@ -336,14 +478,18 @@ async function main(): Promise<void> {
     });
     const floodNice = Number(values['flood-nice']);
     if (floodNice !== 0 && child.pid !== undefined) setPriority(child.pid, floodNice);
-    const floodFigures = new Promise<{ rate: number; completed: number; statuses: Record<string, number> }>((resolve) =>
-      child.once('message', (m) => resolve(m as never)),
-    );
+    const floodFigures = new Promise<{
+      rate: number;
+      completed: number;
+      statuses: Record<string, number>;
+      cores: number;
+    }>((resolve) => child.once('message', (m) => resolve(m as never)));
     await sleep(warmupS * 1000);
     child.send('measure');
-    const sampler = sampleQueues(system.urls.ingest, system.urls.ledger);
+    const sampler = samplePrograms(system.urls);
     const beside = await quiet(url, rate, durationS);
-    const queues = sampler.stop();
+    const programsBeside = await sampler.stop();
+    const queues = { edgeMax: programsBeside.ingest.queueMax, ledgerMax: programsBeside.ledger.queueMax };
     const loadBeside = loadavg()[0]!;
     child.send('stop');
     const a = await floodFigures;
@@ -355,6 +501,7 @@ async function main(): Promise<void> {
 
     const ratio = beside.p99Ms / alone.p99Ms;
     const pgbenchClients = Number(values['pgbench-clients']);
+    const pgbenchBatch = Number(values['pgbench-batch']);
     const floor =
       pgbenchClients > 0
         ? await databaseFloor({
@@ -364,6 +511,8 @@ async function main(): Promise<void> {
             seconds: durationS,
             warmupS,
             clients: pgbenchClients,
+            batch: pgbenchBatch,
+            aRate: values['pgbench-rate'] === 'service' ? a.rate : optionalNumber(values['pgbench-rate']),
           })
         : undefined;
     const floorRatio = floor ? floor.beside.p99Ms / floor.alone.p99Ms : undefined;
@@ -381,8 +530,15 @@ async function main(): Promise<void> {
       loadBefore,
       loadBeside,
       queues,
+      programs: { alone: programsAlone, beside: programsBeside },
       ...(floor && {
-        floor: { clients: pgbenchClients, alone: side(floor.alone), beside: side(floor.beside), a: side(floor.a) },
+        floor: {
+          clients: pgbenchClients,
+          batch: pgbenchBatch,
+          alone: side(floor.alone),
+          beside: side(floor.beside),
+          a: side(floor.a),
+        },
         floorRatio,
       }),
     };
@@ -393,14 +549,20 @@ async function main(): Promise<void> {
         `  latency bands, ms: ${JSON.stringify(alone.bands)}`,
         `B beside A      (${rate}/s): p50 ${ms(beside.p50Ms)} ms, p90 ${ms(beside.p90Ms)} ms, p99 ${ms(beside.p99Ms)} ms, max ${ms(beside.maxMs)} ms, statuses ${JSON.stringify(beside.statuses)}`,
         `  latency bands, ms: ${JSON.stringify(beside.bands)}`,
-        `A (${concurrency} in flight${floodRate === undefined ? '' : `, at most ${floodRate}/s offered`}${floodNice === 0 ? '' : `, its client at nice ${floodNice}`}): ${a.rate.toFixed(0)} events/s completed, statuses ${JSON.stringify(a.statuses)}`,
+        `A (${concurrency} in flight${floodRate === undefined ? '' : `, at most ${floodRate}/s offered`}${floodNice === 0 ? '' : `, its client at nice ${floodNice}`}): ${a.rate.toFixed(0)} events/s completed, statuses ${JSON.stringify(a.statuses)}, its client ${a.cores.toFixed(2)} cores`,
         `RATIO B p99 beside A / alone: ${ratio.toFixed(2)} (target <= 2)`,
         `queues beside A (max of 1 s samples): edge ${queues.edgeMax}, ledger ${queues.ledgerMax} events waiting`,
+        'the programs in the phase B alone:',
+        programLine('ingest', programsAlone.ingest),
+        programLine('ledger', programsAlone.ledger),
+        'the programs in the phase B beside A:',
+        programLine('ingest', programsBeside.ingest),
+        programLine('ledger', programsBeside.ledger),
         `load average (1 min): ${loadBefore.toFixed(2)} before, ${loadBeside.toFixed(2)} at the end of the flood`,
         ...(floor && floorRatio !== undefined
           ? [
-              `DATABASE FLOOR (pgbench of the same SQL, one decision per transaction, B at ${rate}/s, A ${pgbenchClients} clients in a closed loop):`,
-              `  B alone p50 ${ms(floor.alone.p50Ms)} ms, p99 ${ms(floor.alone.p99Ms)} ms; beside A p50 ${ms(floor.beside.p50Ms)} ms, p99 ${ms(floor.beside.p99Ms)} ms; A ${floor.a.perSecond.toFixed(0)} decisions/s`,
+              `DATABASE FLOOR (pgbench of the same SQL, B one decision per transaction at ${rate}/s, A ${pgbenchClients} clients ${values['pgbench-rate'] === undefined ? 'in a closed loop' : `at ${values['pgbench-rate'] === 'service' ? `${a.rate.toFixed(0)}/s (the service's A)` : `${values['pgbench-rate']}/s`}`}, ${pgbenchBatch} decisions per transaction):`,
+              `  B alone p50 ${ms(floor.alone.p50Ms)} ms, p99 ${ms(floor.alone.p99Ms)} ms; beside A p50 ${ms(floor.beside.p50Ms)} ms, p99 ${ms(floor.beside.p99Ms)} ms; A ${(floor.a.perSecond * pgbenchBatch).toFixed(0)} decisions/s`,
               `  latency bands beside A, ms: ${JSON.stringify(latencyBands(floor.beside.latenciesMs))}`,
               `RATIO B p99 beside A / alone, pgbench: ${floorRatio.toFixed(2)}; the service's / the database's: ${(ratio / floorRatio).toFixed(2)}`,
             ]
