@@ -216,6 +216,10 @@ export interface ProgramPhase {
   loopP99Ms: number;
   /** The most events waiting in the program's queue at a sample. */
   queueMax: number;
+  /** The most requests waiting unread in front of the program's app at a sample (ingest's per-key admission). */
+  unreadMax: number;
+  /** The program's largest resident memory at a sample, MiB. */
+  rssMaxMiB: number;
   /** Its batching histograms over the phase: observations per bucket (upper bound), by histogram. */
   histograms: Record<string, Record<string, number>>;
 }
@@ -258,7 +262,14 @@ function samplePrograms(urls: { ingest: string; ledger: string }) {
   ];
   const started = performance.now();
   const first = Promise.all(programs.map((p) => scrape(p.url)));
-  const seen = programs.map(() => ({ loopMaxMs: 0, loopP99Ms: 0, queueMax: 0, last: new Map<string, number>() }));
+  const seen = programs.map(() => ({
+    loopMaxMs: 0,
+    loopP99Ms: 0,
+    queueMax: 0,
+    unreadMax: 0,
+    rssMaxMiB: 0,
+    last: new Map<string, number>(),
+  }));
   const timer = setInterval(() => {
     programs.forEach((p, i) => {
       void scrape(p.url).then((values) => {
@@ -267,6 +278,8 @@ function samplePrograms(urls: { ingest: string; ledger: string }) {
         s.loopMaxMs = Math.max(s.loopMaxMs, 1000 * total(values, 'nodejs_eventloop_lag_max_seconds'));
         s.loopP99Ms = Math.max(s.loopP99Ms, 1000 * total(values, 'nodejs_eventloop_lag_p99_seconds'));
         s.queueMax = Math.max(s.queueMax, total(values, p.queue));
+        s.unreadMax = Math.max(s.unreadMax, total(values, 'ingest_event_requests_waiting'));
+        s.rssMaxMiB = Math.max(s.rssMaxMiB, total(values, 'process_resident_memory_bytes') / 2 ** 20);
         s.last = values;
       });
     });
@@ -284,6 +297,8 @@ function samplePrograms(urls: { ingest: string; ledger: string }) {
         loopMaxMs: seen[i]!.loopMaxMs,
         loopP99Ms: seen[i]!.loopP99Ms,
         queueMax: seen[i]!.queueMax,
+        unreadMax: seen[i]!.unreadMax,
+        rssMaxMiB: seen[i]!.rssMaxMiB,
         histograms: Object.fromEntries(
           programs[i]!.histograms.map((name) => [name, histogramDelta(before[i]!, after[i]!, name)]),
         ),
@@ -295,7 +310,8 @@ function samplePrograms(urls: { ingest: string; ledger: string }) {
 
 const programLine = (name: string, p: ProgramPhase) =>
   `  ${name.padEnd(6)} CPU ${p.cpu.toFixed(2)} cores, GC ${(100 * p.gc).toFixed(1)} % of the time, ` +
-  `event-loop delay worst p99 ${p.loopP99Ms.toFixed(1)} ms / max ${p.loopMaxMs.toFixed(1)} ms, queue max ${p.queueMax}` +
+  `event-loop delay worst p99 ${p.loopP99Ms.toFixed(1)} ms / max ${p.loopMaxMs.toFixed(1)} ms, queue max ${p.queueMax}, ` +
+  `RSS max ${p.rssMaxMiB.toFixed(0)} MiB` +
   Object.entries(p.histograms)
     .map(
       ([histogram, buckets]) =>
@@ -489,7 +505,11 @@ async function main(): Promise<void> {
     const sampler = samplePrograms(system.urls);
     const beside = await quiet(url, rate, durationS);
     const programsBeside = await sampler.stop();
-    const queues = { edgeMax: programsBeside.ingest.queueMax, ledgerMax: programsBeside.ledger.queueMax };
+    const queues = {
+      edgeMax: programsBeside.ingest.queueMax,
+      edgeUnreadMax: programsBeside.ingest.unreadMax,
+      ledgerMax: programsBeside.ledger.queueMax,
+    };
     const loadBeside = loadavg()[0]!;
     child.send('stop');
     const a = await floodFigures;
@@ -551,7 +571,7 @@ async function main(): Promise<void> {
         `  latency bands, ms: ${JSON.stringify(beside.bands)}`,
         `A (${concurrency} in flight${floodRate === undefined ? '' : `, at most ${floodRate}/s offered`}${floodNice === 0 ? '' : `, its client at nice ${floodNice}`}): ${a.rate.toFixed(0)} events/s completed, statuses ${JSON.stringify(a.statuses)}, its client ${a.cores.toFixed(2)} cores`,
         `RATIO B p99 beside A / alone: ${ratio.toFixed(2)} (target <= 2)`,
-        `queues beside A (max of 1 s samples): edge ${queues.edgeMax}, ledger ${queues.ledgerMax} events waiting`,
+        `queues beside A (max of 1 s samples): edge ${queues.edgeMax} events (and ${queues.edgeUnreadMax} requests unread), ledger ${queues.ledgerMax} events waiting`,
         'the programs in the phase B alone:',
         programLine('ingest', programsAlone.ingest),
         programLine('ledger', programsAlone.ledger),

@@ -13,7 +13,7 @@ import {
   EDGE_KEYS_MAX_DEFAULT,
   edgeFloodPacer,
 } from './routes/event-batcher.ts';
-import { addEventRoutes } from './routes/events.ts';
+import { addEventRoutes, eventAdmission } from './routes/events.ts';
 
 export interface IngestConfig {
   /** Most events in one RecordEvents request to the ledger; 1 sends one RecordEvent per event. */
@@ -24,35 +24,44 @@ export interface IngestConfig {
   eventKeysMax: number;
   /** Most events of one key (one game) in RecordEvents requests at once; the rest wait at the edge (fair ingest). */
   eventKeyInFlightMax: number;
+  /** Most event requests of one key read and handled at once; the rest wait unread (routes/events.ts). */
+  eventKeyRequestsMax: number;
   /** Flood pacing's target, other keys' round trip over the quiet one (0: off; event-batcher.ts). */
   floodPacingTarget: number;
 }
 
 export const ingest: ProgramModule<IngestConfig> = {
   name: 'ingest',
-  readConfig: (reader) => ({
-    eventBatchMax: reader.int('INGEST_EVENT_BATCH_MAX', EDGE_BATCH_MAX_DEFAULT, {
-      min: 1,
-      max: EVENT_LIMITS.eventsPerRequestMax,
-    }),
-    eventInFlightMax: reader.int('INGEST_EVENT_IN_FLIGHT_MAX', EDGE_IN_FLIGHT_MAX_DEFAULT, {
-      min: 1,
-      max: EVENT_LIMITS.edgeInFlightMax,
-    }),
-    eventKeysMax: reader.int('INGEST_EVENT_KEYS_MAX', EDGE_KEYS_MAX_DEFAULT, {
-      min: 1,
-      max: EVENT_LIMITS.keysPerRequestMax,
-    }),
-    eventKeyInFlightMax: reader.int('INGEST_EVENT_KEY_IN_FLIGHT_MAX', EDGE_KEY_IN_FLIGHT_MAX_DEFAULT, {
+  readConfig: (reader) => {
+    const eventKeyInFlightMax = reader.int('INGEST_EVENT_KEY_IN_FLIGHT_MAX', EDGE_KEY_IN_FLIGHT_MAX_DEFAULT, {
       min: 1,
       max: 100_000,
-    }),
-    floodPacingTarget:
-      reader.int('INGEST_FLOOD_PACING_TARGET_PERCENT', EDGE_FLOOD_PACING_TARGET_DEFAULT * 100, {
-        min: 0,
-        max: 10_000,
-      }) / 100,
-  }),
+    });
+    return {
+      eventBatchMax: reader.int('INGEST_EVENT_BATCH_MAX', EDGE_BATCH_MAX_DEFAULT, {
+        min: 1,
+        max: EVENT_LIMITS.eventsPerRequestMax,
+      }),
+      eventInFlightMax: reader.int('INGEST_EVENT_IN_FLIGHT_MAX', EDGE_IN_FLIGHT_MAX_DEFAULT, {
+        min: 1,
+        max: EVENT_LIMITS.edgeInFlightMax,
+      }),
+      eventKeysMax: reader.int('INGEST_EVENT_KEYS_MAX', EDGE_KEYS_MAX_DEFAULT, {
+        min: 1,
+        max: EVENT_LIMITS.keysPerRequestMax,
+      }),
+      eventKeyInFlightMax,
+      eventKeyRequestsMax: reader.int('INGEST_EVENT_KEY_REQUESTS_MAX', 2 * eventKeyInFlightMax, {
+        min: 1,
+        max: 1_000_000,
+      }),
+      floodPacingTarget:
+        reader.int('INGEST_FLOOD_PACING_TARGET_PERCENT', EDGE_FLOOD_PACING_TARGET_DEFAULT * 100, {
+          min: 0,
+          max: 10_000,
+        }) / 100,
+    };
+  },
   async create(deps, config) {
     const { transport, platform } = deps;
     const decisions = new Counter({
@@ -86,6 +95,15 @@ export const ingest: ProgramModule<IngestConfig> = {
         this.set(pacer?.currentPace(performance.now()) ?? 0);
       },
     });
+    const admission = eventAdmission(config.eventKeyRequestsMax);
+    new Gauge({
+      name: 'ingest_event_requests_waiting',
+      help: 'Event requests of keys at their bound (INGEST_EVENT_KEY_REQUESTS_MAX) waiting, unread, to be handled',
+      registers: [deps.metrics.registry],
+      collect() {
+        this.set(admission.waiting);
+      },
+    });
     const batching = {
       batchMax: config.eventBatchMax,
       inFlightMax: config.eventInFlightMax,
@@ -99,6 +117,7 @@ export const ingest: ProgramModule<IngestConfig> = {
     };
     return {
       name: 'ingest',
+      admission,
       routes: (router: Router) => {
         addEventRoutes(router, { transport, platform, decisions, batching });
         addConfigRoutes(router, { transport, platform });

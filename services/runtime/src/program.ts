@@ -14,6 +14,7 @@ import type { MigrationSet } from './db/migrations.ts';
 import { readDatabaseUrl } from './db/url.ts';
 import { AppError } from './errors.ts';
 import { createHttpApp, type Readiness } from './http/app.ts';
+import { admitted, type RequestAdmission, type RequestHandler } from './http/key-admission.ts';
 import { Lifecycle, stopOnSignals } from './lifecycle.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
@@ -51,6 +52,8 @@ export interface Program {
    * listens; `close` first at shutdown, before the server closes (open sockets would keep it from closing).
    */
   upgrades?: { attach(server: Server): void; close(): Promise<void> };
+  /** In front of the HTTP app: may hold a request back before the app reads it (ingest's per-key admission). */
+  admission?: RequestAdmission;
   close?: () => Promise<void>;
 }
 
@@ -168,7 +171,8 @@ export interface StartedPrograms {
 export interface ListeningServer {
   server: Server;
   port: number;
-  use(app: Koa): void;
+  /** Serves `app` from now on, behind the programs' admissions (none by default). */
+  use(app: Koa, admissions?: readonly RequestAdmission[]): void;
 }
 
 /** Listens with `app` as a lifecycle step (its undo closes the server once its requests are answered). */
@@ -178,7 +182,7 @@ export async function listenHttp(
   port: number,
   host: string | undefined,
 ): Promise<ListeningServer> {
-  let handle = app.callback();
+  let handle: RequestHandler = app.callback();
   const server = createServer((request, response) => handle(request, response));
   const boundPort = await lifecycle.step(
     'http',
@@ -188,8 +192,8 @@ export async function listenHttp(
   return {
     server,
     port: boundPort,
-    use: (next) => {
-      handle = next.callback();
+    use: (next, admissions = []) => {
+      handle = admitted(admissions, next.callback());
     },
   };
 }
@@ -258,7 +262,10 @@ export async function startPrograms(options: StartProgramsOptions): Promise<Star
     metricsRoute: options.http.metricsRoute ?? true,
   });
   const http = options.http.server ?? (await listenHttp(lifecycle, app, options.http.port ?? 0, options.http.host));
-  http.use(app);
+  http.use(
+    app,
+    [...programs.values()].flatMap((p) => (p.admission ? [p.admission] : [])),
+  );
   for (const program of programs.values()) program.upgrades?.attach(http.server);
   for (const [name, program] of programs) {
     const definitions = program.services ?? [];

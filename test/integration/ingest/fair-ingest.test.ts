@@ -63,10 +63,13 @@ describe('fair ingest: a flooding game leaves other games their share', () => {
           return response;
         }),
       );
-      // A's first events are in the database, waiting for A's game row; the rest wait at the edge, beyond A's bound.
+      // A's first events are in the database, waiting for A's game row; the rest wait at the edge, beyond A's bound:
+      // as many again in the batcher's queue (the key's next call, read and ready), the others unread in front of
+      // the app (INGEST_EVENT_KEY_REQUESTS_MAX, twice the in-flight bound by default).
       await until("A's flood waits at the edge", async () => {
-        return (await metric('ingest_event_queue_depth')) >= A_EVENTS - KEY_IN_FLIGHT_MAX;
+        return (await metric('ingest_event_requests_waiting')) === A_EVENTS - 2 * KEY_IN_FLIGHT_MAX;
       });
+      expect(await metric('ingest_event_queue_depth')).toBe(KEY_IN_FLIGHT_MAX);
 
       const bAnswers = await Promise.all(
         Array.from({ length: B_EVENTS }, () => postEvent(system.url, b.key.value, eventBody(b))),
@@ -79,7 +82,8 @@ describe('fair ingest: a flooding game leaves other games their share', () => {
       expect((await gameState(db, b.game.gameId)).decisions).toBe(B_EVENTS);
       // At most KEY_IN_FLIGHT_MAX of A's events ever left the edge while its game was held.
       expect(await callsWaitingForALock(db)).toBe(1);
-      expect(await metric('ingest_event_queue_depth')).toBe(A_EVENTS - KEY_IN_FLIGHT_MAX);
+      expect(await metric('ingest_event_queue_depth')).toBe(KEY_IN_FLIGHT_MAX);
+      expect(await metric('ingest_event_requests_waiting')).toBe(A_EVENTS - 2 * KEY_IN_FLIGHT_MAX);
 
       await release();
       const aDecisions = (await Promise.all(flood)).map(expectDecision);

@@ -17,6 +17,7 @@ import type { KeyPacer } from '#runtime/batching/flood-pacer.ts';
 import { AppError } from '#runtime/errors.ts';
 import { readJsonBodyDeferring } from '#runtime/http/body.ts';
 import { SecretKeyGate } from '#runtime/http/game-key.ts';
+import { KeyAdmission } from '#runtime/http/key-admission.ts';
 import { platformGate } from '#runtime/http/platform-gate.ts';
 import type { PlatformSwitch } from '#runtime/platform-switch.ts';
 import type { Transport } from '#runtime/transport/operation.ts';
@@ -30,13 +31,35 @@ import {
   EdgeEventBatcher,
 } from './event-batcher.ts';
 import { answerJson, decide, gameEventResultText, setQuotaHeaders } from './event-decision.ts';
-import { addEventBatchRoute } from './events-batch.ts';
+import { addEventBatchRoute, EVENTS_BATCH_PATH } from './events-batch.ts';
 
 export const EVENTS_PATH = '/api/game-sdk/v2/events';
 
 // The answer `{"data": GameEventResult}` around the decision's JSON text.
 const DATA_OPEN = Buffer.from('{"data":');
 const CLOSE = Buffer.from('}');
+
+const EVENT_PATHS = new Set([EVENTS_PATH, EVENTS_BATCH_PATH]);
+
+/**
+ * The event routes' per-key admission (#runtime/http/key-admission.ts): at most `inAppMax` event requests (single or
+ * batch) of one credential are read and handled at once; the rest wait unread in front of the app. The key is the
+ * Authorization header as presented (the edge knows no game; a key belongs to one), so a request is held before any
+ * check of it, and each gets the same answer as without the bound, once it enters. Default 2 x the per-key in-flight
+ * bound (INGEST_EVENT_KEY_REQUESTS_MAX): a key's next call is read and ready when its call out ends.
+ */
+export function eventAdmission(inAppMax: number): KeyAdmission {
+  return new KeyAdmission({
+    inAppMax,
+    keyOf: (request) => {
+      if (request.method !== 'POST') return undefined;
+      const url = request.url ?? '';
+      const query = url.indexOf('?');
+      if (!EVENT_PATHS.has(query === -1 ? url : url.slice(0, query))) return undefined;
+      return request.headers.authorization;
+    },
+  });
+}
 
 export interface EventRouteDeps {
   transport: Transport;
