@@ -10,6 +10,7 @@ import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics.ts';
 import { tracingRunning } from '../tracing/settings.ts';
 import type { CallContext } from '../transport/operation.ts';
+import { arrivedAt } from './key-admission.ts';
 import { routesWithStaticPaths } from './static-routes.ts';
 
 declare module 'koa' {
@@ -49,7 +50,8 @@ export function createHttpApp(options: HttpAppOptions): Koa {
   const { metrics, program } = options;
 
   app.use(async (ctx, next) => {
-    const started = performance.now();
+    // A request held in front of the app (key-admission.ts) counts from its arrival: its duration is the client's.
+    const started = arrivedAt(ctx.req) ?? performance.now();
     const incoming = ctx.get('X-Request-Id');
     // Tracing on (docs/deploy.md): a request id the edge makes up is the request's trace id, so that the id a client
     // reports with an error finds the trace; the log lines carry `trace_id` either way.

@@ -9,7 +9,7 @@ import {
   type ServerResponse,
 } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { admitted, KeyAdmission } from './key-admission.ts';
+import { admitted, arrivedAt, KeyAdmission } from './key-admission.ts';
 
 interface Held {
   id: string;
@@ -23,12 +23,15 @@ describe('KeyAdmission', () => {
   let admission: KeyAdmission;
   const arrived: string[] = [];
   const entered: string[] = [];
+  /** The requests that entered after waiting (their arrival time kept for the app's duration). */
+  const waited = new Set<string>();
   const inApp: Held[] = [];
   let waiters: Array<() => void> = [];
 
   const app = (request: IncomingMessage, response: ServerResponse) => {
     const id = String(request.headers['x-id']);
     entered.push(id);
+    if (arrivedAt(request) !== undefined) waited.add(id);
     inApp.push({ id, key: request.headers['x-key'] as string | undefined, response });
     const woken = waiters;
     waiters = [];
@@ -82,6 +85,7 @@ describe('KeyAdmission', () => {
   beforeEach(async () => {
     arrived.length = 0;
     entered.length = 0;
+    waited.clear();
     inApp.length = 0;
     admission = new KeyAdmission({
       inAppMax: 2,
@@ -116,6 +120,7 @@ describe('KeyAdmission', () => {
     }
     expect(entered).toEqual(arrived);
     expect(admission.waiting).toBe(0);
+    expect([...waited].sort()).toEqual(arrived.slice(2).sort());
     const answers = await Promise.all(sent.map((s) => s.answer));
     expect(answers.sort()).toEqual(['a1', 'a2', 'a3', 'a4', 'a5']);
   });

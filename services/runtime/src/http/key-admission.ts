@@ -29,6 +29,14 @@ export interface KeyAdmissionOptions {
   inAppMax: number;
 }
 
+/** When each request that waited here arrived (performance.now()): the app's duration counts from then. */
+const arrivals = new WeakMap<IncomingMessage, number>();
+
+/** When the request arrived, if it waited in front of the app (undefined: it entered as it arrived). */
+export function arrivedAt(request: IncomingMessage): number | undefined {
+  return arrivals.get(request);
+}
+
 interface Waiter {
   request: IncomingMessage;
   response: ServerResponse;
@@ -73,6 +81,7 @@ export class KeyAdmission implements RequestAdmission {
       this.enter(key, state, { request, response, next });
       return;
     }
+    arrivals.set(request, performance.now());
     state.line.push({ request, response, next });
     this.waitingCount++;
   }
