@@ -875,6 +875,8 @@ async function main(): Promise<void> {
     // count from each transaction's scheduled start, so a queue behind the schedule counts, as k6's open model's does),
     // from 60 % of its ceiling.
     const stepsWanted = seconds(options.stepDuration) > 0;
+    // pgbench's -T takes whole seconds: its steps last the service's step rounded, at least 1 s.
+    const pgbenchStepS = Math.max(1, Math.round(seconds(options.stepDuration)));
     const searchOptions = { maxSteps: options.steps, tries: options.stepTries, log };
     const serviceSearch = new StepSearch('service', 0.4 * e2ePerSecond, searchOptions);
     const pgbenchSearch = new StepSearch('pgbench', 0.6 * pgb.perSecond, searchOptions);
@@ -893,7 +895,7 @@ async function main(): Promise<void> {
               script: join(runDir, 'decision.sql'),
               clients: options.pgbenchClients,
               threads: Math.min(options.pgbenchClients, before.cpus || 2),
-              seconds: Math.max(1, Math.round(seconds(options.stepDuration))),
+              seconds: pgbenchStepS,
               defines: {},
               dir: runDir,
               measured: true,
@@ -909,7 +911,7 @@ async function main(): Promise<void> {
                 failed: side.errors,
                 dropped: 0,
               },
-              Math.max(1, Math.round(seconds(options.stepDuration))),
+              pgbenchStepS,
               'poisson',
             );
           },
