@@ -13,7 +13,7 @@ import { availableParallelism, loadavg, setPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { createFixtures, EVENT_TYPE, playerId, RATE_LIMIT } from './lib/fixtures.ts';
+import { createFixtures, EVENT_TYPE, playerId, RATE_LIMIT, recordEventsCallSql } from './lib/fixtures.ts';
 import { createLoadIdentity } from './lib/identity.ts';
 import { runPgbench, type Side } from './lib/pgbench.ts';
 import { percentile } from './lib/proc.ts';
@@ -325,16 +325,10 @@ const programLine = (name: string, p: ProgramPhase) =>
  */
 function pgbenchBatchScript(g: number, k: number): string {
   const hash = createHash('sha256').update(keyValue(g)).digest('hex');
-  return `select count(*) from ledger.record_events(array_fill('\\x${hash}'::bytea, array[${k}]),
-  array(select gen_random_uuid() from generate_series(1, ${k})),
-  array(select ('00000000-0000-4000-8000-' || lpad((${g} * 10000 + 1 + (random() * ${PLAYERS - 1})::int)::text, 12, '0'))::uuid
-        from generate_series(1, ${k})),
-  array_fill('${EVENT_TYPE}'::text, array[${k}]),
-  array_fill((extract(epoch from clock_timestamp()) * 1000)::bigint, array[${k}]),
-  (select string_agg(sha256(convert_to(gen_random_uuid()::text, 'UTF8')), ''::bytea) from generate_series(1, ${k})),
-  array_fill(null::timestamptz, array[${k}]),
-  ${RATE_LIMIT});
-`.replace(/\n\s+/g, ' ');
+  return recordEventsCallSql(k, {
+    keys: `array_fill('\\x${hash}'::bytea, array[${k}])`,
+    player: `'00000000-0000-4000-8000-' || lpad((${g} * 10000 + 1 + (random() * ${PLAYERS - 1})::int)::text, 12, '0')`,
+  });
 }
 
 /**

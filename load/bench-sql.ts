@@ -21,7 +21,7 @@ import { migrate } from '#runtime/db/database.ts';
 import { identityMigrations } from '../services/identity-admission/src/migrations/index.ts';
 import { startPostgres } from '../services/launcher/tools/servers.ts';
 import { ledgerMigrations } from '../services/ledger/src/migrations/index.ts';
-import { createFixtures, createWebhookEndpoints, EVENT_TYPE, RATE_LIMIT, SINGLE_EVENT_SCRIPT } from './lib/fixtures.ts';
+import { createFixtures, createWebhookEndpoints, recordEventsCallSql, SINGLE_EVENT_SCRIPT } from './lib/fixtures.ts';
 import { findPgbench } from './lib/pgbench.ts';
 
 const HELP = `Usage: npm run bench:sql -- [options]
@@ -106,17 +106,8 @@ const batchScript = (k: number, games: number, fn = 'ledger.record_events', oneK
   const keys = oneKey
     ? `sha256(convert_to('bench-key-' || :g, 'UTF8'))`
     : `array(select sha256(convert_to('bench-key-' || ${game}, 'UTF8')) from generate_series(0, ${k - 1}) i)`;
-  return `\\set g random(1, ${GAMES})
-select count(*) from ${fn}(${keys},
-  array(select gen_random_uuid() from generate_series(1, ${k})),
-  array(select ('00000000-0000-4000-8000-' || lpad((${game} * 10000 + 1 + (random() * ${PLAYERS - 1})::int)::text, 12, '0'))::uuid
-        from generate_series(0, ${k - 1}) i),
-  array_fill('${EVENT_TYPE}'::text, array[${k}]),
-  array_fill((extract(epoch from clock_timestamp()) * 1000)::bigint, array[${k}]),
-  (select string_agg(sha256(convert_to(gen_random_uuid()::text, 'UTF8')), ''::bytea) from generate_series(1, ${k})),
-  array_fill(null::timestamptz, array[${k}]),
-  ${RATE_LIMIT});
-`.replace(/\n\s+/g, ' ');
+  const player = `'00000000-0000-4000-8000-' || lpad((${game} * 10000 + 1 + (random() * ${PLAYERS - 1})::int)::text, 12, '0')`;
+  return `\\set g random(1, ${GAMES})\n${recordEventsCallSql(k, { fn, keys, player })}`;
 };
 
 const exec = promisify(execFile);

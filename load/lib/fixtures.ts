@@ -80,6 +80,24 @@ export async function createFixtures(url: string, options: { games: number; play
   await installSingleEventFunction(url); // SINGLE_EVENT_SCRIPT's function
 }
 
+/**
+ * One call of ledger.record_events (or `fn`, a function of the same arguments) with k fresh events, as one SQL
+ * statement for a pgbench script: `keys` is the SQL of its key-hash array, `player` the SQL of event i's player id
+ * (text; `i` is 0-based); each event a new id, the fixtures' event type, occurredAt = now, a random payload hash,
+ * receipt = now() (null), the fixtures' rate limit.
+ */
+export function recordEventsCallSql(k: number, parts: { fn?: string; keys: string; player: string }): string {
+  return `select count(*) from ${parts.fn ?? 'ledger.record_events'}(${parts.keys},
+  array(select gen_random_uuid() from generate_series(1, ${k})),
+  array(select (${parts.player})::uuid from generate_series(0, ${k - 1}) i),
+  array_fill('${EVENT_TYPE}'::text, array[${k}]),
+  array_fill((extract(epoch from clock_timestamp()) * 1000)::bigint, array[${k}]),
+  (select string_agg(sha256(convert_to(gen_random_uuid()::text, 'UTF8')), ''::bytea) from generate_series(1, ${k})),
+  array_fill(null::timestamptz, array[${k}]),
+  ${RATE_LIMIT});
+`.replace(/\n\s+/g, ' ');
+}
+
 // The single-event statement (RECORD_EVENT_SQL, single-event.ts), its parameters replaced by SQL expressions of the
 // same values: game g's key hash, a new event id, player p of game g, the event type, occurredAt = now in epoch
 // milliseconds, a random payload hash, receipt = now() (null), the rate limit. pgbench turns :g and :p into
