@@ -95,16 +95,15 @@ export class KeyAdmission implements RequestAdmission {
 
   private left(key: string, state: KeyState): void {
     state.inApp--;
-    let entered = false;
-    while (!entered && state.line.length > 0) {
+    while (state.line.length > 0) {
       const waiter = state.line.shift() as Waiter;
       this.waitingCount--;
       // Its client went away while it waited: no one to answer, nothing to decide.
       if (waiter.request.socket.destroyed) continue;
       this.enter(key, state, waiter);
-      entered = true;
+      return;
     }
-    if (state.inApp === 0 && state.line.length === 0) this.keys.delete(key);
+    if (state.inApp === 0) this.keys.delete(key);
   }
 }
 
