@@ -298,11 +298,12 @@ function build(): Dashboard {
       (x) =>
         timeseries(
           'Events waiting',
-          "Events queued in ingest for a free RecordEvents slot, event requests of a game at INGEST_EVENT_KEY_REQUESTS_MAX waiting unread in front of ingest's app, and events queued in the ledger for the database (the ledger refuses beyond 10,000 with 503 retry_later).",
+          "Events queued in ingest for a free RecordEvents slot, event requests of a game at INGEST_EVENT_KEY_REQUESTS_MAX waiting in front of ingest's app, that game's connections ingest leaves unread meanwhile, and events queued in the ledger for the database (the ledger refuses beyond 10,000 with 503 retry_later).",
           'short',
           [
             { expr: `sum by (pod) (ingest_event_queue_depth{${scope}})`, legend: 'ingest {{pod}}' },
             { expr: `sum by (pod) (ingest_event_requests_waiting{${scope}})`, legend: 'ingest unread requests {{pod}}' },
+            { expr: `sum by (pod) (ingest_event_connections_held{${scope}})`, legend: 'ingest held connections {{pod}}' },
             { expr: `sum by (pod) (ledger_event_queue_depth{${scope}})`, legend: 'ledger {{pod}}' },
           ],
           { x, w: 6 },

@@ -176,6 +176,7 @@ Usage: include "sandbox-rewards.programConfig" (dict "root" $ "program" "ledger"
 {{- $_ := set $env "INGEST_EVENT_KEYS_MAX" (toString $c.ingestEventKeysMax) -}}
 {{- $_ := set $env "INGEST_EVENT_KEY_IN_FLIGHT_MAX" (toString $c.ingestEventKeyInFlightMax) -}}
 {{- $_ := set $env "INGEST_EVENT_KEY_REQUESTS_MAX" (toString $c.ingestEventKeyRequestsMax) -}}
+{{- $_ := set $env "INGEST_EVENT_HOLD_CONNECTIONS" (toString $c.ingestEventHoldConnections) -}}
 {{- $_ := set $env "INGEST_FLOOD_PACING_TARGET_PERCENT" (toString $c.ingestFloodPacingTargetPercent) -}}
 {{- else if eq .program "ledger" -}}
 {{- $_ := set $env "EVENT_RATE_LIMIT_PER_MINUTE" (toString $c.eventRateLimitPerMinute) -}}

@@ -24,8 +24,10 @@ export interface IngestConfig {
   eventKeysMax: number;
   /** Most events of one key (one game) in RecordEvents requests at once; the rest wait at the edge (fair ingest). */
   eventKeyInFlightMax: number;
-  /** Most event requests of one key read and handled at once; the rest wait unread (routes/events.ts). */
+  /** Most event requests of one key handled at once; the rest wait in front of the app (routes/events.ts). */
   eventKeyRequestsMax: number;
+  /** Leave a key's own connections unread while it is at that bound (http/key-admission.ts). */
+  eventHoldConnections: boolean;
   /** Flood pacing's target, other keys' round trip over the quiet one (0: off; event-batcher.ts). */
   floodPacingTarget: number;
 }
@@ -55,6 +57,7 @@ export const ingest: ProgramModule<IngestConfig> = {
         min: 1,
         max: 1_000_000,
       }),
+      eventHoldConnections: reader.bool('INGEST_EVENT_HOLD_CONNECTIONS', true),
       floodPacingTarget:
         reader.int('INGEST_FLOOD_PACING_TARGET_PERCENT', EDGE_FLOOD_PACING_TARGET_DEFAULT * 100, {
           min: 0,
@@ -95,13 +98,21 @@ export const ingest: ProgramModule<IngestConfig> = {
         this.set(pacer?.currentPace(performance.now()) ?? 0);
       },
     });
-    const admission = eventAdmission(config.eventKeyRequestsMax);
+    const admission = eventAdmission(config.eventKeyRequestsMax, config.eventHoldConnections);
     new Gauge({
       name: 'ingest_event_requests_waiting',
-      help: 'Event requests of keys at their bound (INGEST_EVENT_KEY_REQUESTS_MAX) waiting, unread, to be handled',
+      help: 'Event requests of keys at their bound (INGEST_EVENT_KEY_REQUESTS_MAX) waiting, parsed, in front of the app',
       registers: [deps.metrics.registry],
       collect() {
         this.set(admission.waiting);
+      },
+    });
+    new Gauge({
+      name: 'ingest_event_connections_held',
+      help: "Connections of keys at their bound left unread, their clients' next requests in the kernel (INGEST_EVENT_HOLD_CONNECTIONS)",
+      registers: [deps.metrics.registry],
+      collect() {
+        this.set(admission.held);
       },
     });
     const batching = {

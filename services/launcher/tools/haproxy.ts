@@ -73,6 +73,9 @@ export async function startHaproxy(options: HaproxyOptions): Promise<StartedHapr
     '  log global',
     '  option httplog',
     '  option log-health-checks',
+    // X-Forwarded-For on every request, as a Kubernetes ingress controller sends: ingest then knows a connection is
+    // a proxy's, shared by its clients, and never leaves one unread for a flooding key (http/key-admission.ts).
+    '  option forwardfor',
     '  timeout connect 2s',
     '  timeout client 60s',
     `  timeout server ${options.serverTimeoutMs ?? 30_000}ms`,

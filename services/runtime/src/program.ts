@@ -112,9 +112,16 @@ export function listen(server: Server, port: number, host?: string): Promise<num
 /**
  * Stops accepting connections, closes the idle keep-alive ones at once and each busy one as soon as its request is
  * answered (responses during shutdown say `Connection: close`, http/app.ts; the sweep catches any other), and resolves
- * once every connection is gone.
+ * once every connection is gone. The admissions in front of the app are released first: a connection one holds looks
+ * idle to Node but carries a request its client sent, so it is read before idle connections are closed.
  */
-export function closeServer(server: Server): Promise<void> {
+export async function closeServer(server: Server, admissions: readonly RequestAdmission[] = []): Promise<void> {
+  if (admissions.some((admission) => admission.release)) {
+    for (const admission of admissions) admission.release?.();
+    // A resumed socket starts reading at the next poll phase of the event loop: the first immediate runs before it,
+    // the second after it, when the requests those connections carried have been parsed (and are not idle).
+    for (let turn = 0; turn < 2; turn++) await new Promise((resolve) => setImmediate(resolve));
+  }
   return new Promise((resolve) => {
     const sweep = setInterval(() => server.closeIdleConnections(), 50);
     server.close(() => {
@@ -173,6 +180,8 @@ export interface ListeningServer {
   port: number;
   /** Serves `app` from now on, behind the programs' admissions (none by default). */
   use(app: Koa, admissions?: readonly RequestAdmission[]): void;
+  /** Closes the server (closeServer), its admissions released first. */
+  close(): Promise<void>;
 }
 
 /** Listens with `app` as a lifecycle step (its undo closes the server once its requests are answered). */
@@ -183,18 +192,22 @@ export async function listenHttp(
   host: string | undefined,
 ): Promise<ListeningServer> {
   let handle: RequestHandler = app.callback();
+  let admissions: readonly RequestAdmission[] = [];
   const server = createServer((request, response) => handle(request, response));
+  const close = () => closeServer(server, admissions);
   const boundPort = await lifecycle.step(
     'http',
     () => listen(server, port, host),
-    () => (server.listening ? closeServer(server) : undefined),
+    () => (server.listening ? close() : undefined),
   );
   return {
     server,
     port: boundPort,
-    use: (next, admissions = []) => {
-      handle = admitted(admissions, next.callback());
+    use: (next, given = []) => {
+      admissions = given;
+      handle = admitted(given, next.callback());
     },
+    close,
   };
 }
 
@@ -287,7 +300,7 @@ export async function startPrograms(options: StartProgramsOptions): Promise<Star
   }
   lifecycle.onStop('http', async () => {
     for (const program of programs.values()) await program.upgrades?.close();
-    if (http.server.listening) await closeServer(http.server);
+    if (http.server.listening) await http.close();
   });
   return {
     programs,

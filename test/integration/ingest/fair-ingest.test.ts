@@ -4,11 +4,12 @@
 // request slot behind the held one, so B waited for A's whole flood. Counting, no timing: B's decisions are all
 // answered while none of A's has been.
 
+import { Agent, request as httpRequest } from 'node:http';
 import { FLOOD_PACER_DEFAULTS } from '#runtime/batching/flood-pacer.ts';
 import { EVENT_LIMITS } from '#runtime/contracts/event-limits.ts';
 import { EDGE_KEY_IN_FLIGHT_MAX_DEFAULT } from '../../../services/ingest/src/routes/event-batcher.ts';
 import { sql } from '../../support/database.ts';
-import { eventBody, expectDecision, postEvent, programMetric, until } from '../../support/ingest.ts';
+import { EVENTS_PATH, eventBody, expectDecision, postEvent, programMetric, until } from '../../support/ingest.ts';
 import { createEventWorld, gameState, holdGameRow } from '../../support/ledger-fixtures.ts';
 import { api, startTestSystem, type TestSystem } from '../../support/system.ts';
 
@@ -214,5 +215,80 @@ describe('fair ingest: a flood is paced while another game’s requests are slow
     await aFlood();
     expect(await metric('ingest_flood_pauses_total')).toBe(pausesAlone);
     expect(await gameState(db, a.game.gameId)).toMatchObject({ decisions: 800, spentCredits: 800 });
+  });
+});
+
+// A flood's keep-alive connections are left unread while its key is at its bound (#runtime/http/key-admission.ts):
+// game A's closed loop on more connections than its bound lets in (INGEST_EVENT_KEY_IN_FLIGHT_MAX 4: 8 requests in
+// the app) runs until ingest reports connections held; then every request A sent has its decision, and once A is
+// quiet nothing is held and nothing waits. A's own http.Agent: the test's other requests (fetch) never share its
+// connections. Counting, no timing.
+describe("fair ingest: a flood's connections wait unread at its bound, and every request is answered", () => {
+  const CONNECTIONS = 24;
+  let system: TestSystem;
+  let db: string;
+
+  beforeAll(async () => {
+    system = await startTestSystem({
+      env: { EVENT_RATE_LIMIT_PER_MINUTE: '100000', INGEST_EVENT_KEY_IN_FLIGHT_MAX: String(KEY_IN_FLIGHT_MAX) },
+    });
+    db = system.databaseUrl!;
+  });
+  afterAll(async () => system?.stop());
+
+  const metric = (name: string) => programMetric(system.url, name);
+
+  it("A's closed loop is held at its bound; every event of A is decided, B's meanwhile too", async () => {
+    const a = await createEventWorld(db, { rewardCredits: 1, budgetCredits: 1_000_000 });
+    const b = await createEventWorld(db, { rewardCredits: 1, budgetCredits: 1_000_000 });
+    const agent = new Agent({ keepAlive: true, maxSockets: CONNECTIONS });
+    const url = new URL(EVENTS_PATH, system.url);
+    const post = (body: unknown) =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const payload = JSON.stringify(body);
+        const request = httpRequest(url, {
+          method: 'POST',
+          agent,
+          headers: {
+            authorization: `Bearer ${a.key.value}`,
+            'content-type': 'application/json',
+            'content-length': Buffer.byteLength(payload),
+          },
+        });
+        request.on('response', (response) => {
+          let text = '';
+          response.on('data', (chunk: Buffer) => {
+            text += chunk.toString();
+          });
+          response.on('end', () => resolve({ status: response.statusCode ?? 0, body: text }));
+        });
+        request.on('error', reject);
+        request.end(payload);
+      });
+
+    let heldSeen = 0;
+    const statuses: number[] = [];
+    const loop = async () => {
+      while (heldSeen === 0 && statuses.length < 20_000) statuses.push((await post(eventBody(a))).status);
+    };
+    try {
+      const flood = Promise.all(Array.from({ length: CONNECTIONS }, loop));
+      await until('ingest holds connections of A', async () => {
+        heldSeen = await metric('ingest_event_connections_held');
+        return heldSeen > 0;
+      });
+      expectDecision(await postEvent(system.url, b.key.value, eventBody(b)));
+      await flood;
+    } finally {
+      agent.destroy();
+    }
+    expect(heldSeen).toBeLessThanOrEqual(CONNECTIONS - 2 * KEY_IN_FLIGHT_MAX);
+    expect(statuses.filter((status) => status !== 200)).toEqual([]);
+    expect(await gameState(db, a.game.gameId)).toMatchObject({
+      decisions: statuses.length,
+      spentCredits: statuses.length,
+    });
+    expect(await metric('ingest_event_connections_held')).toBe(0);
+    expect(await metric('ingest_event_requests_waiting')).toBe(0);
   });
 });

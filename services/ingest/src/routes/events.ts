@@ -43,14 +43,16 @@ const EVENT_PATHS = new Set([EVENTS_PATH, EVENTS_BATCH_PATH]);
 
 /**
  * The event routes' per-key admission (#runtime/http/key-admission.ts): at most `inAppMax` event requests (single or
- * batch) of one credential are read and handled at once; the rest wait unread in front of the app. The key is the
+ * batch) of one credential are handled at once; the rest wait in front of the app, and with `holdConnections` the
+ * credential's own connections are not read meanwhile (INGEST_EVENT_HOLD_CONNECTIONS). The key is the
  * Authorization header as presented (the edge knows no game; a key belongs to one), so a request is held before any
  * check of it, and each gets the same answer as without the bound, once it enters. Default 2 x the per-key in-flight
  * bound (INGEST_EVENT_KEY_REQUESTS_MAX): a key's next call is read and ready when its call out ends.
  */
-export function eventAdmission(inAppMax: number): KeyAdmission {
+export function eventAdmission(inAppMax: number, holdConnections = true): KeyAdmission {
   return new KeyAdmission({
     inAppMax,
+    holdConnections,
     keyOf: (request) => {
       if (request.method !== 'POST') return undefined;
       const url = request.url ?? '';

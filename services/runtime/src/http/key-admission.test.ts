@@ -1,6 +1,8 @@
 // Per-key admission over a real HTTP server: at most the bound of one key's requests in the app, the rest entering in
 // arrival order as earlier ones are answered; other keys and keyless requests never wait; a waiting request whose
-// client left is dropped. The app holds each request until the test releases it: counting, no timing.
+// client left is dropped; a key's own keep-alive connections are not read while it is at its bound, and are read
+// again in turn, none closed under a request its client sent. The app holds each request until the test releases it:
+// counting, no timing (one pause outlasts the keep-alive timeout on purpose).
 import {
   createServer,
   request as httpRequest,
@@ -8,7 +10,8 @@ import {
   type Server,
   type ServerResponse,
 } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, connect, type Socket } from 'node:net';
+import { closeServer } from '../program.ts';
 import { admitted, arrivedAt, KeyAdmission } from './key-admission.ts';
 
 interface Held {
@@ -31,6 +34,8 @@ describe('KeyAdmission', () => {
   const app = (request: IncomingMessage, response: ServerResponse) => {
     const id = String(request.headers['x-id']);
     entered.push(id);
+    // The body read to its end, as the routes' body parser does (a connection is held only then), unless asked not to.
+    if (request.headers['x-unread'] === undefined) request.resume();
     if (arrivedAt(request) !== undefined) waited.add(id);
     inApp.push({ id, key: request.headers['x-key'] as string | undefined, response });
     const woken = waiters;
@@ -164,4 +169,207 @@ describe('KeyAdmission', () => {
     expect(await a2.answer).toBe('a2');
     expect(await a3.answer).toBe('a3');
   });
+
+  describe('holding connections', () => {
+    let opened: Connection[] = [];
+    const open = (count: number) => {
+      const made = Array.from({ length: count }, () => new Connection(port));
+      opened.push(...made);
+      return made;
+    };
+    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    /** One more turn of the server's event loop (what a poll of the sockets read is handled by then). */
+    const turn = () => new Promise((resolve) => setImmediate(resolve));
+
+    beforeEach(() => {
+      // Shorter than the pause below: a held connection must outlast it (Node arms keepAliveTimeout + this buffer).
+      server.keepAliveTimeout = 50;
+      (server as Server & { keepAliveTimeoutBuffer: number }).keepAliveTimeoutBuffer = 0;
+    });
+
+    afterEach(() => {
+      for (const connection of opened) connection.socket.destroy();
+      opened = [];
+    });
+
+    it("leaves a key's own connections unread at its bound and reads them again in turn, oldest first", async () => {
+      const c = open(4);
+      const first = ['a1', 'a2', 'a3', 'a4'].map((id, i) => c[i]!.send(id, 'A'));
+      await until(() => entered.length === 2);
+      await poll(async () => arrived.length === 4);
+      expect(admission.waiting).toBe(2);
+
+      // a1 answered: a3 enters from the line, and a1's connection, A being still at its bound, is held.
+      release('a1');
+      expect(await first[0]).toBe('a1');
+      expect(admission.held).toBe(1);
+      // Its client sends its next request: it is not read, and the connection outlives the keep-alive timeout
+      // (50 ms) while held. Another key's request, sent after it on another connection, is read meanwhile.
+      const a5 = c[0]!.send('a5', 'A');
+      await c[0]!.flushed();
+      const [other] = open(1);
+      const b1 = other!.send('b1', 'B');
+      await until(() => entered.includes('b1'));
+      await sleep(150);
+      await turn();
+      expect(arrived).not.toContain('a5');
+      expect(c[0]!.closed).toBe(false);
+      release('b1');
+      expect(await b1).toBe('b1');
+
+      // a2 answered: a4 enters, a2's connection is held after a1's. a3 answered: no one waits parsed, so its
+      // connection is held behind the others and the one held longest (a1's) is read: a5 enters.
+      release('a2');
+      await until(() => entered.includes('a4'));
+      expect(admission.held).toBe(2);
+      release('a3');
+      await until(() => entered.includes('a5'));
+      expect(admission.held).toBe(2);
+      expect(admission.waiting).toBe(0);
+
+      // A goes quiet: every held connection is read again, and each is then closed by its keep-alive timeout.
+      release('a4');
+      release('a5');
+      expect(await Promise.all([...first, a5])).toEqual(['a1', 'a2', 'a3', 'a4', 'a5']);
+      expect(admission.held).toBe(0);
+      expect(entered.filter((id) => id.startsWith('a'))).toEqual(['a1', 'a2', 'a3', 'a4', 'a5']);
+      await poll(async () => c.every((connection) => connection.closed));
+    });
+
+    it("never holds a proxy's connection or one that carried two keys: their next requests are read", async () => {
+      const forwarded = { 'x-forwarded-for': '203.0.113.7' };
+      const p = open(3);
+      const answers = ['p1', 'p2', 'p3'].map((id, i) => p[i]!.send(id, 'A', forwarded));
+      await until(() => entered.length === 2);
+      await poll(async () => admission.waiting === 1);
+      release('p1');
+      expect(await answers[0]).toBe('p1');
+      expect(admission.held).toBe(0);
+      const p4 = p[0]!.send('p4', 'A', forwarded);
+      await poll(async () => arrived.includes('p4'));
+      expect(admission.waiting).toBe(1);
+      for (const id of ['p2', 'p3']) release(id);
+      await until(() => entered.includes('p4'));
+      release('p4');
+      expect(await Promise.all([...answers, p4])).toEqual(['p1', 'p2', 'p3', 'p4']);
+
+      // A connection that carried A's request, then B's, then A's again is not held when that one is answered at
+      // A's bound.
+      const [own1, own2, mixed] = open(3);
+      const a0 = mixed!.send('a0', 'A');
+      await until(() => entered.includes('a0'));
+      release('a0');
+      expect(await a0).toBe('a0');
+      const a1 = own1!.send('a1', 'A');
+      const a2 = own2!.send('a2', 'A');
+      await until(() => entered.includes('a1') && entered.includes('a2'));
+      const b1 = mixed!.send('b1', 'B');
+      await until(() => entered.includes('b1'));
+      release('b1');
+      expect(await b1).toBe('b1');
+      const a3 = mixed!.send('a3', 'A');
+      await poll(async () => admission.waiting === 1);
+      release('a1');
+      await until(() => entered.includes('a3'));
+      expect(admission.held).toBe(1);
+      release('a3');
+      expect(await a3).toBe('a3');
+      // Held was a1's connection only, and a3's answer (A no longer at its bound) read it again.
+      expect(admission.held).toBe(0);
+      const a4 = mixed!.send('a4', 'A');
+      await until(() => entered.includes('a4'));
+      for (const id of ['a2', 'a4']) release(id);
+      expect(await Promise.all([a1, a2, a4])).toEqual(['a1', 'a2', 'a4']);
+    });
+
+    it('never holds a connection whose request was answered with its body unread (Node reads on past it)', async () => {
+      const c = open(3);
+      const first = [c[0]!.send('a1', 'A', { 'x-unread': '1' }), c[1]!.send('a2', 'A'), c[2]!.send('a3', 'A')];
+      await until(() => entered.length === 2);
+      await poll(async () => admission.waiting === 1);
+      release('a1');
+      expect(await first[0]).toBe('a1');
+      expect(admission.held).toBe(0);
+      const a4 = c[0]!.send('a4', 'A');
+      await poll(async () => arrived.includes('a4'));
+      for (const id of ['a2', 'a3']) release(id);
+      await until(() => entered.includes('a4'));
+      release('a4');
+      expect(await Promise.all([...first, a4])).toEqual(['a1', 'a2', 'a3', 'a4']);
+    });
+
+    it('reads every held connection when the server closes, so each request its client sent is answered', async () => {
+      const c = open(3);
+      const first = ['a1', 'a2', 'a3'].map((id, i) => c[i]!.send(id, 'A'));
+      await until(() => entered.length === 2);
+      await poll(async () => admission.waiting === 1);
+      release('a1');
+      expect(await first[0]).toBe('a1');
+      expect(admission.held).toBe(1);
+      const a4 = c[0]!.send('a4', 'A');
+      await c[0]!.flushed();
+
+      const closed = closeServer(server, [admission]);
+      await poll(async () => arrived.includes('a4'));
+      expect(admission.held).toBe(0);
+      for (const id of ['a2', 'a3']) release(id);
+      await until(() => entered.includes('a4'));
+      release('a4');
+      expect(await Promise.all([...first, a4])).toEqual(['a1', 'a2', 'a3', 'a4']);
+      await closed;
+    });
+  });
 });
+
+/**
+ * A keep-alive HTTP/1.1 client connection written by hand: each request goes when the test sends it, and the
+ * connection closes only when the server closes it (a client library would close it early on the server's short
+ * keep-alive hint). Its answers come in order; each answer's promise fails if the connection closes first.
+ */
+class Connection {
+  readonly socket: Socket;
+  closed = false;
+  private received = '';
+  private readonly answers: Array<{ resolve: (body: string) => void; reject: (error: Error) => void }> = [];
+
+  constructor(port: number) {
+    this.socket = connect(port, '127.0.0.1');
+    this.socket.setEncoding('latin1');
+    this.socket.on('data', (chunk: string) => {
+      this.received += chunk;
+      this.takeAnswers();
+    });
+    this.socket.on('error', () => undefined);
+    this.socket.on('close', () => {
+      this.closed = true;
+      for (const answer of this.answers.splice(0)) answer.reject(new Error('connection closed before its answer'));
+    });
+  }
+
+  /** Sends request `id` with `key`; resolves with its answer's body. */
+  send(id: string, key: string, headers: Record<string, string> = {}): Promise<string> {
+    const lines = ['POST / HTTP/1.1', 'host: test', `x-id: ${id}`, `x-key: ${key}`, 'content-length: 2'];
+    for (const [name, value] of Object.entries(headers)) lines.push(`${name}: ${value}`);
+    const answer = new Promise<string>((resolve, reject) => this.answers.push({ resolve, reject }));
+    this.socket.write(`${lines.join('\r\n')}\r\n\r\n{}`);
+    return answer;
+  }
+
+  /** Resolves once what was sent is in the kernel (on its way to the server). */
+  flushed(): Promise<void> {
+    return new Promise((resolve) => this.socket.write('', () => resolve()));
+  }
+
+  private takeAnswers(): void {
+    for (;;) {
+      const headEnd = this.received.indexOf('\r\n\r\n');
+      if (headEnd === -1) return;
+      const length = Number(/content-length: (\d+)/i.exec(this.received.slice(0, headEnd))?.[1] ?? 0);
+      const end = headEnd + 4 + length;
+      if (this.received.length < end) return;
+      const body = this.received.slice(headEnd + 4, end);
+      this.received = this.received.slice(end);
+      this.answers.shift()?.resolve(body);
+    }
+  }
+}

@@ -9,17 +9,35 @@
 // thousand such requests the edge spent a quarter of its CPU collecting them, on the CPUs the other games' events
 // need (docs/reliability.md, "Fair ingest"). Waiting here, a request holds only what Node made when it read it.
 //
+// Waiting parsed still costs a request and a response object per request, and with a thousand of them the young
+// generation promotes those too (B's p99 1.64 x of alone with A at 64 in flight, 2.1-2.6 x with A at 1,000). So a key
+// at its bound also stops being read: when one of its requests is answered on a connection that is its client's own
+// (see below) while the key is at its bound, that connection is held (not read: its client's next request, whatever
+// it is, stays in the kernel's socket buffer, unparsed) and joins the key's held connections; each time the key has
+// room and no parsed request waits, the connection held longest is read again; when the key has nothing in the app,
+// all are. A held connection has no keep-alive timeout (Node arms it when an answer ends; it would close the
+// connection under a request its client sent): it is armed again when the connection is read again.
+//
+// Only a connection that looks like one client's own is held: every request it carried had the same key and none
+// came through a proxy (Forwarded, X-Forwarded-For, Via). A proxy's pooled connection (HAProxy in mode http, an
+// ingress controller's upstream keep-alive) carries any client's next request, and holding it would make another
+// key's request wait behind the flood. Such connections are never held; their requests wait parsed, as above.
+//
 // Nothing is refused and nothing is reordered within a key: each request gets the answer it would have had, later.
 // A request whose client went away while it waited is dropped unanswered (there is no one to answer). Requests
-// without a key (keyOf answers undefined) pass straight through.
+// without a key (keyOf answers undefined) pass straight through. At shutdown (release), every held connection is read
+// again and none is held any more, so each request its client sent is answered.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 
 export type RequestHandler = (request: IncomingMessage, response: ServerResponse) => void;
 
 /** Something in front of the app that hands each request to `next`, now or later. */
 export interface RequestAdmission {
   admit(request: IncomingMessage, response: ServerResponse, next: RequestHandler): void;
+  /** The server is closing: stop leaving connections unread, and read again every one left so far. */
+  release?(): void;
 }
 
 export interface KeyAdmissionOptions {
@@ -27,6 +45,8 @@ export interface KeyAdmissionOptions {
   keyOf(request: IncomingMessage): string | undefined;
   /** Most requests of one key in the app at once. */
   inAppMax: number;
+  /** Hold a key's own connections while the key is at its bound (default true). */
+  holdConnections?: boolean;
 }
 
 /** When each request that waited here arrived (performance.now()): the app's duration counts from then. */
@@ -46,6 +66,39 @@ interface Waiter {
 interface KeyState {
   inApp: number;
   line: Waiter[];
+  /** Connections held while the key was at its bound, longest held first. */
+  held: Socket[];
+}
+
+/** What a connection carried: the key of its requests, or null once it carried two keys or a proxy's request. */
+const carried = new WeakMap<Socket, string | null>();
+
+/** Headers a proxy adds: a connection carrying one is a proxy's, shared by its clients. */
+function proxied(request: IncomingMessage): boolean {
+  const headers = request.headers;
+  return headers.forwarded !== undefined || headers['x-forwarded-for'] !== undefined || headers.via !== undefined;
+}
+
+/**
+ * Whether the connection of a request just answered can be held: it stays open (not Connection: close, its client
+ * still there), and nothing of Node's will read it again behind the hold's back: the request's body was read to its
+ * end (Node reads the rest of an unread one, resuming the socket) and no write waits for 'drain' (after which Node
+ * resumes a socket it paused). Then no request is parsed on it until it is read again, and re-arming its keep-alive
+ * timeout then is what Node itself would have done.
+ */
+function holdable(request: IncomingMessage): boolean {
+  const socket = request.socket;
+  return request.readableEnded && !socket.writableEnded && !socket.destroyed && !socket.writableNeedDrain;
+}
+
+/**
+ * The socket's keep-alive timeout as Node arms it when an answer ends: the server's keepAliveTimeout plus its
+ * keepAliveTimeoutBuffer (Node's defaults if the socket has no server).
+ */
+function keepAliveTimeoutOf(socket: Socket): number {
+  const server = (socket as Socket & { server?: { keepAliveTimeout?: number; keepAliveTimeoutBuffer?: number } })
+    .server;
+  return (server?.keepAliveTimeout ?? 5_000) + (server?.keepAliveTimeoutBuffer ?? 1_000);
 }
 
 export class KeyAdmission implements RequestAdmission {
@@ -53,17 +106,30 @@ export class KeyAdmission implements RequestAdmission {
   /** Keys with requests in the app or waiting (a key leaves when it has neither). */
   private readonly keys = new Map<string, KeyState>();
   private waitingCount = 0;
+  private heldCount = 0;
+  private holding: boolean;
 
   constructor(options: KeyAdmissionOptions) {
     if (!(Number.isInteger(options.inAppMax) && options.inAppMax >= 1)) {
       throw new Error(`invalid key admission bound ${options.inAppMax}`);
     }
     this.options = options;
+    this.holding = options.holdConnections ?? true;
   }
 
   /** Requests waiting to enter the app now. */
   get waiting(): number {
     return this.waitingCount;
+  }
+
+  /** Connections not read now, their key being at its bound. */
+  get held(): number {
+    return this.heldCount;
+  }
+
+  release(): void {
+    this.holding = false;
+    for (const state of this.keys.values()) this.readAgain(state, state.held.length);
   }
 
   admit(request: IncomingMessage, response: ServerResponse, next: RequestHandler): void {
@@ -72,9 +138,13 @@ export class KeyAdmission implements RequestAdmission {
       next(request, response);
       return;
     }
+    const socket = request.socket;
+    const before = carried.get(socket);
+    if (before === undefined) carried.set(socket, proxied(request) ? null : key);
+    else if (before !== null && (before !== key || proxied(request))) carried.set(socket, null);
     let state = this.keys.get(key);
     if (state === undefined) {
-      state = { inApp: 0, line: [] };
+      state = { inApp: 0, line: [], held: [] };
       this.keys.set(key, state);
     }
     if (state.inApp < this.options.inAppMax) {
@@ -89,11 +159,11 @@ export class KeyAdmission implements RequestAdmission {
   private enter(key: string, state: KeyState, waiter: Waiter): void {
     state.inApp++;
     // 'close' comes once the response is sent, or when the connection is lost before: either way the request left.
-    waiter.response.once('close', () => this.left(key, state));
+    waiter.response.once('close', () => this.left(key, state, waiter.request));
     waiter.next(waiter.request, waiter.response);
   }
 
-  private left(key: string, state: KeyState): void {
+  private left(key: string, state: KeyState, request: IncomingMessage): void {
     state.inApp--;
     while (state.line.length > 0) {
       const waiter = state.line.shift() as Waiter;
@@ -101,9 +171,36 @@ export class KeyAdmission implements RequestAdmission {
       // Its client went away while it waited: no one to answer, nothing to decide.
       if (waiter.request.socket.destroyed) continue;
       this.enter(key, state, waiter);
-      return;
+      break;
     }
-    if (state.inApp === 0) this.keys.delete(key);
+    const atBound = state.inApp >= this.options.inAppMax || state.line.length > 0 || state.held.length > 0;
+    const socket = request.socket;
+    if (atBound && this.holding && carried.get(socket) === key && holdable(request)) {
+      // Its next request would wait: leave it unread. No keep-alive timeout while held (see the top).
+      socket.setTimeout(0);
+      socket.pause();
+      state.held.push(socket);
+      this.heldCount++;
+    }
+    if (state.inApp === 0 && state.line.length === 0) {
+      this.readAgain(state, state.held.length);
+      this.keys.delete(key);
+    } else if (state.inApp < this.options.inAppMax && state.line.length === 0) {
+      this.readAgain(state, 1);
+    }
+  }
+
+  /** Reads again the `count` connections held longest (a connection its client closed meanwhile does not count). */
+  private readAgain(state: KeyState, count: number): void {
+    let remaining = count;
+    while (remaining > 0 && state.held.length > 0) {
+      const socket = state.held.shift() as Socket;
+      this.heldCount--;
+      if (socket.destroyed) continue;
+      socket.setTimeout(keepAliveTimeoutOf(socket));
+      socket.resume();
+      remaining--;
+    }
   }
 }
 
