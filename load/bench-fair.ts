@@ -216,8 +216,10 @@ export interface ProgramPhase {
   loopP99Ms: number;
   /** The most events waiting in the program's queue at a sample. */
   queueMax: number;
-  /** The most requests waiting unread in front of the program's app at a sample (ingest's per-key admission). */
-  unreadMax: number;
+  /** The most requests waiting parsed in front of the program's app at a sample (ingest's per-key admission). */
+  waitingMax: number;
+  /** The most connections the admission left unread at a sample (their next requests in the kernel). */
+  heldMax: number;
   /** The program's largest resident memory at a sample, MiB. */
   rssMaxMiB: number;
   /** Its batching histograms over the phase: observations per bucket (upper bound), by histogram. */
@@ -266,7 +268,8 @@ function samplePrograms(urls: { ingest: string; ledger: string }) {
     loopMaxMs: 0,
     loopP99Ms: 0,
     queueMax: 0,
-    unreadMax: 0,
+    waitingMax: 0,
+    heldMax: 0,
     rssMaxMiB: 0,
     last: new Map<string, number>(),
   }));
@@ -278,7 +281,8 @@ function samplePrograms(urls: { ingest: string; ledger: string }) {
         s.loopMaxMs = Math.max(s.loopMaxMs, 1000 * total(values, 'nodejs_eventloop_lag_max_seconds'));
         s.loopP99Ms = Math.max(s.loopP99Ms, 1000 * total(values, 'nodejs_eventloop_lag_p99_seconds'));
         s.queueMax = Math.max(s.queueMax, total(values, p.queue));
-        s.unreadMax = Math.max(s.unreadMax, total(values, 'ingest_event_requests_waiting'));
+        s.waitingMax = Math.max(s.waitingMax, total(values, 'ingest_event_requests_waiting'));
+        s.heldMax = Math.max(s.heldMax, total(values, 'ingest_event_connections_held'));
         s.rssMaxMiB = Math.max(s.rssMaxMiB, total(values, 'process_resident_memory_bytes') / 2 ** 20);
         s.last = values;
       });
@@ -297,7 +301,8 @@ function samplePrograms(urls: { ingest: string; ledger: string }) {
         loopMaxMs: seen[i]!.loopMaxMs,
         loopP99Ms: seen[i]!.loopP99Ms,
         queueMax: seen[i]!.queueMax,
-        unreadMax: seen[i]!.unreadMax,
+        waitingMax: seen[i]!.waitingMax,
+        heldMax: seen[i]!.heldMax,
         rssMaxMiB: seen[i]!.rssMaxMiB,
         histograms: Object.fromEntries(
           programs[i]!.histograms.map((name) => [name, histogramDelta(before[i]!, after[i]!, name)]),
@@ -501,7 +506,8 @@ async function main(): Promise<void> {
     const programsBeside = await sampler.stop();
     const queues = {
       edgeMax: programsBeside.ingest.queueMax,
-      edgeUnreadMax: programsBeside.ingest.unreadMax,
+      edgeWaitingMax: programsBeside.ingest.waitingMax,
+      edgeHeldMax: programsBeside.ingest.heldMax,
       ledgerMax: programsBeside.ledger.queueMax,
     };
     const loadBeside = loadavg()[0]!;
@@ -565,7 +571,7 @@ async function main(): Promise<void> {
         `  latency bands, ms: ${JSON.stringify(beside.bands)}`,
         `A (${concurrency} in flight${floodRate === undefined ? '' : `, at most ${floodRate}/s offered`}${floodNice === 0 ? '' : `, its client at nice ${floodNice}`}): ${a.rate.toFixed(0)} events/s completed, statuses ${JSON.stringify(a.statuses)}, its client ${a.cores.toFixed(2)} cores`,
         `RATIO B p99 beside A / alone: ${ratio.toFixed(2)} (target <= 2)`,
-        `queues beside A (max of 1 s samples): edge ${queues.edgeMax} events (and ${queues.edgeUnreadMax} requests unread), ledger ${queues.ledgerMax} events waiting`,
+        `queues beside A (max of 1 s samples): edge ${queues.edgeMax} events (and ${queues.edgeWaitingMax} requests waiting parsed, ${queues.edgeHeldMax} connections held unread), ledger ${queues.ledgerMax} events waiting`,
         'the programs in the phase B alone:',
         programLine('ingest', programsAlone.ingest),
         programLine('ledger', programsAlone.ledger),
