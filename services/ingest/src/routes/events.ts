@@ -49,7 +49,7 @@ const EVENT_PATHS = new Set([EVENTS_PATH, EVENTS_BATCH_PATH]);
  * check of it, and each gets the same answer as without the bound, once it enters. Default 2 x the per-key in-flight
  * bound (INGEST_EVENT_KEY_REQUESTS_MAX): a key's next call is read and ready when its call out ends.
  */
-export function eventAdmission(inAppMax: number, holdConnections = true): KeyAdmission {
+export function eventAdmission(inAppMax: number, holdConnections: boolean): KeyAdmission {
   return new KeyAdmission({
     inAppMax,
     holdConnections,
