@@ -105,7 +105,9 @@ export async function startHaproxy(options: HaproxyOptions): Promise<StartedHapr
   const child: ChildProcess = spawn(binary, ['-f', configPath, '-db'], { stdio: ['ignore', 'pipe', 'pipe'] });
   child.stdout?.pipe(log, { end: false });
   child.stderr?.pipe(log, { end: false });
-  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  // 'close', not 'exit': by then every byte it wrote reached its log, which is ended after this (a write after
+  // the end would throw).
+  const exited = new Promise<void>((r) => child.once('close', () => r()));
   const statsUrl = `http://127.0.0.1:${statsPort}/stats`;
 
   const states = async (): Promise<HaproxyServerState[]> => {

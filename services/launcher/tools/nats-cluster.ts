@@ -113,7 +113,9 @@ export async function startNatsCluster(options: NatsClusterOptions = {}): Promis
           started.stdout?.pipe(log, { end: false });
           started.stderr?.pipe(log, { end: false });
         }
-        exited = new Promise<void>((r) => started.once('exit', () => r()));
+        // 'close', not 'exit': by then every byte it wrote reached its log, which is ended after this (a write after
+        // the end would throw).
+        exited = new Promise<void>((r) => started.once('close', () => r()));
         await waitFor(
           async () => {
             if (started.exitCode !== null || started.signalCode !== null) throw new Error(`${name} exited`);
