@@ -89,7 +89,9 @@ export const ingest: ProgramModule<IngestConfig> = {
       help: "Calls of a flooding game after which its next waited, other games' requests being slow (flood pacing)",
       registers: [deps.metrics.registry],
     });
-    const pacer = edgeFloodPacer(config.floodPacingTarget, { paused: () => floodPauses.inc() });
+    const pacer = edgeFloodPacer(config.floodPacingTarget, config.eventKeyInFlightMax, {
+      paused: () => floodPauses.inc(),
+    });
     new Gauge({
       name: 'ingest_flood_pace',
       help: "A flooding game's wait after each of its calls, in that call's durations (0: not paced)",

@@ -158,7 +158,8 @@ describe("fair ingest: another game's event does not wait for a flood's long bat
 // their quiet round trip, a flood's long batches wait after each call; a flood alone never does. B's requests are
 // made slow here by holding B's game row for a while during each (what a saturated machine does to them, in a way a
 // test can count on); A's flood is four batch requests of 100 events at once (calls of 32 of them, long batches, more
-// than floodCalls in a row). Counting, no timing.
+// than floodCalls in a row; once a flood and paced, one long batch of 16 at a time: FloodPacer.inFlightMax). Counting,
+// no timing.
 describe('fair ingest: a flood is paced while another game’s requests are slow, and never alone', () => {
   let system: TestSystem;
   let db: string;
@@ -171,8 +172,11 @@ describe('fair ingest: a flood is paced while another game’s requests are slow
 
   const metric = (name: string) => programMetric(system.url, name);
   const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+  /** The edge's RecordEvents requests of at most one long batch's events (the histogram's cumulative bucket). */
+  const callsOfOneLongBatchAtMost = () =>
+    metric(`ingest_event_batch_size_bucket\\{le="${EVENT_LIMITS.longBatchMin}"\\}`);
 
-  it("A's flood waits after its calls while B's are slow; with B quiet, it does not", async () => {
+  it("A's flood waits after its calls while B's are slow, one long batch at a time; with B quiet, it does not", async () => {
     const a = await createEventWorld(db, { rewardCredits: 1, budgetCredits: 1_000_000 });
     const b = await createEventWorld(db, { rewardCredits: 1, budgetCredits: 1_000_000 });
     const aBatch = async () => {
@@ -204,16 +208,23 @@ describe('fair ingest: a flood is paced while another game’s requests are slow
     expect(await metric('ingest_flood_pace')).toBeGreaterThan(0);
 
     // A floods now: its long batches wait after their calls; every event still gets its decision.
+    // Paced, its calls hold one long batch (16) instead of its bound's 32: of its 400 events, 256 in its first 8
+    // calls (not yet a flood), most of the other 144 in calls of 16.
     const pausesBefore = await metric('ingest_flood_pauses_total');
+    const smallBefore = await callsOfOneLongBatchAtMost();
     await aFlood();
     expect(await metric('ingest_flood_pauses_total')).toBeGreaterThan(pausesBefore);
+    expect((await callsOfOneLongBatchAtMost()) - smallBefore).toBeGreaterThanOrEqual(5);
 
     // B quiet for longer than quietMs: the flood has the service to itself, and is not paced.
     await sleep(FLOOD_PACER_DEFAULTS.quietMs + 200);
     expect(await metric('ingest_flood_pace')).toBe(0);
     const pausesAlone = await metric('ingest_flood_pauses_total');
+    const smallAlone = await callsOfOneLongBatchAtMost();
     await aFlood();
     expect(await metric('ingest_flood_pauses_total')).toBe(pausesAlone);
+    // Alone, calls of its bound's 32 events: at most its last ones are smaller.
+    expect((await callsOfOneLongBatchAtMost()) - smallAlone).toBeLessThanOrEqual(2);
     expect(await gameState(db, a.game.gameId)).toMatchObject({ decisions: 800, spentCredits: 800 });
   });
 });

@@ -64,10 +64,20 @@ export interface EdgeBatcherOptions {
 // (npm run bench:fair: docs/reliability.md, "Fair ingest"; INGEST_FLOOD_PACING_TARGET_PERCENT).
 export const EDGE_FLOOD_PACING_TARGET_DEFAULT = 2;
 
-/** The edge's flood pacer with a target (other keys' round trip over the quiet one), or none for target 0. */
-export function edgeFloodPacer(target: number, observer?: FloodPacerObserver): FloodPacer | undefined {
+/**
+ * The edge's flood pacer with a target (other keys' round trip over the quiet one), or none for target 0. A flood's
+ * calls fill its key's in-flight bound (`keyInFlightMax`): a game server's batch request of 20 events is a long batch
+ * (it travels with long batches) but not a flood's.
+ */
+export function edgeFloodPacer(
+  target: number,
+  keyInFlightMax: number,
+  observer?: FloodPacerObserver,
+): FloodPacer | undefined {
   if (target === 0) return undefined;
-  return new FloodPacer({ ...FLOOD_PACER_DEFAULTS, longBatchMin: EVENT_LIMITS.longBatchMin, target }, observer);
+  const longBatchMin = EVENT_LIMITS.longBatchMin;
+  const floodBatchMin = Math.max(longBatchMin, keyInFlightMax);
+  return new FloodPacer({ ...FLOOD_PACER_DEFAULTS, longBatchMin, floodBatchMin, target }, observer);
 }
 
 export const EDGE_BATCH_MAX_DEFAULT: number = EVENT_LIMITS.edgeBatchDefault;
@@ -78,12 +88,12 @@ export const EDGE_IN_FLIGHT_MAX_DEFAULT = 8;
 // 8, at most the ledger's EVENT_GROUP_KEYS_MAX (16): a request is one call of ledger.record_events. More keys per
 // request raise the peak but also the latency at half of it (docs/benchmarks.md, "One call for several games").
 export const EDGE_KEYS_MAX_DEFAULT = 8;
-// 32, a long batch (EVENT_LIMITS.longBatchMin): a flooding game's requests and calls are then at most one long batch,
-// and each of its replies answers at most 32 of its HTTP requests in one event-loop turn of the edge. Measured with
-// npm run bench:fair against 128: another game's p99 beside the flood 3.7 x of alone instead of 10.9 x, the flooding
-// game's own rate 5 % lower (docs/reliability.md, "Fair ingest"). A batch request of 100 events (CONTRACT section
-// 11.1) travels in four requests, one after the other.
-export const EDGE_KEY_IN_FLIGHT_MAX_DEFAULT: number = EVENT_LIMITS.longBatchMin;
+// 32, two long batches (EVENT_LIMITS.longBatchMin): each of a flooding game's replies answers at most 32 of its HTTP
+// requests in one event-loop turn of the edge. Measured with npm run bench:fair against 128: another game's p99 beside
+// the flood 3.7 x of alone instead of 10.9 x, the flooding game's own rate 5 % lower (docs/reliability.md, "Fair
+// ingest"). While the flood is paced its bound is one long batch (16: flood-pacer.ts, inFlightMax). A batch request of
+// 100 events (CONTRACT section 11.1) travels in four requests, one after the other.
+export const EDGE_KEY_IN_FLIGHT_MAX_DEFAULT: number = 2 * EVENT_LIMITS.longBatchMin;
 
 export interface EdgeBatchObserver {
   /** A RecordEvents request left with this many events. */

@@ -4,9 +4,11 @@
 // in keyed-batcher.test.ts.
 import { FLOOD_PACER_DEFAULTS, FloodPacer } from './flood-pacer.ts';
 
-const LONG = 32;
-const pacer = () => new FloodPacer({ ...FLOOD_PACER_DEFAULTS, longBatchMin: LONG, target: 2 });
-const flood = (key = 'A') => [{ key, size: LONG }];
+const LONG = 16;
+const FLOOD = 32;
+const options = { ...FLOOD_PACER_DEFAULTS, longBatchMin: LONG, floodBatchMin: FLOOD, target: 2 };
+const pacer = () => new FloodPacer(options);
+const flood = (key = 'A') => [{ key, size: FLOOD }];
 const quiet = [{ key: 'B', size: 1 }];
 
 /** Short calls of `ms` each, every 20 ms from `from` (as game B's 50 events a second); answers the last one's end. */
@@ -46,6 +48,25 @@ test('while the other keys’ calls take over the target times the quiet round t
   // However slow the others' calls stay, the pace stops at paceMax.
   now = shortCalls(p, now, 200, 12);
   expect(p.currentPace(now)).toBe(FLOOD_PACER_DEFAULTS.paceMax);
+});
+
+test('a paced flood has one long batch in flight at a time; unpaced, or not a flood, the batcher’s own bound', () => {
+  const p = pacer();
+  let now = shortCalls(p, 0, 50, 4);
+  for (let i = 0; i < FLOOD_PACER_DEFAULTS.floodCalls; i++) p.ended(flood(), now - 30, now);
+  expect(p.inFlightMax('A', now)).toBeUndefined(); // a flood, but nobody else is slowed: not paced
+  now = shortCalls(p, now, 10, 12);
+  expect(p.currentPace(now)).toBeGreaterThan(0);
+  expect(p.inFlightMax('A', now)).toBe(LONG);
+  expect(p.inFlightMax('B', now)).toBeUndefined(); // the quiet key
+  p.ended([{ key: 'C', size: FLOOD }], now - 30, now); // one backlog's call of another key: not a flood yet
+  expect(p.inFlightMax('C', now)).toBeUndefined();
+  // Paced, the flood's calls of one long batch keep it a flood.
+  for (let i = 0; i < 2 * FLOOD_PACER_DEFAULTS.floodCalls; i++) p.ended([{ key: 'A', size: LONG }], now - 10, now);
+  expect(p.inFlightMax('A', now)).toBe(LONG);
+  expect(p.notBefore('A', now)).toBeGreaterThan(now);
+  // The others fall quiet: a second later the flood has its own bound back.
+  expect(p.inFlightMax('A', now + FLOOD_PACER_DEFAULTS.quietMs + 1)).toBeUndefined();
 });
 
 test('the pace falls back once the other keys’ calls are quick again, and is 0 once they stop', () => {
@@ -89,7 +110,17 @@ test('a key whose long batches are interrupted by a short one is not a flood: it
   expect(p.notBefore('G', now)).toBe(now);
 });
 
+test('a game server’s batch requests, long batches short of a backlog, are never a flood however many in a row', () => {
+  const p = pacer();
+  const now = shortCalls(p, shortCalls(p, 0, 50, 4), 40, 12);
+  expect(p.currentPace(now)).toBeGreaterThan(0);
+  for (let i = 0; i < 4 * FLOOD_PACER_DEFAULTS.floodCalls; i++) p.ended([{ key: 'G', size: 20 }], now - 30, now);
+  expect(p.notBefore('G', now)).toBe(now);
+  expect(p.inFlightMax('G', now)).toBeUndefined();
+});
+
 test('invalid options are refused', () => {
-  expect(() => new FloodPacer({ ...FLOOD_PACER_DEFAULTS, longBatchMin: LONG, target: 0 })).toThrow(/invalid/);
-  expect(() => new FloodPacer({ ...FLOOD_PACER_DEFAULTS, longBatchMin: 0, target: 2 })).toThrow(/invalid/);
+  expect(() => new FloodPacer({ ...options, target: 0 })).toThrow(/invalid/);
+  expect(() => new FloodPacer({ ...options, longBatchMin: 0 })).toThrow(/invalid/);
+  expect(() => new FloodPacer({ ...options, floodBatchMin: LONG - 1 })).toThrow(/invalid/);
 });

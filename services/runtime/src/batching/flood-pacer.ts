@@ -9,19 +9,24 @@
 // short calls (the other keys' events: a flood travels in long batches of its own, `longBatchMin` events of one key)
 // against the quiet round trip, the lowest one seen in the last `floorWindowMs` or the one before. While the short
 // calls take more than `target` times the quiet round trip, the pace grows; while they take less it shrinks. A flood
-// is a key whose last `floodCalls` calls all held a long batch of it (a backlog that lasts: a game server's batch
-// requests meeting in one call are not one), and it then waits `pace` times each call's duration after it before its
-// next call leaves, so a flood runs at a duty cycle of 1 / (1 + pace), at least 1 / (1 + paceMax). Measured: a
+// is a key whose last `floodCalls` calls all held `floodBatchMin` events of it, its in-flight bound's worth (a backlog
+// that lasts: a game server's batch requests, or two of them meeting in one call, are not one), and it then waits
+// `pace` times each call's duration after it before its next call leaves, so a flood runs at a duty cycle of
+// 1 / (1 + pace), at least 1 / (1 + paceMax); and its calls are one long batch at a time (`inFlightMax`). Measured: a
 // uniform load of batch requests was slowed by pacing every long batch, not by pacing floods only. With no short call
-// for `quietMs` the
-// pace is 0: a flood alone, or several floods together (every call long), are never paced, and the machine is given
-// back as soon as nobody else is waiting for it. The events a paced key holds wait in its queue, as past its
-// in-flight bound: nothing is refused, and each answer is the decision it would have had.
+// for `quietMs` the pace is 0: a flood alone, or several floods together (every call long), are never paced, and the
+// machine is given back as soon as nobody else is waiting for it. The events a paced key holds wait in its queue, as
+// past its in-flight bound: nothing is refused, and each answer is the decision it would have had.
 
 /** When a key's next call may leave, and what the calls that ended took. */
 export interface KeyPacer {
   /** performance.now() time before which the key's next call may not leave; at or before `now`: it may. */
   notBefore(key: string, now: number): number;
+  /**
+   * The most events the key may have in calls out now, if the pacer bounds it below the batcher's own bound;
+   * undefined: the batcher's bound.
+   */
+  inFlightMax?(key: string, now: number): number | undefined;
   /** A call ended: each key's events in it, when it left and when its answer came (performance.now() times). */
   ended(batches: ReadonlyArray<{ key: string; size: number }>, sentAt: number, endedAt: number): void;
 }
@@ -29,7 +34,13 @@ export interface KeyPacer {
 export interface FloodPacerOptions {
   /** A key's batch of at least this many events is a long one (the batcher's `longBatchMin`). */
   longBatchMin: number;
-  /** A key whose last this many calls held a long batch of it is a flood. */
+  /**
+   * A call with at least this many events of one key (its in-flight bound's worth: a backlog that fills its bound) is
+   * a flood's; a batch between `longBatchMin` and this (a game server's batch request) is not, unless the key is a
+   * flood already (a paced flood's calls: `inFlightMax`).
+   */
+  floodBatchMin: number;
+  /** A key whose last this many calls were a flood's (`floodBatchMin`) is a flood. */
   floodCalls: number;
   /**
    * The short calls may take up to this many times the quiet round trip before floods are paced (1 or less: a flood is
@@ -52,7 +63,7 @@ export interface FloodPacerObserver {
   paused?(): void;
 }
 
-export const FLOOD_PACER_DEFAULTS: Omit<FloodPacerOptions, 'longBatchMin' | 'target'> = {
+export const FLOOD_PACER_DEFAULTS: Omit<FloodPacerOptions, 'longBatchMin' | 'floodBatchMin' | 'target'> = {
   floodCalls: 8,
   paceMax: 2,
   paceStep: 0.25,
@@ -73,12 +84,13 @@ export class FloodPacer implements KeyPacer {
   private floorSince = Number.NEGATIVE_INFINITY;
   /** Paced keys: when their next call may leave. */
   private readonly resumeAt = new Map<string, number>();
-  /** Keys whose last call held a long batch: how many of their calls in a row did. */
-  private readonly longCalls = new Map<string, number>();
+  /** Keys whose last call was a flood's (see ended): how many of their calls in a row were. */
+  private readonly floodRuns = new Map<string, number>();
 
   constructor(options: FloodPacerOptions, observer?: FloodPacerObserver) {
     const counts = [options.longBatchMin, options.floodCalls];
-    if (!(options.target > 0 && options.paceMax > 0 && options.paceStep > 0 && counts.every((n) => n >= 1))) {
+    const valid = options.target > 0 && options.paceMax > 0 && options.paceStep > 0 && counts.every((n) => n >= 1);
+    if (!valid || options.floodBatchMin < options.longBatchMin) {
       throw new Error(`invalid flood pacer options ${JSON.stringify(options)}`);
     }
     this.options = options;
@@ -100,17 +112,36 @@ export class FloodPacer implements KeyPacer {
     return at;
   }
 
+  /**
+   * A paced flood's calls are one long batch at a time, the shortest there is (`longBatchMin` events): each of its
+   * calls is a burst of work in every process on its way (its HTTP answers and its client's next requests at the
+   * edge, its decisions in the ledger and PostgreSQL), and another key's event that meets one waits for that CPU on
+   * two shared cores. Halving the burst from 32 to 16 events took another game's p99 beside a flood from a median
+   * 1.94 x of alone to 1.53 x (docs/reliability.md, "Fair ingest"). A flood nobody else waits for keeps the batcher's
+   * bound.
+   */
+  inFlightMax(key: string, now: number): number | undefined {
+    if (this.currentPace(now) === 0) return undefined;
+    return (this.floodRuns.get(key) ?? 0) >= this.options.floodCalls ? this.options.longBatchMin : undefined;
+  }
+
   ended(batches: ReadonlyArray<{ key: string; size: number }>, sentAt: number, endedAt: number): void {
     const ms = endedAt - sentAt;
     let long = false;
     for (const { key, size } of batches) {
       if (size < this.options.longBatchMin) {
-        this.longCalls.delete(key);
+        this.floodRuns.delete(key);
         continue;
       }
       long = true;
-      const calls = (this.longCalls.get(key) ?? 0) + 1;
-      this.longCalls.set(key, calls);
+      const before = this.floodRuns.get(key) ?? 0;
+      // A long batch short of a backlog: a game server's batch request, unless the key is a flood already.
+      if (size < this.options.floodBatchMin && before < this.options.floodCalls) {
+        this.floodRuns.delete(key);
+        continue;
+      }
+      const calls = before + 1;
+      this.floodRuns.set(key, calls);
       const pace = this.currentPace(endedAt);
       if (pace > 0 && calls >= this.options.floodCalls) {
         this.resumeAt.set(key, endedAt + ms * pace);

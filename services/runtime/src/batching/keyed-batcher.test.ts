@@ -442,6 +442,36 @@ describe('the edge’s way: several calls of a key, leaving at the end of the lo
     expect(await Promise.all(a)).toEqual(['a1', 'a2']);
   });
 
+  test('pacer: a bound it names for a key is that key’s events in flight, below keyInFlightMax', async () => {
+    let paced: number | undefined;
+    const h = edge({
+      batchMax: 256,
+      concurrencyMax: 4,
+      keysMax: 8,
+      keyInFlightMax: 4,
+      pacer: {
+        notBefore: (_key, now) => now,
+        inFlightMax: (key) => (key === '1' ? paced : undefined),
+        ended: () => {},
+      },
+    });
+    const first = ['a1', 'a2', 'a3', 'a4', 'a5'].map((id) => h.submit(item(1, id)));
+    await callsAfterTurn(h, 1);
+    expect(h.calls()).toEqual([['a1+a2+a3+a4']]); // the batcher's own bound
+    paced = 2;
+    h.release(0);
+    const more = ['a6', 'a7'].map((id) => h.submit(item(1, id)));
+    const b = h.submit(item(2, 'b1'));
+    await callsAfterTurn(h, 2);
+    expect(h.held[1]?.batches).toEqual(['a5+a6', 'b1']); // key 1 at the pacer's bound; key 2 unbounded by it
+    paced = undefined;
+    h.release();
+    await callsAfterTurn(h, 3);
+    expect(h.held[2]?.batches).toEqual(['a7']);
+    h.release();
+    expect(await Promise.all([...first, ...more, b])).toEqual(['a1', 'a2', 'a3', 'a4', 'a5', 'a6', 'a7', 'b1']);
+  });
+
   test('submitAll: a key’s events travel as submit of each one would, their outcomes in order', async () => {
     const h = edge({ batchMax: 256, concurrencyMax: 2, keysMax: 8, keyInFlightMax: 3 });
     const group = ['a1', 'a2', 'a3', 'a4', 'a5'].map((id) => item(1, id));

@@ -37,7 +37,8 @@
 // commit); a long batch never waits for them (short keys arriving all the time cannot starve a flood).
 //
 // `pacer` (the edge: flood-pacer.ts): a key it holds back keeps its place in line and is passed over until the time
-// the pacer names; a timer then sends what waits.
+// the pacer names; a timer then sends what waits. The pacer may also bound a key's events in flight below
+// `keyInFlightMax` (a paced flood: one long batch at a time).
 //
 // `oneCallPerKey` (the ledger): a key with a call out waits for it to end before its next batch leaves, so the
 // events that arrive meanwhile gather into that key's next batch and a key's batches are decided one after the other;
@@ -311,14 +312,16 @@ export class KeyedBatcher<T, R> {
     for (const [key, queue] of this.line) {
       // A key whose every event is late leaves the line (dropLate): the next key takes its place.
       if (this.dropLate(key, queue)) continue;
+      let bound = this.keyInFlightMax;
       if (pacer !== undefined) {
         const at = pacer.notBefore(key, now);
         if (at > now) {
           this.pausedUntil = Math.min(this.pausedUntil, at);
           continue;
         }
+        bound = Math.min(bound, pacer.inFlightMax?.(key, now) ?? bound);
       }
-      const most = Math.min(queue.length, this.keyInFlightMax - (this.keyInFlight.get(key) ?? 0));
+      const most = Math.min(queue.length, bound - (this.keyInFlight.get(key) ?? 0));
       if (most <= 0) continue;
       keys.push({ key, queue, most, size: 0 });
       if (keys.length === this.options.keysMax) break;

@@ -22,8 +22,9 @@ export const EVENT_LIMITS = {
   /**
    * A key's batch of at least this many events (a flood's backlog) travels in a request, and a call of
    * ledger.record_events, of its own; other keys' short batches do not wait for it (fair ingest: keyed-batcher.ts).
+   * A paced flood's calls are one such batch at a time (flood-pacer.ts, inFlightMax).
    */
-  longBatchMin: 32,
+  longBatchMin: 16,
   /** An event's metadata: its RFC 8785 canonical form's UTF-8 bytes at most (spec "Limits"; ledger.events' CHECK). */
   metadataBytesMax: 4096,
   /** SHA-256: key hashes, payload hashes and link-token hashes (the tables' CHECK constraints say the same). */
