@@ -93,7 +93,12 @@ async function search(page: Page, text: string) {
   await box.fill(text);
   await box.press('Enter');
   await page.getByRole('heading', { name: 'Search', level: 1 }).waitFor(WAIT);
-  await page.locator('.search-summary').filter({ hasNotText: 'Searching' }).waitFor(WAIT);
+  // The summary of this search, not the one before it (which still shows until this one's "Searching for" does).
+  await page
+    .locator('.search-summary')
+    .filter({ hasText: `“${text}”` })
+    .filter({ hasNotText: 'Searching' })
+    .waitFor(WAIT);
 }
 
 const group = (page: Page, name: string) => page.getByRole('region', { name });
