@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { connect } from '@nats-io/transport-node';
 import { sql } from './database.ts';
-import { freePort } from './servers.ts';
+import { freePort, freePorts } from './servers.ts';
 
 describe('test servers', () => {
   it('exposes a reachable NATS server to the tests: a request gets its reply', async () => {
@@ -35,5 +35,18 @@ describe('test servers', () => {
     const ports: number[] = [];
     for (let i = 0; i < 200; i++) ports.push(await freePort());
     expect(new Set(ports).size).toBe(ports.length);
+    // Below the kernel's ephemeral range (no outgoing connection takes one), in this jest worker's slice of it (no
+    // other test file running at once is handed the same one).
+    const slice = Math.floor((32_768 - 20_000) / 8);
+    const from = 20_000 + (Number(process.env.JEST_WORKER_ID) - 1) * slice;
+    for (const port of ports) {
+      expect(port).toBeGreaterThanOrEqual(from);
+      expect(port).toBeLessThan(from + slice);
+    }
+    // A launcher's consecutive ports: all free, none handed out before, none handed out again.
+    const base = await freePorts(5);
+    const run = [0, 1, 2, 3, 4].map((i) => base + i);
+    expect(run.filter((port) => ports.includes(port))).toEqual([]);
+    for (let i = 0; i < 50; i++) expect(run).not.toContain(await freePort());
   });
 });

@@ -38,6 +38,7 @@ export {
   findBinary,
   findPostgresBin,
   freePort,
+  freePorts,
   type PostgresOptions,
   portOpen,
   type StartedNats,

@@ -12,11 +12,41 @@ import { join } from 'node:path';
 const handedOut = new Set<number>();
 
 /**
- * A TCP port nothing listens on now, never one this process handed out before: the kernel may give a port that was
- * just closed to the next bind(0), so two programs started one after the other (the first still starting, its port
- * not bound yet) could otherwise both get it, and the slower one fail with EADDRINUSE.
+ * Where freePort looks in a jest worker (and freePorts always): below Linux's ephemeral range (32768 and up by
+ * default), where the kernel takes the ports of outgoing connections and of bind(0), so no other test's connection or
+ * server can take a port between the check and the program's listen. Each jest worker (JEST_WORKER_ID 1, 2, ...) has a slice of its own, so two test files running
+ * at once never hand out the same port (a program whose port another test's program had taken answered that one's
+ * /readyz, and the test went on against the wrong process).
+ */
+const PORTS_FROM = 20_000;
+const PORTS_TO = 32_768;
+const PORT_SLICES = 8;
+
+function portRange(): { from: number; size: number } {
+  const worker = Number(process.env.JEST_WORKER_ID);
+  if (!(Number.isInteger(worker) && worker >= 1)) return { from: PORTS_FROM, size: PORTS_TO - PORTS_FROM };
+  const size = Math.floor((PORTS_TO - PORTS_FROM) / PORT_SLICES);
+  return { from: PORTS_FROM + ((worker - 1) % PORT_SLICES) * size, size };
+}
+
+/** True when 127.0.0.1:port can be bound now (nothing listens on it). */
+function bindable(port: number): Promise<boolean> {
+  return new Promise<boolean>((resolve) => {
+    const server = net.createServer();
+    server.unref();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+}
+
+/**
+ * A TCP port nothing listens on now (see PORTS_FROM), never one this process handed out before: two programs started
+ * one after the other (the first still starting, its port not bound yet) could otherwise both get it, and the slower
+ * one fail with EADDRINUSE.
  */
 export async function freePort(): Promise<number> {
+  if (process.env.JEST_WORKER_ID !== undefined) return freePorts(1);
+  // One process alone (a benchmark, the fault suite): the kernel's choice, as it always was there.
   for (;;) {
     const port = await new Promise<number>((resolve, reject) => {
       const server = net.createServer();
@@ -31,6 +61,21 @@ export async function freePort(): Promise<number> {
       handedOut.add(port);
       return port;
     }
+  }
+}
+
+/** A port p with p .. p + count - 1 all free as freePort's (a launcher's programs on consecutive ports); p. */
+export async function freePorts(count: number): Promise<number> {
+  const { from, size } = portRange();
+  for (;;) {
+    const base = from + Math.floor(Math.random() * (size - count + 1));
+    let free = true;
+    for (let port = base; port < base + count && free; port++) {
+      free = !handedOut.has(port) && (await bindable(port));
+    }
+    if (!free) continue;
+    for (let port = base; port < base + count; port++) handedOut.add(port);
+    return base;
   }
 }
 

@@ -4,33 +4,13 @@
 // stops all five. Issue 40, item 4.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCommand } from '../../support/cli.ts';
 import { createTestDatabase } from '../../support/database.ts';
+import { freePorts } from '../../support/servers.ts';
 
 const root = process.cwd();
-
-/**
- * A port p with p..p+4 all free (the split's five programs), found by trying, below Linux's ephemeral range (32768 and
- * up): there an outgoing connection of another test may take one of them between this check and the program's listen.
- */
-async function fiveFreePorts(): Promise<number> {
-  const free = (port: number) =>
-    new Promise<boolean>((resolve) => {
-      const server = createServer();
-      server.once('error', () => resolve(false));
-      server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
-    });
-  for (let attempt = 0; attempt < 50; attempt += 1) {
-    const base = 20_000 + Math.floor(Math.random() * 12_000);
-    let all = true;
-    for (let i = 0; i < 5 && all; i += 1) all = await free(base + i);
-    if (all) return base;
-  }
-  throw new Error('no five consecutive free ports');
-}
 
 describe('npm run dev:split', () => {
   let dataDir: string;
@@ -42,7 +22,8 @@ describe('npm run dev:split', () => {
 
   beforeAll(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'rewards-split-'));
-    const basePort = await fiveFreePorts();
+    // The split's five programs on basePort .. basePort + 4.
+    const basePort = await freePorts(5);
     child = spawn('npm', ['run', 'dev:split', '--', '--base-port', String(basePort)], {
       cwd: root,
       env: {
