@@ -3,7 +3,12 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type Router from '@koa/router';
 import type Koa from 'koa';
-import type { DevicePermit, Invitation, NativeAccount } from '#runtime/contracts/gen/rewards/v1/identity_pb.ts';
+import {
+  type DevicePermit,
+  type Invitation,
+  type NativeAccount,
+  PlatformStateChange,
+} from '#runtime/contracts/gen/rewards/v1/identity_pb.ts';
 import { identityOps } from '#runtime/contracts/operations.ts';
 import { AppError } from '#runtime/errors.ts';
 import { readJsonBody } from '#runtime/http/body.ts';
@@ -148,7 +153,8 @@ export function addAdminRoutes(router: Router, deps: AdminRouteDeps): void {
   });
   router.put(`${ADMIN_PREFIX}/platform`, guard, async (ctx) => {
     const body = await strictBody<{ enabled: boolean }>(ctx, schemas.platform);
-    const reply = await transport.call(identityOps.setPlatformState, { enabled: body.enabled }, ctx.state.call);
+    const change = body.enabled ? PlatformStateChange.ENABLE : PlatformStateChange.DISABLE;
+    const reply = await transport.call(identityOps.setPlatformState, { enabled: body.enabled, change }, ctx.state.call);
     deps.platform.invalidate();
     ctx.body = { data: { enabled: reply.enabled } };
   });

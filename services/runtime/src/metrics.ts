@@ -10,6 +10,7 @@ export interface Metrics {
   transportDuration: Histogram<'subject' | 'outcome'>;
   transportPublishes: Counter<'topic' | 'outcome'>;
   transportUndeliveredRetries: Counter<'subject'>;
+  transportRefusedRequests: Counter<'subject' | 'reason'>;
   databaseContention: Counter<'sqlstate' | 'outcome'>;
   lateWorkDropped: Counter<'stage'>;
   queueGroupMember: Gauge<'service'>;
@@ -57,6 +58,14 @@ export function createMetrics(): Metrics {
       name: 'transport_undelivered_retries_total',
       help: 'Requests sent again because they were never delivered (no responders: no state owner subscribed yet)',
       labelNames: ['subject'],
+      registers: [registry],
+    }),
+    transportRefusedRequests: new Counter({
+      name: 'transport_refused_requests_total',
+      help:
+        'Messages on a served subject dropped unanswered because they are not requests (reply subject outside an ' +
+        'inbox, or a reply steered there): by subject and reason. Any is an attempt worth an alert.',
+      labelNames: ['subject', 'reason'],
       registers: [registry],
     }),
     databaseContention: new Counter({

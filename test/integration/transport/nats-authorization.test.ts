@@ -16,10 +16,11 @@ import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { fromBinary } from '@bufbuild/protobuf';
+import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
 import { pino } from 'pino';
+import { AuthenticateGameKeyRequestSchema } from '#runtime/contracts/gen/rewards/v1/events_pb.ts';
 import { DecisionCommittedSchema } from '#runtime/contracts/gen/rewards/v1/notices_pb.ts';
 import { identityOps, ledgerOps } from '#runtime/contracts/operations.ts';
 import { decisionsSubject } from '#runtime/contracts/subjects.ts';
@@ -28,6 +29,7 @@ import { NatsTransport } from '#runtime/transport/nats.ts';
 import type { NatsSecurity } from '#runtime/transport/nats-security.ts';
 import { type Programs, startPrograms } from '../../../services/launcher/tools/processes.ts';
 import { createTestDatabase } from '../../support/database.ts';
+import { until } from '../../support/ingest.ts';
 import { startProgram } from '../../support/processes.ts';
 import { type StartedNats, startNats } from '../../support/servers.ts';
 import { api } from '../../support/system.ts';
@@ -312,6 +314,82 @@ describe('the five programs, each with its own user', () => {
     // Every program connected as its own user and, from its start on, none was refused anything.
     expect(violationsSince(beforeStart)).toEqual([]);
   }, 120_000);
+});
+
+describe("an edge cannot steer a state owner's reply onto another subject", () => {
+  // Runs after the five programs started (jest runs describe blocks in order): the real ledger and identity-admission
+  // serve, each with its own user.
+  it('a reply the ledger would send to rewards.v1.identity.SetPlatformState is refused by the server', async () => {
+    // The NATS layer alone: a responder with the ledger's user answers a request whose reply subject is the operator's
+    // platform switch. nats-server refuses the publish (no allow_responses), so identity-admission never sees it.
+    const ledger = await connect({ servers: nats.url, user: 'ledger', pass: PASSWORDS.ledger, reconnect: false });
+    const edge = await connect({ servers: nats.url, user: 'ingest', pass: PASSWORDS.ingest, reconnect: false });
+    opened.push({ close: () => ledger.close() }, { close: () => edge.close() });
+    const received = ledger.subscribe(ledgerOps.getPublicConfig.subject, { max: 1 });
+    await ledger.flush();
+    const before = readFileSync(natsLog, 'utf8').length;
+    edge.publish(ledgerOps.getPublicConfig.subject, new Uint8Array(), { reply: identityOps.setPlatformState.subject });
+    for await (const message of received) message.respond(new Uint8Array());
+    await ledger.flush();
+    // The violation is logged once the server has read the publish; the log is written before the flush returns.
+    await until(
+      'the permissions violation logged',
+      async () => violationsSince(before).some((line) => line.includes(identityOps.setPlatformState.subject)),
+      10_000,
+    );
+    expect(violationsSince(before).join('\n')).toMatch(/ledger.*rewards\.v1\.identity\.SetPlatformState/);
+  });
+
+  it('the real ledger drops such a request, empty or malformed: the platform stays as the operator set it', async () => {
+    const gatewayCalls = await transportOf('gateway');
+    const state = async () => (await gatewayCalls.call(identityOps.getPlatformState, {}, call)).enabled;
+    const edge = await connect({ servers: nats.url, user: 'ingest', pass: PASSWORDS.ingest, reconnect: false });
+    opened.push({ close: () => edge.close() });
+    const ledgerLog = () => programs!.get('ledger').output();
+    const refusals = () => ledgerLog().split('NATS message refused').length - 1;
+    /** ingest may send AuthenticateGameKey: it names the platform switch as the reply subject. */
+    const steer = async (data: Uint8Array) => {
+      const seen = refusals();
+      edge.publish(ledgerOps.authenticateGameKey.subject, data, { reply: identityOps.setPlatformState.subject });
+      await edge.flush();
+      await until('the ledger refused the request', async () => refusals() > seen, 10_000);
+    };
+    const before = readFileSync(natsLog, 'utf8').length;
+    expect(await state()).toBe(true);
+    // A random key's reply is empty: read as a SetPlatformState request it would have meant "off".
+    await steer(
+      toBinary(
+        AuthenticateGameKeyRequestSchema,
+        create(AuthenticateGameKeyRequestSchema, { keyHash: new Uint8Array(32).fill(7) }),
+      ),
+    );
+    expect(await state()).toBe(true);
+    // The mirror: the operator switched the platform off; a malformed request's error reply must not turn it on.
+    const off = await api(programs!.get('gateway').url, 'PUT', '/api/admin/v1/platform', {
+      token: ADMIN_TOKEN,
+      body: { enabled: false },
+    });
+    expect([off.status, off.body]).toEqual([200, { data: { enabled: false } }]);
+    await steer(new TextEncoder().encode('garbage'));
+    expect(await state()).toBe(false);
+    const on = await api(programs!.get('gateway').url, 'PUT', '/api/admin/v1/platform', {
+      token: ADMIN_TOKEN,
+      body: { enabled: true },
+    });
+    expect([on.status, on.body]).toEqual([200, { data: { enabled: true } }]);
+    // The ledger dropped both before answering: it did not even try to publish on the operator's subject.
+    expect(violationsSince(before)).toEqual([]);
+    expect(ledgerLog()).toMatch(/"reason":"reply_not_inbox"/);
+  });
+
+  it('identity-admission refuses a SetPlatformState that does not name its change', async () => {
+    const gatewayCalls = await transportOf('gateway');
+    await expect(gatewayCalls.call(identityOps.setPlatformState, { enabled: false }, call)).rejects.toMatchObject({
+      status: 503,
+      code: 'PLATFORM_UNAVAILABLE',
+    });
+    expect((await gatewayCalls.call(identityOps.getPlatformState, {}, call)).enabled).toBe(true);
+  });
 });
 
 /** A CA, and a server (127.0.0.1) and a client certificate it signed, as PEM files in a new folder. */

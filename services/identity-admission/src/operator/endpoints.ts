@@ -1,6 +1,7 @@
 // Transport handlers of the operator calls (the platform switch, invitations, native accounts, device permits): they
 // check what arrived against the domain's rules, call the repositories and map rows to messages.
 
+import { PlatformStateChange } from '#runtime/contracts/gen/rewards/v1/identity_pb.ts';
 import {
   isValidEmail,
   isValidSessionId,
@@ -58,6 +59,31 @@ export function devicePermitMessage(row: DevicePermitRow) {
 
 const invalid = (message: string) => new AppError('INVALID_REQUEST', message);
 
+/**
+ * The state a SetPlatformState request asks for. The switch is named explicitly (`change`); a message without it (an
+ * empty or malformed body, or a request from a gateway of the previous release) is refused and logged, never read as
+ * "off" or "on". `enabled` must agree with `change`.
+ */
+export function platformChange(request: { enabled: boolean; change: PlatformStateChange }, logger: Logger): boolean {
+  const wanted =
+    request.change === PlatformStateChange.ENABLE
+      ? true
+      : request.change === PlatformStateChange.DISABLE
+        ? false
+        : undefined;
+  if (wanted === undefined || wanted !== request.enabled) {
+    logger.error(
+      { change: request.change, enabled: request.enabled },
+      'platform switch refused: the request does not name the change explicitly',
+    );
+    throw new AppError(
+      'PLATFORM_UNAVAILABLE',
+      'The platform switch was not changed: the request did not name the change; retry through a current gateway.',
+    );
+  }
+  return wanted;
+}
+
 export function operatorEndpoints(deps: OperatorEndpointDeps): EndpointBinding[] {
   const invitations = new InvitationRepository(deps.database);
   const accounts = new NativeAccountRepository(deps.database);
@@ -76,7 +102,7 @@ export function operatorEndpoints(deps: OperatorEndpointDeps): EndpointBinding[]
       enabled: await platform.isEnabled().catch(storeError),
     })),
     bind(identityOps.setPlatformState, async (request) => ({
-      enabled: await platform.setEnabled(request.enabled).catch(storeError),
+      enabled: await platform.setEnabled(platformChange(request, deps.logger)).catch(storeError),
     })),
     bind(identityOps.createInvitation, async (request) => {
       if (!isValidEmail(request.email)) throw invalid('email must be an e-mail address.');

@@ -98,6 +98,26 @@ function inboxPrefixOf(options: Pick<NatsTransportOptions, 'connectionName' | 'i
   return options.inboxPrefix ?? `_INBOX.${options.connectionName}`;
 }
 
+/**
+ * Why a message on a served subject is not a request this program answers, or undefined when it is one. A request
+ * names a reply subject in an inbox (`_INBOX.<program>.<random>...` from a program, `_INBOX.<random>` from a NATS
+ * client such as the CLI) and is not itself a reply (no service error header). Anything else is dropped unanswered:
+ * above all a state owner's reply steered onto another operation's subject (a requester that names
+ * `rewards.v1.identity.SetPlatformState` as its reply subject), which would otherwise be read as that operation's
+ * request, and a state owner never replies outside an inbox, so a requester cannot make it publish a command.
+ */
+export function requestRefusal(msg: Pick<Msg, 'reply' | 'headers'>): 'reply_not_inbox' | 'not_a_request' | undefined {
+  const reply = msg.reply ?? '';
+  if (!reply.startsWith('_INBOX.') || reply.length <= '_INBOX.'.length || /[*>\s]/.test(reply)) {
+    return 'reply_not_inbox';
+  }
+  if (msg.headers?.has(SERVICE_ERROR_HEADER)) return 'not_a_request';
+  return undefined;
+}
+
+/** The NATS service framework's error header (ADR-32), set on error replies only. */
+const SERVICE_ERROR_HEADER = 'Nats-Service-Error';
+
 /** Back-off between tries of an undelivered request: 25, 50, 100, 200, 400 ms, then 400 ms. */
 function undeliveredBackoffMs(attempt: number): number {
   return Math.min(400, 25 * 2 ** attempt);
@@ -295,6 +315,15 @@ export class NatsTransport implements Transport {
         handler: (err, msg) => {
           if (err) {
             logger.error({ err, subject: binding.operation.subject }, 'NATS endpoint stopped with an error');
+            return;
+          }
+          const refusal = requestRefusal(msg);
+          if (refusal) {
+            logger.warn(
+              { subject: binding.operation.subject, reply: msg.reply ?? null, reason: refusal },
+              'NATS message refused: not a request',
+            );
+            this.options.metrics.transportRefusedRequests.inc({ subject: binding.operation.subject, reason: refusal });
             return;
           }
           const ctx: CallContext = {
