@@ -27,11 +27,23 @@ describe('translateStoreError', () => {
     }
   });
 
-  it('answers 400 invalid_action when a CHECK constraint refuses a value', () => {
-    expect(translated(Object.assign(new Error('check'), { code: '23514' }))).toMatchObject({
-      status: 400,
-      code: 'invalid_action',
-    });
+  it("answers 400 invalid_action when a column's CHECK refuses a value the action supplied", () => {
+    for (const constraint of ['organizations_name_check', 'games_platform_check', 'members_role_check']) {
+      expect(translated(Object.assign(new Error('check'), { code: '23514', constraint }))).toMatchObject({
+        status: 400,
+        code: 'invalid_action',
+      });
+    }
+  });
+
+  it('answers 503, not a 400 blaming the client, when a named invariant refuses what the ledger decided', () => {
+    // members_owner_joined refused an owner row written by a ledger of another release: a server-side fault.
+    for (const constraint of ['members_owner_joined', 'decision_shape', 'game_spent_within_budget', '']) {
+      expect(translated(Object.assign(new Error('check'), { code: '23514', constraint }))).toMatchObject({
+        status: 503,
+        code: 'DEVELOPER_ACCESS_UNAVAILABLE',
+      });
+    }
   });
 
   it("answers 503 for a connection that broke without a code (the driver's own error)", () => {

@@ -24,6 +24,15 @@ export interface ConsoleDeps {
   webhooks?: WebhookSettings | undefined;
 }
 
+/**
+ * A column's own CHECK, named by PostgreSQL `<table>_<column>_check`: it bounds a value the action supplied (a name's
+ * length and characters, a platform, a role). Named constraints (`members_owner_joined`, `decision_shape`, ...) are
+ * invariants of the ledger's own decisions.
+ */
+export function isValueCheck(constraint: string): boolean {
+  return /^[a-z0-9_]+_check\d*$/.test(constraint);
+}
+
 /** Maps what the database threw to the API's errors: db/failures.ts decides what is an outage. */
 export function translateStoreError(error: unknown, logger: Logger): never {
   if (error instanceof AppError) throw error;
@@ -39,10 +48,20 @@ export function translateStoreError(error: unknown, logger: Logger): never {
   }
   const code = String((error as { code?: unknown })?.code ?? '');
   if (code === '23514') {
-    // A CHECK constraint refused a value the checks above let through (for example a name with a control character
-    // sent straight to the transport): the invariant held, the action is invalid.
-    logger.warn({ err: error }, 'console action refused by a database constraint');
-    throw new AppError('invalid_action', 'The action violates a constraint of the ledger.');
+    const constraint = String((error as { constraint?: unknown }).constraint ?? '');
+    if (isValueCheck(constraint)) {
+      // A column's own CHECK refused a value the checks above let through (for example a name with a control
+      // character sent straight to the transport): the invariant held, the action is invalid.
+      logger.warn({ err: error, constraint }, 'console action refused by a database constraint');
+      throw new AppError('invalid_action', 'The action violates a constraint of the ledger.');
+    }
+    // A named invariant across columns or rows refused what the domain decided: the client did not cause it (a bug,
+    // or a release running beside a schema it does not know). Nothing was changed; a 503, logged as an error.
+    logger.error({ err: error, constraint }, 'console action refused by a ledger invariant the client did not cause');
+    throw new AppError(
+      'DEVELOPER_ACCESS_UNAVAILABLE',
+      'The console could not apply the action (a ledger invariant refused it); nothing was changed. Retry later.',
+    );
   }
   throw error;
 }

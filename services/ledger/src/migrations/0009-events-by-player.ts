@@ -3,12 +3,16 @@
 // decisions are a filter over every decision of the game (events_by_game), a scan that grows with the game's history.
 // It is one more index for each decision insert to maintain (the price of finding a player's decisions by index).
 // Not unique, so it needs no game column to stay distributable by game (0008): a player belongs to one game.
-import { Migration } from '@mikro-orm/migrations';
+// Built concurrently: the event path keeps inserting decisions while it builds.
+import { type ConcurrentIndex, ConcurrentIndexMigration } from '#runtime/db/migrations.ts';
 
-export class LedgerEventsByPlayer extends Migration {
+export class LedgerEventsByPlayer extends ConcurrentIndexMigration {
   override name = '0009-events-by-player';
-
-  override up(): void {
-    this.addSql(`create index events_by_player on ledger.events (player_id, created_at desc, id desc)`);
-  }
+  protected override readonly builds: ConcurrentIndex[] = [
+    {
+      schema: 'ledger',
+      name: 'events_by_player',
+      definition: 'on ledger.events (player_id, created_at desc, id desc)',
+    },
+  ];
 }

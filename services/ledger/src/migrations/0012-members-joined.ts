@@ -1,5 +1,5 @@
-// Whether a member joined an organization by their own act (issue 44: member e-mails leaked to whoever added an
-// identity id): `joined_at` is set when the organization is created (its owner) and when a member accepts the
+// Whether a member joined an organization by their own act (member e-mails are shown only to whom the member
+// joined): `joined_at` is set when the organization is created (its owner) and when a member accepts the
 // membership (the console action acceptMembership); a member added by an owner stays unjoined (null) until then. The
 // gateway shows a member's e-mail only once they joined, and the member's console marks an organization they did
 // not join.
@@ -15,7 +15,17 @@ export class LedgerMembersJoined extends Migration {
   override up(): void {
     this.addSql(`alter table ledger.members add column joined_at timestamptz`);
     this.addSql(`update ledger.members set joined_at = created_at where role = 'owner'`);
+    // Added NOT VALID (no scan under the table's lock); 0012-members-joined-validate checks the existing rows.
     this.addSql(`alter table ledger.members add constraint members_owner_joined
-      check (role <> 'owner' or joined_at is not null)`);
+      check (role <> 'owner' or joined_at is not null) not valid`);
+  }
+}
+
+/** Validates members_owner_joined without blocking writes (a no-op where 0012 added it valid). */
+export class LedgerMembersJoinedValidate extends Migration {
+  override name = '0012-members-joined-validate';
+
+  override up(): void {
+    this.addSql(`alter table ledger.members validate constraint members_owner_joined`);
   }
 }

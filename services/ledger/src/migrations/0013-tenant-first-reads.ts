@@ -10,22 +10,23 @@
 //   - events_by_project is dropped: a project's decisions are read game by game (events_by_game), so no read uses it
 //     any more, and it was one of the six index entries each stored decision writes (the event path's hot write).
 //
-// Built inside the migration's transaction (migrations run in one transaction, runtime/db/database.ts migrate, so
-// CREATE INDEX CONCURRENTLY is not possible here): building players_linked_by_organization reads ledger.players
-// once, and inserts of new players (first decisions of new players) wait for it; keys and rules are console tables.
-// An operator of a large ledger can build the three indexes beforehand with CREATE INDEX CONCURRENTLY and the same
-// definitions (and DROP INDEX CONCURRENTLY events_by_project): the statements below then find them and do nothing
-// (docs/decisions.md, "Tenant-first reads").
-import { Migration } from '@mikro-orm/migrations';
+// Built and dropped concurrently: the event path and the console keep writing while it runs.
+import { type ConcurrentIndex, ConcurrentIndexMigration } from '#runtime/db/migrations.ts';
 
-export class LedgerTenantFirstReads extends Migration {
+export class LedgerTenantFirstReads extends ConcurrentIndexMigration {
   override name = '0013-tenant-first-reads';
-
-  override up(): void {
-    this.addSql(`create index if not exists players_linked_by_organization
-      on ledger.players (organization_id, created_at desc, id desc) where credits_user_id is not null`);
-    this.addSql(`create index if not exists keys_by_organization on ledger.keys (organization_id, created_at, id)`);
-    this.addSql(`create index if not exists rules_by_organization on ledger.rules (organization_id, created_at, id)`);
-    this.addSql(`drop index if exists ledger.events_by_project`);
-  }
+  protected override readonly builds: ConcurrentIndex[] = [
+    {
+      schema: 'ledger',
+      name: 'players_linked_by_organization',
+      definition: 'on ledger.players (organization_id, created_at desc, id desc) where credits_user_id is not null',
+    },
+    { schema: 'ledger', name: 'keys_by_organization', definition: 'on ledger.keys (organization_id, created_at, id)' },
+    {
+      schema: 'ledger',
+      name: 'rules_by_organization',
+      definition: 'on ledger.rules (organization_id, created_at, id)',
+    },
+  ];
+  protected override readonly drops = ['ledger.events_by_project'];
 }

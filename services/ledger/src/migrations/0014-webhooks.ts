@@ -18,6 +18,8 @@
 //     development default; a deployment sets the variable, docs/decisions.md).
 //   - webhook_budget_notices: the budget amounts a game's game.budget_exhausted was reported at (once per amount; an
 //     allocation re-arms it).
+//
+// Lock order: games first (the constraint), as the event path (record_events takes games, then events).
 import { Migration } from '@mikro-orm/migrations';
 
 const EVENT_TYPES = `array['decision.accepted', 'decision.rejected', 'game.budget_low', 'game.budget_exhausted',
@@ -27,7 +29,8 @@ export class LedgerWebhooks extends Migration {
   override name = '0014-webhooks';
 
   override up(): void {
-    this.addSql(`alter table ledger.games add constraint games_organization unique (id, organization_id)`);
+    // The unique index was built concurrently by 0014-games-organization-index: attaching it is a catalogue change.
+    this.addSql(`alter table ledger.games add constraint games_organization unique using index games_organization`);
     this.addSql(`create table ledger.webhook_endpoints (
       id uuid primary key,
       game_id uuid not null,

@@ -9,13 +9,15 @@ import { LedgerDistributableByGame } from './0008-distributable-by-game.ts';
 import { LedgerEventsByPlayer } from './0009-events-by-player.ts';
 import { LedgerEventMetadata } from './0010-event-metadata.ts';
 import { LedgerDropSingleEvent } from './0011-drop-single-event.ts';
-import { LedgerMembersJoined } from './0012-members-joined.ts';
+import { LedgerMembersJoined, LedgerMembersJoinedValidate } from './0012-members-joined.ts';
 import { LedgerTenantFirstReads } from './0013-tenant-first-reads.ts';
+import { LedgerGamesOrganizationIndex } from './0014-games-organization-index.ts';
 import { LedgerWebhooks } from './0014-webhooks.ts';
 import { LedgerWebhookDecisionBatches } from './0015-webhook-decision-batches.ts';
 
 /**
- * The ledger schema's migrations, in order. Append new ones; never edit an applied one. The SQL functions' current
+ * The ledger schema's migrations, in order. Append new ones; an applied one changes only into an equivalent that does
+ * not block (docs/operations.md, "Migration rules"). The SQL functions' current
  * bodies are the repeatable migrations in ../sql/ (edit the file to change a function).
  */
 export const ledgerMigrations: MigrationSet = {
@@ -32,7 +34,9 @@ export const ledgerMigrations: MigrationSet = {
     { name: '0010-event-metadata', class: LedgerEventMetadata },
     { name: '0011-drop-single-event', class: LedgerDropSingleEvent },
     { name: '0012-members-joined', class: LedgerMembersJoined },
+    { name: '0012-members-joined-validate', class: LedgerMembersJoinedValidate },
     { name: '0013-tenant-first-reads', class: LedgerTenantFirstReads },
+    { name: '0014-games-organization-index', class: LedgerGamesOrganizationIndex },
     { name: '0014-webhooks', class: LedgerWebhooks },
     { name: '0015-webhook-decision-batches', class: LedgerWebhookDecisionBatches },
   ],

@@ -409,12 +409,53 @@ async function initOrm(url: string, poolMax: number, logger: Logger) {
   }
 }
 
+/** How long one DDL statement of a migration waits for a lock before it gives up (55P03) and is tried again. */
+export const MIGRATION_LOCK_TIMEOUT_MS = 300;
+/** How long the migrator goes on trying a migration that keeps timing out on locks (or is a deadlock's victim). */
+export const MIGRATION_RETRY_FOR_MS = 10 * 60_000;
+
+/** A failure that trying again can cure: a lock not taken within the lock timeout, or a deadlock's victim. */
+function isLockContention(error: unknown): boolean {
+  for (let e: unknown = error; e; e = (e as { cause?: unknown }).cause) {
+    const code = (e as { code?: unknown }).code;
+    if (code === '55P03' || code === '40P01') return true;
+  }
+  return false;
+}
+
+async function tryAdvisoryLock(
+  connection: { execute(sql: string, params?: unknown[]): Promise<unknown> },
+  key: string,
+) {
+  const rows = (await connection.execute('select pg_try_advisory_lock(hashtext(?)) as locked', [key])) as Array<{
+    locked: boolean;
+  }>;
+  return rows[0]?.locked === true;
+}
+
+export interface MigrateOptions {
+  /** MIGRATION_LOCK_TIMEOUT_MS: a DDL statement's wait for a lock (default 300 ms, below deadlock_timeout's 1 s). */
+  lockTimeoutMs?: number;
+  /** How long to go on trying a migration that is refused its locks (default 10 min). */
+  retryForMs?: number;
+}
+
 /**
- * Applies the committed migrations of each set, in order, each set tracked in its own schema's table. Uses one
- * connection for all sets (PGlite serves one at a time). MikroORM migrations run in one transaction per set; then the
- * set's repeatable migrations (repeatable.ts) whose files changed, one transaction each.
+ * Applies the committed migrations of each set, in order, each set tracked in its own schema's table, then the set's
+ * repeatable migrations (repeatable.ts) whose files changed. Uses one connection for all sets (PGlite serves one at a
+ * time). Each migration commits on its own (a transaction each, or none for a ConcurrentIndexMigration), never all
+ * pending ones together. Every statement waits at most `lockTimeoutMs` for a lock: shorter than PostgreSQL's
+ * deadlock_timeout, so in a lock cycle with live traffic the migration is the one that gives up, never a decision.
+ * A migration that gave up is tried again (with back-off, for `retryForMs`); the ones before it stay applied.
  */
-export async function migrate(url: string, sets: MigrationSet[], logger: Logger): Promise<void> {
+export async function migrate(
+  url: string,
+  sets: MigrationSet[],
+  logger: Logger,
+  options: MigrateOptions = {},
+): Promise<void> {
+  const lockTimeoutMs = options.lockTimeoutMs ?? MIGRATION_LOCK_TIMEOUT_MS;
+  const retryForMs = options.retryForMs ?? MIGRATION_RETRY_FOR_MS;
   // One connection for all sets (PGlite serves one at a time).
   const { orm, stopObserving } = await initOrm(url, 1, logger);
   try {
@@ -424,14 +465,43 @@ export async function migrate(url: string, sets: MigrationSet[], logger: Logger)
         tableName: `${set.schema}.mikro_orm_migrations`,
         migrationsList: set.migrations,
         transactional: true,
-        allOrNothing: true,
+        allOrNothing: false,
         snapshot: false,
         silent: true,
       });
-      await orm.em.getConnection().execute(`create schema if not exists ${set.schema}`);
-      const applied = await new Migrator(orm.em).up();
-      logger.info({ schema: set.schema, applied: applied.map((m) => m.name) }, 'migrations applied');
-      await applyRepeatables(await (orm.em.getConnection() as PostgreSqlConnection).getNativeClient(), set, logger);
+      const connection = orm.em.getConnection();
+      await connection.execute(`create schema if not exists ${set.schema}`);
+      // One migrator per schema at a time (the hook Job and state owners starting beside it): a session lock, tried
+      // without waiting in a statement (a statement left waiting would hold a snapshot that the other migrator's
+      // concurrent index build waits for).
+      const lockKey = `${set.schema}.mikro_orm_migrations`;
+      while (!(await tryAdvisoryLock(connection, lockKey))) {
+        logger.info({ schema: set.schema }, 'another process is migrating this schema: waiting for it');
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+      const applied: string[] = [];
+      const giveUpAt = performance.now() + retryForMs;
+      for (let attempt = 0; ; attempt++) {
+        // Session-wide on the one connection: the transactional migrations and the concurrent index builds alike.
+        await connection.execute(`set lock_timeout = ${Math.max(1, Math.trunc(lockTimeoutMs))}`);
+        try {
+          const done = await new Migrator(orm.em).up();
+          applied.push(...done.map((m) => m.name));
+          break;
+        } catch (error) {
+          if (!isLockContention(error) || performance.now() >= giveUpAt) throw error;
+          const pause = Math.min(5000, 100 * 2 ** Math.min(attempt, 6)) * (0.5 + Math.random() / 2);
+          logger.warn(
+            { schema: set.schema, attempt: attempt + 1, pauseMs: Math.round(pause), err: error },
+            'a migration did not get its locks in time: trying it again',
+          );
+          await new Promise((resolve) => setTimeout(resolve, pause));
+        }
+      }
+      await connection.execute('set lock_timeout = 0');
+      await connection.execute('select pg_advisory_unlock(hashtext(?))', [lockKey]);
+      logger.info({ schema: set.schema, applied }, 'migrations applied');
+      await applyRepeatables(await (connection as PostgreSqlConnection).getNativeClient(), set, logger);
     }
   } finally {
     stopObserving();
