@@ -57,7 +57,7 @@ export type ProgramName = LauncherProgramName;
 /** A running replica of a program (the first one when a program has several). */
 export type RunningProgram = ProgramReplica;
 
-/** The production shapes a fault may need (docs/reliability.md, "Topologies"). */
+/** The production shapes a fault may need (docs/reliability.md, "The production topology"). */
 export interface FaultTopology {
   /** How the state owners reach PostgreSQL: directly, through PgBouncer (transaction mode), or a failover formation. */
   database: 'direct' | 'pgbouncer' | 'auto-failover';
