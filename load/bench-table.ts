@@ -1,7 +1,7 @@
 // npm run bench:table: the current figures of `npm run bench` in docs/benchmarks.md, generated from the recorded JSON
 // of the last set of runs (docs/bench-runs/bench.json: the files `npm run bench -- --json FILE` wrote), never typed
 // by hand. It writes two places between markers: the summary table's `npm run bench` row and the section's table of
-// runs. Earlier sets go to docs/history/ (by hand, with what they were for).
+// runs. Earlier sets stay in git history.
 //
 //   npm run bench -- --json /tmp/run1.json          # as many runs as the set has (three in a row is the custom)
 //   npm run bench:table -- /tmp/run1.json ...       # records them as the current set, then writes the tables

@@ -1,9 +1,9 @@
-// Network partitions for the fault suite (docs/reliability.md, "Partitions"): programs in network namespaces of their
-// own, each joined to the host by a veth pair on addresses of a private /24 (10.200.B.0/24, B chosen unused). The
-// servers (PostgreSQL, nats-server) listen on the first link's host address as well, which every namespace reaches
-// over its own link. Faults are iptables rules inside a namespace (its own tables: the host's are never touched):
-// DROP in both directions or one, DROP with the `statistic` match (loss); delay is a TCP proxy inside the namespace
-// (delay-proxy.ts), since this kernel has no sch_netem. Needs root, `ip` and `iptables`.
+// Network partitions for the fault suite (docs/reliability.md, "The production topology"): programs in network
+// namespaces of their own, each joined to the host by a veth pair on addresses of a private /24 (10.200.B.0/24, B
+// chosen unused). The servers (PostgreSQL, nats-server) listen on the first link's host address as well, which every
+// namespace reaches over its own link. Faults are iptables rules inside a namespace (its own tables: the host's are
+// never touched): DROP in both directions or one, DROP with the `statistic` match (loss); delay is a TCP proxy inside
+// the namespace (delay-proxy.ts), since this kernel has no sch_netem. Needs root, `ip` and `iptables`.
 import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';

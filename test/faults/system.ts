@@ -57,7 +57,7 @@ export type ProgramName = LauncherProgramName;
 /** A running replica of a program (the first one when a program has several). */
 export type RunningProgram = ProgramReplica;
 
-/** The production shapes a fault may need (docs/reliability.md, "Topologies"). */
+/** The production shapes a fault may need (docs/reliability.md, "The production topology"). */
 export interface FaultTopology {
   /** How the state owners reach PostgreSQL: directly, through PgBouncer (transaction mode), or a failover formation. */
   database: 'direct' | 'pgbouncer' | 'auto-failover';
@@ -79,8 +79,8 @@ export interface FaultTopology {
 export const DEFAULT_TOPOLOGY: FaultTopology = { database: 'direct', nats: 'single', replicas: 1, balancer: false };
 
 /**
- * pg_auto_failover's settings for a promotion within seconds (docs/deploy.md, "PostgreSQL failover"): the monitor
- * checks each node every second (1 s timeout, 1 retry 0.5 s later) and deems a node unhealthy once its keeper has
+ * pg_auto_failover's settings for a promotion within seconds (docs/deploy.md, "PostgreSQL: pooler and failover"): the
+ * monitor checks each node every second (1 s timeout, 1 retry 0.5 s later) and deems a node unhealthy once its keeper has
  * not reported for 3 s; a standby is promoted after the primary had 6 s to demote itself (defaults: 5 s, 5 s, 2,
  * 2 s, 20 s and 30 s). A keeper cut from the monitor and its standby demotes its own primary after 4 s (default 20 s),
  * within the 6 s the monitor waits: never two primaries.

@@ -1,6 +1,6 @@
 // Who may use the console's development sign-in (POST /console/dev-session): a browser or tool on this machine,
 // talking to the server directly. It signs a session for any e-mail without a credential, so anything that could
-// come from elsewhere is refused (docs/identity.md, "The local development identity provider"):
+// come from elsewhere is refused (docs/identity.md, "The development identity provider"):
 // - the TCP peer is not a loopback address (127.0.0.0/8, ::1, or either mapped into IPv6);
 // - a proxy sits in between (Forwarded, X-Forwarded-*, X-Real-IP): the browser may be anywhere;
 // - the Host is not a loopback name or address (a DNS-rebinding page names its own host);

@@ -38,7 +38,7 @@ export interface ProgramDeps {
    * Where the local development identity provider keeps its keys (DATA_DIR), handed over only where that provider may
    * be trusted: the local development default (the all-in-one process on its embedded database), or a process started
    * with UNSAFE_DEV_IDENTITY_PROVIDER=true. Undefined everywhere else, so that no deployment falls back to it
-   * (docs/identity.md, "The local development identity provider").
+   * (docs/identity.md, "The development identity provider").
    */
   devIdentityDataDir?: string;
 }

@@ -1,5 +1,5 @@
-// The router's work per request, without the router for the routes of a static path (docs/benchmarks.md, "The edge's
-// CPU per event (issue 30)"). For every request, @koa/router tests the path against each route's regular expression,
+// The router's work per request, without the router for the routes of a static path (docs/benchmarks.md, "Static
+// routes without the router's per-request work"). For every request, @koa/router tests the path against each route's regular expression,
 // builds the chain of the matched routes' middleware and composes it anew. A route whose path has no parameter (the
 // events route, the probes, most of the API) matches one path only, so its chain is known once every route is
 // registered: here it is built and composed once, and found per request by one Map lookup on method and path.
