@@ -15,6 +15,13 @@ export interface MigrationSet {
   repeatables?: RepeatableMigration[];
 }
 
+/**
+ * The reason a migration of the first release keeps a statement that blocks (.ci/lint-migrations.ts): every installation
+ * that can upgrade has applied it, so rewriting it would change no database.
+ */
+export const APPLIED_BY_EVERY_RELEASE =
+  'applied by every installation of v0.1.0, the first release: no database that can upgrade runs it again';
+
 /** An index a ConcurrentIndexMigration builds: its schema, its name, and the statement's definition. */
 export interface ConcurrentIndex {
   schema: string;
