@@ -26,6 +26,7 @@ interface GraphQLChange {
   path?: string;
 }
 type Allowance =
+  // line: the item's code span, as the log names it.
   | { kind: 'openapi'; line: string; id: string; operation: string; path: string; details: string[]; used: boolean }
   | { kind: 'graphql'; line: string; type: string; path: string; used: boolean };
 
@@ -35,7 +36,7 @@ if (!changelogPath || !oasdiffPath || !graphqlPath) {
   process.exit(2);
 }
 
-/** The lines of the `### Breaking` list under `## [Unreleased]`. */
+/** The items of the `### Breaking` list under `## [Unreleased]` (each item's first line: it holds the name). */
 function breakingLines(changelog: string): string[] {
   const lines = changelog.split('\n');
   const unreleased = lines.findIndex((line) => /^## \[Unreleased\]/i.test(line));
@@ -63,9 +64,17 @@ for (const line of breakingLines(changelog)) {
     problems.push(`CHANGELOG.md: a breaking-change line must be "- \`openapi|graphql ...\`: reason": ${line}`);
   } else if (words[0] === 'openapi' && words.length >= 4) {
     const [, id, operation, path, ...details] = words as [string, string, string, string, ...string[]];
-    allowances.push({ kind: 'openapi', line, id, operation: operation.toUpperCase(), path, details, used: false });
+    allowances.push({
+      kind: 'openapi',
+      line: match[1]!,
+      id,
+      operation: operation.toUpperCase(),
+      path,
+      details,
+      used: false,
+    });
   } else if (words[0] === 'graphql' && words.length === 3) {
-    allowances.push({ kind: 'graphql', line, type: words[1]!, path: words[2]!, used: false });
+    allowances.push({ kind: 'graphql', line: match[1]!, type: words[1]!, path: words[2]!, used: false });
   } else {
     problems.push(
       `CHANGELOG.md: a breaking-change line names "openapi <rule id> <METHOD> <path> [<detail>...]" or "graphql <change type> <path>": ${line}`,
