@@ -58,7 +58,6 @@ export const organizationJson = (o: DeveloperOrganization) => ({
   balanceCredits: n(o.balanceCredits),
   role: o.role,
   createdAt: o.createdAt,
-  joined: o.joined,
 });
 
 export const projectJson = (p: DeveloperProject) => ({
@@ -103,7 +102,6 @@ export const memberJson = (m: DeveloperMember) => ({
   identityUserId: m.identityUserId,
   role: m.role,
   createdAt: m.createdAt,
-  joined: m.joined,
 });
 
 export const ruleJson = (r: DeveloperRule) => ({
@@ -130,6 +128,7 @@ export const playerJson = (p: DeveloperPlayer) => ({
 /** The event record (DeveloperEvent): the runtime's one mapping, shared with the game SDK's GameEventResult. */
 export const eventJson = (e: DeveloperEvent) => eventRecordJson(e);
 
+/** The REST snapshot (DeveloperSnapshot): exactly the document's fields, nothing added (CONTRACT section 11.2). */
 export function snapshotJson(s: GetSnapshotResponse) {
   return {
     mode: 'sandbox' as const,
@@ -144,6 +143,19 @@ export function snapshotJson(s: GetSnapshotResponse) {
     rules: s.rules.map(ruleJson),
     members: s.members.map(memberJson),
     limits: { players: s.limits?.players ?? 0, events: s.limits?.events ?? 0 },
+  };
+}
+
+/**
+ * The snapshot GraphQL reads: the REST snapshot's objects plus the fields only GraphQL serves (an organization's and a
+ * member's `joined`). The REST shapes stay the document's; what goes beyond it is read here.
+ */
+export function consoleSnapshotJson(s: GetSnapshotResponse) {
+  const rest = snapshotJson(s);
+  return {
+    ...rest,
+    organizations: s.organizations.map((o) => ({ ...organizationJson(o), joined: o.joined })),
+    members: s.members.map((m) => ({ ...memberJson(m), joined: m.joined })),
   };
 }
 

@@ -12,9 +12,10 @@ import type { CallContext, Transport } from '#runtime/transport/operation.ts';
 import { type DeveloperLease, TooManyRequestsError } from '../auth/developer-limits.ts';
 import { admitDeveloper, setRateLimitFields } from '../auth/developer-session.ts';
 import { consolePrincipal, readSnapshot } from '../console/service.ts';
-import { snapshotJson } from '../console/shapes.ts';
+import { consoleSnapshotJson } from '../console/shapes.ts';
 
-export type SnapshotJson = ReturnType<typeof snapshotJson>;
+/** The snapshot as GraphQL reads it: the REST snapshot's objects and GraphQL's own fields (`joined`). */
+export type SnapshotJson = ReturnType<typeof consoleSnapshotJson>;
 type Organization = SnapshotJson['organizations'][number];
 type Project = SnapshotJson['projects'][number];
 type Game = SnapshotJson['games'][number];
@@ -120,7 +121,7 @@ export class GraphQLContext {
   /** The request's snapshot: one GetSnapshot, shared by every field that needs it. */
   snapshot(): Promise<SnapshotView> {
     this.snapshotView ??= readSnapshot(this.transport, this.consolePrincipal, this.call).then((reply) =>
-      indexSnapshot(snapshotJson(reply)),
+      indexSnapshot(consoleSnapshotJson(reply)),
     );
     return this.snapshotView;
   }

@@ -46,8 +46,11 @@ describe('the schema mirrors the REST shapes', () => {
 
   /** Leaf fields GraphQL adds to REST's shapes (additive, CONTRACT section 11). */
   const GRAPHQL_ONLY: Record<string, string[]> = {
-    // The member's e-mail, from identity-admission (DeveloperEmails); REST's snapshot stays as the document says.
-    DeveloperMember: ['email'],
+    // Whether the caller joined the organization (acceptMembership); REST's shape stays the document's.
+    DeveloperOrganization: ['joined'],
+    // The member's e-mail, from identity-admission (DeveloperEmails), and whether the member joined; REST's snapshot
+    // stays as the document says.
+    DeveloperMember: ['email', 'joined'],
   };
 
   it('gives each output type exactly the REST fields, plus nested objects and the GraphQL-only fields', () => {

@@ -128,8 +128,6 @@ const DeveloperOrganization = strictObject({
   balanceCredits: credits,
   role,
   createdAt: dateTime,
-  // Additive (issue 44): false while the caller was added by an owner and has not accepted (acceptMembership).
-  joined: { type: 'boolean' },
 });
 const DeveloperProject = strictObject({
   id: uuid,
@@ -171,8 +169,6 @@ const DeveloperMember = strictObject({
   identityUserId: { type: 'string', minLength: 1, maxLength: 200 },
   role,
   createdAt: dateTime,
-  // Additive (issue 44): whether the member joined by their own act (created the organization, or accepted).
-  joined: { type: 'boolean' },
 });
 const DeveloperRule = strictObject({
   id: uuid,

@@ -91,14 +91,14 @@ export function restRecords(system: TestSystem, token: string, query: Record<str
 /** Every field of the snapshot, nested lists included, as GET /console answers it. */
 export const SNAPSHOT_FIELDS = `
   mode unitsPerDollar canCreateUnlimitedOrganization
-  organizations { id name unlimitedFunding balanceCredits role createdAt joined }
+  organizations { id name unlimitedFunding balanceCredits role createdAt }
   projects { id organizationId name maxPayoutCredits budgetCredits spentCredits createdAt }
   games { id projectId organizationId name platform status maxPayoutCredits budgetCredits spentCredits dailyPlayerCapCredits createdAt }
   keys { id gameId organizationId kind name prefix publicKey createdAt revokedAt }
   players { id gameId organizationId externalPlayerId creditsUserId username linkedAt createdAt }
   events { id eventId gameId organizationId playerId eventType occurredAt status reason rewardCredits createdAt }
   rules { id gameId organizationId eventType rewardCredits active createdAt }
-  members { id organizationId identityUserId role createdAt joined }
+  members { id organizationId identityUserId role createdAt }
   limits { players events }`;
 
 export const RECORDS_QUERY = `

@@ -122,7 +122,7 @@ describe('snapshot', () => {
             games { id projectId organizationId name platform status maxPayoutCredits budgetCredits spentCredits dailyPlayerCapCredits createdAt }
             keys { id gameId organizationId kind name prefix publicKey createdAt revokedAt }
             rules { id gameId organizationId eventType rewardCredits active createdAt }
-            members { id organizationId identityUserId role createdAt joined }
+            members { id organizationId identityUserId role createdAt }
         } } }`,
       ),
       'snapshot',
