@@ -3,7 +3,7 @@
 # `<tag> <commit>`): the OpenAPI document of GET /openapi.json with `oasdiff breaking --fail-on ERR`, the GraphQL
 # schema with `graphql-inspector diff`. Both sides are printed by .ci/print-api.ts from their own sources (the
 # release's from this clone's history, unpacked with git archive), without starting a server. A breaking change fails
-# unless CHANGELOG.md names it in the `### Breaking` list of `## [Unreleased]` (.ci/compat-verdict.ts;
+# unless CHANGELOG.md names it in a `### Breaking` list of `## [Unreleased]` or of a release since the previous one (.ci/compat-verdict.ts;
 # docs/integrating.md, "API compatibility"). Tools: oasdiff pinned in .ci/go-tools.txt (built by .ci/go-tool.sh),
 # @graphql-inspector/cli pinned below (npx). Called by .ci/run after the static checks.
 set -euo pipefail
@@ -65,6 +65,6 @@ COMPAT_GRAPHQL_OUT="$work/graphql.json" npx -y "@graphql-inspector/cli@$GRAPHQL_
 echo
 echo "==> Breaking changes against CHANGELOG.md"
 status=0
-node .ci/compat-verdict.ts CHANGELOG.md "$work/oasdiff.json" "$work/graphql.json" || status=$?
+node .ci/compat-verdict.ts CHANGELOG.md "$work/oasdiff.json" "$work/graphql.json" "$tag" || status=$?
 echo "check-compat: $((SECONDS - started)) s"
 exit "$status"

@@ -1,7 +1,7 @@
 // Usage: node .ci/compat-verdict.ts CHANGELOG OASDIFF_JSON GRAPHQL_JSON — the verdict of .ci/check-compat.sh: every
 // breaking change against the previous release, REST (oasdiff's `breaking --format json`, level 3: ERR) and GraphQL
 // (graphql-inspector's BREAKING changes, written by .ci/compat-graphql.cjs; a missing file: none), must be named in
-// CHANGELOG.md, in the `### Breaking` list of the `## [Unreleased]` section, by one line that starts with a code span:
+// CHANGELOG.md, in a `### Breaking` list of `## [Unreleased]` or of a release after the previous one, by one line that starts with a code span:
 //
 //   - `openapi <oasdiff rule id> <METHOD> <path> [<detail>...]`: why.
 //   - `graphql <graphql-inspector change type> <schema path>`: why.
@@ -30,34 +30,42 @@ type Allowance =
   | { kind: 'openapi'; line: string; id: string; operation: string; path: string; details: string[]; used: boolean }
   | { kind: 'graphql'; line: string; type: string; path: string; used: boolean };
 
-const [changelogPath, oasdiffPath, graphqlPath] = process.argv.slice(2);
+const [changelogPath, oasdiffPath, graphqlPath, previousTag = ''] = process.argv.slice(2);
 if (!changelogPath || !oasdiffPath || !graphqlPath) {
-  console.error('usage: node .ci/compat-verdict.ts CHANGELOG OASDIFF_JSON GRAPHQL_JSON');
+  console.error('usage: node .ci/compat-verdict.ts CHANGELOG OASDIFF_JSON GRAPHQL_JSON [PREVIOUS_TAG]');
   process.exit(2);
 }
 
-/** The items of the `### Breaking` list under `## [Unreleased]` (each item's first line: it holds the name). */
-function breakingLines(changelog: string): string[] {
+/**
+ * The items of the `### Breaking` lists of the changes since the previous release: `## [Unreleased]` and every release
+ * section above the previous release's own (`## [0.1.0]` for the tag v0.1.0). Each item's first line holds the name.
+ */
+function breakingLines(changelog: string, previousTag: string): string[] {
+  const previousVersion = previousTag.replace(/^v/, '');
   const lines = changelog.split('\n');
-  const unreleased = lines.findIndex((line) => /^## \[Unreleased\]/i.test(line));
-  if (unreleased < 0) return [];
-  const lines_: string[] = [];
+  const first = lines.findIndex((line) => /^## \[/.test(line));
+  if (first < 0) return [];
+  const items: string[] = [];
   let inBreaking = false;
-  for (const line of lines.slice(unreleased + 1)) {
-    if (/^## /.test(line)) break;
+  for (const line of lines.slice(first)) {
+    if (/^## /.test(line)) {
+      if (line.startsWith(`## [${previousVersion}]`)) break;
+      inBreaking = false;
+      continue;
+    }
     if (/^### /.test(line)) {
       inBreaking = /^### Breaking\s*$/i.test(line);
       continue;
     }
-    if (inBreaking && /^\s*[-*] /.test(line)) lines_.push(line.trim());
+    if (inBreaking && /^\s*[-*] /.test(line)) items.push(line.trim());
   }
-  return lines_;
+  return items;
 }
 
 const problems: string[] = [];
 const allowances: Allowance[] = [];
 const changelog = existsSync(changelogPath) ? readFileSync(changelogPath, 'utf8') : '';
-for (const line of breakingLines(changelog)) {
+for (const line of breakingLines(changelog, previousTag)) {
   const match = /^[-*] `([^`]+)`\s*[:—–-]?\s*(.*)$/.exec(line);
   const words = match?.[1]!.trim().split(/\s+/) ?? [];
   if (!match || match[2]!.trim() === '') {
@@ -94,7 +102,7 @@ const verdict = (allowed: Allowance | undefined, what: string) => {
     console.log(`  allowed  ${what}\n           by CHANGELOG.md: ${allowed.line}`);
   } else {
     refused += 1;
-    console.log(`  BREAKING ${what}\n           not named in CHANGELOG.md's [Unreleased] "### Breaking" list`);
+    console.log(`  BREAKING ${what}\n           not named in a "### Breaking" list of CHANGELOG.md since the previous release`);
   }
 };
 
