@@ -46,6 +46,18 @@ export function invariant(condition: boolean, name: string, details?: () => Reco
   if (condition) return;
   const state = details?.();
   if (throws) throw new InvariantError(name, state);
+  report(name, state);
+}
+
+/**
+ * A fault caught where throwing would do more harm than the fault (a caller's observer throwing inside the path that
+ * answers events): reported as `invariant` reports a broken one in production, in tests too, and never thrown.
+ */
+export function reportBroken(name: string, details?: () => Record<string, unknown>): void {
+  report(name, details?.());
+}
+
+function report(name: string, state: Record<string, unknown> | undefined): void {
   if (reporting === undefined) {
     console.error(new InvariantError(name, state).message);
     return;
