@@ -66,8 +66,22 @@ function freeNetwork(): number {
   throw new Error('no free 10.200.B.0/24 network');
 }
 
-/** Makes `count` namespaces, each with its veth pair: namespace i has 10.200.B.(4i+2), its host end 10.200.B.(4i+1). */
+/** Namespaces one /24 holds: a /30 each (4 addresses), 10.200.B.0/30 to 10.200.B.252/30. */
+export const NAMESPACES_MAX = 64;
+
+/** Namespace i's link in 10.200.B.0/24: its host end 10.200.B.(4i+1), its own end 10.200.B.(4i+2). */
+export function linkAddresses(b: number, i: number): { hostAddress: string; address: string } {
+  if (!Number.isInteger(i) || i < 0 || i >= NAMESPACES_MAX) {
+    throw new Error(`namespace ${i} does not fit in a /24: at most ${NAMESPACES_MAX} namespaces (a /30 each)`);
+  }
+  return { hostAddress: `10.200.${b}.${4 * i + 1}`, address: `10.200.${b}.${4 * i + 2}` };
+}
+
+/** Makes `count` namespaces, each with its veth pair (linkAddresses), at most NAMESPACES_MAX. */
 export async function createPartitions(count: number): Promise<Partitions> {
+  if (count > NAMESPACES_MAX) {
+    throw new Error(`${count} namespaces do not fit in a /24: at most ${NAMESPACES_MAX} (a /30 each)`);
+  }
   const why = partitionsPossible();
   if (why) throw new Error(why);
   const tag = `rwf${randomBytes(2).toString('hex')}`;
@@ -95,8 +109,7 @@ export async function createPartitions(count: number): Promise<Partitions> {
   try {
     for (let i = 0; i < count; i++) {
       const name = `${tag}${i}`;
-      const hostAddress = `10.200.${b}.${4 * i + 1}`;
-      const address = `10.200.${b}.${4 * i + 2}`;
+      const { hostAddress, address } = linkAddresses(b, i);
       await ip('netns', 'add', name);
       made.push(name);
       await ip('link', 'add', `${name}h`, 'type', 'veth', 'peer', 'name', `${name}n`);
@@ -173,6 +186,32 @@ export async function createPartitions(count: number): Promise<Partitions> {
   return { serversAddress, network: `10.200.${b}.0/24`, namespaces, remove };
 }
 
+/** The last `max` characters of a process's output, and whether a word has appeared in it, reading each chunk once. */
+export class OutputTail {
+  private readonly max: number;
+  private text = '';
+
+  constructor(max = 4096) {
+    this.max = max;
+  }
+
+  /**
+   * Appends a chunk; true when `word` is in it or spans it and the text before (only the new text is scanned, with the
+   * `word.length - 1` characters before it).
+   */
+  append(chunk: string, word?: string): boolean {
+    const before = this.text;
+    this.text = (before + chunk).slice(-this.max);
+    if (word === undefined) return false;
+    const carried = word.length > 1 ? before.slice(-(word.length - 1)) : '';
+    return (carried + chunk).includes(word);
+  }
+
+  toString(): string {
+    return this.text;
+  }
+}
+
 /** The delay proxy's script (run inside a namespace with node). */
 export const DELAY_PROXY = resolve(import.meta.dirname, 'delay-proxy.ts');
 
@@ -190,17 +229,17 @@ export interface DelayProxy {
  */
 export async function startDelayProxy(ns: NetworkNamespace, routes: string[]): Promise<DelayProxy> {
   const child = ns.spawn([process.execPath, DELAY_PROXY, ...routes]);
-  let output = '';
+  // The proxy's last words, for the errors below: it writes for its whole life, so only a bounded tail is kept.
+  const output = new OutputTail();
   await new Promise<void>((done, fail) => {
     const timer = setTimeout(() => fail(new Error(`the delay proxy did not start: ${output}`)), 15_000);
     child.stdout!.on('data', (chunk: Buffer) => {
-      output += chunk.toString('utf8');
-      if (output.includes('listening')) {
+      if (output.append(chunk.toString('utf8'), 'listening')) {
         clearTimeout(timer);
         done();
       }
     });
-    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+    child.stderr!.on('data', (chunk: Buffer) => output.append(chunk.toString('utf8')));
     child.once('exit', (code) => {
       clearTimeout(timer);
       fail(new Error(`the delay proxy exited ${code}: ${output}`));

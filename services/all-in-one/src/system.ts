@@ -12,6 +12,7 @@ import { Database, migrate } from '#runtime/db/database.ts';
 import { startEmbeddedPostgres } from '#runtime/db/embedded.ts';
 import { readDatabaseUrl, redactDatabaseUrl } from '#runtime/db/url.ts';
 import { metricsServer } from '#runtime/http/app.ts';
+import { reportInvariantsTo } from '#runtime/invariant.ts';
 import { Lifecycle, SHUTDOWN_DEADLINE_MS } from '#runtime/lifecycle.ts';
 import { createLogger, type Logger } from '#runtime/logger.ts';
 import { createMetrics } from '#runtime/metrics.ts';
@@ -120,6 +121,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<RunningS
     );
   }
   const metrics = createMetrics();
+  reportInvariantsTo(logger, metrics.invariantViolations);
   // One lifecycle for the process: the embedded server, the database and the transport are undone after the programs
   // (startInProcess adds their steps), in reverse order, under SHUTDOWN_DEADLINE_MS.
   const lifecycle = new Lifecycle(logger);

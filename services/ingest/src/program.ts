@@ -128,13 +128,15 @@ export const ingest: ProgramModule<IngestConfig> = {
         queued: (depth: number) => queueDepth.set(depth),
       },
     };
+    let events: { close(): void } | undefined;
     return {
       name: 'ingest',
       admission,
       routes: (router: Router) => {
-        addEventRoutes(router, { transport, platform, decisions, batching });
+        events = addEventRoutes(router, { transport, platform, decisions, batching });
         addConfigRoutes(router, { transport, platform });
       },
+      close: async () => events?.close(),
     };
   },
 };

@@ -14,6 +14,7 @@ export interface Metrics {
   databaseContention: Counter<'sqlstate' | 'outcome'>;
   lateWorkDropped: Counter<'stage'>;
   queueGroupMember: Gauge<'service'>;
+  invariantViolations: Counter<'name'>;
 }
 
 export function createMetrics(): Metrics {
@@ -91,6 +92,14 @@ export function createMetrics(): Metrics {
         'Whether this process is in the queue group of a service it owns (1) or has left it (0: its database or ' +
         'NATS connection failing its checks, or stopping), by service',
       labelNames: ['service'],
+      registers: [registry],
+    }),
+    invariantViolations: new Counter({
+      name: 'invariant_violations_total',
+      help:
+        'Invariants of shipped code found broken (logged as errors; a bug, the process went on), by invariant ' +
+        '(services/runtime/src/invariant.ts)',
+      labelNames: ['name'],
       registers: [registry],
     }),
   };

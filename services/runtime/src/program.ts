@@ -15,6 +15,7 @@ import { readDatabaseUrl } from './db/url.ts';
 import { AppError } from './errors.ts';
 import { createHttpApp, type Readiness } from './http/app.ts';
 import { admitted, type RequestAdmission, type RequestHandler } from './http/key-admission.ts';
+import { reportInvariantsTo } from './invariant.ts';
 import { Lifecycle, stopOnSignals } from './lifecycle.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
@@ -359,6 +360,7 @@ export async function runStandalone<C>(module: ProgramModule<C>): Promise<void> 
     );
   }
   const metrics = createMetrics();
+  reportInvariantsTo(logger, metrics.invariantViolations);
   const lifecycle = new Lifecycle(logger);
   // Start-up order: HTTP (probes only: /healthz 200, /readyz 503), NATS, the database, the program, its routes, and
   // only then the queue groups. A program that joined its queue group is sent requests at once; if it then failed

@@ -4,6 +4,8 @@
 // a pool of one would wait for that connection for ever, and closing the database would hang.
 import { pino } from 'pino';
 import { Database } from '#runtime/db/database.ts';
+import { selectorFor } from '#runtime/db/failover.ts';
+import { parseDatabaseUrl } from '#runtime/db/url.ts';
 import { createTestDatabase, sql } from '../../support/database.ts';
 
 const logger = pino({ level: 'silent' });
@@ -37,6 +39,8 @@ describe('a connection lost inside a transaction', () => {
         await expect(within(failed, 'the transaction failing')).rejects.toThrow();
         const [answer] = await within(database.query<{ one: number }>('select 1 as one'), 'the next query');
         expect(answer?.one).toBe(1);
+        // The lost connection was given back once (its holder's later release counts nothing): none is out now.
+        expect(selectorFor(url, parseDatabaseUrl(url)).lentConnections).toBe(0);
       }
     } finally {
       await within(database.close(), 'the pool closing');

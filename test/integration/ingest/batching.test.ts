@@ -312,16 +312,23 @@ describe('batched decisions: batch size 1 and N decide exactly as one event at a
     await database?.close();
   });
 
-  const batcher = (batchMax: number, batches?: number[], grouped?: number[]) =>
+  const batcher = (batchMax: number, batches?: number[], grouped?: number[]) => {
     // The ledger's own policy (calls of ledger.record_events, the recovery of a failed batch), as production builds it.
-    new DecisionBatcher(
+    // Its invariants are asserted as it goes (they throw under jest), and in full whenever its queue depth changes.
+    const made: DecisionBatcher = new DecisionBatcher(
       new DecisionPolicy(repository),
       // Grouped: one call at a time, so every key ready meanwhile joins the next call's transaction.
       grouped
         ? { batchMax, concurrencyMax: 1, queuedMax: 10_000, groupKeysMax: 8 }
         : { batchMax, concurrencyMax: 4, queuedMax: 10_000 },
-      { batch: (size) => batches?.push(size), group: (keys) => grouped?.push(keys), queued: () => undefined },
+      {
+        batch: (size) => batches?.push(size),
+        group: (keys) => grouped?.push(keys),
+        queued: () => made.assertConsistent(),
+      },
     );
+    return made;
+  };
 
   it('randomized streams: identical decisions and balances for the reference, batches of 1 and batches of N', async () => {
     const sizesSeen: number[] = [];

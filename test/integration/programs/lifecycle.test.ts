@@ -31,7 +31,11 @@ describe('program lifecycle', () => {
       expect(early.status).toBe(503);
       expect(early.headers.get('retry-after')).not.toBeNull();
       expect(((await early.json()) as { error: { code: string } }).error.code).toBe('PLATFORM_UNAVAILABLE');
-      await new Promise((resolve) => setTimeout(resolve, 1500));
+      // Still up once it has found NATS unreachable for a while and says so (program.ts: after 2 s of trying).
+      await until(
+        async () => ingest.output().includes('NATS unreachable: not ready, still trying'),
+        'the program to report NATS unreachable',
+      );
       expect(ingest.child.exitCode).toBeNull();
 
       nats = await startNats(natsPort);

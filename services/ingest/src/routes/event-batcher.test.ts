@@ -114,6 +114,27 @@ describe('EdgeEventBatcher', () => {
     }
   });
 
+  it('a key with more waiting than its share of a request has the rest in the next, which may leave with it', async () => {
+    const { transport, held } = await ledgerHoldingRequests();
+    const batcher = new EdgeEventBatcher(transport, { batchMax: 3, inFlightMax: 2, keysMax: 8 });
+    try {
+      const events = [event(1), event(1), event(1), event(1), event(2)];
+      const answers = events.map((e) => batcher.record(e, ctx));
+      await until(() => held.length === 2);
+      // Both requests left in the same turn, each with events of key 1 (round robin: two of key 1 and key 2's one,
+      // then key 1's rest).
+      expect(held.map((h) => h.keys)).toEqual([
+        [1, 1, 2],
+        [1, 1],
+      ]);
+      for (const h of held) h.release();
+      expect((await Promise.all(answers)).map(decidedId)).toEqual(events.map((e) => e.eventId));
+    } finally {
+      for (const h of held) h.release();
+      await transport.close();
+    }
+  });
+
   it('an error outcome is the AppError RecordEvent raises; an event without an outcome is a 500', async () => {
     const { transport, held } = await ledgerHoldingRequests();
     const batcher = new EdgeEventBatcher(transport, { batchMax: 256, inFlightMax: 1, keysMax: 8 });

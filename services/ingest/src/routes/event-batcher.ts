@@ -8,13 +8,14 @@
 // in the same turn); events that arrive while every slot is taken wait, and each reply sends the next request. At
 // low load every request carries one event and nothing waits.
 //
-// Whole keys per request: a request holds the waiting events of the key that began to wait first (at most
-// `batchMax`, in arrival order) and, behind it, the whole queues of the next keys in line, at most `keysMax` keys
-// and `batchMax` events. A key's events never split over two requests that leave together, so each key's events
-// reach the ledger as one batch, and the ledger decides the request's keys in one call of ledger.record_events (one
-// transaction: services/ledger/src/events/batcher.ts). A key's events that wait while its request is out gather
-// into its next request, which is what makes the ledger's batches larger under load (unlike the ledger, a key may
-// have several requests out: `oneCallPerKey` off).
+// Keys per request: a request takes the keys in line in turn, one event of each, then a second of each, ... (round
+// robin, the keyed batcher's rule below), at most `keysMax` keys and `batchMax` events, each key's events in arrival
+// order and together (one batch per key in the request). The ledger decides a request's keys in one call of
+// ledger.record_events (one transaction: services/ledger/src/events/batcher.ts). A key with more events waiting than
+// its share of a request keeps the rest in line; with another slot free, the next request leaves in the same turn
+// with them, so a key's events can split over two requests that leave together. A key's events that wait while its
+// requests are out gather into its next request, which is what makes the ledger's batches larger under load (unlike
+// the ledger, a key may have several requests out: `oneCallPerKey` off).
 //
 // Fair ingest (issue 44): a request takes the keys in line in turn (round robin, the keyed batcher's rule), so a
 // flooding game's thousands of waiting events and a quiet game's one share the next request; and at most
@@ -210,6 +211,11 @@ export class EdgeEventBatcher {
       return this.transport.call(ledgerOps.recordEvent, single, ctx).then(edgeDecisionOf);
     }
     return this.batcher.submit(batchKey(request.keyHash ?? new Uint8Array()), { request, ctx });
+  }
+
+  /** Rejects what still waits and stops the batcher's pause timer (KeyedBatcher.close); the requests out end. */
+  close(): void {
+    this.batcher.close();
   }
 
   /**

@@ -79,7 +79,8 @@ export interface EventRouteDeps {
   };
 }
 
-export function addEventRoutes(router: Router, deps: EventRouteDeps): void {
+/** Adds the event routes; returns their batcher's close (the program's, once its HTTP server has closed). */
+export function addEventRoutes(router: Router, deps: EventRouteDeps): { close(): void } {
   const { transport } = deps;
   const keys = new SecretKeyGate(transport);
   const ledger = new EdgeEventBatcher(
@@ -112,4 +113,5 @@ export function addEventRoutes(router: Router, deps: EventRouteDeps): void {
   });
 
   addEventBatchRoute(router, { platform: deps.platform, keys, ledger, decisions: deps.decisions });
+  return { close: () => ledger.close() };
 }

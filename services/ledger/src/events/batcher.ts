@@ -182,6 +182,11 @@ export class DecisionBatcher {
   submit(params: RecordEventParams): Promise<RecordResult> {
     return this.batcher.submit(batchKey(params.keyHash), params);
   }
+
+  /** The keyed batcher's counters against its queues, read in full (tests: KeyedBatcher.assertConsistent). */
+  assertConsistent(): void {
+    this.batcher.assertConsistent();
+  }
 }
 
 /** The policy, each call's round trip (from leaving to its answer or failure, the commit included) reported. */

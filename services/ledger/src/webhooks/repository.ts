@@ -6,6 +6,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Database } from '#runtime/db/database.ts';
 import { type Field, flag, numeric, optionalText, queryRows, rowReader, text } from '#runtime/db/rows.ts';
 import { isoSql } from '#runtime/db/sql.ts';
+import { invariant } from '#runtime/invariant.ts';
 
 export interface EndpointRow {
   id: string;
@@ -363,7 +364,7 @@ export class WebhookRepository {
            from claimed m left join ledger.events d on d.id = m.decision_id and d.game_id = m.game_id`,
         [JSON.stringify(locked.map(text('id'))), options.inFlightMax, options.leaseMs],
       );
-      return rows.map((row) => ({
+      const claimed = rows.map((row) => ({
         id: text('id')(row),
         endpointId: text('endpoint_id')(row),
         url: text('url')(row),
@@ -374,6 +375,17 @@ export class WebhookRepository {
         retryStartedAtMs: numeric('retry_started_ms')(row),
         ...bodyFields(row),
       }));
+      // The claim's bounds: at most `inFlightMax` of an endpoint's messages (less those in flight already), of at most
+      // `endpointsMax` endpoints.
+      const perEndpoint = new Map<string, number>();
+      for (const { endpointId } of claimed) perEndpoint.set(endpointId, (perEndpoint.get(endpointId) ?? 0) + 1);
+      invariant(
+        perEndpoint.size <= options.endpointsMax &&
+          [...perEndpoint.values()].every((count) => count <= options.inFlightMax),
+        'webhook_claim_in_flight_bound',
+        () => ({ ...options, claimed: Object.fromEntries(perEndpoint) }),
+      );
+      return claimed;
     });
   }
 

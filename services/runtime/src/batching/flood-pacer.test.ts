@@ -119,8 +119,30 @@ test('a game server’s batch requests, long batches short of a backlog, are nev
   expect(p.inFlightMax('G', now)).toBeUndefined();
 });
 
+test('keys that flooded once, or were rotated, are forgotten once they have had no call for forgetMs', () => {
+  const p = pacer();
+  let now = shortCalls(p, shortCalls(p, 0, 50, 4), 40, 12);
+  expect(p.currentPace(now)).toBeGreaterThan(0);
+  // A thousand keys, each a paced flood for a moment and then gone (a key rotated every 50 ms).
+  for (let k = 0; k < 1_000; k++) {
+    for (let i = 0; i < FLOOD_PACER_DEFAULTS.floodCalls; i++) p.ended(flood(`K${k}`), now - 30, now);
+    now = shortCalls(p, now, 2, 12);
+    // At most the keys of the last two forgetMs (one sweep per forgetMs), 40 ms each.
+    expect(p.keysKept).toBeLessThanOrEqual(1 + (2 * FLOOD_PACER_DEFAULTS.forgetMs) / 40);
+  }
+  // Another key's calls go on: the last flood is forgotten too, forgetMs after its last call.
+  now = shortCalls(p, now, (2 * FLOOD_PACER_DEFAULTS.forgetMs) / 20, 12);
+  expect(p.keysKept).toBe(0);
+  // A key whose calls go on keeps its run.
+  for (let i = 0; i < FLOOD_PACER_DEFAULTS.floodCalls; i++) p.ended(flood('A'), now - 30, now);
+  now = shortCalls(p, now, FLOOD_PACER_DEFAULTS.forgetMs / 20, 12);
+  p.ended(flood('A'), now - 30, now);
+  expect(p.keysKept).toBe(1);
+});
+
 test('invalid options are refused', () => {
   expect(() => new FloodPacer({ ...options, target: 0 })).toThrow(/invalid/);
   expect(() => new FloodPacer({ ...options, longBatchMin: 0 })).toThrow(/invalid/);
   expect(() => new FloodPacer({ ...options, floodBatchMin: LONG - 1 })).toThrow(/invalid/);
+  expect(() => new FloodPacer({ ...options, forgetMs: 0 })).toThrow(/invalid/);
 });

@@ -17,6 +17,11 @@
 // for `quietMs` the pace is 0: a flood alone, or several floods together (every call long), are never paced, and the
 // machine is given back as soon as nobody else is waiting for it. The events a paced key holds wait in its queue, as
 // past its in-flight bound: nothing is refused, and each answer is the decision it would have had.
+//
+// What the pacer keeps per key (a flood's run of calls, a paced key's time to resume) is forgotten once the key has had
+// no call for `forgetMs`: keys that flooded once, or that were rotated, do not stay for ever.
+
+import { invariant } from '../invariant.ts';
 
 /** When a key's next call may leave, and what the calls that ended took. */
 export interface KeyPacer {
@@ -55,6 +60,11 @@ export interface FloodPacerOptions {
   quietMs: number;
   /** The quiet round trip is the lowest of this window's short calls or of the window before. */
   floorWindowMs: number;
+  /**
+   * A key with no call ended for this long is forgotten (its run of flood calls, its pending wait): a flood is a
+   * backlog that lasts, whose calls follow each other within its calls' durations times `paceMax`.
+   */
+  forgetMs: number;
 }
 
 /** What the pacer did, for metrics. */
@@ -69,6 +79,7 @@ export const FLOOD_PACER_DEFAULTS: Omit<FloodPacerOptions, 'longBatchMin' | 'flo
   paceStep: 0.25,
   quietMs: 1_000,
   floorWindowMs: 10_000,
+  forgetMs: 10_000,
 };
 
 export class FloodPacer implements KeyPacer {
@@ -84,12 +95,19 @@ export class FloodPacer implements KeyPacer {
   private floorSince = Number.NEGATIVE_INFINITY;
   /** Paced keys: when their next call may leave. */
   private readonly resumeAt = new Map<string, number>();
-  /** Keys whose last call was a flood's (see ended): how many of their calls in a row were. */
-  private readonly floodRuns = new Map<string, number>();
+  /** Keys whose last call was a flood's (see ended): how many of their calls in a row were, and when the last ended. */
+  private readonly floodRuns = new Map<string, { calls: number; endedAt: number }>();
+  /** When the keys not seen for `forgetMs` were last forgotten. */
+  private sweptAt = Number.NEGATIVE_INFINITY;
 
   constructor(options: FloodPacerOptions, observer?: FloodPacerObserver) {
     const counts = [options.longBatchMin, options.floodCalls];
-    const valid = options.target > 0 && options.paceMax > 0 && options.paceStep > 0 && counts.every((n) => n >= 1);
+    const valid =
+      options.target > 0 &&
+      options.paceMax > 0 &&
+      options.paceStep > 0 &&
+      options.forgetMs > 0 &&
+      counts.every((n) => n >= 1);
     if (!valid || options.floodBatchMin < options.longBatchMin) {
       throw new Error(`invalid flood pacer options ${JSON.stringify(options)}`);
     }
@@ -122,11 +140,17 @@ export class FloodPacer implements KeyPacer {
    */
   inFlightMax(key: string, now: number): number | undefined {
     if (this.currentPace(now) === 0) return undefined;
-    return (this.floodRuns.get(key) ?? 0) >= this.options.floodCalls ? this.options.longBatchMin : undefined;
+    return (this.floodRuns.get(key)?.calls ?? 0) >= this.options.floodCalls ? this.options.longBatchMin : undefined;
+  }
+
+  /** Keys remembered (a flood's run, a pending wait): for tests. */
+  get keysKept(): number {
+    return new Set([...this.floodRuns.keys(), ...this.resumeAt.keys()]).size;
   }
 
   ended(batches: ReadonlyArray<{ key: string; size: number }>, sentAt: number, endedAt: number): void {
     const ms = endedAt - sentAt;
+    this.forgetIdle(endedAt);
     let long = false;
     for (const { key, size } of batches) {
       if (size < this.options.longBatchMin) {
@@ -134,21 +158,45 @@ export class FloodPacer implements KeyPacer {
         continue;
       }
       long = true;
-      const before = this.floodRuns.get(key) ?? 0;
+      const run = this.floodRuns.get(key);
+      const before = run?.calls ?? 0;
       // A long batch short of a backlog: a game server's batch request, unless the key is a flood already.
       if (size < this.options.floodBatchMin && before < this.options.floodCalls) {
         this.floodRuns.delete(key);
         continue;
       }
       const calls = before + 1;
-      this.floodRuns.set(key, calls);
+      if (run === undefined) this.floodRuns.set(key, { calls, endedAt });
+      else {
+        run.calls = calls;
+        run.endedAt = Math.max(run.endedAt, endedAt);
+      }
       const pace = this.currentPace(endedAt);
       if (pace > 0 && calls >= this.options.floodCalls) {
-        this.resumeAt.set(key, endedAt + ms * pace);
+        const at = endedAt + ms * pace;
+        invariant(pace <= this.options.paceMax && at >= endedAt, 'flood_pacer_resume_at', () => ({
+          pace,
+          ms,
+          endedAt,
+          at,
+        }));
+        this.resumeAt.set(key, at);
         this.observer?.paused?.();
       }
     }
     if (!long) this.short(ms, endedAt);
+  }
+
+  /**
+   * Forgets the keys with no call ended for `forgetMs` and the waits that have passed, at most once per `forgetMs`
+   * (each entry is read once per sweep: a constant cost per call ended).
+   */
+  private forgetIdle(now: number): void {
+    const { forgetMs } = this.options;
+    if (now - this.sweptAt < forgetMs) return;
+    this.sweptAt = now;
+    for (const [key, run] of this.floodRuns) if (now - run.endedAt >= forgetMs) this.floodRuns.delete(key);
+    for (const [key, at] of this.resumeAt) if (at <= now) this.resumeAt.delete(key);
   }
 
   /** A call without a flood's batch took `ms`: the other keys' round trip against the quiet one. */
@@ -169,5 +217,6 @@ export class FloodPacer implements KeyPacer {
     this.slowness = 0.8 * this.slowness + 0.2 * (ms / floor);
     if (this.slowness > target) this.pace = Math.min(paceMax, this.pace + paceStep);
     else this.pace = Math.max(0, this.pace - paceStep / 2);
+    invariant(this.pace >= 0 && this.pace <= paceMax, 'flood_pacer_pace', () => ({ pace: this.pace, paceMax }));
   }
 }

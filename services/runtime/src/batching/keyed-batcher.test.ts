@@ -3,7 +3,15 @@
 // ledger's way (one call per key at a time, leaving at the end of the synchronous run) and the edge's (several calls
 // of a key, leaving at the end of the loop turn). The decisions themselves are checked against PostgreSQL in
 // test/integration/ingest/batching.test.ts; the edge end to end in test/integration/ingest/edge-batching.test.ts.
-import { type BatchPolicy, KeyedBatcher, type KeyedBatcherOptions, QueueFullError, Rejected } from './keyed-batcher.ts';
+import { jest } from '@jest/globals';
+import {
+  BatcherClosedError,
+  type BatchPolicy,
+  KeyedBatcher,
+  type KeyedBatcherOptions,
+  QueueFullError,
+  Rejected,
+} from './keyed-batcher.ts';
 
 /** An event: its key (a number) and its id; its answer is its id back, so a mix-up would show. */
 interface Item {
@@ -411,6 +419,16 @@ describe('the edge’s way: several calls of a key, leaving at the end of the lo
   });
 
   test('pacer: a key it holds back keeps its place while other keys go, and leaves once its time has come', async () => {
+    // The pause timer and performance.now() on jest's clock; the batcher's turns (setImmediate) stay real.
+    jest.useFakeTimers({ doNotFake: ['setImmediate', 'nextTick', 'queueMicrotask'] });
+    try {
+      await pacedKeyLeavesOnTime();
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
+  async function pacedKeyLeavesOnTime() {
     let holdUntil = Number.POSITIVE_INFINITY;
     const ended: string[] = [];
     const h = edge({
@@ -435,12 +453,15 @@ describe('the edge’s way: several calls of a key, leaving at the end of the lo
     h.submit(item(3, 'c1')).catch(() => undefined);
     await callsAfterTurn(h, 2);
     expect(h.held[1]?.batches).toEqual(['c1']);
-    // Nothing else ends to wake the batcher: its timer sends key 1 once the time has come.
-    await new Promise((r) => setTimeout(r, 40));
+    // Nothing else ends to wake the batcher: its timer sends key 1 once the time has come, not before.
+    jest.advanceTimersByTime(19);
+    await callsAfterTurn(h, 2);
+    jest.advanceTimersByTime(1);
+    await callsAfterTurn(h, 3);
     expect(h.held[2]?.batches).toEqual(['a1+a2']);
     h.release();
     expect(await Promise.all(a)).toEqual(['a1', 'a2']);
-  });
+  }
 
   test('pacer: a bound it names for a key is that key’s events in flight, below keyInFlightMax', async () => {
     let paced: number | undefined;
@@ -514,4 +535,136 @@ test('submitAll: an event without a result is a Rejected in its place; beyond qu
   ]);
   expect(outcomes[3]).toBeInstanceOf(Rejected);
   expect((outcomes[3] as Rejected).error).toBeInstanceOf(QueueFullError);
+});
+
+describe('what a call’s end tells, late events, closing', () => {
+  /** A policy that answers each event with its id, or fails every call. */
+  const echo = (fail = false): BatchPolicy<Item, string> => ({
+    send: async (batches) => {
+      if (fail) throw new Error('the call failed');
+      return batches.map((b) => b.map((e) => e.id));
+    },
+    recover: async (batch, error) => batch.map(() => new Rejected(error)),
+  });
+  const edgeWay = { batchMax: 8, concurrencyMax: 1, keysMax: 8, oneCallPerKey: false, leave: 'microtask' } as const;
+  const turns = async (n: number) => {
+    for (let i = 0; i < n; i++) await turn();
+  };
+
+  test('the pacer is told of a call that failed, as of one that succeeded', async () => {
+    const ended: string[] = [];
+    const pacer = {
+      notBefore: (_key: string, now: number) => now,
+      ended: (batches: ReadonlyArray<{ key: string; size: number }>) => {
+        ended.push(batches.map((b) => `${b.key}:${b.size}`).join(','));
+      },
+    };
+    const failing = new KeyedBatcher<Item, string>(echo(true), { ...edgeWay, pacer });
+    await expect(failing.submit('1', item(1, 'a1'))).rejects.toThrow('the call failed');
+    expect(ended).toEqual(['1:1']);
+  });
+
+  test('an observer or a pacer that throws costs no event its answer, and rejects nothing unheard', async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    const reported = jest.spyOn(console, 'error').mockImplementation(() => undefined);
+    try {
+      const pacer = {
+        notBefore: (_key: string, now: number) => now,
+        ended: () => {
+          throw new Error('the pacer’s fault');
+        },
+      };
+      const observer = {
+        sent: () => {
+          throw new Error('the observer’s fault');
+        },
+      };
+      for (const fail of [false, true]) {
+        const batcher = new KeyedBatcher<Item, string>(echo(fail), { ...edgeWay, pacer }, observer);
+        const answers = [batcher.submit('1', item(1, 'a1')), batcher.submit('2', item(2, 'b1'))];
+        const settled = Promise.allSettled(answers);
+        const outcome = await Promise.race([settled, turns(5).then(() => 'unsettled' as const)]);
+        expect(outcome).not.toBe('unsettled');
+        // The freed slot sends the next call.
+        const next = batcher.submit('3', item(3, 'c1'));
+        if (fail) await expect(next).rejects.toThrow('the call failed');
+        else await expect(next).resolves.toBe('c1');
+      }
+      await turns(2);
+      expect(unhandled).toEqual([]);
+      const names = reported.mock.calls.map((args) => String(args[0]));
+      expect(names.some((line) => line.includes('keyed_batcher_observer_threw'))).toBe(true);
+      expect(names.some((line) => line.includes('keyed_batcher_pacer_threw'))).toBe(true);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+      reported.mockRestore();
+    }
+  });
+
+  test('late: each event’s deadline is read once, not at every call of its key', async () => {
+    let reads = 0;
+    const late = {
+      deadlineOf: (e: unknown) => {
+        reads++;
+        return (e as Item).deadline;
+      },
+      error: () => new Error('late'),
+    };
+    const batcher = new KeyedBatcher<Item, string>(echo(), { ...edgeWay, batchMax: 4, late });
+    const deadline = performance.now() + 60_000;
+    const events = Array.from({ length: 400 }, (_, i) => ({ key: i % 2, id: `e${i}`, deadline }));
+    const answers = events.map((e) => batcher.submit(String(e.key), e));
+    expect(await Promise.all(answers)).toEqual(events.map((e) => e.id));
+    expect(reads).toBe(events.length);
+  });
+
+  test('late: a late event behind one still in time is dropped; the key’s others keep their order', async () => {
+    const late = { deadlineOf: (e: unknown) => (e as Item).deadline, error: () => new Error('late') };
+    const h = harness({ batchMax: 256, concurrencyMax: 1, keysMax: 8, late }, 'ledger');
+    h.hold();
+    const first = h.submit(item(1, 'a1'));
+    await turn(); // a1 is out, the only slot taken
+    const now = performance.now();
+    const answers = Promise.allSettled([
+      h.submit({ key: 2, id: 'b1', deadline: now + 60_000 }),
+      h.submit({ key: 2, id: 'b2', deadline: now - 1 }),
+      h.submit({ key: 2, id: 'b3', deadline: now + 30_000 }),
+      h.submit({ key: 2, id: 'b4' }),
+    ]);
+    await turn();
+    h.release();
+    expect(await first).toBe('a1');
+    expect((await answers).map((a) => (a.status === 'fulfilled' ? a.value : (a.reason as Error).message))).toEqual([
+      'b1',
+      'late',
+      'b3',
+      'b4',
+    ]);
+    expect(h.calls()).toEqual([['a1'], ['b1+b3+b4']]);
+  });
+
+  test('close: what waits is rejected, so is what comes after; the pause timer goes, and never held the process', async () => {
+    jest.useFakeTimers({ doNotFake: ['setImmediate', 'nextTick', 'queueMicrotask'] });
+    const timers = jest.spyOn(globalThis, 'setTimeout');
+    try {
+      const pacer = { notBefore: (key: string, now: number) => (key === '1' ? now + 60_000 : now), ended: () => {} };
+      const batcher = new KeyedBatcher<Item, string>(echo(), { ...edgeWay, leave: 'turn', pacer });
+      const paced = batcher.submit('1', item(1, 'a1'));
+      expect(await batcher.submit('2', item(2, 'b1'))).toBe('b1');
+      expect(jest.getTimerCount()).toBe(1); // the pause: key 1 waits for it
+      const pause = timers.mock.results[0]?.value as NodeJS.Timeout;
+      expect(pause.hasRef()).toBe(false);
+      batcher.close();
+      await expect(paced).rejects.toThrow(BatcherClosedError);
+      await expect(batcher.submit('2', item(2, 'b2'))).rejects.toThrow(BatcherClosedError);
+      expect(await batcher.submitAll('2', [item(2, 'b3')])).toEqual([expect.any(Rejected)]);
+      expect(jest.getTimerCount()).toBe(0);
+      batcher.assertConsistent();
+    } finally {
+      timers.mockRestore();
+      jest.useRealTimers();
+    }
+  });
 });

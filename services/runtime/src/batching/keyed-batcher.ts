@@ -44,7 +44,15 @@
 // events that arrive meanwhile gather into that key's next batch and a key's batches are decided one after the other;
 // the key then goes to the back of the line. Without it (the edge) a key may have several calls out (up to
 // `keyInFlightMax` events).
+//
+// `late`: a key's late events are found without reading its whole queue at every call. While its events' deadlines
+// come in arrival order (the usual case: one timeout for every request) the late ones are the queue's head; otherwise
+// the queue is read only once the earliest deadline it may hold has passed.
+//
+// The counters (`queued`, `inLine`, `running`) are asserted where they change (invariant.ts); `close()` rejects what
+// waits and stops the pause timer, which never keeps the process alive on its own.
 
+import { invariant, reportBroken } from '../invariant.ts';
 import type { KeyPacer } from './flood-pacer.ts';
 
 /**
@@ -127,6 +135,14 @@ export class QueueFullError extends Error {
   }
 }
 
+/** What an event gets that waits when the batcher closes, or that is submitted after. */
+export class BatcherClosedError extends Error {
+  constructor() {
+    super('the batcher is closed');
+    this.name = 'BatcherClosedError';
+  }
+}
+
 /** A key hash as a Map key (its bytes as a latin1 string). */
 export function batchKey(hash: Uint8Array): string {
   return Buffer.from(hash.buffer, hash.byteOffset, hash.byteLength).toString('latin1');
@@ -145,6 +161,20 @@ interface Waiting<T, R> {
   to: Settlement<R>;
   /** The event's place in its group (0 for a single submit). */
   index: number;
+  /** `late`: the event's deadline (performance.now() time; infinite without one or without `late`). */
+  deadline: number;
+}
+
+/** A key's waiting events in arrival order, with what finds its late ones without reading them all (`late`). */
+type KeyQueue<T, R> = Array<Waiting<T, R>> & {
+  /** No waiting event's deadline is before this (a lower bound: it may be an event's that left since). */
+  earliest: number;
+  /** The events' deadlines do not decrease from the head to the tail: the late ones are the head. */
+  ordered: boolean;
+};
+
+function keyQueue<T, R>(): KeyQueue<T, R> {
+  return Object.assign([] as Array<Waiting<T, R>>, { earliest: Number.POSITIVE_INFINITY, ordered: true });
 }
 
 /** A single submit's promise as a Settlement. */
@@ -201,9 +231,9 @@ export class KeyedBatcher<T, R> {
   private readonly longBatchMin: number;
   private readonly observer: KeyedBatchObserver<T> | undefined;
   /** The keys in line with their waiting events, in the order they became ready (a Map iterates in that order). */
-  private readonly line = new Map<string, Array<Waiting<T, R>>>();
+  private readonly line = new Map<string, KeyQueue<T, R>>();
   /** oneCallPerKey: the keys with a call out, with the events that arrived meanwhile (they join the line after it). */
-  private readonly out = new Map<string, Array<Waiting<T, R>>>();
+  private readonly out = new Map<string, KeyQueue<T, R>>();
   /** keyInFlightMax: events of each key in calls out (keys with none are absent). */
   private readonly keyInFlight = new Map<string, number>();
   private running = 0;
@@ -217,6 +247,7 @@ export class KeyedBatcher<T, R> {
   private pausedUntil = Number.POSITIVE_INFINITY;
   private pauseTimer: NodeJS.Timeout | undefined;
   private pauseTimerAt = Number.POSITIVE_INFINITY;
+  private closed = false;
 
   constructor(policy: BatchPolicy<T, R>, options: KeyedBatcherOptions<T>, observer?: KeyedBatchObserver<T>) {
     const queuedMax = options.queuedMax ?? Number.POSITIVE_INFINITY;
@@ -244,9 +275,11 @@ export class KeyedBatcher<T, R> {
 
   /** Queues one event of a key (batchKey); resolves with its result, or rejects, once its call is done. */
   submit(key: string, item: T): Promise<R> {
+    if (this.closed) return Promise.reject(new BatcherClosedError());
     if (this.queued >= this.queuedMax) return Promise.reject(this.queueFull());
     const one = new OnePromise<R>();
-    this.enqueue(key, { item, to: one, index: 0 });
+    this.enqueue(key, item, one, 0);
+    this.checkCounters();
     this.observer?.queued?.(this.queued);
     this.schedule();
     return one.promise;
@@ -262,9 +295,11 @@ export class KeyedBatcher<T, R> {
     const group = new GroupPromise<R>(items.length);
     if (items.length === 0) return Promise.resolve(group.outcomes);
     items.forEach((item, index) => {
-      if (this.queued >= this.queuedMax) group.settle(index, new Rejected(this.queueFull()));
-      else this.enqueue(key, { item, to: group, index });
+      if (this.closed) group.settle(index, new Rejected(new BatcherClosedError()));
+      else if (this.queued >= this.queuedMax) group.settle(index, new Rejected(this.queueFull()));
+      else this.enqueue(key, item, group, index);
     });
+    this.checkCounters();
     this.observer?.queued?.(this.queued);
     this.schedule();
     return group.promise;
@@ -275,20 +310,78 @@ export class KeyedBatcher<T, R> {
   }
 
   /** One event into its key's queue (behind its key's call out with oneCallPerKey, else in line). */
-  private enqueue(key: string, waiting: Waiting<T, R>): void {
-    const meanwhile = this.out.get(key);
-    if (meanwhile) meanwhile.push(waiting);
-    else {
-      const queue = this.line.get(key);
-      if (queue) queue.push(waiting);
-      else this.line.set(key, [waiting]); // behind every key in line already
+  private enqueue(key: string, item: T, to: Settlement<R>, index: number): void {
+    const deadline = this.options.late?.deadlineOf(item) ?? Number.POSITIVE_INFINITY;
+    let queue = this.out.get(key);
+    if (queue === undefined) {
+      queue = this.line.get(key);
+      if (queue === undefined) {
+        queue = keyQueue();
+        this.line.set(key, queue); // behind every key in line already
+      }
       this.inLine++;
     }
+    const last = queue[queue.length - 1];
+    if (last === undefined) {
+      queue.earliest = deadline;
+      queue.ordered = true;
+    } else {
+      if (deadline < last.deadline) queue.ordered = false;
+      if (deadline < queue.earliest) queue.earliest = deadline;
+    }
+    queue.push({ item, to, index, deadline });
     this.queued++;
   }
 
+  /**
+   * The counters where they change: never negative, within their bounds, and consistent with the queues as far as
+   * that is seen without reading them (assertConsistent reads them).
+   */
+  private checkCounters(): void {
+    invariant(
+      this.inLine >= this.line.size &&
+        this.queued >= this.inLine &&
+        this.running >= this.runningLong &&
+        this.runningLong >= 0 &&
+        this.running <= this.options.concurrencyMax &&
+        (!this.options.oneCallPerKey || this.out.size >= this.running),
+      'keyed_batcher_counters',
+      () => ({
+        queued: this.queued,
+        inLine: this.inLine,
+        keysInLine: this.line.size,
+        running: this.running,
+        runningLong: this.runningLong,
+        keysOut: this.out.size,
+      }),
+    );
+  }
+
+  /**
+   * Every counter against the queues it counts, read in full (O(events waiting)): for tests, which call it between
+   * steps. Throws (through invariant) when one differs.
+   */
+  assertConsistent(): void {
+    let inLine = 0;
+    for (const queue of this.line.values()) inLine += queue.length;
+    let behind = 0;
+    for (const queue of this.out.values()) behind += queue.length;
+    const emptyKey = [...this.line.values()].some((queue) => queue.length === 0);
+    const inFlight = [...this.keyInFlight.values()];
+    invariant(
+      inLine === this.inLine &&
+        inLine + behind === this.queued &&
+        !emptyKey &&
+        inFlight.every((events) => events > 0 && events <= this.keyInFlightMax) &&
+        (this.keyInFlight.size === 0 || this.running > 0),
+      'keyed_batcher_queues',
+      () => ({ inLine, behind, emptyKey, inFlight, counted: { queued: this.queued, inLine: this.inLine } }),
+    );
+    this.checkCounters();
+  }
+
   private schedule(): void {
-    if (this.scheduled || this.running >= this.options.concurrencyMax) return;
+    if (this.scheduled || this.closed || this.running >= this.options.concurrencyMax) return;
     this.scheduled = true;
     const dispatch = () => {
       this.scheduled = false;
@@ -306,7 +399,7 @@ export class KeyedBatcher<T, R> {
    */
   private take(shortMayGo: boolean): Array<Taken<T, R>> | undefined {
     if (!shortMayGo && this.longBatchMin === Number.POSITIVE_INFINITY) return undefined;
-    const keys: Array<{ key: string; queue: Array<Waiting<T, R>>; most: number; size: number }> = [];
+    const keys: Array<{ key: string; queue: KeyQueue<T, R>; most: number; size: number }> = [];
     const pacer = this.options.pacer;
     const now = pacer === undefined ? 0 : performance.now();
     for (const [key, queue] of this.line) {
@@ -344,6 +437,7 @@ export class KeyedBatcher<T, R> {
     for (const { key, queue, size } of taken) {
       if (size === 0) continue;
       const batch = queue.splice(0, size);
+      if (queue.ordered) queue.earliest = queue[0]?.deadline ?? Number.POSITIVE_INFINITY;
       this.line.delete(key);
       if (this.options.oneCallPerKey) {
         this.out.set(key, queue); // the rest waits for this call with the events that arrive meanwhile
@@ -356,28 +450,53 @@ export class KeyedBatcher<T, R> {
       }
       call.push({ key, batch });
     }
+    this.checkCounters();
     return call;
   }
 
   /**
    * Rejects the events of a key in line whose deadline has passed (`late`), in place; true when none is left (the key
-   * then left the line).
+   * then left the line). Reads no event while the earliest deadline the queue may hold is still ahead, and only the
+   * late head while its deadlines are in arrival order (see the file's header).
    */
-  private dropLate(key: string, queue: Array<Waiting<T, R>>): boolean {
+  private dropLate(key: string, queue: KeyQueue<T, R>): boolean {
     const late = this.options.late;
-    if (late === undefined) return false;
+    if (late === undefined || queue.earliest === Number.POSITIVE_INFINITY) return false;
     const now = performance.now();
-    const isLate = (waiting: Waiting<T, R>) => (late.deadlineOf(waiting.item) ?? Number.POSITIVE_INFINITY) <= now;
-    if (!queue.some(isLate)) return false;
-    const kept = queue.filter((waiting) => !isLate(waiting));
-    const dropped = queue.filter(isLate);
-    queue.splice(0, queue.length, ...kept);
+    if (queue.earliest > now) return false;
+    let dropped: Array<Waiting<T, R>>;
+    if (queue.ordered) {
+      let count = 0;
+      while (count < queue.length && (queue[count] as Waiting<T, R>).deadline <= now) count++;
+      dropped = queue.splice(0, count);
+      queue.earliest = queue[0]?.deadline ?? Number.POSITIVE_INFINITY;
+    } else {
+      // Compacted in place; the kept events' earliest deadline and their order are learnt on the way.
+      dropped = [];
+      let kept = 0;
+      let earliest = Number.POSITIVE_INFINITY;
+      let ordered = true;
+      for (const waiting of queue) {
+        if (waiting.deadline <= now) {
+          dropped.push(waiting);
+          continue;
+        }
+        if (kept > 0 && waiting.deadline < (queue[kept - 1] as Waiting<T, R>).deadline) ordered = false;
+        earliest = Math.min(earliest, waiting.deadline);
+        queue[kept++] = waiting;
+      }
+      queue.length = kept;
+      queue.earliest = earliest;
+      queue.ordered = ordered;
+    }
+    if (dropped.length === 0) return false;
     this.queued -= dropped.length;
     this.inLine -= dropped.length;
-    if (kept.length === 0) this.line.delete(key);
+    if (queue.length === 0) this.line.delete(key);
+    this.checkCounters();
     this.observer?.dropped?.(dropped.length);
     for (const waiting of dropped) waiting.to.settle(waiting.index, new Rejected(late.error()));
-    return kept.length === 0;
+    return queue.length === 0;
   }
 
   /** Fewer than eagerCallsMax calls without a long batch are out, or the keys in line fill a call. */
@@ -402,7 +521,7 @@ export class KeyedBatcher<T, R> {
         if (long) this.runningLong--;
         for (const { key, batch } of call) {
           if (this.options.oneCallPerKey) {
-            const meanwhile = this.out.get(key) as Array<Waiting<T, R>>;
+            const meanwhile = this.out.get(key) as KeyQueue<T, R>;
             this.out.delete(key);
             if (meanwhile.length > 0) {
               this.line.set(key, meanwhile);
@@ -410,16 +529,22 @@ export class KeyedBatcher<T, R> {
             }
           }
           const inFlight = this.keyInFlight.get(key);
+          invariant(
+            inFlight === undefined ? this.keyInFlightMax === Number.POSITIVE_INFINITY : inFlight >= batch.length,
+            'keyed_batcher_key_in_flight',
+            () => ({ inFlight, batch: batch.length }),
+          );
           if (inFlight === batch.length) this.keyInFlight.delete(key);
           else if (inFlight !== undefined) this.keyInFlight.set(key, inFlight - batch.length);
         }
+        this.checkCounters();
         // `turn`: the freed slot's next call leaves at the end of this turn too, with every event that arrives in it
         // (the edge: the HTTP requests read in the same poll phase as the reply), not with those queued so far.
         if (this.options.leave === 'turn') this.schedule();
         else this.dispatch();
       });
     }
-    if (this.pausedUntil < this.pauseTimerAt) {
+    if (this.pausedUntil < this.pauseTimerAt && !this.closed) {
       clearTimeout(this.pauseTimer);
       this.pauseTimerAt = this.pausedUntil;
       this.pauseTimer = setTimeout(
@@ -430,36 +555,76 @@ export class KeyedBatcher<T, R> {
         },
         Math.max(0, this.pausedUntil - performance.now()),
       );
+      // Only what waits for it needs it; the process's own handles (its server, its connections) keep it alive.
+      this.pauseTimer.unref();
     }
     this.observer?.queued?.(this.queued);
+  }
+
+  /**
+   * Closes the batcher: every event still waiting (in line, or behind its key's call) is rejected with
+   * BatcherClosedError, and so is every event submitted from now on; the pause timer stops. The calls out end as they
+   * would, each answering its own events.
+   */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    clearTimeout(this.pauseTimer);
+    this.pauseTimer = undefined;
+    this.pauseTimerAt = Number.POSITIVE_INFINITY;
+    const waiting: Array<Waiting<T, R>> = [];
+    for (const queue of [...this.line.values(), ...this.out.values()]) {
+      for (const event of queue) waiting.push(event);
+      queue.length = 0;
+    }
+    this.line.clear();
+    this.inLine = 0;
+    this.queued -= waiting.length;
+    invariant(this.queued === 0, 'keyed_batcher_closed_empty', () => ({ queued: this.queued }));
+    this.observer?.queued?.(this.queued);
+    const error = new BatcherClosedError();
+    for (const { to, index } of waiting) to.settle(index, new Rejected(error));
   }
 
   /** Sends one call and answers each of its events; never throws. */
   private async run(call: Array<Taken<T, R>>): Promise<void> {
     const batches = call.map(({ batch }) => batch.map((waiting) => waiting.item));
-    this.observer?.sent?.(batches);
-    let outcomes: Array<Array<Outcome<R>>>;
-    const sentAt = this.options.pacer === undefined ? 0 : performance.now();
+    try {
+      this.observer?.sent?.(batches);
+    } catch (error) {
+      // The observer's fault (metrics) must not cost the call's events their answers, nor the process its life.
+      reportBroken('keyed_batcher_observer_threw', () => ({ error: String(error) }));
+    }
+    const pacer = this.options.pacer;
+    const sentAt = pacer === undefined ? 0 : performance.now();
+    let outcomes: Array<Array<Outcome<R>>> = [];
+    let failure: { error: unknown } | undefined;
     try {
       outcomes = await this.policy.send(batches);
     } catch (error) {
+      failure = { error };
+    }
+    const endedAt = pacer === undefined ? 0 : performance.now();
+    if (failure === undefined) {
+      for (const [i, { batch }] of call.entries()) this.answer(batch, outcomes[i] ?? []);
+    } else {
       // Each key's batch meets the call's failure as if it had failed alone, one after the other.
       for (const [i, { batch }] of call.entries()) {
-        this.answer(batch, await this.recovered(batches[i] as T[], error));
+        this.answer(batch, await this.recovered(batches[i] as T[], failure.error));
       }
-      return;
     }
-    const endedAt = this.options.pacer === undefined ? 0 : performance.now();
-    call.forEach(({ batch }, i) => {
-      this.answer(batch, outcomes[i] ?? []);
-    });
-    // After the answers (a pacer's fault cannot make a call that succeeded look failed), before the freed slot's next
-    // call is formed (`finally` in dispatch).
-    this.options.pacer?.ended(
-      call.map(({ key, batch }) => ({ key, size: batch.length })),
-      sentAt,
-      endedAt,
-    );
+    // After the answers (a pacer's fault cannot make a call look failed), before the freed slot's next call is formed
+    // (`finally` in dispatch); a failed call ended too, when its failure came.
+    if (pacer === undefined) return;
+    try {
+      pacer.ended(
+        call.map(({ key, batch }) => ({ key, size: batch.length })),
+        sentAt,
+        endedAt,
+      );
+    } catch (error) {
+      reportBroken('keyed_batcher_pacer_threw', () => ({ error: String(error) }));
+    }
   }
 
   /** What the policy makes of a batch whose call failed; never throws. */

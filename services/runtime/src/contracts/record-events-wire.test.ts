@@ -21,7 +21,9 @@ import {
   type EdgeOutcome,
   edgeDecisionOf,
   encodeRecordEventsRequest,
+  jsonScratchBytes,
   LedgerOutcomeError,
+  SCRATCH_KEPT_MAX_BYTES,
 } from './record-events-wire.ts';
 
 const INT64_MIN = -(2n ** 63n);
@@ -264,6 +266,31 @@ describe('decodeRecordEventsReply', () => {
       expectSameDecoding(data);
     }
     expectSameDecoding(valid);
+  });
+
+  it('refuses a length of 2^32 or more instead of reading it modulo 2^32', () => {
+    // Field 1 (an outcome) of length 2^32: its low word, 0, would read an empty outcome.
+    const length = [0x80, 0x80, 0x80, 0x80, 0x10];
+    expect(() => decodeRecordEventsReply(Buffer.from([0x0a, ...length]))).toThrow('premature end of the message');
+    // A length in 32 bits is read as before.
+    expect(decodeRecordEventsReply(Buffer.from([0x0a, 0x00]))).toEqual([undefined]);
+  });
+
+  it('a scratch buffer grown for one large reply is not kept past its bound', () => {
+    const small = encode({ outcomes: [{ outcome: { case: 'result', value: { decision: { id: 'ab' } } } }] });
+    decodeRecordEventsReply(small);
+    const kept = jsonScratchBytes();
+    expect(kept).toBeLessThanOrEqual(SCRATCH_KEPT_MAX_BYTES);
+    // Decisions whose JSON texts together pass the bound: each with a reason of 8 KiB.
+    const reason = 'r'.repeat(8 * 1024);
+    const outcomes = Array.from({ length: (2 * SCRATCH_KEPT_MAX_BYTES) / reason.length }, (_, i) => ({
+      outcome: { case: 'result' as const, value: { decision: { id: `d${i}`, reason } } },
+    }));
+    const large = decodeRecordEventsReply(encode({ outcomes }));
+    expect(large).toHaveLength(outcomes.length);
+    expect(JSON.parse(String((large[7] as { json: Buffer }).json)).reason).toBe(reason);
+    expect(jsonScratchBytes()).toBe(kept);
+    expect(decodeRecordEventsReply(small)).toEqual(decodeRecordEventsReply(small));
   });
 
   it('reads an int64 as a number where it is a safe integer, as a BigInt beyond', () => {

@@ -234,9 +234,11 @@ class Reader {
     return BigInt.asIntN(64, (BigInt(hi) << 32n) | BigInt(lo));
   }
 
-  /** The end of a length-delimited field that starts here. */
+  /** The end of a length-delimited field that starts here (a length past 32 bits is past any reply's end). */
   end(): number {
-    const length = this.uint32();
+    this.varint();
+    if (this.hi !== 0) throw new Error('premature end of the message');
+    const length = this.lo;
     const end = this.pos + length;
     if (end > this.buf.length) throw new Error('premature end of the message');
     return end;
@@ -342,11 +344,28 @@ function scanString(buf: Buffer, start: number, end: number): boolean {
   return escapes;
 }
 
-/** The JSON texts of one reply's decisions, written one after the other into a scratch buffer shared by all calls. */
+/** The scratch buffer's size at start, and the most it keeps between replies (a larger one grew for one reply). */
+const SCRATCH_BYTES = 16 * 1024;
+export const SCRATCH_KEPT_MAX_BYTES = 256 * 1024;
+
+/**
+ * The JSON texts of one reply's decisions, written one after the other into a scratch buffer shared by all calls. A
+ * buffer grown past SCRATCH_KEPT_MAX_BYTES for one large reply is not kept for the next (`done`).
+ */
 class JsonWriter {
-  private static scratch = Buffer.allocUnsafe(16 * 1024);
+  private static scratch = Buffer.allocUnsafe(SCRATCH_BYTES);
   out = JsonWriter.scratch;
   pos = 0;
+
+  /** The shared scratch buffer's size now (tests: jsonScratchBytes). */
+  static get scratchBytes(): number {
+    return JsonWriter.scratch.length;
+  }
+
+  /** The reply is read: a scratch buffer grown past the bound goes back to its size at start. */
+  done(): void {
+    if (JsonWriter.scratch.length > SCRATCH_KEPT_MAX_BYTES) JsonWriter.scratch = Buffer.allocUnsafe(SCRATCH_BYTES);
+  }
 
   room(bytes: number): void {
     if (this.pos + bytes <= this.out.length) return;
@@ -596,25 +615,34 @@ export function decodeRecordEventsReply(data: Uint8Array): EdgeOutcome[] {
   // Each decision's [start, end) in the writer, in the order of the decisions.
   const texts: number[] = [];
   const outcomes: EdgeOutcome[] = [];
-  const end = reader.buf.length;
-  while (reader.pos < end) {
-    const field = reader.tag();
-    const wireType = reader.lo & 7;
-    if (field === 1 && wireType === 2) outcomes.push(readOutcome(reader, reader.end(), fields, json, texts));
-    else if (field === 1) throw new Error(`RecordEventsResponse field 1: wire type ${wireType}, not 2`);
-    else reader.skip(wireType, field);
-  }
-  if (texts.length > 0) {
-    const all = Buffer.allocUnsafe(json.pos);
-    json.out.copy(all, 0, 0, json.pos);
-    let t = 0;
-    for (const outcome of outcomes) {
-      if (outcome instanceof LedgerOutcomeError || outcome?.json === undefined) continue;
-      outcome.json = all.subarray(texts[t] as number, texts[t + 1] as number);
-      t += 2;
+  try {
+    const end = reader.buf.length;
+    while (reader.pos < end) {
+      const field = reader.tag();
+      const wireType = reader.lo & 7;
+      if (field === 1 && wireType === 2) outcomes.push(readOutcome(reader, reader.end(), fields, json, texts));
+      else if (field === 1) throw new Error(`RecordEventsResponse field 1: wire type ${wireType}, not 2`);
+      else reader.skip(wireType, field);
     }
+    if (texts.length > 0) {
+      const all = Buffer.allocUnsafe(json.pos);
+      json.out.copy(all, 0, 0, json.pos);
+      let t = 0;
+      for (const outcome of outcomes) {
+        if (outcome instanceof LedgerOutcomeError || outcome?.json === undefined) continue;
+        outcome.json = all.subarray(texts[t] as number, texts[t + 1] as number);
+        t += 2;
+      }
+    }
+    return outcomes;
+  } finally {
+    json.done();
   }
-  return outcomes;
+}
+
+/** The size of the scratch buffer the replies' JSON texts are written into, kept between replies (tests). */
+export function jsonScratchBytes(): number {
+  return JsonWriter.scratchBytes;
 }
 
 /** RecordEvents with the edge's codec: the request from EdgeEventRequest, the reply as EdgeOutcome[] (callWired). */

@@ -1,6 +1,13 @@
 // The selector's decisions that need no server (test/integration/database/ runs it against real ones).
 import * as net from 'node:net';
-import { NoSuitableServerError, ServerSelector, selectorFor } from './failover.ts';
+import { jest } from '@jest/globals';
+import {
+  NoSuitableServerError,
+  SEARCH_BACKOFF_MAX_MS,
+  SEARCH_BACKOFF_MIN_MS,
+  ServerSelector,
+  selectorFor,
+} from './failover.ts';
 import { classifyDatabaseFailure } from './failures.ts';
 import { parseDatabaseUrl } from './url.ts';
 
@@ -32,6 +39,48 @@ describe('ServerSelector', () => {
     expect(classifyDatabaseFailure(error)).toBe('unavailable');
     expect((error as Error).message).toContain(`127.0.0.1:${p1}`);
     expect((error as Error).message).toContain(`127.0.0.1:${p2}`);
+  });
+
+  it('after a search that found no server the next waits, doubling up to a bound; callers meanwhile share it', async () => {
+    // A server that closes each connection at once: every probe fails, and is counted. Timers and performance.now()
+    // on jest's clock, so the searches' waits are exact; sockets and turns stay real.
+    jest.useFakeTimers({ doNotFake: ['setImmediate', 'nextTick', 'queueMicrotask'] });
+    let probes = 0;
+    const server = net.createServer((socket) => {
+      probes++;
+      socket.destroy();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as net.AddressInfo).port;
+    try {
+      const selector = new ServerSelector(
+        parseDatabaseUrl(`postgres://u@127.0.0.1:${port}/d?target_session_attrs=read-write&connect_timeout=2`),
+      );
+      expect(selector.searchDelayMs).toBe(0);
+      await expect(selector.current()).rejects.toBeInstanceOf(NoSuitableServerError);
+      expect(probes).toBe(1);
+      expect(selector.searchDelayMs).toBe(SEARCH_BACKOFF_MIN_MS);
+      const second = selector.current();
+      expect(selector.current()).toBe(second);
+      second.catch(() => undefined);
+      for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
+      expect(probes).toBe(1); // its timer has not fired: nothing was probed
+      await jest.advanceTimersByTimeAsync(SEARCH_BACKOFF_MIN_MS);
+      await expect(second).rejects.toBeInstanceOf(NoSuitableServerError);
+      expect(probes).toBe(2);
+      expect(selector.searchDelayMs).toBe(2 * SEARCH_BACKOFF_MIN_MS);
+      for (let search = 3; search <= 10; search++) {
+        const next = selector.current();
+        next.catch(() => undefined);
+        await jest.advanceTimersByTimeAsync(selector.searchDelayMs);
+        await expect(next).rejects.toBeInstanceOf(NoSuitableServerError);
+        expect(probes).toBe(search);
+      }
+      expect(selector.searchDelayMs).toBe(SEARCH_BACKOFF_MAX_MS);
+    } finally {
+      jest.useRealTimers();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
   });
 
   it('one selector per DATABASE_URL in the process', () => {

@@ -18,6 +18,7 @@
 // needs (its connections to the demoted server would otherwise fail one by one).
 import type { Socket } from 'node:net';
 import pg from 'pg';
+import { invariant } from '../invariant.ts';
 import { classifyDatabaseFailure, sqlStateOf } from './failures.ts';
 import { connectionUser, type DatabaseHost, type DatabaseUrl, describeHosts, type TargetSessionAttrs } from './url.ts';
 
@@ -27,6 +28,9 @@ export const READ_ONLY_SQL_TRANSACTION = '25006';
 export const CONNECT_TIMEOUT_DEFAULT_MS = 10_000;
 /** How long the check of a new connection (and of a probe) may take before the server is deemed unsuitable. */
 export const SESSION_CHECK_TIMEOUT_MS = 5_000;
+/** The wait before a search after one that found no server, doubling with each such search up to the most. */
+export const SEARCH_BACKOFF_MIN_MS = 50;
+export const SEARCH_BACKOFF_MAX_MS = 1_000;
 
 /** No host of the list could be used: nothing was sent. The classifier (failures.ts) reads `databaseFailure`. */
 export class NoSuitableServerError extends Error {
@@ -116,6 +120,7 @@ export class FailoverClient extends pg.Client {
     const poolRelease = this.#poolRelease;
     if (!poolRelease || this.#returnedBy) return;
     this.#returnedBy = 'ended';
+    this.#selector.returned();
     this.#discard ??= new Error('the connection ended while lent out');
     poolRelease(this.#discard);
   }
@@ -210,6 +215,7 @@ export class FailoverClient extends pg.Client {
     return (error?: Error | boolean) => {
       // A second release by the holder still fails in pg-pool, as it should.
       if (this.#returnedBy === 'ended') return;
+      if (this.#returnedBy === undefined) this.#selector.returned();
       this.#returnedBy = 'holder';
       const discard = error || this.#discard;
       this.#idle = !discard;
@@ -218,6 +224,11 @@ export class FailoverClient extends pg.Client {
   }
 
   set release(poolRelease: PoolRelease | undefined) {
+    // pg-pool lends a connection it was given back, never one still out.
+    invariant(this.#poolRelease === undefined || this.#returnedBy !== undefined, 'failover_client_lent_twice', () => ({
+      server: this.#server,
+    }));
+    if (poolRelease !== undefined) this.#selector.lent();
     this.#poolRelease = poolRelease;
     this.#idle = false;
     this.#returnedBy = undefined;
@@ -233,6 +244,11 @@ export class FailoverClient extends pg.Client {
     if (this.#idle) this.emit('error', reason);
   }
 
+  /** Lent out by the pool (a unit of work holds it), not idle in it nor connecting. */
+  get inUse(): boolean {
+    return !this.#idle && this.#server !== undefined;
+  }
+
   /**
    * Closes this connection now, whatever it is doing (the health check found the database unreachable: queries and
    * connects through a cut path would wait out TCP's retransmissions, seconds after the path heals). Idle: it leaves
@@ -242,11 +258,6 @@ export class FailoverClient extends pg.Client {
    * connection is not given back. A transaction left open on the server ends by its idle_in_transaction timeout
    * (Database.transaction).
    */
-  /** Lent out by the pool (a unit of work holds it), not idle in it nor connecting. */
-  get inUse(): boolean {
-    return !this.#idle && this.#server !== undefined;
-  }
-
   abandon(reason: Error): void {
     if (this.#idle) {
       this.retire(reason);
@@ -297,6 +308,11 @@ export class ServerSelector {
   private readonly probeConfig: pg.ClientConfig;
   private known: number | undefined;
   private search: Promise<number> | undefined;
+  /** Searches in a row that found no server, and the earliest time (performance.now()) the next one may start. */
+  private failedSearches = 0;
+  private searchNotBefore = 0;
+  /** Connections the pool has lent out and not been given back. */
+  private lentOut = 0;
   private readonly live = new Set<FailoverClient>();
   private readonly observers = new Set<(event: SelectorEvent) => void>();
 
@@ -339,8 +355,35 @@ export class ServerSelector {
     return this.search;
   }
 
-  /** Tries the hosts in order with probe connections; the first that suits becomes the known server. */
+  /** The wait before the next search, once searches in a row have found no server (tests). */
+  get searchDelayMs(): number {
+    return Math.max(0, this.searchNotBefore - performance.now());
+  }
+
+  /**
+   * Tries the hosts in order with probe connections; the first that suits becomes the known server. After a search
+   * that found none, the next one starts no sooner than SEARCH_BACKOFF_MIN_MS later, doubling with each failed
+   * search up to SEARCH_BACKOFF_MAX_MS: while no server answers, the process probes a few times a second at most
+   * instead of once per new connection asked for. The callers that ask meanwhile wait for that search together.
+   */
   private async find(): Promise<number> {
+    const wait = this.searchDelayMs;
+    // Not unref'd: a caller may have nothing else keeping the process alive while it waits (a command-line tool).
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    try {
+      const index = await this.probe();
+      this.failedSearches = 0;
+      this.searchNotBefore = 0;
+      return index;
+    } catch (error) {
+      this.failedSearches++;
+      const backoff = Math.min(SEARCH_BACKOFF_MIN_MS * 2 ** (this.failedSearches - 1), SEARCH_BACKOFF_MAX_MS);
+      this.searchNotBefore = performance.now() + backoff;
+      throw error;
+    }
+  }
+
+  private async probe(): Promise<number> {
     const problems: string[] = [];
     let lastError: unknown;
     for (const [index, server] of this.hosts.entries()) {
@@ -389,6 +432,22 @@ export class ServerSelector {
 
   track(client: FailoverClient): void {
     this.live.add(client);
+  }
+
+  /** The pool lent a connection out. */
+  lent(): void {
+    this.lentOut++;
+  }
+
+  /** A lent connection was given back (by its holder, or because it ended). */
+  returned(): void {
+    this.lentOut--;
+    invariant(this.lentOut >= 0, 'failover_lent_not_negative', () => ({ lent: this.lentOut }));
+  }
+
+  /** Connections lent out by the pool now (tests). */
+  get lentConnections(): number {
+    return this.lentOut;
   }
 
   untrack(client: FailoverClient): void {

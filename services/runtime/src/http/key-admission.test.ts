@@ -177,7 +177,6 @@ describe('KeyAdmission', () => {
       opened.push(...made);
       return made;
     };
-    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
     /** One more turn of the server's event loop (what a poll of the sockets read is handled by then). */
     const turn = () => new Promise((resolve) => setImmediate(resolve));
 
@@ -204,18 +203,21 @@ describe('KeyAdmission', () => {
       expect(await first[0]).toBe('a1');
       expect(admission.held).toBe(1);
       // Its client sends its next request: it is not read, and the connection outlives the keep-alive timeout
-      // (50 ms) while held. Another key's request, sent after it on another connection, is read meanwhile.
+      // (50 ms) while held. Another key's request, sent after it on another connection, is read meanwhile: a5's
+      // bytes were there before b1's, so had its connection been read, a5 would have arrived with b1 at the latest.
       const a5 = c[0]!.send('a5', 'A');
       await c[0]!.flushed();
       const [other] = open(1);
       const b1 = other!.send('b1', 'B');
       await until(() => entered.includes('b1'));
-      await sleep(150);
+      expect(arrived).not.toContain('a5');
+      // b1's connection is the clock: answered after a1's, its keep-alive timeout closes it after a1's would have.
+      release('b1');
+      expect(await b1).toBe('b1');
+      await poll(async () => other!.closed);
       await turn();
       expect(arrived).not.toContain('a5');
       expect(c[0]!.closed).toBe(false);
-      release('b1');
-      expect(await b1).toBe('b1');
 
       // a2 answered: a4 enters, a2's connection is held after a1's. a3 answered: no one waits parsed, so its
       // connection is held behind the others and the one held longest (a1's) is read: a5 enters.
