@@ -12,7 +12,9 @@
 #   docker run --rm -e OTEL_EXPORTER_OTLP_ENDPOINT=http://otel-collector:4318 ... # with traces
 #
 # The web console (/console/ on the gateway) is served from console/dist, built in a stage of its own
-# (docs/console-ui.md): the image gets the built files, not the build tools.
+# (docs/console-ui.md): the image gets the built files, not the build tools. The embedded database's template (the
+# all-in-one's first start on a new DATA_DIR unpacks it; not in git) is built in a stage of its own too, from the
+# image's own sources and production dependencies (`npm run embedded:template`).
 #
 # Entry files: gateway/src/main.ts, services/ingest/src/main.ts, services/links/src/main.ts,
 # services/ledger/src/main.ts, services/identity-admission/src/main.ts.
@@ -52,6 +54,17 @@ COPY console ./console
 COPY services/runtime/src/contracts ./services/runtime/src/contracts
 RUN npm run console:build
 
+# ---- template: the embedded database's template, services/runtime/src/db/embedded-template/ ----
+# What `npm run embedded:template` (the `prepare` script's second step) runs: initdb in PGlite, every migration, packed.
+# The production dependencies (PGlite is one) and the sources are enough; the build context holds no template
+# (.dockerignore), so the image's is always made from the migrations it ships.
+FROM node:${NODE_VERSION}-slim AS template
+WORKDIR /app
+ENV NODE_ENV=production
+COPY --from=deps /app/node_modules ./node_modules
+COPY . .
+RUN node --liftoff-only services/all-in-one/src/make-embedded-template.ts
+
 # ---- runtime ----
 FROM node:${NODE_VERSION}-slim AS runtime
 # NODE_COMPILE_CACHE: Node's compile cache, filled below at build time, so that the programs load their modules
@@ -72,6 +85,7 @@ WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
 COPY . .
 COPY --from=console /app/console/dist ./console/dist
+COPY --from=template /app/services/runtime/src/db/embedded-template ./services/runtime/src/db/embedded-template
 # Each program's entry with --warm-compile-cache loads what a start loads, writes the compile cache and exits (the
 # same flags and paths as the ENTRYPOINT: the cache is keyed by both). Read-only at run time: a file the cache lacks
 # is compiled as without it, and Node's write of it fails quietly.

@@ -1,19 +1,19 @@
-// `npm run embedded:template`: makes the shipped data folder of a new embedded database for the installed PGlite
-// version (services/runtime/src/db/embedded-template/pglite-<version>.tar.gz, read by initializeEmbeddedData): initdb
-// in a child process (embedded-new-data.ts), every migration of the state owners applied (as `npm start` applies
-// them), the template databases dropped (a first start writes every file of the folder, and PGlite serves one
-// database), shut down cleanly (a first start then needs no recovery) and packed as a gzipped tarball
-// (docs/decisions.md, "The embedded template archive"). Run it after upgrading @electric-sql/pglite or adding a
-// migration (test/integration/programs/embedded-template.test.ts fails until then; delete the previous version's
-// file).
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+// `npm run embedded:template` (run by `npm ci` and `npm install` through the `prepare` script, and by the image's
+// template stage): builds the data folder of a new embedded database for the installed PGlite version
+// (services/runtime/src/db/embedded-template/pglite-<version>.tar.gz, not in git, read by initializeEmbeddedData):
+// initdb in a child process (embedded-new-data.ts), every migration of the state owners applied (as `npm start`
+// applies them), the template databases dropped (a first start writes every file of the folder, and PGlite serves
+// one database), shut down cleanly (a first start then needs no recovery) and packed as a gzipped tarball
+// (docs/decisions.md, "The embedded template archive"). Run it again after adding a migration
+// (test/integration/programs/embedded-template.test.ts fails until then) or after `npm install <package>` upgraded
+// @electric-sql/pglite (a first start on a new DATA_DIR fails until then); other versions' files are deleted.
+import { mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { basename, dirname, join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { migrate } from '#runtime/db/database.ts';
 import { EMBEDDED_POSTGRESQL_CONF, startEmbeddedPostgres } from '#runtime/db/embedded.ts';
-import { embeddedDataFolder, initdbInChild, pgliteVersion } from '#runtime/db/embedded-data.ts';
+import { embeddedDataFolder, embeddedTemplateFile, initdbInChild } from '#runtime/db/embedded-data.ts';
 import { createLogger } from '#runtime/logger.ts';
 import { migrationsOf } from '../../launcher/src/in-process.ts';
 import { packTemplate } from './embedded-template-pack.ts';
@@ -42,10 +42,15 @@ try {
   for (const statement of TEMPLATE_DATABASES_DROPPED) await db.exec(statement);
   await db.close();
   const tarball = packTemplate(folder);
-  const target = fileURLToPath(
-    new URL(`../../runtime/src/db/embedded-template/pglite-${pgliteVersion()}.tar.gz`, import.meta.url),
-  );
-  writeFileSync(target, tarball);
+  const target = embeddedTemplateFile();
+  const targetFolder = dirname(target);
+  mkdirSync(targetFolder, { recursive: true });
+  // Written beside and renamed into place: an interrupted build leaves no half-written template for a start to use.
+  writeFileSync(`${target}.partial`, tarball);
+  renameSync(`${target}.partial`, target);
+  for (const name of readdirSync(targetFolder)) {
+    if (name !== basename(target) && name.startsWith('pglite-')) rmSync(join(targetFolder, name), { force: true });
+  }
   process.stdout.write(`${target}: ${(tarball.length / 1048576).toFixed(1)} MiB\n`);
 } finally {
   rmSync(work, { recursive: true, force: true });

@@ -2,6 +2,7 @@
 
 import { clientEnvPrefix } from '#runtime/cli/local-service.ts';
 import { ConfigError } from '#runtime/config.ts';
+import { EmbeddedTemplateMissingError } from '#runtime/db/embedded-data.ts';
 import { stopOnSignals } from '#runtime/lifecycle.ts';
 import { type RunningSystem, startSystem } from './system.ts';
 
@@ -32,7 +33,7 @@ function developerLine(identity: RunningSystem['developerIdentity']): string {
 try {
   system = await startSystem();
 } catch (error) {
-  if (error instanceof ConfigError) {
+  if (error instanceof ConfigError || error instanceof EmbeddedTemplateMissingError) {
     console.error(error.message);
     process.exit(2);
   }

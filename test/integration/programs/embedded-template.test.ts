@@ -1,7 +1,8 @@
-// The embedded database's first start (services/runtime/src/db/embedded.ts): a new DATA_DIR is made from the shipped
-// template of the installed PGlite version, not by initdb; the folder is renamed into place only when complete, a
-// half-made one is made again, and a second start opens the same data. The template is current (every migration in
-// it) and holds the one database PGlite serves; its archive format round-trips.
+// The embedded database's first start (services/runtime/src/db/embedded.ts): a new DATA_DIR is made from the template
+// of the installed PGlite version that `npm ci` built (the `prepare` script: npm run embedded:template), not by
+// initdb; the folder is renamed into place only when complete, a half-made one is made again, and a second start
+// opens the same data. The built template is current (every migration in it: after adding one, npm run
+// embedded:template) and holds the one database PGlite serves; its archive format round-trips.
 import {
   existsSync,
   mkdirSync,
@@ -17,6 +18,8 @@ import { join } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { startEmbeddedPostgres } from '#runtime/db/embedded.ts';
 import {
+  assertEmbeddedTemplate,
+  EmbeddedTemplateMissingError,
   embeddedTemplatePath,
   pgliteVersion,
   unpackTemplate,
@@ -34,8 +37,15 @@ describe('the embedded database from its template', () => {
   });
   afterEach(() => rmSync(dataDir, { recursive: true, force: true }));
 
-  it('ships a template for the installed PGlite version (after an upgrade: npm run embedded:template)', () => {
+  it('has a template built for the installed PGlite version (npm ci builds it; else npm run embedded:template)', () => {
     expect(embeddedTemplatePath()).toMatch(new RegExp(`embedded-template/pglite-${pgliteVersion()}\\.tar\\.gz$`));
+    expect(() => assertEmbeddedTemplate(join(dataDir, 'pglite'))).not.toThrow();
+  });
+
+  it('says how to build the template when a new folder needs one that is not built', () => {
+    const error = new EmbeddedTemplateMissingError('/x/pglite-0.0.0.tar.gz');
+    expect(error.message).toContain('/x/pglite-0.0.0.tar.gz is missing');
+    expect(error.message).toContain('npm run embedded:template');
   });
 
   it('holds every migration and SQL function of the state owners (after adding one: npm run embedded:template)', async () => {

@@ -1,5 +1,5 @@
-// The embedded PostgreSQL's data folder (embedded.ts): made on a first start from the shipped template, or by initdb in
-// a child process. Apart from embedded.ts so that `npm start` (services/all-in-one/src/main.ts) can begin making it
+// The embedded PostgreSQL's data folder (embedded.ts): made on a first start from the template that `npm ci` built
+// (the `prepare` script runs `npm run embedded:template`; the image builds it in a stage of its own). Apart from embedded.ts so that `npm start` (services/all-in-one/src/main.ts) can begin making it
 // before it loads the rest of the process (PGlite included): the template is unpacked by a worker thread meanwhile.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
@@ -14,14 +14,40 @@ export function embeddedDataFolder(dataDir: string): string {
 }
 
 /**
- * The data folder of a new database, made once by PGlite's initdb and shipped as a tarball for the PGlite version it
- * was made with (`npm run embedded:template` makes it again: services/all-in-one/src/make-embedded-template.ts).
- * Unpacking it takes a fraction of initdb's time and memory: PGlite runs initdb in a second PostgreSQL instance
- * beside the first (figures: docs/benchmarks.md, "The embedded database's first start").
+ * Where the data folder of a new database is kept as a gzipped tarball for the installed PGlite version, every
+ * migration applied: built, not in git, by `npm run embedded:template` (services/all-in-one/src/make-embedded-template.ts),
+ * which `npm ci` and `npm install` run through the `prepare` script. Unpacking it takes a fraction of initdb's time
+ * and memory: PGlite runs initdb in a second PostgreSQL instance beside the first (figures: docs/benchmarks.md, "The
+ * embedded database's first start").
  */
+export function embeddedTemplateFile(): string {
+  return fileURLToPath(new URL(`./embedded-template/pglite-${pgliteVersion()}.tar.gz`, import.meta.url));
+}
+
+/** The built template of the installed PGlite version (embeddedTemplateFile), or undefined when it was not built. */
 export function embeddedTemplatePath(): string | undefined {
-  const path = fileURLToPath(new URL(`./embedded-template/pglite-${pgliteVersion()}.tar.gz`, import.meta.url));
+  const path = embeddedTemplateFile();
   return existsSync(path) ? path : undefined;
+}
+
+/**
+ * A new data folder is needed and the installed PGlite has no built template: `npm ci` ran without its `prepare`
+ * script (--ignore-scripts), or PGlite was upgraded by `npm install <package>`, which runs none. The start fails with
+ * this message rather than run initdb: that peaks at about 560 MiB and takes seconds more (docs/decisions.md, "The
+ * embedded template is built, not committed").
+ */
+export class EmbeddedTemplateMissingError extends Error {
+  readonly file: string;
+
+  constructor(file: string) {
+    super(
+      `A new embedded database is made from its template, and the template for PGlite ${pgliteVersion()} is not ` +
+        `built (${file} is missing). Build it with \`npm run embedded:template\` (\`npm ci\` runs it), or set ` +
+        'DATABASE_URL to use a PostgreSQL server.',
+    );
+    this.name = 'EmbeddedTemplateMissingError';
+    this.file = file;
+  }
 }
 
 /** The installed PGlite's version (its package.json). */
@@ -31,14 +57,20 @@ export function pgliteVersion(): string {
   return (JSON.parse(readFileSync(manifest, 'utf8')) as { version: string }).version;
 }
 
+/** Throws EmbeddedTemplateMissingError when `folder` is to be made (no PG_VERSION) and no template is built. */
+export function assertEmbeddedTemplate(folder: string): void {
+  if (!existsSync(join(folder, 'PG_VERSION')) && !embeddedTemplatePath()) {
+    throw new EmbeddedTemplateMissingError(embeddedTemplateFile());
+  }
+}
+
 /**
  * Makes the PGlite data folder `folder` when it holds none yet (no PG_VERSION: new, or left half-made by an
  * interrupted first start, which is made again) into a sibling folder, renamed into place only when complete: from
- * the shipped template of this PGlite version, unpacked by a worker thread (a gzipped tarball of the folder: no
+ * the built template of this PGlite version, unpacked by a worker thread (a gzipped tarball of the folder: no
  * PostgreSQL instance is needed to write its files; the thread's own event loop, so that the unpacking goes on while
- * this thread loads modules, which leaves its event loop few turns), or, when there is none (a PGlite upgrade whose template was not made yet), by initdb
- * in a short-lived child process (embedded-new-data.ts), so that the memory initdb grows (WebAssembly memory never
- * shrinks) goes back to the system when it exits.
+ * this thread loads modules, which leaves its event loop few turns). Without a built template it rejects with
+ * EmbeddedTemplateMissingError; a folder that exists is opened without one.
  */
 export function initializeEmbeddedData(folder: string): Promise<void> {
   // One making per folder at a time: `npm start` begins it early, the embedded server's start awaits the same.
@@ -56,16 +88,17 @@ async function makeEmbeddedData(folder: string): Promise<void> {
   if (existsSync(join(folder, 'PG_VERSION'))) return;
   rmSync(folder, { recursive: true, force: true });
   const template = embeddedTemplatePath();
-  if (template) {
-    const making = newFolder(folder);
-    await unpackTemplateInWorker(template, making);
-    renameSync(making, folder);
-  } else {
-    await initdbInChild(folder);
-  }
+  if (!template) throw new EmbeddedTemplateMissingError(embeddedTemplateFile());
+  const making = newFolder(folder);
+  await unpackTemplateInWorker(template, making);
+  renameSync(making, folder);
 }
 
-/** initdb of a new PGlite data folder `folder`, in a child process. */
+/**
+ * initdb of a new PGlite data folder `folder`, in a short-lived child process (embedded-new-data.ts), so that the
+ * memory initdb grows (WebAssembly memory never shrinks) goes back to the system when it exits: how
+ * `npm run embedded:template` begins.
+ */
 export async function initdbInChild(folder: string): Promise<void> {
   const making = newFolder(folder);
   const script = new URL('./embedded-new-data.ts', import.meta.url).pathname;

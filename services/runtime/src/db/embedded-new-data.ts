@@ -1,6 +1,5 @@
 // `node embedded-new-data.ts <folder>`: makes a new PGlite data folder by initdb and exits. Run as a short-lived child
-// process by initdbInChild (embedded.ts: a first start without a template for the installed PGlite, and
-// `npm run embedded:template`), so that the memory initdb grows (WebAssembly memory never shrinks: about 560 MiB)
+// process by initdbInChild (`npm run embedded:template`, which `npm ci` runs), so that the memory initdb grows (WebAssembly memory never shrinks: about 560 MiB)
 // goes back to the system when it exits instead of staying with the server for the life of the process.
 import { PGlite } from '@electric-sql/pglite';
 import { EMBEDDED_POSTGRESQL_CONF } from './embedded.ts';
