@@ -48,6 +48,8 @@ export interface WebhookConfig {
   pollIntervalMs: number;
   inFlightPerEndpoint: number;
   inFlightMax: number;
+  /** WEBHOOK_IN_FLIGHT_PER_ORGANIZATION: one organization's share of inFlightMax. */
+  inFlightPerOrganization: number | undefined;
   retryBaseMs: number;
   retryDelayMaxMs: number;
   disableAfterHours: number;
@@ -91,6 +93,9 @@ export const ledger = stateOwner<LedgerConfig>({
         pollIntervalMs: reader.int('WEBHOOK_POLL_INTERVAL_MS', 500, { min: 10, max: 60_000 }),
         inFlightPerEndpoint: reader.int('WEBHOOK_IN_FLIGHT_PER_ENDPOINT', 4, { min: 1, max: 100 }),
         inFlightMax: reader.int('WEBHOOK_IN_FLIGHT_MAX', 64, { min: 1, max: 10_000 }),
+        // 0: half of WEBHOOK_IN_FLIGHT_MAX (the worker's default).
+        inFlightPerOrganization:
+          reader.int('WEBHOOK_IN_FLIGHT_PER_ORGANIZATION', 0, { min: 0, max: 10_000 }) || undefined,
         retryBaseMs: reader.int('WEBHOOK_RETRY_BASE_MS', 5000, { min: 100, max: 3_600_000 }),
         retryDelayMaxMs: reader.int('WEBHOOK_RETRY_DELAY_MAX_MS', WEBHOOK_RETRY_DELAY_MAX_MS, {
           min: 100,
@@ -131,6 +136,7 @@ export const ledger = stateOwner<LedgerConfig>({
             pollIntervalMs: webhooks.pollIntervalMs,
             inFlightPerEndpoint: webhooks.inFlightPerEndpoint,
             inFlightMax: webhooks.inFlightMax,
+            inFlightPerOrganization: webhooks.inFlightPerOrganization,
             retryBaseMs: webhooks.retryBaseMs,
             retryDelayMaxMs: webhooks.retryDelayMaxMs,
             disableAfterMs: webhooks.disableAfterHours * 3600_000,

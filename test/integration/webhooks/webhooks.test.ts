@@ -300,6 +300,24 @@ describe('webhooks', () => {
     });
     expect(read.body.data?.webhookEndpoints).toEqual([]);
   });
+
+  it('refuses a 21st endpoint of a game with 400 invalid_action naming the limit', async () => {
+    const game = (await createEventWorld(db, { rewardCredits: 1, budgetCredits: 10 })).game;
+    const owner = await developer(system);
+    await addOwner(db, game.organizationId, owner.sub);
+    const create = () =>
+      act(system, owner.token, {
+        type: 'createWebhookEndpoint',
+        gameId: game.gameId,
+        url,
+        eventTypes: ['game.paused'],
+      });
+    const made = await Promise.all(Array.from({ length: 20 }, () => create()));
+    expect(made.map((answer) => answer.status)).toEqual(Array(20).fill(200));
+    const refused = await create();
+    expectError(refused, 400, 'invalid_action');
+    expect(refused.body.error.message).toContain('20');
+  });
 });
 
 describe('the URL rule without private addresses', () => {

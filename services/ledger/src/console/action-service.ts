@@ -40,6 +40,7 @@ import { issueKeyValue, type KeyKind } from '#runtime/credentials/keys.ts';
 import { AppError } from '#runtime/errors.ts';
 import { isUuid } from '#runtime/validation/uuid.ts';
 import { checkWebhookUrl } from '../webhooks/addresses.ts';
+import { WEBHOOK_ENDPOINTS_PER_GAME_MAX } from '../webhooks/limits.ts';
 import type { EndpointRow } from '../webhooks/repository.ts';
 import { encryptSecret, newWebhookSecret } from '../webhooks/secrets.ts';
 import type { ConsoleRepository, ConsoleTx, OrganizationRow, OwnedTable, Role } from './write-repository.ts';
@@ -520,6 +521,12 @@ export class ConsoleActions {
       const organization = await this.admitFor(tx, principal, 'games', uuid(a.gameId, 'gameId'), 'manage');
       // The URL rule is the action's own rule: checked after the object and the role (docs/console.md).
       const url = checkWebhookUrl(a.url, allowPrivateAddresses);
+      if ((await tx.webhooks.lockAndCountEndpointsOfGame(a.gameId)) >= WEBHOOK_ENDPOINTS_PER_GAME_MAX) {
+        throw new AppError(
+          'invalid_action',
+          `A game has at most ${WEBHOOK_ENDPOINTS_PER_GAME_MAX} webhook endpoints; delete one before adding another.`,
+        );
+      }
       const id = await tx.webhooks.insertEndpoint({
         gameId: a.gameId,
         organizationId: organization.id,

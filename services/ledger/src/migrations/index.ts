@@ -14,6 +14,8 @@ import { LedgerTenantFirstReads } from './0013-tenant-first-reads.ts';
 import { LedgerGamesOrganizationIndex } from './0014-games-organization-index.ts';
 import { LedgerWebhooks } from './0014-webhooks.ts';
 import { LedgerWebhookDecisionBatches } from './0015-webhook-decision-batches.ts';
+import { LedgerWebhookClaimIndexes } from './0016-webhook-claim-indexes.ts';
+import { LedgerWebhookEndpointsPerGame } from './0017-webhook-endpoints-per-game.ts';
 
 /**
  * The ledger schema's migrations, in order. Append new ones; an applied one changes only into an equivalent that does
@@ -39,6 +41,8 @@ export const ledgerMigrations: MigrationSet = {
     { name: '0014-games-organization-index', class: LedgerGamesOrganizationIndex },
     { name: '0014-webhooks', class: LedgerWebhooks },
     { name: '0015-webhook-decision-batches', class: LedgerWebhookDecisionBatches },
+    { name: '0016-webhook-claim-indexes', class: LedgerWebhookClaimIndexes },
+    { name: '0017-webhook-endpoints-per-game', class: LedgerWebhookEndpointsPerGame },
   ],
   repeatables: [
     { name: 'decision_reason', file: new URL('../sql/decision_reason.sql', import.meta.url) },

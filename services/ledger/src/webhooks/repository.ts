@@ -7,6 +7,7 @@ import type { Database } from '#runtime/db/database.ts';
 import { type Field, flag, numeric, optionalText, queryRows, rowReader, text } from '#runtime/db/rows.ts';
 import { isoSql } from '#runtime/db/sql.ts';
 import { invariant } from '#runtime/invariant.ts';
+import { endpointsOfGameLockKey } from './limits.ts';
 
 export interface EndpointRow {
   id: string;
@@ -45,6 +46,18 @@ export class WebhookTx {
 
   constructor(em: EntityManager) {
     this.em = em;
+  }
+
+  /**
+   * Serializes the creation of one game's endpoints until the transaction ends (the same lock as the database's
+   * trigger webhook_endpoints_per_game), then counts them.
+   */
+  async lockAndCountEndpointsOfGame(gameId: string): Promise<number> {
+    await queryRows(this.em, 'select pg_advisory_xact_lock(hashtext(?))', [endpointsOfGameLockKey(gameId)]);
+    const rows = await queryRows(this.em, 'select count(*)::int as n from ledger.webhook_endpoints where game_id = ?', [
+      gameId,
+    ]);
+    return numeric('n')(rows[0] ?? { n: 0 });
   }
 
   async insertEndpoint(endpoint: {
@@ -163,10 +176,15 @@ export class WebhookTx {
   }
 }
 
+/** The smallest UUID: a round robin with no endpoint served yet starts at the first. */
+const NIL_UUID = '00000000-0000-0000-0000-000000000000';
+
 /** A message claimed for one attempt, with what rendering and signing it needs. */
 export interface ClaimedMessage {
   id: string;
   endpointId: string;
+  /** The endpoint's organization (the worker's share per organization). */
+  organizationId: string;
   url: string;
   secretCiphertext: Buffer;
   eventType: string;
@@ -316,13 +334,29 @@ export class WebhookRepository {
   }
 
   /**
-   * Claims due messages for one attempt each, in one short transaction: the enabled endpoints with a due message,
-   * locked (skipping those another replica holds), then, in the next statement, per endpoint at most `inFlightMax`
-   * minus its messages already in flight, oldest due first (FOR UPDATE SKIP LOCKED). A claimed message is in flight for `leaseMs`: no replica
-   * claims it again before then, and a worker that dies mid-attempt leaves it to be claimed again after it (the
-   * same webhook-id).
+   * Claims due messages for one attempt each, in one short transaction, fairly across endpoints and organizations:
+   * - the endpoints: enabled ones with a due message and room under their in-flight bound (`inFlightMax`, counted
+   *   across replicas), whose organization has room in this process (`organizationRoom`, absent: room), taken round
+   *   robin from the one after `after` in id order (no id order decides who is served), locked (skipping those another
+   *   replica holds);
+   * - then, in the next statement, per endpoint up to its room, `webhook.test` messages first (a test never waits
+   *   behind the endpoint's backlog), then the oldest due (FOR UPDATE SKIP LOCKED), and per organization no more than
+   *   its room (`organizationRoom`, default `organizationInFlightMax`).
+   * A claimed message is in flight for `leaseMs`: no replica claims it again before then, and a worker that dies
+   * mid-attempt leaves it to be claimed again after it (the same webhook-id).
    */
-  claim(options: { endpointsMax: number; inFlightMax: number; leaseMs: number }): Promise<ClaimedMessage[]> {
+  claim(options: {
+    endpointsMax: number;
+    inFlightMax: number;
+    leaseMs: number;
+    /** The last endpoint served: the round robin starts after it. */
+    after?: string;
+    /** Organizations' remaining room in this process; an organization not named has `organizationInFlightMax`. */
+    organizationRoom?: Record<string, number>;
+    organizationInFlightMax?: number;
+  }): Promise<ClaimedMessage[]> {
+    const organizationInFlightMax = options.organizationInFlightMax ?? Number.MAX_SAFE_INTEGER;
+    const organizationRoom = JSON.stringify(options.organizationRoom ?? {});
     return this.db.transaction(async (em) => {
       // Two statements: the count of an endpoint's deliveries in flight must be read after its row is locked, in a
       // snapshot that sees every claim committed by the replica that held the lock before (read committed takes a
@@ -334,39 +368,67 @@ export class WebhookRepository {
             select 1 from ledger.webhook_messages m
              where m.endpoint_id = e.id and m.state = 'pending' and m.next_attempt_at <= now()
                and (m.in_flight_until is null or m.in_flight_until <= now()))
-          order by e.id limit ? for no key update skip locked`,
-        [options.endpointsMax],
+            and (select count(*) from ledger.webhook_messages f
+                  where f.endpoint_id = e.id and f.state = 'pending' and f.in_flight_until is not null
+                    and f.in_flight_until > now()) < ?::int
+            and coalesce((?::jsonb ->> e.organization_id::text)::int, 1) > 0
+          order by e.id <= ?::uuid, e.id limit ? for no key update skip locked`,
+        [options.inFlightMax, organizationRoom, options.after ?? NIL_UUID, options.endpointsMax],
       );
       if (locked.length === 0) return [];
       const rows = await queryRows(
         em,
         `with endpoints as (
-           select e.id, e.url, e.secret_ciphertext from ledger.webhook_endpoints e
+           select e.id, e.url, e.secret_ciphertext, e.organization_id,
+                  greatest(?::int - (select count(*) from ledger.webhook_messages f
+                                      where f.endpoint_id = e.id and f.state = 'pending'
+                                        and f.in_flight_until is not null and f.in_flight_until > now()), 0) as room
+             from ledger.webhook_endpoints e
             where e.id in (select value::uuid from jsonb_array_elements_text(?::jsonb))),
-         picked as (
-           select p.id, e.url, e.secret_ciphertext from endpoints e cross join lateral (
-             select m.id from ledger.webhook_messages m
-              where m.endpoint_id = e.id and m.state = 'pending' and m.next_attempt_at <= now()
-                and (m.in_flight_until is null or m.in_flight_until <= now())
-              order by m.next_attempt_at, m.id
-              limit greatest(?::int - (select count(*) from ledger.webhook_messages f
-                                        where f.endpoint_id = e.id and f.state = 'pending'
-                                          and f.in_flight_until > now()), 0)
+         tests as (
+           select p.id, e.id as endpoint_id, 0 as class, p.next_attempt_at from endpoints e cross join lateral (
+             select m.id, m.next_attempt_at from ledger.webhook_messages m
+              where m.endpoint_id = e.id and m.state = 'pending' and m.event_type = 'webhook.test'
+                and m.next_attempt_at <= now() and (m.in_flight_until is null or m.in_flight_until <= now())
+              order by m.next_attempt_at, m.id limit e.room
               for update skip locked) p),
+         rest as (
+           select p.id, e.id as endpoint_id, 1 as class, p.next_attempt_at from endpoints e cross join lateral (
+             select m.id, m.next_attempt_at from ledger.webhook_messages m
+              where m.endpoint_id = e.id and m.state = 'pending' and m.event_type <> 'webhook.test'
+                and m.next_attempt_at <= now() and (m.in_flight_until is null or m.in_flight_until <= now())
+              order by m.next_attempt_at, m.id
+              limit greatest(e.room - (select count(*) from tests t where t.endpoint_id = e.id), 0)
+              for update skip locked) p),
+         ranked as (
+           select c.id, c.endpoint_id,
+                  row_number() over (partition by e.organization_id order by c.class, c.next_attempt_at, c.id) as n,
+                  coalesce((?::jsonb ->> e.organization_id::text)::bigint, ?::bigint) as organization_room
+             from (select * from tests union all select * from rest) c join endpoints e on e.id = c.endpoint_id),
+         picked as (
+           select r.id, e.url, e.secret_ciphertext, e.organization_id
+             from ranked r join endpoints e on e.id = r.endpoint_id where r.n <= r.organization_room),
          claimed as (
            update ledger.webhook_messages m
               set in_flight_until = now() + make_interval(secs => ?::double precision / 1000),
                   attempts = m.attempts + 1
              from picked where m.id = picked.id
-           returning m.*, picked.url, picked.secret_ciphertext)
-         select ${MESSAGE_BODY_COLUMNS}, m.endpoint_id, m.url, m.secret_ciphertext, m.attempts,
-                (extract(epoch from m.retry_started_at) * 1000)::float8 as retry_started_ms
+           returning m.*, picked.url, picked.secret_ciphertext, picked.organization_id as endpoint_organization_id)
+         select ${MESSAGE_BODY_COLUMNS}, m.endpoint_id, m.endpoint_organization_id, m.url, m.secret_ciphertext,
+                m.attempts, (extract(epoch from m.retry_started_at) * 1000)::float8 as retry_started_ms
            from claimed m left join ledger.events d on d.id = m.decision_id and d.game_id = m.game_id`,
-        [JSON.stringify(locked.map(text('id'))), options.inFlightMax, options.leaseMs],
+        [
+          options.inFlightMax,
+          JSON.stringify(locked.map(text('id'))),
+          organizationRoom,
+          organizationInFlightMax,
+          options.leaseMs,
+        ],
       );
       const claimed = rows.map((row) => ({
         id: text('id')(row),
         endpointId: text('endpoint_id')(row),
+        organizationId: text('endpoint_organization_id')(row),
         url: text('url')(row),
         secretCiphertext: row.secret_ciphertext as Buffer,
         eventType: text('event_type')(row),
@@ -376,12 +438,18 @@ export class WebhookRepository {
         ...bodyFields(row),
       }));
       // The claim's bounds: at most `inFlightMax` of an endpoint's messages (less those in flight already), of at most
-      // `endpointsMax` endpoints.
+      // `endpointsMax` endpoints, and no organization past its room.
       const perEndpoint = new Map<string, number>();
-      for (const { endpointId } of claimed) perEndpoint.set(endpointId, (perEndpoint.get(endpointId) ?? 0) + 1);
+      const perOrganization = new Map<string, number>();
+      for (const { endpointId, organizationId } of claimed) {
+        perEndpoint.set(endpointId, (perEndpoint.get(endpointId) ?? 0) + 1);
+        perOrganization.set(organizationId, (perOrganization.get(organizationId) ?? 0) + 1);
+      }
+      const roomOf = (organizationId: string) => options.organizationRoom?.[organizationId] ?? organizationInFlightMax;
       invariant(
         perEndpoint.size <= options.endpointsMax &&
-          [...perEndpoint.values()].every((count) => count <= options.inFlightMax),
+          [...perEndpoint.values()].every((count) => count <= options.inFlightMax) &&
+          [...perOrganization.entries()].every(([organizationId, count]) => count <= roomOf(organizationId)),
         'webhook_claim_in_flight_bound',
         () => ({ ...options, claimed: Object.fromEntries(perEndpoint) }),
       );

@@ -8,6 +8,7 @@
 // 24 hours after its retries began, then failed. An endpoint whose attempts have all failed for
 // WEBHOOK_DISABLE_AFTER_HOURS is disabled (reason `failing`, shown by the console's reads).
 import { Counter, Histogram } from 'prom-client';
+import { invariant } from '#runtime/invariant.ts';
 import type { Logger } from '#runtime/logger.ts';
 import type { Metrics } from '#runtime/metrics.ts';
 import { messageBody } from './body.ts';
@@ -32,6 +33,11 @@ export interface WebhookWorkerOptions {
   inFlightPerEndpoint: number;
   /** Most messages in flight in this process. */
   inFlightMax: number;
+  /**
+   * Most messages of one organization in flight in this process (default half of inFlightMax): a tenant whose
+   * receivers are slow can hold no more, so the others' deliveries always find room.
+   */
+  inFlightPerOrganization?: number;
   retryBaseMs: number;
   /** The longest pause between two attempts (default WEBHOOK_RETRY_DELAY_MAX_MS). */
   retryDelayMaxMs?: number;
@@ -73,6 +79,10 @@ export class WebhookWorker {
   private readonly attempts: Counter<'outcome'> | undefined;
   private readonly latency: Histogram | undefined;
   private readonly inFlight = new Set<Promise<void>>();
+  /** Messages in flight in this process, by organization (the keys are removed at zero). */
+  private readonly inFlightByOrganization = new Map<string, number>();
+  /** The last endpoint claimed: the next claim's round robin starts after it. */
+  private lastEndpoint: string | undefined;
   private timer: NodeJS.Timeout | undefined;
   private polling: Promise<unknown> | undefined;
   private stopped = false;
@@ -147,18 +157,32 @@ export class WebhookWorker {
     }
     const room = this.options.inFlightMax - this.inFlight.size;
     if (room <= 0) return expanded;
+    const perOrganization = this.organizationInFlightMax();
+    const organizationRoom: Record<string, number> = {};
+    for (const [organizationId, count] of this.inFlightByOrganization) {
+      organizationRoom[organizationId] = Math.max(0, perOrganization - count);
+    }
     let claimed: ClaimedMessage[];
     try {
       claimed = await this.repository.claim({
         endpointsMax: Math.max(1, Math.floor(room / this.options.inFlightPerEndpoint)),
-        inFlightMax: this.options.inFlightPerEndpoint,
+        inFlightMax: Math.min(this.options.inFlightPerEndpoint, room),
         leaseMs: (this.options.timeoutMs ?? WEBHOOK_TIMEOUT_MS) + LEASE_MARGIN_MS,
+        after: this.lastEndpoint,
+        organizationRoom,
+        organizationInFlightMax: perOrganization,
       });
     } catch (error) {
       this.logger.warn({ err: error }, 'webhook claim failed; the next poll tries again');
       return expanded;
     }
+    this.lastEndpoint = lastInRoundRobin(
+      claimed.map((m) => m.endpointId),
+      this.lastEndpoint,
+    );
     for (const message of claimed) {
+      const organizationId = message.organizationId;
+      this.inFlightByOrganization.set(organizationId, (this.inFlightByOrganization.get(organizationId) ?? 0) + 1);
       const send = this.attempt(message).catch((error: unknown) => {
         // The claim's lease runs out and the message is claimed again (the same webhook-id).
         this.logger.warn({ err: error, messageId: message.id }, 'webhook attempt not recorded');
@@ -166,10 +190,18 @@ export class WebhookWorker {
       this.inFlight.add(send);
       void send.finally(() => {
         this.inFlight.delete(send);
+        const left = (this.inFlightByOrganization.get(organizationId) ?? 0) - 1;
+        invariant(left >= 0, 'webhook_in_flight_by_organization', () => ({ organizationId, left }));
+        if (left <= 0) this.inFlightByOrganization.delete(organizationId);
+        else this.inFlightByOrganization.set(organizationId, left);
         this.nudge();
       });
     }
     return expanded + claimed.length;
+  }
+
+  private organizationInFlightMax(): number {
+    return this.options.inFlightPerOrganization ?? Math.max(1, Math.floor(this.options.inFlightMax / 2));
   }
 
   private async attempt(message: ClaimedMessage): Promise<void> {
@@ -214,4 +246,16 @@ export class WebhookWorker {
     await this.polling?.catch(() => undefined);
     await Promise.allSettled([...this.inFlight]);
   }
+}
+
+/**
+ * Where the next round robin starts: the last endpoint served in the order the claim took them (ids after `after`
+ * first, then from the smallest). Unchanged when nothing was claimed.
+ */
+export function lastInRoundRobin(endpointIds: string[], after: string | undefined): string | undefined {
+  if (endpointIds.length === 0) return after;
+  const sorted = [...new Set(endpointIds)].sort();
+  const wrapped = after === undefined ? [] : sorted.filter((id) => id <= after);
+  const following = after === undefined ? sorted : sorted.filter((id) => id > after);
+  return (wrapped.length > 0 ? wrapped : following).at(-1);
 }
