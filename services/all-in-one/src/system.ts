@@ -159,6 +159,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<RunningS
               requestTimeoutMs: common.natsRequestTimeoutMs,
               eventRequestTimeoutMs: common.natsEventRequestTimeoutMs,
               undeliveredWaitMs: common.natsUndeliveredWaitMs,
+              tryTimeoutPercent: common.natsTryTimeoutPercent,
               security: common.natsSecurity,
               logger,
               metrics,

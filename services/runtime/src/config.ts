@@ -1,6 +1,7 @@
 // Configuration from environment variables. Every program declares what it reads; a missing or malformed variable
 // stops start-up with a message that names it (all problems at once, not one per restart).
 
+import { DEFAULT_TRY_TIMEOUT_PERCENT } from './transport/deadline.ts';
 import { type NatsSecurity, readNatsSecurity } from './transport/nats-security.ts';
 
 export class ConfigError extends Error {
@@ -121,6 +122,8 @@ export interface CommonConfig {
   natsEventRequestTimeoutMs: number;
   /** NATS_UNDELIVERED_WAIT_MS: how long an undelivered request is tried again before its 503 (transport/nats.ts). */
   natsUndeliveredWaitMs: number;
+  /** NATS_TRY_TIMEOUT_PERCENT: when a repeatable request is sent again without an answer (transport/nats.ts). */
+  natsTryTimeoutPercent: number;
   /** NATS credentials and TLS files (NATS_USER, NATS_TOKEN, NATS_CREDS_FILE, NATS_TLS_*; transport/nats-security.ts). */
   natsSecurity: NatsSecurity;
   /**
@@ -148,6 +151,7 @@ export function readCommonConfig(reader: EnvReader): CommonConfig {
       reader.int('NATS_EVENT_REQUEST_TIMEOUT_MS', 2000, { min: 100, max: 60000 }),
     ),
     natsUndeliveredWaitMs: reader.int('NATS_UNDELIVERED_WAIT_MS', 1000, { min: 0, max: 30000 }),
+    natsTryTimeoutPercent: reader.int('NATS_TRY_TIMEOUT_PERCENT', DEFAULT_TRY_TIMEOUT_PERCENT, { min: 0, max: 90 }),
     natsSecurity: readNatsSecurity(reader),
     host: reader.string('HOST'),
     trustProxy: reader.bool('TRUST_PROXY', false),

@@ -11,6 +11,7 @@ export interface Metrics {
   transportPublishes: Counter<'topic' | 'outcome'>;
   transportUndeliveredRetries: Counter<'subject'>;
   transportRefusedRequests: Counter<'subject' | 'reason'>;
+  transportRequestCopies: Counter<'subject' | 'outcome'>;
   databaseContention: Counter<'sqlstate' | 'outcome'>;
   lateWorkDropped: Counter<'stage'>;
   queueGroupMember: Gauge<'service'>;
@@ -67,6 +68,14 @@ export function createMetrics(): Metrics {
         'Messages on a served subject dropped unanswered because they are not requests (reply subject outside an ' +
         'inbox, or a reply steered there): by subject and reason. Any is an attempt worth an alert.',
       labelNames: ['subject', 'reason'],
+      registers: [registry],
+    }),
+    transportRequestCopies: new Counter({
+      name: 'transport_request_copies_total',
+      help:
+        'Copies of repeatable requests (reads, event writes) sent because the earlier copy had no answer after ' +
+        'NATS_TRY_TIMEOUT_PERCENT of its timeout (sent), or not sent because the copy budget was spent (not_sent)',
+      labelNames: ['subject', 'outcome'],
       registers: [registry],
     }),
     databaseContention: new Counter({

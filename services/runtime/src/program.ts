@@ -411,6 +411,7 @@ export async function runStandalone<C>(module: ProgramModule<C>): Promise<void> 
             requestTimeoutMs: common.natsRequestTimeoutMs,
             eventRequestTimeoutMs: common.natsEventRequestTimeoutMs,
             undeliveredWaitMs: common.natsUndeliveredWaitMs,
+            tryTimeoutPercent: common.natsTryTimeoutPercent,
             security: common.natsSecurity,
             logger,
             metrics,

@@ -7,7 +7,7 @@
 // The handler runs in an async context holding its deadline, so that the database code finds it without every
 // repository passing it on.
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { ledgerOps } from '../contracts/operations.ts';
+import { identityOps, ledgerOps } from '../contracts/operations.ts';
 
 /** The header of a request's budget: milliseconds left until the caller gives up, less the reply margin. */
 export const BUDGET_HEADER = 'Rewards-Budget-Ms';
@@ -19,6 +19,41 @@ export interface RequestTimeouts {
   requestTimeoutMs: number;
   /** The timeout of the ledger's event operations (NATS_EVENT_REQUEST_TIMEOUT_MS); default requestTimeoutMs. */
   eventRequestTimeoutMs?: number | undefined;
+}
+
+/**
+ * Operations safe to send again while an earlier copy may still be running: reads, and the event writes (a decision is
+ * made once per eventId; a copy answers the stored decision). Writes that are not keyed so (console actions, link
+ * intents, invitations) and the heavy ones (rule dry-runs, exports) are never sent twice.
+ */
+const REPEATABLE_SUBJECTS = new Set(
+  [
+    ledgerOps.recordEvent,
+    ledgerOps.recordEvents,
+    ledgerOps.authenticateGameKey,
+    ledgerOps.getPublicConfig,
+    ledgerOps.getPlayer,
+    ledgerOps.inspectLinkIntent,
+    ledgerOps.getSnapshot,
+    ledgerOps.listRecords,
+    ledgerOps.decisionStats,
+    ledgerOps.listLinkIntents,
+    ledgerOps.listDecisions,
+    ledgerOps.searchConsole,
+    ledgerOps.listWebhookEndpoints,
+    ledgerOps.listWebhookDeliveries,
+    identityOps.getPlatformState,
+    identityOps.developerEmails,
+    identityOps.listInvitations,
+  ].map((operation) => operation.subject),
+);
+
+/** NATS_TRY_TIMEOUT_PERCENT's default: a repeatable request is copied after 15 % of its timeout. */
+export const DEFAULT_TRY_TIMEOUT_PERCENT = 15;
+
+/** Whether a request of `subject` may be sent again while an earlier copy is unanswered (REPEATABLE_SUBJECTS). */
+export function isRepeatable(subject: string): boolean {
+  return REPEATABLE_SUBJECTS.has(subject);
 }
 
 /** How long a caller waits for the reply to a request of `subject`. */

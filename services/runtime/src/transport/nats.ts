@@ -24,7 +24,14 @@ import {
   noticeReceiver,
   runEndpoint,
 } from './codec.ts';
-import { BUDGET_HEADER, deadlineFromBudget, requestBudget, timeoutFor } from './deadline.ts';
+import {
+  BUDGET_HEADER,
+  DEFAULT_TRY_TIMEOUT_PERCENT,
+  deadlineFromBudget,
+  isRepeatable,
+  requestBudget,
+  timeoutFor,
+} from './deadline.ts';
 import { NATS_NO_SECURITY, type NatsSecurity, natsSecurityOptions } from './nats-security.ts';
 import {
   type CallContext,
@@ -67,6 +74,13 @@ export interface NatsTransportOptions {
   undeliveredWaitMs?: number;
   logger: Logger;
   metrics: Metrics;
+  /**
+   * NATS_TRY_TIMEOUT_PERCENT: a request of an operation safe to repeat (deadline.ts isRepeatable) that has no answer
+   * after this share of its timeout is sent again, the first copy still awaited: whichever answers first is the
+   * answer. A state owner cut from NATS keeps its queue group's share until nats-server notices (2 min x 2 on the
+   * server's defaults); the copy reaches another member. At most 6 copies more; 0: never. Default 15.
+   */
+  tryTimeoutPercent?: number;
   /** Keep trying the first connection (every 0.5 s) instead of failing: the program stays up, not ready. */
   waitForFirstConnection?: boolean;
   /** Credentials and TLS (NATS_USER, NATS_TOKEN, NATS_NKEY_SEED_FILE, NATS_CREDS_FILE, NATS_TLS_*); none if absent. */
@@ -118,6 +132,31 @@ export function requestRefusal(msg: Pick<Msg, 'reply' | 'headers'>): 'reply_not_
 /** The NATS service framework's error header (ADR-32), set on error replies only. */
 const SERVICE_ERROR_HEADER = 'Nats-Service-Error';
 
+/** The most copies of one request sent after the first. */
+const MAX_EXTRA_COPIES = 6;
+
+/**
+ * How many copies may be sent (gRPC's retry throttling): a token per copy from a bucket of COPY_TOKENS_MAX, refilled
+ * by COPY_TOKENS_PER_ANSWER for each request answered; copies stop while the bucket is at most half full. So when
+ * every state owner is slow (an overload) copies stop after a burst instead of doubling the load, while one member of
+ * a queue group that swallows requests (half of them unanswered) keeps being worked around.
+ */
+class CopyBudget {
+  private tokens = COPY_TOKENS_MAX;
+
+  take(): boolean {
+    if (this.tokens <= COPY_TOKENS_MAX / 2) return false;
+    this.tokens -= 1;
+    return true;
+  }
+
+  answered(): void {
+    this.tokens = Math.min(COPY_TOKENS_MAX, this.tokens + COPY_TOKENS_PER_ANSWER);
+  }
+}
+const COPY_TOKENS_MAX = 100;
+const COPY_TOKENS_PER_ANSWER = 1;
+
 /** Back-off between tries of an undelivered request: 25, 50, 100, 200, 400 ms, then 400 ms. */
 function undeliveredBackoffMs(attempt: number): number {
   return Math.min(400, 25 * 2 ** attempt);
@@ -136,6 +175,8 @@ export class NatsTransport implements Transport {
   private readonly inbox: ReplyInbox;
   /** Requests waiting for the connection to come back (undeliveredWaitMs). */
   private readonly reconnectWaiters = new Set<() => void>();
+  /** The copies of repeatable requests this connection may still send (sendWithCopies). */
+  private readonly copies = new CopyBudget();
 
   private constructor(nc: NatsConnection, options: NatsTransportOptions, inboxPrefix: string) {
     this.nc = nc;
@@ -212,8 +253,114 @@ export class NatsTransport implements Transport {
    */
   private send(subject: string, data: Uint8Array, headers: MsgHdrs, callerDeadline: number | undefined): Promise<Msg> {
     const timeout = timeoutFor(subject, this.options);
-    headers.set(BUDGET_HEADER, String(requestBudget(timeout, callerDeadline)));
-    return this.inbox.request(subject, data, headers, timeout);
+    const tryTimeout = Math.floor((timeout * (this.options.tryTimeoutPercent ?? DEFAULT_TRY_TIMEOUT_PERCENT)) / 100);
+    if (tryTimeout <= 0 || tryTimeout >= timeout || !isRepeatable(subject)) {
+      headers.set(BUDGET_HEADER, String(requestBudget(timeout, callerDeadline)));
+      return this.inbox.request(subject, data, headers, timeout);
+    }
+    return this.sendWithCopies(subject, data, headers, callerDeadline, timeout, tryTimeout);
+  }
+
+  /**
+   * A repeatable request sent again each `tryTimeout` without an answer (at most MAX_EXTRA_COPIES more, while the
+   * copy budget allows), every copy awaited until the request's own timeout. Each copy carries the budget left of the
+   * whole request (its work is as useful when it ends after the copy's try: another copy finds it done).
+   * - The first reply that is not a service error is the answer; later ones are dropped.
+   * - A service error reply is the answer when it is the only copy; once copies were sent it is the answer only if
+   *   every other copy also answered an error or was never delivered. Otherwise another copy may have done the work,
+   *   so its "nothing was stored" would not be true: the request fails as timed out (outcome unknown).
+   * - The first copy undelivered (no responders) fails at once, as a single request would (the caller's loop sends
+   *   it again); once copies were sent, the request fails as undelivered only if none was delivered.
+   */
+  private sendWithCopies(
+    subject: string,
+    data: Uint8Array,
+    headers: MsgHdrs,
+    callerDeadline: number | undefined,
+    timeout: number,
+    tryTimeout: number,
+  ): Promise<Msg> {
+    const endsAt = performance.now() + timeout;
+    return new Promise<Msg>((resolve, reject) => {
+      let sent = 0;
+      let settledCopies = 0;
+      let undelivered = 0;
+      let errorReplies = 0;
+      let errorReply: Msg | undefined;
+      let lastFailure: unknown;
+      let done = false;
+      let timer: NodeJS.Timeout | undefined;
+      const finish = (outcome: () => void) => {
+        done = true;
+        clearTimeout(timer);
+        timer = undefined;
+        outcome();
+      };
+      /** Once every copy sent has settled and no other will be sent: the verdict described above. */
+      const concludeIfSettled = () => {
+        if (done || settledCopies < sent || timer !== undefined) return;
+        if (errorReply !== undefined && errorReplies + undelivered === sent) finish(() => resolve(errorReply as Msg));
+        else if (undelivered === sent) finish(() => reject(lastFailure));
+        else finish(() => reject(new RequestFailure('timeout', `request to ${subject} timed out (${sent} copies)`)));
+      };
+      const sendCopy = () => {
+        const left = Math.max(1, Math.floor(endsAt - performance.now()));
+        headers.set(BUDGET_HEADER, String(requestBudget(left, callerDeadline)));
+        sent++;
+        this.inbox.request(subject, data, headers, left).then(
+          (reply) => {
+            settledCopies++;
+            if (done) return;
+            if (!ServiceError.isServiceError(reply)) {
+              this.copies.answered();
+              finish(() => resolve(reply));
+            } else if (sent === 1) {
+              finish(() => resolve(reply));
+            } else {
+              errorReplies++;
+              errorReply ??= reply;
+              concludeIfSettled();
+            }
+          },
+          (error: unknown) => {
+            settledCopies++;
+            lastFailure = error;
+            if (done) return;
+            // The connection lost or closed: every copy fails with it, at once (outcome unknown, as for one request).
+            if (error instanceof RequestFailure && (error.kind === 'lost' || error.kind === 'closed')) {
+              finish(() => reject(error));
+              return;
+            }
+            if (error instanceof RequestFailure && error.kind === 'no_responders') {
+              undelivered++;
+              if (sent === 1) {
+                finish(() => reject(error));
+                return;
+              }
+            }
+            concludeIfSettled();
+          },
+        );
+        scheduleNext();
+      };
+      const scheduleNext = () => {
+        timer = undefined;
+        if (sent > MAX_EXTRA_COPIES || endsAt - performance.now() <= tryTimeout) return;
+        timer = setTimeout(() => {
+          timer = undefined;
+          if (done) return;
+          if (!this.copies.take()) {
+            this.options.metrics.transportRequestCopies.inc({ subject, outcome: 'not_sent' });
+            concludeIfSettled();
+            return;
+          }
+          this.options.metrics.transportRequestCopies.inc({ subject, outcome: 'sent' });
+          sendCopy();
+        }, tryTimeout);
+        timer.unref?.();
+      };
+      sendCopy();
+    });
   }
 
   call<I extends DescMessage, O extends DescMessage>(
