@@ -18,6 +18,7 @@ import {
   RetentionScheduler,
 } from './retention/index.ts';
 import { simulationEndpoints } from './simulation/endpoints.ts';
+import { parseAllowedPorts } from './webhooks/addresses.ts';
 import { webhookReadEndpoints } from './webhooks/endpoints.ts';
 import { WebhookRepository } from './webhooks/repository.ts';
 import { WEBHOOK_RETRY_DELAY_MAX_MS, WebhookWorker } from './webhooks/worker.ts';
@@ -41,6 +42,8 @@ export interface LedgerConfig {
 export interface WebhookConfig {
   /** WEBHOOK_ALLOW_PRIVATE_ADDRESSES: http:// and loopback or private addresses allowed (the development default). */
   allowPrivateAddresses: boolean;
+  /** 443, 80 and WEBHOOK_ALLOWED_PORTS: the ports public endpoints may use. */
+  allowedPorts: number[];
   /** WEBHOOK_SECRET_KEY (base64 of 32 bytes): the key secrets are encrypted with; unset: one kept in the database. */
   secretKey: Buffer | undefined;
   /** WEBHOOK_WORKER=false: this process sends nothing (another replica does). */
@@ -88,6 +91,7 @@ export const ledger = stateOwner<LedgerConfig>({
       retentionBatch: reader.int('LEDGER_RETENTION_BATCH', RETENTION_BATCH_DEFAULT, { min: 1, max: 100_000 }),
       webhooks: {
         allowPrivateAddresses: reader.bool('WEBHOOK_ALLOW_PRIVATE_ADDRESSES', false),
+        allowedPorts: parseAllowedPorts(reader.string('WEBHOOK_ALLOWED_PORTS')),
         secretKey: readSecretKey(reader),
         worker: reader.bool('WEBHOOK_WORKER', true),
         pollIntervalMs: reader.int('WEBHOOK_POLL_INTERVAL_MS', 500, { min: 10, max: 60_000 }),
@@ -141,6 +145,7 @@ export const ledger = stateOwner<LedgerConfig>({
             retryDelayMaxMs: webhooks.retryDelayMaxMs,
             disableAfterMs: webhooks.disableAfterHours * 3600_000,
             allowPrivateAddresses: webhooks.allowPrivateAddresses,
+            allowedPorts: webhooks.allowedPorts,
           },
           deps.logger.child({ component: 'webhooks' }),
           deps.metrics,
@@ -163,7 +168,11 @@ export const ledger = stateOwner<LedgerConfig>({
               clock: deps.clock,
               logger: deps.logger,
               transport: deps.transport,
-              webhooks: { allowPrivateAddresses: webhooks.allowPrivateAddresses, secretKey },
+              webhooks: {
+                allowPrivateAddresses: webhooks.allowPrivateAddresses,
+                allowedPorts: webhooks.allowedPorts,
+                secretKey,
+              },
             }),
             ...webhookReadEndpoints({ database, logger: deps.logger }),
             ...eventEndpoints(deps, config),
