@@ -425,6 +425,8 @@ async function startLedger(
       ...otelEnvironment(),
       DATABASE_URL: databaseUrl,
       NATS_URL: natsUrl,
+      // Required with DATABASE_URL; the bench's database is its own.
+      WEBHOOK_SECRET_KEY: randomBytes(32).toString('base64'),
       EVENT_RATE_LIMIT_PER_MINUTE: String(RATE_LIMIT),
       DATABASE_POOL_MAX: String(options.pool),
       EVENT_BATCH_MAX: String(options.batchMax),

@@ -139,7 +139,15 @@ export async function startLoadSystem(options: LoadSystemOptions): Promise<LoadS
     // The OTEL_* variables of the run reach the programs (tracing on: see docs/benchmarks.md, "Tracing on and off").
     const otel = otelEnvironment();
     // No drain after SIGTERM (SHUTDOWN_DRAIN_MS): nothing balances these processes, and the run stops at once.
-    const env = { ...otel, SHUTDOWN_DRAIN_MS: '0', ...options.env, DATABASE_URL: databaseUrl, NATS_URL: natsUrl };
+    // A ledger with DATABASE_URL needs WEBHOOK_SECRET_KEY: one for the run (its database is the run's own).
+    const env = {
+      ...otel,
+      SHUTDOWN_DRAIN_MS: '0',
+      WEBHOOK_SECRET_KEY: randomBytes(32).toString('base64'),
+      ...options.env,
+      DATABASE_URL: databaseUrl,
+      NATS_URL: natsUrl,
+    };
     const names: readonly LaunchedProgram[] = options.mode === 'all-in-one' ? ['all-in-one'] : PROGRAMS;
     const profile = options.cpuProfile;
     programs = await startPrograms({

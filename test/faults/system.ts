@@ -323,7 +323,13 @@ export async function startFaultSystem(options: FaultSystemOptions): Promise<Fau
     }
     programs = await startPrograms({
       programs: specs,
-      env: { ...options.env, DATABASE_URL: databaseUrl, NATS_URL: natsUrl },
+      // A ledger with DATABASE_URL needs WEBHOOK_SECRET_KEY: one key for the run, the same for every replica and restart.
+      env: {
+        WEBHOOK_SECRET_KEY: randomBytes(32).toString('base64'),
+        ...options.env,
+        DATABASE_URL: databaseUrl,
+        NATS_URL: natsUrl,
+      },
       logDir: options.logDir,
       host: '127.0.0.1',
       startTimeoutMs: options.startTimeoutMs ?? 120_000,

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type LaunchedProgram, type ProgramReplica, startPrograms } from '../../services/launcher/tools/processes.ts';
 import { freePort } from './servers.ts';
+import { TEST_WEBHOOK_SECRET_KEY } from './webhook-key.ts';
 
 export { extraNodeOptions, PROGRAM_NODE_OPTIONS } from '../../services/launcher/tools/processes.ts';
 
@@ -14,7 +15,8 @@ export type ProgramProcess = ProgramReplica;
 /**
  * Starts a program on a free port (or `port`) and waits until it is ready (/readyz 200), until it listens
  * (`until: 'alive'`, /healthz 200) or not at all (`until: 'started'`). No drain after SIGTERM unless the environment
- * asks for one (SHUTDOWN_DRAIN_MS): nothing balances these processes. A failure to start throws with its output.
+ * asks for one (SHUTDOWN_DRAIN_MS): nothing balances these processes. WEBHOOK_SECRET_KEY is the fixed test key unless
+ * `env` names it (undefined: unset). A failure to start throws with its output.
  */
 export async function startProgram(
   program: LaunchedProgram,
@@ -28,7 +30,11 @@ export async function startProgram(
   );
   const launched = await startPrograms({
     programs: { [program]: { ports: [port ?? (await freePort())] } },
-    env: { SHUTDOWN_DRAIN_MS: '0', ...defined },
+    env: {
+      SHUTDOWN_DRAIN_MS: '0',
+      ...(Object.hasOwn(env, 'WEBHOOK_SECRET_KEY') ? {} : { WEBHOOK_SECRET_KEY: TEST_WEBHOOK_SECRET_KEY }),
+      ...defined,
+    },
     logDir: mkdtempSync(join(tmpdir(), `rewards-${program}-`)),
     startTimeoutMs: timeoutMs,
     wait: 'none',

@@ -11,6 +11,7 @@ import { type RunningSystem, startSystem } from '../../services/all-in-one/src/s
 import { SettableClock } from './clock.ts';
 import { createTestDatabase } from './database.ts';
 import { startNats } from './servers.ts';
+import { TEST_WEBHOOK_SECRET_KEY } from './webhook-key.ts';
 
 /**
  * Hook timeout of a beforeAll that starts an embedded system: it may wait for the run's PGlite template (initdb takes
@@ -54,7 +55,15 @@ export async function startTestSystem(options: TestSystemOptions = {}): Promise<
     LOG_LEVEL: 'silent',
     // On real PostgreSQL the development identity provider is trusted only when a variable says it is unsafe: the
     // tests sign their sessions with it (docs/identity.md).
-    ...(nats ? { DATABASE_URL: databaseUrl, NATS_URL: nats.url, UNSAFE_DEV_IDENTITY_PROVIDER: 'true' } : {}),
+    // With DATABASE_URL the ledger needs WEBHOOK_SECRET_KEY (a fixed test key).
+    ...(nats
+      ? {
+          DATABASE_URL: databaseUrl,
+          NATS_URL: nats.url,
+          UNSAFE_DEV_IDENTITY_PROVIDER: 'true',
+          WEBHOOK_SECRET_KEY: TEST_WEBHOOK_SECRET_KEY,
+        }
+      : {}),
     // A test sends its requests as fast as they are answered, often with one session (paging to the end, races):
     // the developer's request limits are lifted unless a test sets them (test/integration/console/
     // developer-limits.test.ts tests them, and the defaults, by setting or unsetting these).

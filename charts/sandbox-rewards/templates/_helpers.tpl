@@ -110,7 +110,7 @@ app.kubernetes.io/component: {{ .component }}
 
 {{/* Whether the chart creates its Secret ("true" or empty). */}}
 {{- define "sandbox-rewards.createSecret" -}}
-{{- if or .Values.database.url .Values.adminToken.value -}}true{{- end -}}
+{{- if or .Values.database.url .Values.adminToken.value .Values.webhookSecretKey.value -}}true{{- end -}}
 {{- end -}}
 
 {{/* secretKeyRef of DATABASE_URL: the chart's Secret when database.url is set, else database.existingSecret. */}}
@@ -123,6 +123,20 @@ name: {{ .Values.database.existingSecret.name }}
 key: {{ .Values.database.existingSecret.key }}
 {{- else -}}
 {{- fail "DATABASE_URL is required: set database.url or database.existingSecret.name" -}}
+{{- end -}}
+{{- end -}}
+
+{{/* secretKeyRef of WEBHOOK_SECRET_KEY (ledger): the chart's Secret when webhookSecretKey.value is set, else
+webhookSecretKey.existingSecret; required, as the ledger refuses to start on a database without it. */}}
+{{- define "sandbox-rewards.webhookSecretKeyRef" -}}
+{{- if .Values.webhookSecretKey.value -}}
+name: {{ include "sandbox-rewards.secretName" . }}
+key: WEBHOOK_SECRET_KEY
+{{- else if .Values.webhookSecretKey.existingSecret.name -}}
+name: {{ .Values.webhookSecretKey.existingSecret.name }}
+key: {{ .Values.webhookSecretKey.existingSecret.key }}
+{{- else -}}
+{{- fail "WEBHOOK_SECRET_KEY is required: set webhookSecretKey.value or webhookSecretKey.existingSecret.name (base64 of 32 bytes: openssl rand -base64 32)" -}}
 {{- end -}}
 {{- end -}}
 

@@ -93,18 +93,70 @@ describe('DeveloperLimits', () => {
     d.release();
   });
 
-  it('remembers admitted Authorization values, the least recently used forgotten first', () => {
+  it('remembers admitted Authorization values until their exp, the least recently used forgotten first', () => {
     const limits = new DeveloperLimits(SLOW);
+    const later = Date.now() + 3_600_000;
     expect(limits.subjectOf('Bearer never-admitted')).toBeUndefined();
-    limits.remember('Bearer first', 'a');
-    for (let i = 0; i < 10_000; i++) limits.remember(`Bearer t${i}`, `s${i}`);
+    limits.remember('Bearer first', 'a', 0, later);
+    for (let i = 0; i < 10_000; i++) limits.remember(`Bearer t${i}`, `s${i}`, 0, later);
     expect(limits.subjectOf('Bearer first')).toBeUndefined();
     expect(limits.subjectOf('Bearer t0')).toBe('s0');
     // t0 was just used: t1 is now the oldest and goes first.
-    limits.remember('Bearer newest', 'n');
+    limits.remember('Bearer newest', 'n', 0, later);
     expect(limits.subjectOf('Bearer t1')).toBeUndefined();
     expect(limits.subjectOf('Bearer t0')).toBe('s0');
     expect(limits.subjectOf('')).toBeUndefined();
+    // A value without a readable exp (not a JWT), or expired already, is not remembered.
+    expect(limits.remember('Bearer not-a-jwt', 'x')).toBeUndefined();
+    expect(limits.remember('Bearer gone', 'x', 0, Date.now() - 1)).toBeUndefined();
+    expect(limits.subjectOf('Bearer gone')).toBeUndefined();
+  });
+
+  it("charges a remembered token's own bucket before admission, never its developer's", () => {
+    const limits = new DeveloperLimits({ ...SLOW, burst: 3 });
+    const token = limits.remember('Bearer stolen', 'victim', 1, Date.now() + 3_600_000);
+    // Its own bucket: 3 less the admitted request; two more, then refused, and the developer's bucket is untouched.
+    expect(limits.beforeAdmission('Bearer stolen', 1)).toBe(token);
+    expect(limits.beforeAdmission('Bearer stolen', 1)).toBe(token);
+    expect(refusal(() => limits.beforeAdmission('Bearer stolen', 1)).code).toBe('TOO_MANY_REQUESTS');
+    const victim = limits.acquire('victim', 3);
+    victim.release();
+    // Refused by the identity service (revoked): forgotten, and from then on it takes nothing from anyone.
+    limits.forget('Bearer stolen');
+    expect(limits.beforeAdmission('Bearer stolen', 1)).toBeUndefined();
+    // A never-admitted value is not counted before admission.
+    expect(limits.beforeAdmission('Bearer forged', 100)).toBeUndefined();
+  });
+
+  it('forgets a remembered token at its exp', async () => {
+    const limits = new DeveloperLimits(SLOW);
+    limits.remember('Bearer short', 'a', 0, Date.now() + 30);
+    expect(limits.subjectOf('Bearer short')).toBe('a');
+    await new Promise((resolve) => setTimeout(resolve, 40));
+    expect(limits.beforeAdmission('Bearer short', 1)).toBeUndefined();
+    expect(limits.tokensRemembered).toBe(0);
+  });
+
+  it("a remembered token pays its request's later charges too, without being refused for them", () => {
+    const limits = new DeveloperLimits({ ...SLOW, burst: 10 });
+    const token = limits.remember('Bearer t', 'a', 1, Date.now() + 3_600_000);
+    const lease = limits.acquire('a', 1, token);
+    lease.charge(8);
+    lease.release();
+    // The token's bucket: 10 - 1 - 8 = 1 left.
+    limits.beforeAdmission('Bearer t', 1);
+    expect(refusal(() => limits.beforeAdmission('Bearer t', 1)).code).toBe('TOO_MANY_REQUESTS');
+  });
+
+  it('a handed-over lease keeps its in-flight slot until the function it returned is called', () => {
+    const limits = new DeveloperLimits({ ...SLOW, burst: 100, inFlightMax: 1 });
+    const lease = limits.acquire('a', 1);
+    const done = lease.handOver();
+    lease.release();
+    expect(refusal(() => limits.acquire('a', 1)).message).toMatch(/in flight/);
+    done();
+    done();
+    limits.acquire('a', 1).release();
   });
 
   it('forgets idle developers once many are held, and keeps those with something in flight or spent', () => {

@@ -23,13 +23,20 @@
 // that does not can no longer make the gateway refuse thousands of requests a second, each one CPU time that other
 // developers' requests wait for (docs/decisions.md, "Refusals held").
 //
-// A refusal costs no admission where it can: the Authorization value of an earlier admission is remembered (as a
-// SHA-256 digest, with its subject), so that a request carrying it is counted, and refused, before the identity
-// service is asked. Only values that were admitted are remembered: a forged token cannot spend someone else's
-// bucket. Memory is bounded: a developer whose bucket is full and who has nothing in flight is the same as one never
-// seen, and is forgotten once more than SUBJECTS_SWEEP_AT are held; at most TOKENS_REMEMBERED_MAX values are kept
-// (the least recently used goes first). The limits hold per gateway process (docs/decisions.md).
+// Credentials are checked before they are charged: a developer's bucket and in-flight slots are taken only after the
+// identity service has admitted the request (a valid, unexpired token of an invited developer). So that a flood of
+// a token admitted before still costs no admission each, an admitted Authorization value is remembered (as a SHA-256
+// digest) with its subject, its `exp` and a bucket of its own (the same settings, paid with the same costs): a request
+// carrying it pays that bucket first, and is refused there (429) without asking the identity service. That bucket is
+// the token's, not the developer's: an expired token is forgotten at its `exp`, and a token the identity service
+// refuses (401, 403: revoked invitation, another Origin) is forgotten at once, so neither is ever counted against the
+// developer whose subject it names, whose live sessions keep their own bucket. A forged or never-admitted value is
+// not remembered: it is admitted (and refused) every time and spends no one's bucket. Memory is bounded: a developer
+// whose bucket is full and who has nothing in flight is the same as one never seen, and is forgotten once more than
+// SUBJECTS_SWEEP_AT are held; at most TOKENS_REMEMBERED_MAX values are kept (the least recently used goes first).
+// The limits hold per gateway process (docs/decisions.md).
 import { createHash } from 'node:crypto';
+import { decodeJwt } from 'jose';
 import { Counter } from 'prom-client';
 import { AppError } from '#runtime/errors.ts';
 import type { Metrics } from '#runtime/metrics.ts';
@@ -141,23 +148,49 @@ class SubjectState {
   }
 }
 
+/** An admitted Authorization value: its subject, when it expires, and its own bucket (paid before admission). */
+export interface RememberedToken {
+  readonly subject: string;
+  readonly expiresAtMs: number;
+  /** @internal */
+  readonly state: SubjectState;
+}
+
 /** One request's hold on its developer's limits: its in-flight slot (and dry-run slot), given back by release(). */
 export class DeveloperLease {
   readonly subject: string;
   private readonly limits: DeveloperLimits;
   private readonly state: SubjectState;
+  private readonly token: RememberedToken | undefined;
   private simulation = false;
   private released = false;
+  private handedOver = false;
 
-  constructor(limits: DeveloperLimits, subject: string, state: SubjectState) {
+  constructor(limits: DeveloperLimits, subject: string, state: SubjectState, token?: RememberedToken) {
     this.limits = limits;
     this.subject = subject;
     this.state = state;
+    this.token = token;
   }
 
-  /** More tokens for the same request (GraphQL: the cost of its document's fields); 429 when they are not there. */
+  /**
+   * More tokens for the same request (GraphQL: the cost of its document's fields); 429 when they are not there. The
+   * request's remembered token pays them too (without refusing), so that its own bucket keeps pace with the
+   * developer's and a flood of it is refused before admission.
+   */
   charge(cost: number): void {
-    if (cost > 0) this.limits.spend(this.state, cost);
+    if (cost <= 0) return;
+    this.limits.spend(this.state, cost);
+    if (this.token) this.limits.debit(this.token.state, cost);
+  }
+
+  /**
+   * Keeps the request's slots past the middleware that took them (a response streamed after its handler returned):
+   * release() is ignored from then on, and the function returned gives the slots back (idempotent).
+   */
+  handOver(): () => void {
+    this.handedOver = true;
+    return () => this.giveBack();
   }
 
   /** A dry-run slot for this request (at most one); 429 past the developer's or the process's bound. */
@@ -172,8 +205,12 @@ export class DeveloperLease {
     return this.limits.fieldsOf(this.state);
   }
 
-  /** Gives the slots back; idempotent. */
+  /** Gives the slots back, unless they were handed over; idempotent. */
   release(): void {
+    if (!this.handedOver) this.giveBack();
+  }
+
+  private giveBack(): void {
     if (this.released) return;
     this.released = true;
     this.state.inFlight -= 1;
@@ -184,7 +221,7 @@ export class DeveloperLease {
 export class DeveloperLimits {
   readonly settings: DeveloperLimitSettings;
   private readonly subjects = new Map<string, SubjectState>();
-  private readonly subjectOfToken = new Map<string, string>();
+  private readonly tokens = new Map<string, RememberedToken>();
   private simulations = 0;
   private held = 0;
   private lastSweep = 0;
@@ -222,36 +259,86 @@ export class DeveloperLimits {
     return this.subjects.size;
   }
 
-  /** The subject an earlier admission of exactly this Authorization value gave, if it is remembered. */
-  subjectOf(authorization: string): string | undefined {
-    if (authorization === '' || authorization.length > TOKEN_REMEMBERED_MAX_CHARS) return undefined;
-    const key = digest(authorization);
-    const subject = this.subjectOfToken.get(key);
-    if (subject !== undefined) {
-      // Most recently used last: the first key is the one to forget.
-      this.subjectOfToken.delete(key);
-      this.subjectOfToken.set(key, subject);
-    }
-    return subject;
+  /** Authorization values remembered (tests and metrics). */
+  get tokensRemembered(): number {
+    return this.tokens.size;
   }
 
-  /** Remembers an admitted Authorization value's subject. */
-  remember(authorization: string, subject: string): void {
-    if (authorization === '' || authorization.length > TOKEN_REMEMBERED_MAX_CHARS) return;
+  /**
+   * The remembered admission of exactly this Authorization value, if it is remembered and unexpired (an expired one
+   * is forgotten here). Most recently used last: the first key is the one to forget.
+   */
+  private known(authorization: string): RememberedToken | undefined {
+    if (authorization === '' || authorization.length > TOKEN_REMEMBERED_MAX_CHARS) return undefined;
     const key = digest(authorization);
-    this.subjectOfToken.delete(key);
-    this.subjectOfToken.set(key, subject);
-    if (this.subjectOfToken.size > TOKENS_REMEMBERED_MAX) {
-      const oldest = this.subjectOfToken.keys().next().value;
-      if (oldest !== undefined) this.subjectOfToken.delete(oldest);
+    const token = this.tokens.get(key);
+    if (token === undefined) return undefined;
+    this.tokens.delete(key);
+    if (Date.now() >= token.expiresAtMs) return undefined;
+    this.tokens.set(key, token);
+    return token;
+  }
+
+  /** The subject an earlier admission of exactly this Authorization value gave, if it is remembered and unexpired. */
+  subjectOf(authorization: string): string | undefined {
+    return this.known(authorization)?.subject;
+  }
+
+  /**
+   * Before admission: an Authorization value admitted before (and unexpired) pays `cost` from its own bucket, or is
+   * refused with 429 there, the identity service not asked. Its developer's bucket is not touched: that is paid after
+   * admission (acquire). Any other value: nothing is taken, undefined.
+   */
+  beforeAdmission(authorization: string, cost: number): RememberedToken | undefined {
+    const token = this.known(authorization);
+    if (token) this.spend(token.state, cost);
+    return token;
+  }
+
+  /** Forgets an Authorization value the identity service refused (revoked, expired, another Origin). */
+  forget(authorization: string): void {
+    if (authorization === '' || authorization.length > TOKEN_REMEMBERED_MAX_CHARS) return;
+    this.tokens.delete(digest(authorization));
+  }
+
+  /**
+   * Remembers an admitted Authorization value with its subject until its `exp` (read from the token, which was just
+   * verified; a value without one is not remembered). A value remembered already keeps its bucket; a new one starts
+   * with a full bucket less `cost`, the request that was just admitted.
+   */
+  remember(
+    authorization: string,
+    subject: string,
+    cost = 0,
+    expiresAtMs = expiryOf(authorization),
+  ): RememberedToken | undefined {
+    if (authorization === '' || authorization.length > TOKEN_REMEMBERED_MAX_CHARS) return undefined;
+    if (expiresAtMs === undefined || Date.now() >= expiresAtMs) return undefined;
+    const key = digest(authorization);
+    const known = this.tokens.get(key);
+    this.tokens.delete(key);
+    let token: RememberedToken;
+    if (known && known.subject === subject) {
+      token = known;
+    } else {
+      const state = new SubjectState(this.settings.burst, performance.now());
+      this.debit(state, cost);
+      token = { subject, expiresAtMs, state };
     }
+    this.tokens.set(key, token);
+    if (this.tokens.size > TOKENS_REMEMBERED_MAX) {
+      const oldest = this.tokens.keys().next().value;
+      if (oldest !== undefined) this.tokens.delete(oldest);
+    }
+    return token;
   }
 
   /**
    * Takes `cost` tokens and one in-flight slot of `subject`, in this turn (no await: a burst cannot pass the check),
-   * or throws 429 TOO_MANY_REQUESTS and takes nothing.
+   * or throws 429 TOO_MANY_REQUESTS and takes nothing. Only for an admitted subject: `token` is the request's
+   * remembered Authorization value, which pays later charges too.
    */
-  acquire(subject: string, cost: number): DeveloperLease {
+  acquire(subject: string, cost: number, token?: RememberedToken): DeveloperLease {
     const now = performance.now();
     let state = this.subjects.get(subject);
     if (!state) {
@@ -270,7 +357,7 @@ export class DeveloperLimits {
     }
     this.spend(state, cost);
     state.inFlight += 1;
-    return new DeveloperLease(this, subject, state);
+    return new DeveloperLease(this, subject, state, token);
   }
 
   /** @internal Takes `cost` tokens (at most the bucket's size), or throws 429 and takes none. */
@@ -288,6 +375,12 @@ export class DeveloperLimits {
       );
     }
     state.tokens -= needed;
+  }
+
+  /** @internal Takes up to `cost` tokens without refusing (a remembered token keeping pace with its developer). */
+  debit(state: SubjectState, cost: number): void {
+    this.refill(state, performance.now());
+    state.tokens = Math.max(0, state.tokens - Math.min(cost, this.settings.burst));
   }
 
   /** @internal */
@@ -394,6 +487,16 @@ export class DeveloperLimits {
       this.refill(state, now);
       if (state.tokens >= this.settings.burst) this.subjects.delete(subject);
     }
+  }
+}
+
+/** When a bearer JWT expires (its `exp`, in ms), read without verifying: only called for a value just admitted. */
+function expiryOf(authorization: string): number | undefined {
+  try {
+    const exp = decodeJwt(authorization.replace(/^Bearer\s+/i, '')).exp;
+    return typeof exp === 'number' && Number.isFinite(exp) ? exp * 1000 : undefined;
+  } catch {
+    return undefined;
   }
 }
 

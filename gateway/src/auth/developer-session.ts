@@ -67,25 +67,34 @@ export function setRateLimitFields(ctx: Koa.Context, fields: RateLimitFields, re
   if (retryAfterSeconds !== undefined) ctx.res.setHeader('Retry-After', String(retryAfterSeconds));
 }
 
+/** An admission refused for the credential itself (401, 403): a remembered Authorization value is forgotten. */
+export function refusesCredential(error: unknown): boolean {
+  return error instanceof AppError && (error.status === 401 || error.status === 403);
+}
+
 /**
- * Developer admission within the developer's limits (developer-limits.ts), as a middleware: a request whose
- * Authorization value was admitted before is counted first, and refused (429) without asking the identity service;
- * any other is admitted, then counted. The request holds its in-flight slot until the rest of the chain is done.
+ * Developer admission within the developer's limits (developer-limits.ts), as a middleware. The credential is checked
+ * before the developer's budget is charged: a request whose Authorization value was admitted before pays that value's
+ * own bucket first (refused there, 429, without asking the identity service); then the identity service admits it
+ * (401/403 charge the developer nothing, and the value is forgotten); only then are the developer's bucket and an
+ * in-flight slot taken. The request holds its in-flight slot until the rest of the chain is done (or until a
+ * streamed response ends: DeveloperLease.handOver).
  */
 export function admittedWithinLimits(transport: Transport, limits: DeveloperLimits, cost: number): Koa.Middleware {
   return async (ctx, next) => {
     const authorization = ctx.get('Authorization');
     let lease: DeveloperLease | undefined;
     try {
-      const known = limits.subjectOf(authorization);
-      if (known !== undefined) lease = limits.acquire(known, cost);
-      const principal = await admitDeveloper(transport, ctx);
-      if (lease && lease.subject !== principal.identityUserId) {
-        lease.release();
-        lease = undefined;
-      }
-      lease ??= limits.acquire(principal.identityUserId, cost);
-      limits.remember(authorization, principal.identityUserId);
+      const known = limits.beforeAdmission(authorization, cost);
+      const principal = await admitDeveloper(transport, ctx).catch((error: unknown) => {
+        if (refusesCredential(error)) limits.forget(authorization);
+        throw error;
+      });
+      const token =
+        known?.subject === principal.identityUserId
+          ? known
+          : limits.remember(authorization, principal.identityUserId, cost);
+      lease = limits.acquire(principal.identityUserId, cost, token);
       setRateLimitFields(ctx, lease.fields());
       ctx.state.developer = { principal, lease };
       await next();

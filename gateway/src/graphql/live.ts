@@ -57,7 +57,7 @@ import {
   type DeveloperLimits,
   TooManyRequestsError,
 } from '../auth/developer-limits.ts';
-import { sameOriginAs } from '../auth/developer-session.ts';
+import { refusesCredential, sameOriginAs } from '../auth/developer-session.ts';
 import { consolePrincipal, readDecisionStats } from '../console/service.ts';
 import { eventJson } from '../console/shapes.ts';
 import { findAppError, INTERNAL_MESSAGE, withoutSuggestions } from './errors.ts';
@@ -553,17 +553,19 @@ export async function createLiveDecisions(options: LiveDecisionsOptions): Promis
         });
         const origin = upgradeOrigin(request, options.trustProxy);
         const token = typeof authorization === 'string' ? authorization : '';
-        // A token admitted before is counted, and refused, before the identity service is asked (reconnects after
-        // a close cost no admission once the developer's bucket is empty).
-        const known = hub.limits.subjectOf(token);
-        if (known !== undefined) lease = hub.limits.acquire(known, DEVELOPER_COSTS.connection);
-        const principal = await hub.admit(token, origin);
-        if (lease && lease.subject !== principal.identityUserId) {
-          lease.release();
-          lease = undefined;
-        }
-        lease ??= hub.limits.acquire(principal.identityUserId, DEVELOPER_COSTS.connection);
-        hub.limits.remember(token, principal.identityUserId);
+        // A token admitted before pays its own bucket, and is refused there, before the identity service is asked
+        // (reconnects after a close cost no admission once it is empty); the developer's bucket is charged only
+        // after admission, so an expired or refused token never spends it (auth/developer-limits.ts).
+        const known = hub.limits.beforeAdmission(token, DEVELOPER_COSTS.connection);
+        const principal = await hub.admit(token, origin).catch((error: unknown) => {
+          if (refusesCredential(findAppError(error))) hub.limits.forget(token);
+          throw error;
+        });
+        const remembered =
+          known?.subject === principal.identityUserId
+            ? known
+            : hub.limits.remember(token, principal.identityUserId, DEVELOPER_COSTS.connection);
+        lease = hub.limits.acquire(principal.identityUserId, DEVELOPER_COSTS.connection, remembered);
         const exp = decodeJwt(token.replace(/^Bearer\s+/i, '')).exp;
         const connection = new LiveConnection(hub, socket, {
           principal,

@@ -5,7 +5,8 @@
 // client has read the previous: memory is bounded by a page, and no NATS reply is large. Everything refused before the
 // first page (query, visibility, the ledger unavailable) answers with the envelope; a failure after the first bytes
 // ends NDJSON with a line {"error": {code, message}} and aborts CSV (the chunked body never ends), so that a client
-// can tell a cut export from a whole one (docs/console.md, docs/decisions.md).
+// can tell a cut export from a whole one (docs/console.md, docs/decisions.md). The stream holds its developer's
+// in-flight slot until it ends.
 import { pipeline, Readable } from 'node:stream';
 import type Koa from 'koa';
 import { DECISION_EXPORT_PATH, decisionExportProblem } from '#runtime/contracts/decision-search.ts';
@@ -89,10 +90,19 @@ function exportedDecision(event: DeveloperEvent, externalPlayerId: string) {
   return { ...eventJson(event), externalPlayerId };
 }
 
-/** One CSV field (RFC 4180): quoted, quotes doubled, when it holds a comma, a quote or a line break. */
+/** What a spreadsheet may take for the start of a formula (OWASP, CSV injection). */
+const FORMULA_START = /^[=+\-@\t\r]/;
+
+/**
+ * One CSV field (RFC 4180): quoted, quotes doubled, when it holds a comma, a quote or a line break. A text value that
+ * begins with `=`, `+`, `-`, `@`, a tab or a carriage return gets a leading `'` (OWASP's rule against CSV injection):
+ * external player ids and event types come from game servers, and a spreadsheet would run such a cell as a formula.
+ * Numbers are written as they are.
+ */
 export function csvField(value: unknown): string {
   const text = value === null || value === undefined ? '' : String(value);
-  return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
+  const neutral = typeof value === 'string' && FORMULA_START.test(text) ? `'${text}` : text;
+  return /[",\r\n]/.test(neutral) ? `"${neutral.replaceAll('"', '""')}"` : neutral;
 }
 
 const CSV_HEADER = `${DECISION_EXPORT_COLUMNS.join(',')}\r\n`;
@@ -120,7 +130,8 @@ export interface DecisionExportDeps {
 /** The route's handler, after the platform gate and admission within the developer's limits. */
 export function decisionExportHandler(deps: DecisionExportDeps): Koa.Middleware {
   return async (ctx) => {
-    const principal = consolePrincipal(developerOf(ctx).principal);
+    const developer = developerOf(ctx);
+    const principal = consolePrincipal(developer.principal);
     const query = parseDecisionExportQuery(ctx.querystring);
     const { format, ...filters } = query;
     const call = ctx.state.call;
@@ -174,7 +185,11 @@ export function decisionExportHandler(deps: DecisionExportDeps): Koa.Middleware 
     ctx.status = 200;
     // Written here rather than as ctx.body: a client that leaves mid-export (or a CSV cut short) is no error of Koa's.
     ctx.respond = false;
+    // The stream is one of the developer's requests in flight for as long as it runs, not only until this handler
+    // returns: the slot is given back when the pipeline ends (whole, cut short, or the client gone).
+    const streamEnded = developer.lease.handOver();
     pipeline(Readable.from(body(), { objectMode: false }), ctx.res, (error) => {
+      streamEnded();
       if (error && (error as NodeJS.ErrnoException).code !== 'ERR_STREAM_PREMATURE_CLOSE') {
         ctx.state.log?.warn({ err: error }, 'decision export not sent whole');
       }

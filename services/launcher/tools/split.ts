@@ -6,7 +6,7 @@
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { loadOrCreateAdminToken } from '#runtime/cli/local-service.ts';
+import { loadOrCreateAdminToken, loadOrCreateWebhookSecretKey } from '#runtime/cli/local-service.ts';
 import { loadDevProvider } from '#runtime/identity/dev-identity-provider.ts';
 import { PROGRAMS, type ProgramName, startPrograms } from './processes.ts';
 
@@ -21,6 +21,7 @@ start) and the nats-server(s) of NATS_URL, with the local development identity p
 
 Environment: DATABASE_URL and NATS_URL (required), DATA_DIR (default ./.data: the development provider's keys and
 the operator token, as npm start keeps them), ADMIN_TOKEN (default: the token stored in DATA_DIR, made once),
+WEBHOOK_SECRET_KEY (default: a key stored in DATA_DIR/webhook-secret-key, made once),
 LOG_LEVEL (default info; the logs go to DATA_DIR/split-logs/<program>.log), and any program variable of the README.`;
 
 function fail(message: string): never {
@@ -60,6 +61,8 @@ mkdirSync(dataDir, { recursive: true });
 await loadDevProvider(dataDir, 'developer');
 await loadDevProvider(dataDir, 'native');
 const adminToken = process.env.ADMIN_TOKEN || loadOrCreateAdminToken(dataDir).token;
+// The ledger needs WEBHOOK_SECRET_KEY with DATABASE_URL; kept under DATA_DIR so that restarts read the same secrets.
+const webhookSecretKey = process.env.WEBHOOK_SECRET_KEY || loadOrCreateWebhookSecretKey(dataDir);
 const logDir = join(dataDir, 'split-logs');
 
 process.stdout.write(`Starting the five programs apart (logs in ${logDir}) ...\n`);
@@ -69,6 +72,7 @@ const programs = await startPrograms({
     ...(process.env as Record<string, string>),
     DATA_DIR: dataDir,
     ADMIN_TOKEN: adminToken,
+    WEBHOOK_SECRET_KEY: webhookSecretKey,
     UNSAFE_DEV_IDENTITY_PROVIDER: 'true',
     LOG_LEVEL: process.env.LOG_LEVEL || 'info',
   },

@@ -18,6 +18,7 @@ import {
   RetentionScheduler,
 } from './retention/index.ts';
 import { simulationEndpoints } from './simulation/endpoints.ts';
+import { parseAllowedPorts } from './webhooks/addresses.ts';
 import { webhookReadEndpoints } from './webhooks/endpoints.ts';
 import { WebhookRepository } from './webhooks/repository.ts';
 import { WEBHOOK_RETRY_DELAY_MAX_MS, WebhookWorker } from './webhooks/worker.ts';
@@ -41,7 +42,12 @@ export interface LedgerConfig {
 export interface WebhookConfig {
   /** WEBHOOK_ALLOW_PRIVATE_ADDRESSES: http:// and loopback or private addresses allowed (the development default). */
   allowPrivateAddresses: boolean;
-  /** WEBHOOK_SECRET_KEY (base64 of 32 bytes): the key secrets are encrypted with; unset: one kept in the database. */
+  /** 443, 80 and WEBHOOK_ALLOWED_PORTS: the ports public endpoints may use. */
+  allowedPorts: number[];
+  /**
+   * WEBHOOK_SECRET_KEY (base64 of 32 bytes): the key secrets are encrypted with. Required with DATABASE_URL (a
+   * deployment); unset only on the development default (embedded database), where one is kept in the database.
+   */
   secretKey: Buffer | undefined;
   /** WEBHOOK_WORKER=false: this process sends nothing (another replica does). */
   worker: boolean;
@@ -55,8 +61,16 @@ export interface WebhookConfig {
   disableAfterHours: number;
 }
 
+/** The refusal of a deployment without WEBHOOK_SECRET_KEY. */
+export const WEBHOOK_SECRET_KEY_REQUIRED =
+  'WEBHOOK_SECRET_KEY is required when DATABASE_URL is set: webhook signing secrets are stored encrypted with it, ' +
+  'and the key must not live in the database beside them. Set it to the base64 of 32 random bytes ' +
+  '(openssl rand -base64 32), the same on every ledger replica, and keep it (docs/webhooks.md)';
+
 function readSecretKey(reader: EnvReader): Buffer | undefined {
   const text = reader.string('WEBHOOK_SECRET_KEY');
+  // A deployment (DATABASE_URL) never keeps the key in its own database; only the embedded default does.
+  reader.check(text !== undefined || reader.string('DATABASE_URL') === undefined, WEBHOOK_SECRET_KEY_REQUIRED);
   if (text === undefined) return undefined;
   const key = Buffer.from(text, 'base64');
   if (key.length !== 32) throw new Error('WEBHOOK_SECRET_KEY must be the base64 of 32 bytes');
@@ -88,6 +102,7 @@ export const ledger = stateOwner<LedgerConfig>({
       retentionBatch: reader.int('LEDGER_RETENTION_BATCH', RETENTION_BATCH_DEFAULT, { min: 1, max: 100_000 }),
       webhooks: {
         allowPrivateAddresses: reader.bool('WEBHOOK_ALLOW_PRIVATE_ADDRESSES', false),
+        allowedPorts: parseAllowedPorts(reader.string('WEBHOOK_ALLOWED_PORTS')),
         secretKey: readSecretKey(reader),
         worker: reader.bool('WEBHOOK_WORKER', true),
         pollIntervalMs: reader.int('WEBHOOK_POLL_INTERVAL_MS', 500, { min: 10, max: 60_000 }),
@@ -117,7 +132,8 @@ export const ledger = stateOwner<LedgerConfig>({
     const webhookRepository = new WebhookRepository(database);
     const { webhooks } = config;
     if (!webhooks.secretKey) {
-      deps.logger.warn('WEBHOOK_SECRET_KEY is not set: webhook secrets are encrypted with a key kept in the database');
+      // Only on the development default (readSecretKey refuses a deployment without the key).
+      deps.logger.info('WEBHOOK_SECRET_KEY is not set: webhook secrets are encrypted with a key kept in the database');
     }
     let databaseKey: Promise<Buffer> | undefined;
     const secretKey = () => {
@@ -141,6 +157,7 @@ export const ledger = stateOwner<LedgerConfig>({
             retryDelayMaxMs: webhooks.retryDelayMaxMs,
             disableAfterMs: webhooks.disableAfterHours * 3600_000,
             allowPrivateAddresses: webhooks.allowPrivateAddresses,
+            allowedPorts: webhooks.allowedPorts,
           },
           deps.logger.child({ component: 'webhooks' }),
           deps.metrics,
@@ -163,7 +180,11 @@ export const ledger = stateOwner<LedgerConfig>({
               clock: deps.clock,
               logger: deps.logger,
               transport: deps.transport,
-              webhooks: { allowPrivateAddresses: webhooks.allowPrivateAddresses, secretKey },
+              webhooks: {
+                allowPrivateAddresses: webhooks.allowPrivateAddresses,
+                allowedPorts: webhooks.allowedPorts,
+                secretKey,
+              },
             }),
             ...webhookReadEndpoints({ database, logger: deps.logger }),
             ...eventEndpoints(deps, config),

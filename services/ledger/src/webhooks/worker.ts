@@ -43,6 +43,8 @@ export interface WebhookWorkerOptions {
   retryDelayMaxMs?: number;
   disableAfterMs: number;
   allowPrivateAddresses: boolean;
+  /** 443, 80 and WEBHOOK_ALLOWED_PORTS (default: 443 and 80). */
+  allowedPorts?: readonly number[];
   timeoutMs?: number;
 }
 
@@ -222,6 +224,7 @@ export class WebhookWorker {
         body,
         {
           allowPrivateAddresses: this.options.allowPrivateAddresses,
+          ...(this.options.allowedPorts ? { allowedPorts: this.options.allowedPorts } : {}),
           timeoutMs: this.options.timeoutMs ?? WEBHOOK_TIMEOUT_MS,
         },
       );

@@ -61,6 +61,29 @@ export function loadOrCreateAdminToken(dataDir: string): { token: string; file: 
   return { token, file, created: true };
 }
 
+/** Where `npm run dev:split` keeps the WEBHOOK_SECRET_KEY of its ledger (made once, owner-only). */
+export const WEBHOOK_SECRET_KEY_FILE = 'webhook-secret-key';
+
+/**
+ * The WEBHOOK_SECRET_KEY of programs run apart on one machine (`npm run dev:split`): a ledger with DATABASE_URL needs
+ * one, and the key must stay the same across restarts, so it is made once (32 random bytes, base64) under DATA_DIR.
+ */
+export function loadOrCreateWebhookSecretKey(dataDir: string): string {
+  const file = join(dataDir, WEBHOOK_SECRET_KEY_FILE);
+  if (existsSync(file)) {
+    const stored = readFileSync(file, 'utf8').trim();
+    if (Buffer.from(stored, 'base64').length === 32) {
+      chmodSync(file, 0o600);
+      return stored;
+    }
+  }
+  mkdirSync(dataDir, { recursive: true });
+  const key = randomBytes(32).toString('base64');
+  writeFileSync(file, `${key}\n`, { mode: 0o600 });
+  chmodSync(file, 0o600);
+  return key;
+}
+
 /**
  * The environment prefix a person types before a client command so that it reaches the service started with `env`
  * (`PORT=18080 DATA_DIR=/tmp/x `), empty for the defaults.
