@@ -27,7 +27,7 @@ const gameEventBatchDecision: JsonSchema = {
 
 const gameEventBatchFailure: JsonSchema = {
   description:
-    "The event was not decided in this request: the status and error the single endpoint would have answered for it alone. A 503's error message says whether nothing was stored or the outcome is unknown; either way resend the same event.",
+    'No decision for this event in this answer: the status and error the single endpoint would have answered for it alone. 4xx: final for this payload, nothing stored. 503: the message says whether nothing was stored or the outcome is unknown; either way resend the same event (same eventId, same bytes), which answers the stored decision if one was made.',
   ...strictObject({ status: { type: 'integer', enum: [400, 404, 409, 413, 503] }, error: ref('ApiError') }),
 };
 
