@@ -11,6 +11,8 @@ export interface OpenApiFragment {
   paths: Record<string, Record<string, unknown>>;
   /** Named schemas, referenced as `#/components/schemas/<name>`. */
   schemas: Record<string, JsonSchema>;
+  /** Named responses, referenced as `#/components/responses/<name>` (beside the shared `Error<status>` ones). */
+  responses?: Record<string, unknown>;
 }
 
 export const OPENAPI_VERSION = '3.1.0';
@@ -25,10 +27,12 @@ const ERROR_STATUSES: Record<string, string> = {
   '413': 'JSON body exceeds 16,384 UTF-8 bytes.',
   '415': 'Content-Type is not application/json.',
   '429': "TOO_MANY_REQUESTS: past the developer's limits (request rate, requests in flight, rule dry-runs).",
-  '503': 'Platform disabled, or a dependency temporarily unavailable; no successful mutation is implied.',
+  '503':
+    'Platform disabled, or a dependency temporarily unavailable: the message says whether nothing was changed or ' +
+    'the outcome is unknown (docs/errors.md, "503 and what was stored").',
 };
 
-const RETRY_AFTER_HEADER = {
+export const RETRY_AFTER_HEADER = {
   description: 'Seconds to wait before retrying.',
   required: true,
   schema: { type: 'string', pattern: '^[0-9]+$' },
@@ -63,7 +67,7 @@ export function buildOpenApiDocument(fragments: OpenApiFragment[]): Record<strin
       schemas[name] = schema;
     }
   }
-  const responses = Object.fromEntries(
+  const responses: Record<string, unknown> = Object.fromEntries(
     Object.entries(ERROR_STATUSES).map(([status, description]) => [
       `Error${status}`,
       {
@@ -76,6 +80,12 @@ export function buildOpenApiDocument(fragments: OpenApiFragment[]): Record<strin
       },
     ]),
   );
+  for (const fragment of fragments) {
+    for (const [name, response] of Object.entries(fragment.responses ?? {})) {
+      if (responses[name]) throw new Error(`OpenAPI response ${name} is defined twice`);
+      responses[name] = response;
+    }
+  }
   return {
     openapi: OPENAPI_VERSION,
     info: {

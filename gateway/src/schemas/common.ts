@@ -45,9 +45,13 @@ export function dataEnvelope(schemaName: string): JsonSchema {
   return strictObject({ data: ref(schemaName) });
 }
 
-/** The error envelope of every failure (the native admission envelope, which allows extra fields, is not this). */
-export const ErrorEnvelope: JsonSchema = strictObject({
-  error: strictObject({ code: { type: 'string', minLength: 1 }, message: { type: 'string' } }),
-});
+/** The error object `{ code, message }`: inside the error envelope, and inside a batch item that failed. */
+export const ApiError: JsonSchema = {
+  description: 'A failure: `code` is stable and machine-readable (docs/errors.md), `message` is for people.',
+  ...strictObject({ code: { type: 'string', minLength: 1 }, message: { type: 'string' } }),
+};
 
-export const commonSchemas: Record<string, JsonSchema> = { ErrorEnvelope };
+/** The error envelope of every failure (the native admission envelope, which allows extra fields, is not this). */
+export const ErrorEnvelope: JsonSchema = strictObject({ error: ref('ApiError') });
+
+export const commonSchemas: Record<string, JsonSchema> = { ApiError, ErrorEnvelope };

@@ -9,17 +9,26 @@ import {
 } from '#runtime/contracts/ingest-shapes.ts';
 import type { OpenApiFragment } from '../openapi.ts';
 import { dataEnvelope, strictObject } from './common.ts';
-import type { JsonSchema } from './json-schema.ts';
+import { type JsonSchema, ref } from './json-schema.ts';
 
-/** One event's result in a batch: the single endpoint's answer to that event alone, its status beside it. */
+/** One event's result in a batch: the single endpoint's answer to that event alone, its status beside it. Both
+ * variants and the error object are named schemas, so that client generators give each its own model. */
 const gameEventBatchResult: JsonSchema = {
-  oneOf: [
-    strictObject({ status: { const: 200 }, data: { $ref: '#/components/schemas/GameEventResult' } }),
-    strictObject({
-      status: { type: 'integer', enum: [400, 404, 409, 413, 503] },
-      error: strictObject({ code: { type: 'string', minLength: 1 }, message: { type: 'string' } }),
-    }),
-  ],
+  description:
+    "One event's result, in input order: GameEventBatchDecision (status 200) or GameEventBatchFailure (status 4xx or 503).",
+  oneOf: [ref('GameEventBatchDecision'), ref('GameEventBatchFailure')],
+};
+
+const gameEventBatchDecision: JsonSchema = {
+  description:
+    'The event was decided (accepted or rejected, or a replay of the stored decision): the 200 body of the single endpoint.',
+  ...strictObject({ status: { const: 200 }, data: ref('GameEventResult') }),
+};
+
+const gameEventBatchFailure: JsonSchema = {
+  description:
+    'No decision for this event in this answer: the status and error the single endpoint would have answered for it alone. 4xx: final for this payload, nothing stored. 503: the message says whether nothing was stored or the outcome is unknown; either way resend the same event (same eventId, same bytes), which answers the stored decision if one was made.',
+  ...strictObject({ status: { type: 'integer', enum: [400, 404, 409, 413, 503] }, error: ref('ApiError') }),
 };
 
 export const ingestSchemas: Record<string, JsonSchema> = {
@@ -29,6 +38,8 @@ export const ingestSchemas: Record<string, JsonSchema> = {
     events: { type: 'array', minItems: 1, maxItems: 100, items: { $ref: '#/components/schemas/GameEventInput' } },
   }),
   GameEventBatchResult: gameEventBatchResult,
+  GameEventBatchDecision: gameEventBatchDecision,
+  GameEventBatchFailure: gameEventBatchFailure,
   GameEventBatchResults: strictObject({
     results: {
       type: 'array',

@@ -2,7 +2,7 @@
 // approval for native apps, player reads. The schemas are the ones the links edge validates requests with and its
 // tests validate responses with.
 import { linkSchemas } from '#runtime/contracts/link-shapes.ts';
-import type { OpenApiFragment } from '../openapi.ts';
+import { type OpenApiFragment, RETRY_AFTER_HEADER } from '../openapi.ts';
 import { dataEnvelope } from './common.ts';
 import { type JsonSchema, ref } from './json-schema.ts';
 
@@ -27,54 +27,85 @@ const secretKeyErrors = {
   '403': 'secret_key_required: a public key.',
 };
 
-// The native admission envelope allows extra fields (minBuild with CLIENT_UPDATE_REQUIRED).
-const nativeAdmissionError = {
-  description: 'A native admission denial; the error object may carry extra fields.',
-  content: {
-    'application/json': {
-      schema: {
-        type: 'object',
-        additionalProperties: false,
-        required: ['error'],
-        properties: {
-          error: {
-            type: 'object',
-            required: ['code', 'message'],
-            properties: { code: { type: 'string', minLength: 1 }, message: { type: 'string' } },
-          },
-        },
+// The native admission envelope: its error object carries one extra field, `minBuild`, with CLIENT_UPDATE_REQUIRED.
+// Named schemas and named responses, so that client generators make one model of it rather than one per status
+// and route.
+const nativeSchemas: Record<string, JsonSchema> = {
+  NativeError: {
+    description:
+      'A native admission or link failure: `code` and `message` as in ApiError, and `minBuild` with ' +
+      'CLIENT_UPDATE_REQUIRED.',
+    type: 'object',
+    additionalProperties: false,
+    required: ['code', 'message'],
+    properties: {
+      code: { type: 'string', minLength: 1 },
+      message: { type: 'string' },
+      minBuild: {
+        type: 'integer',
+        minimum: 1,
+        description: 'Only with CLIENT_UPDATE_REQUIRED: the lowest X-Client-Build admitted (NATIVE_MIN_BUILD).',
       },
     },
   },
+  NativeErrorEnvelope: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['error'],
+    properties: { error: ref('NativeError') },
+  },
 };
 
-function nativeErrors(action: string, more: Record<string, string>): Record<string, unknown> {
+const NATIVE_ERROR_STATUSES: Record<string, string> = {
+  '401': 'Missing or invalid native session token.',
+  '403': 'Native admission denied (country, account, client build, device verification).',
+  '409': 'Expired or used link token, a link conflict, or a device permit of another account.',
+  '503': 'Platform disabled, or a dependency temporarily unavailable.',
+};
+
+/** `#/components/responses/NativeError<status>`: the native envelope, a 503 with Retry-After. */
+const nativeResponses: Record<string, unknown> = Object.fromEntries(
+  Object.entries(NATIVE_ERROR_STATUSES).map(([status, description]) => [
+    `NativeError${status}`,
+    {
+      description,
+      ...(status === '503' ? { headers: { 'Retry-After': RETRY_AFTER_HEADER } } : {}),
+      content: { 'application/json': { schema: ref('NativeErrorEnvelope') } },
+    },
+  ]),
+);
+
+const nativeError = (status: string, description: string) => ({
+  $ref: `#/components/responses/NativeError${status}`,
+  description,
+});
+
+function nativeErrors(afterUnknown: string, more: Record<string, string>): Record<string, unknown> {
   return {
     '400': {
       $ref: '#/components/responses/Error400',
       description:
         'INVALID_REQUEST (not JSON), invalid_link (linkToken missing, not a string of 32..200, unknown field).',
     },
-    '401': { ...nativeAdmissionError, description: 'UNAUTHORIZED, INVALID_TOKEN, INVALID_TOKEN_PAYLOAD.' },
-    '403': {
-      ...nativeAdmissionError,
-      description:
-        'GEO_BLOCKED (checked before the link token is looked at), ACCOUNT_DISABLED, CLIENT_UPDATE_REQUIRED (minBuild), DEVICE_VERIFICATION_REQUIRED.',
-    },
+    '401': nativeError('401', 'UNAUTHORIZED, INVALID_TOKEN, INVALID_TOKEN_PAYLOAD.'),
+    '403': nativeError(
+      '403',
+      'GEO_BLOCKED (checked before the link token is looked at), ACCOUNT_DISABLED, CLIENT_UPDATE_REQUIRED (minBuild), DEVICE_VERIFICATION_REQUIRED.',
+    ),
     '404': { $ref: '#/components/responses/Error404', description: 'invalid_link: no intent has this token.' },
-    '409': {
-      ...nativeAdmissionError,
-      description: `invalid_link: the token expired or was used; ${more['409']} DEVICE_ACCOUNT_CONFLICT: the device permit belongs to another account.`,
-    },
+    '409': nativeError(
+      '409',
+      `invalid_link: the token expired or was used; ${more['409']} DEVICE_ACCOUNT_CONFLICT: the device permit belongs to another account.`,
+    ),
     '413': { $ref: '#/components/responses/Error413', description: 'PAYLOAD_TOO_LARGE: body over 16,384 bytes.' },
     '415': {
       $ref: '#/components/responses/Error415',
       description: 'INVALID_CONTENT_TYPE: Content-Type is not application/json.',
     },
-    '503': {
-      ...nativeAdmissionError,
-      description: `PLATFORM_DISABLED; ACCOUNT_STATUS_UNAVAILABLE, DEVICE_AUTH_UNAVAILABLE (identity); retry_later (the ledger is unreachable, nothing was ${action}).`,
-    },
+    '503': nativeError(
+      '503',
+      `PLATFORM_DISABLED; ACCOUNT_STATUS_UNAVAILABLE, DEVICE_AUTH_UNAVAILABLE (identity); retry_later (the ledger is unreachable or did not answer in time: the message says "Nothing was changed." when that is known, otherwise the outcome is unknown; ${afterUnknown}).`,
+    ),
   };
 }
 
@@ -103,7 +134,8 @@ const playerRead = (operationId: string, summary: string, parameters: unknown[])
 });
 
 export const linksOpenApi: OpenApiFragment = {
-  schemas: linkSchemas as unknown as Record<string, JsonSchema>,
+  schemas: { ...(linkSchemas as unknown as Record<string, JsonSchema>), ...nativeSchemas },
+  responses: nativeResponses,
   paths: {
     '/api/game-sdk/v2/link-intents': {
       post: {
@@ -149,7 +181,9 @@ export const linksOpenApi: OpenApiFragment = {
         requestBody: body('InspectLinkIntent', 'The token; unknown fields rejected.'),
         responses: {
           ...ok('LinkInspection', 'The pending intent.'),
-          ...nativeErrors('changed', { '409': 'already_linked: the player was linked meanwhile;' }),
+          ...nativeErrors('inspecting changes nothing, so retry', {
+            '409': 'already_linked: the player was linked meanwhile;',
+          }),
         },
       },
     },
@@ -165,9 +199,14 @@ export const linksOpenApi: OpenApiFragment = {
         requestBody: body('ApproveLinkIntent', 'The token; unknown fields rejected.'),
         responses: {
           ...ok('LinkApproval', 'Linked.'),
-          ...nativeErrors('linked', {
-            '409': 'already_linked: the player is linked, or this account is linked to another player of the game;',
-          }),
+          ...nativeErrors(
+            'the player may have been linked: retry with the same token; a 409 invalid_link then says the token is ' +
+              'used or expired, and the game server reads the player (GET /api/game-sdk/v2/players/{playerId}) to ' +
+              'see whether it is linked',
+            {
+              '409': 'already_linked: the player is linked, or this account is linked to another player of the game;',
+            },
+          ),
         },
       },
     },

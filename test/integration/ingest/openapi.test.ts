@@ -71,6 +71,23 @@ describe('/openapi.json for the game SDK ingest endpoints', () => {
     const answer = await api(system.url, 'POST', path, { token: world.key.value, body: { events } });
     expect(answer.body.data.results.map((r: { status: number }) => r.status)).toEqual([200, 400, 404]);
     expect(schemas.compile(batch.responses['200'].content['application/json'].schema)(answer.body)).toBe(true);
+    // Each item is one of two named schemas (client generators make one model of each), the error object named too.
+    expect(doc.components.schemas.GameEventBatchResult.oneOf).toEqual([
+      { $ref: '#/components/schemas/GameEventBatchDecision' },
+      { $ref: '#/components/schemas/GameEventBatchFailure' },
+    ]);
+    expect(doc.components.schemas.GameEventBatchFailure.properties.error).toEqual({
+      $ref: '#/components/schemas/ApiError',
+    });
+    expect(doc.components.schemas.ErrorEnvelope.properties.error).toEqual({ $ref: '#/components/schemas/ApiError' });
+    const [decided, invalid, unknown] = answer.body.data.results;
+    expect(schemas.named('GameEventBatchDecision')(decided)).toBe(true);
+    expect(schemas.named('GameEventBatchFailure')(decided)).toBe(false);
+    for (const failed of [invalid, unknown]) {
+      expect(schemas.named('GameEventBatchFailure')(failed)).toBe(true);
+      expect(schemas.named('GameEventBatchDecision')(failed)).toBe(false);
+      expect(schemas.named('ApiError')(failed.error)).toBe(true);
+    }
   });
 
   it('describes occurredAt exactly: the served pattern accepts what the server accepts, and only that', async () => {

@@ -98,4 +98,28 @@ describe('/openapi.json: linking', () => {
     expect(validate({ data: { playerId, gameId: game.gameId, linked: true, mode: 'sandbox', extra: 1 } })).toBe(false);
     expect(await intent(system, game)).toBeDefined();
   });
+
+  it("the native routes' admission errors are named responses of one named envelope, which real answers match", async () => {
+    for (const path of [INSPECT, APPROVE]) {
+      for (const status of ['401', '403', '409', '503']) {
+        expect(doc.paths[path].post.responses[status].$ref).toBe(`#/components/responses/NativeError${status}`);
+      }
+    }
+    for (const status of ['401', '403', '409', '503']) {
+      expect(doc.components.responses[`NativeError${status}`].content['application/json'].schema).toEqual({
+        $ref: '#/components/schemas/NativeErrorEnvelope',
+      });
+    }
+    expect(Object.keys(doc.components.responses.NativeError503.headers)).toEqual(['Retry-After']);
+    const served = new SchemaSet(doc.components.schemas);
+    const envelope = served.named('NativeErrorEnvelope');
+    const session = await nativeSession(system);
+    const noSession = await api(system.url, 'POST', INSPECT, { body: { linkToken: 'x'.repeat(40) } });
+    const geoBlocked = await native(system, INSPECT, { ...session, headers: {} }, { linkToken: 'x'.repeat(40) });
+    expect([noSession.status, geoBlocked.status]).toEqual([401, 403]);
+    for (const answer of [noSession, geoBlocked]) expect(envelope(answer.body)).toBe(true);
+    expect(envelope({ error: { code: 'CLIENT_UPDATE_REQUIRED', message: 'm', minBuild: 10 } })).toBe(true);
+    expect(envelope({ error: { code: 'CLIENT_UPDATE_REQUIRED', message: 'm' }, extra: 1 })).toBe(false);
+    expect(envelope({ error: { code: 'GEO_BLOCKED', message: 'm', extra: 1 } })).toBe(false);
+  });
 });
