@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { createLoadIdentity } from '../../load/lib/identity.ts';
+import { createLoadIdentity, type LoadIdentity } from '../../load/lib/identity.ts';
 import { type Availability, availabilityOf } from './availability.ts';
 import {
   CHECK,
@@ -31,6 +31,7 @@ import { createFixtures, type Fixtures, REWARD_CREDITS } from './fixtures.ts';
 import { buildHistories, checkerBinary, checkHistories, fundGame, readGames } from './history.ts';
 import { pool, type RunningLoad, type SentRequest, send, startLoad } from './load.ts';
 import type { Drop } from './netns.ts';
+import { RESTORE_TOPOLOGY, runRestoreDrill } from './restore.ts';
 import {
   DEFAULT_TOPOLOGY,
   describeTopology,
@@ -115,6 +116,11 @@ interface Fault {
   settle?(book: CheckBook, client: pg.Client): Promise<string>;
   /** Undoes `prepare` (always, after the phase's checks). */
   cleanUp?(): Promise<void>;
+  /**
+   * A phase of its own instead of the common one (the restore: the database goes back in time, so the answers of
+   * the load are checked against what a restore to T must keep and drop, not against the rows).
+   */
+  run?: 'restore';
 }
 
 const isBad = (r: SentRequest) => r.failure !== undefined || (r.answer!.status !== 200 && r.answer!.status !== 409);
@@ -509,6 +515,17 @@ const FAULTS: Fault[] = [
     LONG_CUT_MS,
     (s) => [{ port: s.natsPort, direction: 'both' }],
   ),
+  {
+    id: 'restore',
+    title:
+      'the primary and its standby lost: PostgreSQL restored by pgBackRest to a time T (full + incremental backup, archived WAL) into a new data directory, the programs started on it',
+    topology: RESTORE_TOPOLOGY,
+    run: 'restore',
+    async inject() {
+      throw new Error('the restore runs as a phase of its own');
+    },
+    recoveryBoundMs: null,
+  },
 ];
 
 /**
@@ -873,6 +890,87 @@ async function runPhase(
   };
 }
 
+/** The restore drill (test/faults/restore.ts) as a phase of the table. */
+async function runRestorePhase(
+  system: FaultSystem,
+  fixtures: Fixtures,
+  fault: Fault,
+  settings: Settings,
+  identity: LoadIdentity,
+  adminToken: string,
+): Promise<PhaseSummary> {
+  const book = new CheckBook();
+  log(`${fault.id}: ${fault.title}`);
+  const startedAt = Date.now();
+  try {
+    const result = await runRestoreDrill(system, fixtures, book, {
+      rate: settings.rate,
+      inFlight: settings.inFlight,
+      duplicates: settings.duplicates,
+      conflicts: settings.conflicts,
+      timeoutMs: CLIENT_TIMEOUT_MS,
+      identity,
+      adminToken,
+      log,
+    });
+    book.pass(CHECK_INJECTED);
+    const count = <T>(items: T[], key: (item: T) => string) => {
+      const counts: Record<string, number> = {};
+      for (const item of items) counts[key(item)] = (counts[key(item)] ?? 0) + 1;
+      return counts;
+    };
+    const requests = result.requests;
+    return {
+      fault: fault.id,
+      title: fault.title,
+      note: `${result.note}; the phase took ${((Date.now() - startedAt) / 1000).toFixed(0)} s`,
+      sent: count(requests, (r) => r.kind),
+      skipped: 0,
+      answers: count(requests, (r) => (r.failure ? 'no answer' : String(r.answer!.status))),
+      decisions: count(
+        requests.filter((r) => decisionOf(r)),
+        (r) => decisionOf(r)!.reason ?? decisionOf(r)!.status,
+      ),
+      unavailable: count(
+        requests.filter((r) => r.answer?.status === 503),
+        (r) => classifyUnavailableMessage(errorOf(r)?.message ?? ''),
+      ),
+      faultMs: result.endedAt - result.faultAt,
+      unavailableMs: result.outageMs,
+      recoveredAfterEndMs: 0,
+      retries: {
+        count: result.retries.length,
+        ok: result.retries.filter((r) => decisionOf(r)?.replayed === false).length,
+      },
+      replays: {
+        count: result.replays.length,
+        ok: result.replays.filter((r) => decisionOf(r)?.replayed === true).length,
+      },
+      invariants: result.invariants,
+      checks: [...book.results].map(([name, r]) => ({ name, ...r })),
+      availability: {
+        phaseShare: null,
+        faultShare: null,
+        firstOkAfterEndMs: null,
+        staleTransactions: 0,
+        staleLatestMs: null,
+      },
+      outageMs: result.outageMs,
+      checker: { registers: 0, banks: 0, failed: 0 },
+    };
+  } catch (error) {
+    const message = (error as Error).message.split('\n')[0]!;
+    log(`${fault.id}: the drill failed: ${message}`);
+    const summary = notRun(fault, message);
+    summary.note = `the drill failed: ${message}`;
+    summary.checks = [
+      ...[...book.results].map(([name, r]) => ({ name, ...r })),
+      { name: CHECK_INJECTED, passed: 0, failed: 1, examples: [message] },
+    ];
+    return summary;
+  }
+}
+
 /** The row of a fault whose service did not start. */
 function notRun(fault: Fault | undefined, message: string): PhaseSummary {
   return {
@@ -1064,10 +1162,13 @@ async function main(): Promise<void> {
       };
       let unresolved: SentRequest[] = [];
       for (const fault of group.faults) {
-        const phase = await runPhase(system, fixtures, connect, fault, settings, {
-          developerToken: identity.developerToken,
-          unresolved,
-        });
+        const phase =
+          fault?.run === 'restore'
+            ? await runRestorePhase(system, fixtures, fault, settings, identity, adminToken)
+            : await runPhase(system, fixtures, connect, fault, settings, {
+                developerToken: identity.developerToken,
+                unresolved,
+              });
         unresolved = phase.unresolved ?? [];
         delete phase.unresolved;
         const failed = phase.checks.filter((c) => c.failed > 0).length;

@@ -13,6 +13,7 @@ import { migrate } from '#runtime/db/database.ts';
 import { identityMigrations } from '../../services/identity-admission/src/migrations/index.ts';
 import { type StartedHaproxy, startHaproxy } from '../../services/launcher/tools/haproxy.ts';
 import { type NatsCluster, startNatsCluster } from '../../services/launcher/tools/nats-cluster.ts';
+import { createPgBackRest, type PgBackRest } from '../../services/launcher/tools/pgbackrest.ts';
 import {
   EDGES,
   type ProgramName as LauncherProgramName,
@@ -74,6 +75,12 @@ export interface FaultTopology {
    */
   ledgerNamespaces?: number;
   delayProxy?: boolean;
+  /**
+   * pgBackRest with a local repository (services/launcher/tools/pgbackrest.ts): the server archives its WAL there
+   * (archive_command, archive_timeout `ARCHIVE_TIMEOUT_SECONDS`) and records commit times; `backups` takes backups and
+   * restores to a point in time.
+   */
+  backups?: boolean;
 }
 
 export const DEFAULT_TOPOLOGY: FaultTopology = { database: 'direct', nats: 'single', replicas: 1, balancer: false };
@@ -104,6 +111,9 @@ export const BALANCER_CHECK_INTERVAL_MS = 500;
 /** SHUTDOWN_DRAIN_MS of the edges behind the balancer: unready but serving for longer than the balancer takes to see it. */
 export const EDGE_DRAIN_MS = 1_500;
 
+/** archive_timeout of the `backups` topology's server: short, so that the drill's target time is archived soon. */
+export const ARCHIVE_TIMEOUT_SECONDS = 5;
+
 export function describeTopology(t: FaultTopology): string {
   const database = {
     direct: 'PostgreSQL',
@@ -111,11 +121,12 @@ export function describeTopology(t: FaultTopology): string {
     'auto-failover': 'a pg_auto_failover formation (multi-host DATABASE_URL)',
   }[t.database];
   const nats = t.nats === 'cluster' ? 'a 3-node NATS cluster' : 'nats-server';
+  const backups = t.backups ? ` archiving its WAL to pgBackRest (archive_timeout ${ARCHIVE_TIMEOUT_SECONDS} s)` : '';
   const programs = t.replicas === 1 ? 'the five programs' : `${t.replicas} replicas of each program`;
   const namespaces = t.ledgerNamespaces
     ? `, ${t.ledgerNamespaces === 1 ? 'the ledger' : `${t.ledgerNamespaces} ledgers`} in network namespaces of their own${t.delayProxy ? ' behind a delay proxy' : ''}`
     : '';
-  return `${database}, ${nats}, ${programs}${t.balancer ? ' (edges behind HAProxy)' : ''}${namespaces}`;
+  return `${database}${backups}, ${nats}, ${programs}${t.balancer ? ' (edges behind HAProxy)' : ''}${namespaces}`;
 }
 
 export interface FaultSystem {
@@ -152,6 +163,8 @@ export interface FaultSystem {
   rollingRestart(log: (line: string) => void): Promise<string>;
   /** The PgBouncer process (to signal it); undefined without one. */
   bouncerPid(): number | undefined;
+  /** The pgBackRest repository of the `backups` topology. */
+  backups?: PgBackRest;
   /** The ledgers' namespaces (index i: ledger replica i), the servers' ports and the delay proxies, when partitioned. */
   partitions?: Partitions;
   natsPort: number;
@@ -196,6 +209,7 @@ export async function startFaultSystem(options: FaultSystemOptions): Promise<Fau
   let balancer: StartedHaproxy | undefined;
   let partitions: Partitions | undefined;
   const delayProxies: DelayProxy[] = [];
+  let backups: PgBackRest | undefined;
 
   const stop = async () => {
     await balancer?.stop();
@@ -244,14 +258,24 @@ export async function startFaultSystem(options: FaultSystemOptions): Promise<Fau
       log(`formation ready: DATABASE_URL ${databaseUrl}`);
     } else {
       log('starting PostgreSQL (initdb; fsync, synchronous_commit and full_page_writes on)');
+      if (topology.backups) {
+        const made = createPgBackRest({ archiveTimeoutSeconds: ARCHIVE_TIMEOUT_SECONDS });
+        backups = made;
+        cleanups.push(async () => made.remove());
+      }
       const started = await startPostgres({
         durable: true,
+        ...(backups ? { settings: backups.serverSettings } : {}),
         ...(partitions
           ? { listen: { addresses: [partitions.serversAddress], clientNetworks: [partitions.network] } }
           : {}),
       });
       postgres = started;
       cleanups.push(started.stop);
+      if (backups) {
+        await backups.attach(started);
+        log('pgBackRest: stanza created, WAL archiving checked');
+      }
       const admin = new pg.Client({ connectionString: started.url });
       await admin.connect();
       await admin.query(`create database ${databaseName}`);
@@ -420,6 +444,7 @@ export async function startFaultSystem(options: FaultSystemOptions): Promise<Fau
       },
       bouncerPid: () => (bouncer ? findProcessIn(dirname(bouncer.logPath), 'pgbouncer') : undefined),
       ...(partitions ? { partitions } : {}),
+      ...(backups ? { backups } : {}),
       natsPort,
       delayProxies,
       stop,

@@ -1,7 +1,8 @@
 // The decisions' outbox rows (migration 0015) on real PostgreSQL: ledger.record_events writes one row of (endpoint,
 // decision) pairs per call, in the decisions' transaction, for exactly the enabled endpoints subscribed to each fresh
 // decision's status; two ledger replicas making messages of them at once make each message exactly once; an
-// endpoint deleted before its pairs were made into messages gets none.
+// endpoint deleted before its pairs were made into messages gets none; a row made into messages again (after a
+// restore of the database to before it was) gives each message the id it had.
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { pino } from 'pino';
 import { Database, migrate } from '#runtime/db/database.ts';
@@ -150,5 +151,36 @@ describe('the decisions webhook outbox rows', () => {
         due: true,
       },
     ]);
+  });
+
+  it('gives a message the same id when its row is made into messages again (a restore to before it was made)', async () => {
+    const [a] = worlds as [EventWorld, EventWorld];
+    const [decided] = await events.recordEvents([event(a, true)]);
+    const decisionId = (decided as { decision: { id: string } }).decision.id;
+    const [row] = await sql<{ created_at: Date; endpoint_ids: string[]; decision_ids: string[] }>(
+      url,
+      `select created_at, endpoint_ids, decision_ids from ledger.webhook_decision_batches`,
+    );
+    const repository = new WebhookRepository(replicas[0]!);
+    const ids = () =>
+      sql<{ id: string; endpoint_id: string }>(
+        url,
+        `select id, endpoint_id from ledger.webhook_messages where decision_id = $1 order by endpoint_id`,
+        [decisionId],
+      );
+    expect(await repository.expandDecisionBatches(10)).toBe(1);
+    const first = await ids();
+    expect(first).toHaveLength(1);
+    // A version 8 UUID (RFC 9562), variant 10xx: a function of the endpoint and the decision, not a random one.
+    expect(first[0]!.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    // The database as it was before the row was made into messages: the message gone, the row back.
+    await sql(url, `delete from ledger.webhook_messages where decision_id = $1`, [decisionId]);
+    await sql(
+      url,
+      `insert into ledger.webhook_decision_batches (created_at, endpoint_ids, decision_ids) values ($1, $2, $3)`,
+      [row!.created_at, row!.endpoint_ids, row!.decision_ids],
+    );
+    expect(await repository.expandDecisionBatches(10)).toBe(1);
+    expect(await ids()).toEqual(first);
   });
 });

@@ -306,7 +306,10 @@ export class WebhookRepository {
    * Makes the messages of the oldest `batchesMax` rows of decision pairs that ledger.record_events wrote
    * (migration 0015) and deletes those rows, in one statement: each message exactly once, whichever replica does it
    * (FOR UPDATE SKIP LOCKED), created at its call's time and due then. A pair whose endpoint was deleted meanwhile
-   * makes nothing (the endpoint's messages would have gone with it). The number of rows made into messages.
+   * makes nothing (the endpoint's messages would have gone with it). A message's id is a function of its endpoint and
+   * decision (the first 122 bits of SHA-256 of both ids, as a version 8 UUID): made again from the same row, after a
+   * restore to a time before it was made, it gets the id its receiver may already have seen (docs/operations.md,
+   * "Restoring"). The number of rows made into messages.
    */
   async expandDecisionBatches(batchesMax: number): Promise<number> {
     const rows = await this.db.transaction((em) =>
@@ -319,12 +322,15 @@ export class WebhookRepository {
          made as (
            insert into ledger.webhook_messages (id, endpoint_id, game_id, event_type, decision_id, created_at,
                retry_started_at, next_attempt_at)
-             select gen_random_uuid(), w.id, w.game_id, 'decision.' || d.status, d.id, b.created_at, b.created_at,
-                    b.created_at
+             select overlay(overlay(k.h placing '8' from 13)
+                      placing substr('89ab', get_byte(decode(k.h, 'hex'), 8) % 4 + 1, 1) from 17)::uuid,
+                    w.id, w.game_id, 'decision.' || d.status, d.id, b.created_at, b.created_at, b.created_at
                from batches b
                cross join lateral unnest(b.endpoint_ids, b.decision_ids) as p(endpoint_id, decision_id)
                join ledger.webhook_endpoints w on w.id = p.endpoint_id
                join ledger.events d on d.id = p.decision_id and d.game_id = w.game_id
+               cross join lateral (select left(encode(sha256(convert_to(w.id::text || '/' || d.id::text, 'UTF8')),
+                 'hex'), 32) as h) k
              order by b.created_at, d.created_at, d.id)
          select count(*)::int as batches from batches`,
         [batchesMax],
