@@ -157,6 +157,9 @@ class CopyBudget {
 const COPY_TOKENS_MAX = 100;
 const COPY_TOKENS_PER_ANSWER = 1;
 
+/** How long a subscription's flush waits for a dropped connection to come back (flushLive). */
+const FLUSH_RECONNECT_WAIT_MS = 30_000;
+
 /** Back-off between tries of an undelivered request: 25, 50, 100, 200, 400 ms, then 400 ms. */
 function undeliveredBackoffMs(attempt: number): number {
   return Math.min(400, 25 * 2 ** attempt);
@@ -493,7 +496,7 @@ export class NatsTransport implements Transport {
       });
     }
     // The subscriptions are live on the server once a flush returns: only then is the service reachable.
-    await this.nc.flush();
+    await this.flushLive();
     logger.info({ service: name, endpoints: definition.endpoints.length }, 'serving on NATS');
     const served: ServedService = {
       stop: async () => {
@@ -549,12 +552,32 @@ export class NatsTransport implements Transport {
       },
     });
     // Live on the server once a flush returns: a notice published after this resolves reaches the subscription.
-    await this.nc.flush();
+    await this.flushLive();
     return {
       unsubscribe: () => {
         if (!subscription.isClosed()) subscription.unsubscribe();
       },
     };
+  }
+
+  /**
+   * A flush that outlives a dropped connection: the client sends every subscription again when it reconnects, so a
+   * flush that failed with the connection (a start whose event loop was busy loading code for longer than the
+   * server's pings allow, on a loaded machine) is made again once it is back, for up to FLUSH_RECONNECT_WAIT_MS.
+   */
+  private async flushLive(): Promise<void> {
+    const deadline = performance.now() + FLUSH_RECONNECT_WAIT_MS;
+    for (;;) {
+      try {
+        await this.nc.flush();
+        return;
+      } catch (error) {
+        if (this.nc.isClosed() || performance.now() >= deadline) throw error;
+        this.options.logger.warn({ err: error }, 'NATS flush failed with the connection: waiting for it to come back');
+        if (this.connected) await new Promise((resolve) => setTimeout(resolve, 100));
+        else await this.waitForReconnect(deadline);
+      }
+    }
   }
 
   isReady(): boolean {
