@@ -75,7 +75,7 @@ export const DEVELOPER_LIMIT_DEFAULTS: DeveloperLimitSettings = {
   burst: 100,
   inFlightMax: 16,
   simulationsPerDeveloperMax: 1,
-  simulationsMax: 2,
+  simulationsMax: 4,
 };
 
 /** Developers held before idle ones are forgotten. */

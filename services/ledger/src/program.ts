@@ -18,6 +18,7 @@ import {
   RetentionScheduler,
 } from './retention/index.ts';
 import { simulationEndpoints } from './simulation/endpoints.ts';
+import { SIMULATIONS_PER_LEDGER_DEFAULT, SIMULATIONS_PER_ORGANIZATION_DEFAULT } from './simulation/simulation.ts';
 import { parseAllowedPorts } from './webhooks/addresses.ts';
 import { webhookReadEndpoints } from './webhooks/endpoints.ts';
 import { WebhookRepository } from './webhooks/repository.ts';
@@ -31,6 +32,9 @@ export interface LedgerConfig {
   eventGroupKeysMax: number;
   /** SIMULATE_RULE_MAX_EVENTS: the most stored decisions one rule dry-run (simulateRule) replays. */
   simulateRuleMaxEvents: number;
+  /** SIMULATE_RULE_PER_ORGANIZATION_MAX, SIMULATE_RULE_LEDGER_MAX: dry-runs at once (simulation/simulation.ts). */
+  simulationsPerOrganizationMax: number;
+  simulationsMax: number;
   /** Seconds between runs of the retention clean-up; 0 turns it off. */
   retentionIntervalSeconds: number;
   /** Most rows the retention clean-up removes per table in one run. */
@@ -95,6 +99,12 @@ export const ledger = stateOwner<LedgerConfig>({
         min: 1,
         max: 1_000_000,
       }),
+      simulationsPerOrganizationMax: reader.int(
+        'SIMULATE_RULE_PER_ORGANIZATION_MAX',
+        SIMULATIONS_PER_ORGANIZATION_DEFAULT,
+        { min: 1, max: 100 },
+      ),
+      simulationsMax: reader.int('SIMULATE_RULE_LEDGER_MAX', SIMULATIONS_PER_LEDGER_DEFAULT, { min: 1, max: 1_000 }),
       retentionIntervalSeconds: reader.int('LEDGER_RETENTION_INTERVAL_SECONDS', RETENTION_INTERVAL_SECONDS_DEFAULT, {
         min: 0,
         max: 86_400,
@@ -191,7 +201,12 @@ export const ledger = stateOwner<LedgerConfig>({
             ...linkEndpoints(deps),
             ...simulationEndpoints(
               { database, logger: deps.logger },
-              { rateLimitPerMinute: config.eventRateLimitPerMinute, maxEvents: config.simulateRuleMaxEvents },
+              {
+                rateLimitPerMinute: config.eventRateLimitPerMinute,
+                maxEvents: config.simulateRuleMaxEvents,
+                perOrganizationMax: config.simulationsPerOrganizationMax,
+                max: config.simulationsMax,
+              },
             ),
           ],
         },

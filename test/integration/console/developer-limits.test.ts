@@ -16,7 +16,7 @@ import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import { REFUSALS_BEFORE_HOLD } from '../../../gateway/src/auth/developer-limits.ts';
 import { CLOCK_TOLERANCE_SECONDS } from '../../../services/identity-admission/src/sessions/token-verifier.ts';
-import { CONSOLE, RECORDS, subjectOf, world } from '../../support/console.ts';
+import { addMember, CONSOLE, developer, RECORDS, subjectOf, world } from '../../support/console.ts';
 import { programMetric } from '../../support/ingest.ts';
 import { DECISIONS, liveClient, liveSubscriptions, subscribeDecisions, until } from '../../support/live.ts';
 import {
@@ -279,7 +279,10 @@ describe('developer limits: a small bucket (1 token a second, bursts of 20)', ()
 describe('rule dry-runs: one per developer, two per gateway process, refused past them', () => {
   let system: TestSystem;
   beforeAll(async () => {
-    system = await startTestSystem({ env: DEFAULT_LIMITS });
+    // The gateway's bound at two (its default is four), and the ledger's above it: the gateway's refusal is tested.
+    system = await startTestSystem({
+      env: { ...DEFAULT_LIMITS, SIMULATE_RULE_IN_FLIGHT_MAX: '2', SIMULATE_RULE_LEDGER_MAX: '10' },
+    });
   });
   afterAll(() => system?.stop());
 
@@ -344,6 +347,62 @@ describe('rule dry-runs: one per developer, two per gateway process, refused pas
     const again = await simulate(system, (developers[2] as { token: string }).token, input(2));
     expect(again.status).toBe(200);
     expect(again.body.errors).toBeUndefined();
+  }, 120_000);
+});
+
+describe("rule dry-runs: one organization's developers never take another organization's slot", () => {
+  let system: TestSystem;
+  beforeAll(async () => {
+    system = await startTestSystem({ env: DEFAULT_LIMITS });
+  });
+  afterAll(() => system?.stop());
+
+  it("a second dry-run of one organization gets 429; another organization's runs beside the first", async () => {
+    const owner = await developer(system);
+    const colleague = await developer(system);
+    const outsider = await developer(system);
+    const ours = await world(system, owner.token);
+    await addMember(system, owner.token, ours.organizationId, colleague, 'admin');
+    const theirs = await world(system, outsider.token);
+    const input = (gameId: string) => ({
+      gameId,
+      eventType: 'level_complete',
+      rewardCredits: 5,
+      dailyPlayerCapCredits: 100,
+      active: true,
+      from: new Date(Date.now() - 86_400_000).toISOString(),
+      to: new Date().toISOString(),
+    });
+    const lock = new pg.Client({ connectionString: system.databaseUrl });
+    await lock.connect();
+    const waiting = async () =>
+      (
+        await lock.query<{ n: number }>(
+          `select count(*)::int as n from pg_stat_activity
+            where datname = current_database() and wait_event_type = 'Lock' and pid <> pg_backend_pid()`,
+        )
+      ).rows[0]?.n ?? 0;
+    let held: Array<Promise<Awaited<ReturnType<typeof simulate>>>> = [];
+    try {
+      await lock.query('begin');
+      await lock.query('lock table ledger.events in access exclusive mode');
+      held = [simulate(system, owner.token, input(ours.gameId))];
+      await until(async () => (await waiting()) >= 1, "the organization's first dry-run to be running");
+      // The organization's second developer: refused by the ledger's bound per organization.
+      const second = await simulate(system, colleague.token, input(ours.gameId));
+      expect(second.body.errors?.[0]?.extensions).toMatchObject({ code: 'TOO_MANY_REQUESTS', status: 429 });
+      expect(second.body.errors?.[0]?.message).toMatch(/organization/);
+      // Another organization's dry-run is not refused: it runs beside the first.
+      held.push(simulate(system, outsider.token, input(theirs.gameId)));
+      await until(async () => (await waiting()) >= 2, "the other organization's dry-run to be running");
+    } finally {
+      await lock.query('rollback').catch(() => undefined);
+      await lock.end();
+    }
+    for (const answer of await Promise.all(held)) {
+      expect(answer.body.errors).toBeUndefined();
+      expect(answer.body.data.simulateRule.considered).toBe(0);
+    }
   }, 120_000);
 });
 
