@@ -1,4 +1,4 @@
-// npm run check: no program imports another (issue 28). Each program is a folder (gateway/src, services/<name>/src);
+// npm run check: no program imports another. Each program is a folder (gateway/src, services/<name>/src);
 // what two programs share lives in services/runtime (imported as #runtime/...). Fails when shipped code of one
 // program imports a file of another, when anything under load/ imports test/, or when a shipped program imports
 // test/ or load/, or when anything but the tests and load/ imports the launcher's development tools

@@ -1,4 +1,4 @@
-// npm run check: the event path's limits are spelled once (services/runtime/src/contracts/event-limits.ts, issue 28).
+// npm run check: the event path's limits are spelled once (services/runtime/src/contracts/event-limits.ts).
 // Fails when the chart's values.schema.json bounds or values.yaml defaults, or the literals of the SQL (the
 // record_events call bound, the occurredAt window, the hash lengths and the metadata size of the tables' CHECK
 // constraints), differ from EVENT_LIMITS, or when shipped TypeScript defines one of these limits again under a name

@@ -1,4 +1,4 @@
-// npm run check: one place for each rule (issue 13). Fails when a rule literal of the API document's vocabulary
+// npm run check: one place for each rule. Fails when a rule literal of the API document's vocabulary
 // (services/runtime/src/contracts/vocabulary.ts, the UUID rule in services/runtime/src/validation/uuid.ts) is spelled
 // anywhere else in the shipped code, and when the GraphQL schema's enumerations differ from the vocabulary.
 //

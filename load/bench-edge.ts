@@ -1,4 +1,4 @@
-// npm run bench:edge (issue 41, item 4): the edge's CPU per event in batch mode, a figure that does not need a quiet
+// npm run bench:edge: the edge's CPU per event in batch mode, a figure that does not need a quiet
 // machine. The five programs run as separate processes on real PostgreSQL and NATS (as npm run bench); a closed loop
 // of --in-flight batch requests of --batch-size fresh events (one game each, the k6 batch scenario's bodies) posts
 // --batches batches to POST /api/game-sdk/v2/events/batch after --warmup ones, and the ingest process's CPU time

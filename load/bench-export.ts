@@ -1,4 +1,4 @@
-// npm run bench:export: the decision export's rate and memory (issue 43 item 5). The five programs run as separate
+// npm run bench:export: the decision export's rate and memory. The five programs run as separate
 // processes on real PostgreSQL and NATS (load/lib/system.ts); one game gets N decisions (written in SQL, one
 // statement), a developer of its organization exports them once as NDJSON (and once as CSV), reading the stream as
 // fast as it comes; printed: decisions, seconds, decisions/s, MiB/s, and the gateway's and the ledger's RSS idle

@@ -1,4 +1,4 @@
-// npm run bench:fair (issue 44, item 3): one game's flood must not take another game's share. Game B posts events at
+// npm run bench:fair: one game's flood must not take another game's share. Game B posts events at
 // a steady rate (open model) alone, then beside game A's flood (a closed loop of many requests always in flight, in a
 // child process of its own so that its load does not delay B's clock); B's latency percentiles are printed for both,
 // with their ratio, A's completed rate and the machine's load average. The five programs run as separate processes

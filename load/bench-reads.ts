@@ -1,5 +1,5 @@
-// npm run bench:reads: what a developer's console reads cost as other tenants' and its own decisions pile up
-// (issue 44 item 2). A developer (organization 1: two games, twenty players, ten of them linked, and its first 1,000
+// npm run bench:reads: what a developer's console reads cost as other tenants' and its own decisions pile up.
+// A developer (organization 1: two games, twenty players, ten of them linked, and its first 1,000
 // decisions, so that every page it reads is full) reads its snapshot and its records pages through the ledger's
 // operation (ConsoleQueries, what the ledger's NATS handler calls) on three databases: (1) nothing else, (2) plus
 // 5,000,000 decisions of 1,000 other organizations, (3) plus 200,000 more of its own. Each read is called on the

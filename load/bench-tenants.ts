@@ -1,4 +1,4 @@
-// npm run bench:tenants: tenant isolation at the gateway (issue 44). One developer (the victim) reads its snapshot
+// npm run bench:tenants: tenant isolation at the gateway. One developer (the victim) reads its snapshot
 // at the web console's pace while another (the attacker, a valid account) floods: reads, rule dry-runs, reconnects.
 // Prints the victim's snapshot latency per phase next to its latency alone, and what the attacker got.
 import { fork } from 'node:child_process';

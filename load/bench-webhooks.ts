@@ -1,4 +1,4 @@
-// npm run bench:webhooks: webhook delivery latency (issue 43), from a decision's commit to the receiver's 2xx. The five
+// npm run bench:webhooks: webhook delivery latency, from a decision's commit to the receiver's 2xx. The five
 // programs run as separate processes on real PostgreSQL and NATS (load/lib/system.ts); one game with one endpoint
 // subscribed to its decisions, pointing at a receiver in this process that answers 204 at once; events are posted
 // to the ingest edge at a fixed rate; each delivery's latency is the receiver's clock at arrival minus the message's

@@ -742,7 +742,7 @@ function reportLines(r: {
     `MACHINE: busy ${f(othersCpu.peakWindowBusy, 2)} of ${before.cpus} CPUs in the peak window (other processes ${f(othersCpu.peakWindow, 2)}), ` +
       `${f(othersCpu.pgbenchBusy, 2)} under pgbench (other processes ${f(othersCpu.pgbench, 2)})`,
     '',
-    `RATIO end to end / pgbench:      ${f(ratio, 2)}   (target: 1.0 or better, issue 41)`,
+    `RATIO end to end / pgbench:      ${f(ratio, 2)}   (target: 1.0 or better)`,
     ...(rateAtP99
       ? [
           `RATE at p99 <= ${rateAtP99.boundMs} ms: service ${f(rateAtP99.service.ratePerSecond)}/s, pgbench ${f(rateAtP99.pgbench.ratePerSecond)}/s, ratio ${f(rateAtP99.ratio, 2)}`,

@@ -87,7 +87,7 @@ const named = (name: string, part?: string) => (f: CallFrame) =>
   f.functionName === name && (part === undefined || f.url.includes(part));
 
 /**
- * The ingest edge's stages (issue 30): socket writes first (their time in a profile is wall time in the system call,
+ * The ingest edge's stages: socket writes first (their time in a profile is wall time in the system call,
  * which counts being preempted by the process it woke: read them beside the process's system CPU time), then garbage
  * collection, then our own steps from the most specific, then the frameworks underneath.
  */

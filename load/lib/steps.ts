@@ -2,7 +2,7 @@
 // kept up within the bound), the search over rates, each decided by a majority of its tries, and the two sides' tries
 // taken in turn.
 
-/** The p99 bound of the step search (issue 41): the highest offered rate whose p99 stays within it. */
+/** The p99 bound of the step search: the highest offered rate whose p99 stays within it. */
 export const P99_BOUND_MS = 25;
 /** The step search stops when the lowest failing rate is within this share above the highest passing one. */
 export const STEP_RESOLUTION = 0.05;

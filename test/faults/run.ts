@@ -1,4 +1,4 @@
-// npm run test:faults: the fault suite (issue #12, docs/reliability.md). The five programs as separate processes on
+// npm run test:faults: the fault suite (docs/reliability.md). The five programs as separate processes on
 // a real PostgreSQL (fsync on) and a real nats-server; bounded event load with exact duplicates and conflicting
 // copies; one fault at a time in the middle of the load; after each, every answer and the whole database are
 // checked. Exits 1 when a check fails. --help for the options.

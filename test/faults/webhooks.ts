@@ -1,4 +1,4 @@
-// The fault `webhook-receiver-down` (issue 43 item 6, docs/reliability.md): one webhook endpoint per game, subscribed
+// The fault `webhook-receiver-down` (docs/reliability.md): one webhook endpoint per game, subscribed
 // to decision.accepted and decision.rejected, on a real local receiver per game that verifies every signature with
 // the `standardwebhooks` package (test/support/webhook-receiver.ts). While the phase's event load runs, the
 // receivers are down for 60 s (nothing listens: connection refused), then back; once the backlog flows, the ledger

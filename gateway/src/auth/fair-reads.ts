@@ -1,4 +1,4 @@
-// Fair console reads (issue 44): the gateway's calls to the ledger for a developer's reads (the snapshot, record pages,
+// Fair console reads: the gateway's calls to the ledger for a developer's reads (the snapshot, record pages,
 // decision search, decision statistics, link intents, export pages, the search box, webhook endpoints and deliveries)
 // go out at most CONSOLE_READS_IN_FLIGHT_MAX at once in this process, at most CONSOLE_READS_PER_DEVELOPER_MAX of one
 // developer; the rest wait here, one queue per developer, served in turns (the developer served least recently first).

@@ -1,4 +1,4 @@
-// Every type, field, argument, enum value and mutation of the served schema is described (issue 40): GraphQL tools
+// Every type, field, argument, enum value and mutation of the served schema is described: GraphQL tools
 // (GraphiQL, Apollo Sandbox, codegen) show these words, and docs/reference/graphql.md is generated from them.
 import { describe, expect, it } from '@jest/globals';
 import { isEnumType, isInputObjectType, isInterfaceType, isObjectType } from 'graphql';

@@ -63,7 +63,7 @@ function action(type: string, fields: Record<string, JsonSchema>, optional: stri
 }
 
 /**
- * The 15 actions of the spec's table, acceptMembership (issue 44) and the webhook actions (CONTRACT section 11.1), by
+ * The 15 actions of the spec's table, acceptMembership and the webhook actions (CONTRACT section 11.1), by
  * `type`, with their fields and limits.
  */
 export const consoleActionSchemas: Record<string, JsonSchema> = {

@@ -1,4 +1,4 @@
-// Probes of issue 44 by a developer holding a valid account, kept closed (CONTRACT section 11.1 "Developer API
+// Probes by a developer holding a valid account, kept closed (CONTRACT section 11.1 "Developer API
 // limits", gateway/src/auth/developer-limits.ts), on real PostgreSQL and NATS:
 // - one token flooding `{access}` gets 429 TOO_MANY_REQUESTS with Retry-After and the RateLimit fields, each refusal
 //   made without asking the identity service, while another developer is served;

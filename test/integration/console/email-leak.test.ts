@@ -1,4 +1,4 @@
-// Issue 44, attack 6, kept closed: an owner who adds an identity id someone else holds learns nothing of it. The
+// Kept closed: an owner who adds an identity id someone else holds learns nothing of it. The
 // member's e-mail is shown only where that identity joined by its own act (docs/identity.md, "Member e-mails"):
 // - addMember with a victim's id, then reading the members: no e-mail;
 // - an invitee whose invitation was revoked: no e-mail, even where it had joined;

@@ -1,4 +1,4 @@
-// Probe of an attacker holding a valid account (issue 44): one developer keeping as many reads in flight as its limits
+// Probe of an attacker holding a valid account: one developer keeping as many reads in flight as its limits
 // allow must not make another developer's read wait behind them. Console reads take turns per developer for the
 // ledger (gateway/src/auth/fair-reads.ts): the other developer's read goes out at once, beside at most the flooding
 // developer's share, so that only a few of the flood's reads complete while it runs, not the flood's whole queue.

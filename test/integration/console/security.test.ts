@@ -1,4 +1,4 @@
-// Probes of an attacker holding a valid account, or only reaching the port (issue 25), kept closed:
+// Probes of an attacker holding a valid account, or only reaching the port, kept closed:
 // - the development sign-in (POST /console/dev-session) exists only where the development identity provider is
 //   trusted, answers only a browser on the server's own machine, and honours the platform switch;
 // - a burst of subscribe messages on one socket is closed past the socket's bucket (close 4029

@@ -1,4 +1,4 @@
-// Reads that cost what they show (issue 44 item 2): over a million decisions of 500 organizations, every console and
+// Reads that cost what they show: over a million decisions of 500 organizations, every console and
 // records read of a small tenant (one organization, 100 decisions) and of a large one (two organizations) plans as
 // ranges of indexes that lead with the tenant (organization, game or player), never a scan of ledger.events. The
 // assertions are on the plans' structure (EXPLAIN FORMAT JSON): node types, relations, index names, rows read.

@@ -1,7 +1,7 @@
 // DeveloperMember.email: a member is listed by the e-mail of their operator invitation (identity-admission's
 // DeveloperEmails) once they joined the organization by their own act (its owner, or acceptMembership), and only
 // while that invitation is active; null otherwise. One DeveloperEmails call per request, whatever the member count.
-// The attacks this rule closes (issue 44) are in ../console/member-emails.test.ts.
+// The attacks this rule closes are in ../console/member-emails.test.ts.
 
 import { addMember, type Developer, developer, ok, type World, world } from '../../support/console.ts';
 import { admin, api, startTestSystem, type TestSystem } from '../../support/system.ts';

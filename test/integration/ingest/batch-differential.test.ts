@@ -1,4 +1,4 @@
-// The differential proof extended to the batch endpoint (issue 41 item 2): the same event streams decided through
+// The differential proof extended to the batch endpoint: the same event streams decided through
 // single-endpoint requests one after the other (the reference), through batch requests of 1, of 7 and of 100, and
 // through random interleavings of single requests and batches of 1, 7 and 100, each on its own copy of the same
 // world, give identical answers (decision, reason, reward, replay, times, which decision a replay answers, the

@@ -1,4 +1,4 @@
-// Batched decisions change nothing (issue #17): the same randomized event streams (fast-check) decided by
+// Batched decisions change nothing: the same randomized event streams (fast-check) decided by
 //   - the single-event function ledger.record_event (load/lib/single-event.ts), one event after the other (the
 //     reference),
 //   - the ledger's DecisionBatcher with batches of 1 (ledger.record_events, one event per call),

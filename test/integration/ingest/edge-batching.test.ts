@@ -1,4 +1,4 @@
-// Edge batching over HTTP on real PostgreSQL and NATS (issue #17, item 2): events that reach one ingest process
+// Edge batching over HTTP on real PostgreSQL and NATS: events that reach one ingest process
 // while its RecordEvents requests are in flight travel to the ledger as one request, and each still gets exactly
 // the answer it would have got alone. INGEST_EVENT_IN_FLIGHT_MAX=1 and a game row held by the test make the batch
 // form deterministically (no timing in any assertion).

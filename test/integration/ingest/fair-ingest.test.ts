@@ -1,4 +1,4 @@
-// Fair ingest (issue 44, item 3) over HTTP on real PostgreSQL and NATS: one game's flood does not take another game's
+// Fair ingest over HTTP on real PostgreSQL and NATS: one game's flood does not take another game's
 // share. Game A's transactions are held (the test locks A's game row), so A's flood piles up; game B's events must
 // still be decided meanwhile. Before the fix, A's waiting events were first in line at the edge and filled every
 // request slot behind the held one, so B waited for A's whole flood. Counting, no timing: B's decisions are all

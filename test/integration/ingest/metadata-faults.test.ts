@@ -1,7 +1,7 @@
 // POST /api/game-sdk/v2/events over HTTP: a lone surrogate or a number outside a double's range inside `metadata`
 // is a metadata fault, 400 invalid_metadata, in the order of checks of CONTRACT section 7 (after the schema), not
 // the not-JSON 400 INVALID_REQUEST of section 10; elsewhere in the body, and a duplicated member name anywhere, it
-// stays INVALID_REQUEST (issue 27). Nothing is stored for such an event: the same eventId with valid metadata is
+// stays INVALID_REQUEST. Nothing is stored for such an event: the same eventId with valid metadata is
 // still a fresh decision.
 import { issueKeyValue } from '#runtime/credentials/keys.ts';
 import { type EventBody, eventBody, expectDecision, expectError, postRaw } from '../../support/ingest.ts';

@@ -1,7 +1,7 @@
 // `npm run dev:split` (services/launcher/tools/split.ts): the five programs apart on one machine, on a given
 // PostgreSQL and NATS, with the development identity provider, as a newcomer types it: it prints where each program
 // listens and the next commands; `npm run dev:token` and `npm run demo` (given each edge's URL) work against it; Ctrl-C
-// stops all five. Issue 40, item 4.
+// stops all five.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

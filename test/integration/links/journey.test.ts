@@ -142,7 +142,7 @@ describe('the whole journey on `npm start` (embedded default)', () => {
       expect(stdout).toMatch(/game "Demo Quest": budgetCredits 5000, spentCredits 250, available 4750/);
       expect(stdout).toMatch(/project "Demo Project": budgetCredits 20000, spentCredits 250/);
       // Secrets are shown by their form only, in the steps. The one exception is the closing "send another event
-      // yourself" line (issue 29): the demo's own sandbox secret key, whole, so that the line can be pasted.
+      // yourself" line: the demo's own sandbox secret key, whole, so that the line can be pasted.
       expect(stdout).toMatch(/cr_link_sandbox_[A-Za-z0-9_-]{6}…/);
       const [steps = '', closing = ''] = stdout.split('== Send another event yourself');
       expect(steps).not.toMatch(/cr_(sk|pk|link)_sandbox_[A-Za-z0-9_-]{43}/);

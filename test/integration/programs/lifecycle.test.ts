@@ -1,4 +1,4 @@
-// A program's life as a platform team sees it (issue 26): up but not ready while NATS cannot be reached at start-up,
+// A program's life as a platform team sees it: up but not ready while NATS cannot be reached at start-up,
 // ready once a server answers; on SIGTERM an edge keeps serving, /readyz 503, for its drain, closes idle keep-alive
 // connections and exits; started through npm, it still stops gracefully when npm is told to stop.
 import { spawn } from 'node:child_process';

@@ -1,4 +1,4 @@
-// Issue 44, attack 7, kept closed: NATS is a trust boundary. nats-server runs with the shipped authorization
+// Kept closed: NATS is a trust boundary. nats-server runs with the shipped authorization
 // (charts/sandbox-rewards/nats-authorization.conf, one user per program) and:
 // - a client without credentials, or with a wrong password, is refused at connect;
 // - an edge's credentials (ingest) cannot call the operator's subjects nor the console's, cannot serve a state

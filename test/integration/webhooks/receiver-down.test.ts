@@ -1,4 +1,4 @@
-// A receiver down and then back (issue 43 item 6): decisions keep being made while it is down (no decision waits for
+// A receiver down and then back: decisions keep being made while it is down (no decision waits for
 // a delivery), every message is delivered once it is back, and the only duplicates carry the same webhook-id. Real
 // PostgreSQL and NATS, a real local HTTP receiver verifying every signature with `standardwebhooks`. Down for 20 s
 // here; the fault suite's `webhook-receiver-down` keeps its receivers down for 60 s under the suite's event load.

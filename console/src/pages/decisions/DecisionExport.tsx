@@ -1,4 +1,4 @@
-// The decision search's "Export" (issue 43, docs/console.md "Decision export"): the decisions of the search's game in
+// The decision search's "Export" (docs/console.md "Decision export"): the decisions of the search's game in
 // its window that match its filters, oldest first, as NDJSON or CSV, fetched with the session's token and saved by
 // the browser; an export cut short says so (what came is still saved, and where to resume); and the same request as
 // a curl command for an export too large for a browser tab.

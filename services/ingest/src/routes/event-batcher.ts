@@ -1,4 +1,4 @@
-// Edge batching (issue #17, item 2): concurrent events of one ingest process travel to the ledger as one
+// Edge batching: concurrent events of one ingest process travel to the ledger as one
 // RecordEvents request, so NATS, protobuf and the round trip are paid once per batch. Which events travel together
 // is the keyed batcher's (#runtime/batching/keyed-batcher.ts, the ledger's algorithm too); this file says where a
 // call goes (RecordEventsPolicy) and sets the batcher up the edge's way.
@@ -17,7 +17,7 @@
 // requests are out gather into its next request, which is what makes the ledger's batches larger under load (unlike
 // the ledger, a key may have several requests out: `oneCallPerKey` off).
 //
-// Fair ingest (issue 44): a request takes the keys in line in turn (round robin, the keyed batcher's rule), so a
+// Fair ingest: a request takes the keys in line in turn (round robin, the keyed batcher's rule), so a
 // flooding game's thousands of waiting events and a quiet game's one share the next request; and at most
 // `keyInFlightMax` events of one key are in requests out at once. Past that bound a key's events wait here, in its
 // queue, for a request of it to end (they are not refused: docs/decisions.md, "Fair ingest"), so a flood holds at most

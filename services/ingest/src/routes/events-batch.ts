@@ -1,4 +1,4 @@
-// POST /api/game-sdk/v2/events/batch (CONTRACT section 11.1, "Batch events"; issue 41). The request's checks are the
+// POST /api/game-sdk/v2/events/batch (CONTRACT section 11.1, "Batch events"). The request's checks are the
 // single endpoint's, in its order, up to not JSON (platform switch 503, bearer 401/403, content type 415, size 413 at
 // 1 MiB, JSON 400 INVALID_REQUEST); then the body's shape (400 invalid_event). Each event is then what the single
 // endpoint would have made of it alone (event-batch.ts: 413, invalid_event, invalid_metadata) and the valid ones go to

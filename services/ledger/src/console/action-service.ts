@@ -1,4 +1,4 @@
-// The console actions (spec: POST /api/developer/v1/console; CONTRACT section 8; and acceptMembership, issue 44).
+// The console actions (spec: POST /api/developer/v1/console; CONTRACT section 8; and acceptMembership).
 // Each is one transaction that locks what it reads to decide, always in the order organization -> project -> game ->
 // member, so two actions can never wait on each other in a cycle. Membership and role are checked inside the
 // transaction, after the organization row is locked: a member removed or demoted concurrently is seen. The gateway

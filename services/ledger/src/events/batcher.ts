@@ -1,4 +1,4 @@
-// The ledger's batcher of event decisions (issue #17; docs/ingest.md, "Batched decisions"): RecordEvent requests
+// The ledger's batcher of event decisions (docs/ingest.md, "Batched decisions"): RecordEvent requests
 // queue per key hash in the keyed batcher (#runtime/batching/keyed-batcher.ts), which decides which events travel
 // together; this file says where they travel and what becomes of a failed batch (the DecisionPolicy), and builds the
 // batcher from the ledger's settings.

@@ -1,4 +1,4 @@
-// The ledger's own encoder of its event replies and decision notices (issue 41: the ledger's CPU and garbage per
+// The ledger's own encoder of its event replies and decision notices (the ledger's CPU and garbage per
 // event). The generated code of proto/rewards/v1/events.proto and notices.proto stays the contract, and
 // reply-wire.test.ts holds this encoder to it byte for byte (`toBinary(Schema, create(Schema, ...))` of the same
 // values). What differs is what is made per event: one buffer per decision (its DecisionCommitted notice, whose

@@ -1,4 +1,4 @@
-// Batched decisions (issue #17): ledger.record_events decides a batch of events of ONE key (so of one game) in one
+// Batched decisions: ledger.record_events decides a batch of events of ONE key (so of one game) in one
 // call and one transaction, with exactly the per-event semantics of ledger.record_event (0003), which stays as it is
 // (the pgbench baseline runs it, and a ledger of the previous version may still call it during a rollout).
 // See docs/decisions.md ("Batched decisions").

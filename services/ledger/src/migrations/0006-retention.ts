@@ -1,4 +1,4 @@
-// Retention (issue #17 item 6): what the ledger's periodic clean-up (services/ledger/src/retention.ts) needs.
+// Retention: what the ledger's periodic clean-up (services/ledger/src/retention.ts) needs.
 //
 //   - Indexes by time on the three tables it trims, so that each run finds its at most N oldest rows through an
 //     index instead of scanning: game_minute_counters by minute, player_daily_totals by day, link_intents by

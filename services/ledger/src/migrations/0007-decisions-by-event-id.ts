@@ -1,4 +1,4 @@
-// The decision of an event id is found through an index that leads with the event id (issue #17).
+// The decision of an event id is found through an index that leads with the event id.
 //
 // ledger.record_events looks up the decisions already stored for a batch's event ids (`event_id = any(array)` of
 // one game). Its statements run on generic plans (plan_cache_mode = force_generic_plan, see record_events.sql), and

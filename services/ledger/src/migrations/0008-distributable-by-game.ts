@@ -1,4 +1,4 @@
-// Distributable by game (issue 26 item 7; DESIGN.md "Growth beyond one machine"): every primary key, unique
+// Distributable by game (DESIGN.md "Growth beyond one machine"): every primary key, unique
 // constraint and unique index of the tables the event path touches includes the game column, and every foreign key
 // between two of them carries it on both sides, so that they can be distributed by game on Citus, co-located with
 // ledger.games (docs/deploy.md, "Writes past one PostgreSQL"). test/integration/schema-distribution.test.ts reads the

@@ -1,4 +1,4 @@
-// The event's metadata, stored with its decision (issue 29: the web console's decision panel shows it): the RFC 8785
+// The event's metadata, stored with its decision (the web console's decision panel shows it): the RFC 8785
 // canonical JSON text the edge computed for the payload hash (at most 4,096 UTF-8 bytes, CONTRACT section 7), as
 // text, not jsonb: nothing queries inside it, and text is written as it comes (no parse on the hot path) and read
 // back byte for byte as the game server's object in canonical form. Null when the event had none, and for every

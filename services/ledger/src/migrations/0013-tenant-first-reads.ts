@@ -1,4 +1,4 @@
-// Reads that cost what they show (issue 44 item 2): every console and records read ranges over an index that leads
+// Reads that cost what they show: every console and records read ranges over an index that leads
 // with the tenant (organization, game or player) in the read's order, one range per tenant unit, merged
 // (console/read-repository.ts, tenantPage). What that needs besides the indexes 0001-0009 made:
 //   - players_linked_by_organization: the snapshot's linked players, newest first, per organization. Through

@@ -1,4 +1,4 @@
-// Webhooks (issue 43, CONTRACT section 11.1): a game's endpoints, the transactional outbox of messages to them and
+// Webhooks (CONTRACT section 11.1): a game's endpoints, the transactional outbox of messages to them and
 // every attempt to deliver one. A message is written in the transaction of what it reports (ledger.record_events for
 // decisions and budget notices, the console action for a game paused or resumed, sendTestWebhook), so nothing is
 // reported that did not commit and nothing committed is left unreported; the ledger's delivery worker sends it

@@ -1,4 +1,4 @@
-// The decisions' webhook outbox, one row per call (issue 43: the outbox's cost on the event path). Until now
+// The decisions' webhook outbox, one row per call (the outbox's cost on the event path). Until now
 // ledger.record_events wrote one ledger.webhook_messages row per fresh decision and subscribed endpoint: a heap row,
 // three index entries and two foreign-key checks per decision, which cost the event path 13-15 % of bench:ledger's
 // rate with one endpoint per game (docs/benchmarks.md, "The webhook outbox on the event path"). Now a call writes

@@ -1,4 +1,4 @@
-// The ledger's bounded periodic clean-up of data that only grows (issue #17 item 6). Every
+// The ledger's bounded periodic clean-up of data that only grows. Every
 // LEDGER_RETENTION_INTERVAL_SECONDS (default 60; 0 turns it off) each ledger process runs one short statement per
 // table, each removing at most LEDGER_RETENTION_BATCH rows (default 1000) past its horizon. A run that filled a batch
 // for some table is followed by the next one after CATCH_UP_MS instead of the interval, so a backlog drains in short

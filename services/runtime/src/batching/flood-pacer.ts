@@ -1,4 +1,4 @@
-// Pacing a flood while other keys need the service (issue 44, item 3): the keyed batcher's non-work-conserving share.
+// Pacing a flood while other keys need the service: the keyed batcher's non-work-conserving share.
 //
 // Round robin and the per-key in-flight bound (keyed-batcher.ts) give another game its turn in every queue; they
 // cannot give it the CPU. On a saturated machine a flooding game's events keep every process busy (the edge's HTTP

@@ -1,4 +1,4 @@
-// Smart batching of events per key (issue #17; TigerBeetle's lesson, DESIGN.md "The hot path"), one algorithm for
+// Smart batching of events per key (TigerBeetle's lesson, DESIGN.md "The hot path"), one algorithm for
 // the ingest edge (RecordEvents requests to the ledger: services/ingest/src/routes/event-batcher.ts) and the ledger
 // (calls of ledger.record_events: services/ledger/src/events/batcher.ts). What a call is sent to and what becomes of
 // a batch whose call failed are the caller's BatchPolicy; the batcher only decides which events travel together.
@@ -11,7 +11,7 @@
 // the end of the turn in which it ended). At low load
 // a call holds one event and latency does not grow; under load the queues that formed meanwhile are the next calls.
 //
-// Fair calls (issue 44): a call takes events from the keys in line in turn, one event of each key, then a second of
+// Fair calls: a call takes events from the keys in line in turn, one event of each key, then a second of
 // each, ... (round robin), from at most `keysMax` keys, until it holds `batchMax` events or the keys have no more; so
 // a hot key with thousands waiting and a quiet key with one share a call, the quiet key's event in the first round.
 // Keys are in line in the order they began to wait; a key that still has events after its share goes to the back of

@@ -1,4 +1,4 @@
-// The event path's limits, in one place (issue 28): how many events travel in one request from an edge to the ledger
+// The event path's limits, in one place: how many events travel in one request from an edge to the ledger
 // and in one call of ledger.record_events, how many keys (games) share one, the length of every hash, and the bounds
 // of occurredAt. The edge, the ledger, the chart's values.schema.json and the SQL functions all take these numbers;
 // `npm run check` (.ci/check-limits.ts) compares the chart's bounds and the SQL's literals with them, and the

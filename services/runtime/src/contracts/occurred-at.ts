@@ -24,7 +24,7 @@ import { EVENT_LIMITS } from './event-limits.ts';
 
 const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 
-// ---- OCCURRED_AT_PATTERN: the grammar above as one regular expression (CONTRACT section 10 and issue #12: the
+// ---- OCCURRED_AT_PATTERN: the grammar above as one regular expression (CONTRACT section 10: the
 // document must describe exactly what the server accepts). Plain syntax that ECMA-262 (JSON Schema, Ajv) and
 // Python's `re` (schemathesis) read alike: `[0-9]`, never `\d` (Unicode digits in Python), no lookaround.
 

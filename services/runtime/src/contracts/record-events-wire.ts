@@ -1,4 +1,4 @@
-// The edge's own codec of RecordEvents (issue 41: the edge's CPU per event). The generated code of
+// The edge's own codec of RecordEvents (the edge's CPU per event). The generated code of
 // proto/rewards/v1/events.proto stays the contract: the ledger serves RecordEvents with it, and record-events-wire.test.ts
 // holds this codec to it field by field (the generated encoder's bytes, unknown fields, oneof cases, int64 beyond a
 // double). What differs is the shape on the edge's side:

@@ -1,7 +1,7 @@
 // Row shapes read at the boundary: what a statement answers is checked field by field as it is read, so that a
 // malformed row (a null where a value belongs, a number where text belongs) fails loudly with the column's name
 // instead of becoming NaN or "undefined" further on. The one place that says what the driver answers for each kind of
-// column; the repositories read their rows through it (issue 39 item 4).
+// column; the repositories read their rows through it.
 import type { EntityManager } from '@mikro-orm/postgresql';
 
 /** A result row as the driver answers it: its columns by name. */

@@ -1,4 +1,4 @@
-// Per-key admission in front of the HTTP app (issue 44, item 3): at most `inAppMax` requests of one key are in the
+// Per-key admission in front of the HTTP app: at most `inAppMax` requests of one key are in the
 // app at once; the others wait here, as Node parsed them (its request and response objects, the body unread in the
 // request's buffer), until one of that key's requests in the app is answered, and then enter in arrival order.
 //

@@ -433,7 +433,7 @@ export const RemoveMemberActionSchema: GenMessage<RemoveMemberAction> = /*@__PUR
   messageDesc(file_rewards_v1_console, 15);
 
 /**
- * The caller accepts the membership an owner gave them (issue 44): until then the organization is marked as not
+ * The caller accepts the membership an owner gave them: until then the organization is marked as not
  * joined in their console and their e-mail is not shown to its members. Any role; idempotent.
  *
  * @generated from message rewards.v1.AcceptMembershipAction
