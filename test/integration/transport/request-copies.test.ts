@@ -1,5 +1,5 @@
 // A member of a queue group that swallows requests (a state owner cut from NATS, which nats-server keeps routing to
-// until its own pings notice, 2 min x 2 on its defaults): a repeatable request (a read, an event write) is sent again
+// until its own pings notice, 2 min x 2 on its defaults): a repeatable request (a read) is sent again
 // after NATS_TRY_TIMEOUT_PERCENT of its timeout without an answer, the first copy still awaited, so nearly every one
 // is answered by the live member; a request that is not safe to repeat is never sent twice.
 import { pino } from 'pino';

@@ -22,14 +22,14 @@ export interface RequestTimeouts {
 }
 
 /**
- * Operations safe to send again while an earlier copy may still be running: reads, and the event writes (a decision is
- * made once per eventId; a copy answers the stored decision). Writes that are not keyed so (console actions, link
- * intents, invitations) and the heavy ones (rule dry-runs, exports) are never sent twice.
+ * Operations safe to send again while an earlier copy may still be running: reads. Writes are never sent twice: not
+ * the console actions, link intents or invitations (not keyed), nor the event writes, although a decision is made once
+ * per eventId: a copy that reaches another ledger after the first copy's ledger decided the event would answer the
+ * first sending of an event `replayed: true` (docs/decisions.md, "Copies of reads, not of event writes"). The heavy
+ * reads (rule dry-runs, exports) are not copied either.
  */
 const REPEATABLE_SUBJECTS = new Set(
   [
-    ledgerOps.recordEvent,
-    ledgerOps.recordEvents,
     ledgerOps.authenticateGameKey,
     ledgerOps.getPublicConfig,
     ledgerOps.getPlayer,
