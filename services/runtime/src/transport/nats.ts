@@ -118,6 +118,9 @@ export function requestRefusal(msg: Pick<Msg, 'reply' | 'headers'>): 'reply_not_
 /** The NATS service framework's error header (ADR-32), set on error replies only. */
 const SERVICE_ERROR_HEADER = 'Nats-Service-Error';
 
+/** Tries of a flush that a dropped connection failed (flushThroughReconnects): about 7 s with the back-off below. */
+const FLUSH_ATTEMPTS_MAX = 20;
+
 /** Back-off between tries of an undelivered request: 25, 50, 100, 200, 400 ms, then 400 ms. */
 function undeliveredBackoffMs(attempt: number): number {
   return Math.min(400, 25 * 2 ** attempt);
@@ -346,7 +349,7 @@ export class NatsTransport implements Transport {
       });
     }
     // The subscriptions are live on the server once a flush returns: only then is the service reachable.
-    await this.nc.flush();
+    await this.flushThroughReconnects();
     logger.info({ service: name, endpoints: definition.endpoints.length }, 'serving on NATS');
     const served: ServedService = {
       stop: async () => {
@@ -402,12 +405,33 @@ export class NatsTransport implements Transport {
       },
     });
     // Live on the server once a flush returns: a notice published after this resolves reaches the subscription.
-    await this.nc.flush();
+    await this.flushThroughReconnects();
     return {
       unsubscribe: () => {
         if (!subscription.isClosed()) subscription.unsubscribe();
       },
     };
+  }
+
+  /**
+   * A flush (the subscriptions made before it are live on the server once it returns), tried again when the connection
+   * dropped while it was out ("connection disconnected"): the client subscribes again on its reconnect, so a later
+   * flush confirms them. Without this a start-up step failed on a blip, and the program exited: the gateway's start
+   * (its live decisions' subscription) on a busy machine, where nats-server dropped it for pings its start-up kept it
+   * from answering (2 x 250 ms, docs/deploy.md "Dead connections"; seen in the fault suite's `upgrade` phase). Gives up
+   * once the connection is closed or after FLUSH_ATTEMPTS_MAX tries.
+   */
+  private async flushThroughReconnects(): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await this.nc.flush();
+        return;
+      } catch (error) {
+        if (this.nc.isClosed() || attempt + 1 >= FLUSH_ATTEMPTS_MAX) throw error;
+        this.options.logger.warn({ err: error, attempt: attempt + 1 }, 'NATS flush failed: trying it again');
+        await new Promise((resolve) => setTimeout(resolve, undeliveredBackoffMs(attempt)));
+      }
+    }
   }
 
   isReady(): boolean {
