@@ -14,37 +14,11 @@ GRAPHQL_INSPECTOR_VERSION=7.0.0
 # Scripts run on the Node 24 of the `node` dev dependency, as under npm run.
 export PATH="$root/node_modules/.bin:$PATH"
 
-read -r tag commit < <(grep -Ev '^[[:space:]]*(#|$)' .ci/previous-release | head -n 1) || true
-if [[ ! "${commit:-}" =~ ^[0-9a-f]{40}$ ]]; then
-  echo "check-compat: .ci/previous-release must hold one line '<tag> <40-hex commit>'" >&2
-  exit 1
-fi
-if ! git cat-file -e "${commit}^{commit}" 2>/dev/null; then
-  echo "check-compat: the previous release $tag ($commit) is not in this clone's history (a shallow clone?)" >&2
-  exit 1
-fi
-echo "previous release: $tag ($commit); working tree: $(git rev-parse --short HEAD)$(git diff --quiet HEAD || echo ' with changes')"
-
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-mkdir -p "$work/previous"
-git archive "$commit" | tar -x -C "$work/previous"
-
-# The release's dependencies: this tree's node_modules when every package the release locks is installed here at the
-# same version (the usual case: releases differ in a few packages, if any); otherwise its own `npm ci`.
-if python3 - "$work/previous/package-lock.json" package-lock.json <<'EOF'; then
-import json, sys
-old, new = (json.load(open(path))["packages"] for path in sys.argv[1:3])
-missing = [name for name, entry in old.items()
-           if name and not entry.get("link") and new.get(name, {}).get("version") != entry.get("version")]
-if missing:
-    print(f"the release locks {len(missing)} package(s) this tree does not, e.g. {missing[:3]}: npm ci for it")
-    sys.exit(1)
-EOF
-  ln -s "$(readlink -f node_modules)" "$work/previous/node_modules"
-else
-  (cd "$work/previous" && npm ci --ignore-scripts --no-audit --no-fund)
-fi
+# The release's files and dependencies (the helper shared with the fault suite's upgrade phase).
+read -r tag commit < <(bash .ci/unpack-previous-release.sh "$work/previous")
+echo "previous release: $tag ($commit); working tree: $(git rev-parse --short HEAD)$(git diff --quiet HEAD || echo ' with changes')"
 
 node .ci/print-api.ts "$work/previous" "$work/old"
 node .ci/print-api.ts "$root" "$work/new"

@@ -2,12 +2,15 @@
 // rate, at most `maxInFlight` requests outstanding (an arrival finding them all busy is skipped and counted, as
 // k6's constant-arrival-rate does), a share of exact duplicates (the same bytes again, often while the first copy is
 // still in flight) and of conflicting copies (the same eventId with another payload). Every request and its answer
-// are recorded for the checks.
+// are recorded for the checks. Optionally a share of the arrivals are batch requests (POST .../events/batch: a few
+// fresh events of one game, sometimes with an exact copy of a recent event of that game), each event of a batch
+// recorded as a request of its own with its item of the answer.
 import { randomUUID } from 'node:crypto';
 import { payloadHash } from '../../services/ingest/src/domain/canonical-json.ts';
 import { EVENT_TYPE, type FixtureGame, type Fixtures } from './fixtures.ts';
 
 export const EVENTS_PATH = '/api/game-sdk/v2/events';
+export const EVENTS_BATCH_PATH = '/api/game-sdk/v2/events/batch';
 
 export type SendKind = 'fresh' | 'duplicate' | 'conflict' | 'retry' | 'replay';
 
@@ -40,6 +43,8 @@ export interface SentRequest {
   failure?: string;
   /** For retries and replays: the request they repeat. */
   of?: SentRequest;
+  /** Sent in a batch request: the batch's number (the events of one batch share it) and the copy's index in it. */
+  batch?: { id: number; index: number; size: number };
 }
 
 export interface LoadOptions {
@@ -50,6 +55,10 @@ export interface LoadOptions {
   duplicateShare: number;
   conflictShare: number;
   timeoutMs: number;
+  /** Share of the arrivals that are batch requests (default 0). */
+  batchShare?: number;
+  /** Fresh events per batch request (default 4), plus sometimes a duplicate. */
+  batchSize?: number;
 }
 
 let sequence = 0;
@@ -124,6 +133,64 @@ export async function send(
   return request;
 }
 
+let batches = 0;
+
+/**
+ * Sends the copies (all of one game) as one batch request; never throws. Answers one SentRequest per copy: its item of
+ * the answer (`{data}` or `{error}`, its status), or the whole answer when the request as a whole was refused, or the
+ * failure.
+ */
+export async function sendBatch(
+  ingestUrl: string,
+  copies: EventCopy[],
+  kinds: SendKind[],
+  timeoutMs: number,
+): Promise<SentRequest[]> {
+  const id = batches++;
+  const sentAt = Date.now();
+  const requests: SentRequest[] = copies.map((copy, index) => ({
+    seq: sequence++,
+    kind: kinds[index]!,
+    copy,
+    sentAt,
+    batch: { id, index, size: copies.length },
+  }));
+  try {
+    const response = await fetch(`${ingestUrl}${EVENTS_BATCH_PATH}`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${copies[0]!.secret}`, 'Content-Type': 'application/json' },
+      body: `{"events":[${copies.map((c) => c.body).join(',')}]}`,
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    const text = await response.text();
+    let body: unknown = text;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      // kept as text; the checks report it as malformed
+    }
+    const retryAfter = response.headers.get('retry-after');
+    const results = (body as { data?: { results?: unknown } } | undefined)?.data?.results;
+    for (const [index, request] of requests.entries()) {
+      const item = Array.isArray(results) ? (results[index] as Record<string, unknown> | undefined) : undefined;
+      if (response.status === 200 && item && typeof item === 'object') {
+        const { status, ...rest } = item;
+        request.answer = { status: typeof status === 'number' ? status : -1, body: rest, retryAfter };
+      } else {
+        request.answer = { status: response.status, body, retryAfter };
+      }
+    }
+  } catch (error) {
+    const e = error as Error;
+    const failure =
+      e.name === 'TimeoutError' ? `no answer within ${timeoutMs} ms` : `request failed: ${e.cause ?? e.message}`;
+    for (const request of requests) request.failure = failure;
+  }
+  const answeredAt = Date.now();
+  for (const request of requests) request.answeredAt = answeredAt;
+  return requests;
+}
+
 export interface RunningLoad {
   /** Every request sent so far, in order of sending. */
   sent: SentRequest[];
@@ -146,6 +213,26 @@ export function startLoad(options: LoadOptions, phase: string): RunningLoad {
   const arrive = (burst = false) => {
     if (!burst && pending.size >= options.maxInFlight) {
       skipped++;
+      return;
+    }
+    if (!burst && options.batchShare && Math.random() < options.batchShare) {
+      const game = pickGame(options.fixtures.games);
+      const copies = Array.from({ length: options.batchSize ?? 4 }, () => freshCopy(game, phase));
+      const kinds: SendKind[] = copies.map(() => 'fresh');
+      const ofGame = recent.filter((c) => c.gameId === game.id);
+      if (ofGame.length > 0 && Math.random() < options.duplicateShare * 2) {
+        copies.push(ofGame[Math.floor(Math.random() * ofGame.length)]!);
+        kinds.push('duplicate');
+      }
+      for (const copy of copies.slice(0, options.batchSize ?? 4)) {
+        recent.push(copy);
+        if (recent.length > 64) recent.shift();
+      }
+      const promise = sendBatch(options.ingestUrl, copies, kinds, options.timeoutMs).then((requests) => {
+        sent.push(...requests);
+        pending.delete(promise);
+      });
+      pending.add(promise);
       return;
     }
     const r = burst ? 1 : Math.random();

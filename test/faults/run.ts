@@ -41,6 +41,7 @@ import {
   POOLER_POOL_SIZE,
   startFaultSystem,
 } from './system.ts';
+import { UpgradeFault } from './upgrade.ts';
 import { WEBHOOK_FAULT_ENV, WebhookReceiverFault } from './webhooks.ts';
 import { watchWritable } from './writable.ts';
 
@@ -51,8 +52,8 @@ a world through the public API, then runs one phase per fault: event load, the f
 the service is back; after each phase every answer is checked, the 503'd events are retried with the same eventId,
 the answered events are replayed, and the ledger's invariants are checked in SQL over the whole database.
 The faults of another topology get a service of their own per topology (PgBouncer, a pg_auto_failover formation, a
-NATS cluster, two replicas behind HAProxy, the ledger in a network namespace, two ledgers in namespaces), started
-for them and stopped after them. Every phase's requests and answers are checked as histories by Porcupine (a Go
+NATS cluster, two replicas behind HAProxy, the previous release's programs upgraded to this tree and rolled back,
+the ledger in a network namespace, two ledgers in namespaces), started for them and stopped after them. Every phase's requests and answers are checked as histories by Porcupine (a Go
 program in test/faults/checker, built with go build). Prints a table of the figures (availability included: printed,
 never asserted) and every failed check; exits 1 when a check failed. The partitions need root, ip and iptables.
 
@@ -121,6 +122,8 @@ interface Fault {
    * the load are checked against what a restore to T must keep and drop, not against the rows).
    */
   run?: 'restore';
+  /** A share of the phase's arrivals sent as batch requests of this many fresh events (load.ts). */
+  batches?: { share: number; size: number };
 }
 
 const isBad = (r: SentRequest) => r.failure !== undefined || (r.answer!.status !== 200 && r.answer!.status !== 409);
@@ -189,6 +192,7 @@ function partitionFault(
 }
 
 const webhookFault = new WebhookReceiverFault();
+const upgradeFault = new UpgradeFault();
 
 const FAULTS: Fault[] = [
   {
@@ -408,6 +412,28 @@ const FAULTS: Fault[] = [
     extra(book, requests) {
       noFailure(book, 'rolling: no request failed (no 503, no error from the balancer, no connection error)', requests);
     },
+  },
+  {
+    id: 'upgrade',
+    title:
+      "rolling upgrade from the previous release (2 replicas each, edges behind HAProxy) to this tree under mixed load (events, batches, console actions, webhooks): this tree's migrations on the live database, each replica replaced (new ready before old leaves), then the code rolled back the same way on the new schema",
+    topology: { database: 'direct', nats: 'single', replicas: 2, balancer: true, release: 'previous' },
+    recoveryBoundMs: RECOVERY_BOUND_MS,
+    batches: { share: 0.1, size: 4 },
+    prepare: (system, fixtures, developerToken, client) =>
+      upgradeFault.prepare(system, fixtures, developerToken, client),
+    inject: (system) => upgradeFault.inject(system, log),
+    extra(book, requests, _faultAt, outcome) {
+      noFailure(
+        book,
+        'upgrade: no request failed (no 5xx, no 503, no 4xx but 409 event_conflict, no connection error)',
+        requests,
+      );
+      const batched = requests.filter((r) => r.batch !== undefined);
+      outcome.note += `; ${upgradeFault.latencyNote(requests)}; ${batched.length} events in ${new Set(batched.map((r) => r.batch!.id)).size} batch requests`;
+    },
+    settle: (book, client) => upgradeFault.settle(book, client),
+    cleanUp: () => upgradeFault.cleanUp(),
   },
   {
     id: 'pgbouncer-restart',
@@ -656,6 +682,7 @@ async function runPhase(
       duplicateShare: settings.duplicates,
       conflictShare: settings.conflicts,
       timeoutMs: CLIENT_TIMEOUT_MS,
+      ...(fault?.batches ? { batchShare: fault.batches.share, batchSize: fault.batches.size } : {}),
     },
     id,
   );

@@ -43,6 +43,7 @@ import {
   startPgBouncer,
 } from '../support/servers.ts';
 import { createPartitions, type DelayProxy, type Partitions, startDelayProxy } from './netns.ts';
+import { type PreviousRelease, runMigrations, unpackPreviousRelease } from './previous-release.ts';
 
 export { waitPort };
 
@@ -81,6 +82,13 @@ export interface FaultTopology {
    * restores to a point in time.
    */
   backups?: boolean;
+  /**
+   * `previous`: the programs start as the previous release's (.ci/previous-release, unpacked from this clone's
+   * history: previous-release.ts) on a database migrated by its migrations, with a spare port per replica of every
+   * program (in HAProxy's backends, DOWN until something listens) so that a rolling upgrade can start a new replica
+   * before an old one leaves (test/faults/upgrade.ts).
+   */
+  release?: 'previous';
 }
 
 export const DEFAULT_TOPOLOGY: FaultTopology = { database: 'direct', nats: 'single', replicas: 1, balancer: false };
@@ -126,7 +134,8 @@ export function describeTopology(t: FaultTopology): string {
   const namespaces = t.ledgerNamespaces
     ? `, ${t.ledgerNamespaces === 1 ? 'the ledger' : `${t.ledgerNamespaces} ledgers`} in network namespaces of their own${t.delayProxy ? ' behind a delay proxy' : ''}`
     : '';
-  return `${database}${backups}, ${nats}, ${programs}${t.balancer ? ' (edges behind HAProxy)' : ''}${namespaces}`;
+  const release = t.release === 'previous' ? ' of the previous release (.ci/previous-release)' : '';
+  return `${database}${backups}, ${nats}, ${programs}${release}${t.balancer ? ' (edges behind HAProxy)' : ''}${namespaces}`;
 }
 
 export interface FaultSystem {
@@ -169,6 +178,14 @@ export interface FaultSystem {
   partitions?: Partitions;
   natsPort: number;
   delayProxies: DelayProxy[];
+  /** The previous release the programs started as (topology `release: 'previous'`). */
+  previousRelease?: PreviousRelease;
+  /** Per program, the spare ports of the rolling upgrade's surge (`release: 'previous'`; edges: in HAProxy, DOWN). */
+  surgePorts: Partial<Record<ProgramName, number[]>>;
+  /** Where the programs' logs go. */
+  logDir: string;
+  /** Why processes exited while starting and were started again (waitReadyRestarting; `upgrade` topology). */
+  startFailures: string[];
   stop(): Promise<void>;
 }
 
@@ -178,6 +195,37 @@ export interface FaultSystemOptions {
   log: (line: string) => void;
   topology?: FaultTopology;
   startTimeoutMs?: number;
+}
+
+/** Starts of a process that exits while starting after which waitReadyRestarting gives up. */
+export const START_ATTEMPTS = 4;
+
+/**
+ * Waits for a replica's /readyz 200, starting its process again when it exits while starting (up to START_ATTEMPTS
+ * starts), as the kubelet restarts a pod's container: the `upgrade` topology's programs, whose start-up on this loaded
+ * machine can lose its NATS connection (nats-server drops a client that misses 2 pings 250 ms apart) and exit.
+ * Answers why each start failed (the last error line of its output), for the phase's note.
+ */
+export async function waitReadyRestarting(replica: ProgramReplica, log: (line: string) => void): Promise<string[]> {
+  const failures: string[] = [];
+  for (;;) {
+    try {
+      await replica.waitReady();
+      return failures;
+    } catch (error) {
+      if (replica.running() || failures.length + 1 >= START_ATTEMPTS) throw error;
+      const why =
+        replica
+          .output()
+          .split('\n')
+          .filter((line) => line.includes('"level":50') || line.includes('"level":60'))
+          .at(-1)
+          ?.slice(0, 300) ?? (error as Error).message;
+      failures.push(`${replica.name}: ${why}`);
+      log(`${replica.name} exited while starting, started again (${failures.length}): ${why}`);
+      replica.start();
+    }
+  }
 }
 
 /** The same URL on another database (path). */
@@ -291,8 +339,19 @@ export async function startFaultSystem(options: FaultSystemOptions): Promise<Fau
         log(`PgBouncer (transaction mode, default_pool_size ${POOLER_POOL_SIZE}) on ${pooler.port}`);
       }
     }
-    // Migrated once here, on the database itself, so that the state owners do not race on an empty database.
-    await migrate(await directUrl(), [identityMigrations, ledgerMigrations], pino({ level: 'silent' }));
+    // Migrated once here, on the database itself, so that the state owners do not race on an empty database; by the
+    // release the programs start as.
+    let previousRelease: PreviousRelease | undefined;
+    if (topology.release === 'previous') {
+      previousRelease = await unpackPreviousRelease();
+      const unpacked = previousRelease;
+      cleanups.push(async () => unpacked.remove());
+      log(`previous release ${unpacked.tag} (${unpacked.commit.slice(0, 12)}) unpacked in ${unpacked.root}`);
+      mkdirSync(options.logDir, { recursive: true });
+      await runMigrations(unpacked.root, await directUrl(), join(options.logDir, 'migrate.log'));
+    } else {
+      await migrate(await directUrl(), [identityMigrations, ledgerMigrations], pino({ level: 'silent' }));
+    }
 
     let nats: StartedNats | undefined;
     let natsCluster: NatsCluster | undefined;
@@ -357,7 +416,24 @@ export async function startFaultSystem(options: FaultSystemOptions): Promise<Fau
       logDir: options.logDir,
       host: '127.0.0.1',
       startTimeoutMs: options.startTimeoutMs ?? 120_000,
+      ...(previousRelease ? { root: previousRelease.root, wait: 'none' as const } : {}),
     });
+    const startFailures: string[] = [];
+    if (previousRelease) {
+      const started = programs;
+      for (const failures of await Promise.all(started.replicas.map((r) => waitReadyRestarting(r, log)))) {
+        startFailures.push(...failures);
+      }
+    }
+    const surgePorts: Partial<Record<ProgramName, number[]>> = {};
+    if (previousRelease) {
+      for (const name of PROGRAM_ORDER) {
+        surgePorts[name] = [];
+        for (let i = 0; i < topology.replicas; i++) surgePorts[name].push(await freePort());
+      }
+    }
+    /** Server names of the surge ports: after the replicas' (`<program>-<n>`). */
+    const surgeName = (name: ProgramName, i: number) => `${name}-${topology.replicas + i + 1}`;
     const started = programs;
     log(`${started.replicas.length} processes ready (${describeTopology(topology)})`);
     const urls = Object.fromEntries(PROGRAM_ORDER.map((name) => [name, started.get(name).url])) as Record<
@@ -367,7 +443,13 @@ export async function startFaultSystem(options: FaultSystemOptions): Promise<Fau
     if (topology.balancer) {
       balancer = await startHaproxy({
         backends: Object.fromEntries(
-          EDGES.map((edge) => [edge, started.of(edge).map((r) => ({ name: r.name, port: r.port }))]),
+          EDGES.map((edge) => [
+            edge,
+            [
+              ...started.of(edge).map((r) => ({ name: r.name, port: r.port })),
+              ...(surgePorts[edge] ?? []).map((port, i) => ({ name: surgeName(edge, i), port })),
+            ],
+          ]),
         ),
         checkIntervalMs: BALANCER_CHECK_INTERVAL_MS,
         logDir: options.logDir,
@@ -375,6 +457,8 @@ export async function startFaultSystem(options: FaultSystemOptions): Promise<Fau
       const proxy = balancer;
       for (const edge of EDGES) {
         for (const replica of started.of(edge)) await proxy.waitStatus(edge, replica.name, 'UP');
+        // Nothing listens on the surge ports yet: out of the rotation before any load.
+        for (const [i] of (surgePorts[edge] ?? []).entries()) await proxy.waitStatus(edge, surgeName(edge, i), 'DOWN');
         urls[edge] = proxy.urls[edge]!;
       }
       log(`HAProxy: ${EDGES.map((edge) => `${edge} ${proxy.urls[edge]}`).join(', ')}; stats ${proxy.statsUrl}`);
@@ -447,6 +531,10 @@ export async function startFaultSystem(options: FaultSystemOptions): Promise<Fau
       ...(backups ? { backups } : {}),
       natsPort,
       delayProxies,
+      ...(previousRelease ? { previousRelease } : {}),
+      surgePorts,
+      startFailures,
+      logDir: options.logDir,
       stop,
     };
   } catch (error) {

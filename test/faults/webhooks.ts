@@ -63,11 +63,17 @@ export class WebhookReceiverFault {
   private since = '';
   private backAt = 0;
 
-  /** Before the phase's load: a receiver and an endpoint per game. */
-  async prepare(system: FaultSystem, fixtures: Fixtures, developerToken: string, client: pg.Client): Promise<void> {
+  /** Before the phase's load: a receiver and an endpoint per game (of `games`, default all). */
+  async prepare(
+    system: FaultSystem,
+    fixtures: Fixtures,
+    developerToken: string,
+    client: pg.Client,
+    games = fixtures.games,
+  ): Promise<void> {
     this.gateway = system.urls.gateway;
     this.developerToken = developerToken;
-    for (const game of fixtures.games) {
+    for (const game of games) {
       const receiver = new WebhookReceiver();
       const url = await receiver.start(0);
       const created = await consoleCall(this.gateway, developerToken, {
@@ -111,8 +117,9 @@ export class WebhookReceiverFault {
   /**
    * After the phase's load, retries and replays: waits until every decision of the phase (stored since the endpoints
    * existed) has arrived, then checks the deliveries against the stored decisions. Answers a note of the figures.
+   * `once`: also checks, under that name, that no message (webhook-id) arrived twice.
    */
-  async settle(book: CheckBook, client: pg.Client): Promise<string> {
+  async settle(book: CheckBook, client: pg.Client, options: { once?: string } = {}): Promise<string> {
     const gameIds = this.endpoints.map((e) => e.gameId);
     const { rows: decisions } = await client.query<{ id: string; game_id: string; status: string; message: boolean }>(
       `select e.id, e.game_id, e.status,
@@ -125,7 +132,13 @@ export class WebhookReceiverFault {
     const arrived = () => new Set(this.received().map((r) => dataOf(r)?.id));
     const settleStarted = Date.now();
     const deadline = settleStarted + SETTLE_TIMEOUT_MS;
-    while (decisions.some((d) => !arrived().has(d.id)) && Date.now() < deadline) await sleep(250);
+    // The set once per look (per decision it would be quadratic: with thousands of messages, an event loop blocked
+    // for seconds, and the receivers in this process not answering).
+    const waiting = () => {
+      const ids = arrived();
+      return decisions.some((d) => !ids.has(d.id));
+    };
+    while (waiting() && Date.now() < deadline) await sleep(250);
     const drainedAt = Date.now();
 
     const ids = arrived();
@@ -160,6 +173,12 @@ export class WebhookReceiverFault {
         webhookIdOf.set(data.id, first);
       }
     }
+    if (options.once) {
+      // Exactly once: no message (webhook-id) received twice (the upgrade, where no receiver fails).
+      const times = new Map<string, number>();
+      for (const r of this.received()) times.set(r.id, (times.get(r.id) ?? 0) + 1);
+      for (const [id, n] of times) book.check(options.once, n === 1, () => `${id} received ${n} times`);
+    }
     book.check(CHECK_WEBHOOK.signatures, rejected === 0, () => `${rejected} requests refused: bad signature`);
     const { rows: attempts } = await client.query<{ messages: number; attempts: number; pending: number }>(
       `select count(*)::int as messages, coalesce(sum(attempts), 0)::int as attempts,
@@ -172,7 +191,9 @@ export class WebhookReceiverFault {
     return (
       `${decisions.length} decisions, ${a.messages} messages, ${a.attempts} attempts, ` +
       `${this.received().length} requests received (${duplicates} duplicates), ${a.pending} pending at the end; ` +
-      `every message arrived ${((drainedAt - this.backAt) / 1000).toFixed(1)} s after the receivers were back ` +
+      (this.backAt > 0
+        ? `every message arrived ${((drainedAt - this.backAt) / 1000).toFixed(1)} s after the receivers were back `
+        : 'every message arrived ') +
       `(${((drainedAt - settleStarted) / 1000).toFixed(1)} s of waiting after the load)`
     );
   }

@@ -146,6 +146,13 @@ export interface StartProgramsOptions {
   logDir: string;
   /** The address the programs listen on (HOST) and the URLs use; default 127.0.0.1. */
   host?: string;
+  /**
+   * The folder of the programs' code (a checkout of the repository with its node_modules): each replica runs that
+   * folder's entry file with it as its working directory (the tracing register file is read from there too).
+   * Default: this process's working directory. The fault suite's `upgrade` phase runs the previous release's
+   * programs from its unpacked tree (test/faults/previous-release.ts).
+   */
+  root?: string;
   /** More node flags for one start of one replica (after PROGRAM_NODE_OPTIONS), e.g. a CPU profile. */
   nodeOptions?: (replica: { program: LaunchedProgram; name: string }) => string[];
   /** How long each replica may take to answer /readyz 200. */
@@ -205,7 +212,7 @@ export interface Programs {
    */
   launch(
     program: LaunchedProgram,
-    options: { port: number; label: string; env?: Record<string, string> },
+    options: { port: number; label: string; env?: Record<string, string>; root?: string },
   ): ProgramReplica;
   /** Stops every process (replicas in reverse start order, SIGTERM then SIGKILL after timeoutMs) and closes the logs. */
   stop(timeoutMs?: number): Promise<void>;
@@ -238,6 +245,7 @@ export async function startPrograms(options: StartProgramsOptions): Promise<Prog
     port: number,
     env: Record<string, string>,
     placement?: ReplicaPlacement,
+    root = options.root,
   ): ProgramReplica => {
     const listenHost = placement?.host ?? host;
     const url = `http://${listenHost.includes(':') ? `[${listenHost}]` : listenHost}:${port}`;
@@ -249,7 +257,7 @@ export async function startPrograms(options: StartProgramsOptions): Promise<Prog
     const running = () => child.exitCode === null && child.signalCode === null;
     const spawnOnce = () => {
       const flags = [...PROGRAM_NODE_OPTIONS, ...(options.nodeOptions?.({ program, name }) ?? [])];
-      const command = [process.execPath, ...flags, resolve(PROGRAM_ENTRIES[program])];
+      const command = [process.execPath, ...flags, resolve(root ?? '.', PROGRAM_ENTRIES[program])];
       // `ip netns exec` enters the namespace and execs node: the child's pid is node's, signals reach it.
       const [file, ...args] = placement ? ['ip', 'netns', 'exec', placement.namespace, ...command] : command;
       child = spawn(file!, args, {
@@ -265,9 +273,12 @@ export async function startPrograms(options: StartProgramsOptions): Promise<Prog
           [portVariable]: String(port),
         },
         stdio: ['ignore', 'pipe', 'pipe'],
+        ...(root === undefined ? {} : { cwd: root }),
       });
       const stream = logOf(name);
-      stream.write(`--- ${new Date().toISOString()} start (pid ${child.pid}, port ${port})\n`);
+      stream.write(
+        `--- ${new Date().toISOString()} start (pid ${child.pid}, port ${port}${root === undefined ? '' : `, code in ${root}`})\n`,
+      );
       // A spawn that fails (node or ip missing) is logged; unhandled, it would end the caller without its cleanup.
       child.on('error', (error) => stream.write(`--- ${new Date().toISOString()} spawn failed: ${error.message}\n`));
       child.stdout?.pipe(stream, { end: false });
@@ -370,8 +381,16 @@ export async function startPrograms(options: StartProgramsOptions): Promise<Prog
       if (!found) throw new Error(`no replica ${index} of ${program}`);
       return found;
     },
-    launch(program, { port, label, env = {} }) {
-      const extra = makeReplica(program, -1, label, port, { ...(options.programs[program]?.env ?? {}), ...env });
+    launch(program, { port, label, env = {}, root = options.root }) {
+      const extra = makeReplica(
+        program,
+        -1,
+        label,
+        port,
+        { ...(options.programs[program]?.env ?? {}), ...env },
+        undefined,
+        root,
+      );
       extras.add(extra);
       void extra.exited.then(() => extras.delete(extra));
       return extra;
