@@ -39,7 +39,31 @@ const NATIVE_HEADERS = {
 };
 
 async function call(base: string, method: string, path: string, token: string, body?: unknown, headers = {}) {
-  const response = await fetch(`${base}${path}`, {
+  const response = await send(base, method, path, token, body, headers);
+  const text = await response.text();
+  if (response.status !== 200) throw new Error(`${method} ${path}: ${response.status} ${text.slice(0, 300)}`);
+  return (JSON.parse(text) as { data: any }).data;
+}
+
+/**
+ * A call sent again after a 503, up to 5 times: for a setup step that may safely be made twice (a link intent: a
+ * second one for the same player is a new token for the same player). A service just started on a loaded machine
+ * can miss its first deadlines; the world is set up before any fault, and is not what the suite checks.
+ */
+async function callAgainOn503(base: string, method: string, path: string, token: string, body?: unknown) {
+  for (let attempt = 1; ; attempt++) {
+    const response = await send(base, method, path, token, body, {});
+    const text = await response.text();
+    if (response.status === 200) return (JSON.parse(text) as { data: any }).data;
+    if (response.status !== 503 || attempt >= 5) {
+      throw new Error(`${method} ${path}: ${response.status} ${text.slice(0, 300)}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 500 * attempt));
+  }
+}
+
+function send(base: string, method: string, path: string, token: string, body: unknown, headers: object) {
+  return fetch(`${base}${path}`, {
     method,
     headers: {
       Authorization: `Bearer ${token}`,
@@ -49,9 +73,6 @@ async function call(base: string, method: string, path: string, token: string, b
     body: body === undefined ? undefined : JSON.stringify(body),
     signal: AbortSignal.timeout(15_000),
   });
-  const text = await response.text();
-  if (response.status !== 200) throw new Error(`${method} ${path}: ${response.status} ${text.slice(0, 300)}`);
-  return (JSON.parse(text) as { data: any }).data;
 }
 
 /** One console action (POST /api/developer/v1/console) as the developer; its `data`, or throws unless 200. */
@@ -105,7 +126,7 @@ export async function createFixtures(
     const key = await consoleAction({ type: 'issueKey', gameId: game.id, kind: 'secret', name: 'fault suite' });
     const players: string[] = [];
     for (let p = 0; p <= identity.nativeSessions.length; p++) {
-      const intent = await call(links, 'POST', '/api/game-sdk/v2/link-intents', key.issuedKey, {
+      const intent = await callAgainOn503(links, 'POST', '/api/game-sdk/v2/link-intents', key.issuedKey, {
         externalPlayerId: `faults-${plan.name}-${p}`,
       });
       const session = identity.nativeSessions[p];
