@@ -276,6 +276,15 @@ describe('developer limits: a small bucket (1 token a second, bursts of 20)', ()
   }, 120_000);
 });
 
+/** Backends of the test database waiting for a lock (the dry-runs held behind the test's lock). */
+async function waitingOnLock(client: pg.Client): Promise<number> {
+  const { rows } = await client.query<{ n: number }>(
+    `select count(*)::int as n from pg_stat_activity
+      where datname = current_database() and wait_event_type = 'Lock' and pid <> pg_backend_pid()`,
+  );
+  return rows[0]?.n ?? 0;
+}
+
 describe('rule dry-runs: one per developer, two per gateway process, refused past them', () => {
   let system: TestSystem;
   beforeAll(async () => {
@@ -285,15 +294,6 @@ describe('rule dry-runs: one per developer, two per gateway process, refused pas
     });
   });
   afterAll(() => system?.stop());
-
-  /** Backends of the test database waiting for a lock (the dry-runs held behind the test's lock). */
-  async function waitingOnLock(client: pg.Client): Promise<number> {
-    const { rows } = await client.query<{ n: number }>(
-      `select count(*)::int as n from pg_stat_activity
-        where datname = current_database() and wait_event_type = 'Lock' and pid <> pg_backend_pid()`,
-    );
-    return rows[0]?.n ?? 0;
-  }
 
   it('a second dry-run of one developer, and a third on the gateway, get 429 while two run; none is queued', async () => {
     const developers = await Promise.all([1, 2, 3].map(() => invitedDeveloper(system)));
@@ -375,26 +375,19 @@ describe("rule dry-runs: one organization's developers never take another organi
     });
     const lock = new pg.Client({ connectionString: system.databaseUrl });
     await lock.connect();
-    const waiting = async () =>
-      (
-        await lock.query<{ n: number }>(
-          `select count(*)::int as n from pg_stat_activity
-            where datname = current_database() and wait_event_type = 'Lock' and pid <> pg_backend_pid()`,
-        )
-      ).rows[0]?.n ?? 0;
     let held: Array<Promise<Awaited<ReturnType<typeof simulate>>>> = [];
     try {
       await lock.query('begin');
       await lock.query('lock table ledger.events in access exclusive mode');
       held = [simulate(system, owner.token, input(ours.gameId))];
-      await until(async () => (await waiting()) >= 1, "the organization's first dry-run to be running");
+      await until(async () => (await waitingOnLock(lock)) >= 1, "the organization's first dry-run to be running");
       // The organization's second developer: refused by the ledger's bound per organization.
       const second = await simulate(system, colleague.token, input(ours.gameId));
       expect(second.body.errors?.[0]?.extensions).toMatchObject({ code: 'TOO_MANY_REQUESTS', status: 429 });
       expect(second.body.errors?.[0]?.message).toMatch(/organization/);
       // Another organization's dry-run is not refused: it runs beside the first.
       held.push(simulate(system, outsider.token, input(theirs.gameId)));
-      await until(async () => (await waiting()) >= 2, "the other organization's dry-run to be running");
+      await until(async () => (await waitingOnLock(lock)) >= 2, "the other organization's dry-run to be running");
     } finally {
       await lock.query('rollback').catch(() => undefined);
       await lock.end();
