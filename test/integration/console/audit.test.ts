@@ -38,7 +38,7 @@ interface Entry {
 }
 
 function audit(token: string, query: Record<string, string | number>): Promise<ApiResponse> {
-  const search = new URLSearchParams(Object.entries(query).map(([k, v]) => [k, String(v)]));
+  const search = new URLSearchParams(Object.entries(query).map(([k, v]): [string, string] => [k, String(v)]));
   return api(system.url, 'GET', `${AUDIT}?${search}`, { token });
 }
 
@@ -47,7 +47,7 @@ async function allEntries(query: Record<string, string | number> = {}, token = o
   const entries: Entry[] = [];
   let cursor: string | null = null;
   do {
-    const page = expectData<{ records: Entry[]; nextCursor: string | null }>(
+    const page: { records: Entry[]; nextCursor: string | null } = expectData(
       await audit(token, { organizationId, limit: 100, ...query, ...(cursor ? { cursor } : {}) }),
       'AuditPage',
     );
@@ -407,11 +407,7 @@ describe('refused actions write nothing', () => {
       400,
       'insufficient_funds',
     );
-    expectError(
-      await act(system, viewer.token, { type: 'updateProject', projectId, name: 'nope' }),
-      403,
-      'forbidden',
-    );
+    expectError(await act(system, viewer.token, { type: 'updateProject', projectId, name: 'nope' }), 403, 'forbidden');
     expectError(
       await act(system, outsider.token, { type: 'fundOrganization', organizationId, amountCredits: 1 }),
       404,

@@ -464,7 +464,13 @@ export class ConsoleActions {
         organizationId: organization.id,
         result: { id: game.id },
         details: given,
-        audit: { kind: 'game', id: game.id, projectId: game.projectId, gameId: game.id, changes: changed(before, given) },
+        audit: {
+          kind: 'game',
+          id: game.id,
+          projectId: game.projectId,
+          gameId: game.id,
+          changes: changed(before, given),
+        },
       };
     });
   }
@@ -537,7 +543,10 @@ export class ConsoleActions {
       const rule = await tx.lockRule(a.ruleId);
       if (!rule) throw notFound();
       await tx.updateRule(a.ruleId, { rewardCredits, active: a.active });
-      const given = { rewardCredits: rewardCredits === undefined ? undefined : Number(rewardCredits), active: a.active };
+      const given = {
+        rewardCredits: rewardCredits === undefined ? undefined : Number(rewardCredits),
+        active: a.active,
+      };
       return {
         organizationId: organization.id,
         result: { id: a.ruleId },

@@ -22,6 +22,7 @@ import {
   encodeCursor,
   type RecordKind,
 } from '../domain/records-cursor.ts';
+import { type AuditEntryRow, readAuditEntries } from './audit-repository.ts';
 import {
   canSee,
   type DecisionStatsRow,
@@ -35,7 +36,6 @@ import {
   readSnapshot,
   type SnapshotLists,
 } from './read-repository.ts';
-import { type AuditEntryRow, readAuditEntries } from './audit-repository.ts';
 import { readSearch, type SearchRows } from './search-repository.ts';
 import type { ConsoleRepository, Role } from './write-repository.ts';
 
