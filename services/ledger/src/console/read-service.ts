@@ -422,6 +422,14 @@ export class ConsoleQueries {
         throw invalidQuery(`${name} must have 1 to 200 characters.`);
       }
     }
+    for (const [name, value] of [
+      ['from', r.fromMicros],
+      ['to', r.toMicros],
+    ] as const) {
+      if (value !== undefined && (value < AUDIT_MICROS_MIN || value > AUDIT_MICROS_MAX)) {
+        throw invalidQuery(`${name} must lie in years 0001 to 9999 (UTC).`);
+      }
+    }
     if (r.fromMicros !== undefined && r.toMicros !== undefined && r.toMicros <= r.fromMicros) {
       throw invalidQuery('to must be after from.');
     }
@@ -484,6 +492,10 @@ export interface AuditPage {
   nextCursor: string | undefined;
   cursors: string[];
 }
+
+/** The instants a bound of an audit window may name (epoch microseconds of 0001-01-01 and 9999-12-31, UTC). */
+const AUDIT_MICROS_MIN = BigInt(Date.parse('0001-01-01T00:00:00Z')) * 1000n;
+const AUDIT_MICROS_MAX = BigInt(Date.parse('9999-12-31T23:59:59.999Z')) * 1000n + 999n;
 
 /** The filters an audit cursor is bound to, in one canonical spelling. */
 function auditScope(r: AuditRequest): string {
