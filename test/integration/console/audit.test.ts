@@ -5,7 +5,7 @@
 // and admins only (viewer 403, outsider 404). Entries are immutable: the database refuses UPDATE and DELETE.
 
 import { randomUUID } from 'node:crypto';
-import { act, addMember, type Developer, developer, expectData, expectError } from '../../support/console.ts';
+import { act, addMember, type Developer, developer, expectData, expectError, ok } from '../../support/console.ts';
 import { sql } from '../../support/database.ts';
 import { type ApiResponse, api, startTestSystem, type TestSystem } from '../../support/system.ts';
 import { gql } from '../graphql/helpers.ts';
@@ -376,6 +376,7 @@ describe('one entry per successful action', () => {
     expect(new Set(entries.map((e) => e.action))).toEqual(seen);
     for (const entry of entries) {
       expect(entry.requestId).toBeTruthy();
+      // Every actor so far had joined (the owner; the admin's only action is its acceptMembership).
       expect(entry.actor.email).toMatch(/@/);
     }
   });
@@ -396,6 +397,21 @@ describe('one entry per successful action', () => {
       targetId: projectId,
       changes: { name: { from: 'P2', to: 'P3' } },
     });
+  });
+});
+
+describe('the e-mail of an actor who has not joined', () => {
+  it('is not recorded until the member accepted (docs/identity.md, "Member e-mails")', async () => {
+    const added = await developer(system);
+    await addMember(system, owner.token, organizationId, added, 'admin');
+    const before = await acted(added.token, { type: 'updateGame', gameId, name: 'G2' });
+    expect(await entryOf(before.requestId)).toMatchObject({
+      actor: { identityUserId: added.sub, email: null },
+      changes: { name: { from: 'G', to: 'G2' } },
+    });
+    await ok(system, added.token, { type: 'acceptMembership', organizationId });
+    const after = await acted(added.token, { type: 'updateGame', gameId, name: 'G3' });
+    expect((await entryOf(after.requestId)).actor).toEqual({ identityUserId: added.sub, email: added.email });
   });
 });
 

@@ -373,13 +373,22 @@ export class ConsoleTx {
     await this.em.execute(`delete from ledger.members where id = ?`, [id]);
   }
 
-  /** Who changed what, in the same transaction as the change (CONTRACT section 11.2). */
+  /**
+   * Who changed what, in the same transaction as the change (CONTRACT section 11.2). The actor's e-mail is stored
+   * only when the actor is a joined member of the organization once the action is done (docs/identity.md, "Member
+   * e-mails": an e-mail is shown to an organization only where its identity joined by its own act).
+   */
   async audit(entry: AuditEntryInput): Promise<void> {
     await this.em.execute(
       `insert into ledger.audit_log (organization_id, actor, actor_email, action, target_kind, target_id, project_id,
                                      game_id, changes, request_id, details)
-       values (?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?, ?::jsonb)`,
+       values (?, ?, case when exists (select 1 from ledger.members m
+                                        where m.organization_id = ? and m.identity_user_id = ?
+                                          and m.joined_at is not null) then ?::text end,
+               ?, ?, ?, ?, ?, ?::jsonb, ?, ?::jsonb)`,
       [
+        entry.organizationId,
+        entry.actor,
         entry.organizationId,
         entry.actor,
         entry.actorEmail || null,
