@@ -531,6 +531,14 @@ describe('reads', () => {
     expect(outsiderRead.body.errors?.[0]?.extensions?.code).toBe('not_found');
     const badLimit = await gql(system, owner.token, QUERY, { o: organizationId, n: 0 });
     expect(badLimit.body.errors?.[0]?.extensions?.code).toBe('INVALID_RECORD_QUERY');
+    const badFilter = await gql(system, owner.token, QUERY, { o: organizationId, f: { projectId: 'nope' } });
+    expect(badFilter.body.errors?.[0]?.extensions?.code).toBe('INVALID_RECORD_QUERY');
+    const badTime = await gql(system, owner.token, QUERY, { o: organizationId, f: { from: 'yesterday' } });
+    expect(badTime.body.errors?.[0]?.extensions?.code).toBe('INVALID_RECORD_QUERY');
+    const badOrganization = await gql(system, owner.token, QUERY, { o: 'nope' });
+    expect(badOrganization.body.errors?.[0]?.extensions?.code).toBe('INVALID_RECORD_QUERY');
+    const badCursor = await gql(system, owner.token, QUERY, { o: organizationId, a: 'nope' });
+    expect(badCursor.body.errors?.[0]?.extensions?.code).toBe('INVALID_CURSOR');
   });
 });
 
