@@ -6,6 +6,7 @@ import type { DescMessage, MessageInitShape, MessageShape } from '@bufbuild/prot
 import type {
   ConsolePrincipal,
   ExportDecisionsRequestSchema,
+  ListAuditEntriesRequestSchema,
   ListDecisionsRequestSchema,
 } from '#runtime/contracts/gen/rewards/v1/console_pb.ts';
 import type { DeveloperPrincipal } from '#runtime/contracts/gen/rewards/v1/identity_pb.ts';
@@ -13,6 +14,7 @@ import { ledgerOps } from '#runtime/contracts/operations.ts';
 import { AppError, relabelUnavailable } from '#runtime/errors.ts';
 import type { CallContext, Operation, Transport } from '#runtime/transport/operation.ts';
 import { describeAjvError } from '#runtime/validation/ajv.ts';
+import { isStorableDateTime } from '../graphql/scalars.ts';
 import { commonSchemas } from '../schemas/common.ts';
 import {
   CONSOLE_ACTION_TYPES,
@@ -30,6 +32,7 @@ const actionValidators = new Map(
   CONSOLE_ACTION_TYPES.map((type) => [type, consoleSchemaSet.named(consoleActionSchemaName(type))]),
 );
 const recordsQueryValidator = consoleSchemaSet.named('RecordsQuery');
+const auditQueryValidator = consoleSchemaSet.named('AuditQuery');
 
 /** The ledger unreachable, or its database down: the console's own 503 code. */
 export const consoleUnavailable = (error: unknown) =>
@@ -47,18 +50,21 @@ function callLedger<I extends DescMessage, O extends DescMessage>(
   });
 }
 
-/** What the ledger needs of an admitted developer (no e-mail). */
+/** What the ledger needs of an admitted developer (the e-mail: the actor of its console actions' audit entries). */
 export function consolePrincipal(principal: DeveloperPrincipal): {
   identityUserId: string;
   canCreateUnlimitedOrganization: boolean;
+  email: string;
 } {
   return {
     identityUserId: principal.identityUserId,
     canCreateUnlimitedOrganization: principal.canCreateUnlimitedOrganization,
+    email: principal.email,
   };
 }
 
-type PrincipalInit = Pick<ConsolePrincipal, 'identityUserId' | 'canCreateUnlimitedOrganization'>;
+type PrincipalInit = Pick<ConsolePrincipal, 'identityUserId' | 'canCreateUnlimitedOrganization'> &
+  Partial<Pick<ConsolePrincipal, 'email'>>;
 
 /**
  * Validates a console action body: unknown `type`, unknown fields and schema violations are 400 invalid_action.
@@ -99,6 +105,55 @@ export function validateRecordsQuery(query: Record<string, unknown>, where = 'qu
     ...(query as Omit<RecordsQuery, 'limit'>),
     limit: (query.limit as number | undefined) ?? RECORDS_LIMIT_DEFAULT,
   };
+}
+
+/** An audit query (GET /api/developer/v1/audit, GraphQL auditLog) as the ledger takes it. */
+export type AuditQuery = Omit<MessageInitShape<typeof ListAuditEntriesRequestSchema>, 'principal' | '$typeName'> & {
+  organizationId: string;
+  limit: number;
+};
+
+/** An RFC 3339 date-time (checked) as epoch microseconds, its fraction kept to the microsecond. */
+export function epochMicros(value: string): bigint {
+  const match = /^(.*T\d{2}:\d{2}:\d{2})(?:\.(\d+))?(Z|[+-]\d{2}:\d{2})$/.exec(value);
+  if (!match) throw new AppError('INVALID_RECORD_QUERY', 'not an RFC 3339 date-time');
+  const fraction = (match[2] ?? '').padEnd(6, '0').slice(0, 6);
+  return BigInt(Date.parse(`${match[1]}${match[3]}`)) * 1000n + BigInt(fraction);
+}
+
+/**
+ * Validates an audit query given as an object of its parameters (`limit` a number when well-formed): schema
+ * violations, unknown or missing parameters, `limit` outside 1..100 and `to` not after `from` are 400
+ * INVALID_RECORD_QUERY (the records' rules). `where` names the query in messages.
+ */
+export function validateAuditQuery(query: Record<string, unknown>, where = 'query'): AuditQuery {
+  const invalid = (message: string) => new AppError('INVALID_RECORD_QUERY', message);
+  if (!auditQueryValidator(query)) throw invalid(describeAjvError(auditQueryValidator.errors, where));
+  const { from, to, limit, ...filters } = query as Record<string, string | undefined> & { limit?: number };
+  for (const [bound, value] of [
+    ['from', from],
+    ['to', to],
+  ] as const) {
+    if (value !== undefined && !isStorableDateTime(value)) {
+      throw invalid(`${where}.${bound} must lie in years 0001 to 9999 (UTC).`);
+    }
+  }
+  const fromMicros = from === undefined ? undefined : epochMicros(from);
+  const toMicros = to === undefined ? undefined : epochMicros(to);
+  if (fromMicros !== undefined && toMicros !== undefined && toMicros <= fromMicros) {
+    throw invalid(`${where}.to must be after ${where}.from.`);
+  }
+  return {
+    ...(filters as { organizationId: string }),
+    fromMicros,
+    toMicros,
+    limit: limit ?? RECORDS_LIMIT_DEFAULT,
+  };
+}
+
+/** One page of an organization's audit trail: one ledger call (the ledger checks the role and the cursor). */
+export async function readAudit(transport: Transport, principal: PrincipalInit, query: AuditQuery, call: CallContext) {
+  return callLedger(transport, ledgerOps.listAuditEntries, { principal, ...query }, call);
 }
 
 /** Runs one validated action as one ledger transaction. */

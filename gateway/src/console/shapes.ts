@@ -5,6 +5,7 @@
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import { eventRecordJson } from '#runtime/contracts/event-record.ts';
 import type {
+  AuditEntry,
   ConsoleActionRequestSchema,
   ConsoleActionResponse,
   DeveloperEvent,
@@ -17,6 +18,7 @@ import type {
   DeveloperProject,
   DeveloperRule,
   GetSnapshotResponse,
+  ListAuditEntriesResponse,
   ListDecisionsResponse,
   ListLinkIntentsResponse,
   ListRecordsResponse,
@@ -157,6 +159,25 @@ export function consoleSnapshotJson(s: GetSnapshotResponse) {
     organizations: s.organizations.map((o) => ({ ...organizationJson(o), joined: o.joined })),
     members: s.members.map((m) => ({ ...memberJson(m), joined: m.joined })),
   };
+}
+
+/** An audit entry as CONTRACT section 11.2 shows it (absent values null; entries before 0018 have fewer). */
+export const auditEntryJson = (e: AuditEntry) => ({
+  id: e.id,
+  organizationId: e.organizationId,
+  projectId: orNull(e.projectId),
+  gameId: orNull(e.gameId),
+  actor: { identityUserId: e.actor?.identityUserId ?? '', email: orNull(e.actor?.email) },
+  action: e.action,
+  targetKind: orNull(e.targetKind),
+  targetId: e.targetId,
+  changes: JSON.parse(e.changesJson) as Record<string, { from: unknown; to: unknown }>,
+  requestId: orNull(e.requestId),
+  createdAt: e.createdAt,
+});
+
+export function auditPageJson(page: ListAuditEntriesResponse) {
+  return { records: page.entries.map(auditEntryJson), nextCursor: orNull(page.nextCursor) };
 }
 
 export function recordPageJson(page: ListRecordsResponse) {

@@ -152,7 +152,7 @@ export class GraphQLContext {
    * The principal a mutation acts for. The invitation is rechecked before every action, as over REST: the first
    * mutation of a request uses the request's admission, made just before; each further one is admitted again.
    */
-  async admitForAction(): Promise<{ identityUserId: string; canCreateUnlimitedOrganization: boolean }> {
+  async admitForAction(): Promise<ReturnType<typeof consolePrincipal>> {
     if (this.requestAdmissionUnused) {
       this.requestAdmissionUnused = false;
       return this.consolePrincipal;

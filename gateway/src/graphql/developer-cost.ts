@@ -1,7 +1,7 @@
 // The developer limits' cost of a GraphQL operation (auth/developer-limits.ts): admission took DEVELOPER_COSTS.request
 // for the HTTP request; once the operation is resolved, before any field runs, its expensive root fields cost the
 // rest: the snapshot once (one GetSnapshot per request, however often it is asked for), each record page (`records`,
-// `decisions`, `linkIntents`, `decisionStats`, `webhookDeliveries`, `search`, which also reads the snapshot),
+// `decisions`, `linkIntents`, `decisionStats`, `webhookDeliveries`, `auditLog`, `search`, which also reads the snapshot),
 // `simulateRule` (and one of the developer's and the process's dry-run slots), and one per mutation. Past a limit the
 // whole request is refused, 429 TOO_MANY_REQUESTS, with no `data`.
 import type { ApolloServerPlugin } from '@apollo/server';
@@ -17,6 +17,7 @@ const RECORD_PAGE_FIELDS = new Set([
   'decisionStats',
   'search',
   'webhookDeliveries',
+  'auditLog',
 ]);
 
 /** What an operation costs in all, and whether it runs a rule dry-run. */

@@ -181,8 +181,11 @@ export function rootFields(
   return fields;
 }
 
-/** The root fields whose input errors are REST's malformed records query (decisions is a search over events records). */
-const RECORD_QUERY_FIELDS = new Set(['records', 'decisions']);
+/**
+ * The root fields whose input errors are REST's malformed records query (decisions is a search over events records;
+ * auditLog has the records' errors, CONTRACT section 11.2).
+ */
+const RECORD_QUERY_FIELDS = new Set(['records', 'decisions', 'auditLog']);
 
 /** The REST input-error code for an input error at `offset` (or without a location) of the document. */
 export function inputErrorCode(document: DocumentNode, operationName: string | undefined, offset?: number): string {

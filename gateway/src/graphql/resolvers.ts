@@ -8,6 +8,7 @@ import type { SimulationDecision, SimulationFigures } from '#runtime/contracts/g
 import { simulationInputProblem } from '#runtime/contracts/simulation.ts';
 import { AppError } from '#runtime/errors.ts';
 import {
+  readAudit,
   readDecisionStats,
   readDecisions,
   readLinkIntents,
@@ -18,10 +19,12 @@ import {
   readWebhookEndpoints,
   runAction,
   validateAction,
+  validateAuditQuery,
   validateRecordsQuery,
 } from '../console/service.ts';
 import {
   actionResultJson,
+  auditPageJson,
   decisionPageJson,
   linkIntentPageJson,
   recordPageJson,
@@ -84,6 +87,39 @@ async function records(_parent: unknown, args: Args, context: GraphQLContext) {
   const reply = await readRecords(context.transport, context.consolePrincipal, validated, context.call);
   const page = recordPageJson(reply);
   return { kind: page.kind, ...connection<object>(page.records, reply.cursors, page.nextCursor) };
+}
+
+/** The filters of `auditLog` (GraphQL AuditFilter = REST's query parameters of the same names). */
+const AUDIT_FILTERS = ['projectId', 'gameId', 'actor', 'action', 'from', 'to'];
+
+/**
+ * auditLog: one page of an organization's audit trail, counted as a record page of the request; REST's rules and
+ * codes (400 INVALID_RECORD_QUERY, INVALID_CURSOR; 403 forbidden for a viewer, 404 not_found for a non-member).
+ */
+async function auditLog(_parent: unknown, args: Args, context: GraphQLContext) {
+  context.takeRecordPage();
+  const query: Record<string, unknown> = { organizationId: args.organizationId };
+  const filter = (args.filter ?? {}) as Args;
+  for (const name of AUDIT_FILTERS) {
+    if (filter[name] !== undefined && filter[name] !== null) query[name] = filter[name];
+  }
+  if (args.after !== undefined && args.after !== null) query.cursor = args.after;
+  if (args.first !== undefined && args.first !== null) query.limit = args.first;
+  let validated: ReturnType<typeof validateAuditQuery>;
+  try {
+    validated = validateAuditQuery(query, 'auditLog');
+  } catch (error) {
+    // Same code and rule as REST; the message names the GraphQL argument.
+    if (error instanceof Error) {
+      error.message = error.message
+        .replace(/\bauditLog\.(cursor|limit)\b/g, (_m, p: string) => `auditLog.${ARGUMENT_OF[p]}`)
+        .replace(/\bauditLog\.(projectId|gameId|actor|action|from|to)\b/g, 'auditLog.filter.$1');
+    }
+    throw error;
+  }
+  const reply = await readAudit(context.transport, context.consolePrincipal, validated, context.call);
+  const page = auditPageJson(reply);
+  return connection<object>(page.records, reply.cursors, page.nextCursor);
 }
 
 /** A forward-only Relay connection over one ledger page: one cursor per node, the next page's cursor or null. */
@@ -417,6 +453,7 @@ export const resolvers = {
     records,
     decisions,
     linkIntents,
+    auditLog,
     decisionStats,
     simulateRule,
     search,

@@ -12,6 +12,7 @@ export const DEVELOPER_PATHS = [
   '/api/developer/v1/access',
   '/api/developer/v1/console',
   '/api/developer/v1/records',
+  '/api/developer/v1/audit',
   '/graphql',
 ] as const;
 const isDeveloperPath = (path: string) => (DEVELOPER_PATHS as readonly string[]).includes(path);

@@ -14,35 +14,48 @@ import type { Transport } from '#runtime/transport/operation.ts';
 import { DEVELOPER_COSTS, type DeveloperLimits } from '../auth/developer-limits.ts';
 import { admittedWithinLimits, developerOf } from '../auth/developer-session.ts';
 import {
+  type AuditQuery,
   consolePrincipal,
   type RecordsQuery,
+  readAudit,
   readRecords,
   readSnapshot,
   runAction,
   validateAction,
+  validateAuditQuery,
   validateRecordsQuery,
 } from '../console/service.ts';
-import { actionResultJson, recordPageJson, snapshotJson } from '../console/shapes.ts';
-import { recordsQueryParameters } from '../schemas/console.ts';
+import { actionResultJson, auditPageJson, recordPageJson, snapshotJson } from '../console/shapes.ts';
+import { auditQueryParameters, recordsQueryParameters } from '../schemas/console.ts';
 import { DECISION_EXPORT_PATH, decisionExportHandler } from './decision-export.ts';
 
 export { consoleSchemaSet, type RecordsQuery, validateAction } from '../console/service.ts';
 
 const LIMIT_TEXT = /^(?:0|[1-9][0-9]{0,3})$/;
 
-/** Parses the records query string: unknown, repeated or malformed parameters are 400 INVALID_RECORD_QUERY. */
-export function parseRecordsQuery(querystring: string): RecordsQuery {
+/** A query string as an object of its parameters: unknown or repeated ones are 400 INVALID_RECORD_QUERY. */
+function queryParameters(querystring: string, known: Record<string, unknown>): Record<string, unknown> {
   const invalid = (message: string) => new AppError('INVALID_RECORD_QUERY', message);
   const query: Record<string, unknown> = {};
   for (const [parameter, value] of new URLSearchParams(querystring)) {
-    if (!Object.hasOwn(recordsQueryParameters, parameter)) {
+    if (!Object.hasOwn(known, parameter)) {
       throw invalid(`unknown query parameter ${JSON.stringify(parameter.slice(0, 64))}`);
     }
     if (Object.hasOwn(query, parameter)) throw invalid(`query parameter ${parameter} is repeated`);
     // Query values are text; `limit` is an integer in its canonical decimal spelling or malformed.
     query[parameter] = parameter === 'limit' && LIMIT_TEXT.test(value) ? Number(value) : value;
   }
-  return validateRecordsQuery(query);
+  return query;
+}
+
+/** Parses the records query string: unknown, repeated or malformed parameters are 400 INVALID_RECORD_QUERY. */
+export function parseRecordsQuery(querystring: string): RecordsQuery {
+  return validateRecordsQuery(queryParameters(querystring, recordsQueryParameters));
+}
+
+/** Parses the audit query string (CONTRACT section 11.2) with the records' rules and codes. */
+export function parseAuditQuery(querystring: string): AuditQuery {
+  return validateAuditQuery(queryParameters(querystring, auditQueryParameters));
 }
 
 export interface ConsoleRouteDeps {
@@ -82,6 +95,15 @@ export function addConsoleRoutes(router: Router, deps: ConsoleRouteDeps): void {
     const reply = await readRecords(transport, principal, query, ctx.state.call);
     ctx.set('Cache-Control', 'no-store');
     ctx.body = { data: recordPageJson(reply) };
+  });
+
+  // The audit trail (CONTRACT section 11.2): a records page's cost, paging and errors.
+  router.get('/api/developer/v1/audit', gate, admitted(DEVELOPER_COSTS.recordPage), async (ctx) => {
+    const principal = principalOf(ctx);
+    const query = parseAuditQuery(ctx.querystring);
+    const reply = await readAudit(transport, principal, query, ctx.state.call);
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = { data: auditPageJson(reply) };
   });
 
   router.get(

@@ -263,6 +263,43 @@ export const RecordsQuery = strictObject(recordsQueryParameters, [
   'limit',
 ]);
 
+/** The audit trail's query (GET /api/developer/v1/audit; CONTRACT section 11.2); `limit` already a number. */
+export const auditQueryParameters: Record<string, JsonSchema> = {
+  organizationId: uuid,
+  projectId: uuid,
+  gameId: uuid,
+  actor: { type: 'string', minLength: 1, maxLength: 200 },
+  action: { type: 'string', minLength: 1, maxLength: 200 },
+  from: dateTime,
+  to: dateTime,
+  cursor: { type: 'string', minLength: 1 },
+  limit: { type: 'integer', minimum: 1, maximum: RECORDS_LIMIT_MAX, default: RECORDS_LIMIT_DEFAULT },
+};
+export const AuditQuery = strictObject(
+  auditQueryParameters,
+  Object.keys(auditQueryParameters).filter((name) => name !== 'organizationId'),
+);
+/** One audit entry (CONTRACT section 11.2). */
+const AuditEntry = strictObject({
+  id: { type: 'string', minLength: 1 },
+  organizationId: uuid,
+  projectId: nullable(uuid),
+  gameId: nullable(uuid),
+  actor: strictObject({ identityUserId: { type: 'string', minLength: 1 }, email: nullable({ type: 'string' }) }),
+  action: { type: 'string' },
+  targetKind: nullable({
+    enum: ['organization', 'project', 'game', 'rule', 'key', 'member', 'webhookEndpoint', 'player'],
+  }),
+  targetId: uuid,
+  changes: {
+    type: 'object',
+    additionalProperties: strictObject({ from: {}, to: {} }),
+  },
+  requestId: nullable({ type: 'string' }),
+  createdAt: dateTime,
+});
+const AuditPage = strictObject({ records: list('AuditEntry'), nextCursor: nullable({ type: 'string' }) });
+
 /** The decision export's query (GET /api/developer/v1/decisions/export) as an object of its parameters. */
 export const decisionExportQueryParameters: Record<string, JsonSchema> = {
   gameId: uuid,
@@ -310,6 +347,9 @@ export const consoleSchemas: Record<string, JsonSchema> = {
   RecordsQuery,
   DecisionExportQuery,
   ExportedDecision,
+  AuditQuery,
+  AuditEntry,
+  AuditPage,
 };
 
 /** Names of the action schemas, for the validator: `createOrganization` -> `CreateOrganizationAction`. */
@@ -356,6 +396,18 @@ const DECISION_EXPORT_PARAMETERS: Record<string, string> = {
   status: 'Only accepted, or only rejected, decisions.',
   reason: 'Only rejections with this reason.',
   eventType: 'Only decisions of this event type.',
+};
+
+const AUDIT_PARAMETERS: Record<string, string> = {
+  organizationId: 'The organization (404 not_found if the caller is not a member; 403 forbidden for a viewer).',
+  projectId: 'Only entries of this project (its own, its games and their objects).',
+  gameId: 'Only entries of this game and its objects.',
+  actor: 'Only entries of this acting member (identityUserId).',
+  action: 'Only entries of this action type.',
+  from: 'Entries created at or after this instant (RFC 3339).',
+  to: 'Entries created before this instant (RFC 3339), after `from`.',
+  cursor: "The previous page's nextCursor, with the same filters.",
+  limit: 'Entries per page, 1..100 (default 50).',
 };
 
 export const consoleOpenApi: OpenApiFragment = {
@@ -421,6 +473,32 @@ export const consoleOpenApi: OpenApiFragment = {
               'INVALID_RECORD_QUERY (unknown, repeated or malformed parameter; limit outside 1..100), INVALID_CURSOR.',
             ...admissionErrors,
             '404': 'not_found: a filter names an object the caller cannot see.',
+          }),
+        },
+      },
+    },
+    '/api/developer/v1/audit': {
+      get: {
+        operationId: 'listAuditEntries',
+        summary:
+          "One page of an organization's audit trail (one entry per successful console action), newest first by (createdAt, id); its owner and admins only.",
+        tags: ['developer'],
+        security,
+        parameters: Object.entries(auditQueryParameters).map(([parameter, schema]) => ({
+          name: parameter,
+          in: 'query',
+          required: parameter === 'organizationId',
+          description: AUDIT_PARAMETERS[parameter],
+          schema,
+        })),
+        responses: {
+          ...ok('AuditPage', 'A page; continue with nextCursor until it is null.'),
+          ...errors({
+            '400':
+              'INVALID_RECORD_QUERY (unknown, repeated, missing or malformed parameter; limit outside 1..100; to not after from), INVALID_CURSOR.',
+            ...admissionErrors,
+            '403': `${admissionErrors['403']} forbidden: a viewer of the organization.`,
+            '404': 'not_found: the caller is not a member of the organization.',
           }),
         },
       },

@@ -43,7 +43,14 @@ import { checkWebhookUrl } from '../webhooks/addresses.ts';
 import { WEBHOOK_ENDPOINTS_PER_GAME_MAX } from '../webhooks/limits.ts';
 import type { EndpointRow } from '../webhooks/repository.ts';
 import { encryptSecret, newWebhookSecret } from '../webhooks/secrets.ts';
-import type { ConsoleRepository, ConsoleTx, OrganizationRow, OwnedTable, Role } from './write-repository.ts';
+import type {
+  AuditTargetKind,
+  ConsoleRepository,
+  ConsoleTx,
+  OrganizationRow,
+  OwnedTable,
+  Role,
+} from './write-repository.ts';
 
 const CREDITS_MAX = CREDITS_MAX_BIGINT;
 const EVENT_TYPE = EVENT_TYPE_REGEX;
@@ -128,6 +135,39 @@ export function checkRole(role: Role | undefined, permission: Permission): Role 
   return role;
 }
 
+/** An audit entry's `changes`: each field of the action's body (but `type` and the target's id) -> {from, to}. */
+export type AuditChanges = Record<string, { from: unknown; to: unknown }>;
+
+/** What an action's audit entry says of its target (CONTRACT section 11.2). */
+export interface AuditTarget {
+  kind: AuditTargetKind;
+  id: string;
+  /** The project the target belongs to or is; none above projects (organizations, members). */
+  projectId?: string | undefined;
+  /** The game the target belongs to or is. */
+  gameId?: string | undefined;
+  changes: AuditChanges;
+}
+
+/** The changes of a creation (or of an amount): every given field from null. */
+export function created(fields: Record<string, unknown>): AuditChanges {
+  const changes: AuditChanges = {};
+  for (const [field, to] of Object.entries(fields)) if (to !== undefined) changes[field] = { from: null, to };
+  return changes;
+}
+
+/** The changes of an update: each given field from the target's value before it. */
+export function changed(before: Record<string, unknown>, given: Record<string, unknown>): AuditChanges {
+  const changes: AuditChanges = {};
+  for (const [field, to] of Object.entries(given)) {
+    if (to !== undefined) changes[field] = { from: before[field] ?? null, to };
+  }
+  return changes;
+}
+
+/** The principal of one console call with the request id it travelled with (the audit entry's requestId). */
+export type ConsoleCaller = ConsolePrincipal & { requestId?: string | undefined };
+
 /** Told of each action after its transaction committed (the audit entry's fields); must not throw or wait. */
 export type CommittedAction = (action: string, organizationId: string, details: Record<string, unknown>) => void;
 
@@ -178,18 +218,37 @@ export class ConsoleActions {
     return this.admit(tx, principal, await tx.organizationOf(table, id), permission);
   }
 
+  /**
+   * One action as one transaction, its audit entry written in it after the change (a refused action throws before:
+   * no entry). `details` is what 0001's column held and what the committed callback is told.
+   */
   private run(
-    principal: ConsolePrincipal,
+    principal: ConsoleCaller,
     action: string,
-    work: (
-      tx: ConsoleTx,
-    ) => Promise<{ organizationId: string; result: ActionResult; details: Record<string, unknown> }>,
+    work: (tx: ConsoleTx) => Promise<{
+      organizationId: string;
+      result: ActionResult;
+      details: Record<string, unknown>;
+      audit: AuditTarget;
+    }>,
   ): Promise<ActionResult> {
     if (!principal.identityUserId) throw new AppError('UNAUTHORIZED', 'A developer principal is required.');
     return this.repository
       .transaction(async (tx) => {
-        const { organizationId, result, details } = await work(tx);
-        await tx.audit({ organizationId, actor: principal.identityUserId, action, targetId: result.id, details });
+        const { organizationId, result, details, audit } = await work(tx);
+        await tx.audit({
+          organizationId,
+          actor: principal.identityUserId,
+          actorEmail: principal.email,
+          action,
+          targetKind: audit.kind,
+          targetId: audit.id,
+          projectId: audit.projectId,
+          gameId: audit.gameId,
+          changes: audit.changes,
+          requestId: principal.requestId,
+          details,
+        });
         return { organizationId, result, details };
       })
       .then(({ organizationId, result, details }) => {
@@ -210,7 +269,16 @@ export class ConsoleActions {
     return this.run(principal, 'createOrganization', async (tx) => {
       const id = await tx.insertOrganization(a.name, unlimitedFunding, principal.identityUserId);
       await tx.insertMember(id, principal.identityUserId, 'owner', true);
-      return { organizationId: id, result: { id }, details: { name: a.name, unlimitedFunding } };
+      return {
+        organizationId: id,
+        result: { id },
+        details: { name: a.name, unlimitedFunding },
+        audit: {
+          kind: 'organization',
+          id,
+          changes: created({ name: a.name, unlimitedFunding: a.unlimitedFunding }),
+        },
+      };
     });
   }
 
@@ -229,6 +297,7 @@ export class ConsoleActions {
         organizationId: organization.id,
         result: { id: organization.id },
         details: { amountCredits: Number(credits) },
+        audit: { kind: 'organization', id: organization.id, changes: created({ amountCredits: Number(credits) }) },
       };
     });
   }
@@ -242,6 +311,16 @@ export class ConsoleActions {
         organizationId: organization.id,
         result: { id },
         details: { name: a.name, maxPayoutCredits: Number(maxPayoutCredits) },
+        audit: {
+          kind: 'project',
+          id,
+          projectId: id,
+          changes: created({
+            organizationId: organization.id,
+            name: a.name,
+            maxPayoutCredits: Number(maxPayoutCredits),
+          }),
+        },
       };
     });
   }
@@ -263,12 +342,19 @@ export class ConsoleActions {
         }
       }
       await tx.updateProject(project.id, { name: a.name, maxPayoutCredits });
+      const given = {
+        name: a.name,
+        maxPayoutCredits: maxPayoutCredits === undefined ? undefined : Number(maxPayoutCredits),
+      };
       return {
         organizationId: organization.id,
         result: { id: project.id },
-        details: {
-          name: a.name,
-          maxPayoutCredits: maxPayoutCredits === undefined ? undefined : Number(maxPayoutCredits),
+        details: given,
+        audit: {
+          kind: 'project',
+          id: project.id,
+          projectId: project.id,
+          changes: changed({ name: project.name, maxPayoutCredits: Number(project.maxPayoutCredits) }, given),
         },
       };
     });
@@ -298,6 +384,12 @@ export class ConsoleActions {
         organizationId: organization.id,
         result: { id: project.id },
         details: { amountCredits: Number(credits) },
+        audit: {
+          kind: 'project',
+          id: project.id,
+          projectId: project.id,
+          changes: created({ amountCredits: Number(credits) }),
+        },
       };
     });
   }
@@ -312,16 +404,18 @@ export class ConsoleActions {
         { id: a.projectId, organizationId: organization.id },
         { name: a.name, platform, maxPayoutCredits, dailyPlayerCapCredits },
       );
+      const details = {
+        projectId: a.projectId,
+        name: a.name,
+        platform,
+        maxPayoutCredits: Number(maxPayoutCredits),
+        dailyPlayerCapCredits: Number(dailyPlayerCapCredits),
+      };
       return {
         organizationId: organization.id,
         result: { id },
-        details: {
-          projectId: a.projectId,
-          name: a.name,
-          platform,
-          maxPayoutCredits: Number(maxPayoutCredits),
-          dailyPlayerCapCredits: Number(dailyPlayerCapCredits),
-        },
+        details,
+        audit: { kind: 'game', id, projectId: a.projectId, gameId: id, changes: created(details) },
       };
     });
   }
@@ -354,14 +448,28 @@ export class ConsoleActions {
           status,
         });
       }
+      const given = {
+        name: a.name,
+        maxPayoutCredits: maxPayoutCredits === undefined ? undefined : Number(maxPayoutCredits),
+        dailyPlayerCapCredits: dailyPlayerCapCredits === undefined ? undefined : Number(dailyPlayerCapCredits),
+        status,
+      };
+      const before = {
+        name: game.name,
+        maxPayoutCredits: Number(game.maxPayoutCredits),
+        dailyPlayerCapCredits: Number(game.dailyPlayerCapCredits),
+        status: game.status,
+      };
       return {
         organizationId: organization.id,
         result: { id: game.id },
-        details: {
-          name: a.name,
-          maxPayoutCredits: maxPayoutCredits === undefined ? undefined : Number(maxPayoutCredits),
-          dailyPlayerCapCredits: dailyPlayerCapCredits === undefined ? undefined : Number(dailyPlayerCapCredits),
-          status,
+        details: given,
+        audit: {
+          kind: 'game',
+          id: game.id,
+          projectId: game.projectId,
+          gameId: game.id,
+          changes: changed(before, given),
         },
       };
     });
@@ -394,6 +502,13 @@ export class ConsoleActions {
         organizationId: organization.id,
         result: { id: game.id },
         details: { projectId: project.id, amountCredits: Number(credits) },
+        audit: {
+          kind: 'game',
+          id: game.id,
+          projectId: project.id,
+          gameId: game.id,
+          changes: created({ amountCredits: Number(credits) }),
+        },
       };
     });
   }
@@ -405,10 +520,18 @@ export class ConsoleActions {
       const organization = await this.admitFor(tx, principal, 'games', uuid(a.gameId, 'gameId'), 'manage');
       const id = await tx.insertRule({ id: a.gameId, organizationId: organization.id }, a.eventType, rewardCredits);
       if (!id) throw new AppError('conflict', `The game already has a rule for event type '${a.eventType}'.`);
+      const details = { gameId: a.gameId, eventType: a.eventType, rewardCredits: Number(rewardCredits) };
       return {
         organizationId: organization.id,
         result: { id },
-        details: { gameId: a.gameId, eventType: a.eventType, rewardCredits: Number(rewardCredits) },
+        details,
+        audit: {
+          kind: 'rule',
+          id,
+          projectId: await tx.projectOfGame(a.gameId),
+          gameId: a.gameId,
+          changes: created(details),
+        },
       };
     });
   }
@@ -417,11 +540,24 @@ export class ConsoleActions {
     const rewardCredits = a.rewardCredits === undefined ? undefined : amount(a.rewardCredits, 'rewardCredits');
     return this.run(principal, 'updateRule', async (tx) => {
       const organization = await this.admitFor(tx, principal, 'rules', uuid(a.ruleId, 'ruleId'), 'manage');
+      const rule = await tx.lockRule(a.ruleId);
+      if (!rule) throw notFound();
       await tx.updateRule(a.ruleId, { rewardCredits, active: a.active });
+      const given = {
+        rewardCredits: rewardCredits === undefined ? undefined : Number(rewardCredits),
+        active: a.active,
+      };
       return {
         organizationId: organization.id,
         result: { id: a.ruleId },
-        details: { rewardCredits: rewardCredits === undefined ? undefined : Number(rewardCredits), active: a.active },
+        details: given,
+        audit: {
+          kind: 'rule',
+          id: rule.id,
+          projectId: await tx.projectOfGame(rule.gameId),
+          gameId: rule.gameId,
+          changes: changed({ rewardCredits: Number(rule.rewardCredits), active: rule.active }, given),
+        },
       };
     });
   }
@@ -446,6 +582,14 @@ export class ConsoleActions {
         organizationId: organization.id,
         result: { id, issuedKey: issued.value, kind },
         details: { gameId: a.gameId, kind, name: a.name, prefix: issued.prefix },
+        // Never the key's value: its name, kind and prefix (CONTRACT section 11.2).
+        audit: {
+          kind: 'key',
+          id,
+          projectId: await tx.projectOfGame(a.gameId),
+          gameId: a.gameId,
+          changes: created({ gameId: a.gameId, kind, name: a.name, prefix: issued.prefix }),
+        },
       };
     });
   }
@@ -454,7 +598,14 @@ export class ConsoleActions {
     return this.run(principal, 'revokeKey', async (tx) => {
       const organization = await this.admitFor(tx, principal, 'keys', uuid(a.keyId, 'keyId'), 'manage');
       await tx.revokeKey(a.keyId);
-      return { organizationId: organization.id, result: { id: a.keyId }, details: {} };
+      const gameId = await tx.gameOf('keys', a.keyId);
+      const projectId = gameId === undefined ? undefined : await tx.projectOfGame(gameId);
+      return {
+        organizationId: organization.id,
+        result: { id: a.keyId },
+        details: {},
+        audit: { kind: 'key', id: a.keyId, projectId, gameId, changes: {} },
+      };
     });
   }
 
@@ -467,7 +618,16 @@ export class ConsoleActions {
       const organization = await this.admit(tx, principal, uuid(a.organizationId, 'organizationId'), 'members');
       const id = await tx.insertMember(organization.id, a.identityUserId, role, false);
       if (!id) throw new AppError('conflict', 'This identity is already a member of the organization.');
-      return { organizationId: organization.id, result: { id }, details: { identityUserId: a.identityUserId, role } };
+      return {
+        organizationId: organization.id,
+        result: { id },
+        details: { identityUserId: a.identityUserId, role },
+        audit: {
+          kind: 'member',
+          id,
+          changes: created({ organizationId: organization.id, identityUserId: a.identityUserId, role }),
+        },
+      };
     });
   }
 
@@ -480,7 +640,13 @@ export class ConsoleActions {
       const organization = await this.admit(tx, principal, uuid(a.organizationId, 'organizationId'), 'read');
       const id = await tx.joinMember(organization.id, principal.identityUserId);
       if (!id) throw notFound();
-      return { organizationId: organization.id, result: { id }, details: {} };
+      // The target is what the action names by its id: the organization (docs/decisions.md).
+      return {
+        organizationId: organization.id,
+        result: { id },
+        details: {},
+        audit: { kind: 'organization', id: organization.id, changes: {} },
+      };
     });
   }
 
@@ -496,6 +662,7 @@ export class ConsoleActions {
         organizationId: organization.id,
         result: { id: member.id },
         details: { identityUserId: member.identityUserId, from: member.role, role },
+        audit: { kind: 'member', id: member.id, changes: changed({ role: member.role }, { role }) },
       };
     });
   }
@@ -511,6 +678,7 @@ export class ConsoleActions {
         organizationId: organization.id,
         result: { id: member.id },
         details: { identityUserId: member.identityUserId, role: member.role },
+        audit: { kind: 'member', id: member.id, changes: {} },
       };
     });
   }
@@ -539,6 +707,14 @@ export class ConsoleActions {
         organizationId: organization.id,
         result: { id, secret: secret.text },
         details: { gameId: a.gameId, url, eventTypes: types },
+        // Never the secret.
+        audit: {
+          kind: 'webhookEndpoint',
+          id,
+          projectId: await tx.projectOfGame(a.gameId),
+          gameId: a.gameId,
+          changes: created({ gameId: a.gameId, url, eventTypes: types }),
+        },
       };
     });
   }
@@ -548,14 +724,19 @@ export class ConsoleActions {
     return this.onEndpoint(principal, 'updateWebhookEndpoint', a.webhookEndpointId, async (tx, endpoint) => {
       const url = a.url === undefined ? undefined : checkWebhookUrl(a.url, this.webhooks);
       await tx.webhooks.updateEndpoint(endpoint.id, { url, eventTypes: types, enabled: a.enabled });
-      return { id: endpoint.id, details: { url, eventTypes: types, enabled: a.enabled } };
+      const given = { url, eventTypes: types, enabled: a.enabled };
+      return {
+        id: endpoint.id,
+        details: given,
+        changes: changed({ url: endpoint.url, eventTypes: endpoint.eventTypes, enabled: endpoint.enabled }, given),
+      };
     });
   }
 
   async deleteWebhookEndpoint(principal: ConsolePrincipal, a: DeleteWebhookEndpointAction): Promise<ActionResult> {
     return this.onEndpoint(principal, 'deleteWebhookEndpoint', a.webhookEndpointId, async (tx, endpoint) => {
       await tx.webhooks.deleteEndpoint(endpoint.id);
-      return { id: endpoint.id, details: { gameId: endpoint.gameId, url: endpoint.url } };
+      return { id: endpoint.id, details: { gameId: endpoint.gameId, url: endpoint.url }, changes: {} };
     });
   }
 
@@ -564,7 +745,8 @@ export class ConsoleActions {
     const secretCiphertext = encryptSecret(await this.webhooks.secretKey(), secret.raw);
     return this.onEndpoint(principal, 'rotateWebhookSecret', a.webhookEndpointId, async (tx, endpoint) => {
       await tx.webhooks.setSecret(endpoint.id, secretCiphertext);
-      return { id: endpoint.id, secret: secret.text, details: {} };
+      // Nothing but its target: never the secret (CONTRACT section 11.2).
+      return { id: endpoint.id, secret: secret.text, details: {}, changes: {} };
     });
   }
 
@@ -577,7 +759,8 @@ export class ConsoleActions {
         organizationId: endpoint.organizationId,
       });
       if (!id) throw notFound();
-      return { id, details: { webhookEndpointId: endpoint.id } };
+      // The target is the endpoint (the result's id is the message's).
+      return { id, details: { webhookEndpointId: endpoint.id }, changes: {} };
     });
   }
 
@@ -589,7 +772,20 @@ export class ConsoleActions {
       if (endpointId === undefined) throw notFound();
       const organization = await this.admitFor(tx, principal, 'webhook_endpoints', endpointId, 'manage');
       await tx.webhooks.redeliver(messageId);
-      return { organizationId: organization.id, result: { id: messageId }, details: { webhookEndpointId: endpointId } };
+      const gameId = await tx.gameOf('webhook_endpoints', endpointId);
+      return {
+        organizationId: organization.id,
+        result: { id: messageId },
+        details: { webhookEndpointId: endpointId },
+        // The delivery has no kind of its own: the entry names its endpoint (docs/decisions.md).
+        audit: {
+          kind: 'webhookEndpoint',
+          id: endpointId,
+          projectId: gameId === undefined ? undefined : await tx.projectOfGame(gameId),
+          gameId,
+          changes: created({ webhookDeliveryId: messageId }),
+        },
+      };
     });
   }
 
@@ -601,7 +797,7 @@ export class ConsoleActions {
     work: (
       tx: ConsoleTx,
       endpoint: EndpointRow,
-    ) => Promise<{ id: string; secret?: string; details: Record<string, unknown> }>,
+    ) => Promise<{ id: string; secret?: string; details: Record<string, unknown>; changes: AuditChanges }>,
   ): Promise<ActionResult> {
     return this.run(principal, action, async (tx) => {
       const organization = await this.admitFor(
@@ -613,11 +809,18 @@ export class ConsoleActions {
       );
       const endpoint = await tx.webhooks.lockEndpoint(endpointId);
       if (!endpoint) throw notFound();
-      const { id, secret, details } = await work(tx, endpoint);
+      const { id, secret, details, changes } = await work(tx, endpoint);
       return {
         organizationId: organization.id,
         result: secret === undefined ? { id } : { id, secret },
         details,
+        audit: {
+          kind: 'webhookEndpoint',
+          id: endpoint.id,
+          projectId: await tx.projectOfGame(endpoint.gameId),
+          gameId: endpoint.gameId,
+          changes,
+        },
       };
     });
   }

@@ -9,7 +9,7 @@ import { classifyDatabaseFailure } from '#runtime/db/failures.ts';
 import { AppError } from '#runtime/errors.ts';
 import type { Logger } from '#runtime/logger.ts';
 import { bind, type EndpointBinding, type Transport } from '#runtime/transport/operation.ts';
-import { type ActionResult, ConsoleActions, type WebhookSettings } from './action-service.ts';
+import { type ActionResult, ConsoleActions, type ConsoleCaller, type WebhookSettings } from './action-service.ts';
 import { ConsoleQueries, SNAPSHOT_LIMITS } from './read-service.ts';
 import { ConsoleRepository } from './write-repository.ts';
 
@@ -89,8 +89,9 @@ export function consoleEndpoints(deps: ConsoleDeps): EndpointBinding[] {
   const fail = (error: unknown) => translateStoreError(error, deps.logger);
 
   return [
-    bind(ledgerOps.consoleAction, async (request) => {
-      const principal = principalOf(request.principal);
+    bind(ledgerOps.consoleAction, async (request, ctx) => {
+      // The call's request id (the gateway's X-Request-Id, NATS header Rewards-Request-Id) goes into the audit entry.
+      const principal: ConsoleCaller = { ...principalOf(request.principal), requestId: ctx.requestId };
       const { action } = request;
       let result: Promise<ActionResult>;
       switch (action.case) {
@@ -191,6 +192,40 @@ export function consoleEndpoints(deps: ConsoleDeps): EndpointBinding[] {
         kind: page.kind,
         players: page.players,
         events: page.events,
+        nextCursor: page.nextCursor,
+        cursors: page.cursors,
+      };
+    }),
+    bind(ledgerOps.listAuditEntries, async (request) => {
+      const principal = principalOf(request.principal);
+      const page = await queries
+        .audit({
+          identityUserId: principal.identityUserId,
+          organizationId: request.organizationId,
+          projectId: request.projectId,
+          gameId: request.gameId,
+          actor: request.actor,
+          action: request.action,
+          fromMicros: request.fromMicros,
+          toMicros: request.toMicros,
+          cursor: request.cursor,
+          limit: request.limit,
+        })
+        .catch(fail);
+      return {
+        entries: page.entries.map((entry) => ({
+          id: entry.id,
+          organizationId: entry.organizationId,
+          projectId: entry.projectId,
+          gameId: entry.gameId,
+          actor: entry.actor,
+          action: entry.action,
+          targetKind: entry.targetKind,
+          targetId: entry.targetId,
+          changesJson: entry.changesJson,
+          requestId: entry.requestId,
+          createdAt: entry.createdAt,
+        })),
         nextCursor: page.nextCursor,
         cursors: page.cursors,
       };

@@ -22,6 +22,7 @@ import {
   encodeCursor,
   type RecordKind,
 } from '../domain/records-cursor.ts';
+import { type AuditEntryRow, readAuditEntries } from './audit-repository.ts';
 import {
   canSee,
   type DecisionStatsRow,
@@ -36,7 +37,7 @@ import {
   type SnapshotLists,
 } from './read-repository.ts';
 import { readSearch, type SearchRows } from './search-repository.ts';
-import type { ConsoleRepository } from './write-repository.ts';
+import type { ConsoleRepository, Role } from './write-repository.ts';
 
 /** Global snapshot limits across the caller's organizations (spec: Limits). */
 export const SNAPSHOT_LIMITS = { players: 500, events: 200 } as const;
@@ -397,4 +398,114 @@ export class ConsoleQueries {
       cursors,
     };
   }
+
+  /**
+   * One page of an organization's audit trail, newest first (CONTRACT section 11.2): the owner and admins read it, a
+   * viewer 403 forbidden, a non-member 404 not_found; limit, filters and cursor follow the records' rules and codes.
+   */
+  async audit(r: AuditRequest): Promise<AuditPage> {
+    if (!Number.isInteger(r.limit) || r.limit < 1 || r.limit > RECORDS_LIMIT_MAX) {
+      throw invalidQuery(`limit must be an integer from 1 to ${RECORDS_LIMIT_MAX}.`);
+    }
+    for (const [name, value] of [
+      ['organizationId', r.organizationId],
+      ['projectId', r.projectId],
+      ['gameId', r.gameId],
+    ] as const) {
+      if (value !== undefined && !isUuid(value)) throw invalidQuery(`${name} must be a valid uuid.`);
+    }
+    for (const [name, value] of [
+      ['actor', r.actor],
+      ['action', r.action],
+    ] as const) {
+      if (value !== undefined && (value.length < 1 || value.length > 200)) {
+        throw invalidQuery(`${name} must have 1 to 200 characters.`);
+      }
+    }
+    for (const [name, value] of [
+      ['from', r.fromMicros],
+      ['to', r.toMicros],
+    ] as const) {
+      if (value !== undefined && (value < AUDIT_MICROS_MIN || value > AUDIT_MICROS_MAX)) {
+        throw invalidQuery(`${name} must lie in years 0001 to 9999 (UTC).`);
+      }
+    }
+    if (r.fromMicros !== undefined && r.toMicros !== undefined && r.toMicros <= r.fromMicros) {
+      throw invalidQuery('to must be after from.');
+    }
+    const context = { kind: 'audit' as const, scope: auditScope(r) };
+    let after: CursorPosition | undefined;
+    if (r.cursor !== undefined) {
+      const decoded = decodeCursor(await this.key(), r.cursor, context);
+      if ('error' in decoded) throw invalidCursor();
+      after = decoded;
+    }
+    const rows = await this.repository.read(async (em) => {
+      const role = (
+        await em.execute<{ role: Role }[]>(
+          'select role from ledger.members where organization_id = ? and identity_user_id = ?',
+          [r.organizationId, r.identityUserId],
+        )
+      )[0]?.role;
+      if (!role) throw new AppError('not_found', 'No such object in an organization you are a member of.');
+      if (role === 'viewer') {
+        throw new AppError('forbidden', 'Your role in this organization cannot read its audit trail; viewers cannot.');
+      }
+      return readAuditEntries(em, {
+        organizationId: r.organizationId,
+        projectId: r.projectId,
+        gameId: r.gameId,
+        actor: r.actor,
+        action: r.action,
+        fromMicros: r.fromMicros?.toString(),
+        toMicros: r.toMicros?.toString(),
+        after,
+        take: r.limit + 1,
+      });
+    });
+    const key = await this.key();
+    const cursors = rows.positions.slice(0, r.limit).map((position) => encodeCursor(key, { ...context, ...position }));
+    return {
+      entries: rows.entries.slice(0, r.limit),
+      nextCursor: rows.positions.length > r.limit ? cursors.at(-1) : undefined,
+      cursors,
+    };
+  }
+}
+
+export interface AuditRequest {
+  identityUserId: string;
+  organizationId: string;
+  projectId?: string | undefined;
+  gameId?: string | undefined;
+  actor?: string | undefined;
+  action?: string | undefined;
+  /** Epoch microseconds: from inclusive, to exclusive. */
+  fromMicros?: bigint | undefined;
+  toMicros?: bigint | undefined;
+  cursor?: string | undefined;
+  limit: number;
+}
+
+export interface AuditPage {
+  entries: AuditEntryRow[];
+  nextCursor: string | undefined;
+  cursors: string[];
+}
+
+/** The instants a bound of an audit window may name (epoch microseconds of 0001-01-01 and 9999-12-31, UTC). */
+const AUDIT_MICROS_MIN = BigInt(Date.parse('0001-01-01T00:00:00Z')) * 1000n;
+const AUDIT_MICROS_MAX = BigInt(Date.parse('9999-12-31T23:59:59.999Z')) * 1000n + 999n;
+
+/** The filters an audit cursor is bound to, in one canonical spelling. */
+function auditScope(r: AuditRequest): string {
+  return JSON.stringify([
+    r.organizationId.toLowerCase(),
+    r.projectId?.toLowerCase() ?? null,
+    r.gameId?.toLowerCase() ?? null,
+    r.actor ?? null,
+    r.action ?? null,
+    r.fromMicros?.toString() ?? null,
+    r.toMicros?.toString() ?? null,
+  ]);
 }

@@ -22,6 +22,7 @@ export interface OrganizationRow {
 export interface ProjectRow {
   id: string;
   organizationId: string;
+  name: string;
   maxPayoutCredits: bigint;
   budgetCredits: bigint;
   allocatedCredits: bigint;
@@ -30,9 +31,11 @@ export interface ProjectRow {
 export interface GameRow {
   id: string;
   projectId: string;
+  name: string;
   status: string;
   organizationId: string;
   maxPayoutCredits: bigint;
+  dailyPlayerCapCredits: bigint;
   budgetCredits: bigint;
   spentCredits: bigint;
 }
@@ -42,6 +45,48 @@ export interface MemberRow {
   organizationId: string;
   identityUserId: string;
   role: Role;
+}
+
+export interface RuleRow {
+  id: string;
+  gameId: string;
+  rewardCredits: bigint;
+  active: boolean;
+}
+
+const ruleRow = rowReader<RuleRow>({
+  id: text('id'),
+  gameId: text('game_id'),
+  rewardCredits: credits('reward_credits'),
+  active: flag('active'),
+});
+
+/** What an audit entry names (CONTRACT section 11.2). */
+export type AuditTargetKind =
+  | 'organization'
+  | 'project'
+  | 'game'
+  | 'rule'
+  | 'key'
+  | 'member'
+  | 'webhookEndpoint'
+  | 'player';
+
+/** One audit entry as a console action writes it. */
+export interface AuditEntryInput {
+  organizationId: string;
+  actor: string;
+  actorEmail: string | undefined;
+  action: string;
+  targetKind: AuditTargetKind;
+  targetId: string;
+  projectId: string | undefined;
+  gameId: string | undefined;
+  /** field -> {from, to}; never a key value or a secret. */
+  changes: Record<string, { from: unknown; to: unknown }>;
+  requestId: string | undefined;
+  /** What 0001's column held (the funding invariant reads amountCredits from it). */
+  details: Record<string, unknown>;
 }
 
 /** The table of an object addressed by id, for finding its organization before anything is locked. */
@@ -56,6 +101,7 @@ const organizationRow = rowReader<OrganizationRow>({
 const projectRow = rowReader<ProjectRow>({
   id: text('id'),
   organizationId: text('organization_id'),
+  name: text('name'),
   maxPayoutCredits: credits('max_payout_credits'),
   budgetCredits: credits('budget_credits'),
   allocatedCredits: credits('allocated_credits'),
@@ -63,9 +109,11 @@ const projectRow = rowReader<ProjectRow>({
 const gameRow = rowReader<GameRow>({
   id: text('id'),
   projectId: text('project_id'),
+  name: text('name'),
   status: text('status'),
   organizationId: text('organization_id'),
   maxPayoutCredits: credits('max_payout_credits'),
+  dailyPlayerCapCredits: credits('daily_player_cap_credits'),
   budgetCredits: credits('budget_credits'),
   spentCredits: credits('spent_credits'),
 });
@@ -123,7 +171,7 @@ export class ConsoleTx {
 
   async lockProject(id: string): Promise<ProjectRow | undefined> {
     return this.first(
-      `select id, organization_id, max_payout_credits, budget_credits, allocated_credits
+      `select id, organization_id, name, max_payout_credits, budget_credits, allocated_credits
          from ledger.projects where id = ? for no key update`,
       [id],
       projectRow,
@@ -142,10 +190,25 @@ export class ConsoleTx {
 
   async lockGame(id: string): Promise<GameRow | undefined> {
     return this.first(
-      `select id, project_id, status, organization_id, max_payout_credits, budget_credits, spent_credits
+      `select id, project_id, name, status, organization_id, max_payout_credits, daily_player_cap_credits,
+              budget_credits, spent_credits
          from ledger.games where id = ? for no key update`,
       [id],
       gameRow,
+    );
+  }
+
+  /** The game of a rule, a key or a webhook endpoint (never changes), read without a lock. */
+  async gameOf(table: 'rules' | 'keys' | 'webhook_endpoints', id: string): Promise<string | undefined> {
+    return this.first(`select game_id from ledger.${table} where id = ?`, [id], text('game_id'));
+  }
+
+  /** A rule's values before an update (the audit entry's `from`), locked after its organization. */
+  async lockRule(id: string): Promise<RuleRow | undefined> {
+    return this.first(
+      `select id, game_id, reward_credits, active from ledger.rules where id = ? for no key update`,
+      [id],
+      ruleRow,
     );
   }
 
@@ -310,17 +373,34 @@ export class ConsoleTx {
     await this.em.execute(`delete from ledger.members where id = ?`, [id]);
   }
 
-  /** Who changed what, in the same transaction as the change. */
-  async audit(entry: {
-    organizationId: string;
-    actor: string;
-    action: string;
-    targetId: string;
-    details: Record<string, unknown>;
-  }): Promise<void> {
+  /**
+   * Who changed what, in the same transaction as the change (CONTRACT section 11.2). The actor's e-mail is stored
+   * only when the actor is a joined member of the organization once the action is done (docs/identity.md, "Member
+   * e-mails": an e-mail is shown to an organization only where its identity joined by its own act).
+   */
+  async audit(entry: AuditEntryInput): Promise<void> {
     await this.em.execute(
-      `insert into ledger.audit_log (organization_id, actor, action, target_id, details) values (?, ?, ?, ?, ?::jsonb)`,
-      [entry.organizationId, entry.actor, entry.action, entry.targetId, JSON.stringify(entry.details)],
+      `insert into ledger.audit_log (organization_id, actor, actor_email, action, target_kind, target_id, project_id,
+                                     game_id, changes, request_id, details)
+       values (?, ?, case when exists (select 1 from ledger.members m
+                                        where m.organization_id = ? and m.identity_user_id = ?
+                                          and m.joined_at is not null) then ?::text end,
+               ?, ?, ?, ?, ?, ?::jsonb, ?, ?::jsonb)`,
+      [
+        entry.organizationId,
+        entry.actor,
+        entry.organizationId,
+        entry.actor,
+        entry.actorEmail || null,
+        entry.action,
+        entry.targetKind,
+        entry.targetId,
+        entry.projectId ?? null,
+        entry.gameId ?? null,
+        JSON.stringify(entry.changes),
+        entry.requestId || null,
+        JSON.stringify(entry.details),
+      ],
     );
   }
 

@@ -13,9 +13,9 @@
 import { createHmac, createSecretKey, type KeyObject, timingSafeEqual } from 'node:crypto';
 
 export type RecordKind = 'players' | 'events';
-/** What a cursor can page through: the records kinds, a game's link intents, a decision search and export. */
-export type CursorKind = RecordKind | 'link_intents' | 'decisions' | 'decision_export';
-const CURSOR_KINDS: readonly string[] = ['players', 'events', 'link_intents', 'decisions', 'decision_export'];
+/** What a cursor can page through: the records kinds, link intents, a decision search and export, the audit trail. */
+export type CursorKind = RecordKind | 'link_intents' | 'decisions' | 'decision_export' | 'audit';
+const CURSOR_KINDS: readonly string[] = ['players', 'events', 'link_intents', 'decisions', 'decision_export', 'audit'];
 
 export interface CursorPosition {
   createdAt: string;
@@ -57,7 +57,7 @@ function mac(key: KeyObject, kind: CursorKind, scope: string, payload: Buffer): 
 
 export function encodeCursor(key: KeyObject, c: CursorContext & CursorPosition): string {
   if (!CURSOR_KINDS.includes(c.kind))
-    throw new TypeError('records cursor kind must be players, events, link_intents or decisions');
+    throw new TypeError(`records cursor kind must be one of ${CURSOR_KINDS.join(', ')}`);
   if (typeof c.createdAt !== 'string' || typeof c.id !== 'string' || typeof c.scope !== 'string') {
     throw new TypeError('records cursor fields must be strings');
   }

@@ -16,6 +16,8 @@ import { LedgerWebhooks } from './0014-webhooks.ts';
 import { LedgerWebhookDecisionBatches } from './0015-webhook-decision-batches.ts';
 import { LedgerWebhookClaimIndexes } from './0016-webhook-claim-indexes.ts';
 import { LedgerWebhookEndpointsPerGame } from './0017-webhook-endpoints-per-game.ts';
+import { LedgerAuditTrail } from './0018-audit-trail.ts';
+import { LedgerAuditLogReads } from './0019-audit-log-reads.ts';
 
 /**
  * The ledger schema's migrations, in order. Append new ones; an applied one changes only into an equivalent that does
@@ -43,6 +45,8 @@ export const ledgerMigrations: MigrationSet = {
     { name: '0015-webhook-decision-batches', class: LedgerWebhookDecisionBatches },
     { name: '0016-webhook-claim-indexes', class: LedgerWebhookClaimIndexes },
     { name: '0017-webhook-endpoints-per-game', class: LedgerWebhookEndpointsPerGame },
+    { name: '0018-audit-trail', class: LedgerAuditTrail },
+    { name: '0019-audit-log-reads', class: LedgerAuditLogReads },
   ],
   repeatables: [
     { name: 'decision_reason', file: new URL('../sql/decision_reason.sql', import.meta.url) },
