@@ -376,9 +376,11 @@ export const ACTION_INPUTS: Record<string, string> = {
   createWebhookEndpoint: 'CreateWebhookEndpointInput',
   updateWebhookEndpoint: 'UpdateWebhookEndpointInput',
   deleteWebhookEndpoint: 'WebhookEndpointInput',
-  rotateWebhookSecret: 'WebhookEndpointInput',
+  rotateWebhookSecret: 'RotateWebhookSecretInput',
   sendTestWebhook: 'WebhookEndpointInput',
   redeliverWebhook: 'RedeliverWebhookInput',
+  advanceGameClock: 'AdvanceGameClockInput',
+  createTestPlayer: 'CreateTestPlayerInput',
 };
 
 export interface ActionResult {

@@ -24,7 +24,7 @@ import {
   actionResultJson,
   decisionPageJson,
   linkIntentPageJson,
-  recordPageJson,
+  recordPageGraphqlJson,
   searchJson,
 } from '../console/shapes.ts';
 import { webhookDeliveryPageJson, webhookEndpointJson } from '../console/webhook-shapes.ts';
@@ -82,7 +82,7 @@ async function records(_parent: unknown, args: Args, context: GraphQLContext) {
     throw error;
   }
   const reply = await readRecords(context.transport, context.consolePrincipal, validated, context.call);
-  const page = recordPageJson(reply);
+  const page = recordPageGraphqlJson(reply);
   return { kind: page.kind, ...connection<object>(page.records, reply.cursors, page.nextCursor) };
 }
 

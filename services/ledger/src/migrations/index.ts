@@ -16,6 +16,9 @@ import { LedgerWebhooks } from './0014-webhooks.ts';
 import { LedgerWebhookDecisionBatches } from './0015-webhook-decision-batches.ts';
 import { LedgerWebhookClaimIndexes } from './0016-webhook-claim-indexes.ts';
 import { LedgerWebhookEndpointsPerGame } from './0017-webhook-endpoints-per-game.ts';
+import { LedgerGameClocks } from './0020-game-clocks.ts';
+import { LedgerWebhookSecretOverlap } from './0021-webhook-secret-overlap.ts';
+import { LedgerTestPlayers } from './0022-test-players.ts';
 
 /**
  * The ledger schema's migrations, in order. Append new ones; an applied one changes only into an equivalent that does
@@ -43,6 +46,9 @@ export const ledgerMigrations: MigrationSet = {
     { name: '0015-webhook-decision-batches', class: LedgerWebhookDecisionBatches },
     { name: '0016-webhook-claim-indexes', class: LedgerWebhookClaimIndexes },
     { name: '0017-webhook-endpoints-per-game', class: LedgerWebhookEndpointsPerGame },
+    { name: '0020-game-clocks', class: LedgerGameClocks },
+    { name: '0021-webhook-secret-overlap', class: LedgerWebhookSecretOverlap },
+    { name: '0022-test-players', class: LedgerTestPlayers },
   ],
   repeatables: [
     { name: 'decision_reason', file: new URL('../sql/decision_reason.sql', import.meta.url) },

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file rewards/v1/console.proto.
  */
 export const file_rewards_v1_console: GenFile = /*@__PURE__*/
-  fileDesc("ChhyZXdhcmRzL3YxL2NvbnNvbGUucHJvdG8SCnJld2FyZHMudjEiVwoQQ29uc29sZVByaW5jaXBhbBIYChBpZGVudGl0eV91c2VyX2lkGAEgASgJEikKIWNhbl9jcmVhdGVfdW5saW1pdGVkX29yZ2FuaXphdGlvbhgCIAEoCCJeChhDcmVhdGVPcmdhbml6YXRpb25BY3Rpb24SDAoEbmFtZRgBIAEoCRIeChF1bmxpbWl0ZWRfZnVuZGluZxgCIAEoCEgAiAEBQhQKEl91bmxpbWl0ZWRfZnVuZGluZyJJChZGdW5kT3JnYW5pemF0aW9uQWN0aW9uEhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRIWCg5hbW91bnRfY3JlZGl0cxgCIAEoAyJYChNDcmVhdGVQcm9qZWN0QWN0aW9uEhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRIMCgRuYW1lGAIgASgJEhoKEm1heF9wYXlvdXRfY3JlZGl0cxgDIAEoAyJ9ChNVcGRhdGVQcm9qZWN0QWN0aW9uEhIKCnByb2plY3RfaWQYASABKAkSEQoEbmFtZRgCIAEoCUgAiAEBEh8KEm1heF9wYXlvdXRfY3JlZGl0cxgDIAEoA0gBiAEBQgcKBV9uYW1lQhUKE19tYXhfcGF5b3V0X2NyZWRpdHMiQwoVQWxsb2NhdGVQcm9qZWN0QWN0aW9uEhIKCnByb2plY3RfaWQYASABKAkSFgoOYW1vdW50X2NyZWRpdHMYAiABKAMihAEKEENyZWF0ZUdhbWVBY3Rpb24SEgoKcHJvamVjdF9pZBgBIAEoCRIMCgRuYW1lGAIgASgJEhAKCHBsYXRmb3JtGAMgASgJEhoKEm1heF9wYXlvdXRfY3JlZGl0cxgEIAEoAxIgChhkYWlseV9wbGF5ZXJfY2FwX2NyZWRpdHMYBSABKAMi2wEKEFVwZGF0ZUdhbWVBY3Rpb24SDwoHZ2FtZV9pZBgBIAEoCRIRCgRuYW1lGAIgASgJSACIAQESHwoSbWF4X3BheW91dF9jcmVkaXRzGAMgASgDSAGIAQESJQoYZGFpbHlfcGxheWVyX2NhcF9jcmVkaXRzGAQgASgDSAKIAQESEwoGc3RhdHVzGAUgASgJSAOIAQFCBwoFX25hbWVCFQoTX21heF9wYXlvdXRfY3JlZGl0c0IbChlfZGFpbHlfcGxheWVyX2NhcF9jcmVkaXRzQgkKB19zdGF0dXMiPQoSQWxsb2NhdGVHYW1lQWN0aW9uEg8KB2dhbWVfaWQYASABKAkSFgoOYW1vdW50X2NyZWRpdHMYAiABKAMiTwoQQ3JlYXRlUnVsZUFjdGlvbhIPCgdnYW1lX2lkGAEgASgJEhIKCmV2ZW50X3R5cGUYAiABKAkSFgoOcmV3YXJkX2NyZWRpdHMYAyABKAMicwoQVXBkYXRlUnVsZUFjdGlvbhIPCgdydWxlX2lkGAEgASgJEhsKDnJld2FyZF9jcmVkaXRzGAIgASgDSACIAQESEwoGYWN0aXZlGAMgASgISAGIAQFCEQoPX3Jld2FyZF9jcmVkaXRzQgkKB19hY3RpdmUiPQoOSXNzdWVLZXlBY3Rpb24SDwoHZ2FtZV9pZBgBIAEoCRIMCgRraW5kGAIgASgJEgwKBG5hbWUYAyABKAkiIQoPUmV2b2tlS2V5QWN0aW9uEg4KBmtleV9pZBgBIAEoCSJSCg9BZGRNZW1iZXJBY3Rpb24SFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEhgKEGlkZW50aXR5X3VzZXJfaWQYAiABKAkSDAoEcm9sZRgDIAEoCSI1ChJVcGRhdGVNZW1iZXJBY3Rpb24SEQoJbWVtYmVyX2lkGAEgASgJEgwKBHJvbGUYAiABKAkiJwoSUmVtb3ZlTWVtYmVyQWN0aW9uEhEKCW1lbWJlcl9pZBgBIAEoCSIxChZBY2NlcHRNZW1iZXJzaGlwQWN0aW9uEhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCSKQCwoUQ29uc29sZUFjdGlvblJlcXVlc3QSLwoJcHJpbmNpcGFsGAEgASgLMhwucmV3YXJkcy52MS5Db25zb2xlUHJpbmNpcGFsEkMKE2NyZWF0ZV9vcmdhbml6YXRpb24YAiABKAsyJC5yZXdhcmRzLnYxLkNyZWF0ZU9yZ2FuaXphdGlvbkFjdGlvbkgAEj8KEWZ1bmRfb3JnYW5pemF0aW9uGAMgASgLMiIucmV3YXJkcy52MS5GdW5kT3JnYW5pemF0aW9uQWN0aW9uSAASOQoOY3JlYXRlX3Byb2plY3QYBCABKAsyHy5yZXdhcmRzLnYxLkNyZWF0ZVByb2plY3RBY3Rpb25IABI5Cg51cGRhdGVfcHJvamVjdBgFIAEoCzIfLnJld2FyZHMudjEuVXBkYXRlUHJvamVjdEFjdGlvbkgAEj0KEGFsbG9jYXRlX3Byb2plY3QYBiABKAsyIS5yZXdhcmRzLnYxLkFsbG9jYXRlUHJvamVjdEFjdGlvbkgAEjMKC2NyZWF0ZV9nYW1lGAcgASgLMhwucmV3YXJkcy52MS5DcmVhdGVHYW1lQWN0aW9uSAASMwoLdXBkYXRlX2dhbWUYCCABKAsyHC5yZXdhcmRzLnYxLlVwZGF0ZUdhbWVBY3Rpb25IABI3Cg1hbGxvY2F0ZV9nYW1lGAkgASgLMh4ucmV3YXJkcy52MS5BbGxvY2F0ZUdhbWVBY3Rpb25IABIzCgtjcmVhdGVfcnVsZRgKIAEoCzIcLnJld2FyZHMudjEuQ3JlYXRlUnVsZUFjdGlvbkgAEjMKC3VwZGF0ZV9ydWxlGAsgASgLMhwucmV3YXJkcy52MS5VcGRhdGVSdWxlQWN0aW9uSAASLwoJaXNzdWVfa2V5GAwgASgLMhoucmV3YXJkcy52MS5Jc3N1ZUtleUFjdGlvbkgAEjEKCnJldm9rZV9rZXkYDSABKAsyGy5yZXdhcmRzLnYxLlJldm9rZUtleUFjdGlvbkgAEjEKCmFkZF9tZW1iZXIYDiABKAsyGy5yZXdhcmRzLnYxLkFkZE1lbWJlckFjdGlvbkgAEjcKDXVwZGF0ZV9tZW1iZXIYDyABKAsyHi5yZXdhcmRzLnYxLlVwZGF0ZU1lbWJlckFjdGlvbkgAEjcKDXJlbW92ZV9tZW1iZXIYECABKAsyHi5yZXdhcmRzLnYxLlJlbW92ZU1lbWJlckFjdGlvbkgAEj8KEWFjY2VwdF9tZW1iZXJzaGlwGBEgASgLMiIucmV3YXJkcy52MS5BY2NlcHRNZW1iZXJzaGlwQWN0aW9uSAASSgoXY3JlYXRlX3dlYmhvb2tfZW5kcG9pbnQYEiABKAsyJy5yZXdhcmRzLnYxLkNyZWF0ZVdlYmhvb2tFbmRwb2ludEFjdGlvbkgAEkoKF3VwZGF0ZV93ZWJob29rX2VuZHBvaW50GBMgASgLMicucmV3YXJkcy52MS5VcGRhdGVXZWJob29rRW5kcG9pbnRBY3Rpb25IABJKChdkZWxldGVfd2ViaG9va19lbmRwb2ludBgUIAEoCzInLnJld2FyZHMudjEuRGVsZXRlV2ViaG9va0VuZHBvaW50QWN0aW9uSAASRgoVcm90YXRlX3dlYmhvb2tfc2VjcmV0GBUgASgLMiUucmV3YXJkcy52MS5Sb3RhdGVXZWJob29rU2VjcmV0QWN0aW9uSAASPgoRc2VuZF90ZXN0X3dlYmhvb2sYFiABKAsyIS5yZXdhcmRzLnYxLlNlbmRUZXN0V2ViaG9va0FjdGlvbkgAEj8KEXJlZGVsaXZlcl93ZWJob29rGBcgASgLMiIucmV3YXJkcy52MS5SZWRlbGl2ZXJXZWJob29rQWN0aW9uSABCCAoGYWN0aW9uIocBChVDb25zb2xlQWN0aW9uUmVzcG9uc2USCgoCaWQYASABKAkSFwoKaXNzdWVkX2tleRgCIAEoCUgAiAEBEhEKBGtpbmQYAyABKAlIAYgBARITCgZzZWNyZXQYBCABKAlIAogBAUINCgtfaXNzdWVkX2tleUIHCgVfa2luZEIJCgdfc2VjcmV0IpcBChVEZXZlbG9wZXJPcmdhbml6YXRpb24SCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRIZChF1bmxpbWl0ZWRfZnVuZGluZxgDIAEoCBIXCg9iYWxhbmNlX2NyZWRpdHMYBCABKAMSDAoEcm9sZRgFIAEoCRISCgpjcmVhdGVkX2F0GAYgASgJEg4KBmpvaW5lZBgHIAEoCCKkAQoQRGV2ZWxvcGVyUHJvamVjdBIKCgJpZBgBIAEoCRIXCg9vcmdhbml6YXRpb25faWQYAiABKAkSDAoEbmFtZRgDIAEoCRIaChJtYXhfcGF5b3V0X2NyZWRpdHMYBCABKAMSFgoOYnVkZ2V0X2NyZWRpdHMYBSABKAMSFQoNc3BlbnRfY3JlZGl0cxgGIAEoAxISCgpjcmVhdGVkX2F0GAcgASgJIvkBCg1EZXZlbG9wZXJHYW1lEgoKAmlkGAEgASgJEhIKCnByb2plY3RfaWQYAiABKAkSFwoPb3JnYW5pemF0aW9uX2lkGAMgASgJEgwKBG5hbWUYBCABKAkSEAoIcGxhdGZvcm0YBSABKAkSDgoGc3RhdHVzGAYgASgJEhoKEm1heF9wYXlvdXRfY3JlZGl0cxgHIAEoAxIWCg5idWRnZXRfY3JlZGl0cxgIIAEoAxIVCg1zcGVudF9jcmVkaXRzGAkgASgDEiAKGGRhaWx5X3BsYXllcl9jYXBfY3JlZGl0cxgKIAEoAxISCgpjcmVhdGVkX2F0GAsgASgJItQBCgxEZXZlbG9wZXJLZXkSCgoCaWQYASABKAkSDwoHZ2FtZV9pZBgCIAEoCRIXCg9vcmdhbml6YXRpb25faWQYAyABKAkSDAoEa2luZBgEIAEoCRIMCgRuYW1lGAUgASgJEg4KBnByZWZpeBgGIAEoCRIXCgpwdWJsaWNfa2V5GAcgASgJSACIAQESEgoKY3JlYXRlZF9hdBgIIAEoCRIXCgpyZXZva2VkX2F0GAkgASgJSAGIAQFCDQoLX3B1YmxpY19rZXlCDQoLX3Jldm9rZWRfYXQiggEKD0RldmVsb3Blck1lbWJlchIKCgJpZBgBIAEoCRIXCg9vcmdhbml6YXRpb25faWQYAiABKAkSGAoQaWRlbnRpdHlfdXNlcl9pZBgDIAEoCRIMCgRyb2xlGAQgASgJEhIKCmNyZWF0ZWRfYXQYBSABKAkSDgoGam9pbmVkGAYgASgIIpUBCg1EZXZlbG9wZXJSdWxlEgoKAmlkGAEgASgJEg8KB2dhbWVfaWQYAiABKAkSFwoPb3JnYW5pemF0aW9uX2lkGAMgASgJEhIKCmV2ZW50X3R5cGUYBCABKAkSFgoOcmV3YXJkX2NyZWRpdHMYBSABKAMSDgoGYWN0aXZlGAYgASgIEhIKCmNyZWF0ZWRfYXQYByABKAki8wEKD0RldmVsb3BlclBsYXllchIKCgJpZBgBIAEoCRIPCgdnYW1lX2lkGAIgASgJEhcKD29yZ2FuaXphdGlvbl9pZBgDIAEoCRIaChJleHRlcm5hbF9wbGF5ZXJfaWQYBCABKAkSHAoPY3JlZGl0c191c2VyX2lkGAUgASgJSACIAQESFQoIdXNlcm5hbWUYBiABKAlIAYgBARIWCglsaW5rZWRfYXQYByABKAlIAogBARISCgpjcmVhdGVkX2F0GAggASgJQhIKEF9jcmVkaXRzX3VzZXJfaWRCCwoJX3VzZXJuYW1lQgwKCl9saW5rZWRfYXQi8AEKDkRldmVsb3BlckV2ZW50EgoKAmlkGAEgASgJEhAKCGV2ZW50X2lkGAIgASgJEg8KB2dhbWVfaWQYAyABKAkSFwoPb3JnYW5pemF0aW9uX2lkGAQgASgJEhEKCXBsYXllcl9pZBgFIAEoCRISCgpldmVudF90eXBlGAYgASgJEhMKC29jY3VycmVkX2F0GAcgASgJEg4KBnN0YXR1cxgIIAEoCRITCgZyZWFzb24YCSABKAlIAIgBARIWCg5yZXdhcmRfY3JlZGl0cxgKIAEoAxISCgpjcmVhdGVkX2F0GAsgASgJQgkKB19yZWFzb24iRQoSR2V0U25hcHNob3RSZXF1ZXN0Ei8KCXByaW5jaXBhbBgBIAEoCzIcLnJld2FyZHMudjEuQ29uc29sZVByaW5jaXBhbCIxCg5TbmFwc2hvdExpbWl0cxIPCgdwbGF5ZXJzGAEgASgNEg4KBmV2ZW50cxgCIAEoDSLaAwoTR2V0U25hcHNob3RSZXNwb25zZRIpCiFjYW5fY3JlYXRlX3VubGltaXRlZF9vcmdhbml6YXRpb24YASABKAgSOAoNb3JnYW5pemF0aW9ucxgCIAMoCzIhLnJld2FyZHMudjEuRGV2ZWxvcGVyT3JnYW5pemF0aW9uEi4KCHByb2plY3RzGAMgAygLMhwucmV3YXJkcy52MS5EZXZlbG9wZXJQcm9qZWN0EigKBWdhbWVzGAQgAygLMhkucmV3YXJkcy52MS5EZXZlbG9wZXJHYW1lEiYKBGtleXMYBSADKAsyGC5yZXdhcmRzLnYxLkRldmVsb3BlcktleRIsCgdwbGF5ZXJzGAYgAygLMhsucmV3YXJkcy52MS5EZXZlbG9wZXJQbGF5ZXISKgoGZXZlbnRzGAcgAygLMhoucmV3YXJkcy52MS5EZXZlbG9wZXJFdmVudBIoCgVydWxlcxgIIAMoCzIZLnJld2FyZHMudjEuRGV2ZWxvcGVyUnVsZRIsCgdtZW1iZXJzGAkgAygLMhsucmV3YXJkcy52MS5EZXZlbG9wZXJNZW1iZXISKgoGbGltaXRzGAogASgLMhoucmV3YXJkcy52MS5TbmFwc2hvdExpbWl0cyL+AQoSTGlzdFJlY29yZHNSZXF1ZXN0Ei8KCXByaW5jaXBhbBgBIAEoCzIcLnJld2FyZHMudjEuQ29uc29sZVByaW5jaXBhbBIMCgRraW5kGAIgASgJEhwKD29yZ2FuaXphdGlvbl9pZBgDIAEoCUgAiAEBEhcKCnByb2plY3RfaWQYBCABKAlIAYgBARIUCgdnYW1lX2lkGAUgASgJSAKIAQESEwoGY3Vyc29yGAYgASgJSAOIAQESDQoFbGltaXQYByABKA1CEgoQX29yZ2FuaXphdGlvbl9pZEINCgtfcHJvamVjdF9pZEIKCghfZ2FtZV9pZEIJCgdfY3Vyc29yIrgBChNMaXN0UmVjb3Jkc1Jlc3BvbnNlEgwKBGtpbmQYASABKAkSLAoHcGxheWVycxgCIAMoCzIbLnJld2FyZHMudjEuRGV2ZWxvcGVyUGxheWVyEioKBmV2ZW50cxgDIAMoCzIaLnJld2FyZHMudjEuRGV2ZWxvcGVyRXZlbnQSGAoLbmV4dF9jdXJzb3IYBCABKAlIAIgBARIPCgdjdXJzb3JzGAUgAygJQg4KDF9uZXh0X2N1cnNvciKQAQoURGVjaXNpb25TdGF0c1JlcXVlc3QSLwoJcHJpbmNpcGFsGAEgASgLMhwucmV3YXJkcy52MS5Db25zb2xlUHJpbmNpcGFsEg8KB2dhbWVfaWQYAiABKAkSDwoHZnJvbV9tcxgDIAEoAxINCgV0b19tcxgEIAEoAxIWCg5idWNrZXRfc2Vjb25kcxgFIAEoDSKCAQoQRGVjaXNpb25TdGF0c1JvdxIXCg9idWNrZXRfc3RhcnRfbXMYASABKAMSDgoGc3RhdHVzGAIgASgJEhMKBnJlYXNvbhgDIAEoCUgAiAEBEg0KBWNvdW50GAQgASgNEhYKDnJld2FyZF9jcmVkaXRzGAUgASgDQgkKB19yZWFzb24iQwoVRGVjaXNpb25TdGF0c1Jlc3BvbnNlEioKBHJvd3MYASADKAsyHC5yZXdhcmRzLnYxLkRlY2lzaW9uU3RhdHNSb3ciiQEKFkxpc3RMaW5rSW50ZW50c1JlcXVlc3QSLwoJcHJpbmNpcGFsGAEgASgLMhwucmV3YXJkcy52MS5Db25zb2xlUHJpbmNpcGFsEg8KB2dhbWVfaWQYAiABKAkSEwoGY3Vyc29yGAMgASgJSACIAQESDQoFbGltaXQYBCABKA1CCQoHX2N1cnNvciLbAQoTRGV2ZWxvcGVyTGlua0ludGVudBIKCgJpZBgBIAEoCRIPCgdnYW1lX2lkGAIgASgJEhcKD29yZ2FuaXphdGlvbl9pZBgDIAEoCRIRCglwbGF5ZXJfaWQYBCABKAkSGgoSZXh0ZXJuYWxfcGxheWVyX2lkGAUgASgJEg0KBXN0YXRlGAYgASgJEhIKCmNyZWF0ZWRfYXQYByABKAkSEgoKZXhwaXJlc19hdBgIIAEoCRIYCgtjb25zdW1lZF9hdBgJIAEoCUgAiAEBQg4KDF9jb25zdW1lZF9hdCKGAQoXTGlzdExpbmtJbnRlbnRzUmVzcG9uc2USMAoHaW50ZW50cxgBIAMoCzIfLnJld2FyZHMudjEuRGV2ZWxvcGVyTGlua0ludGVudBIYCgtuZXh0X2N1cnNvchgCIAEoCUgAiAEBEg8KB2N1cnNvcnMYAyADKAlCDgoMX25leHRfY3Vyc29yIvYDChRMaXN0RGVjaXNpb25zUmVxdWVzdBIvCglwcmluY2lwYWwYASABKAsyHC5yZXdhcmRzLnYxLkNvbnNvbGVQcmluY2lwYWwSHAoPb3JnYW5pemF0aW9uX2lkGAIgASgJSACIAQESFwoKcHJvamVjdF9pZBgDIAEoCUgBiAEBEhQKB2dhbWVfaWQYBCABKAlIAogBARIWCglwbGF5ZXJfaWQYBSABKAlIA4gBARIVCghldmVudF9pZBgGIAEoCUgEiAEBEhMKBnN0YXR1cxgHIAEoCUgFiAEBEhMKBnJlYXNvbhgIIAEoCUgGiAEBEhcKCmV2ZW50X3R5cGUYCSABKAlIB4gBARIUCgdmcm9tX21zGAogASgDSAiIAQESEgoFdG9fbXMYCyABKANICYgBARITCgZjdXJzb3IYDCABKAlICogBARINCgVsaW1pdBgNIAEoDRIQCghiYWNrd2FyZBgOIAEoCEISChBfb3JnYW5pemF0aW9uX2lkQg0KC19wcm9qZWN0X2lkQgoKCF9nYW1lX2lkQgwKCl9wbGF5ZXJfaWRCCwoJX2V2ZW50X2lkQgkKB19zdGF0dXNCCQoHX3JlYXNvbkINCgtfZXZlbnRfdHlwZUIKCghfZnJvbV9tc0IICgZfdG9fbXNCCQoHX2N1cnNvciKuAQoVTGlzdERlY2lzaW9uc1Jlc3BvbnNlEioKBmV2ZW50cxgBIAMoCzIaLnJld2FyZHMudjEuRGV2ZWxvcGVyRXZlbnQSDwoHY3Vyc29ycxgCIAMoCRIRCgloYXNfb2xkZXIYAyABKAgSEQoJaGFzX25ld2VyGAQgASgIEhsKE2V4dGVybmFsX3BsYXllcl9pZHMYBSADKAkSFQoNbWV0YWRhdGFfanNvbhgGIAMoCSJVChRTZWFyY2hDb25zb2xlUmVxdWVzdBIvCglwcmluY2lwYWwYASABKAsyHC5yZXdhcmRzLnYxLkNvbnNvbGVQcmluY2lwYWwSDAoEdGV4dBgCIAEoCSJ1CgxTZWFyY2hQbGF5ZXISKwoGcGxheWVyGAEgASgLMhsucmV3YXJkcy52MS5EZXZlbG9wZXJQbGF5ZXISHgoWcmV3YXJkZWRfdG9kYXlfY3JlZGl0cxgCIAEoAxIYChByZXdhcmRlZF9jcmVkaXRzGAMgASgDImwKCVNlYXJjaEtleRIOCgZrZXlfaWQYASABKAkSFwoPZGVjaXNpb25zX3RvZGF5GAIgASgNEh8KEmxhc3RfdXNlZF90b2RheV9hdBgDIAEoCUgAiAEBQhUKE19sYXN0X3VzZWRfdG9kYXlfYXQi1wEKFVNlYXJjaENvbnNvbGVSZXNwb25zZRIYChBvcmdhbml6YXRpb25faWRzGAEgAygJEhMKC3Byb2plY3RfaWRzGAIgAygJEhAKCGdhbWVfaWRzGAMgAygJEiMKBGtleXMYBCADKAsyFS5yZXdhcmRzLnYxLlNlYXJjaEtleRIpCgdwbGF5ZXJzGAUgAygLMhgucmV3YXJkcy52MS5TZWFyY2hQbGF5ZXISLQoJZGVjaXNpb25zGAYgAygLMhoucmV3YXJkcy52MS5EZXZlbG9wZXJFdmVudCK1AwoWRXhwb3J0RGVjaXNpb25zUmVxdWVzdBIvCglwcmluY2lwYWwYASABKAsyHC5yZXdhcmRzLnYxLkNvbnNvbGVQcmluY2lwYWwSDwoHZ2FtZV9pZBgCIAEoCRIcCg9vcmdhbml6YXRpb25faWQYAyABKAlIAIgBARIXCgpwcm9qZWN0X2lkGAQgASgJSAGIAQESFgoJcGxheWVyX2lkGAUgASgJSAKIAQESFQoIZXZlbnRfaWQYBiABKAlIA4gBARITCgZzdGF0dXMYByABKAlIBIgBARITCgZyZWFzb24YCCABKAlIBYgBARIXCgpldmVudF90eXBlGAkgASgJSAaIAQESDwoHZnJvbV9tcxgKIAEoAxINCgV0b19tcxgLIAEoAxITCgZjdXJzb3IYDCABKAlIB4gBARINCgVsaW1pdBgNIAEoDUISChBfb3JnYW5pemF0aW9uX2lkQg0KC19wcm9qZWN0X2lkQgwKCl9wbGF5ZXJfaWRCCwoJX2V2ZW50X2lkQgkKB19zdGF0dXNCCQoHX3JlYXNvbkINCgtfZXZlbnRfdHlwZUIJCgdfY3Vyc29yIowBChdFeHBvcnREZWNpc2lvbnNSZXNwb25zZRIqCgZldmVudHMYASADKAsyGi5yZXdhcmRzLnYxLkRldmVsb3BlckV2ZW50EhsKE2V4dGVybmFsX3BsYXllcl9pZHMYAiADKAkSGAoLbmV4dF9jdXJzb3IYAyABKAlIAIgBAUIOCgxfbmV4dF9jdXJzb3IiXwobTGlzdFdlYmhvb2tFbmRwb2ludHNSZXF1ZXN0Ei8KCXByaW5jaXBhbBgBIAEoCzIcLnJld2FyZHMudjEuQ29uc29sZVByaW5jaXBhbBIPCgdnYW1lX2lkGAIgASgJIk4KHExpc3RXZWJob29rRW5kcG9pbnRzUmVzcG9uc2USLgoJZW5kcG9pbnRzGAEgAygLMhsucmV3YXJkcy52MS5XZWJob29rRW5kcG9pbnQimwEKHExpc3RXZWJob29rRGVsaXZlcmllc1JlcXVlc3QSLwoJcHJpbmNpcGFsGAEgASgLMhwucmV3YXJkcy52MS5Db25zb2xlUHJpbmNpcGFsEhsKE3dlYmhvb2tfZW5kcG9pbnRfaWQYAiABKAkSEwoGY3Vyc29yGAMgASgJSACIAQESDQoFbGltaXQYBCABKA1CCQoHX2N1cnNvciJ6Ch1MaXN0V2ViaG9va0RlbGl2ZXJpZXNSZXNwb25zZRIvCgpkZWxpdmVyaWVzGAEgAygLMhsucmV3YXJkcy52MS5XZWJob29rRGVsaXZlcnkSGAoLbmV4dF9jdXJzb3IYAiABKAlIAIgBAUIOCgxfbmV4dF9jdXJzb3JiBnByb3RvMw", [file_rewards_v1_webhooks]);
+  fileDesc("ChhyZXdhcmRzL3YxL2NvbnNvbGUucHJvdG8SCnJld2FyZHMudjEiVwoQQ29uc29sZVByaW5jaXBhbBIYChBpZGVudGl0eV91c2VyX2lkGAEgASgJEikKIWNhbl9jcmVhdGVfdW5saW1pdGVkX29yZ2FuaXphdGlvbhgCIAEoCCJeChhDcmVhdGVPcmdhbml6YXRpb25BY3Rpb24SDAoEbmFtZRgBIAEoCRIeChF1bmxpbWl0ZWRfZnVuZGluZxgCIAEoCEgAiAEBQhQKEl91bmxpbWl0ZWRfZnVuZGluZyJJChZGdW5kT3JnYW5pemF0aW9uQWN0aW9uEhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRIWCg5hbW91bnRfY3JlZGl0cxgCIAEoAyJYChNDcmVhdGVQcm9qZWN0QWN0aW9uEhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRIMCgRuYW1lGAIgASgJEhoKEm1heF9wYXlvdXRfY3JlZGl0cxgDIAEoAyJ9ChNVcGRhdGVQcm9qZWN0QWN0aW9uEhIKCnByb2plY3RfaWQYASABKAkSEQoEbmFtZRgCIAEoCUgAiAEBEh8KEm1heF9wYXlvdXRfY3JlZGl0cxgDIAEoA0gBiAEBQgcKBV9uYW1lQhUKE19tYXhfcGF5b3V0X2NyZWRpdHMiQwoVQWxsb2NhdGVQcm9qZWN0QWN0aW9uEhIKCnByb2plY3RfaWQYASABKAkSFgoOYW1vdW50X2NyZWRpdHMYAiABKAMihAEKEENyZWF0ZUdhbWVBY3Rpb24SEgoKcHJvamVjdF9pZBgBIAEoCRIMCgRuYW1lGAIgASgJEhAKCHBsYXRmb3JtGAMgASgJEhoKEm1heF9wYXlvdXRfY3JlZGl0cxgEIAEoAxIgChhkYWlseV9wbGF5ZXJfY2FwX2NyZWRpdHMYBSABKAMi2wEKEFVwZGF0ZUdhbWVBY3Rpb24SDwoHZ2FtZV9pZBgBIAEoCRIRCgRuYW1lGAIgASgJSACIAQESHwoSbWF4X3BheW91dF9jcmVkaXRzGAMgASgDSAGIAQESJQoYZGFpbHlfcGxheWVyX2NhcF9jcmVkaXRzGAQgASgDSAKIAQESEwoGc3RhdHVzGAUgASgJSAOIAQFCBwoFX25hbWVCFQoTX21heF9wYXlvdXRfY3JlZGl0c0IbChlfZGFpbHlfcGxheWVyX2NhcF9jcmVkaXRzQgkKB19zdGF0dXMiPQoSQWxsb2NhdGVHYW1lQWN0aW9uEg8KB2dhbWVfaWQYASABKAkSFgoOYW1vdW50X2NyZWRpdHMYAiABKAMiTwoQQ3JlYXRlUnVsZUFjdGlvbhIPCgdnYW1lX2lkGAEgASgJEhIKCmV2ZW50X3R5cGUYAiABKAkSFgoOcmV3YXJkX2NyZWRpdHMYAyABKAMicwoQVXBkYXRlUnVsZUFjdGlvbhIPCgdydWxlX2lkGAEgASgJEhsKDnJld2FyZF9jcmVkaXRzGAIgASgDSACIAQESEwoGYWN0aXZlGAMgASgISAGIAQFCEQoPX3Jld2FyZF9jcmVkaXRzQgkKB19hY3RpdmUiPQoOSXNzdWVLZXlBY3Rpb24SDwoHZ2FtZV9pZBgBIAEoCRIMCgRraW5kGAIgASgJEgwKBG5hbWUYAyABKAkiIQoPUmV2b2tlS2V5QWN0aW9uEg4KBmtleV9pZBgBIAEoCSJSCg9BZGRNZW1iZXJBY3Rpb24SFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEhgKEGlkZW50aXR5X3VzZXJfaWQYAiABKAkSDAoEcm9sZRgDIAEoCSI1ChJVcGRhdGVNZW1iZXJBY3Rpb24SEQoJbWVtYmVyX2lkGAEgASgJEgwKBHJvbGUYAiABKAkiJwoSUmVtb3ZlTWVtYmVyQWN0aW9uEhEKCW1lbWJlcl9pZBgBIAEoCSIxChZBY2NlcHRNZW1iZXJzaGlwQWN0aW9uEhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCSI6ChZBZHZhbmNlR2FtZUNsb2NrQWN0aW9uEg8KB2dhbWVfaWQYASABKAkSDwoHc2Vjb25kcxgCIAEoBSJFChZDcmVhdGVUZXN0UGxheWVyQWN0aW9uEg8KB2dhbWVfaWQYASABKAkSGgoSZXh0ZXJuYWxfcGxheWVyX2lkGAIgASgJIpQMChRDb25zb2xlQWN0aW9uUmVxdWVzdBIvCglwcmluY2lwYWwYASABKAsyHC5yZXdhcmRzLnYxLkNvbnNvbGVQcmluY2lwYWwSQwoTY3JlYXRlX29yZ2FuaXphdGlvbhgCIAEoCzIkLnJld2FyZHMudjEuQ3JlYXRlT3JnYW5pemF0aW9uQWN0aW9uSAASPwoRZnVuZF9vcmdhbml6YXRpb24YAyABKAsyIi5yZXdhcmRzLnYxLkZ1bmRPcmdhbml6YXRpb25BY3Rpb25IABI5Cg5jcmVhdGVfcHJvamVjdBgEIAEoCzIfLnJld2FyZHMudjEuQ3JlYXRlUHJvamVjdEFjdGlvbkgAEjkKDnVwZGF0ZV9wcm9qZWN0GAUgASgLMh8ucmV3YXJkcy52MS5VcGRhdGVQcm9qZWN0QWN0aW9uSAASPQoQYWxsb2NhdGVfcHJvamVjdBgGIAEoCzIhLnJld2FyZHMudjEuQWxsb2NhdGVQcm9qZWN0QWN0aW9uSAASMwoLY3JlYXRlX2dhbWUYByABKAsyHC5yZXdhcmRzLnYxLkNyZWF0ZUdhbWVBY3Rpb25IABIzCgt1cGRhdGVfZ2FtZRgIIAEoCzIcLnJld2FyZHMudjEuVXBkYXRlR2FtZUFjdGlvbkgAEjcKDWFsbG9jYXRlX2dhbWUYCSABKAsyHi5yZXdhcmRzLnYxLkFsbG9jYXRlR2FtZUFjdGlvbkgAEjMKC2NyZWF0ZV9ydWxlGAogASgLMhwucmV3YXJkcy52MS5DcmVhdGVSdWxlQWN0aW9uSAASMwoLdXBkYXRlX3J1bGUYCyABKAsyHC5yZXdhcmRzLnYxLlVwZGF0ZVJ1bGVBY3Rpb25IABIvCglpc3N1ZV9rZXkYDCABKAsyGi5yZXdhcmRzLnYxLklzc3VlS2V5QWN0aW9uSAASMQoKcmV2b2tlX2tleRgNIAEoCzIbLnJld2FyZHMudjEuUmV2b2tlS2V5QWN0aW9uSAASMQoKYWRkX21lbWJlchgOIAEoCzIbLnJld2FyZHMudjEuQWRkTWVtYmVyQWN0aW9uSAASNwoNdXBkYXRlX21lbWJlchgPIAEoCzIeLnJld2FyZHMudjEuVXBkYXRlTWVtYmVyQWN0aW9uSAASNwoNcmVtb3ZlX21lbWJlchgQIAEoCzIeLnJld2FyZHMudjEuUmVtb3ZlTWVtYmVyQWN0aW9uSAASPwoRYWNjZXB0X21lbWJlcnNoaXAYESABKAsyIi5yZXdhcmRzLnYxLkFjY2VwdE1lbWJlcnNoaXBBY3Rpb25IABJKChdjcmVhdGVfd2ViaG9va19lbmRwb2ludBgSIAEoCzInLnJld2FyZHMudjEuQ3JlYXRlV2ViaG9va0VuZHBvaW50QWN0aW9uSAASSgoXdXBkYXRlX3dlYmhvb2tfZW5kcG9pbnQYEyABKAsyJy5yZXdhcmRzLnYxLlVwZGF0ZVdlYmhvb2tFbmRwb2ludEFjdGlvbkgAEkoKF2RlbGV0ZV93ZWJob29rX2VuZHBvaW50GBQgASgLMicucmV3YXJkcy52MS5EZWxldGVXZWJob29rRW5kcG9pbnRBY3Rpb25IABJGChVyb3RhdGVfd2ViaG9va19zZWNyZXQYFSABKAsyJS5yZXdhcmRzLnYxLlJvdGF0ZVdlYmhvb2tTZWNyZXRBY3Rpb25IABI+ChFzZW5kX3Rlc3Rfd2ViaG9vaxgWIAEoCzIhLnJld2FyZHMudjEuU2VuZFRlc3RXZWJob29rQWN0aW9uSAASPwoRcmVkZWxpdmVyX3dlYmhvb2sYFyABKAsyIi5yZXdhcmRzLnYxLlJlZGVsaXZlcldlYmhvb2tBY3Rpb25IABJAChJhZHZhbmNlX2dhbWVfY2xvY2sYGCABKAsyIi5yZXdhcmRzLnYxLkFkdmFuY2VHYW1lQ2xvY2tBY3Rpb25IABJAChJjcmVhdGVfdGVzdF9wbGF5ZXIYGSABKAsyIi5yZXdhcmRzLnYxLkNyZWF0ZVRlc3RQbGF5ZXJBY3Rpb25IAEIICgZhY3Rpb24ihwEKFUNvbnNvbGVBY3Rpb25SZXNwb25zZRIKCgJpZBgBIAEoCRIXCgppc3N1ZWRfa2V5GAIgASgJSACIAQESEQoEa2luZBgDIAEoCUgBiAEBEhMKBnNlY3JldBgEIAEoCUgCiAEBQg0KC19pc3N1ZWRfa2V5QgcKBV9raW5kQgkKB19zZWNyZXQilwEKFURldmVsb3Blck9yZ2FuaXphdGlvbhIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEhkKEXVubGltaXRlZF9mdW5kaW5nGAMgASgIEhcKD2JhbGFuY2VfY3JlZGl0cxgEIAEoAxIMCgRyb2xlGAUgASgJEhIKCmNyZWF0ZWRfYXQYBiABKAkSDgoGam9pbmVkGAcgASgIIqQBChBEZXZlbG9wZXJQcm9qZWN0EgoKAmlkGAEgASgJEhcKD29yZ2FuaXphdGlvbl9pZBgCIAEoCRIMCgRuYW1lGAMgASgJEhoKEm1heF9wYXlvdXRfY3JlZGl0cxgEIAEoAxIWCg5idWRnZXRfY3JlZGl0cxgFIAEoAxIVCg1zcGVudF9jcmVkaXRzGAYgASgDEhIKCmNyZWF0ZWRfYXQYByABKAkimQIKDURldmVsb3BlckdhbWUSCgoCaWQYASABKAkSEgoKcHJvamVjdF9pZBgCIAEoCRIXCg9vcmdhbml6YXRpb25faWQYAyABKAkSDAoEbmFtZRgEIAEoCRIQCghwbGF0Zm9ybRgFIAEoCRIOCgZzdGF0dXMYBiABKAkSGgoSbWF4X3BheW91dF9jcmVkaXRzGAcgASgDEhYKDmJ1ZGdldF9jcmVkaXRzGAggASgDEhUKDXNwZW50X2NyZWRpdHMYCSABKAMSIAoYZGFpbHlfcGxheWVyX2NhcF9jcmVkaXRzGAogASgDEhIKCmNyZWF0ZWRfYXQYCyABKAkSHgoWY2xvY2tfYWR2YW5jZWRfc2Vjb25kcxgMIAEoAyLUAQoMRGV2ZWxvcGVyS2V5EgoKAmlkGAEgASgJEg8KB2dhbWVfaWQYAiABKAkSFwoPb3JnYW5pemF0aW9uX2lkGAMgASgJEgwKBGtpbmQYBCABKAkSDAoEbmFtZRgFIAEoCRIOCgZwcmVmaXgYBiABKAkSFwoKcHVibGljX2tleRgHIAEoCUgAiAEBEhIKCmNyZWF0ZWRfYXQYCCABKAkSFwoKcmV2b2tlZF9hdBgJIAEoCUgBiAEBQg0KC19wdWJsaWNfa2V5Qg0KC19yZXZva2VkX2F0IoIBCg9EZXZlbG9wZXJNZW1iZXISCgoCaWQYASABKAkSFwoPb3JnYW5pemF0aW9uX2lkGAIgASgJEhgKEGlkZW50aXR5X3VzZXJfaWQYAyABKAkSDAoEcm9sZRgEIAEoCRISCgpjcmVhdGVkX2F0GAUgASgJEg4KBmpvaW5lZBgGIAEoCCKVAQoNRGV2ZWxvcGVyUnVsZRIKCgJpZBgBIAEoCRIPCgdnYW1lX2lkGAIgASgJEhcKD29yZ2FuaXphdGlvbl9pZBgDIAEoCRISCgpldmVudF90eXBlGAQgASgJEhYKDnJld2FyZF9jcmVkaXRzGAUgASgDEg4KBmFjdGl2ZRgGIAEoCBISCgpjcmVhdGVkX2F0GAcgASgJIoECCg9EZXZlbG9wZXJQbGF5ZXISCgoCaWQYASABKAkSDwoHZ2FtZV9pZBgCIAEoCRIXCg9vcmdhbml6YXRpb25faWQYAyABKAkSGgoSZXh0ZXJuYWxfcGxheWVyX2lkGAQgASgJEhwKD2NyZWRpdHNfdXNlcl9pZBgFIAEoCUgAiAEBEhUKCHVzZXJuYW1lGAYgASgJSAGIAQESFgoJbGlua2VkX2F0GAcgASgJSAKIAQESEgoKY3JlYXRlZF9hdBgIIAEoCRIMCgR0ZXN0GAkgASgIQhIKEF9jcmVkaXRzX3VzZXJfaWRCCwoJX3VzZXJuYW1lQgwKCl9saW5rZWRfYXQigwIKDkRldmVsb3BlckV2ZW50EgoKAmlkGAEgASgJEhAKCGV2ZW50X2lkGAIgASgJEg8KB2dhbWVfaWQYAyABKAkSFwoPb3JnYW5pemF0aW9uX2lkGAQgASgJEhEKCXBsYXllcl9pZBgFIAEoCRISCgpldmVudF90eXBlGAYgASgJEhMKC29jY3VycmVkX2F0GAcgASgJEg4KBnN0YXR1cxgIIAEoCRITCgZyZWFzb24YCSABKAlIAIgBARIWCg5yZXdhcmRfY3JlZGl0cxgKIAEoAxISCgpjcmVhdGVkX2F0GAsgASgJEhEKCWdhbWVfdGltZRgMIAEoCUIJCgdfcmVhc29uIkUKEkdldFNuYXBzaG90UmVxdWVzdBIvCglwcmluY2lwYWwYASABKAsyHC5yZXdhcmRzLnYxLkNvbnNvbGVQcmluY2lwYWwiMQoOU25hcHNob3RMaW1pdHMSDwoHcGxheWVycxgBIAEoDRIOCgZldmVudHMYAiABKA0i2gMKE0dldFNuYXBzaG90UmVzcG9uc2USKQohY2FuX2NyZWF0ZV91bmxpbWl0ZWRfb3JnYW5pemF0aW9uGAEgASgIEjgKDW9yZ2FuaXphdGlvbnMYAiADKAsyIS5yZXdhcmRzLnYxLkRldmVsb3Blck9yZ2FuaXphdGlvbhIuCghwcm9qZWN0cxgDIAMoCzIcLnJld2FyZHMudjEuRGV2ZWxvcGVyUHJvamVjdBIoCgVnYW1lcxgEIAMoCzIZLnJld2FyZHMudjEuRGV2ZWxvcGVyR2FtZRImCgRrZXlzGAUgAygLMhgucmV3YXJkcy52MS5EZXZlbG9wZXJLZXkSLAoHcGxheWVycxgGIAMoCzIbLnJld2FyZHMudjEuRGV2ZWxvcGVyUGxheWVyEioKBmV2ZW50cxgHIAMoCzIaLnJld2FyZHMudjEuRGV2ZWxvcGVyRXZlbnQSKAoFcnVsZXMYCCADKAsyGS5yZXdhcmRzLnYxLkRldmVsb3BlclJ1bGUSLAoHbWVtYmVycxgJIAMoCzIbLnJld2FyZHMudjEuRGV2ZWxvcGVyTWVtYmVyEioKBmxpbWl0cxgKIAEoCzIaLnJld2FyZHMudjEuU25hcHNob3RMaW1pdHMi/gEKEkxpc3RSZWNvcmRzUmVxdWVzdBIvCglwcmluY2lwYWwYASABKAsyHC5yZXdhcmRzLnYxLkNvbnNvbGVQcmluY2lwYWwSDAoEa2luZBgCIAEoCRIcCg9vcmdhbml6YXRpb25faWQYAyABKAlIAIgBARIXCgpwcm9qZWN0X2lkGAQgASgJSAGIAQESFAoHZ2FtZV9pZBgFIAEoCUgCiAEBEhMKBmN1cnNvchgGIAEoCUgDiAEBEg0KBWxpbWl0GAcgASgNQhIKEF9vcmdhbml6YXRpb25faWRCDQoLX3Byb2plY3RfaWRCCgoIX2dhbWVfaWRCCQoHX2N1cnNvciK4AQoTTGlzdFJlY29yZHNSZXNwb25zZRIMCgRraW5kGAEgASgJEiwKB3BsYXllcnMYAiADKAsyGy5yZXdhcmRzLnYxLkRldmVsb3BlclBsYXllchIqCgZldmVudHMYAyADKAsyGi5yZXdhcmRzLnYxLkRldmVsb3BlckV2ZW50EhgKC25leHRfY3Vyc29yGAQgASgJSACIAQESDwoHY3Vyc29ycxgFIAMoCUIOCgxfbmV4dF9jdXJzb3IikAEKFERlY2lzaW9uU3RhdHNSZXF1ZXN0Ei8KCXByaW5jaXBhbBgBIAEoCzIcLnJld2FyZHMudjEuQ29uc29sZVByaW5jaXBhbBIPCgdnYW1lX2lkGAIgASgJEg8KB2Zyb21fbXMYAyABKAMSDQoFdG9fbXMYBCABKAMSFgoOYnVja2V0X3NlY29uZHMYBSABKA0iggEKEERlY2lzaW9uU3RhdHNSb3cSFwoPYnVja2V0X3N0YXJ0X21zGAEgASgDEg4KBnN0YXR1cxgCIAEoCRITCgZyZWFzb24YAyABKAlIAIgBARINCgVjb3VudBgEIAEoDRIWCg5yZXdhcmRfY3JlZGl0cxgFIAEoA0IJCgdfcmVhc29uIkMKFURlY2lzaW9uU3RhdHNSZXNwb25zZRIqCgRyb3dzGAEgAygLMhwucmV3YXJkcy52MS5EZWNpc2lvblN0YXRzUm93IokBChZMaXN0TGlua0ludGVudHNSZXF1ZXN0Ei8KCXByaW5jaXBhbBgBIAEoCzIcLnJld2FyZHMudjEuQ29uc29sZVByaW5jaXBhbBIPCgdnYW1lX2lkGAIgASgJEhMKBmN1cnNvchgDIAEoCUgAiAEBEg0KBWxpbWl0GAQgASgNQgkKB19jdXJzb3Ii2wEKE0RldmVsb3BlckxpbmtJbnRlbnQSCgoCaWQYASABKAkSDwoHZ2FtZV9pZBgCIAEoCRIXCg9vcmdhbml6YXRpb25faWQYAyABKAkSEQoJcGxheWVyX2lkGAQgASgJEhoKEmV4dGVybmFsX3BsYXllcl9pZBgFIAEoCRINCgVzdGF0ZRgGIAEoCRISCgpjcmVhdGVkX2F0GAcgASgJEhIKCmV4cGlyZXNfYXQYCCABKAkSGAoLY29uc3VtZWRfYXQYCSABKAlIAIgBAUIOCgxfY29uc3VtZWRfYXQihgEKF0xpc3RMaW5rSW50ZW50c1Jlc3BvbnNlEjAKB2ludGVudHMYASADKAsyHy5yZXdhcmRzLnYxLkRldmVsb3BlckxpbmtJbnRlbnQSGAoLbmV4dF9jdXJzb3IYAiABKAlIAIgBARIPCgdjdXJzb3JzGAMgAygJQg4KDF9uZXh0X2N1cnNvciL2AwoUTGlzdERlY2lzaW9uc1JlcXVlc3QSLwoJcHJpbmNpcGFsGAEgASgLMhwucmV3YXJkcy52MS5Db25zb2xlUHJpbmNpcGFsEhwKD29yZ2FuaXphdGlvbl9pZBgCIAEoCUgAiAEBEhcKCnByb2plY3RfaWQYAyABKAlIAYgBARIUCgdnYW1lX2lkGAQgASgJSAKIAQESFgoJcGxheWVyX2lkGAUgASgJSAOIAQESFQoIZXZlbnRfaWQYBiABKAlIBIgBARITCgZzdGF0dXMYByABKAlIBYgBARITCgZyZWFzb24YCCABKAlIBogBARIXCgpldmVudF90eXBlGAkgASgJSAeIAQESFAoHZnJvbV9tcxgKIAEoA0gIiAEBEhIKBXRvX21zGAsgASgDSAmIAQESEwoGY3Vyc29yGAwgASgJSAqIAQESDQoFbGltaXQYDSABKA0SEAoIYmFja3dhcmQYDiABKAhCEgoQX29yZ2FuaXphdGlvbl9pZEINCgtfcHJvamVjdF9pZEIKCghfZ2FtZV9pZEIMCgpfcGxheWVyX2lkQgsKCV9ldmVudF9pZEIJCgdfc3RhdHVzQgkKB19yZWFzb25CDQoLX2V2ZW50X3R5cGVCCgoIX2Zyb21fbXNCCAoGX3RvX21zQgkKB19jdXJzb3IirgEKFUxpc3REZWNpc2lvbnNSZXNwb25zZRIqCgZldmVudHMYASADKAsyGi5yZXdhcmRzLnYxLkRldmVsb3BlckV2ZW50Eg8KB2N1cnNvcnMYAiADKAkSEQoJaGFzX29sZGVyGAMgASgIEhEKCWhhc19uZXdlchgEIAEoCBIbChNleHRlcm5hbF9wbGF5ZXJfaWRzGAUgAygJEhUKDW1ldGFkYXRhX2pzb24YBiADKAkiVQoUU2VhcmNoQ29uc29sZVJlcXVlc3QSLwoJcHJpbmNpcGFsGAEgASgLMhwucmV3YXJkcy52MS5Db25zb2xlUHJpbmNpcGFsEgwKBHRleHQYAiABKAkidQoMU2VhcmNoUGxheWVyEisKBnBsYXllchgBIAEoCzIbLnJld2FyZHMudjEuRGV2ZWxvcGVyUGxheWVyEh4KFnJld2FyZGVkX3RvZGF5X2NyZWRpdHMYAiABKAMSGAoQcmV3YXJkZWRfY3JlZGl0cxgDIAEoAyJsCglTZWFyY2hLZXkSDgoGa2V5X2lkGAEgASgJEhcKD2RlY2lzaW9uc190b2RheRgCIAEoDRIfChJsYXN0X3VzZWRfdG9kYXlfYXQYAyABKAlIAIgBAUIVChNfbGFzdF91c2VkX3RvZGF5X2F0ItcBChVTZWFyY2hDb25zb2xlUmVzcG9uc2USGAoQb3JnYW5pemF0aW9uX2lkcxgBIAMoCRITCgtwcm9qZWN0X2lkcxgCIAMoCRIQCghnYW1lX2lkcxgDIAMoCRIjCgRrZXlzGAQgAygLMhUucmV3YXJkcy52MS5TZWFyY2hLZXkSKQoHcGxheWVycxgFIAMoCzIYLnJld2FyZHMudjEuU2VhcmNoUGxheWVyEi0KCWRlY2lzaW9ucxgGIAMoCzIaLnJld2FyZHMudjEuRGV2ZWxvcGVyRXZlbnQitQMKFkV4cG9ydERlY2lzaW9uc1JlcXVlc3QSLwoJcHJpbmNpcGFsGAEgASgLMhwucmV3YXJkcy52MS5Db25zb2xlUHJpbmNpcGFsEg8KB2dhbWVfaWQYAiABKAkSHAoPb3JnYW5pemF0aW9uX2lkGAMgASgJSACIAQESFwoKcHJvamVjdF9pZBgEIAEoCUgBiAEBEhYKCXBsYXllcl9pZBgFIAEoCUgCiAEBEhUKCGV2ZW50X2lkGAYgASgJSAOIAQESEwoGc3RhdHVzGAcgASgJSASIAQESEwoGcmVhc29uGAggASgJSAWIAQESFwoKZXZlbnRfdHlwZRgJIAEoCUgGiAEBEg8KB2Zyb21fbXMYCiABKAMSDQoFdG9fbXMYCyABKAMSEwoGY3Vyc29yGAwgASgJSAeIAQESDQoFbGltaXQYDSABKA1CEgoQX29yZ2FuaXphdGlvbl9pZEINCgtfcHJvamVjdF9pZEIMCgpfcGxheWVyX2lkQgsKCV9ldmVudF9pZEIJCgdfc3RhdHVzQgkKB19yZWFzb25CDQoLX2V2ZW50X3R5cGVCCQoHX2N1cnNvciKMAQoXRXhwb3J0RGVjaXNpb25zUmVzcG9uc2USKgoGZXZlbnRzGAEgAygLMhoucmV3YXJkcy52MS5EZXZlbG9wZXJFdmVudBIbChNleHRlcm5hbF9wbGF5ZXJfaWRzGAIgAygJEhgKC25leHRfY3Vyc29yGAMgASgJSACIAQFCDgoMX25leHRfY3Vyc29yIl8KG0xpc3RXZWJob29rRW5kcG9pbnRzUmVxdWVzdBIvCglwcmluY2lwYWwYASABKAsyHC5yZXdhcmRzLnYxLkNvbnNvbGVQcmluY2lwYWwSDwoHZ2FtZV9pZBgCIAEoCSJOChxMaXN0V2ViaG9va0VuZHBvaW50c1Jlc3BvbnNlEi4KCWVuZHBvaW50cxgBIAMoCzIbLnJld2FyZHMudjEuV2ViaG9va0VuZHBvaW50IpsBChxMaXN0V2ViaG9va0RlbGl2ZXJpZXNSZXF1ZXN0Ei8KCXByaW5jaXBhbBgBIAEoCzIcLnJld2FyZHMudjEuQ29uc29sZVByaW5jaXBhbBIbChN3ZWJob29rX2VuZHBvaW50X2lkGAIgASgJEhMKBmN1cnNvchgDIAEoCUgAiAEBEg0KBWxpbWl0GAQgASgNQgkKB19jdXJzb3IiegodTGlzdFdlYmhvb2tEZWxpdmVyaWVzUmVzcG9uc2USLwoKZGVsaXZlcmllcxgBIAMoCzIbLnJld2FyZHMudjEuV2ViaG9va0RlbGl2ZXJ5EhgKC25leHRfY3Vyc29yGAIgASgJSACIAQFCDgoMX25leHRfY3Vyc29yYgZwcm90bzM", [file_rewards_v1_webhooks]);
 
 /**
  * ConsolePrincipal is the admitted developer a console call acts for. No e-mail: the ledger never needs it.
@@ -453,6 +453,56 @@ export const AcceptMembershipActionSchema: GenMessage<AcceptMembershipAction> = 
   messageDesc(file_rewards_v1_console, 16);
 
 /**
+ * Moves the game's clock forward by `seconds` (1..31,536,000), for good; the clock stays at most 315,360,000 s ahead
+ * of real time (CONTRACT section 11.2, game clocks).
+ *
+ * @generated from message rewards.v1.AdvanceGameClockAction
+ */
+export type AdvanceGameClockAction = Message<"rewards.v1.AdvanceGameClockAction"> & {
+  /**
+   * @generated from field: string game_id = 1;
+   */
+  gameId: string;
+
+  /**
+   * @generated from field: int32 seconds = 2;
+   */
+  seconds: number;
+};
+
+/**
+ * Describes the message rewards.v1.AdvanceGameClockAction.
+ * Use `create(AdvanceGameClockActionSchema)` to create a new message.
+ */
+export const AdvanceGameClockActionSchema: GenMessage<AdvanceGameClockAction> = /*@__PURE__*/
+  messageDesc(file_rewards_v1_console, 17);
+
+/**
+ * Creates the game's player `external_player_id`, linked to a new test account of the sandbox (CONTRACT section
+ * 11.2, test players).
+ *
+ * @generated from message rewards.v1.CreateTestPlayerAction
+ */
+export type CreateTestPlayerAction = Message<"rewards.v1.CreateTestPlayerAction"> & {
+  /**
+   * @generated from field: string game_id = 1;
+   */
+  gameId: string;
+
+  /**
+   * @generated from field: string external_player_id = 2;
+   */
+  externalPlayerId: string;
+};
+
+/**
+ * Describes the message rewards.v1.CreateTestPlayerAction.
+ * Use `create(CreateTestPlayerActionSchema)` to create a new message.
+ */
+export const CreateTestPlayerActionSchema: GenMessage<CreateTestPlayerAction> = /*@__PURE__*/
+  messageDesc(file_rewards_v1_console, 18);
+
+/**
  * ConsoleActionRequest is one console action (the spec's 15 action types, acceptMembership and the webhook actions),
  * run as one ledger transaction.
  *
@@ -599,6 +649,18 @@ export type ConsoleActionRequest = Message<"rewards.v1.ConsoleActionRequest"> & 
      */
     value: RedeliverWebhookAction;
     case: "redeliverWebhook";
+  } | {
+    /**
+     * @generated from field: rewards.v1.AdvanceGameClockAction advance_game_clock = 24;
+     */
+    value: AdvanceGameClockAction;
+    case: "advanceGameClock";
+  } | {
+    /**
+     * @generated from field: rewards.v1.CreateTestPlayerAction create_test_player = 25;
+     */
+    value: CreateTestPlayerAction;
+    case: "createTestPlayer";
   } | { case: undefined; value?: undefined };
 };
 
@@ -607,7 +669,7 @@ export type ConsoleActionRequest = Message<"rewards.v1.ConsoleActionRequest"> & 
  * Use `create(ConsoleActionRequestSchema)` to create a new message.
  */
 export const ConsoleActionRequestSchema: GenMessage<ConsoleActionRequest> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_console, 17);
+  messageDesc(file_rewards_v1_console, 19);
 
 /**
  * ConsoleActionResponse is the spec's DeveloperActionResult without its constant `mode`.
@@ -649,7 +711,7 @@ export type ConsoleActionResponse = Message<"rewards.v1.ConsoleActionResponse"> 
  * Use `create(ConsoleActionResponseSchema)` to create a new message.
  */
 export const ConsoleActionResponseSchema: GenMessage<ConsoleActionResponse> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_console, 18);
+  messageDesc(file_rewards_v1_console, 20);
 
 /**
  * @generated from message rewards.v1.DeveloperOrganization
@@ -700,7 +762,7 @@ export type DeveloperOrganization = Message<"rewards.v1.DeveloperOrganization"> 
  * Use `create(DeveloperOrganizationSchema)` to create a new message.
  */
 export const DeveloperOrganizationSchema: GenMessage<DeveloperOrganization> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_console, 19);
+  messageDesc(file_rewards_v1_console, 21);
 
 /**
  * @generated from message rewards.v1.DeveloperProject
@@ -749,7 +811,7 @@ export type DeveloperProject = Message<"rewards.v1.DeveloperProject"> & {
  * Use `create(DeveloperProjectSchema)` to create a new message.
  */
 export const DeveloperProjectSchema: GenMessage<DeveloperProject> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_console, 20);
+  messageDesc(file_rewards_v1_console, 22);
 
 /**
  * @generated from message rewards.v1.DeveloperGame
@@ -809,6 +871,13 @@ export type DeveloperGame = Message<"rewards.v1.DeveloperGame"> & {
    * @generated from field: string created_at = 11;
    */
   createdAt: string;
+
+  /**
+   * Seconds the game's clock was advanced (advanceGameClock); its clock is real time plus these. GraphQL only.
+   *
+   * @generated from field: int64 clock_advanced_seconds = 12;
+   */
+  clockAdvancedSeconds: bigint;
 };
 
 /**
@@ -816,7 +885,7 @@ export type DeveloperGame = Message<"rewards.v1.DeveloperGame"> & {
  * Use `create(DeveloperGameSchema)` to create a new message.
  */
 export const DeveloperGameSchema: GenMessage<DeveloperGame> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_console, 21);
+  messageDesc(file_rewards_v1_console, 23);
 
 /**
  * @generated from message rewards.v1.DeveloperKey
@@ -875,7 +944,7 @@ export type DeveloperKey = Message<"rewards.v1.DeveloperKey"> & {
  * Use `create(DeveloperKeySchema)` to create a new message.
  */
 export const DeveloperKeySchema: GenMessage<DeveloperKey> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_console, 22);
+  messageDesc(file_rewards_v1_console, 24);
 
 /**
  * @generated from message rewards.v1.DeveloperMember
@@ -919,7 +988,7 @@ export type DeveloperMember = Message<"rewards.v1.DeveloperMember"> & {
  * Use `create(DeveloperMemberSchema)` to create a new message.
  */
 export const DeveloperMemberSchema: GenMessage<DeveloperMember> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_console, 23);
+  messageDesc(file_rewards_v1_console, 25);
 
 /**
  * @generated from message rewards.v1.DeveloperRule
@@ -966,7 +1035,7 @@ export type DeveloperRule = Message<"rewards.v1.DeveloperRule"> & {
  * Use `create(DeveloperRuleSchema)` to create a new message.
  */
 export const DeveloperRuleSchema: GenMessage<DeveloperRule> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_console, 24);
+  messageDesc(file_rewards_v1_console, 26);
 
 /**
  * @generated from message rewards.v1.DeveloperPlayer
@@ -1011,6 +1080,13 @@ export type DeveloperPlayer = Message<"rewards.v1.DeveloperPlayer"> & {
    * @generated from field: string created_at = 8;
    */
   createdAt: string;
+
+  /**
+   * Created by createTestPlayer (linked to a test account of the sandbox). GraphQL only.
+   *
+   * @generated from field: bool test = 9;
+   */
+  test: boolean;
 };
 
 /**
@@ -1018,7 +1094,7 @@ export type DeveloperPlayer = Message<"rewards.v1.DeveloperPlayer"> & {
  * Use `create(DeveloperPlayerSchema)` to create a new message.
  */
 export const DeveloperPlayerSchema: GenMessage<DeveloperPlayer> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_console, 25);
+  messageDesc(file_rewards_v1_console, 27);
 
 /**
  * @generated from message rewards.v1.DeveloperEvent
@@ -1080,6 +1156,13 @@ export type DeveloperEvent = Message<"rewards.v1.DeveloperEvent"> & {
    * @generated from field: string created_at = 11;
    */
   createdAt: string;
+
+  /**
+   * The game's clock when it was decided (created_at + the game's clock offset then). GraphQL and the export only.
+   *
+   * @generated from field: string game_time = 12;
+   */
+  gameTime: string;
 };
 
 /**
@@ -1087,7 +1170,7 @@ export type DeveloperEvent = Message<"rewards.v1.DeveloperEvent"> & {
  * Use `create(DeveloperEventSchema)` to create a new message.
  */
 export const DeveloperEventSchema: GenMessage<DeveloperEvent> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_console, 26);
+  messageDesc(file_rewards_v1_console, 28);
 
 /**
  * @generated from message rewards.v1.GetSnapshotRequest
@@ -1104,7 +1187,7 @@ export type GetSnapshotRequest = Message<"rewards.v1.GetSnapshotRequest"> & {
  * Use `create(GetSnapshotRequestSchema)` to create a new message.
  */
 export const GetSnapshotRequestSchema: GenMessage<GetSnapshotRequest> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_console, 27);
+  messageDesc(file_rewards_v1_console, 29);
 
 /**
  * @generated from message rewards.v1.SnapshotLimits
@@ -1126,7 +1209,7 @@ export type SnapshotLimits = Message<"rewards.v1.SnapshotLimits"> & {
  * Use `create(SnapshotLimitsSchema)` to create a new message.
  */
 export const SnapshotLimitsSchema: GenMessage<SnapshotLimits> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_console, 28);
+  messageDesc(file_rewards_v1_console, 30);
 
 /**
  * GetSnapshotResponse is the spec's DeveloperSnapshot without its constants (mode, unitsPerDollar).
@@ -1190,7 +1273,7 @@ export type GetSnapshotResponse = Message<"rewards.v1.GetSnapshotResponse"> & {
  * Use `create(GetSnapshotResponseSchema)` to create a new message.
  */
 export const GetSnapshotResponseSchema: GenMessage<GetSnapshotResponse> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_console, 29);
+  messageDesc(file_rewards_v1_console, 31);
 
 /**
  * @generated from message rewards.v1.ListRecordsRequest
@@ -1243,7 +1326,7 @@ export type ListRecordsRequest = Message<"rewards.v1.ListRecordsRequest"> & {
  * Use `create(ListRecordsRequestSchema)` to create a new message.
  */
 export const ListRecordsRequestSchema: GenMessage<ListRecordsRequest> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_console, 30);
+  messageDesc(file_rewards_v1_console, 32);
 
 /**
  * @generated from message rewards.v1.ListRecordsResponse
@@ -1287,7 +1370,7 @@ export type ListRecordsResponse = Message<"rewards.v1.ListRecordsResponse"> & {
  * Use `create(ListRecordsResponseSchema)` to create a new message.
  */
 export const ListRecordsResponseSchema: GenMessage<ListRecordsResponse> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_console, 31);
+  messageDesc(file_rewards_v1_console, 33);
 
 /**
  * DecisionStats: the decisions of one game counted per time bucket, status and rejection reason (the web console's
@@ -1331,7 +1414,7 @@ export type DecisionStatsRequest = Message<"rewards.v1.DecisionStatsRequest"> & 
  * Use `create(DecisionStatsRequestSchema)` to create a new message.
  */
 export const DecisionStatsRequestSchema: GenMessage<DecisionStatsRequest> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_console, 32);
+  messageDesc(file_rewards_v1_console, 34);
 
 /**
  * @generated from message rewards.v1.DecisionStatsRow
@@ -1372,7 +1455,7 @@ export type DecisionStatsRow = Message<"rewards.v1.DecisionStatsRow"> & {
  * Use `create(DecisionStatsRowSchema)` to create a new message.
  */
 export const DecisionStatsRowSchema: GenMessage<DecisionStatsRow> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_console, 33);
+  messageDesc(file_rewards_v1_console, 35);
 
 /**
  * @generated from message rewards.v1.DecisionStatsResponse
@@ -1389,7 +1472,7 @@ export type DecisionStatsResponse = Message<"rewards.v1.DecisionStatsResponse"> 
  * Use `create(DecisionStatsResponseSchema)` to create a new message.
  */
 export const DecisionStatsResponseSchema: GenMessage<DecisionStatsResponse> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_console, 34);
+  messageDesc(file_rewards_v1_console, 36);
 
 /**
  * ListLinkIntents: one page of a game's link intents, newest first by (created_at, id), read over the
@@ -1429,7 +1512,7 @@ export type ListLinkIntentsRequest = Message<"rewards.v1.ListLinkIntentsRequest"
  * Use `create(ListLinkIntentsRequestSchema)` to create a new message.
  */
 export const ListLinkIntentsRequestSchema: GenMessage<ListLinkIntentsRequest> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_console, 35);
+  messageDesc(file_rewards_v1_console, 37);
 
 /**
  * @generated from message rewards.v1.DeveloperLinkIntent
@@ -1488,7 +1571,7 @@ export type DeveloperLinkIntent = Message<"rewards.v1.DeveloperLinkIntent"> & {
  * Use `create(DeveloperLinkIntentSchema)` to create a new message.
  */
 export const DeveloperLinkIntentSchema: GenMessage<DeveloperLinkIntent> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_console, 36);
+  messageDesc(file_rewards_v1_console, 38);
 
 /**
  * @generated from message rewards.v1.ListLinkIntentsResponse
@@ -1517,7 +1600,7 @@ export type ListLinkIntentsResponse = Message<"rewards.v1.ListLinkIntentsRespons
  * Use `create(ListLinkIntentsResponseSchema)` to create a new message.
  */
 export const ListLinkIntentsResponseSchema: GenMessage<ListLinkIntentsResponse> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_console, 37);
+  messageDesc(file_rewards_v1_console, 39);
 
 /**
  * ListDecisions: decision search (GraphQL decisions, the web console's records page). The decisions of the caller's
@@ -1625,7 +1708,7 @@ export type ListDecisionsRequest = Message<"rewards.v1.ListDecisionsRequest"> & 
  * Use `create(ListDecisionsRequestSchema)` to create a new message.
  */
 export const ListDecisionsRequestSchema: GenMessage<ListDecisionsRequest> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_console, 38);
+  messageDesc(file_rewards_v1_console, 40);
 
 /**
  * @generated from message rewards.v1.ListDecisionsResponse
@@ -1680,7 +1763,7 @@ export type ListDecisionsResponse = Message<"rewards.v1.ListDecisionsResponse"> 
  * Use `create(ListDecisionsResponseSchema)` to create a new message.
  */
 export const ListDecisionsResponseSchema: GenMessage<ListDecisionsResponse> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_console, 39);
+  messageDesc(file_rewards_v1_console, 41);
 
 /**
  * SearchConsole: the console's search box (GraphQL search). What the text finds in the caller's organizations, at
@@ -1709,7 +1792,7 @@ export type SearchConsoleRequest = Message<"rewards.v1.SearchConsoleRequest"> & 
  * Use `create(SearchConsoleRequestSchema)` to create a new message.
  */
 export const SearchConsoleRequestSchema: GenMessage<SearchConsoleRequest> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_console, 40);
+  messageDesc(file_rewards_v1_console, 42);
 
 /**
  * A player found, with what the ledger paid them.
@@ -1742,7 +1825,7 @@ export type SearchPlayer = Message<"rewards.v1.SearchPlayer"> & {
  * Use `create(SearchPlayerSchema)` to create a new message.
  */
 export const SearchPlayerSchema: GenMessage<SearchPlayer> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_console, 41);
+  messageDesc(file_rewards_v1_console, 43);
 
 /**
  * A key found, with its use on the UTC day of the request (the decisions of events it posted: events_by_game).
@@ -1773,7 +1856,7 @@ export type SearchKey = Message<"rewards.v1.SearchKey"> & {
  * Use `create(SearchKeySchema)` to create a new message.
  */
 export const SearchKeySchema: GenMessage<SearchKey> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_console, 42);
+  messageDesc(file_rewards_v1_console, 44);
 
 /**
  * @generated from message rewards.v1.SearchConsoleResponse
@@ -1817,7 +1900,7 @@ export type SearchConsoleResponse = Message<"rewards.v1.SearchConsoleResponse"> 
  * Use `create(SearchConsoleResponseSchema)` to create a new message.
  */
 export const SearchConsoleResponseSchema: GenMessage<SearchConsoleResponse> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_console, 43);
+  messageDesc(file_rewards_v1_console, 45);
 
 /**
  * ExportDecisions: decision export (GET /api/developer/v1/decisions/export). One page of one game's decisions created
@@ -1915,7 +1998,7 @@ export type ExportDecisionsRequest = Message<"rewards.v1.ExportDecisionsRequest"
  * Use `create(ExportDecisionsRequestSchema)` to create a new message.
  */
 export const ExportDecisionsRequestSchema: GenMessage<ExportDecisionsRequest> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_console, 44);
+  messageDesc(file_rewards_v1_console, 46);
 
 /**
  * @generated from message rewards.v1.ExportDecisionsResponse
@@ -1948,7 +2031,7 @@ export type ExportDecisionsResponse = Message<"rewards.v1.ExportDecisionsRespons
  * Use `create(ExportDecisionsResponseSchema)` to create a new message.
  */
 export const ExportDecisionsResponseSchema: GenMessage<ExportDecisionsResponse> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_console, 45);
+  messageDesc(file_rewards_v1_console, 47);
 
 /**
  * ListWebhookEndpoints: the endpoints of one game (any member of its organization). Secrets never leave the ledger
@@ -1973,7 +2056,7 @@ export type ListWebhookEndpointsRequest = Message<"rewards.v1.ListWebhookEndpoin
  * Use `create(ListWebhookEndpointsRequestSchema)` to create a new message.
  */
 export const ListWebhookEndpointsRequestSchema: GenMessage<ListWebhookEndpointsRequest> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_console, 46);
+  messageDesc(file_rewards_v1_console, 48);
 
 /**
  * @generated from message rewards.v1.ListWebhookEndpointsResponse
@@ -1990,7 +2073,7 @@ export type ListWebhookEndpointsResponse = Message<"rewards.v1.ListWebhookEndpoi
  * Use `create(ListWebhookEndpointsResponseSchema)` to create a new message.
  */
 export const ListWebhookEndpointsResponseSchema: GenMessage<ListWebhookEndpointsResponse> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_console, 47);
+  messageDesc(file_rewards_v1_console, 49);
 
 /**
  * ListWebhookDeliveries: one page of an endpoint's messages, newest first by (created_at, id), with their attempts.
@@ -2028,7 +2111,7 @@ export type ListWebhookDeliveriesRequest = Message<"rewards.v1.ListWebhookDelive
  * Use `create(ListWebhookDeliveriesRequestSchema)` to create a new message.
  */
 export const ListWebhookDeliveriesRequestSchema: GenMessage<ListWebhookDeliveriesRequest> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_console, 48);
+  messageDesc(file_rewards_v1_console, 50);
 
 /**
  * @generated from message rewards.v1.ListWebhookDeliveriesResponse
@@ -2050,5 +2133,5 @@ export type ListWebhookDeliveriesResponse = Message<"rewards.v1.ListWebhookDeliv
  * Use `create(ListWebhookDeliveriesResponseSchema)` to create a new message.
  */
 export const ListWebhookDeliveriesResponseSchema: GenMessage<ListWebhookDeliveriesResponse> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_console, 49);
+  messageDesc(file_rewards_v1_console, 51);
 
