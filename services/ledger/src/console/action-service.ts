@@ -60,6 +60,8 @@ export const CLOCK_AHEAD_SECONDS_MAX = 315_360_000;
 /** rotateWebhookSecret's `overlapSeconds`: 0 to a week, absent: a day. */
 export const WEBHOOK_SECRET_OVERLAP_SECONDS_MAX = 604_800;
 export const WEBHOOK_SECRET_OVERLAP_SECONDS_DEFAULT = 86_400;
+// The document's player id rule (the players table's CHECK says the same).
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the control characters are what is refused.
 const EXTERNAL_PLAYER_ID = /^[^\u0000-\u001f\u007f]{1,200}$/u;
 
 export interface ActionResult {
