@@ -7,6 +7,7 @@ import { act, developer, expectError, ok } from '../../support/console.ts';
 import { sql } from '../../support/database.ts';
 import { eventBody, expectDecision, postEvent } from '../../support/ingest.ts';
 import { createEventWorld, createPlayer, type EventWorld } from '../../support/ledger-fixtures.ts';
+import { DECISIONS, liveClient, liveSubscriptions, subscribeDecisions, until } from '../../support/live.ts';
 import { api, startTestSystem, type TestSystem } from '../../support/system.ts';
 import { addOwner } from '../../support/webhook-receiver.ts';
 import { gql } from '../graphql/helpers.ts';
@@ -197,6 +198,32 @@ describe('game clocks', () => {
     const rest = await api(system.url, 'GET', '/api/developer/v1/console', { token });
     const restGame = (rest.body as any).data.games.find((g: any) => g.id === world.game.gameId);
     expect(restGame.clock).toBeUndefined();
+  });
+
+  it('the live subscription carries gameTime', async () => {
+    const world = await ownedWorld();
+    await advance(world, 7200);
+    const before = await liveSubscriptions(system.url);
+    const live = liveClient(system.url, { token });
+    try {
+      const recorded = subscribeDecisions(
+        live,
+        world.game.gameId,
+        DECISIONS.replace('createdAt }', 'createdAt gameTime }'),
+      );
+      await until(
+        async () => recorded.errors.length > 0 || (await liveSubscriptions(system.url)) > before,
+        'the subscription',
+      );
+      expect(recorded.errors).toEqual([]);
+      const t0 = new Date().toISOString();
+      const decision = await post(world, t0, at(t0, 7200));
+      expect(decision.status).toBe('accepted');
+      await until(() => recorded.events.length === 1, 'the decision', 5000);
+      expect(recorded.events[0]).toMatchObject({ id: decision.id, createdAt: t0, gameTime: at(t0, 7200) });
+    } finally {
+      await live.dispose();
+    }
   });
 
   it('the rule dry-run replays each decision at its stored game time', async () => {

@@ -18,6 +18,7 @@
 --   o_daily_remaining    credits the player may still be awarded in this game on the UTC day of receipt on the
 --                        game's clock (daily cap - accepted credits that day, at least 0)
 --   o_budget_remaining   credits left in the game's budget (budget - spent)
+--   o_clock_offset_s     the game's clock offset in seconds the decision was made with (null when 0; migration 0020)
 --
 -- One call decides the events of one key or of several keys (so of several games): the ledger sends the batches of
 -- the keys that are ready together as one call (services/ledger/src/events/batcher.ts). What a call costs beyond
@@ -106,7 +107,8 @@ create function ledger.record_events(
     o_rate_remaining integer,
     o_rate_reset_s integer,
     o_daily_remaining bigint,
-    o_budget_remaining bigint)
+    o_budget_remaining bigint,
+    o_clock_offset_s bigint)
   language plpgsql
   set enable_seqscan = off
   set plan_cache_mode = force_generic_plan
@@ -324,6 +326,7 @@ create function ledger.record_events(
       o_event_type := null; o_occurred_at_ms := null; o_status := null; o_reason := null;
       o_reward_credits := null; o_created_at_ms := null;
       o_rate_remaining := null; o_rate_reset_s := null; o_daily_remaining := null; o_budget_remaining := null;
+      o_clock_offset_s := null;
 
       kx := ev_key[i];
       if kx is null then
@@ -450,6 +453,8 @@ create function ledger.record_events(
       o_daily_remaining := greatest(
         gm_cap[gi] - case when j is null then 0 else dt_stored[j] + dt_added[j] end, 0);
       o_budget_remaining := gm_budget[gi] - gm_spent[gi];
+      -- The game's clock offset of a fresh decision (null when 0): its gameTime for the live notice.
+      o_clock_offset_s := nullif(gm_offset[gi], 0);
 
       s_n := s_n + 1;
       s_games[s_n] := v_game_id;
@@ -579,7 +584,8 @@ create function ledger.record_events(
     o_rate_remaining integer,
     o_rate_reset_s integer,
     o_daily_remaining bigint,
-    o_budget_remaining bigint)
+    o_budget_remaining bigint,
+    o_clock_offset_s bigint)
   language sql
   as $compat$
     select * from ledger.record_events(p_key_hashes, p_event_ids, p_player_ids, p_event_types, p_occurred_at_ms,
@@ -613,7 +619,8 @@ create function ledger.record_events(
     o_rate_remaining integer,
     o_rate_reset_s integer,
     o_daily_remaining bigint,
-    o_budget_remaining bigint)
+    o_budget_remaining bigint,
+    o_clock_offset_s bigint)
   language sql
   as $compat$
     select * from ledger.record_events(p_key_hashes, p_event_ids, p_player_ids, p_event_types, p_occurred_at_ms,
@@ -646,7 +653,8 @@ create function ledger.record_events(
     o_rate_remaining integer,
     o_rate_reset_s integer,
     o_daily_remaining bigint,
-    o_budget_remaining bigint)
+    o_budget_remaining bigint,
+    o_clock_offset_s bigint)
   language sql
   as $compat$
     select * from ledger.record_events(array_fill(p_key_hash, array[coalesce(array_length(p_event_ids, 1), 0)]),
