@@ -51,6 +51,9 @@ describe('the schema mirrors the REST shapes', () => {
     // The member's e-mail, from identity-admission (DeveloperEmails), and whether the member joined; REST's snapshot
     // stays as the document says.
     DeveloperMember: ['email', 'joined'],
+    // Game clocks and test players (CONTRACT section 11.2): GraphQL, the export and webhooks only.
+    DeveloperEvent: ['gameTime'],
+    DeveloperPlayer: ['test'],
   };
 
   it('gives each output type exactly the REST fields, plus nested objects and the GraphQL-only fields', () => {
