@@ -376,7 +376,7 @@ export const ACTION_INPUTS: Record<string, string> = {
   createWebhookEndpoint: 'CreateWebhookEndpointInput',
   updateWebhookEndpoint: 'UpdateWebhookEndpointInput',
   deleteWebhookEndpoint: 'WebhookEndpointInput',
-  rotateWebhookSecret: 'RotateWebhookSecretInput',
+  rotateWebhookSecret: 'WebhookEndpointInput',
   sendTestWebhook: 'WebhookEndpointInput',
   redeliverWebhook: 'RedeliverWebhookInput',
   advanceGameClock: 'AdvanceGameClockInput',

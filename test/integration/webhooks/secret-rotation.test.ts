@@ -103,7 +103,7 @@ describe('webhook secret rotation with an overlap', () => {
     const result = await gql(
       system,
       token,
-      `mutation($input: RotateWebhookSecretInput!) { rotateWebhookSecret(input: $input) { id secret } }`,
+      `mutation($input: WebhookEndpointInput!) { rotateWebhookSecret(input: $input) { id secret } }`,
       { input: { webhookEndpointId: created.id, overlapSeconds: 0 } },
     );
     expect(result.body.errors).toBeUndefined();
@@ -115,5 +115,14 @@ describe('webhook secret rotation with an overlap', () => {
     expect(verifies(second, after.request)).toBe(false);
     expect(verifies(first, after.request)).toBe(false);
     expect(receiver.rejectedSignatures).toBe(0);
+
+    // overlapSeconds is rotateWebhookSecret's alone, though GraphQL's WebhookEndpointInput carries it.
+    const refused = await gql(
+      system,
+      token,
+      `mutation($input: WebhookEndpointInput!) { sendTestWebhook(input: $input) { id } }`,
+      { input: { webhookEndpointId: created.id, overlapSeconds: 10 } },
+    );
+    expect(refused.body.errors?.[0]?.extensions).toMatchObject({ code: 'invalid_action', status: 400 });
   });
 });
