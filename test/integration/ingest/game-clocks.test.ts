@@ -83,6 +83,24 @@ describe('game clocks', () => {
       [world.game.gameId],
     );
     expect(row?.offset).toBe('315360000');
+    // A viewer may not: 403 forbidden, for both actions.
+    const viewer = await developer(system);
+    await sql(
+      db,
+      `insert into ledger.members (id, organization_id, identity_user_id, role, joined_at)
+       values (gen_random_uuid(), $1, $2, 'viewer', now())`,
+      [world.game.organizationId, viewer.sub],
+    );
+    expectError(
+      await act(system, viewer.token, { type: 'advanceGameClock', gameId: world.game.gameId, seconds: 1 }),
+      403,
+      'forbidden',
+    );
+    expectError(
+      await act(system, viewer.token, { type: 'createTestPlayer', gameId: world.game.gameId, externalPlayerId: 'v' }),
+      403,
+      'forbidden',
+    );
     // Another organization's game: not found.
     const other = await createEventWorld(db);
     expectError(
