@@ -379,6 +379,8 @@ export const ACTION_INPUTS: Record<string, string> = {
   rotateWebhookSecret: 'WebhookEndpointInput',
   sendTestWebhook: 'WebhookEndpointInput',
   redeliverWebhook: 'RedeliverWebhookInput',
+  advanceGameClock: 'AdvanceGameClockInput',
+  createTestPlayer: 'CreateTestPlayerInput',
 };
 
 export interface ActionResult {

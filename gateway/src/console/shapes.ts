@@ -130,6 +130,24 @@ export const playerJson = (p: DeveloperPlayer) => ({
 /** The event record (DeveloperEvent): the runtime's one mapping, shared with the game SDK's GameEventResult. */
 export const eventJson = (e: DeveloperEvent) => eventRecordJson(e);
 
+/**
+ * What GraphQL, the decision export and webhook payloads add to a decision (CONTRACT section 11.2): `gameTime`, the
+ * game's clock when it was decided (a ledger of the previous release sends none: its clocks were never advanced).
+ */
+export const eventGraphqlJson = (e: DeveloperEvent) => ({ ...eventJson(e), gameTime: e.gameTime || e.createdAt });
+
+/** GraphQL's game: the REST game and its clock (`now`: real time plus the seconds it was advanced). */
+export const gameGraphqlJson = (g: DeveloperGame) => ({
+  ...gameJson(g),
+  clock: {
+    now: new Date(Date.now() + Number(g.clockAdvancedSeconds) * 1000).toISOString(),
+    advancedSeconds: n(g.clockAdvancedSeconds),
+  },
+});
+
+/** GraphQL's player: the REST player and whether createTestPlayer made it. */
+export const playerGraphqlJson = (p: DeveloperPlayer) => ({ ...playerJson(p), test: p.test });
+
 /** The REST snapshot (DeveloperSnapshot): exactly the document's fields, nothing added (CONTRACT section 11.2). */
 export function snapshotJson(s: GetSnapshotResponse) {
   return {
@@ -158,6 +176,9 @@ export function consoleSnapshotJson(s: GetSnapshotResponse) {
     ...rest,
     organizations: s.organizations.map((o) => ({ ...organizationJson(o), joined: o.joined })),
     members: s.members.map((m) => ({ ...memberJson(m), joined: m.joined })),
+    games: s.games.map(gameGraphqlJson),
+    players: s.players.map(playerGraphqlJson),
+    events: s.events.map(eventGraphqlJson),
   };
 }
 
@@ -188,6 +209,15 @@ export function recordPageJson(page: ListRecordsResponse) {
   };
 }
 
+/** A records page as GraphQL serves it (decisions with gameTime, players with test). */
+export function recordPageGraphqlJson(page: ListRecordsResponse) {
+  return {
+    kind: page.kind,
+    records: page.kind === 'events' ? page.events.map(eventGraphqlJson) : page.players.map(playerGraphqlJson),
+    nextCursor: orNull(page.nextCursor),
+  };
+}
+
 /** A link intent as the console shows it: its state and times, never its token. */
 export const linkIntentJson = (i: DeveloperLinkIntent) => ({
   id: i.id,
@@ -207,7 +237,7 @@ export function linkIntentPageJson(page: ListLinkIntentsResponse) {
 
 /** A decision-search page: the decisions newest first, as the records show them. */
 export function decisionPageJson(page: ListDecisionsResponse) {
-  return { events: page.events.map(eventJson), hasOlder: page.hasOlder, hasNewer: page.hasNewer };
+  return { events: page.events.map(eventGraphqlJson), hasOlder: page.hasOlder, hasNewer: page.hasNewer };
 }
 
 /** What the search box found: ids of the console objects (served from the snapshot), players and decisions whole. */
@@ -225,13 +255,13 @@ export function searchJson(found: SearchConsoleResponse) {
       p.player
         ? [
             {
-              player: playerJson(p.player),
+              player: playerGraphqlJson(p.player),
               rewardedTodayCredits: n(p.rewardedTodayCredits),
               rewardedCredits: n(p.rewardedCredits),
             },
           ]
         : [],
     ),
-    decisions: found.decisions.map(eventJson),
+    decisions: found.decisions.map(eventGraphqlJson),
   };
 }

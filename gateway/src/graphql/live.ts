@@ -59,7 +59,7 @@ import {
 } from '../auth/developer-limits.ts';
 import { refusesCredential, sameOriginAs } from '../auth/developer-session.ts';
 import { consolePrincipal, readDecisionStats } from '../console/service.ts';
-import { eventJson } from '../console/shapes.ts';
+import { eventGraphqlJson } from '../console/shapes.ts';
 import { findAppError, INTERNAL_MESSAGE, withoutSuggestions } from './errors.ts';
 import { LiveChannel } from './live-channel.ts';
 
@@ -133,7 +133,7 @@ export interface LiveDecisionsOptions {
   trustProxy: boolean;
 }
 
-type EventJson = ReturnType<typeof eventJson>;
+type EventJson = ReturnType<typeof eventGraphqlJson>;
 type Listener = (event: EventJson) => void;
 
 /** One NATS subscription per game with listeners on this gateway; each notice is mapped once and fanned out. */
@@ -153,7 +153,7 @@ class DecisionFeed {
       const listeners = new Set<Listener>();
       const subscription = this.transport.subscribe(decisionsTopic, decisionsSubject(key), (notice) => {
         if (!notice.decision) return;
-        const event = eventJson(notice.decision);
+        const event = eventGraphqlJson(notice.decision);
         for (const deliver of [...listeners]) deliver(event);
       });
       game = { listeners, subscription };

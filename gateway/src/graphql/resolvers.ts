@@ -27,7 +27,7 @@ import {
   auditPageJson,
   decisionPageJson,
   linkIntentPageJson,
-  recordPageJson,
+  recordPageGraphqlJson,
   searchJson,
 } from '../console/shapes.ts';
 import { webhookDeliveryPageJson, webhookEndpointJson } from '../console/webhook-shapes.ts';
@@ -85,7 +85,7 @@ async function records(_parent: unknown, args: Args, context: GraphQLContext) {
     throw error;
   }
   const reply = await readRecords(context.transport, context.consolePrincipal, validated, context.call);
-  const page = recordPageJson(reply);
+  const page = recordPageGraphqlJson(reply);
   return { kind: page.kind, ...connection<object>(page.records, reply.cursors, page.nextCursor) };
 }
 

@@ -16,13 +16,13 @@ import type { Transport } from '#runtime/transport/operation.ts';
 import { describeAjvError } from '#runtime/validation/ajv.ts';
 import { developerOf } from '../auth/developer-session.ts';
 import { consolePrincipal, consoleSchemaSet, readDecisionExportPage } from '../console/service.ts';
-import { eventJson } from '../console/shapes.ts';
+import { eventGraphqlJson } from '../console/shapes.ts';
 import { isStorableDateTime } from '../graphql/scalars.ts';
 import { decisionExportQueryParameters } from '../schemas/console.ts';
 
 export { DECISION_EXPORT_PATH };
 
-/** The CSV columns, in order: DeveloperEvent's fields, then externalPlayerId (the NDJSON lines' keys, in order). */
+/** The CSV columns, in order: DeveloperEvent's fields, gameTime, then externalPlayerId (the NDJSON lines' keys, in order). */
 export const DECISION_EXPORT_COLUMNS = [
   'id',
   'eventId',
@@ -35,6 +35,7 @@ export const DECISION_EXPORT_COLUMNS = [
   'reason',
   'rewardCredits',
   'createdAt',
+  'gameTime',
   'externalPlayerId',
 ] as const;
 
@@ -85,9 +86,9 @@ export function parseDecisionExportQuery(querystring: string): DecisionExportQue
   return parsed;
 }
 
-/** One exported decision: the DeveloperEvent's fields, then externalPlayerId. */
+/** One exported decision: the DeveloperEvent's fields, gameTime (CONTRACT section 11.2), then externalPlayerId. */
 function exportedDecision(event: DeveloperEvent, externalPlayerId: string) {
-  return { ...eventJson(event), externalPlayerId };
+  return { ...eventGraphqlJson(event), externalPlayerId };
 }
 
 /** What a spreadsheet may take for the start of a formula (OWASP, CSV injection). */

@@ -112,9 +112,18 @@ export const consoleActionSchemas: Record<string, JsonSchema> = {
     ['url', 'eventTypes', 'enabled'],
   ),
   deleteWebhookEndpoint: action('deleteWebhookEndpoint', { webhookEndpointId: uuid }),
-  rotateWebhookSecret: action('rotateWebhookSecret', { webhookEndpointId: uuid }),
+  rotateWebhookSecret: action(
+    'rotateWebhookSecret',
+    { webhookEndpointId: uuid, overlapSeconds: { type: 'integer', minimum: 0, maximum: 604_800 } },
+    ['overlapSeconds'],
+  ),
   sendTestWebhook: action('sendTestWebhook', { webhookEndpointId: uuid }),
   redeliverWebhook: action('redeliverWebhook', { webhookDeliveryId: uuid }),
+  advanceGameClock: action('advanceGameClock', {
+    gameId: uuid,
+    seconds: { type: 'integer', minimum: 1, maximum: 31_536_000 },
+  }),
+  createTestPlayer: action('createTestPlayer', { gameId: uuid, externalPlayerId }),
 };
 
 export const CONSOLE_ACTION_TYPES = Object.keys(consoleActionSchemas);
@@ -319,7 +328,7 @@ export const DecisionExportQuery = strictObject(
   Object.keys(decisionExportQueryParameters).filter((name) => !['gameId', 'from', 'to'].includes(name)),
 );
 /** One exported decision: a DeveloperEvent and its player's externalPlayerId (an NDJSON line, a CSV row). */
-const ExportedDecision = strictObject({ ...developerEventProperties, externalPlayerId });
+const ExportedDecision = strictObject({ ...developerEventProperties, gameTime: dateTime, externalPlayerId });
 
 export const consoleSchemas: Record<string, JsonSchema> = {
   ...Object.fromEntries(CONSOLE_ACTION_TYPES.map((type) => [actionSchemaName(type), consoleActionSchemas[type]!])),

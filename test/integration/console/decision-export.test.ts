@@ -37,7 +37,7 @@ const SEARCH = `query Decisions(
   ) {
     edges {
       externalPlayerId
-      node { id eventId gameId organizationId playerId eventType occurredAt status reason rewardCredits createdAt }
+      node { id eventId gameId organizationId playerId eventType occurredAt status reason rewardCredits createdAt gameTime }
     }
     pageInfo { endCursor hasNextPage }
   }

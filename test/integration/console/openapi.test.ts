@@ -61,17 +61,19 @@ describe('/openapi.json', () => {
       expect(doc.components.schemas[name]).toEqual(JSON.parse(JSON.stringify(schema)));
     }
     const action = doc.components.schemas.DeveloperAction;
-    expect(action.oneOf).toHaveLength(22);
+    expect(action.oneOf).toHaveLength(24);
     expect(Object.keys(action.discriminator.mapping).sort()).toEqual(
       [
         'acceptMembership',
         'addMember',
+        'advanceGameClock',
         'allocateGame',
         'allocateProject',
         'createGame',
         'createOrganization',
         'createProject',
         'createRule',
+        'createTestPlayer',
         'createWebhookEndpoint',
         'deleteWebhookEndpoint',
         'fundOrganization',

@@ -36,5 +36,10 @@ test('a decision is delivered to a local receiver on npm start', async () => {
   const decision = expectDecision(await postEvent(system.url, world.key.value, eventBody(world)));
   await until('delivered', async () => receiver.received.length === 1);
   const { replayed: _replayed, ...data } = decision as Record<string, unknown>;
-  expect(receiver.received[0]!.verified).toEqual({ type: 'decision.accepted', timestamp: expect.any(String), data });
+  // gameTime: the game's clock when decided (CONTRACT section 11.2), its createdAt for a game never advanced.
+  expect(receiver.received[0]!.verified).toEqual({
+    type: 'decision.accepted',
+    timestamp: expect.any(String),
+    data: { ...data, gameTime: decision.createdAt },
+  });
 });

@@ -125,7 +125,8 @@ describe('webhooks', () => {
     expect(JSON.parse(message!.body)).toEqual({
       type: 'decision.accepted',
       timestamp: expect.any(String),
-      data: withoutReplayed,
+      // The game's clock when decided (CONTRACT section 11.2): never advanced here, so its createdAt.
+      data: { ...withoutReplayed, gameTime: decision.createdAt },
     });
     expect(message!.verified).toEqual(JSON.parse(message!.body));
     await until('the delivery recorded', async () => {

@@ -6,6 +6,7 @@
 import type {
   AcceptMembershipAction,
   AddMemberAction,
+  AdvanceGameClockAction,
   AllocateGameAction,
   AllocateProjectAction,
   ConsolePrincipal,
@@ -13,6 +14,7 @@ import type {
   CreateOrganizationAction,
   CreateProjectAction,
   CreateRuleAction,
+  CreateTestPlayerAction,
   FundOrganizationAction,
   IssueKeyAction,
   RemoveMemberAction,
@@ -57,6 +59,17 @@ const EVENT_TYPE = EVENT_TYPE_REGEX;
 const PLATFORMS = new Set<string>(VOCABULARY_PLATFORMS);
 const GAME_STATUSES = new Set<string>(VOCABULARY_GAME_STATUSES);
 const MEMBER_ROLES = new Set<Role>(['admin', 'viewer']);
+
+/** advanceGameClock's `seconds`: 1 to a year (CONTRACT section 11.2). */
+export const CLOCK_ADVANCE_SECONDS_MAX = 31_536_000;
+/** How far a game's clock may be ahead of real time, in seconds (ten years). */
+export const CLOCK_AHEAD_SECONDS_MAX = 315_360_000;
+/** rotateWebhookSecret's `overlapSeconds`: 0 to a week, absent: a day. */
+export const WEBHOOK_SECRET_OVERLAP_SECONDS_MAX = 604_800;
+export const WEBHOOK_SECRET_OVERLAP_SECONDS_DEFAULT = 86_400;
+// The document's player id rule (the players table's CHECK says the same).
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the control characters are what is refused.
+const EXTERNAL_PLAYER_ID = /^[^\u0000-\u001f\u007f]{1,200}$/u;
 
 export interface ActionResult {
   id: string;
@@ -475,6 +488,59 @@ export class ConsoleActions {
     });
   }
 
+  /** Moves the game's clock forward for good (CONTRACT section 11.2, game clocks). */
+  async advanceGameClock(principal: ConsolePrincipal, a: AdvanceGameClockAction): Promise<ActionResult> {
+    const seconds = a.seconds;
+    if (!Number.isInteger(seconds) || seconds < 1 || seconds > CLOCK_ADVANCE_SECONDS_MAX) {
+      throw invalid(`seconds must be an integer from 1 to ${CLOCK_ADVANCE_SECONDS_MAX}.`);
+    }
+    return this.run(principal, 'advanceGameClock', async (tx) => {
+      const organization = await this.admitFor(tx, principal, 'games', uuid(a.gameId, 'gameId'), 'manage');
+      const game = await tx.lockGame(a.gameId);
+      if (!game) throw notFound();
+      const offset = await tx.advanceGameClock(game.id, seconds, CLOCK_AHEAD_SECONDS_MAX);
+      if (offset === undefined) {
+        throw invalid(
+          `A game's clock can be at most ${CLOCK_AHEAD_SECONDS_MAX.toLocaleString('en-US')} seconds ` +
+            `(${CLOCK_AHEAD_SECONDS_MAX}) ahead of real time.`,
+        );
+      }
+      return {
+        organizationId: organization.id,
+        result: { id: game.id },
+        details: { seconds },
+        // The amount of an advance, like a funding amount: from null (CONTRACT section 11.2).
+        audit: { kind: 'game', id: game.id, projectId: game.projectId, gameId: game.id, changes: created({ seconds }) },
+      };
+    });
+  }
+
+  /** A player of the game linked to a new test account of the sandbox (CONTRACT section 11.2, test players). */
+  async createTestPlayer(principal: ConsolePrincipal, a: CreateTestPlayerAction): Promise<ActionResult> {
+    if (!EXTERNAL_PLAYER_ID.test(a.externalPlayerId)) {
+      throw invalid('externalPlayerId must be 1 to 200 characters without control characters.');
+    }
+    return this.run(principal, 'createTestPlayer', async (tx) => {
+      const organization = await this.admitFor(tx, principal, 'games', uuid(a.gameId, 'gameId'), 'manage');
+      const game = await tx.lockGame(a.gameId);
+      if (!game) throw notFound();
+      const id = await tx.insertTestPlayer(game, a.externalPlayerId);
+      if (!id) throw new AppError('conflict', 'The game already has a player with this externalPlayerId.');
+      return {
+        organizationId: organization.id,
+        result: { id },
+        details: { gameId: game.id, externalPlayerId: a.externalPlayerId },
+        audit: {
+          kind: 'player',
+          id,
+          projectId: game.projectId,
+          gameId: game.id,
+          changes: created({ gameId: game.id, externalPlayerId: a.externalPlayerId }),
+        },
+      };
+    });
+  }
+
   async allocateGame(principal: ConsolePrincipal, a: AllocateGameAction): Promise<ActionResult> {
     const credits = amount(a.amountCredits, 'amountCredits');
     return this.run(principal, 'allocateGame', async (tx) => {
@@ -741,10 +807,19 @@ export class ConsoleActions {
   }
 
   async rotateWebhookSecret(principal: ConsolePrincipal, a: RotateWebhookSecretAction): Promise<ActionResult> {
+    const overlapSeconds = a.overlapSeconds ?? WEBHOOK_SECRET_OVERLAP_SECONDS_DEFAULT;
+    if (
+      !Number.isInteger(overlapSeconds) ||
+      overlapSeconds < 0 ||
+      overlapSeconds > WEBHOOK_SECRET_OVERLAP_SECONDS_MAX
+    ) {
+      throw invalid(`overlapSeconds must be an integer from 0 to ${WEBHOOK_SECRET_OVERLAP_SECONDS_MAX}.`);
+    }
     const secret = newWebhookSecret();
     const secretCiphertext = encryptSecret(await this.webhooks.secretKey(), secret.raw);
     return this.onEndpoint(principal, 'rotateWebhookSecret', a.webhookEndpointId, async (tx, endpoint) => {
-      await tx.webhooks.setSecret(endpoint.id, secretCiphertext);
+      // The previous secret keeps signing until the overlap ends (the delivery worker signs with both).
+      await tx.webhooks.setSecret(endpoint.id, secretCiphertext, overlapSeconds);
       // Nothing but its target: never the secret (CONTRACT section 11.2).
       return { id: endpoint.id, secret: secret.text, details: {}, changes: {} };
     });

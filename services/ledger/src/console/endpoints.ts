@@ -161,6 +161,12 @@ export function consoleEndpoints(deps: ConsoleDeps): EndpointBinding[] {
         case 'redeliverWebhook':
           result = actions.redeliverWebhook(principal, action.value);
           break;
+        case 'advanceGameClock':
+          result = actions.advanceGameClock(principal, action.value);
+          break;
+        case 'createTestPlayer':
+          result = actions.createTestPlayer(principal, action.value);
+          break;
         default:
           throw new AppError('invalid_action', 'Unknown console action.');
       }

@@ -48,6 +48,8 @@ export interface Game {
   spentCredits: bigint;
   dailyPlayerCapCredits: bigint;
   createdAt: string;
+  /** Seconds the game's clock was advanced (CONTRACT section 11.2); GraphQL only. */
+  clockAdvancedSeconds: bigint;
 }
 export interface Key {
   id: string;
@@ -87,6 +89,8 @@ export interface Player {
   username?: string;
   linkedAt?: string;
   createdAt: string;
+  /** Created by createTestPlayer; GraphQL only. */
+  test: boolean;
 }
 export interface EventRecord {
   id: string;
@@ -100,6 +104,8 @@ export interface EventRecord {
   reason?: string;
   rewardCredits: bigint;
   createdAt: string;
+  /** The game's clock when decided (createdAt + its clock offset then); GraphQL and the export only. */
+  gameTime: string;
 }
 
 /** `organization_id in (...)`: the organizations where the identity (the first parameter) is a member. */
@@ -235,6 +241,7 @@ const gameRow = rowReader<Game>({
   spentCredits: credits('spent_credits'),
   dailyPlayerCapCredits: credits('daily_player_cap_credits'),
   createdAt,
+  clockAdvancedSeconds: credits('clock_offset_seconds'),
 });
 const publicKey = optionalText('public_key');
 const keyRow = rowReader<Key>({
@@ -275,9 +282,10 @@ export const playerRow = rowReader<Player>({
   username: optionalText('username'),
   linkedAt: optionalText('linked_at'),
   createdAt,
+  test: flag('test'),
 });
 export const PLAYER_COLUMNS = `p.id, p.game_id, p.organization_id, p.external_player_id, p.credits_user_id, p.username,
-  ${isoSql('p.linked_at', 'linked_at')}, ${isoSql('p.created_at', 'created_at')}`;
+  ${isoSql('p.linked_at', 'linked_at')}, ${isoSql('p.created_at', 'created_at')}, p.test`;
 
 export const eventRow = rowReader<EventRecord>({
   id,
@@ -291,9 +299,11 @@ export const eventRow = rowReader<EventRecord>({
   reason: optionalText('reason'),
   rewardCredits: credits('reward_credits'),
   createdAt,
+  gameTime: text('game_time'),
 });
 export const EVENT_COLUMNS = `p.id, p.event_id, p.game_id, p.organization_id, p.player_id, p.event_type,
-  ${isoSql('p.occurred_at', 'occurred_at')}, p.status, p.reason, p.reward_credits, ${isoSql('p.created_at', 'created_at')}`;
+  ${isoSql('p.occurred_at', 'occurred_at')}, p.status, p.reason, p.reward_credits, ${isoSql('p.created_at', 'created_at')},
+  ${isoSql("(p.created_at + coalesce(p.clock_offset_seconds, 0) * interval '1 second')", 'game_time')}`;
 
 export interface SnapshotLists {
   organizations: Organization[];
@@ -341,7 +351,7 @@ export async function readSnapshot(
     games: ofMemberOrgs(
       'games',
       `p.id, p.project_id, p.organization_id, p.name, p.platform, p.status, p.max_payout_credits, p.budget_credits,
-       p.spent_credits, p.daily_player_cap_credits, ${isoSql('p.created_at', 'created_at')}`,
+       p.spent_credits, p.daily_player_cap_credits, ${isoSql('p.created_at', 'created_at')}, p.clock_offset_seconds`,
     ),
     // Key metadata only: the hash never leaves the database.
     keys: ofMemberOrgs(

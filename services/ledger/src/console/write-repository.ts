@@ -290,6 +290,49 @@ export class ConsoleTx {
     });
   }
 
+  /**
+   * Advances the game's clock by `seconds` unless it would then be more than `maxAheadSeconds` ahead of real time;
+   * the new offset, or undefined when refused (the caller holds the game's lock).
+   */
+  async advanceGameClock(id: string, seconds: number, maxAheadSeconds: number): Promise<bigint | undefined> {
+    return this.first(
+      `update ledger.games set clock_offset_seconds = clock_offset_seconds + ?
+        where id = ? and clock_offset_seconds + ? <= ?
+        returning clock_offset_seconds`,
+      [seconds, id, seconds, maxAheadSeconds],
+      credits('clock_offset_seconds'),
+    );
+  }
+
+  /**
+   * A test player of the game: a new active account of the sandbox's platform (identity.native_accounts, no native
+   * app, no device permit) and the game's player linked to it; undefined when the external id is taken in the game.
+   */
+  async insertTestPlayer(
+    game: { id: string; organizationId: string },
+    externalPlayerId: string,
+  ): Promise<string | undefined> {
+    const taken = await this.first(
+      `select id from ledger.players where game_id = ? and external_player_id = ? for key share`,
+      [game.id, externalPlayerId],
+      text('id'),
+    );
+    if (taken !== undefined) return undefined;
+    const creditsUserId = randomUUID();
+    await this.em.execute(
+      `insert into identity.native_accounts (credits_user_id, status, username) values (?, 'active', null)`,
+      [creditsUserId],
+    );
+    return this.first(
+      `insert into ledger.players (id, game_id, organization_id, external_player_id, credits_user_id, linked_at, test)
+       values (?, ?, ?, ?, ?, now(), true)
+       on conflict on constraint players_one_per_external_id do nothing
+       returning id`,
+      [randomUUID(), game.id, game.organizationId, externalPlayerId, creditsUserId],
+      text('id'),
+    );
+  }
+
   async addGameBudget(id: string, delta: bigint): Promise<void> {
     await this.em.execute(`update ledger.games set budget_credits = budget_credits + ? where id = ?`, [
       delta.toString(),

@@ -36,7 +36,7 @@ const int64 = fc.oneof(
 );
 const int32 = fc.oneof(fc.constantFrom(0, 1, -1, 127, 128, INT32_MIN, INT32_MAX), fc.integer());
 
-const storedDecision: fc.Arbitrary<StoredDecision> = fc.record({
+const storedDecisionWithoutClock: fc.Arbitrary<StoredDecision> = fc.record({
   id: fc.oneof(fc.uuid(), text),
   gameId: fc.oneof(fc.uuid(), text),
   organizationId: fc.oneof(fc.uuid(), text),
@@ -48,6 +48,11 @@ const storedDecision: fc.Arbitrary<StoredDecision> = fc.record({
   rewardCredits: int64,
   createdAtMs: fc.integer({ min: 0, max: LAST_ISO_MS }),
 });
+
+// A fresh decision of a game whose clock was advanced carries its offset (CONTRACT section 11.2): game_time.
+const storedDecision: fc.Arbitrary<StoredDecision> = fc
+  .tuple(storedDecisionWithoutClock, fc.option(fc.integer({ min: 1, max: 315_360_000 }), { nil: undefined }))
+  .map(([d, clockOffsetSeconds]) => (clockOffsetSeconds === undefined ? d : { ...d, clockOffsetSeconds }));
 
 const quota: fc.Arbitrary<DecisionQuota> = fc.record({
   rateLimit: int32,
@@ -92,6 +97,7 @@ function generatedEvent(eventId: string, d: StoredDecision) {
     reason: d.reason ?? undefined,
     rewardCredits: d.rewardCredits,
     createdAt: new Date(d.createdAtMs).toISOString(),
+    gameTime: d.clockOffsetSeconds ? new Date(d.createdAtMs + d.clockOffsetSeconds * 1000).toISOString() : '',
   });
 }
 

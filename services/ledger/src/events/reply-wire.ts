@@ -49,6 +49,7 @@ const STRING_TAGS = [0x0a, 0x12, 0x1a, 0x22, 0x2a, 0x32, 0x3a, 0x42] as const;
 const REASON_TAG = 0x4a;
 const REWARD_CREDITS_TAG = 0x50;
 const CREATED_AT_TAG = 0x5a;
+const GAME_TIME_TAG = 0x62;
 
 /**
  * The decision of `eventId` (PostgreSQL's spelling: lower case) as DeveloperEvent, wrapped in DecisionCommitted: the
@@ -75,6 +76,10 @@ export function encodeDecision(eventId: string, d: StoredDecision): EncodedDecis
   if (credits !== 0) size += 1 + uint64Size(credits);
   const createdAtLength = textLength(createdAt);
   size += fieldSize(createdAtLength);
+  // game_time (12): only for a game whose clock was advanced (absent, the gateway takes createdAt).
+  const gameTime = d.clockOffsetSeconds ? isoDate(d.createdAtMs + d.clockOffsetSeconds * 1000) : '';
+  const gameTimeLength = gameTime.length;
+  size += fieldSize(gameTimeLength);
 
   const header = 1 + varintSize(size);
   const buf = Buffer.allocUnsafe(header + size);
@@ -90,6 +95,7 @@ export function encodeDecision(eventId: string, d: StoredDecision): EncodedDecis
     pos = writeUint64(buf, pos, credits);
   }
   if (createdAtLength > 0) pos = writeString(buf, pos, CREATED_AT_TAG, createdAt, createdAtLength);
+  if (gameTimeLength > 0) pos = writeString(buf, pos, GAME_TIME_TAG, gameTime, gameTimeLength);
   if (pos !== buf.length) throw new Error(`DecisionCommitted encoded ${pos} bytes, sized ${buf.length}`);
   return new EncodedDecision(buf, buf.subarray(header));
 }

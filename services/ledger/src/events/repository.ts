@@ -53,6 +53,8 @@ export interface StoredDecision {
   reason: string | null;
   rewardCredits: bigint;
   createdAtMs: number;
+  /** A fresh decision's game clock offset in seconds (CONTRACT section 11.2), when not 0: gameTime = createdAt + it. */
+  clockOffsetSeconds?: number;
 }
 
 /**
@@ -91,7 +93,8 @@ export interface PublicConfigRow {
  */
 export const RECORD_EVENTS_SQL = `select json_agg(json_build_array(o_outcome, o_id, o_game_id,
     o_organization_id, o_player_id, o_event_type, o_occurred_at_ms::text, o_status, o_reason, o_reward_credits::text,
-    o_created_at_ms::text, o_rate_remaining, o_rate_reset_s, o_daily_remaining::text, o_budget_remaining::text)
+    o_created_at_ms::text, o_rate_remaining, o_rate_reset_s, o_daily_remaining::text, o_budget_remaining::text,
+    o_clock_offset_s::text)
     order by o_index)::text as d
   from ledger.record_events($1::bytea[], $2::uuid[], $3::uuid[], $4::text[], $5::bigint[], $6, $7::timestamptz[], $8,
     $9::text[], $10::uuid[])`;
@@ -139,6 +142,7 @@ type RecordTuple = [
   rateResetSeconds?: number | null,
   dailyRemainingCredits?: string | null,
   budgetRemainingCredits?: string | null,
+  clockOffsetSeconds?: string | null,
 ];
 
 /** SQLSTATE of a unique violation: a concurrent copy got its decision in first. */
@@ -473,6 +477,7 @@ function toRecordResult(tuple: RecordTuple, rateLimit: number | undefined): Reco
     rateResetSeconds,
     dailyRemaining,
     budgetRemaining,
+    clockOffset,
   ] = tuple;
   if (outcome !== 'decided' && outcome !== 'replayed') return { outcome };
   const quota =
@@ -499,6 +504,7 @@ function toRecordResult(tuple: RecordTuple, rateLimit: number | undefined): Reco
       reason,
       rewardCredits: creditsValue(reward, 'reward_credits'),
       createdAtMs: numericValue(createdAtMs, 'created_at'),
+      ...(clockOffset == null ? {} : { clockOffsetSeconds: numericValue(clockOffset, 'clock_offset_s') }),
     },
   };
 }

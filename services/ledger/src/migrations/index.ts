@@ -18,6 +18,9 @@ import { LedgerWebhookClaimIndexes } from './0016-webhook-claim-indexes.ts';
 import { LedgerWebhookEndpointsPerGame } from './0017-webhook-endpoints-per-game.ts';
 import { LedgerAuditTrail } from './0018-audit-trail.ts';
 import { LedgerAuditLogReads } from './0019-audit-log-reads.ts';
+import { LedgerGameClocks } from './0020-game-clocks.ts';
+import { LedgerWebhookSecretOverlap } from './0021-webhook-secret-overlap.ts';
+import { LedgerTestPlayers } from './0022-test-players.ts';
 
 /**
  * The ledger schema's migrations, in order. Append new ones; an applied one changes only into an equivalent that does
@@ -47,6 +50,9 @@ export const ledgerMigrations: MigrationSet = {
     { name: '0017-webhook-endpoints-per-game', class: LedgerWebhookEndpointsPerGame },
     { name: '0018-audit-trail', class: LedgerAuditTrail },
     { name: '0019-audit-log-reads', class: LedgerAuditLogReads },
+    { name: '0020-game-clocks', class: LedgerGameClocks },
+    { name: '0021-webhook-secret-overlap', class: LedgerWebhookSecretOverlap },
+    { name: '0022-test-players', class: LedgerTestPlayers },
   ],
   repeatables: [
     { name: 'decision_reason', file: new URL('../sql/decision_reason.sql', import.meta.url) },

@@ -15,9 +15,10 @@
 -- figures after the decision (CONTRACT section 11), from the state the loop already holds (no extra statement):
 --   o_rate_remaining     fresh attempts of the game left in the UTC minute of receipt (limit - attempts, at least 0)
 --   o_rate_reset_s       seconds until that minute ends (1..60, rounded up)
---   o_daily_remaining    credits the player may still be awarded in this game on the UTC day of receipt
---                        (daily cap - accepted credits that day, at least 0)
+--   o_daily_remaining    credits the player may still be awarded in this game on the UTC day of receipt on the
+--                        game's clock (daily cap - accepted credits that day, at least 0)
 --   o_budget_remaining   credits left in the game's budget (budget - spent)
+--   o_clock_offset_s     the game's clock offset in seconds the decision was made with (null when 0; migration 0020)
 --
 -- One call decides the events of one key or of several keys (so of several games): the ledger sends the batches of
 -- the keys that are ready together as one call (services/ledger/src/events/batcher.ts). What a call costs beyond
@@ -54,6 +55,12 @@
 --     pairs, made into messages by the delivery worker) and its budget notices, in the same transaction; skipped
 --     after one index probe when none of the call's games has an enabled endpoint.
 -- Every invariant keeps its constraint (spent <= budget, credits ranges, one decision per (game, event_id)).
+--
+-- Game clocks (CONTRACT section 11.2, migration 0020): a game's clock is the receipt time plus its
+-- clock_offset_seconds, read with the game row the call already locks (no extra statement). The occurredAt window
+-- and the UTC day of the daily cap use the game's clock (the edge checks no window: decision_reason is the only
+-- place); the rate limit's minute and created_at stay real time. A fresh decision stores its offset (null when 0),
+-- so its game time is created_at + offset; a replay answers the stored decision whatever the clock says.
 --
 -- Lookups in the loop use array_position over small arrays (C code, no per-element PL/pgSQL evaluation); a lookup
 -- by (game, something) finds the first match by the second value and moves on while the game differs (the games of
@@ -100,7 +107,8 @@ create function ledger.record_events(
     o_rate_remaining integer,
     o_rate_reset_s integer,
     o_daily_remaining bigint,
-    o_budget_remaining bigint)
+    o_budget_remaining bigint,
+    o_clock_offset_s bigint)
   language plpgsql
   set enable_seqscan = off
   set plan_cache_mode = force_generic_plan
@@ -116,6 +124,7 @@ create function ledger.record_events(
     v_game_id uuid;
     v_hash bytea;
     v_received timestamptz;
+    v_game_now timestamptz;
     v_occurred timestamptz;
     v_minute timestamptz;
     v_day date;
@@ -148,6 +157,8 @@ create function ledger.record_events(
     gm_ceiling bigint[];
     gm_spent0 bigint[];
     gm_spent bigint[];
+    gm_offset bigint[];
+    d_offsets bigint[] := '{}';
     -- The decisions of the call's event ids: the stored ones (s_stored of them), then those this call makes, in
     -- order (s_n in all); an event finds the decision it replays here, stored or made earlier in the call.
     s_stored integer;
@@ -254,8 +265,8 @@ create function ledger.record_events(
       -- Fresh events: serialize on the game rows (in the order of their ids), then look again.
       select array_agg(g.id), array_agg(g.project_id), array_agg(g.organization_id), array_agg(g.status),
           array_agg(g.daily_player_cap_credits), array_agg(g.budget_credits), array_agg(g.max_payout_credits),
-          array_agg(g.spent_credits)
-        into gm_ids, gm_projects, gm_orgs, gm_status, gm_cap, gm_budget, gm_ceiling, gm_spent0
+          array_agg(g.spent_credits), array_agg(g.clock_offset_seconds)
+        into gm_ids, gm_projects, gm_orgs, gm_status, gm_cap, gm_budget, gm_ceiling, gm_spent0, gm_offset
         from (select * from ledger.games g0 where g0.id = any(lk_games) order by g0.id for no key update) g;
       if coalesce(cardinality(gm_ids), 0) <> cardinality(lk_games) then
         raise exception 'record_events: a game of the call is missing' using errcode = 'internal_error';
@@ -281,10 +292,14 @@ create function ledger.record_events(
       -- The platform account lives in the identity schema of the same database (read only).
       select array_agg(a.credits_user_id), array_agg(a.status) into ac_users, ac_status
         from identity.native_accounts a where a.credits_user_id = any(pl_users);
-      select array_agg(distinct date_trunc('minute', date_trunc('milliseconds', coalesce(r, v_now)), 'UTC')),
-          array_agg(distinct (date_trunc('milliseconds', coalesce(r, v_now)) at time zone 'UTC')::date)
-        into v_minutes, v_days
+      select array_agg(distinct date_trunc('minute', date_trunc('milliseconds', coalesce(r, v_now)), 'UTC'))
+        into v_minutes
         from unnest(p_received_at) as u(r);
+      -- The days on the games' clocks (each receipt time on each offset of the call's games: a superset).
+      select array_agg(distinct ((date_trunc('milliseconds', coalesce(r, v_now)) + o * interval '1 second')
+            at time zone 'UTC')::date)
+        into v_days
+        from unnest(p_received_at) as u(r) cross join (select distinct o from unnest(gm_offset) as g(o)) g;
       select coalesce(array_agg(c.game_id), '{}'), coalesce(array_agg(c.minute), '{}'),
           coalesce(array_agg(c.attempts), '{}'), coalesce(array_agg(0), '{}'), coalesce(array_agg(true), '{}'),
           count(*)
@@ -311,6 +326,7 @@ create function ledger.record_events(
       o_event_type := null; o_occurred_at_ms := null; o_status := null; o_reason := null;
       o_reward_credits := null; o_created_at_ms := null;
       o_rate_remaining := null; o_rate_reset_s := null; o_daily_remaining := null; o_budget_remaining := null;
+      o_clock_offset_s := null;
 
       kx := ev_key[i];
       if kx is null then
@@ -366,8 +382,9 @@ create function ledger.record_events(
 
       v_received := date_trunc('milliseconds', coalesce(p_received_at[i], v_now));
       v_occurred := timestamptz 'epoch' + p_occurred_at_ms[i] * interval '1 millisecond';
+      v_game_now := v_received + gm_offset[gi] * interval '1 second';
       v_minute := date_trunc('minute', v_received, 'UTC');
-      v_day := (v_received at time zone 'UTC')::date;
+      v_day := (v_game_now at time zone 'UTC')::date;
       v_day_key := p_player_ids[i]::text || '|' || v_day::text;
 
       -- Rate limit: every fresh attempt of the game in the UTC minute of receipt counts.
@@ -399,7 +416,7 @@ create function ledger.record_events(
       v_account_status := ac_status[k];
       j := array_position(dt_keys, v_day_key);
       v_day_total := coalesce(dt_stored[j] + dt_added[j], 0);
-      v_reason := ledger.decision_reason(v_attempts, p_rate_limit_per_minute, v_occurred, v_received, v_reward,
+      v_reason := ledger.decision_reason(v_attempts, p_rate_limit_per_minute, v_occurred, v_game_now, v_reward,
         gm_status[gi], v_user is not null, v_account_status, v_day_total, gm_cap[gi], gm_spent[gi],
         gm_budget[gi], gm_ceiling[gi]);
       if v_reason is null then
@@ -436,6 +453,8 @@ create function ledger.record_events(
       o_daily_remaining := greatest(
         gm_cap[gi] - case when j is null then 0 else dt_stored[j] + dt_added[j] end, 0);
       o_budget_remaining := gm_budget[gi] - gm_spent[gi];
+      -- The game's clock offset of a fresh decision (null when 0): its gameTime for the live notice.
+      o_clock_offset_s := nullif(gm_offset[gi], 0);
 
       s_n := s_n + 1;
       s_games[s_n] := v_game_id;
@@ -454,20 +473,21 @@ create function ledger.record_events(
       d_orgs[d_n] := gm_orgs[gi];
       d_key_ids[d_n] := ky_ids[kx];
       d_metadata[d_n] := p_metadata[i];
+      d_offsets[d_n] := nullif(gm_offset[gi], 0);
       return next;
     end loop;
 
     if d_n > 0 then
       insert into ledger.events (id, game_id, project_id, organization_id, event_id, player_id, key_id, event_type,
-          occurred_at, status, reason, reward_credits, payload_hash, created_at, metadata)
+          occurred_at, status, reason, reward_credits, payload_hash, created_at, metadata, clock_offset_seconds)
         select u.id, u.game_id, u.project_id, u.organization_id, u.event_id, u.player_id, u.key_id, u.event_type,
-            u.occurred_at, u.status, u.reason, u.reward, u.payload, u.created, u.metadata
+            u.occurred_at, u.status, u.reason, u.reward, u.payload, u.created, u.metadata, u.clock_offset
           from unnest(s_ids[s_stored + 1:], s_games[s_stored + 1:], d_projects, d_orgs, s_event_ids[s_stored + 1:],
             s_player_ids[s_stored + 1:], d_key_ids, s_event_types[s_stored + 1:], s_occurred[s_stored + 1:],
             s_status[s_stored + 1:], s_reason[s_stored + 1:], s_reward[s_stored + 1:], s_payload[s_stored + 1:],
-            s_created[s_stored + 1:], d_metadata)
+            s_created[s_stored + 1:], d_metadata, d_offsets)
             as u(id, game_id, project_id, organization_id, event_id, player_id, key_id, event_type, occurred_at,
-              status, reason, reward, payload, created, metadata);
+              status, reason, reward, payload, created, metadata, clock_offset);
       if v_spend_changed then
         update ledger.games g set spent_credits = g.spent_credits + (u.spent - u.spent0)
           from unnest(gm_ids, gm_spent, gm_spent0) as u(id, spent, spent0)
@@ -564,7 +584,8 @@ create function ledger.record_events(
     o_rate_remaining integer,
     o_rate_reset_s integer,
     o_daily_remaining bigint,
-    o_budget_remaining bigint)
+    o_budget_remaining bigint,
+    o_clock_offset_s bigint)
   language sql
   as $compat$
     select * from ledger.record_events(p_key_hashes, p_event_ids, p_player_ids, p_event_types, p_occurred_at_ms,
@@ -598,7 +619,8 @@ create function ledger.record_events(
     o_rate_remaining integer,
     o_rate_reset_s integer,
     o_daily_remaining bigint,
-    o_budget_remaining bigint)
+    o_budget_remaining bigint,
+    o_clock_offset_s bigint)
   language sql
   as $compat$
     select * from ledger.record_events(p_key_hashes, p_event_ids, p_player_ids, p_event_types, p_occurred_at_ms,
@@ -631,7 +653,8 @@ create function ledger.record_events(
     o_rate_remaining integer,
     o_rate_reset_s integer,
     o_daily_remaining bigint,
-    o_budget_remaining bigint)
+    o_budget_remaining bigint,
+    o_clock_offset_s bigint)
   language sql
   as $compat$
     select * from ledger.record_events(array_fill(p_key_hash, array[coalesce(array_length(p_event_ids, 1), 0)]),

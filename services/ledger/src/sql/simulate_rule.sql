@@ -20,6 +20,10 @@
 --     the others as they are now; the game's budget, ceiling and status as they are now, its daily player cap the
 --     proposed p_daily_cap; players' links and platform accounts as they are now.
 -- Events of one receipt instant (one batch) replay in id order, which may differ from their arrival order.
+-- Game clocks (migration 0020): each decision replays at its stored game time (created_at + its
+-- clock_offset_seconds, null: 0): the occurredAt window and the UTC day of the daily cap on the game's clock as the
+-- ledger decided it, the minute in real time; the days of the answer are days of the game's clock. The day of p_from
+-- is taken on the clock of the game's last decision before p_from.
 --
 -- Answer (jsonb): considered, spentBefore, flipCount, stored / proposed { accepted, rejected, credits, reasons {reason:
 -- count} }, days [{ day, stored {accepted, rejected, credits}, proposed {...} }] (UTC days with events, oldest first),
@@ -61,6 +65,7 @@ create or replace function ledger.simulate_rule(
     v_cur_day date := (p_from at time zone 'UTC')::date;
     v_attempts integer;
     v_day_total bigint;
+    v_from_offset bigint;
     -- Day totals of the current UTC day: player, credits.
     dt_players uuid[];
     dt_credits bigint[];
@@ -89,6 +94,7 @@ create or replace function ledger.simulate_rule(
     c_events cursor for
       select e2.id, e2.event_id, e2.player_id, e2.event_type, e2.occurred_at, e2.created_at, e2.status, e2.reason,
           e2.reward_credits, pl.credits_user_id,
+          e2.created_at + coalesce(e2.clock_offset_seconds, 0) * interval '1 second' as game_time,
           (select a.status from identity.native_accounts a where a.credits_user_id = pl.credits_user_id)
             as account_status
         from ledger.events e2
@@ -115,7 +121,12 @@ create or replace function ledger.simulate_rule(
       ru_rewards := ru_rewards || p_reward;
     end if;
 
-    -- The state at p_from.
+    -- The state at p_from. The day of p_from on the game's clock then (the offset of its last decision before).
+    select coalesce((select e2.clock_offset_seconds from ledger.events e2
+                      where e2.game_id = p_game_id and e2.created_at < p_from
+                      order by e2.created_at desc, e2.id desc limit 1), 0)
+      into v_from_offset;
+    v_cur_day := ((p_from + v_from_offset * interval '1 second') at time zone 'UTC')::date;
     -- (Never below 0: only rows written outside the ledger could make the difference negative.)
     select greatest(v_game.spent_credits - coalesce(sum(e2.reward_credits), 0), 0) into v_spent_before
       from ledger.events e2
@@ -126,7 +137,10 @@ create or replace function ledger.simulate_rule(
       from (select e2.player_id, sum(e2.reward_credits)::bigint as credits
               from ledger.events e2
               where e2.game_id = p_game_id and e2.status = 'accepted'
-                and e2.created_at >= (v_cur_day::timestamp at time zone 'UTC') and e2.created_at < p_from
+                and e2.created_at >= (v_cur_day::timestamp at time zone 'UTC') - v_from_offset * interval '1 second'
+                and e2.created_at < p_from
+                and ((e2.created_at + coalesce(e2.clock_offset_seconds, 0) * interval '1 second')
+                  at time zone 'UTC')::date = v_cur_day
               group by e2.player_id) s;
     select count(*)::integer into v_attempts
       from ledger.events e2
@@ -136,7 +150,7 @@ create or replace function ledger.simulate_rule(
     loop
       v_considered := v_considered + 1;
       v_minute := date_trunc('minute', e.created_at, 'UTC');
-      v_day := (e.created_at at time zone 'UTC')::date;
+      v_day := (e.game_time at time zone 'UTC')::date;
       if v_minute <> v_cur_minute then
         v_cur_minute := v_minute;
         v_attempts := 0;
@@ -161,7 +175,7 @@ create or replace function ledger.simulate_rule(
       v_reward := ru_rewards[k];
       k := array_position(dt_players, e.player_id);
       v_day_total := coalesce(dt_credits[k], 0);
-      v_reason := ledger.decision_reason(v_attempts, p_rate_limit_per_minute, e.occurred_at, e.created_at, v_reward,
+      v_reason := ledger.decision_reason(v_attempts, p_rate_limit_per_minute, e.occurred_at, e.game_time, v_reward,
         v_game.status, e.credits_user_id is not null, e.account_status, v_day_total, p_daily_cap, v_spent,
         v_game.budget_credits, v_game.max_payout_credits);
       if v_reason is null then

@@ -22,6 +22,7 @@ export function messageBody(message: {
         reason: message.decision.reason ?? null,
         rewardCredits: message.decision.rewardCredits,
         createdAt: message.decision.createdAt,
+        gameTime: message.decision.gameTime,
         mode: 'sandbox',
       }
     : (JSON.parse(message.data ?? '{}') as unknown);

@@ -124,10 +124,18 @@ export class WebhookTx {
     await this.em.execute(`delete from ledger.webhook_endpoints where id = ?`, [id]);
   }
 
-  async setSecret(id: string, secretCiphertext: Buffer): Promise<void> {
+  /**
+   * The new secret; the one it replaces signs as well for `overlapSeconds` more (0: not at all). A rotation during an
+   * overlap ends the earlier one: only the secret replaced now keeps signing.
+   */
+  async setSecret(id: string, secretCiphertext: Buffer, overlapSeconds = 0): Promise<void> {
     await this.em.execute(
-      `update ledger.webhook_endpoints set secret_ciphertext = ?, updated_at = now() where id = ?`,
-      [secretCiphertext, id],
+      `update ledger.webhook_endpoints
+          set previous_secret_ciphertext = case when ? > 0 then secret_ciphertext end,
+              previous_secret_expires_at = case when ? > 0 then now() + ? * interval '1 second' end,
+              secret_ciphertext = ?, updated_at = now()
+        where id = ?`,
+      [overlapSeconds, overlapSeconds, overlapSeconds, secretCiphertext, id],
     );
   }
 
@@ -187,6 +195,8 @@ export interface ClaimedMessage {
   organizationId: string;
   url: string;
   secretCiphertext: Buffer;
+  /** The secret a rotation replaced, while its overlap lasts (it signs as well). */
+  previousSecretCiphertext: Buffer | undefined;
   eventType: string;
   /** This attempt's number (1 for the first). */
   attempt: number;
@@ -209,6 +219,8 @@ export interface DecisionFields {
   reason: string | undefined;
   rewardCredits: number;
   createdAt: string;
+  /** The game's clock when it was decided (CONTRACT section 11.2). */
+  gameTime: string;
 }
 
 const decisionFields = rowReader<DecisionFields>({
@@ -223,6 +235,7 @@ const decisionFields = rowReader<DecisionFields>({
   reason: optionalText('d_reason'),
   rewardCredits: numeric('d_reward_credits'),
   createdAt: text('d_created_at'),
+  gameTime: text('d_game_time'),
 });
 
 /** The columns a message's body is rendered from (m: the message, d: its decision, if any). */
@@ -230,7 +243,8 @@ const MESSAGE_BODY_COLUMNS = `m.id, m.event_type, ${isoSql('m.created_at', 'crea
   d.id as d_id, d.event_id as d_event_id, d.game_id as d_game_id, d.organization_id as d_organization_id,
   d.player_id as d_player_id, d.event_type as d_event_type, ${isoSql('d.occurred_at', 'd_occurred_at')},
   d.status as d_status, d.reason as d_reason, d.reward_credits::text as d_reward_credits,
-  ${isoSql('d.created_at', 'd_created_at')}`;
+  ${isoSql('d.created_at', 'd_created_at')},
+  ${isoSql("(d.created_at + coalesce(d.clock_offset_seconds, 0) * interval '1 second')", 'd_game_time')}`;
 
 function bodyFields(row: Record<string, unknown>) {
   return {
@@ -386,6 +400,8 @@ export class WebhookRepository {
         em,
         `with endpoints as (
            select e.id, e.url, e.secret_ciphertext, e.organization_id,
+                  case when e.previous_secret_expires_at > now() then e.previous_secret_ciphertext end
+                    as previous_secret_ciphertext,
                   greatest(?::int - (select count(*) from ledger.webhook_messages f
                                       where f.endpoint_id = e.id and f.state = 'pending'
                                         and f.in_flight_until is not null and f.in_flight_until > now()), 0) as room
@@ -412,15 +428,17 @@ export class WebhookRepository {
                   coalesce((?::jsonb ->> e.organization_id::text)::bigint, ?::bigint) as organization_room
              from (select * from tests union all select * from rest) c join endpoints e on e.id = c.endpoint_id),
          picked as (
-           select r.id, e.url, e.secret_ciphertext, e.organization_id
+           select r.id, e.url, e.secret_ciphertext, e.previous_secret_ciphertext, e.organization_id
              from ranked r join endpoints e on e.id = r.endpoint_id where r.n <= r.organization_room),
          claimed as (
            update ledger.webhook_messages m
               set in_flight_until = now() + make_interval(secs => ?::double precision / 1000),
                   attempts = m.attempts + 1
              from picked where m.id = picked.id
-           returning m.*, picked.url, picked.secret_ciphertext, picked.organization_id as endpoint_organization_id)
+           returning m.*, picked.url, picked.secret_ciphertext, picked.previous_secret_ciphertext,
+             picked.organization_id as endpoint_organization_id)
          select ${MESSAGE_BODY_COLUMNS}, m.endpoint_id, m.endpoint_organization_id, m.url, m.secret_ciphertext,
+                m.previous_secret_ciphertext,
                 m.attempts, (extract(epoch from m.retry_started_at) * 1000)::float8 as retry_started_ms
            from claimed m left join ledger.events d on d.id = m.decision_id and d.game_id = m.game_id`,
         [
@@ -437,6 +455,7 @@ export class WebhookRepository {
         organizationId: text('endpoint_organization_id')(row),
         url: text('url')(row),
         secretCiphertext: row.secret_ciphertext as Buffer,
+        previousSecretCiphertext: (row.previous_secret_ciphertext as Buffer | null) ?? undefined,
         eventType: text('event_type')(row),
         attempt: numeric('attempts')(row),
         createdAt: text('created_at')(row),

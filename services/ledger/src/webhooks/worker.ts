@@ -211,14 +211,23 @@ export class WebhookWorker {
     const startedAt = new Date();
     let result: SendResult;
     try {
-      const secret = decryptSecret(await this.secretKey(), message.secretCiphertext);
+      const key = await this.secretKey();
+      const secret = decryptSecret(key, message.secretCiphertext);
+      const previous =
+        message.previousSecretCiphertext === undefined
+          ? undefined
+          : decryptSecret(key, message.previousSecretCiphertext);
       const timestamp = Math.floor(startedAt.getTime() / 1000);
+      // During a rotation's overlap: `v1,<new> v1,<old>` (Standard Webhooks allows several, space-separated).
+      const signature = [secret, ...(previous === undefined ? [] : [previous])]
+        .map((raw) => signWebhook(raw, message.id, timestamp, body))
+        .join(' ');
       result = await sendWebhook(
         message.url,
         {
           'webhook-id': message.id,
           'webhook-timestamp': String(timestamp),
-          'webhook-signature': signWebhook(secret, message.id, timestamp, body),
+          'webhook-signature': signature,
           'user-agent': 'sandbox-rewards-webhooks',
         },
         body,
