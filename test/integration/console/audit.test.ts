@@ -219,6 +219,28 @@ describe('one entry per successful action', () => {
     seen.add('createRule').add('updateRule');
   });
 
+  it('advanceGameClock records its seconds from null; createTestPlayer its game and external id', async () => {
+    const advanced = await acted(owner.token, { type: 'advanceGameClock', gameId, seconds: 86_400 });
+    expect(await entryOf(advanced.requestId)).toMatchObject({
+      action: 'advanceGameClock',
+      targetKind: 'game',
+      targetId: gameId,
+      projectId,
+      gameId,
+      changes: { seconds: { from: null, to: 86_400 } },
+    });
+    const player = await acted(owner.token, { type: 'createTestPlayer', gameId, externalPlayerId: 'audit-tester' });
+    expect(await entryOf(player.requestId)).toMatchObject({
+      action: 'createTestPlayer',
+      targetKind: 'player',
+      targetId: player.result.id,
+      projectId,
+      gameId,
+      changes: { gameId: { from: null, to: gameId }, externalPlayerId: { from: null, to: 'audit-tester' } },
+    });
+    seen.add('advanceGameClock').add('createTestPlayer');
+  });
+
   it('issueKey records name, kind and prefix, never the key; revokeKey', async () => {
     for (const kind of ['secret', 'public'] as const) {
       const issued = await acted(owner.token, { type: 'issueKey', gameId, kind, name: `k-${kind}` });
