@@ -3,9 +3,11 @@ exemptions, where no schema can say what the server accepts. Anything else schem
 (the document must describe what the server does).
 
 REST (/openapi.json):
-- Records: `cursor` is an opaque value with a MAC that the server issued (`nextCursor` of an earlier page); no schema
+- Records and the audit trail: `cursor` is an opaque value with a MAC that the server issued (`nextCursor` of an earlier page); no schema
   can tell those strings from others, so a made-up one is rightly 400 INVALID_CURSOR. Only that refusal of a query
   that carries a cursor is dropped; the cursor's rules are covered by the records integration tests.
+- Audit trail: `to` after `from` is a rule between two parameters; such a window is rightly 400
+  INVALID_RECORD_QUERY ("to must be after from."). Only that refusal is dropped (test/integration/console/audit.test.ts).
 - Decision export: `from` and `to` are each a date-time, but that `to` lies after `from`, within 31 days of it and both
   in years 0001 to 9999 is a rule between two parameters (and of the database) that no schema states; such a window is
   rightly 400 INVALID_RECORD_QUERY. Only those refusals are dropped; the window's rules are covered by the export's
@@ -124,10 +126,22 @@ def filter_failure(ctx, failure, case, response):
         return True
     body = _json(response)
     path = case.operation.path
-    if path == "/api/developer/v1/records":
+    if path in ("/api/developer/v1/records", "/api/developer/v1/audit"):
         made_up_cursor = "cursor" in (case.query or {})
         refused_cursor = isinstance(body, dict) and body.get("error", {}).get("code") == "INVALID_CURSOR"
-        return not (made_up_cursor and refused_cursor)
+        if made_up_cursor and refused_cursor:
+            return False
+    if path == "/api/developer/v1/audit":
+        # `to` must come after `from` (a rule between two parameters that the schema cannot state).
+        query = case.query or {}
+        error = body.get("error", {}) if isinstance(body, dict) else {}
+        reversed_window = (
+            "from" in query
+            and "to" in query
+            and error.get("code") == "INVALID_RECORD_QUERY"
+            and "after" in str(error.get("message", ""))
+        )
+        return not reversed_window
     if path == "/api/developer/v1/decisions/export":
         error = body.get("error", {}) if isinstance(body, dict) else {}
         refused_window = error.get("code") == "INVALID_RECORD_QUERY" and EXPORT_WINDOW_MESSAGE.search(
