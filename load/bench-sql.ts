@@ -149,7 +149,7 @@ try {
   if (options.webhookEndpoints) await createWebhookEndpoints(postgres.url);
   await query(
     postgres.url,
-    `create function public.bench_noop(bytea[], uuid[], uuid[], text[], bigint[], bytea, timestamptz[], integer)
+    `create function public.bench_noop(bytea[], uuid[], uuid[], text[], bigint[], bytea, timestamptz[], integer, text[], uuid[])
        returns table (x integer) language sql as 'select 1'`,
   );
   let compareOneKey = false;

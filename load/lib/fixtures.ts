@@ -94,7 +94,7 @@ export function recordEventsCallSql(k: number, parts: { fn?: string; keys: strin
   array_fill((extract(epoch from clock_timestamp()) * 1000)::bigint, array[${k}]),
   (select string_agg(sha256(convert_to(gen_random_uuid()::text, 'UTF8')), ''::bytea) from generate_series(1, ${k})),
   array_fill(null::timestamptz, array[${k}]),
-  ${RATE_LIMIT});
+  ${RATE_LIMIT}, null::text[], null::uuid[]);
 `.replace(/\n\s+/g, ' ');
 }
 
