@@ -319,7 +319,7 @@ test("the search's export: the game's matching decisions in its window, oldest f
   expect(csv.name).toMatch(new RegExp(`^decisions-${w.gameId.slice(0, 8)}-\\d{4}-\\d{2}-\\d{2}\\.csv$`));
   const rows = csv.text.split('\r\n');
   expect(rows[0]).toBe(
-    'id,eventId,gameId,organizationId,playerId,eventType,occurredAt,status,reason,rewardCredits,createdAt,externalPlayerId',
+    'id,eventId,gameId,organizationId,playerId,eventType,occurredAt,status,reason,rewardCredits,createdAt,gameTime,externalPlayerId',
   );
   expect(rows.at(-1)).toBe('');
   expect(rows.slice(1, -1).map((row) => row.split(',')[0])).toEqual(expected);
@@ -350,7 +350,7 @@ test("the search's export: the game's matching decisions in its window, oldest f
   await phone.getByText('Export with curl (for a large export)').click();
   await phone.locator('.decision-export pre').waitFor(WAIT);
   await checkPage(phone, 'decisions-export-390');
-});
+}, 120_000);
 
 test("the event's metadata in the detail panel, posted through the service, at 1280 and 390 px", async () => {
   // A game of its own (the other tests count the first game's decisions), with a secret key and a player; which

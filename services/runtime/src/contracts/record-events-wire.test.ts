@@ -354,6 +354,8 @@ describe('the messages this codec reads and writes', () => {
       '9:reason',
       '10:reward_credits',
       '11:created_at',
+      // Read past: the event answer (the document's shape) has no game time (CONTRACT section 11.2).
+      '12:game_time',
     ]);
     expect(fields(DecisionQuotaSchema)).toEqual([
       '1:rate_limit',

@@ -470,15 +470,16 @@ export async function migrate(
         silent: true,
       });
       const connection = orm.em.getConnection();
-      await connection.execute(`create schema if not exists ${set.schema}`);
       // One migrator per schema at a time (the hook Job and state owners starting beside it): a session lock, tried
       // without waiting in a statement (a statement left waiting would hold a snapshot that the other migrator's
-      // concurrent index build waits for).
+      // concurrent index build waits for). Taken before the schema is made: two `create schema if not exists` at once
+      // can both try to insert it.
       const lockKey = `${set.schema}.mikro_orm_migrations`;
       while (!(await tryAdvisoryLock(connection, lockKey))) {
         logger.info({ schema: set.schema }, 'another process is migrating this schema: waiting for it');
         await new Promise((resolve) => setTimeout(resolve, 250));
       }
+      await connection.execute(`create schema if not exists ${set.schema}`);
       const applied: string[] = [];
       const giveUpAt = performance.now() + retryForMs;
       for (let attempt = 0; ; attempt++) {
