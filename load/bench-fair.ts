@@ -29,6 +29,8 @@ Options:
   --rate N             game B's events per second (open model)              default 50
   --duration S         measured seconds of each phase (B alone, B beside A) default 20
   --warmup S           seconds of A's flood before B is measured beside it  default 5
+  --flood-keys N       game A's flood through N secret keys of its own, its requests spread over them
+                       in turn (fairness is per game, not per key)            default 1
   --key-in-flight N    INGEST_EVENT_KEY_IN_FLIGHT_MAX of the run            default: the program's
   --flood-nice N       the flood's client process at this nice value (19: it runs when the service
                        leaves a CPU idle, as a client on other machines would not compete)  default 0
@@ -52,8 +54,8 @@ const EVENTS_PATH = '/api/game-sdk/v2/events';
 const log = (line: string) => process.stderr.write(`[fair] ${line}\n`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Game g's secret key: a well-formed value made from g, its hash stored over the fixtures' one. */
-const keyValue = (g: number) => `cr_sk_sandbox_${`bench-fair-${g}-`.padEnd(43, 'x')}`;
+/** Game g's secret key k: a well-formed value made from g and k (key 0's hash is stored over the fixtures' one). */
+const keyValue = (g: number, k = 0) => `cr_sk_sandbox_${`bench-fair-${g}-${k}-`.padEnd(43, 'x')}`;
 
 interface Post {
   status: number;
@@ -61,7 +63,7 @@ interface Post {
 }
 
 /** One event of game g, a random player, occurring now; resolves with its status and latency. */
-function post(agent: http.Agent, url: URL, g: number): Promise<Post> {
+function post(agent: http.Agent, url: URL, g: number, k = 0): Promise<Post> {
   const body = JSON.stringify({
     eventId: randomUUID(),
     playerId: playerId(g, 1 + Math.floor(Math.random() * PLAYERS)),
@@ -78,7 +80,7 @@ function post(agent: http.Agent, url: URL, g: number): Promise<Post> {
         path: EVENTS_PATH,
         method: 'POST',
         headers: {
-          Authorization: `Bearer ${keyValue(g)}`,
+          Authorization: `Bearer ${keyValue(g, k)}`,
           'Content-Type': 'application/json',
           'Content-Length': Buffer.byteLength(body),
         },
@@ -97,7 +99,7 @@ function post(agent: http.Agent, url: URL, g: number): Promise<Post> {
  * The flood (child process): `concurrency` requests of game 1 always in flight until told to stop; with `rate`, each
  * request also waits for its turn of `rate` a second (open model, at most `concurrency` in flight).
  */
-async function flood(url: string, concurrency: number, rate: number | undefined): Promise<void> {
+async function flood(url: string, concurrency: number, rate: number | undefined, keys: number): Promise<void> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
   const target = new URL(url);
   const statuses: Record<string, number> = {};
@@ -116,14 +118,15 @@ async function flood(url: string, concurrency: number, rate: number | undefined)
   });
   const begun = performance.now();
   let turns = 0;
-  const loop = async () => {
+  // Loop i posts with key i mod `keys`: the flood's requests spread over its keys (and their connections).
+  const loop = async (_: unknown, i: number) => {
     while (!stopping) {
       if (rate !== undefined) {
         const wait = begun + (turns++ * 1000) / rate - performance.now();
         if (wait > 0) await sleep(wait);
         if (stopping) break;
       }
-      const { status } = await post(agent, target, 1);
+      const { status } = await post(agent, target, 1, i % keys);
       completed++;
       statuses[status] = (statuses[status] ?? 0) + 1;
     }
@@ -423,6 +426,7 @@ async function main(): Promise<void> {
       duration: { type: 'string', default: '20' },
       warmup: { type: 'string', default: '5' },
       'key-in-flight': { type: 'string' },
+      'flood-keys': { type: 'string', default: '1' },
       'flood-nice': { type: 'string', default: '0' },
       'pgbench-batch': { type: 'string', default: '1' },
       'pgbench-rate': { type: 'string' },
@@ -440,7 +444,9 @@ async function main(): Promise<void> {
   }
   const concurrency = Number(values.flood);
   const floodRate = values['flood-rate'] === undefined ? undefined : Number(values['flood-rate']);
-  if (values['flood-url']) return flood(values['flood-url'], concurrency, floodRate);
+  const floodKeys = Number(values['flood-keys']);
+  if (!(Number.isInteger(floodKeys) && floodKeys >= 1)) throw new Error(`--flood-keys ${values['flood-keys']}`);
+  if (values['flood-url']) return flood(values['flood-url'], concurrency, floodRate, floodKeys);
   const rate = Number(values.rate);
   const durationS = Number(values.duration);
   const warmupS = Number(values.warmup);
@@ -475,6 +481,15 @@ async function main(): Promise<void> {
         `00000000-0000-4000-9000-${String(g).padStart(12, '0')}`,
       ]);
     }
+    // Game A's further keys (--flood-keys), each a secret key of game 1 of its own.
+    for (let k = 1; k < floodKeys; k++) {
+      await client.query(
+        `insert into ledger.keys (id, game_id, organization_id, kind, name, prefix, key_hash)
+         select gen_random_uuid(), id, organization_id, 'secret', $2, 'cr_sk_sandbox_bench', $1
+         from ledger.games where id = '00000000-0000-4000-9000-000000000001'`,
+        [createHash('sha256').update(keyValue(1, k)).digest(), `bench-${k}`],
+      );
+    }
     await client.end();
     const url = system.urls.ingest;
     await quiet(url, rate, 2); // warm-up: connections, compiled paths
@@ -485,8 +500,8 @@ async function main(): Promise<void> {
     const alone = await quiet(url, rate, durationS);
     const programsAlone = await aloneSampler.stop();
 
-    log(`A: ${concurrency} in flight; B beside it after ${warmupS} s`);
-    const floodArgs = ['--flood-url', url, '--flood', String(concurrency)];
+    log(`A: ${concurrency} in flight through ${floodKeys} key(s); B beside it after ${warmupS} s`);
+    const floodArgs = ['--flood-url', url, '--flood', String(concurrency), '--flood-keys', String(floodKeys)];
     if (floodRate !== undefined) floodArgs.push('--flood-rate', String(floodRate));
     const child = fork(new URL(import.meta.url).pathname, floodArgs, {
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
@@ -539,6 +554,7 @@ async function main(): Promise<void> {
     const side = (s: Side) => ({ decisions: s.decisions, perSecond: s.perSecond, p50Ms: s.p50Ms, p99Ms: s.p99Ms });
     const figures = {
       flood: concurrency,
+      floodKeys,
       floodRate,
       floodNice,
       rate,
@@ -569,7 +585,7 @@ async function main(): Promise<void> {
         `  latency bands, ms: ${JSON.stringify(alone.bands)}`,
         `B beside A      (${rate}/s): p50 ${ms(beside.p50Ms)} ms, p90 ${ms(beside.p90Ms)} ms, p99 ${ms(beside.p99Ms)} ms, max ${ms(beside.maxMs)} ms, statuses ${JSON.stringify(beside.statuses)}`,
         `  latency bands, ms: ${JSON.stringify(beside.bands)}`,
-        `A (${concurrency} in flight${floodRate === undefined ? '' : `, at most ${floodRate}/s offered`}${floodNice === 0 ? '' : `, its client at nice ${floodNice}`}): ${a.rate.toFixed(0)} events/s completed, statuses ${JSON.stringify(a.statuses)}, its client ${a.cores.toFixed(2)} cores`,
+        `A (${concurrency} in flight through ${floodKeys} key(s)${floodRate === undefined ? '' : `, at most ${floodRate}/s offered`}${floodNice === 0 ? '' : `, its client at nice ${floodNice}`}): ${a.rate.toFixed(0)} events/s completed, statuses ${JSON.stringify(a.statuses)}, its client ${a.cores.toFixed(2)} cores`,
         `RATIO B p99 beside A / alone: ${ratio.toFixed(2)} (target <= 2)`,
         `queues beside A (max of 1 s samples): edge ${queues.edgeMax} events (and ${queues.edgeWaitingMax} requests waiting parsed, ${queues.edgeHeldMax} connections held unread), ledger ${queues.ledgerMax} events waiting`,
         'the programs in the phase B alone:',

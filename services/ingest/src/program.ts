@@ -14,6 +14,7 @@ import {
   edgeFloodPacer,
 } from './routes/event-batcher.ts';
 import { addEventRoutes, eventAdmission } from './routes/events.ts';
+import { KeyTenants } from './routes/key-tenants.ts';
 
 export interface IngestConfig {
   /** Most events in one RecordEvents request to the ledger; 1 sends one RecordEvent per event. */
@@ -24,8 +25,10 @@ export interface IngestConfig {
   eventKeysMax: number;
   /** Most events of one key (one game) in RecordEvents requests at once; the rest wait at the edge (fair ingest). */
   eventKeyInFlightMax: number;
-  /** Most event requests of one key handled at once; the rest wait in front of the app (routes/events.ts). */
+  /** Most event requests of one game handled at once; the rest wait in front of the app (routes/events.ts). */
   eventKeyRequestsMax: number;
+  /** Most event requests of one organization's games handled at once (routes/events.ts). */
+  eventOrganizationRequestsMax: number;
   /** Leave a key's own connections unread while it is at that bound (http/key-admission.ts). */
   eventHoldConnections: boolean;
   /** Flood pacing's target, other keys' round trip over the quiet one (0: off; event-batcher.ts). */
@@ -38,6 +41,10 @@ export const ingest: ProgramModule<IngestConfig> = {
     const eventKeyInFlightMax = reader.int('INGEST_EVENT_KEY_IN_FLIGHT_MAX', EDGE_KEY_IN_FLIGHT_MAX_DEFAULT, {
       min: 1,
       max: 100_000,
+    });
+    const eventKeyRequestsMax = reader.int('INGEST_EVENT_KEY_REQUESTS_MAX', 2 * eventKeyInFlightMax, {
+      min: 1,
+      max: 1_000_000,
     });
     return {
       eventBatchMax: reader.int('INGEST_EVENT_BATCH_MAX', EDGE_BATCH_MAX_DEFAULT, {
@@ -53,7 +60,8 @@ export const ingest: ProgramModule<IngestConfig> = {
         max: EVENT_LIMITS.keysPerRequestMax,
       }),
       eventKeyInFlightMax,
-      eventKeyRequestsMax: reader.int('INGEST_EVENT_KEY_REQUESTS_MAX', 2 * eventKeyInFlightMax, {
+      eventKeyRequestsMax,
+      eventOrganizationRequestsMax: reader.int('INGEST_EVENT_ORGANIZATION_REQUESTS_MAX', 2 * eventKeyRequestsMax, {
         min: 1,
         max: 1_000_000,
       }),
@@ -100,10 +108,24 @@ export const ingest: ProgramModule<IngestConfig> = {
         this.set(pacer?.currentPace(performance.now()) ?? 0);
       },
     });
-    const admission = eventAdmission(config.eventKeyRequestsMax, config.eventHoldConnections);
+    const tenants = new KeyTenants();
+    const admission = eventAdmission({
+      gameInAppMax: config.eventKeyRequestsMax,
+      organizationInAppMax: config.eventOrganizationRequestsMax,
+      holdConnections: config.eventHoldConnections,
+      tenants,
+    });
+    new Gauge({
+      name: 'ingest_key_tenants',
+      help: 'Secret keys whose game and organization this edge knows (fair ingest per game, at most 10,000)',
+      registers: [deps.metrics.registry],
+      collect() {
+        this.set(tenants.size);
+      },
+    });
     new Gauge({
       name: 'ingest_event_requests_waiting',
-      help: 'Event requests of keys at their bound (INGEST_EVENT_KEY_REQUESTS_MAX) waiting, parsed, in front of the app',
+      help: 'Event requests of games or organizations at their bound waiting, parsed, in front of the app',
       registers: [deps.metrics.registry],
       collect() {
         this.set(admission.waiting);
@@ -111,7 +133,7 @@ export const ingest: ProgramModule<IngestConfig> = {
     });
     new Gauge({
       name: 'ingest_event_connections_held',
-      help: "Connections of keys at their bound left unread, their clients' next requests in the kernel (INGEST_EVENT_HOLD_CONNECTIONS)",
+      help: "Connections of games or organizations at their bound left unread, their clients' next requests in the kernel (INGEST_EVENT_HOLD_CONNECTIONS)",
       registers: [deps.metrics.registry],
       collect() {
         this.set(admission.held);
@@ -133,7 +155,7 @@ export const ingest: ProgramModule<IngestConfig> = {
       name: 'ingest',
       admission,
       routes: (router: Router) => {
-        events = addEventRoutes(router, { transport, platform, decisions, batching });
+        events = addEventRoutes(router, { transport, platform, tenants, decisions, batching });
         addConfigRoutes(router, { transport, platform });
       },
       close: async () => events?.close(),

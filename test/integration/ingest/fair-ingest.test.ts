@@ -10,7 +10,7 @@ import { EVENT_LIMITS } from '#runtime/contracts/event-limits.ts';
 import { EDGE_KEY_IN_FLIGHT_MAX_DEFAULT } from '../../../services/ingest/src/routes/event-batcher.ts';
 import { sql } from '../../support/database.ts';
 import { EVENTS_PATH, eventBody, expectDecision, postEvent, programMetric, until } from '../../support/ingest.ts';
-import { createEventWorld, gameState, holdGameRow } from '../../support/ledger-fixtures.ts';
+import { createEventWorld, createKey, createProject, gameState, holdGameRow } from '../../support/ledger-fixtures.ts';
 import { api, startTestSystem, type TestSystem } from '../../support/system.ts';
 
 /** Calls of ledger.record_events waiting for a lock in the database (a game row a test holds). */
@@ -92,6 +92,71 @@ describe('fair ingest: a flooding game leaves other games their share', () => {
       expect(await gameState(db, a.game.gameId)).toMatchObject({ decisions: A_EVENTS, spentCredits: A_EVENTS });
     } finally {
       await release();
+    }
+  });
+  // The bounds are per game once the edge knows the game of a credential (a first decision of each key teaches it:
+  // services/ingest/src/routes/key-tenants.ts), so a flood spread over four keys of one game holds what one key's
+  // would: 2 x KEY_IN_FLIGHT_MAX requests in the app, not four times that.
+  it("a flood through four keys of one game gets one game's share, not four", async () => {
+    const a = await createEventWorld(db, { rewardCredits: 1, budgetCredits: 1_000_000 });
+    const b = await createEventWorld(db, { rewardCredits: 1, budgetCredits: 1_000_000 });
+    const keys = [a.key, ...(await Promise.all([1, 2, 3].map(() => createKey(db, a.game))))];
+    for (const key of keys) expectDecision(await postEvent(system.url, key.value, eventBody(a)));
+    const { release } = await holdGameRow(db, a.game.gameId);
+    try {
+      const flood = Array.from({ length: A_EVENTS }, (_, i) =>
+        postEvent(system.url, keys[i % keys.length]!.value, eventBody(a)),
+      );
+      await until("A's flood waits at the edge, one game's share in the app", async () => {
+        return (await metric('ingest_event_requests_waiting')) === A_EVENTS - 2 * KEY_IN_FLIGHT_MAX;
+      });
+      expect(await metric('ingest_event_queue_depth')).toBe(KEY_IN_FLIGHT_MAX);
+      const bDecisions = (
+        await Promise.all(Array.from({ length: B_EVENTS }, () => postEvent(system.url, b.key.value, eventBody(b))))
+      ).map(expectDecision);
+      expect(bDecisions.filter((d) => d.status === 'accepted' && !d.replayed)).toHaveLength(B_EVENTS);
+      expect((await gameState(db, a.game.gameId)).decisions).toBe(keys.length);
+      expect(await metric('ingest_event_requests_waiting')).toBe(A_EVENTS - 2 * KEY_IN_FLIGHT_MAX);
+
+      await release();
+      const aDecisions = (await Promise.all(flood)).map(expectDecision);
+      expect(aDecisions.filter((d) => d.status === 'accepted' && !d.replayed)).toHaveLength(A_EVENTS);
+    } finally {
+      await release();
+    }
+  });
+
+  // An organization's games together have 2 x one game's requests in the app (INGEST_EVENT_ORGANIZATION_REQUESTS_MAX):
+  // three of its games flooding, each held, fill it, and the third game's share waits in front of the app; another
+  // organization's game is decided meanwhile.
+  it("an organization's floods of three games get two games' share; another organization's game is decided", async () => {
+    const project = await createProject(db, { budgetCredits: 3_000_000 });
+    const games = await Promise.all(
+      [1, 2, 3].map(() => createEventWorld(db, { project, rewardCredits: 1, budgetCredits: 1_000_000 })),
+    );
+    const b = await createEventWorld(db, { rewardCredits: 1, budgetCredits: 1_000_000 });
+    for (const game of games) expectDecision(await postEvent(system.url, game.key.value, eventBody(game)));
+    const holds = await Promise.all(games.map((game) => holdGameRow(db, game.game.gameId)));
+    const perGame = 40;
+    try {
+      const floods = games.flatMap((game) =>
+        Array.from({ length: perGame }, () => postEvent(system.url, game.key.value, eventBody(game))),
+      );
+      // Each game: 2 x KEY_IN_FLIGHT_MAX past its own bound; together, 4 x KEY_IN_FLIGHT_MAX in the app.
+      await until("the organization's floods wait at the edge", async () => {
+        return (await metric('ingest_event_requests_waiting')) === games.length * perGame - 4 * KEY_IN_FLIGHT_MAX;
+      });
+      const bDecisions = (
+        await Promise.all(Array.from({ length: B_EVENTS }, () => postEvent(system.url, b.key.value, eventBody(b))))
+      ).map(expectDecision);
+      expect(bDecisions.filter((d) => d.status === 'accepted' && !d.replayed)).toHaveLength(B_EVENTS);
+      expect(await metric('ingest_event_requests_waiting')).toBe(games.length * perGame - 4 * KEY_IN_FLIGHT_MAX);
+
+      for (const hold of holds) await hold.release();
+      const decisions = (await Promise.all(floods)).map(expectDecision);
+      expect(decisions.filter((d) => d.status === 'accepted' && !d.replayed)).toHaveLength(games.length * perGame);
+    } finally {
+      for (const hold of holds) await hold.release();
     }
   });
 });

@@ -21,8 +21,9 @@
 // flooding game's thousands of waiting events and a quiet game's one share the next request; and at most
 // `keyInFlightMax` events of one key are in requests out at once. Past that bound a key's events wait here, in its
 // queue, for a request of it to end (they are not refused: docs/decisions.md, "Fair ingest"), so a flood holds at most
-// that many events in the ledger's queue and transactions, ahead of other games' events. The bound is per key (the
-// edge knows a key, not its game; a key belongs to one game). And while other keys' requests are slow, a flooding key's
+// that many events in the ledger's queue and transactions, ahead of other games' events. A "key" here is a queue:
+// its game's once the edge knows the game of the event's credential (key-tenants.ts), so a game's share does not
+// grow with its keys; the credential's own until then. And while other queues' requests are slow, a flooding queue's
 // are spaced out (`pacer`, #runtime/batching/flood-pacer.ts): a flood's events then leave CPU to the others.
 
 import {
@@ -204,13 +205,16 @@ export class EdgeEventBatcher {
     this.observer?.queued(this.depth);
   };
 
-  /** Sends one event (in a batch); resolves with RecordEvent's reply (the edge's shape) or rejects with its error. */
-  record(request: RecordEventInit, ctx: CallContext): Promise<EdgeDecision> {
+  /**
+   * Sends one event (in a batch); resolves with RecordEvent's reply (the edge's shape) or rejects with its error.
+   * `queue`: the queue it waits in, its game's when known (key-tenants.ts); default its key's.
+   */
+  record(request: RecordEventInit, ctx: CallContext, queue?: string): Promise<EdgeDecision> {
     if (this.options.batchMax === 1) {
       const single = { ...request, occurredAtMs: BigInt(request.occurredAtMs ?? 0) };
       return this.transport.call(ledgerOps.recordEvent, single, ctx).then(edgeDecisionOf);
     }
-    return this.batcher.submit(batchKey(request.keyHash ?? new Uint8Array()), { request, ctx });
+    return this.batcher.submit(queue ?? batchKey(request.keyHash ?? new Uint8Array()), { request, ctx });
   }
 
   /** Rejects what still waits and stops the batcher's pause timer (KeyedBatcher.close); the requests out end. */
@@ -226,6 +230,7 @@ export class EdgeEventBatcher {
     key: Uint8Array,
     requests: readonly RecordEventInit[],
     ctx: CallContext,
+    queue?: string,
   ): Promise<Array<Outcome<EdgeDecision>>> {
     if (this.options.batchMax === 1) {
       return Promise.all(
@@ -238,7 +243,7 @@ export class EdgeEventBatcher {
       );
     }
     return this.batcher.submitAll(
-      batchKey(key),
+      queue ?? batchKey(key),
       requests.map((request) => ({ request, ctx })),
     );
   }

@@ -46,8 +46,9 @@ export function decide(
   key: PresentedKey,
   input: GameEventInput,
   ctx: Koa.Context,
+  queue?: string,
 ): Promise<EdgeDecision> {
-  return ledger.record(recordEventRequest(key, input), ctx.state.call).catch((error: unknown) => {
+  return ledger.record(recordEventRequest(key, input), ctx.state.call, queue).catch((error: unknown) => {
     throw decisionError(error);
   });
 }

@@ -36,6 +36,7 @@ import {
   recordEventRequest,
   setQuotaHeaders,
 } from './event-decision.ts';
+import type { KeyTenants } from './key-tenants.ts';
 
 export const EVENTS_BATCH_PATH = '/api/game-sdk/v2/events/batch';
 
@@ -43,6 +44,8 @@ export interface EventBatchRouteDeps {
   platform: PlatformSwitch;
   keys: SecretKeyGate;
   ledger: EdgeEventBatcher;
+  /** The games of credentials: a batch waits in its game's queue once known (key-tenants.ts). */
+  tenants?: KeyTenants | undefined;
   decisions?: Counter<'status' | 'reason' | 'replayed'> | undefined;
 }
 
@@ -80,7 +83,9 @@ export function addEventBatchRoute(router: Router, deps: EventBatchRouteDeps): v
     const requests: RecordEventInit[] = [];
     for (const check of checks) if (check.ok) requests.push(recordEventRequest(key, check.input));
     if (requests.length === 0) await keys.assertKnown(ctx, key);
-    const outcomes = requests.length === 0 ? [] : await ledger.recordAll(key.hash, requests, ctx.state.call);
+    const credential = ctx.req.headers.authorization;
+    const queue = deps.tenants?.of(credential)?.game;
+    const outcomes = requests.length === 0 ? [] : await ledger.recordAll(key.hash, requests, ctx.state.call, queue);
 
     const pieces: Buffer[] = [RESULTS_OPEN];
     const verdict = new BatchRetryVerdict({ answerLost: EVENT_ANSWER_LOST, mixed: EVENT_OUTCOME_UNKNOWN });
@@ -109,6 +114,7 @@ export function addEventBatchRoute(router: Router, deps: EventBatchRouteDeps): v
           continue;
         }
         const reply = outcome;
+        if (queue === undefined) deps.tenants?.learn(credential, reply);
         const result = gameEventResultText(reply);
         const reason = reply.reason ?? 'none';
         const labelsKey = `${reply.status} ${reason} ${reply.replayed}`;

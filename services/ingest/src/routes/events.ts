@@ -11,13 +11,14 @@
 // unknown or revoked key still answers 401 before any body error. The hot path stays one NATS round trip, shared
 // by the events of one batch (event-batcher.ts).
 import { Buffer } from 'node:buffer';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type Router from '@koa/router';
 import type { Counter } from 'prom-client';
 import type { KeyPacer } from '#runtime/batching/flood-pacer.ts';
 import { AppError } from '#runtime/errors.ts';
 import { readJsonBodyDeferring } from '#runtime/http/body.ts';
 import { SecretKeyGate } from '#runtime/http/game-key.ts';
-import { KeyAdmission } from '#runtime/http/key-admission.ts';
+import { KeyAdmission, type RequestAdmission, type RequestHandler } from '#runtime/http/key-admission.ts';
 import { platformGate } from '#runtime/http/platform-gate.ts';
 import type { PlatformSwitch } from '#runtime/platform-switch.ts';
 import type { Transport } from '#runtime/transport/operation.ts';
@@ -32,6 +33,7 @@ import {
 } from './event-batcher.ts';
 import { answerJson, decide, gameEventResultText, setQuotaHeaders } from './event-decision.ts';
 import { addEventBatchRoute, EVENTS_BATCH_PATH } from './events-batch.ts';
+import { KeyTenants } from './key-tenants.ts';
 
 export const EVENTS_PATH = '/api/game-sdk/v2/events';
 
@@ -41,31 +43,94 @@ const CLOSE = Buffer.from('}');
 
 const EVENT_PATHS = new Set([EVENTS_PATH, EVENTS_BATCH_PATH]);
 
+/** Is this an event request (single or batch), the requests the event admission holds. */
+function isEventRequest(request: IncomingMessage): boolean {
+  if (request.method !== 'POST') return false;
+  const url = request.url ?? '';
+  const query = url.indexOf('?');
+  return EVENT_PATHS.has(query === -1 ? url : url.slice(0, query));
+}
+
+export interface EventAdmissionOptions {
+  /** Most event requests of one game (of one credential until its game is known) in the app at once. */
+  gameInAppMax: number;
+  /** Most event requests of one organization's games in the app at once. */
+  organizationInAppMax: number;
+  holdConnections: boolean;
+  /** The games and organizations of the credentials the ledger has decided events of. */
+  tenants: KeyTenants;
+}
+
 /**
- * The event routes' per-key admission (#runtime/http/key-admission.ts): at most `inAppMax` event requests (single or
- * batch) of one credential are handled at once; the rest wait in front of the app, and with `holdConnections` the
- * credential's own connections are not read meanwhile (INGEST_EVENT_HOLD_CONNECTIONS). The key is the
- * Authorization header as presented (the edge knows no game; a key belongs to one), so a request is held before any
- * check of it, and each gets the same answer as without the bound, once it enters. Default 2 x the per-key in-flight
- * bound (INGEST_EVENT_KEY_REQUESTS_MAX): a key's next call is read and ready when its call out ends.
+ * The event routes' admission (#runtime/http/key-admission.ts), two in a row: at most `gameInAppMax` event requests
+ * (single or batch) of one game are handled at once, then at most `organizationInAppMax` of one organization's games;
+ * the rest wait in front of the app, and with `holdConnections` a client's own connections are not read while its game
+ * is at its bound (INGEST_EVENT_HOLD_CONNECTIONS). The game is known once one of its credential's events was decided (key-tenants.ts):
+ * until then the credential as presented is its own game, and has no organization (the second bound lets it pass).
+ * A request is held before any check of it, and each gets the same answer as without the bounds, once it enters.
+ * The game's bound comes first: a flood's requests past it wait there, holding none of the organization's room, so
+ * another game of the organization finds it. Defaults: 2 x the per-game in-flight bound (INGEST_EVENT_KEY_REQUESTS_MAX:
+ * a game's next call is read and ready when its call out ends) and 2 x that for the organization
+ * (INGEST_EVENT_ORGANIZATION_REQUESTS_MAX).
  */
-export function eventAdmission(inAppMax: number, holdConnections: boolean): KeyAdmission {
-  return new KeyAdmission({
-    inAppMax,
+export function eventAdmission(options: EventAdmissionOptions): EventAdmission {
+  const { tenants, holdConnections } = options;
+  const clientOf = (request: IncomingMessage) => request.headers.authorization;
+  const game = new KeyAdmission({
+    inAppMax: options.gameInAppMax,
     holdConnections,
+    clientOf,
     keyOf: (request) => {
-      if (request.method !== 'POST') return undefined;
-      const url = request.url ?? '';
-      const query = url.indexOf('?');
-      if (!EVENT_PATHS.has(query === -1 ? url : url.slice(0, query))) return undefined;
-      return request.headers.authorization;
+      if (!isEventRequest(request)) return undefined;
+      const credential = request.headers.authorization;
+      return tenants.of(credential)?.game ?? credential;
     },
   });
+  // The organization's admission holds no connection: the game's holds them (a connection held by both would be
+  // read again by one while the other counts it held), and its requests past the organization's bound wait parsed.
+  const organization = new KeyAdmission({
+    inAppMax: options.organizationInAppMax,
+    holdConnections: false,
+    keyOf: (request) => (isEventRequest(request) ? tenants.of(request.headers.authorization)?.organization : undefined),
+  });
+  return new EventAdmission(game, organization);
+}
+
+/** The game's admission, then the organization's (eventAdmission). */
+export class EventAdmission implements RequestAdmission {
+  private readonly game: KeyAdmission;
+  private readonly organization: KeyAdmission;
+
+  constructor(game: KeyAdmission, organization: KeyAdmission) {
+    this.game = game;
+    this.organization = organization;
+  }
+
+  admit(request: IncomingMessage, response: ServerResponse, next: RequestHandler): void {
+    this.game.admit(request, response, (r, s) => this.organization.admit(r, s, next));
+  }
+
+  release(): void {
+    this.game.release();
+    this.organization.release();
+  }
+
+  /** Requests waiting in front of the app, at either bound. */
+  get waiting(): number {
+    return this.game.waiting + this.organization.waiting;
+  }
+
+  /** Connections not read now, their game or organization being at its bound. */
+  get held(): number {
+    return this.game.held + this.organization.held;
+  }
 }
 
 export interface EventRouteDeps {
   transport: Transport;
   platform: PlatformSwitch;
+  /** The games and organizations of credentials (shared with the event admission); default: a map of the routes'. */
+  tenants?: KeyTenants;
   /** Counts answered decisions (`event_decisions_total`). */
   decisions?: Counter<'status' | 'reason' | 'replayed'>;
   /** Edge batching (event-batcher.ts); batchMax 1 sends one RecordEvent per event. */
@@ -83,6 +148,7 @@ export interface EventRouteDeps {
 export function addEventRoutes(router: Router, deps: EventRouteDeps): { close(): void } {
   const { transport } = deps;
   const keys = new SecretKeyGate(transport);
+  const tenants = deps.tenants ?? new KeyTenants();
   const ledger = new EdgeEventBatcher(
     transport,
     {
@@ -103,7 +169,9 @@ export function addEventRoutes(router: Router, deps: EventRouteDeps): { close():
       await keys.assertKnown(ctx, key);
       throw new AppError(checked.code, checked.message);
     }
-    const reply = await decide(ledger, key, checked.input, ctx);
+    const credential = ctx.req.headers.authorization;
+    const reply = await decide(ledger, key, checked.input, ctx, tenants.of(credential)?.game);
+    tenants.learn(credential, reply);
     const result = gameEventResultText(reply);
     deps.decisions?.inc({ status: reply.status, reason: reply.reason ?? 'none', replayed: String(reply.replayed) });
     // Node's setHeader, not Koa's ctx.set (two arrays per call): the hot path's headers.
@@ -112,6 +180,6 @@ export function addEventRoutes(router: Router, deps: EventRouteDeps): { close():
     answerJson(ctx, [DATA_OPEN, result, CLOSE]);
   });
 
-  addEventBatchRoute(router, { platform: deps.platform, keys, ledger, decisions: deps.decisions });
+  addEventBatchRoute(router, { platform: deps.platform, keys, ledger, tenants, decisions: deps.decisions });
   return { close: () => ledger.close() };
 }

@@ -18,10 +18,11 @@
 // all are. A held connection has no keep-alive timeout (Node arms it when an answer ends; it would close the
 // connection under a request its client sent): it is armed again when the connection is read again.
 //
-// Only a connection that looks like one client's own is held: every request it carried had the same key and none
-// came through a proxy (Forwarded, X-Forwarded-For, Via). A proxy's pooled connection (HAProxy in mode http, an
-// ingress controller's upstream keep-alive) carries any client's next request, and holding it would make another
-// key's request wait behind the flood. Such connections are never held; their requests wait parsed, as above.
+// Only a connection that looks like one client's own is held: every request it carried had the same client (its key,
+// or what clientOf says, such as the credential as presented) and none came through a proxy (Forwarded,
+// X-Forwarded-For, Via). A proxy's pooled connection (HAProxy in mode http, an ingress controller's upstream
+// keep-alive) carries any client's next request, and holding it would make another key's request wait behind the
+// flood. Such connections are never held; their requests wait parsed, as above.
 //
 // Nothing is refused and nothing is reordered within a key: each request gets the answer it would have had, later.
 // A request whose client went away while it waited is dropped unanswered (there is no one to answer). Requests
@@ -43,6 +44,12 @@ export interface RequestAdmission {
 export interface KeyAdmissionOptions {
   /** The request's key (e.g. its credential), or undefined for a request this admission does not hold. */
   keyOf(request: IncomingMessage): string | undefined;
+  /**
+   * The client a request comes from (e.g. its credential as presented), for telling one client's own connection from a
+   * proxy's shared one (see the top); default: its key. Two keys of one client (a credential whose key became its
+   * game's once the game was known) keep its connection its own.
+   */
+  clientOf?(request: IncomingMessage): string | undefined;
   /** Most requests of one key in the app at once. */
   inAppMax: number;
   /** Hold a key's own connections while the key is at its bound (default true). */
@@ -69,9 +76,6 @@ interface KeyState {
   /** Connections held while the key was at its bound, longest held first. */
   held: Socket[];
 }
-
-/** What a connection carried: the key of its requests, or null once it carried two keys or a proxy's request. */
-const carried = new WeakMap<Socket, string | null>();
 
 /** Headers a proxy adds: a connection carrying one is a proxy's, shared by its clients. */
 function proxied(request: IncomingMessage): boolean {
@@ -105,6 +109,11 @@ export class KeyAdmission implements RequestAdmission {
   private readonly options: KeyAdmissionOptions;
   /** Keys with requests in the app or waiting (a key leaves when it has neither). */
   private readonly keys = new Map<string, KeyState>();
+  /**
+   * What a connection carried: the client of its requests (clientOf), or null once it carried two clients or a
+   * proxy's request.
+   */
+  private readonly carried = new WeakMap<Socket, string | null>();
   private waitingCount = 0;
   private heldCount = 0;
   private holding: boolean;
@@ -139,9 +148,10 @@ export class KeyAdmission implements RequestAdmission {
       return;
     }
     const socket = request.socket;
-    const before = carried.get(socket);
-    if (before === undefined) carried.set(socket, proxied(request) ? null : key);
-    else if (before !== null && (before !== key || proxied(request))) carried.set(socket, null);
+    const client = this.clientOf(request, key);
+    const before = this.carried.get(socket);
+    if (before === undefined) this.carried.set(socket, proxied(request) ? null : client);
+    else if (before !== null && (before !== client || proxied(request))) this.carried.set(socket, null);
     let state = this.keys.get(key);
     if (state === undefined) {
       state = { inApp: 0, line: [], held: [] };
@@ -154,6 +164,10 @@ export class KeyAdmission implements RequestAdmission {
     arrivals.set(request, performance.now());
     state.line.push({ request, response, next });
     this.waitingCount++;
+  }
+
+  private clientOf(request: IncomingMessage, key: string): string {
+    return this.options.clientOf?.(request) ?? key;
   }
 
   private enter(key: string, state: KeyState, waiter: Waiter): void {
@@ -175,7 +189,7 @@ export class KeyAdmission implements RequestAdmission {
     }
     const atBound = state.inApp >= this.options.inAppMax || state.line.length > 0 || state.held.length > 0;
     const socket = request.socket;
-    if (atBound && this.holding && carried.get(socket) === key && holdable(request)) {
+    if (atBound && this.holding && this.carried.get(socket) === this.clientOf(request, key) && holdable(request)) {
       // Its next request would wait: leave it unread. No keep-alive timeout while held (see the top).
       socket.setTimeout(0);
       socket.pause();
