@@ -22,7 +22,12 @@ import { SIMULATIONS_PER_LEDGER_DEFAULT, SIMULATIONS_PER_ORGANIZATION_DEFAULT } 
 import { parseAllowedPorts } from './webhooks/addresses.ts';
 import { webhookReadEndpoints } from './webhooks/endpoints.ts';
 import { WebhookRepository } from './webhooks/repository.ts';
-import { WEBHOOK_RETRY_DELAY_MAX_MS, WebhookWorker } from './webhooks/worker.ts';
+import {
+  BACKLOG_CHECK_INTERVAL_MS,
+  WEBHOOK_PENDING_PER_ENDPOINT_MAX_DEFAULT,
+  WEBHOOK_RETRY_DELAY_MAX_MS,
+  WebhookWorker,
+} from './webhooks/worker.ts';
 
 export interface LedgerConfig {
   eventRateLimitPerMinute: number;
@@ -63,6 +68,10 @@ export interface WebhookConfig {
   retryBaseMs: number;
   retryDelayMaxMs: number;
   disableAfterHours: number;
+  /** WEBHOOK_PENDING_PER_ENDPOINT_MAX: pending messages past which an endpoint is disabled (reason `backlog`). */
+  pendingPerEndpointMax: number;
+  /** WEBHOOK_BACKLOG_CHECK_INTERVAL_MS: how often each worker looks for such endpoints. */
+  backlogCheckIntervalMs: number;
 }
 
 /** The refusal of a deployment without WEBHOOK_SECRET_KEY. */
@@ -127,6 +136,18 @@ export const ledger = stateOwner<LedgerConfig>({
           max: WEBHOOK_RETRY_DELAY_MAX_MS,
         }),
         disableAfterHours: reader.int('WEBHOOK_DISABLE_AFTER_HOURS', 120, { min: 1, max: 8760 }),
+        pendingPerEndpointMax: reader.int(
+          'WEBHOOK_PENDING_PER_ENDPOINT_MAX',
+          WEBHOOK_PENDING_PER_ENDPOINT_MAX_DEFAULT,
+          {
+            min: 1,
+            max: 100_000_000,
+          },
+        ),
+        backlogCheckIntervalMs: reader.int('WEBHOOK_BACKLOG_CHECK_INTERVAL_MS', BACKLOG_CHECK_INTERVAL_MS, {
+          min: 100,
+          max: 3_600_000,
+        }),
       },
     };
   },
@@ -166,6 +187,8 @@ export const ledger = stateOwner<LedgerConfig>({
             retryBaseMs: webhooks.retryBaseMs,
             retryDelayMaxMs: webhooks.retryDelayMaxMs,
             disableAfterMs: webhooks.disableAfterHours * 3600_000,
+            pendingPerEndpointMax: webhooks.pendingPerEndpointMax,
+            backlogCheckIntervalMs: webhooks.backlogCheckIntervalMs,
             allowPrivateAddresses: webhooks.allowPrivateAddresses,
             allowedPorts: webhooks.allowedPorts,
           },

@@ -21,6 +21,7 @@ import { LedgerAuditLogReads } from './0019-audit-log-reads.ts';
 import { LedgerGameClocks } from './0020-game-clocks.ts';
 import { LedgerWebhookSecretOverlap } from './0021-webhook-secret-overlap.ts';
 import { LedgerTestPlayers } from './0022-test-players.ts';
+import { LedgerWebhookBacklog, LedgerWebhookBacklogValidate } from './0023-webhook-backlog.ts';
 
 /**
  * The ledger schema's migrations, in order. Append new ones; an applied one changes only into an equivalent that does
@@ -53,6 +54,8 @@ export const ledgerMigrations: MigrationSet = {
     { name: '0020-game-clocks', class: LedgerGameClocks },
     { name: '0021-webhook-secret-overlap', class: LedgerWebhookSecretOverlap },
     { name: '0022-test-players', class: LedgerTestPlayers },
+    { name: '0023-webhook-backlog', class: LedgerWebhookBacklog },
+    { name: '0023-webhook-backlog-validate', class: LedgerWebhookBacklogValidate },
   ],
   repeatables: [
     { name: 'decision_reason', file: new URL('../sql/decision_reason.sql', import.meta.url) },

@@ -553,6 +553,37 @@ export class WebhookRepository {
     });
   }
 
+  /**
+   * Disables, with the reason `backlog`, every enabled endpoint with more than `pendingMax` messages pending made
+   * since it was last changed, so that its outbox stops growing (a disabled endpoint is subscribed to nothing:
+   * ledger.record_events writes it no more messages). Made since it was last changed: an endpoint the developer
+   * enables again keeps delivering its backlog, and is disabled again only if `pendingMax` more pile up. A check reads
+   * an endpoint's pending messages up to the `pendingMax + 1`-th that counts. The endpoints disabled, with their game
+   * and organization.
+   */
+  async disableBackloggedEndpoints(
+    pendingMax: number,
+  ): Promise<Array<{ id: string; gameId: string; organizationId: string }>> {
+    const rows = await this.db.transaction((em) =>
+      queryRows(
+        em,
+        `update ledger.webhook_endpoints e
+            set enabled = false, disabled_reason = 'backlog', updated_at = now()
+          where e.enabled
+            and exists (select 1 from ledger.webhook_messages m
+                         where m.endpoint_id = e.id and m.state = 'pending' and m.created_at > e.updated_at
+                         offset ? limit 1)
+          returning e.id, e.game_id, e.organization_id`,
+        [pendingMax],
+      ),
+    );
+    return rows.map((row) => ({
+      id: text('id')(row),
+      gameId: text('game_id')(row),
+      organizationId: text('organization_id')(row),
+    }));
+  }
+
   /** A game's endpoints (no secrets), oldest first. */
   async listEndpoints(gameId: string): Promise<EndpointRow[]> {
     const rows = await this.db.query<Record<string, unknown>>(

@@ -6,7 +6,11 @@
 // in one transaction (finish): delivered on a 2xx; otherwise due again after an exponential backoff with jitter
 // (WEBHOOK_RETRY_BASE_MS doubling per attempt, at most WEBHOOK_RETRY_DELAY_MAX_MS (4 hours), times 0.5..1.5) until
 // 24 hours after its retries began, then failed. An endpoint whose attempts have all failed for
-// WEBHOOK_DISABLE_AFTER_HOURS is disabled (reason `failing`, shown by the console's reads).
+// WEBHOOK_DISABLE_AFTER_HOURS is disabled (reason `failing`, shown by the console's reads). And every
+// BACKLOG_CHECK_INTERVAL_MS, an endpoint with more than WEBHOOK_PENDING_PER_ENDPOINT_MAX messages pending (made since
+// it was last changed) is disabled (reason `backlog`): its outbox stops growing instead of filling the database, and
+// the developer sees why and enables it again once its receiver keeps up (its pending messages are still delivered
+// meanwhile, and the count starts again from the change).
 import { Counter, Histogram } from 'prom-client';
 import { invariant } from '#runtime/invariant.ts';
 import type { Logger } from '#runtime/logger.ts';
@@ -25,6 +29,10 @@ export const WEBHOOK_RETRY_DELAY_MAX_MS = 4 * 3600_000;
  * many is followed at once by the next, so a backlog drains in statements of a bounded size.
  */
 const DECISION_BATCHES_PER_POLL = 50;
+/** How often a worker looks for endpoints past WEBHOOK_PENDING_PER_ENDPOINT_MAX. */
+export const BACKLOG_CHECK_INTERVAL_MS = 30_000;
+/** The default of WEBHOOK_PENDING_PER_ENDPOINT_MAX: messages pending for one endpoint before it is disabled. */
+export const WEBHOOK_PENDING_PER_ENDPOINT_MAX_DEFAULT = 50_000;
 /** A claim lasts the timeout plus a margin: no replica sends the message again meanwhile. */
 const LEASE_MARGIN_MS = 15_000;
 
@@ -42,6 +50,10 @@ export interface WebhookWorkerOptions {
   /** The longest pause between two attempts (default WEBHOOK_RETRY_DELAY_MAX_MS). */
   retryDelayMaxMs?: number;
   disableAfterMs: number;
+  /** Messages pending for one endpoint past which it is disabled (reason `backlog`). Default 50,000. */
+  pendingPerEndpointMax?: number;
+  /** How often to look for such endpoints (default BACKLOG_CHECK_INTERVAL_MS). */
+  backlogCheckIntervalMs?: number;
   allowPrivateAddresses: boolean;
   /** 443, 80 and WEBHOOK_ALLOWED_PORTS (default: 443 and 80). */
   allowedPorts?: readonly number[];
@@ -80,6 +92,9 @@ export class WebhookWorker {
   private readonly logger: Logger;
   private readonly attempts: Counter<'outcome'> | undefined;
   private readonly latency: Histogram | undefined;
+  private readonly disabledForBacklog: Counter | undefined;
+  /** When this worker last looked for endpoints past their backlog bound (performance.now()). */
+  private backlogCheckedAt = Number.NEGATIVE_INFINITY;
   private readonly inFlight = new Set<Promise<void>>();
   /** Messages in flight in this process, by organization (the keys are removed at zero). */
   private readonly inFlightByOrganization = new Map<string, number>();
@@ -116,6 +131,13 @@ export class WebhookWorker {
           registers: [metrics.registry],
         })
       : undefined;
+    this.disabledForBacklog = metrics
+      ? new Counter({
+          name: 'ledger_webhook_endpoints_disabled_backlog_total',
+          help: 'Webhook endpoints disabled because their pending messages passed WEBHOOK_PENDING_PER_ENDPOINT_MAX',
+          registers: [metrics.registry],
+        })
+      : undefined;
   }
 
   start(): void {
@@ -146,6 +168,30 @@ export class WebhookWorker {
     this.schedule(0);
   }
 
+  /** At most every backlogCheckIntervalMs: disables the endpoints past their backlog bound (see the top). */
+  private async checkBacklogs(): Promise<void> {
+    const now = performance.now();
+    if (now - this.backlogCheckedAt < (this.options.backlogCheckIntervalMs ?? BACKLOG_CHECK_INTERVAL_MS)) return;
+    this.backlogCheckedAt = now;
+    const pendingMax = this.options.pendingPerEndpointMax ?? WEBHOOK_PENDING_PER_ENDPOINT_MAX_DEFAULT;
+    try {
+      for (const endpoint of await this.repository.disableBackloggedEndpoints(pendingMax)) {
+        this.disabledForBacklog?.inc();
+        this.logger.warn(
+          {
+            webhookEndpointId: endpoint.id,
+            gameId: endpoint.gameId,
+            organizationId: endpoint.organizationId,
+            pendingMax,
+          },
+          'webhook endpoint disabled: more messages pending than WEBHOOK_PENDING_PER_ENDPOINT_MAX',
+        );
+      }
+    } catch (error) {
+      this.logger.warn({ err: error }, 'webhook backlogs not checked; the next check tries again');
+    }
+  }
+
   /**
    * The decision pairs written since the last poll made into messages, then one claim and the sends it starts (not
    * awaited: they finish on their own, each recording its attempt). How many rows and messages it took.
@@ -157,6 +203,7 @@ export class WebhookWorker {
     } catch (error) {
       this.logger.warn({ err: error }, 'webhook messages of new decisions not made; the next poll tries again');
     }
+    await this.checkBacklogs();
     const room = this.options.inFlightMax - this.inFlight.size;
     if (room <= 0) return expanded;
     const perOrganization = this.organizationInFlightMax();
