@@ -17,6 +17,8 @@ Commands:
   device-permit --session SID --account UUID [--expires-in SECONDS]
                                      permit a native session on an account (default 3600 s, at most 86400)
   platform on|off                    enable or disable the platform (off: every non-operator route answers 503)
+  audit [--limit N] [--cursor C]     the operator's audit trail, newest first: invitations created and revoked,
+                                     platform switches (default 100 entries; --cursor: the page after C)
 
 Options:
   --json                             print the API's JSON answer as is
@@ -104,6 +106,20 @@ function buildCall(command: string, args: string[], options: Record<string, stri
         body: { sessionId: options.session, creditsUserId: options.account, expiresInSeconds: Number(expiresIn) },
       };
     }
+    case 'audit': {
+      only(['limit', 'cursor']);
+      expectArgs(command, args, 0, '');
+      const query = new URLSearchParams();
+      if (typeof options.limit === 'string') {
+        if (!/^\d{1,3}$/.test(options.limit) || Number(options.limit) < 1) {
+          usage(`--limit must be a number from 1 to 999, got ${options.limit}`);
+        }
+        query.set('limit', options.limit);
+      }
+      if (typeof options.cursor === 'string') query.set('cursor', options.cursor);
+      const text = query.toString();
+      return { method: 'GET', path: `/audit${text ? `?${text}` : ''}` };
+    }
     case 'platform': {
       only([]);
       expectArgs(command, args, 1, 'one argument: on or off');
@@ -170,6 +186,18 @@ function render(command: string, data: unknown): string {
       )
       .join('\n');
   }
+  if (command === 'audit') {
+    const page = data as { records: Array<Record<string, unknown>>; nextCursor: string | null };
+    if (page.records.length === 0) return 'no audit entries';
+    const lines = page.records.map((r) => {
+      const changes = Object.entries((r.changes ?? {}) as Record<string, { from: unknown; to: unknown }>)
+        .map(([field, change]) => `${field} ${JSON.stringify(change.from)} -> ${JSON.stringify(change.to)}`)
+        .join(', ');
+      return `${r.createdAt}  ${String(r.action).padEnd(16)}  ${r.targetId ?? String(r.targetKind).padEnd(36)}  ${changes}  (request ${r.requestId})`;
+    });
+    if (page.nextCursor) lines.push(`more: npm run admin -- audit --cursor ${page.nextCursor}`);
+    return lines.join('\n');
+  }
   if (command === 'platform') {
     return (data as { enabled: boolean }).enabled ? 'platform enabled' : 'platform disabled';
   }
@@ -191,6 +219,8 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
           session: { type: 'string' },
           account: { type: 'string' },
           'expires-in': { type: 'string' },
+          limit: { type: 'string' },
+          cursor: { type: 'string' },
           json: { type: 'boolean' },
           help: { type: 'boolean', short: 'h' },
         },

@@ -1,5 +1,6 @@
 // The operator API (CONTRACT section 3) under /api/admin/v1: a bearer ADMIN_TOKEN compared in constant time;
 // unset ADMIN_TOKEN hides the API (404). Bodies are strict JSON; answers use the `{ data }` envelope.
+import { Buffer } from 'node:buffer';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type Router from '@koa/router';
 import type Koa from 'koa';
@@ -21,6 +22,19 @@ import { commonSchemas } from '../schemas/common.ts';
 import { SchemaSet } from '../schemas/json-schema.ts';
 
 export const ADMIN_PREFIX = '/api/admin/v1';
+
+const OPERATOR_AUDIT_LIMIT_DEFAULT = 100;
+/** One less than the identity service's page bound: a page asks for one more to know whether another follows. */
+const OPERATOR_AUDIT_LIMIT_MAX = 999;
+const AUDIT_CURSOR = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z)\|([0-9a-f-]{36})$/;
+
+/** A nextCursor of GET /audit, or 400 INVALID_CURSOR. */
+function readAuditCursor(text: string | string[]): { at: string; id: string } {
+  const match = typeof text === 'string' ? AUDIT_CURSOR.exec(Buffer.from(text, 'base64url').toString('utf8')) : null;
+  if (!match || !isUuid(match[2] as string))
+    throw new AppError('INVALID_CURSOR', 'The cursor is not one this API gave.');
+  return { at: match[1] as string, id: match[2] as string };
+}
 
 const adminSchemaSet = new SchemaSet({ ...commonSchemas, ...adminSchemas });
 const schemas = {
@@ -150,6 +164,41 @@ export function addAdminRoutes(router: Router, deps: AdminRouteDeps): void {
     );
     const reply = await transport.call(identityOps.createDevicePermit, body, ctx.state.call);
     ctx.body = { data: devicePermitJson(reply.permit) };
+  });
+  // The operator's audit trail (docs/operations.md, "The operator's audit trail"): newest first, `limit` 1..1000
+  // (default 100), `cursor` the previous page's nextCursor.
+  router.get(`${ADMIN_PREFIX}/audit`, guard, async (ctx) => {
+    const limitText = ctx.query.limit;
+    const limit = limitText === undefined ? OPERATOR_AUDIT_LIMIT_DEFAULT : Number(limitText);
+    if (typeof limitText === 'object' || !Number.isInteger(limit) || limit < 1 || limit > OPERATOR_AUDIT_LIMIT_MAX) {
+      throw new AppError('INVALID_REQUEST', `limit must be an integer from 1 to ${OPERATOR_AUDIT_LIMIT_MAX}.`);
+    }
+    const cursorText = ctx.query.cursor;
+    const before = cursorText === undefined ? undefined : readAuditCursor(cursorText);
+    const reply = await transport.call(
+      identityOps.listOperatorAudit,
+      { limit: limit + 1, beforeCreatedAt: before?.at, beforeId: before?.id },
+      ctx.state.call,
+    );
+    const entries = reply.entries.slice(0, limit);
+    const last = entries[entries.length - 1];
+    ctx.body = {
+      data: {
+        records: entries.map((entry) => ({
+          id: entry.id,
+          action: entry.action,
+          targetKind: entry.targetKind,
+          targetId: entry.targetId ?? null,
+          changes: JSON.parse(entry.changesJson) as unknown,
+          requestId: entry.requestId,
+          createdAt: entry.createdAt,
+        })),
+        nextCursor:
+          reply.entries.length > limit && last
+            ? Buffer.from(`${last.cursorAt}|${last.id}`, 'utf8').toString('base64url')
+            : null,
+      },
+    };
   });
   router.put(`${ADMIN_PREFIX}/platform`, guard, async (ctx) => {
     const body = await strictBody<{ enabled: boolean }>(ctx, schemas.platform);

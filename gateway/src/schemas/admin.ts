@@ -48,6 +48,23 @@ export const adminSchemas: Record<string, JsonSchema> = {
   }),
   DevicePermit: strictObject({ id: uuid, sessionId, creditsUserId: uuid, expiresAt: dateTime }),
   PlatformState: strictObject({ enabled: { type: 'boolean' } }),
+  OperatorAuditEntry: strictObject({
+    id: uuid,
+    action: { enum: ['createInvitation', 'revokeInvitation', 'setPlatformState'] },
+    targetKind: { enum: ['invitation', 'platform'] },
+    targetId: nullable(uuid),
+    changes: {
+      type: 'object',
+      description: 'Each field the call set, as {from, to}: from the value before (null on creation).',
+      additionalProperties: strictObject({ from: {}, to: {} }),
+    },
+    requestId: { type: 'string', minLength: 1, maxLength: 200 },
+    createdAt: dateTime,
+  }),
+  OperatorAuditPage: strictObject({
+    records: { type: 'array', items: ref('OperatorAuditEntry') },
+    nextCursor: nullable({ type: 'string', minLength: 1 }),
+  }),
 };
 
 // ---- OpenAPI path items ----
@@ -138,6 +155,32 @@ export const adminOpenApi: OpenApiFragment = {
         security,
         requestBody: body('CreateDevicePermit'),
         responses: { ...ok('DevicePermit', 'The permit.'), ...errors(withBody) },
+      },
+    },
+    '/api/admin/v1/audit': {
+      get: {
+        operationId: 'listOperatorAudit',
+        summary:
+          "The operator's audit trail, newest first: every invitation created or revoked and every platform switch, " +
+          'with what changed and the request id. Entries are never updated or deleted.',
+        tags,
+        security,
+        parameters: [
+          {
+            name: 'limit',
+            in: 'query',
+            required: false,
+            schema: { type: 'integer', minimum: 1, maximum: 999, default: 100 },
+          },
+          { name: 'cursor', in: 'query', required: false, schema: { type: 'string', minLength: 1 } },
+        ],
+        responses: {
+          ...ok('OperatorAuditPage', 'A page of entries; nextCursor continues after its last (null: no more).'),
+          ...errors({
+            ...common,
+            '400': 'INVALID_REQUEST: limit outside 1..999; INVALID_CURSOR: a cursor this API did not give.',
+          }),
+        },
       },
     },
     '/api/admin/v1/platform': {

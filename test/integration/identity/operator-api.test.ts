@@ -3,6 +3,7 @@ import { adminSchemas } from '../../../gateway/src/schemas/admin.ts';
 import { commonSchemas, dataEnvelope } from '../../../gateway/src/schemas/common.ts';
 import { SchemaSet } from '../../../gateway/src/schemas/json-schema.ts';
 import { type CommandResult, runScript } from '../../support/cli.ts';
+import { sql } from '../../support/database.ts';
 import { freePort } from '../../support/servers.ts';
 import type { ApiResponse } from '../../support/system.ts';
 import { admin, api, startTestSystem, TEST_ADMIN_TOKEN, type TestSystem } from '../../support/system.ts';
@@ -42,6 +43,7 @@ describe('operator API (CONTRACT section 3)', () => {
         ['PUT', `/native-accounts/${randomUUID()}`, { status: 'active' }],
         ['POST', '/device-permits', { sessionId: 's', creditsUserId: randomUUID(), expiresInSeconds: 60 }],
         ['PUT', '/platform', { enabled: false }],
+        ['GET', '/audit', undefined],
       ];
       const credentials: Array<Record<string, string>> = [
         {},
@@ -258,6 +260,88 @@ describe('operator API (CONTRACT section 3)', () => {
     });
   });
 
+  describe("the operator's audit trail", () => {
+    it('logs each invitation created or revoked and each platform switch, newest first, with the request id', async () => {
+      const email = `audit-${randomUUID()}@example.com`;
+      const created = await admin(system, 'POST', '/invitations', { email, canCreateUnlimitedOrganization: true });
+      expect(created.status).toBe(200);
+      // Refused (a second active invitation): no entry.
+      expect((await admin(system, 'POST', '/invitations', { email })).status).toBe(409);
+      const id = created.body.data.id as string;
+      const revoked = await admin(system, 'POST', `/invitations/${id}/revoke`);
+      const off = await admin(system, 'PUT', '/platform', { enabled: false });
+      const on = await admin(system, 'PUT', '/platform', { enabled: true });
+
+      const page = await admin(system, 'GET', '/audit?limit=4');
+      expectShape(page, 'OperatorAuditPage');
+      const requestId = (response: ApiResponse) => response.headers.get('x-request-id');
+      expect(page.body.data.records.map((r: Record<string, unknown>) => ({ ...r, id: 'x', createdAt: 'x' }))).toEqual([
+        {
+          id: 'x',
+          action: 'setPlatformState',
+          targetKind: 'platform',
+          targetId: null,
+          changes: { enabled: { from: false, to: true } },
+          requestId: requestId(on),
+          createdAt: 'x',
+        },
+        {
+          id: 'x',
+          action: 'setPlatformState',
+          targetKind: 'platform',
+          targetId: null,
+          changes: { enabled: { from: true, to: false } },
+          requestId: requestId(off),
+          createdAt: 'x',
+        },
+        {
+          id: 'x',
+          action: 'revokeInvitation',
+          targetKind: 'invitation',
+          targetId: id,
+          changes: { status: { from: 'active', to: 'revoked' } },
+          requestId: requestId(revoked),
+          createdAt: 'x',
+        },
+        {
+          id: 'x',
+          action: 'createInvitation',
+          targetKind: 'invitation',
+          targetId: id,
+          changes: { email: { from: null, to: email }, canCreateUnlimitedOrganization: { from: null, to: true } },
+          requestId: requestId(created),
+          createdAt: 'x',
+        },
+      ]);
+      for (const r of page.body.data.records) expect(r.createdAt).toMatch(RFC3339);
+
+      // Pages of two follow each other without a gap or a repeat.
+      const first = await admin(system, 'GET', '/audit?limit=2');
+      const second = await admin(system, 'GET', `/audit?limit=2&cursor=${first.body.data.nextCursor}`);
+      expect([...first.body.data.records, ...second.body.data.records].map((r: { id: string }) => r.id)).toEqual(
+        page.body.data.records.map((r: { id: string }) => r.id),
+      );
+    });
+
+    it('answers 400 for a limit outside 1..999 or a cursor it did not give', async () => {
+      for (const limit of ['0', '1000', 'x', '1.5']) {
+        expect((await admin(system, 'GET', `/audit?limit=${limit}`)).body).toEqual(errorBody('INVALID_REQUEST'));
+      }
+      for (const cursor of ['x', Buffer.from('2026-01-01T00:00:00.000000Z|nope').toString('base64url')]) {
+        expect((await admin(system, 'GET', `/audit?cursor=${cursor}`)).body).toEqual(errorBody('INVALID_CURSOR'));
+      }
+    });
+
+    it('refuses to update or delete an entry (the database)', async () => {
+      await admin(system, 'PUT', '/platform', { enabled: true });
+      const db = system.databaseUrl!;
+      await expect(sql(db, `update identity.operator_audit_log set request_id = 'x'`)).rejects.toThrow(
+        'never updated or deleted',
+      );
+      await expect(sql(db, `delete from identity.operator_audit_log`)).rejects.toThrow('never updated or deleted');
+    });
+  });
+
   describe('platform and OpenAPI', () => {
     it('PUT /platform answers the new state', async () => {
       const off = await admin(system, 'PUT', '/platform', { enabled: false });
@@ -274,6 +358,7 @@ describe('operator API (CONTRACT section 3)', () => {
           .filter((path: string) => path.startsWith('/api/admin/v1'))
           .sort(),
       ).toEqual([
+        '/api/admin/v1/audit',
         '/api/admin/v1/device-permits',
         '/api/admin/v1/invitations',
         '/api/admin/v1/invitations/{id}/revoke',
@@ -410,6 +495,16 @@ describe('npm run admin', () => {
     const on = await runAdminCli(['platform', 'on'], env);
     expect(on).toMatchObject({ code: 0, stdout: 'platform enabled\n' });
     expect((await api(system.url, 'GET', '/api/developer/v1/access')).body).toEqual(errorBody('UNAUTHORIZED'));
+
+    // The audit trail: the two switches, the revocation, then (on the next page) the invitation.
+    const audit = await runAdminCli(['audit', '--limit', '3'], env);
+    expect(audit.code).toBe(0);
+    expect(audit.stdout).toMatch(/setPlatformState {2}platform\s+enabled false -> true/);
+    expect(audit.stdout).toContain(`revokeInvitation  ${invitation.id}  status "active" -> "revoked"`);
+    const cursor = /more: npm run admin -- audit --cursor (\S+)/.exec(audit.stdout)?.[1];
+    expect(cursor).toBeDefined();
+    const next = await runAdminCli(['audit', '--cursor', cursor!], env);
+    expect(next.stdout).toContain(`createInvitation  ${invitation.id}  email null -> "cli@example.com"`);
   });
 
   it('explains usage errors with exit code 2', async () => {

@@ -1,6 +1,7 @@
 import type { MigrationSet } from '#runtime/db/migrations.ts';
 import { IdentityInitial } from './0001-initial.ts';
 import { IdentityPermitLifetime } from './0002-permit-lifetime.ts';
+import { IdentityOperatorAudit } from './0003-operator-audit.ts';
 
 /** The identity schema's migrations, in order. Append new ones; never edit an applied one. */
 export const identityMigrations: MigrationSet = {
@@ -8,5 +9,6 @@ export const identityMigrations: MigrationSet = {
   migrations: [
     { name: '0001-initial', class: IdentityInitial },
     { name: '0002-permit-lifetime', class: IdentityPermitLifetime },
+    { name: '0003-operator-audit', class: IdentityOperatorAudit },
   ],
 };

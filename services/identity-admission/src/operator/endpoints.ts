@@ -20,6 +20,7 @@ import { isValidPermitLifetime, PERMIT_SECONDS_MAX } from '../domain/device-perm
 import { DevicePermitRepository, type DevicePermitRow } from '../repositories/device-permits.ts';
 import { InvitationRepository, type InvitationRow } from '../repositories/invitations.ts';
 import { NativeAccountRepository, type NativeAccountRow } from '../repositories/native-accounts.ts';
+import { OPERATOR_AUDIT_PAGE_MAX, OperatorAuditRepository } from '../repositories/operator-audit.ts';
 import { PlatformRepository } from '../repositories/platform.ts';
 
 export interface OperatorEndpointDeps {
@@ -89,6 +90,7 @@ export function operatorEndpoints(deps: OperatorEndpointDeps): EndpointBinding[]
   const accounts = new NativeAccountRepository(deps.database);
   const permits = new DevicePermitRepository(deps.database);
   const platform = new PlatformRepository(deps.database);
+  const audit = new OperatorAuditRepository(deps.database);
   // Operator calls and the platform switch: a failing store (db/failures.ts) is a 503 the edges relabel for their
   // route; anything else is a bug (500).
   const storeError = (error: unknown): never => {
@@ -101,20 +103,22 @@ export function operatorEndpoints(deps: OperatorEndpointDeps): EndpointBinding[]
     bind(identityOps.getPlatformState, async () => ({
       enabled: await platform.isEnabled().catch(storeError),
     })),
-    bind(identityOps.setPlatformState, async (request) => ({
-      enabled: await platform.setEnabled(platformChange(request, deps.logger)).catch(storeError),
+    bind(identityOps.setPlatformState, async (request, ctx) => ({
+      enabled: await platform.setEnabled(platformChange(request, deps.logger), ctx.requestId).catch(storeError),
     })),
-    bind(identityOps.createInvitation, async (request) => {
+    bind(identityOps.createInvitation, async (request, ctx) => {
       if (!isValidEmail(request.email)) throw invalid('email must be an e-mail address.');
-      const row = await invitations.create(request.email, request.canCreateUnlimitedOrganization).catch(storeError);
+      const row = await invitations
+        .create(request.email, request.canCreateUnlimitedOrganization, ctx.requestId)
+        .catch(storeError);
       if (!row) throw new AppError('conflict', 'This e-mail already has an active invitation.');
       return { invitation: invitationMessage(row) };
     }),
     bind(identityOps.listInvitations, async () => ({
       invitations: (await invitations.list().catch(storeError)).map(invitationMessage),
     })),
-    bind(identityOps.revokeInvitation, async (request) => {
-      const row = await invitations.revoke(request.id).catch(storeError);
+    bind(identityOps.revokeInvitation, async (request, ctx) => {
+      const row = await invitations.revoke(request.id, ctx.requestId).catch(storeError);
       if (!row) throw new AppError('not_found', 'No invitation with this id.');
       return { invitation: invitationMessage(row) };
     }),
@@ -142,6 +146,32 @@ export function operatorEndpoints(deps: OperatorEndpointDeps): EndpointBinding[]
         .create(request.sessionId, request.creditsUserId, request.expiresInSeconds)
         .catch(storeError);
       return { permit: devicePermitMessage(row) };
+    }),
+    bind(identityOps.listOperatorAudit, async (request) => {
+      if (!(request.limit >= 1 && request.limit <= OPERATOR_AUDIT_PAGE_MAX)) {
+        throw invalid(`limit must be from 1 to ${OPERATOR_AUDIT_PAGE_MAX}.`);
+      }
+      const { beforeCreatedAt, beforeId } = request;
+      if (
+        (beforeCreatedAt === undefined) !== (beforeId === undefined) ||
+        (beforeId !== undefined && !isUuid(beforeId))
+      ) {
+        throw invalid('The page key is incomplete or malformed.');
+      }
+      const before = beforeCreatedAt && beforeId ? { createdAt: beforeCreatedAt, id: beforeId } : undefined;
+      const rows = await audit.list(request.limit, before).catch(storeError);
+      return {
+        entries: rows.map((row) => ({
+          id: row.id,
+          action: row.action,
+          targetKind: row.target_kind,
+          targetId: row.target_id ?? undefined,
+          changesJson: row.changes,
+          requestId: row.request_id,
+          createdAt: row.created_at,
+          cursorAt: row.created_at_us,
+        })),
+      };
     }),
   ];
 }

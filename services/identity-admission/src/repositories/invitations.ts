@@ -46,14 +46,30 @@ export class InvitationRepository {
     return bound[0] ?? (await this.findActiveByEmail(email));
   }
 
-  /** Creates an active invitation; undefined if the e-mail already has one. */
-  async create(email: string, canCreateUnlimitedOrganization: boolean): Promise<InvitationRow | undefined> {
+  /**
+   * Creates an active invitation, and its operator audit entry in the same statement; undefined (and no entry) if the
+   * e-mail already has one.
+   */
+  async create(
+    email: string,
+    canCreateUnlimitedOrganization: boolean,
+    requestId: string,
+  ): Promise<InvitationRow | undefined> {
     const rows = await this.db.query<InvitationRow>(
-      `insert into identity.invitations (id, email, status, can_create_unlimited_organization)
-       values (?, ?, 'active', ?)
-       on conflict (lower(email)) where status = 'active' do nothing
-       returning ${COLUMNS}`,
-      [randomUUID(), email, canCreateUnlimitedOrganization],
+      `with created as (
+         insert into identity.invitations (id, email, status, can_create_unlimited_organization)
+         values (?, ?, 'active', ?)
+         on conflict (lower(email)) where status = 'active' do nothing
+         returning *),
+       logged as (
+         insert into identity.operator_audit_log (id, action, target_kind, target_id, changes, request_id)
+         select gen_random_uuid(), 'createInvitation', 'invitation', c.id,
+                jsonb_build_object('email', jsonb_build_object('from', null, 'to', c.email),
+                  'canCreateUnlimitedOrganization',
+                  jsonb_build_object('from', null, 'to', c.can_create_unlimited_organization)), ?
+           from created c)
+       select ${COLUMNS} from created`,
+      [randomUUID(), email, canCreateUnlimitedOrganization, requestId],
     );
     return rows[0];
   }
@@ -82,12 +98,24 @@ export class InvitationRepository {
     );
   }
 
-  /** Revokes an invitation (idempotent); undefined if there is none with this id. */
-  async revoke(id: string): Promise<InvitationRow | undefined> {
+  /**
+   * Revokes an invitation (idempotent), with its operator audit entry (its status from what it was) in the same
+   * statement; undefined (and no entry) if there is none with this id.
+   */
+  async revoke(id: string, requestId: string): Promise<InvitationRow | undefined> {
     const rows = await this.db.query<InvitationRow>(
-      `update identity.invitations set status = 'revoked', revoked_at = coalesce(revoked_at, now())
-        where id = ? returning ${COLUMNS}`,
-      [id],
+      `with before as (select id, status from identity.invitations where id = ? for update),
+       revoked as (
+         update identity.invitations i set status = 'revoked', revoked_at = coalesce(i.revoked_at, now())
+           from before b where i.id = b.id
+         returning i.*, b.status as was),
+       logged as (
+         insert into identity.operator_audit_log (id, action, target_kind, target_id, changes, request_id)
+         select gen_random_uuid(), 'revokeInvitation', 'invitation', r.id,
+                jsonb_build_object('status', jsonb_build_object('from', r.was, 'to', r.status)), ?
+           from revoked r)
+       select ${COLUMNS} from revoked`,
+      [id, requestId],
     );
     return rows[0];
   }

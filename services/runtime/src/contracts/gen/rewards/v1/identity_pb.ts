@@ -10,7 +10,7 @@ import type { Message, UnknownEnum } from "@bufbuild/protobuf";
  * Describes the file rewards/v1/identity.proto.
  */
 export const file_rewards_v1_identity: GenFile = /*@__PURE__*/
-  fileDesc("ChlyZXdhcmRzL3YxL2lkZW50aXR5LnByb3RvEgpyZXdhcmRzLnYxIj4KFUFkbWl0RGV2ZWxvcGVyUmVxdWVzdBIVCg1hdXRob3JpemF0aW9uGAEgASgJEg4KBm9yaWdpbhgCIAEoCSJoChJEZXZlbG9wZXJQcmluY2lwYWwSGAoQaWRlbnRpdHlfdXNlcl9pZBgBIAEoCRINCgVlbWFpbBgCIAEoCRIpCiFjYW5fY3JlYXRlX3VubGltaXRlZF9vcmdhbml6YXRpb24YAyABKAgiSwoWQWRtaXREZXZlbG9wZXJSZXNwb25zZRIxCglwcmluY2lwYWwYASABKAsyHi5yZXdhcmRzLnYxLkRldmVsb3BlclByaW5jaXBhbCIZChdHZXRQbGF0Zm9ybVN0YXRlUmVxdWVzdCIrChhHZXRQbGF0Zm9ybVN0YXRlUmVzcG9uc2USDwoHZW5hYmxlZBgBIAEoCCLOAQoKSW52aXRhdGlvbhIKCgJpZBgBIAEoCRINCgVlbWFpbBgCIAEoCRIOCgZzdGF0dXMYAyABKAkSHQoQaWRlbnRpdHlfdXNlcl9pZBgEIAEoCUgAiAEBEikKIWNhbl9jcmVhdGVfdW5saW1pdGVkX29yZ2FuaXphdGlvbhgFIAEoCBISCgpjcmVhdGVkX2F0GAYgASgJEhUKCGJvdW5kX2F0GAcgASgJSAGIAQFCEwoRX2lkZW50aXR5X3VzZXJfaWRCCwoJX2JvdW5kX2F0IlMKF0NyZWF0ZUludml0YXRpb25SZXF1ZXN0Eg0KBWVtYWlsGAEgASgJEikKIWNhbl9jcmVhdGVfdW5saW1pdGVkX29yZ2FuaXphdGlvbhgCIAEoCCJGChhDcmVhdGVJbnZpdGF0aW9uUmVzcG9uc2USKgoKaW52aXRhdGlvbhgBIAEoCzIWLnJld2FyZHMudjEuSW52aXRhdGlvbiIYChZMaXN0SW52aXRhdGlvbnNSZXF1ZXN0IkYKF0xpc3RJbnZpdGF0aW9uc1Jlc3BvbnNlEisKC2ludml0YXRpb25zGAEgAygLMhYucmV3YXJkcy52MS5JbnZpdGF0aW9uIiUKF1Jldm9rZUludml0YXRpb25SZXF1ZXN0EgoKAmlkGAEgASgJIkYKGFJldm9rZUludml0YXRpb25SZXNwb25zZRIqCgppbnZpdGF0aW9uGAEgASgLMhYucmV3YXJkcy52MS5JbnZpdGF0aW9uIjMKFkRldmVsb3BlckVtYWlsc1JlcXVlc3QSGQoRaWRlbnRpdHlfdXNlcl9pZHMYASADKAkiOQoORGV2ZWxvcGVyRW1haWwSGAoQaWRlbnRpdHlfdXNlcl9pZBgBIAEoCRINCgVlbWFpbBgCIAEoCSJFChdEZXZlbG9wZXJFbWFpbHNSZXNwb25zZRIqCgZlbWFpbHMYASADKAsyGi5yZXdhcmRzLnYxLkRldmVsb3BlckVtYWlsIlsKF1NldFBsYXRmb3JtU3RhdGVSZXF1ZXN0Eg8KB2VuYWJsZWQYASABKAgSLwoGY2hhbmdlGAIgASgOMh8ucmV3YXJkcy52MS5QbGF0Zm9ybVN0YXRlQ2hhbmdlIisKGFNldFBsYXRmb3JtU3RhdGVSZXNwb25zZRIPCgdlbmFibGVkGAEgASgIImEKEkFkbWl0TmF0aXZlUmVxdWVzdBIVCg1hdXRob3JpemF0aW9uGAEgASgJEg8KB2NvdW50cnkYAiABKAkSDQoFYnVpbGQYAyABKAkSFAoMY2FwYWJpbGl0aWVzGAQgASgJImIKD05hdGl2ZVByaW5jaXBhbBIXCg9jcmVkaXRzX3VzZXJfaWQYASABKAkSEgoKc2Vzc2lvbl9pZBgCIAEoCRIVCgh1c2VybmFtZRgDIAEoCUgAiAEBQgsKCV91c2VybmFtZSJFChNBZG1pdE5hdGl2ZVJlc3BvbnNlEi4KCXByaW5jaXBhbBgBIAEoCzIbLnJld2FyZHMudjEuTmF0aXZlUHJpbmNpcGFsInAKDU5hdGl2ZUFjY291bnQSFwoPY3JlZGl0c191c2VyX2lkGAEgASgJEg4KBnN0YXR1cxgCIAEoCRIVCgh1c2VybmFtZRgDIAEoCUgAiAEBEhIKCmNyZWF0ZWRfYXQYBCABKAlCCwoJX3VzZXJuYW1lInwKF1B1dE5hdGl2ZUFjY291bnRSZXF1ZXN0EhcKD2NyZWRpdHNfdXNlcl9pZBgBIAEoCRIOCgZzdGF0dXMYAiABKAkSFAoMc2V0X3VzZXJuYW1lGAMgASgIEhUKCHVzZXJuYW1lGAQgASgJSACIAQFCCwoJX3VzZXJuYW1lIkYKGFB1dE5hdGl2ZUFjY291bnRSZXNwb25zZRIqCgdhY2NvdW50GAEgASgLMhkucmV3YXJkcy52MS5OYXRpdmVBY2NvdW50IlsKDERldmljZVBlcm1pdBIKCgJpZBgBIAEoCRISCgpzZXNzaW9uX2lkGAIgASgJEhcKD2NyZWRpdHNfdXNlcl9pZBgDIAEoCRISCgpleHBpcmVzX2F0GAQgASgJImQKGUNyZWF0ZURldmljZVBlcm1pdFJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRIXCg9jcmVkaXRzX3VzZXJfaWQYAiABKAkSGgoSZXhwaXJlc19pbl9zZWNvbmRzGAMgASgNIkYKGkNyZWF0ZURldmljZVBlcm1pdFJlc3BvbnNlEigKBnBlcm1pdBgBIAEoCzIYLnJld2FyZHMudjEuRGV2aWNlUGVybWl0KoEBChNQbGF0Zm9ybVN0YXRlQ2hhbmdlEiUKIVBMQVRGT1JNX1NUQVRFX0NIQU5HRV9VTlNQRUNJRklFRBAAEiAKHFBMQVRGT1JNX1NUQVRFX0NIQU5HRV9FTkFCTEUQARIhCh1QTEFURk9STV9TVEFURV9DSEFOR0VfRElTQUJMRRACYgZwcm90bzM");
+  fileDesc("ChlyZXdhcmRzL3YxL2lkZW50aXR5LnByb3RvEgpyZXdhcmRzLnYxIj4KFUFkbWl0RGV2ZWxvcGVyUmVxdWVzdBIVCg1hdXRob3JpemF0aW9uGAEgASgJEg4KBm9yaWdpbhgCIAEoCSJoChJEZXZlbG9wZXJQcmluY2lwYWwSGAoQaWRlbnRpdHlfdXNlcl9pZBgBIAEoCRINCgVlbWFpbBgCIAEoCRIpCiFjYW5fY3JlYXRlX3VubGltaXRlZF9vcmdhbml6YXRpb24YAyABKAgiSwoWQWRtaXREZXZlbG9wZXJSZXNwb25zZRIxCglwcmluY2lwYWwYASABKAsyHi5yZXdhcmRzLnYxLkRldmVsb3BlclByaW5jaXBhbCIZChdHZXRQbGF0Zm9ybVN0YXRlUmVxdWVzdCIrChhHZXRQbGF0Zm9ybVN0YXRlUmVzcG9uc2USDwoHZW5hYmxlZBgBIAEoCCLOAQoKSW52aXRhdGlvbhIKCgJpZBgBIAEoCRINCgVlbWFpbBgCIAEoCRIOCgZzdGF0dXMYAyABKAkSHQoQaWRlbnRpdHlfdXNlcl9pZBgEIAEoCUgAiAEBEikKIWNhbl9jcmVhdGVfdW5saW1pdGVkX29yZ2FuaXphdGlvbhgFIAEoCBISCgpjcmVhdGVkX2F0GAYgASgJEhUKCGJvdW5kX2F0GAcgASgJSAGIAQFCEwoRX2lkZW50aXR5X3VzZXJfaWRCCwoJX2JvdW5kX2F0IlMKF0NyZWF0ZUludml0YXRpb25SZXF1ZXN0Eg0KBWVtYWlsGAEgASgJEikKIWNhbl9jcmVhdGVfdW5saW1pdGVkX29yZ2FuaXphdGlvbhgCIAEoCCJGChhDcmVhdGVJbnZpdGF0aW9uUmVzcG9uc2USKgoKaW52aXRhdGlvbhgBIAEoCzIWLnJld2FyZHMudjEuSW52aXRhdGlvbiIYChZMaXN0SW52aXRhdGlvbnNSZXF1ZXN0IkYKF0xpc3RJbnZpdGF0aW9uc1Jlc3BvbnNlEisKC2ludml0YXRpb25zGAEgAygLMhYucmV3YXJkcy52MS5JbnZpdGF0aW9uIiUKF1Jldm9rZUludml0YXRpb25SZXF1ZXN0EgoKAmlkGAEgASgJIkYKGFJldm9rZUludml0YXRpb25SZXNwb25zZRIqCgppbnZpdGF0aW9uGAEgASgLMhYucmV3YXJkcy52MS5JbnZpdGF0aW9uIjMKFkRldmVsb3BlckVtYWlsc1JlcXVlc3QSGQoRaWRlbnRpdHlfdXNlcl9pZHMYASADKAkiOQoORGV2ZWxvcGVyRW1haWwSGAoQaWRlbnRpdHlfdXNlcl9pZBgBIAEoCRINCgVlbWFpbBgCIAEoCSJFChdEZXZlbG9wZXJFbWFpbHNSZXNwb25zZRIqCgZlbWFpbHMYASADKAsyGi5yZXdhcmRzLnYxLkRldmVsb3BlckVtYWlsIlsKF1NldFBsYXRmb3JtU3RhdGVSZXF1ZXN0Eg8KB2VuYWJsZWQYASABKAgSLwoGY2hhbmdlGAIgASgOMh8ucmV3YXJkcy52MS5QbGF0Zm9ybVN0YXRlQ2hhbmdlIisKGFNldFBsYXRmb3JtU3RhdGVSZXNwb25zZRIPCgdlbmFibGVkGAEgASgIImEKEkFkbWl0TmF0aXZlUmVxdWVzdBIVCg1hdXRob3JpemF0aW9uGAEgASgJEg8KB2NvdW50cnkYAiABKAkSDQoFYnVpbGQYAyABKAkSFAoMY2FwYWJpbGl0aWVzGAQgASgJImIKD05hdGl2ZVByaW5jaXBhbBIXCg9jcmVkaXRzX3VzZXJfaWQYASABKAkSEgoKc2Vzc2lvbl9pZBgCIAEoCRIVCgh1c2VybmFtZRgDIAEoCUgAiAEBQgsKCV91c2VybmFtZSJFChNBZG1pdE5hdGl2ZVJlc3BvbnNlEi4KCXByaW5jaXBhbBgBIAEoCzIbLnJld2FyZHMudjEuTmF0aXZlUHJpbmNpcGFsInAKDU5hdGl2ZUFjY291bnQSFwoPY3JlZGl0c191c2VyX2lkGAEgASgJEg4KBnN0YXR1cxgCIAEoCRIVCgh1c2VybmFtZRgDIAEoCUgAiAEBEhIKCmNyZWF0ZWRfYXQYBCABKAlCCwoJX3VzZXJuYW1lInwKF1B1dE5hdGl2ZUFjY291bnRSZXF1ZXN0EhcKD2NyZWRpdHNfdXNlcl9pZBgBIAEoCRIOCgZzdGF0dXMYAiABKAkSFAoMc2V0X3VzZXJuYW1lGAMgASgIEhUKCHVzZXJuYW1lGAQgASgJSACIAQFCCwoJX3VzZXJuYW1lIkYKGFB1dE5hdGl2ZUFjY291bnRSZXNwb25zZRIqCgdhY2NvdW50GAEgASgLMhkucmV3YXJkcy52MS5OYXRpdmVBY2NvdW50IlsKDERldmljZVBlcm1pdBIKCgJpZBgBIAEoCRISCgpzZXNzaW9uX2lkGAIgASgJEhcKD2NyZWRpdHNfdXNlcl9pZBgDIAEoCRISCgpleHBpcmVzX2F0GAQgASgJImQKGUNyZWF0ZURldmljZVBlcm1pdFJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRIXCg9jcmVkaXRzX3VzZXJfaWQYAiABKAkSGgoSZXhwaXJlc19pbl9zZWNvbmRzGAMgASgNIkYKGkNyZWF0ZURldmljZVBlcm1pdFJlc3BvbnNlEigKBnBlcm1pdBgBIAEoCzIYLnJld2FyZHMudjEuRGV2aWNlUGVybWl0IrwBChJPcGVyYXRvckF1ZGl0RW50cnkSCgoCaWQYASABKAkSDgoGYWN0aW9uGAIgASgJEhMKC3RhcmdldF9raW5kGAMgASgJEhYKCXRhcmdldF9pZBgEIAEoCUgAiAEBEhQKDGNoYW5nZXNfanNvbhgFIAEoCRISCgpyZXF1ZXN0X2lkGAYgASgJEhIKCmNyZWF0ZWRfYXQYByABKAkSEQoJY3Vyc29yX2F0GAggASgJQgwKCl90YXJnZXRfaWQihQEKGExpc3RPcGVyYXRvckF1ZGl0UmVxdWVzdBINCgVsaW1pdBgBIAEoDRIeChFiZWZvcmVfY3JlYXRlZF9hdBgCIAEoCUgAiAEBEhYKCWJlZm9yZV9pZBgDIAEoCUgBiAEBQhQKEl9iZWZvcmVfY3JlYXRlZF9hdEIMCgpfYmVmb3JlX2lkIkwKGUxpc3RPcGVyYXRvckF1ZGl0UmVzcG9uc2USLwoHZW50cmllcxgBIAMoCzIeLnJld2FyZHMudjEuT3BlcmF0b3JBdWRpdEVudHJ5KoEBChNQbGF0Zm9ybVN0YXRlQ2hhbmdlEiUKIVBMQVRGT1JNX1NUQVRFX0NIQU5HRV9VTlNQRUNJRklFRBAAEiAKHFBMQVRGT1JNX1NUQVRFX0NIQU5HRV9FTkFCTEUQARIhCh1QTEFURk9STV9TVEFURV9DSEFOR0VfRElTQUJMRRACYgZwcm90bzM");
 
 /**
  * AdmitDeveloperRequest carries what the edge saw of a developer request (CONTRACT section 4).
@@ -638,6 +638,116 @@ export type CreateDevicePermitResponse = Message<"rewards.v1.CreateDevicePermitR
  */
 export const CreateDevicePermitResponseSchema: GenMessage<CreateDevicePermitResponse> = /*@__PURE__*/
   messageDesc(file_rewards_v1_identity, 25);
+
+/**
+ * One entry of the operator's audit trail: an invitation created or revoked, the platform switched (identity schema,
+ * written in the change's own transaction, never updated or deleted). `changes` is a JSON object of {from, to} per
+ * field, as the console's audit entries.
+ *
+ * @generated from message rewards.v1.OperatorAuditEntry
+ */
+export type OperatorAuditEntry = Message<"rewards.v1.OperatorAuditEntry"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * "createInvitation", "revokeInvitation" or "setPlatformState".
+   *
+   * @generated from field: string action = 2;
+   */
+  action: string;
+
+  /**
+   * "invitation" or "platform".
+   *
+   * @generated from field: string target_kind = 3;
+   */
+  targetKind: string;
+
+  /**
+   * @generated from field: optional string target_id = 4;
+   */
+  targetId?: string | undefined;
+
+  /**
+   * @generated from field: string changes_json = 5;
+   */
+  changesJson: string;
+
+  /**
+   * @generated from field: string request_id = 6;
+   */
+  requestId: string;
+
+  /**
+   * Milliseconds, as every other time of the API.
+   *
+   * @generated from field: string created_at = 7;
+   */
+  createdAt: string;
+
+  /**
+   * Microseconds: with `id`, the key a next page starts after (ListOperatorAuditRequest.before_*).
+   *
+   * @generated from field: string cursor_at = 8;
+   */
+  cursorAt: string;
+};
+
+/**
+ * Describes the message rewards.v1.OperatorAuditEntry.
+ * Use `create(OperatorAuditEntrySchema)` to create a new message.
+ */
+export const OperatorAuditEntrySchema: GenMessage<OperatorAuditEntry> = /*@__PURE__*/
+  messageDesc(file_rewards_v1_identity, 26);
+
+/**
+ * Newest first; `before_created_at` and `before_id` (both or neither) continue after the last entry of a page.
+ *
+ * @generated from message rewards.v1.ListOperatorAuditRequest
+ */
+export type ListOperatorAuditRequest = Message<"rewards.v1.ListOperatorAuditRequest"> & {
+  /**
+   * @generated from field: uint32 limit = 1;
+   */
+  limit: number;
+
+  /**
+   * @generated from field: optional string before_created_at = 2;
+   */
+  beforeCreatedAt?: string | undefined;
+
+  /**
+   * @generated from field: optional string before_id = 3;
+   */
+  beforeId?: string | undefined;
+};
+
+/**
+ * Describes the message rewards.v1.ListOperatorAuditRequest.
+ * Use `create(ListOperatorAuditRequestSchema)` to create a new message.
+ */
+export const ListOperatorAuditRequestSchema: GenMessage<ListOperatorAuditRequest> = /*@__PURE__*/
+  messageDesc(file_rewards_v1_identity, 27);
+
+/**
+ * @generated from message rewards.v1.ListOperatorAuditResponse
+ */
+export type ListOperatorAuditResponse = Message<"rewards.v1.ListOperatorAuditResponse"> & {
+  /**
+   * @generated from field: repeated rewards.v1.OperatorAuditEntry entries = 1;
+   */
+  entries: OperatorAuditEntry[];
+};
+
+/**
+ * Describes the message rewards.v1.ListOperatorAuditResponse.
+ * Use `create(ListOperatorAuditResponseSchema)` to create a new message.
+ */
+export const ListOperatorAuditResponseSchema: GenMessage<ListOperatorAuditResponse> = /*@__PURE__*/
+  messageDesc(file_rewards_v1_identity, 28);
 
 /**
  * @generated from enum rewards.v1.PlatformStateChange
