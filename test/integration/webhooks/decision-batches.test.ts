@@ -182,5 +182,30 @@ describe('the decisions webhook outbox rows', () => {
     );
     expect(await repository.expandDecisionBatches(10)).toBe(1);
     expect(await ids()).toEqual(first);
+
+    // The row back beside the message made of it (a restore between the two): the row goes, the message stays as it
+    // is, and the rows after it are made into messages too (the expansion does not stop at the conflict).
+    await sql(url, `update ledger.webhook_messages set attempts = 2 where decision_id = $1`, [decisionId]);
+    await sql(
+      url,
+      `insert into ledger.webhook_decision_batches (created_at, endpoint_ids, decision_ids) values ($1, $2, $3)`,
+      [row!.created_at, row!.endpoint_ids, row!.decision_ids],
+    );
+    const [later] = await events.recordEvents([event(a, true)]);
+    const laterId = (later as { decision: { id: string } }).decision.id;
+    expect(await repository.expandDecisionBatches(10)).toBe(2);
+    expect(await ids()).toEqual(first);
+    const [kept] = await sql<{ attempts: number }>(
+      url,
+      `select attempts from ledger.webhook_messages where decision_id = $1`,
+      [decisionId],
+    );
+    expect(kept!.attempts).toBe(2);
+    const [made] = await sql<{ n: number }>(
+      url,
+      `select count(*)::int as n from ledger.webhook_messages where decision_id = $1`,
+      [laterId],
+    );
+    expect(made!.n).toBe(1);
   });
 });

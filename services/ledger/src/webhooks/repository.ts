@@ -323,7 +323,8 @@ export class WebhookRepository {
    * makes nothing (the endpoint's messages would have gone with it). A message's id is a function of its endpoint and
    * decision (the first 122 bits of SHA-256 of both ids, as a version 8 UUID): made again from the same row, after a
    * restore to a time before it was made, it gets the id its receiver may already have seen (docs/operations.md,
-   * "Restoring"). The number of rows made into messages.
+   * "Restoring"); a message made already (the same id: a row restored beside the messages made of it) is kept as it
+   * is. The number of rows made into messages.
    */
   async expandDecisionBatches(batchesMax: number): Promise<number> {
     const rows = await this.db.transaction((em) =>
@@ -345,7 +346,8 @@ export class WebhookRepository {
                join ledger.events d on d.id = p.decision_id and d.game_id = w.game_id
                cross join lateral (select left(encode(sha256(convert_to(w.id::text || '/' || d.id::text, 'UTF8')),
                  'hex'), 32) as h) k
-             order by b.created_at, d.created_at, d.id)
+             order by b.created_at, d.created_at, d.id
+             on conflict (id) do nothing)
          select count(*)::int as batches from batches`,
         [batchesMax],
       ),
