@@ -68,6 +68,9 @@ Options:
   --after-ms N      load after the fault ended                     default 6000
   --results DIR     logs of the programs, summary.json, summary.md  default a new folder under the temp folder
   --help            this text
+
+Environment: FAULTS_NATS_SERVER_DEFAULTS=true runs nats-server on its defaults (pings every 2 min) instead of the
+settings the deployment guide recommends (1 s x 3).
 `;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -176,7 +176,9 @@ describe('deadlines: the ledger does not start work whose deadline has passed', 
       const after = randomUUID();
       await expect(recordEvent(after, ctx())).resolves.toMatchObject({ decision: { eventId: after } });
       expect(await stored(body.eventId)).toBe(0);
-      expect(await dropped('batch')).toBe(before + 1);
+      // The request and its copies (an event write is sent again after 15 % of its timeout without an answer), each
+      // queued past its deadline and dropped.
+      expect(await dropped('batch')).toBeGreaterThan(before);
       // Its retry decides it, once.
       const retried = await postEvent(edge.url, world.key.value, body);
       expect(retried.status).toBe(200);

@@ -2,13 +2,16 @@
 // the test releases it: that the keys' batches of a call travel as one RecordEvents request, that each outcome reaches
 // its own event (an error outcome as the AppError RecordEvent would raise), and that batchMax 1 sends RecordEvent.
 // Which events travel together is the keyed batcher's (services/runtime/src/batching/keyed-batcher.test.ts).
+import { Buffer } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
 import { pino } from 'pino';
 import { ledgerOps } from '#runtime/contracts/operations.ts';
 import { createMetrics } from '#runtime/metrics.ts';
+import { isRepeatable, resumeEventWriteCopies } from '#runtime/transport/deadline.ts';
 import { InProcessTransport } from '#runtime/transport/in-process.ts';
 import { bind } from '#runtime/transport/operation.ts';
 import { EdgeEventBatcher, type RecordEventInit } from './event-batcher.ts';
+import { proposedDecisionId } from './event-decision.ts';
 
 const ctx = { requestId: 'test' };
 /** The decided event's eventId, from its GameEventResult text. */
@@ -172,6 +175,47 @@ describe('EdgeEventBatcher', () => {
       expect(held).toEqual([]);
     } finally {
       await transport.close();
+    }
+  });
+});
+
+describe('the ledger and proposed decision ids', () => {
+  afterEach(() => resumeEventWriteCopies());
+
+  /** A ledger that answers each event fresh, with the id it proposed or with one of its own. */
+  async function ledgerTaking(proposedIds: boolean) {
+    const transport = new InProcessTransport(pino({ level: 'silent' }), createMetrics());
+    await transport.serve({
+      service: 'ledger',
+      version: '1.0.0',
+      description: 'answers each event fresh',
+      endpoints: [
+        bind(ledgerOps.recordEvents, async (request) => ({
+          outcomes: request.events.map((e) => {
+            const hex = Buffer.from(e.proposedDecisionId).toString('hex');
+            const proposed = `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+            const id = proposedIds ? proposed : randomUUID();
+            return {
+              outcome: { case: 'result' as const, value: { decision: { id, eventId: e.eventId }, replayed: false } },
+            };
+          }),
+        })),
+      ],
+    });
+    return transport;
+  }
+
+  it('event writes stay copied while the ledger takes the proposed ids, and pause when one does not', async () => {
+    const subject = ledgerOps.recordEvents.subject;
+    for (const takes of [true, false]) {
+      const transport = await ledgerTaking(takes);
+      const batcher = new EdgeEventBatcher(transport, { batchMax: 256, inFlightMax: 1, keysMax: 8 });
+      try {
+        await batcher.record({ ...event(1), proposedDecisionId: proposedDecisionId() }, ctx);
+        expect({ takes, copied: isRepeatable(subject) }).toEqual({ takes, copied: takes });
+      } finally {
+        await transport.close();
+      }
     }
   });
 });

@@ -26,6 +26,7 @@
 // grow with its keys; the credential's own until then. And while other queues' requests are slow, a flooding queue's
 // are spaced out (`pacer`, #runtime/batching/flood-pacer.ts): a flood's events then leave CPU to the others.
 
+import { Buffer } from 'node:buffer';
 import {
   FLOOD_PACER_DEFAULTS,
   FloodPacer,
@@ -39,11 +40,13 @@ import { ledgerOps } from '#runtime/contracts/operations.ts';
 import {
   type EdgeDecision,
   type EdgeEventRequest,
+  type EdgeOutcome,
   edgeDecisionOf,
   LedgerOutcomeError,
   recordEventsAtEdge,
 } from '#runtime/contracts/record-events-wire.ts';
 import { AppError } from '#runtime/errors.ts';
+import { pauseEventWriteCopies } from '#runtime/transport/deadline.ts';
 import { type CallContext, callWired, type Transport } from '#runtime/transport/operation.ts';
 
 /** One event's RecordEventRequest as the edge holds it (the edge's codec writes it: record-events-wire.ts). */
@@ -109,6 +112,32 @@ interface EdgeEvent {
   ctx: CallContext;
 }
 
+/** `{"id":"`: a decision's JSON text begins with its id (record-events-wire.ts). */
+const ID_AT = 7;
+
+/** A proposed decision id (16 bytes) as UUID text. */
+function uuidText(bytes: Uint8Array): string {
+  const hex = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+/**
+ * Whether the ledger that answered took the decision ids the edge proposed, read on the reply's first fresh decision:
+ * a ledger of a release before them decides with ids of its own, and while one answers, event writes are not copied
+ * (deadline.ts, pauseEventWriteCopies: its decision found by a copy would answer the first sending `replayed: true`).
+ */
+function checkProposedIds(requests: readonly RecordEventInit[], outcomes: readonly EdgeOutcome[]): void {
+  for (let i = 0; i < outcomes.length; i++) {
+    const outcome = outcomes[i];
+    if (outcome instanceof LedgerOutcomeError || outcome === undefined || outcome.replayed) continue;
+    const proposed = requests[i]?.proposedDecisionId;
+    const json = outcome.json;
+    if (proposed === undefined || proposed.length !== 16 || json === undefined) return;
+    if (json.toString('latin1', ID_AT, ID_AT + 36) !== uuidText(proposed)) pauseEventWriteCopies();
+    return;
+  }
+}
+
 /**
  * The edge's batch policy: a call is one RecordEvents request (the batches of its keys, flattened, with the first
  * event's request id and trace in the headers), each event answered by its own outcome, read by the edge's codec
@@ -135,6 +164,7 @@ class RecordEventsPolicy implements BatchPolicy<EdgeEvent, EdgeDecision> {
       ((batches[0] as EdgeEvent[])[0] as EdgeEvent).ctx,
       { gathered: true },
     );
+    checkProposedIds(requests, outcomes);
     let offset = 0;
     return batches.map((batch) =>
       batch.map(() => {

@@ -2,6 +2,7 @@
 // edge's batcher (one event path), the answer's shape (GameEventResult) and the quota fields of a fresh decision.
 
 import { Buffer } from 'node:buffer';
+import { randomBytes } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import type Koa from 'koa';
 import type { EdgeDecision, EdgeQuota } from '#runtime/contracts/record-events-wire.ts';
@@ -21,10 +22,23 @@ export const EVENT_OUTCOME_UNKNOWN =
   'The ledger did not answer in time; whether the event was decided is unknown. ' +
   'Retry with the same eventId: it answers the stored decision if one was made.';
 
+/**
+ * The id this request proposes for the event's decision: 16 random bytes with the bits of a version 4 UUID. A copy of
+ * the request sent again after a per-try timeout (transport/nats.ts) carries the same id, so that the ledger answers
+ * the decision the first copy made as this request's own (replayed false), not as an earlier request's.
+ */
+export function proposedDecisionId(): Uint8Array {
+  const id = randomBytes(16);
+  id[6] = ((id[6] as number) & 0x0f) | 0x40;
+  id[8] = ((id[8] as number) & 0x3f) | 0x80;
+  return id;
+}
+
 /** The RecordEvent request of one checked event of a key: its canonical forms (metadata text, payload hash). */
 export function recordEventRequest(key: PresentedKey, input: GameEventInput): RecordEventInit {
   const canonical = eventCanonicalForms(input);
   return {
+    proposedDecisionId: proposedDecisionId(),
     keyHash: key.hash,
     eventId: input.eventId,
     playerId: input.playerId,

@@ -70,9 +70,14 @@ export function eventEndpoints(deps: EventEndpointDeps, config: EventEndpointCon
     const decision = encodeDecision(request.eventId.toLowerCase(), result.decision);
     // Published before the reply is encoded, in the same flush.
     if (result.outcome === 'decided') publishDecision(result.decision.gameId, decision);
+    // A replay of the decision whose id the caller proposed: an earlier copy of this same request made it (the edge
+    // sends a request again after a per-try timeout), so it is this request's own decision, not a replay; its quota
+    // figures went with the first copy's answer.
+    const own =
+      result.outcome === 'replayed' && params.proposedByCaller === true && result.decision.id === params.decisionId;
     return {
       decision,
-      replayed: result.outcome === 'replayed',
+      replayed: result.outcome === 'replayed' && !own,
       // A fresh decision's quota figures; a replay (or a decision found after a lost connection) has none.
       quota: result.outcome === 'decided' ? result.quota : undefined,
     };

@@ -40,6 +40,11 @@ export interface RecordEventParams {
    * id was made by another request (a replay). Undefined: the database makes one (and that tells nothing).
    */
   decisionId?: string | undefined;
+  /**
+   * Whether `decisionId` was proposed by the caller (the edge), so that a replay with this id is the caller's own
+   * decision, made by an earlier copy of the same request (events/endpoints.ts).
+   */
+  proposedByCaller?: boolean | undefined;
 }
 
 export interface StoredDecision {

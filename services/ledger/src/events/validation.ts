@@ -1,5 +1,6 @@
 // What the event operations accept: a RecordEvent request checked field by field (the edge checked the event already;
 // the ledger refuses anything a caller of its own could send outside the contract).
+import { Buffer } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '#runtime/clock.ts';
 import { EVENT_LIMITS } from '#runtime/contracts/event-limits.ts';
@@ -52,8 +53,19 @@ export function recordEventParams(
     receivedAt: clock.now(),
     rateLimitPerMinute,
     metadataJson,
-    decisionId: randomUUID(),
+    decisionId: proposedId(request.proposedDecisionId) ?? randomUUID(),
+    proposedByCaller: request.proposedDecisionId.length === 16,
   };
+}
+
+/**
+ * The decision id the caller proposed (16 bytes: a UUID's), as UUID text; undefined when it proposed none (an edge of
+ * a release before it did, or another caller) or something else than 16 bytes (ignored: the ledger proposes one).
+ */
+function proposedId(bytes: Uint8Array): string | undefined {
+  if (bytes.length !== 16) return undefined;
+  const hex = Buffer.from(bytes.buffer, bytes.byteOffset, 16).toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
 /**

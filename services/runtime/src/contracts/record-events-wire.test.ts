@@ -74,6 +74,7 @@ const request = fc.record(
     occurredAtMs: fc.oneof(fc.integer({ min: -8.64e15, max: 8.64e15 }), fc.constantFrom(0, 1, -1, 1_798_000_000_000)),
     payloadHash: bytes,
     metadataJson: longText,
+    proposedDecisionId: fc.oneof(fc.uint8Array({ minLength: 16, maxLength: 16 }), fc.uint8Array({ maxLength: 3 })),
   },
   { requiredKeys: [] },
 );
@@ -332,6 +333,7 @@ describe('the messages this codec reads and writes', () => {
       '5:occurred_at_ms',
       '6:payload_hash',
       '7:metadata_json',
+      '8:proposed_decision_id',
     ]);
     expect(fields(RecordEventsResponseSchema)).toEqual(['1:outcomes']);
     expect(fields(RecordEventOutcomeSchema)).toEqual(['1:result', '2:error']);

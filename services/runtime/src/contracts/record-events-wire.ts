@@ -37,6 +37,8 @@ export interface EdgeEventRequest {
   occurredAtMs?: number | undefined;
   payloadHash?: Uint8Array | undefined;
   metadataJson?: string | undefined;
+  /** The id the decision takes if this request makes it (16 bytes; see events.proto). */
+  proposedDecisionId?: Uint8Array | undefined;
 }
 
 /** GameEventResult (CONTRACT section 7): the event record (eventRecordJson's), then `replayed` and `mode`, in this order. */
@@ -130,6 +132,7 @@ function eventSize(e: EdgeEventRequest, sizes: number[]): number {
     sizes.push(length);
     size += 1 + varintSize(length) + length;
   }
+  size += fieldSize(e.proposedDecisionId?.length ?? 0);
   return size;
 }
 
@@ -163,6 +166,7 @@ export function encodeRecordEventsRequest(request: { events: readonly EdgeEventR
     }
     if (e.payloadHash && e.payloadHash.length > 0) pos = writeBytes(buf, pos, 0x32, e.payloadHash);
     if (e.metadataJson !== undefined) pos = writeString(buf, pos, 0x3a, e.metadataJson, sizes[s++] as number);
+    if (e.proposedDecisionId && e.proposedDecisionId.length > 0) pos = writeBytes(buf, pos, 0x42, e.proposedDecisionId);
   }
   if (pos !== total) throw new Error(`RecordEventsRequest encoded ${pos} bytes, sized ${total}`);
   return buf;

@@ -22,11 +22,12 @@ export interface RequestTimeouts {
 }
 
 /**
- * Operations safe to send again while an earlier copy may still be running: reads. Writes are never sent twice: not
- * the console actions, link intents or invitations (not keyed), nor the event writes, although a decision is made once
- * per eventId: a copy that reaches another ledger after the first copy's ledger decided the event would answer the
- * first sending of an event `replayed: true` (docs/decisions.md, "Copies of reads, not of event writes"). The heavy
- * reads (rule dry-runs, exports) are not copied either.
+ * Operations safe to send again while an earlier copy may still be running: reads, and the event writes. A decision
+ * is made once per (game, eventId), and each event of a RecordEvent(s) request carries the decision id the edge
+ * proposed for it: a copy that finds the decision its first copy made answers it as the request's own (replayed
+ * false), not as an earlier request's (the ledger's events/endpoints.ts; docs/decisions.md, "Copies of reads and
+ * event writes"). Other writes are never sent twice: not the console actions, link intents or invitations (not
+ * keyed). The heavy reads (rule dry-runs, exports) are not copied either.
  */
 const REPEATABLE_SUBJECTS = new Set(
   [
@@ -45,15 +46,40 @@ const REPEATABLE_SUBJECTS = new Set(
     identityOps.getPlatformState,
     identityOps.developerEmails,
     identityOps.listInvitations,
+    identityOps.listOperatorAudit,
   ].map((operation) => operation.subject),
 );
 
 /** NATS_TRY_TIMEOUT_PERCENT's default: a repeatable request is copied after 15 % of its timeout. */
 export const DEFAULT_TRY_TIMEOUT_PERCENT = 15;
 
-/** Whether a request of `subject` may be sent again while an earlier copy is unanswered (REPEATABLE_SUBJECTS). */
+/**
+ * Until when (performance.now()) event writes are not copied: a ledger of a release before proposed decision ids
+ * answered (it decides with ids of its own, so a copy that finds the first copy's decision would answer it
+ * `replayed: true`). Set by the edge when a fresh decision's id is not the one it proposed (pauseEventWriteCopies).
+ */
+let eventWriteCopiesPausedUntil = Number.NEGATIVE_INFINITY;
+
+/** How long event writes are not copied after an answer of a ledger that ignores proposed decision ids. */
+export const EVENT_WRITE_COPIES_PAUSE_MS = 10 * 60_000;
+
+/** A ledger ignored a proposed decision id: no event write is copied for EVENT_WRITE_COPIES_PAUSE_MS. */
+export function pauseEventWriteCopies(now = performance.now()): void {
+  eventWriteCopiesPausedUntil = now + EVENT_WRITE_COPIES_PAUSE_MS;
+}
+
+/** Tests: event writes copied again at once. */
+export function resumeEventWriteCopies(): void {
+  eventWriteCopiesPausedUntil = Number.NEGATIVE_INFINITY;
+}
+
+/**
+ * Whether a request of `subject` may be sent again while an earlier copy is unanswered: the reads
+ * (REPEATABLE_SUBJECTS), and the event writes unless a ledger that ignores proposed decision ids answered lately.
+ */
 export function isRepeatable(subject: string): boolean {
-  return REPEATABLE_SUBJECTS.has(subject);
+  if (REPEATABLE_SUBJECTS.has(subject)) return true;
+  return EVENT_SUBJECTS.has(subject) && performance.now() >= eventWriteCopiesPausedUntil;
 }
 
 /** How long a caller waits for the reply to a request of `subject`. */
