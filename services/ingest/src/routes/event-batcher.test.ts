@@ -2,7 +2,6 @@
 // the test releases it: that the keys' batches of a call travel as one RecordEvents request, that each outcome reaches
 // its own event (an error outcome as the AppError RecordEvent would raise), and that batchMax 1 sends RecordEvent.
 // Which events travel together is the keyed batcher's (services/runtime/src/batching/keyed-batcher.test.ts).
-import { Buffer } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
 import { pino } from 'pino';
 import { ledgerOps } from '#runtime/contracts/operations.ts';
@@ -10,6 +9,7 @@ import { createMetrics } from '#runtime/metrics.ts';
 import { isRepeatable, resumeEventWriteCopies } from '#runtime/transport/deadline.ts';
 import { InProcessTransport } from '#runtime/transport/in-process.ts';
 import { bind } from '#runtime/transport/operation.ts';
+import { uuidText } from '#runtime/validation/uuid.ts';
 import { EdgeEventBatcher, type RecordEventInit } from './event-batcher.ts';
 import { proposedDecisionId } from './event-decision.ts';
 
@@ -192,9 +192,7 @@ describe('the ledger and proposed decision ids', () => {
       endpoints: [
         bind(ledgerOps.recordEvents, async (request) => ({
           outcomes: request.events.map((e) => {
-            const hex = Buffer.from(e.proposedDecisionId).toString('hex');
-            const proposed = `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
-            const id = proposedIds ? proposed : randomUUID();
+            const id = proposedIds ? uuidText(e.proposedDecisionId) : randomUUID();
             return {
               outcome: { case: 'result' as const, value: { decision: { id, eventId: e.eventId }, replayed: false } },
             };

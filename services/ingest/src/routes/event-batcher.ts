@@ -26,7 +26,6 @@
 // grow with its keys; the credential's own until then. And while other queues' requests are slow, a flooding queue's
 // are spaced out (`pacer`, #runtime/batching/flood-pacer.ts): a flood's events then leave CPU to the others.
 
-import { Buffer } from 'node:buffer';
 import {
   FLOOD_PACER_DEFAULTS,
   FloodPacer,
@@ -48,6 +47,7 @@ import {
 import { AppError } from '#runtime/errors.ts';
 import { pauseEventWriteCopies } from '#runtime/transport/deadline.ts';
 import { type CallContext, callWired, type Transport } from '#runtime/transport/operation.ts';
+import { uuidText } from '#runtime/validation/uuid.ts';
 
 /** One event's RecordEventRequest as the edge holds it (the edge's codec writes it: record-events-wire.ts). */
 export type RecordEventInit = EdgeEventRequest;
@@ -114,12 +114,6 @@ interface EdgeEvent {
 
 /** `{"id":"`: a decision's JSON text begins with its id (record-events-wire.ts). */
 const ID_AT = 7;
-
-/** A proposed decision id (16 bytes) as UUID text. */
-function uuidText(bytes: Uint8Array): string {
-  const hex = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
-}
 
 /**
  * Whether the ledger that answered took the decision ids the edge proposed, read on the reply's first fresh decision:

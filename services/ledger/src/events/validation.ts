@@ -1,13 +1,12 @@
 // What the event operations accept: a RecordEvent request checked field by field (the edge checked the event already;
 // the ledger refuses anything a caller of its own could send outside the contract).
-import { Buffer } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '#runtime/clock.ts';
 import { EVENT_LIMITS } from '#runtime/contracts/event-limits.ts';
 import type { RecordEventRequest, RecordEventsRequest } from '#runtime/contracts/gen/rewards/v1/events_pb.ts';
 import { EVENT_TYPE_REGEX } from '#runtime/contracts/vocabulary.ts';
 import { AppError } from '#runtime/errors.ts';
-import { isUuid } from '#runtime/validation/uuid.ts';
+import { isUuid, uuidText } from '#runtime/validation/uuid.ts';
 import { invalidKey } from './errors.ts';
 import type { RecordEventParams } from './repository.ts';
 
@@ -63,9 +62,7 @@ export function recordEventParams(
  * a release before it did, or another caller) or something else than 16 bytes (ignored: the ledger proposes one).
  */
 function proposedId(bytes: Uint8Array): string | undefined {
-  if (bytes.length !== 16) return undefined;
-  const hex = Buffer.from(bytes.buffer, bytes.byteOffset, 16).toString('hex');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+  return bytes.length === 16 ? uuidText(bytes) : undefined;
 }
 
 /**

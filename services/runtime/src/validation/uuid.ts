@@ -17,3 +17,13 @@ export function isUuid(s: unknown): s is string {
   // Length check first: cheap rejection of long inputs before the regex runs.
   return typeof s === 'string' && s.length === 36 && UUID_REGEX.test(s);
 }
+
+const HEX_DIGITS = '0123456789abcdef';
+
+/** A UUID's 16 bytes as its text (lower case, as PostgreSQL spells it). */
+export function uuidText(bytes: Uint8Array): string {
+  if (bytes.length !== 16) throw new Error(`a UUID has 16 bytes, not ${bytes.length}`);
+  let hex = '';
+  for (const byte of bytes) hex += HEX_DIGITS[byte >> 4]! + HEX_DIGITS[byte & 15]!;
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
