@@ -581,10 +581,14 @@ export class GameServerClient {
   }
 
   private quotaReceived(quota: Quota): void {
+    // What may still be sent in this window: r, less the events on their way that it may not have counted yet. Answers
+    // of one window may arrive out of order: within it, the lowest estimate stands.
+    const estimate = Math.max(0, quota.remaining - this.eventsInFlight);
+    const resetsAtMs = quota.receivedAtMs + quota.resetSeconds * 1000;
+    const sameWindow = this.allowance !== undefined && Math.abs(resetsAtMs - this.allowanceResetsAtMs) < 1_000;
+    this.allowance = sameWindow ? Math.min(this.allowance as number, estimate) : estimate;
+    this.allowanceResetsAtMs = resetsAtMs;
     this.lastQuota = quota;
-    // What may still be sent in this window: r, less the events on their way that it may not have counted yet.
-    this.allowance = Math.max(0, quota.remaining - this.eventsInFlight);
-    this.allowanceResetsAtMs = quota.receivedAtMs + quota.resetSeconds * 1000;
     this.options.onQuota?.(quota);
   }
 
