@@ -646,9 +646,14 @@ function bounded(name: string, value: number, min: number, max: number): number 
 }
 
 function describe(error: unknown): string {
-  if (!(error instanceof Error)) return String(error);
-  const cause = (error as { cause?: unknown }).cause;
-  return cause instanceof Error ? `${error.message}: ${cause.message}` : error.message;
+  // Duck-typed: fetch's errors may come from another realm (a VM context), where instanceof Error is false.
+  const message = (value: unknown): string | undefined =>
+    typeof value === 'object' && value !== null && typeof (value as { message?: unknown }).message === 'string'
+      ? (value as { message: string }).message
+      : undefined;
+  const own = message(error) ?? String(error);
+  const cause = message((error as { cause?: unknown } | null)?.cause);
+  return cause === undefined ? own : `${own}: ${cause}`;
 }
 
 function serviceError(text: string, status: number): ServiceError {
