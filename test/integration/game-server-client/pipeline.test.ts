@@ -225,6 +225,30 @@ describe('game-server client: pipeline, final answers, retries, backpressure, sh
     for (const [i, count] of settledBefore.entries()) expect(count).toBeGreaterThanOrEqual(i - bound + 1);
   }, 60_000);
 
+  it('close({ timeoutMs }) settles what is still open as unknown, with the body another process resends', async () => {
+    const world = await bigWorld();
+    const client = new GameServerClient({ baseUrl: system.url, secretKey: world.key.value, lingerMs: 0 });
+    let outcome: EventOutcome;
+    try {
+      // The platform is off: every send answers 503 and waits its Retry-After (1 s), longer than close() waits.
+      expect((await admin(system, 'PUT', '/platform', { enabled: false })).status).toBe(200);
+      const recorded = await client.record(event(world));
+      await client.close({ timeoutMs: 300 });
+      outcome = await recorded.outcome;
+      expect(outcome).toMatchObject({ kind: 'unknown', eventId: recorded.eventId, body: recorded.body });
+      expect(client.pendingEvents).toBe(0);
+    } finally {
+      expect((await admin(system, 'PUT', '/platform', { enabled: true })).status).toBe(200);
+    }
+    if (outcome.kind !== 'unknown') throw new Error('not unknown');
+    const next = new GameServerClient({ baseUrl: system.url, secretKey: world.key.value, lingerMs: 0 });
+    const resent = await next.send({ body: outcome.body });
+    await next.close();
+    // Nothing had been stored (the platform refused every send): the resend is the event's one decision.
+    expect(decided(resent)).toMatchObject({ eventId: outcome.eventId, status: 'accepted', replayed: false });
+    expect([...(await storedDecisions(db, world.game.gameId)).keys()]).toEqual([outcome.eventId]);
+  });
+
   it('close() settles what was recorded, then refuses new events; a kept body is resent as it is', async () => {
     const world = await bigWorld();
     const client = new GameServerClient({ baseUrl: system.url, secretKey: world.key.value, lingerMs: 60_000 });
