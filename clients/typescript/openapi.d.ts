@@ -159,6 +159,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/admin/v1/audit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The operator's audit trail, newest first: every invitation created or revoked and every platform switch, with what changed and the request id. Entries are never updated or deleted. */
+        get: operations["listOperatorAudit"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/admin/v1/platform": {
         parameters: {
             query?: never;
@@ -922,6 +939,29 @@ export interface components {
         PlatformState: {
             enabled: boolean;
         };
+        OperatorAuditEntry: {
+            /** Format: uuid */
+            id: string;
+            /** @enum {unknown} */
+            action: "createInvitation" | "revokeInvitation" | "setPlatformState";
+            /** @enum {unknown} */
+            targetKind: "invitation" | "platform";
+            targetId: string | null;
+            /** @description Each field the call set, as {from, to}: from the value before (null on creation). */
+            changes: {
+                [key: string]: {
+                    from: unknown;
+                    to: unknown;
+                };
+            };
+            requestId: string;
+            /** Format: date-time */
+            createdAt: string;
+        };
+        OperatorAuditPage: {
+            records: components["schemas"]["OperatorAuditEntry"][];
+            nextCursor: string | null;
+        };
         GraphQLRequest: {
             /** @description One GraphQL document (at most 2,000 tokens). */
             query: string;
@@ -1666,6 +1706,39 @@ export interface operations {
             413: components["responses"]["Error413"];
             /** @description INVALID_CONTENT_TYPE: Content-Type is not application/json. */
             415: components["responses"]["Error415"];
+            /** @description PLATFORM_UNAVAILABLE: identity-admission or its store is unreachable. */
+            503: components["responses"]["Error503"];
+        };
+    };
+    listOperatorAudit: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of entries; nextCursor continues after its last (null: no more). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["OperatorAuditPage"];
+                    };
+                };
+            };
+            /** @description INVALID_REQUEST: limit outside 1..999; INVALID_CURSOR: a cursor this API did not give. */
+            400: components["responses"]["Error400"];
+            /** @description UNAUTHORIZED: missing or wrong operator token. */
+            401: components["responses"]["Error401"];
+            /** @description not_found: the operator API is hidden while ADMIN_TOKEN is not configured. */
+            404: components["responses"]["Error404"];
             /** @description PLATFORM_UNAVAILABLE: identity-admission or its store is unreachable. */
             503: components["responses"]["Error503"];
         };
