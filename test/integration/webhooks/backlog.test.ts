@@ -76,8 +76,10 @@ describe("a webhook endpoint's backlog past its bound", () => {
     expect(await endpoint(bEndpoint)).toEqual({ enabled: true, disabled_reason: null });
 
     // Disabled: the decisions made now write A's endpoint nothing (in their own transaction: counted at once).
+    // Past the bound when it was checked; the last of the first decisions may have come after (nothing written then).
     const before = await written(aEndpoint);
-    expect(before).toBe(PENDING_MAX + 3);
+    expect(before).toBeGreaterThan(PENDING_MAX);
+    expect(before).toBeLessThanOrEqual(PENDING_MAX + 3);
     await post(a, 4);
     expect(await written(aEndpoint)).toBe(before);
     const bBefore = await written(bEndpoint);
