@@ -64,9 +64,10 @@ export interface EventAdmissionOptions {
 /**
  * The event routes' admission (#runtime/http/key-admission.ts), two in a row: at most `gameInAppMax` event requests
  * (single or batch) of one game are handled at once, then at most `organizationInAppMax` of one organization's games;
- * the rest wait in front of the app, and with `holdConnections` a client's own connections are not read while its game
- * is at its bound (INGEST_EVENT_HOLD_CONNECTIONS). The game is known once one of its credential's events was decided (key-tenants.ts):
- * until then the credential as presented is its own game, and has no organization (the second bound lets it pass).
+ * the rest wait in front of the app, and with `holdConnections` a client's own connections are not read while its
+ * game is at its bound (INGEST_EVENT_HOLD_CONNECTIONS). The game is known once one of its credential's events was
+ * decided (key-tenants.ts): until then the credential as presented is its own game, and has no organization (the
+ * second bound lets it pass).
  * A request is held before any check of it, and each gets the same answer as without the bounds, once it enters.
  * The game's bound comes first: a flood's requests past it wait there, holding none of the organization's room, so
  * another game of the organization finds it. Defaults: 2 x the per-game in-flight bound (INGEST_EVENT_KEY_REQUESTS_MAX:
@@ -120,7 +121,7 @@ export class EventAdmission implements RequestAdmission {
     return this.game.waiting + this.organization.waiting;
   }
 
-  /** Connections not read now, their game or organization being at its bound. */
+  /** Connections not read now, their game being at its bound (the organization's admission holds none). */
   get held(): number {
     return this.game.held + this.organization.held;
   }
