@@ -42,3 +42,26 @@ describe('recordEventParams: the metadata text', () => {
     expect(refusal(text)).toEqual({ status: 400, code: 'invalid_metadata' });
   });
 });
+
+describe('recordEventParams: the decision id the caller proposed', () => {
+  const withId = (bytes: number[]) => ({ ...request(), proposedDecisionId: Uint8Array.from(bytes) });
+  const v4 = [0x12, 0x34, 0x56, 0x78, 0x9a, 0xbc, 0x4d, 0xef, 0x80, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07];
+
+  test('a UUID (version 1 to 8, variant 10xx) is the decision id, marked as the caller’s', () => {
+    expect(recordEventParams(withId(v4), clock, 600)).toMatchObject({
+      decisionId: '12345678-9abc-4def-8001-020304050607',
+      proposedByCaller: true,
+    });
+  });
+
+  test('none, another length, or not a UUID by the rule: the ledger proposes one', () => {
+    const nil = new Array(16).fill(0);
+    const version0 = [...v4.slice(0, 6), 0x0d, ...v4.slice(7)];
+    const variant11 = [...v4.slice(0, 8), 0xc0, ...v4.slice(9)];
+    for (const bytes of [[], v4.slice(0, 15), nil, version0, variant11]) {
+      const params = recordEventParams(withId(bytes), clock, 600);
+      expect(params.proposedByCaller).toBe(false);
+      expect(params.decisionId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    }
+  });
+});

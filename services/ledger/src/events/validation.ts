@@ -52,17 +52,27 @@ export function recordEventParams(
     receivedAt: clock.now(),
     rateLimitPerMinute,
     metadataJson,
-    decisionId: proposedId(request.proposedDecisionId) ?? randomUUID(),
-    proposedByCaller: request.proposedDecisionId.length === 16,
+    ...decisionIdOf(request.proposedDecisionId),
   };
 }
 
 /**
  * The decision id the caller proposed (16 bytes: a UUID's), as UUID text; undefined when it proposed none (an edge of
- * a release before it did, or another caller) or something else than 16 bytes (ignored: the ledger proposes one).
+ * a release before it did, or another caller) or something that is not a UUID by the document's rule (version 1 to
+ * 8, variant 10xx; not the nil or max UUID: ignored, the ledger proposes one), since the id is shown as the decision's.
  */
+function decisionIdOf(proposed: Uint8Array): { decisionId: string; proposedByCaller: boolean } {
+  const id = proposedId(proposed);
+  return id === undefined
+    ? { decisionId: randomUUID(), proposedByCaller: false }
+    : { decisionId: id, proposedByCaller: true };
+}
+
 function proposedId(bytes: Uint8Array): string | undefined {
-  return bytes.length === 16 ? uuidText(bytes) : undefined;
+  if (bytes.length !== 16) return undefined;
+  const version = (bytes[6] as number) >> 4;
+  const variant = (bytes[8] as number) >> 6;
+  return version >= 1 && version <= 8 && variant === 2 ? uuidText(bytes) : undefined;
 }
 
 /**
