@@ -168,6 +168,64 @@ describe.each([
     expect(await heading.count()).toBe(0);
   }, 120_000);
 
+  test('two endpoints created in a row: both secrets stay until hidden, each banner names its endpoint', async () => {
+    const w = await world(system, owner.token);
+    const first = new WebhookReceiver();
+    const second = new WebhookReceiver();
+    receivers.push(first, second);
+    const urls = [await first.start(0), await second.start(0)];
+    const page = await signedIn(owner, viewport);
+    await openTab(page, w.gameId);
+    await page.getByText('No webhook endpoints yet.').waitFor(WAIT);
+    for (const url of urls) {
+      const reveal = page.getByRole('button', { name: 'New webhook endpoint', exact: true });
+      if ((await reveal.getAttribute('aria-expanded')) !== 'true') await reveal.click();
+      const form = page.getByRole('form', { name: 'New webhook endpoint' });
+      await form.getByLabel('URL').fill(url);
+      await form.getByRole('button', { name: 'Create endpoint' }).click();
+      await page.getByRole('status', { name: `New webhook secret of ${url}`, exact: true }).waitFor(WAIT);
+    }
+    // Both banners, the newest first (with the focus), each naming its endpoint's URL and holding its own secret.
+    const banners = page.getByRole('status', { name: /^New webhook secret of / });
+    expect(await banners.count()).toBe(2);
+    const secretOf = (url: string) =>
+      page
+        .getByRole('status', { name: `New webhook secret of ${url}`, exact: true })
+        .getByTestId('webhook-secret')
+        .innerText();
+    const secrets = [await secretOf(urls[0]!), await secretOf(urls[1]!)];
+    expect(secrets[0]).not.toBe(secrets[1]);
+    expect(await banners.first().innerText()).toContain(`Signing secret of ${urls[1]}, shown this once`);
+    expect(await banners.nth(1).innerText()).toContain(`Signing secret of ${urls[0]}, shown this once`);
+    expect(
+      await page.evaluate(() => (globalThis as any).document.activeElement?.getAttribute('aria-label') as string),
+    ).toBe(`New webhook secret of ${urls[1]}`);
+    expect(await page.getByTestId('webhook-secrets-unhidden').innerText()).toContain('2 signing secrets are shown');
+    await page.getByRole('heading', { name: urls[1]! }).waitFor(WAIT);
+    await checkPage(page, shot('webhooks-two-secrets'));
+
+    // Each secret is the one its endpoint signs with: a test message to each verifies under its banner's secret.
+    first.secret = secrets[0]!;
+    second.secret = secrets[1]!;
+    await action(page, `Send a test message to ${urls[0]}`, 'Send test').click();
+    await action(page, `Send a test message to ${urls[1]}`, 'Send test').click();
+    await until(
+      'both test messages received',
+      async () => first.received.length + second.received.length === 2,
+      20_000,
+    );
+    expect(first.rejectedSignatures + second.rejectedSignatures).toBe(0);
+
+    // Hiding the first endpoint's banner leaves the second one's.
+    await page
+      .getByRole('status', { name: `New webhook secret of ${urls[0]}`, exact: true })
+      .getByRole('button', { name: 'Done, hide it' })
+      .click();
+    await until('one banner left', async () => (await banners.count()) === 1, 20_000);
+    expect(await secretOf(urls[1]!)).toBe(secrets[1]);
+    expect(await page.getByTestId('webhook-secrets-unhidden').count()).toBe(0);
+  }, 120_000);
+
   test('a viewer sees the endpoints and their deliveries, and no action', async () => {
     const w = await world(system, owner.token);
     await addMember(system, owner.token, w.organizationId, viewer, 'viewer');

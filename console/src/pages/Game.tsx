@@ -1,5 +1,5 @@
 import { useEffect, useMemo, useRef, useState } from 'react';
-import { type ActionResult, canWrite, type EventRecord, type PlayerRecord, type Snapshot } from '../api.ts';
+import { canWrite, type EventRecord, type PlayerRecord, type Snapshot } from '../api.ts';
 import { Section, useTitle } from '../components.tsx';
 import { useLiveDecisions } from '../live.ts';
 import { usePoll, useThrottled } from '../poll.ts';
@@ -7,7 +7,7 @@ import { eventCommand } from './FirstEvent.tsx';
 import { GameBudget } from './game/Budget.tsx';
 import { ChartsSection } from './game/ChartsSection.tsx';
 import { GameFigures, GameHeadline } from './game/Headline.tsx';
-import { KeysSection } from './game/Keys.tsx';
+import { type IssuedKey, KeysSection } from './game/Keys.tsx';
 import { LiveDecisionsSection } from './game/LiveDecisions.tsx';
 import { LinkIntentsSection, PlayersSection } from './game/Players.tsx';
 import { RulesSection } from './game/Rules.tsx';
@@ -41,7 +41,7 @@ export default function GamePage({
 }) {
   const tab: TabId = GAME_TABS.find((t) => t.id === tabName)?.id ?? 'overview';
   const game = snapshot.games.find((g) => g.id === gameId);
-  const [issued, setIssued] = useState<ActionResult[]>([]);
+  const [issued, setIssued] = useState<IssuedKey[]>([]);
   // Decisions arrive over the subscription while it works; the newest 20 are read at once, again once the gateway
   // says the subscription is live (what was decided before it), and then polled every second only while it does not
   // work (every 30 s otherwise, as a safety net).

@@ -1,4 +1,4 @@
-import { useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import {
   type ActionResult,
   client,
@@ -64,14 +64,37 @@ async function deliveriesOf(id: string) {
   return result.data?.webhookDeliveries?.deliveries ?? [];
 }
 
-/** The one-time banner of a new or rotated secret. */
-function SecretBanner({ result, hide }: { result: ActionResult; hide: () => void }) {
+/** A signing secret shown once: the endpoint's id and URL, and whether it is a new endpoint's or a rotated one. */
+interface ShownSecret {
+  result: ActionResult;
+  url: string;
+  rotated: boolean;
+}
+
+/** The one-time banner of a new or rotated secret, naming its endpoint. */
+function SecretBanner({
+  shown,
+  hide,
+  focusRef,
+}: {
+  shown: ShownSecret;
+  hide: () => void;
+  focusRef?: React.Ref<HTMLDivElement> | undefined;
+}) {
+  const what = shown.rotated ? 'New signing secret' : 'Signing secret';
   return (
-    <div className="issued" role="status" aria-label="New webhook secret">
+    <div
+      className="issued"
+      role="status"
+      tabIndex={-1}
+      ref={focusRef}
+      aria-label={`New webhook secret of ${shown.url}`}
+    >
       <p>
-        Signing secret of the endpoint, shown this once: <code data-testid="webhook-secret">{result.secret}</code>
+        {what} of <code className="name">{shown.url}</code>, shown this once:{' '}
+        <code data-testid="webhook-secret">{shown.result.secret}</code>
       </p>
-      <CopyButton value={result.secret ?? ''} label="Copy secret" />{' '}
+      <CopyButton value={shown.result.secret ?? ''} label="Copy secret" />{' '}
       <button type="button" className="secondary" onClick={hide}>
         Done, hide it
       </button>
@@ -151,9 +174,20 @@ function Deliveries({ endpoint, write }: { endpoint: WebhookEndpoint; write: boo
 /** A game's webhook endpoints: create, test, rotate, disable, delete; each endpoint's deliveries. */
 export function WebhooksSection({ gameId, write }: { gameId: string; write: boolean }) {
   const [nudge, setNudge] = useState(0);
-  const [secret, setSecret] = useState<ActionResult | undefined>();
+  // Every secret shown and not hidden yet, newest first: a second endpoint (or a rotation) never replaces the banner
+  // of a first secret nobody has copied yet.
+  const [secrets, setSecrets] = useState<ShownSecret[]>([]);
   const endpoints = usePoll(() => endpointsOf(gameId), `${gameId}/${nudge}`, 5000);
   const reload = () => setNudge((n) => n + 1);
+  const showSecret = (shown: ShownSecret) =>
+    setSecrets((all) => [shown, ...all.filter((s) => s.result.secret !== shown.result.secret)]);
+  const hideSecrets = (endpointId: string) => setSecrets((all) => all.filter((s) => s.result.id !== endpointId));
+  const bannerRef = useRef<HTMLDivElement>(null);
+  const newest = secrets[0]?.result.secret;
+  // A new secret's banner takes the focus: it is what the action opened.
+  useEffect(() => {
+    if (newest) bannerRef.current?.focus();
+  }, [newest]);
   return (
     <Section title="Webhooks">
       <p className="hint">
@@ -161,7 +195,20 @@ export function WebhooksSection({ gameId, write }: { gameId: string; write: bool
         Standard Webhooks specification, and retried for 24 hours until it answers 2xx within 15 s (the same webhook-id
         every time).
       </p>
-      {secret && <SecretBanner result={secret} hide={() => setSecret(undefined)} />}
+      {secrets.length > 1 && (
+        <p className="banner banner-warn" data-testid="webhook-secrets-unhidden">
+          {secrets.length} signing secrets are shown below and not hidden yet: copy each one before you hide it, it is
+          not shown again.
+        </p>
+      )}
+      {secrets.map((shown, index) => (
+        <SecretBanner
+          key={shown.result.secret}
+          shown={shown}
+          focusRef={index === 0 ? bannerRef : undefined}
+          hide={() => setSecrets((all) => all.filter((s) => s !== shown))}
+        />
+      ))}
       {endpoints.error && <FailureAlert failure={endpoints.error} />}
       {endpoints.value && endpoints.value.length === 0 && <p className="empty">No webhook endpoints yet.</p>}
       {(endpoints.value ?? []).map((endpoint) => (
@@ -213,7 +260,11 @@ export function WebhooksSection({ gameId, write }: { gameId: string; write: bool
                   body: 'Messages are signed with the new secret from now on; the old one stops verifying.',
                   confirmLabel: 'Rotate secret',
                 })}
-                onDone={(result) => setSecret(result)}
+                onDone={(result) => {
+                  // The old secret's banner (if still shown) is of no use any more: the new one replaces it.
+                  hideSecrets(endpoint.id);
+                  showSecret({ result, url: endpoint.url, rotated: true });
+                }}
               />{' '}
               <ActionForm
                 compact
@@ -228,7 +279,10 @@ export function WebhooksSection({ gameId, write }: { gameId: string; write: bool
                   body: 'No more messages are sent to it, and its deliveries are deleted with it.',
                   confirmLabel: 'Delete endpoint',
                 })}
-                onDone={reload}
+                onDone={() => {
+                  hideSecrets(endpoint.id);
+                  reload();
+                }}
               />
             </div>
           )}
@@ -256,8 +310,8 @@ export function WebhooksSection({ gameId, write }: { gameId: string; write: bool
               url: input.url,
               eventTypes: EVENT_TYPES.filter((type) => input[type] === true),
             })}
-            onDone={(result) => {
-              setSecret(result);
+            onDone={(result, input) => {
+              showSecret({ result, url: String(input.url), rotated: false });
               reload();
             }}
           />
