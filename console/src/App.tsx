@@ -1,5 +1,5 @@
 import { useQuery } from '@apollo/client/react';
-import { type FormEvent, lazy, Suspense, useEffect, useId, useRef, useState } from 'react';
+import { type FormEvent, Suspense, useEffect, useId, useRef, useState } from 'react';
 import {
   ACCESS,
   client,
@@ -20,17 +20,18 @@ import {
   type SignInConfig,
 } from './auth.ts';
 import { FailureAlert, FailureText, useTitle } from './components.tsx';
+import { lazyPage, PageBoundary } from './page-loading.tsx';
 import { OrganizationPage, ProjectPage } from './pages/Organization.tsx';
 import { Overview } from './pages/Overview.tsx';
 import { SearchBox } from './SearchBox.tsx';
 import { searchTextOf } from './search.ts';
 
-const GamePage = lazy(() => import('./pages/Game.tsx'));
-const RecordsPage = lazy(() => import('./pages/Records.tsx'));
-const SearchPage = lazy(() => import('./pages/objects/SearchPage.tsx'));
-const DecisionPage = lazy(() => import('./pages/objects/DecisionPage.tsx'));
-const PlayerPage = lazy(() => import('./pages/objects/PlayerPage.tsx'));
-const KeyPage = lazy(() => import('./pages/objects/KeyPage.tsx'));
+const GamePage = lazyPage(() => import('./pages/Game.tsx'));
+const RecordsPage = lazyPage(() => import('./pages/Records.tsx'));
+const SearchPage = lazyPage(() => import('./pages/objects/SearchPage.tsx'));
+const DecisionPage = lazyPage(() => import('./pages/objects/DecisionPage.tsx'));
+const PlayerPage = lazyPage(() => import('./pages/objects/PlayerPage.tsx'));
+const KeyPage = lazyPage(() => import('./pages/objects/KeyPage.tsx'));
 
 const readRoute = () => window.location.hash.replace(/^#\/?/, '').replace(/\?.*$/, '').split('/').filter(Boolean);
 
@@ -254,7 +255,9 @@ function Console({ email, onSignOut }: { email: string; onSignOut: () => void })
         <div className="content">
           <main id="main" tabIndex={-1}>
             {failure && <FailureAlert failure={failure} />}
-            <Suspense fallback={<p>Loading…</p>}>{page}</Suspense>
+            <PageBoundary resetKey={`${route[0] ?? ''}/${route[1] ?? ''}`}>
+              <Suspense fallback={<p>Loading…</p>}>{page}</Suspense>
+            </PageBoundary>
           </main>
           <footer>
             Sandbox test credit only: 1,000 credits = $1 of test value, and no real money moves. Amounts in dollars are
