@@ -21,6 +21,7 @@ import {
 } from './auth.ts';
 import { FailureAlert, FailureText, useTitle } from './components.tsx';
 import { lazyPage, PageBoundary } from './page-loading.tsx';
+import { activityFilterOf } from './pages/activity/filter.ts';
 import { OrganizationPage, ProjectPage } from './pages/Organization.tsx';
 import { Overview } from './pages/Overview.tsx';
 import { SearchBox } from './SearchBox.tsx';
@@ -32,6 +33,7 @@ const SearchPage = lazyPage(() => import('./pages/objects/SearchPage.tsx'));
 const DecisionPage = lazyPage(() => import('./pages/objects/DecisionPage.tsx'));
 const PlayerPage = lazyPage(() => import('./pages/objects/PlayerPage.tsx'));
 const KeyPage = lazyPage(() => import('./pages/objects/KeyPage.tsx'));
+const ActivityPage = lazyPage(() => import('./pages/activity/ActivityPage.tsx'));
 
 const readRoute = () => window.location.hash.replace(/^#\/?/, '').replace(/\?.*$/, '').split('/').filter(Boolean);
 
@@ -203,7 +205,16 @@ function Console({ email, onSignOut }: { email: string; onSignOut: () => void })
   let page: React.ReactNode = <p>Loading…</p>;
   if (snapshot) {
     const [kind, id] = route;
-    if (kind === 'org' && id) page = <OrganizationPage snapshot={snapshot} organizationId={id} reload={reload} />;
+    if (kind === 'org' && id && route[2] === 'activity')
+      page = (
+        <ActivityPage
+          key={window.location.hash}
+          snapshot={snapshot}
+          organizationId={id}
+          filter={activityFilterOf(window.location.hash)}
+        />
+      );
+    else if (kind === 'org' && id) page = <OrganizationPage snapshot={snapshot} organizationId={id} reload={reload} />;
     else if (kind === 'project' && id) page = <ProjectPage snapshot={snapshot} projectId={id} reload={reload} />;
     else if (kind === 'game' && id)
       page = <GamePage key={id} snapshot={snapshot} gameId={id} tab={route[2]} reload={reload} />;

@@ -17,6 +17,7 @@ export function lazyPage<P extends object>(load: () => Promise<{ default: Compon
   retries.add(() => {
     Current = lazy(load);
   });
+  // biome-ignore lint/correctness/noComponentHookFactories: called once per page at module level, as lazy() is
   return function Page(props: P) {
     return <Current {...props} />;
   };

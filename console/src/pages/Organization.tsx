@@ -45,7 +45,8 @@ export function OrganizationPage({
       <h1>Organization {org.name}</h1>
       <p>
         Your role: <strong>{org.role}</strong>.{' '}
-        {org.unlimitedFunding ? 'Unlimited funding.' : `Balance: ${creditsWithDollars(org.balanceCredits)}.`}
+        {org.unlimitedFunding ? 'Unlimited funding.' : `Balance: ${creditsWithDollars(org.balanceCredits)}.`}{' '}
+        <a href={`#/org/${org.id}/activity`}>Activity: who changed what</a>
       </p>
       {!org.joined && (
         <div className="banner banner-warn" data-testid="not-joined">
