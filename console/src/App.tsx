@@ -1,13 +1,15 @@
 import { useQuery } from '@apollo/client/react';
-import { type FormEvent, Suspense, useEffect, useId, useRef, useState } from 'react';
+import { type FormEvent, Suspense, useEffect, useId, useRef, useState, useSyncExternalStore } from 'react';
 import {
   ACCESS,
   client,
   failureOf,
+  onConnectivity,
   onSessionEnded,
   type ServerFailure,
   SNAPSHOT,
   type Snapshot,
+  serviceUnreachableSince,
   setSessionToken,
 } from './api.ts';
 import {
@@ -111,6 +113,43 @@ function SignIn({
       )}
       {failure && <FailureAlert failure={failure} />}
     </main>
+  );
+}
+
+/** How often the console asks the service again while it does not answer. */
+const PROBE_MS = 5000;
+
+/**
+ * The console-wide notice while the service does not answer (any page's request failed to reach it): since when, and
+ * that what the page shows was read before. The service is asked again every few seconds (the access query, the
+ * cheapest); once it answers the notice goes and `onBack` reads the snapshot again.
+ */
+function ConnectionNotice({ onBack }: { onBack: () => void }) {
+  const since = useSyncExternalStore(onConnectivity, serviceUnreachableSince);
+  const wasDown = useRef(false);
+  const back = useRef(onBack);
+  back.current = onBack;
+  useEffect(() => {
+    if (since === undefined) {
+      if (wasDown.current) back.current();
+      wasDown.current = false;
+      return;
+    }
+    wasDown.current = true;
+    const timer = setInterval(() => {
+      void client.query({ query: ACCESS, fetchPolicy: 'network-only' }).catch(() => undefined);
+    }, PROBE_MS);
+    return () => clearInterval(timer);
+  }, [since]);
+  if (since === undefined) return null;
+  return (
+    <div className="banner banner-bad connection-notice" role="alert" data-testid="service-unreachable">
+      <p>
+        <strong>The service cannot be reached</strong> (since {new Date(since).toLocaleTimeString()}). What this page
+        shows was read before and may be out of date; actions cannot be sent. The console keeps trying and reads
+        everything again once the service answers.
+      </p>
+    </div>
   );
 }
 
@@ -265,6 +304,7 @@ function Console({ email, onSignOut }: { email: string; onSignOut: () => void })
         </div>
         <div className="content">
           <main id="main" tabIndex={-1}>
+            <ConnectionNotice onBack={reload} />
             {failure && <FailureAlert failure={failure} />}
             <PageBoundary resetKey={`${route[0] ?? ''}/${route[1] ?? ''}`}>
               <Suspense fallback={<p>Loading…</p>}>{page}</Suspense>

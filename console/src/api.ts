@@ -37,12 +37,46 @@ export function onSessionEnded(listener: SessionEndedListener): () => void {
   };
 }
 
+// Whether the service answers, from every request the console makes: since when it has not (a refused or dropped
+// connection, or a 502/503/504: the gateway or what is behind it down), or undefined while it answers. The console
+// shows one notice for all pages from it (App.tsx), so that data read before is not taken for current.
+let unreachableSince: number | undefined;
+const connectivityListeners = new Set<() => void>();
+
+function markReachable(reachable: boolean): void {
+  const next = reachable ? undefined : (unreachableSince ?? Date.now());
+  if (next === unreachableSince) return;
+  unreachableSince = next;
+  for (const listener of [...connectivityListeners]) listener();
+}
+
+/** Since when the service has not answered (Date.now()), or undefined while it answers. */
+export const serviceUnreachableSince = () => unreachableSince;
+
+/** Calls `listener` whenever the service stops or starts answering; returns the unsubscribe. */
+export function onConnectivity(listener: () => void): () => void {
+  connectivityListeners.add(listener);
+  return () => {
+    connectivityListeners.delete(listener);
+  };
+}
+
+const UNAVAILABLE_STATUSES = new Set([502, 503, 504]);
+
 const httpLink = new HttpLink({
   uri: GRAPHQL_PATH,
-  fetch: (input, init) => {
+  fetch: async (input, init) => {
     const headers = new Headers(init?.headers);
     if (sessionToken) headers.set('Authorization', `Bearer ${sessionToken}`);
-    return fetch(input, { ...init, headers });
+    try {
+      const response = await fetch(input, { ...init, headers });
+      markReachable(!UNAVAILABLE_STATUSES.has(response.status));
+      return response;
+    } catch (error) {
+      // A request the console itself cancelled says nothing about the service.
+      if (!(error instanceof DOMException && error.name === 'AbortError')) markReachable(false);
+      throw error;
+    }
   },
 });
 

@@ -1,8 +1,9 @@
 // The console while its server cannot be reached, in a real browser (Debian's Chromium driven by playwright-core)
 // against the whole service on real PostgreSQL and NATS, at 1280 px and at 390 px: a page whose code (a lazily
 // loaded chunk) fails to load shows a message with "Reload" instead of a white console, and comes back by itself
-// once the chunk is served again; "Reload" brings it back too. Each failure state: no sideways scroll, axe-core
-// without any violation, a screenshot.
+// once the chunk is served again; "Reload" brings it back too. Requests that do not reach the service put up one
+// notice on every page, which goes by itself once the service answers. Each failure state: no sideways scroll,
+// axe-core without any violation, a screenshot.
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { axeViolations, launchChromium, SCREENSHOTS, WAIT } from '../support/browser.ts';
 import { type Developer, developer, world } from '../support/console.ts';
@@ -103,5 +104,33 @@ describe.each([
     await alert.getByRole('button', { name: 'Reload' }).click();
     await page.getByRole('heading', { name: 'Records', level: 1 }).waitFor(WAIT);
     expect(await alert.count()).toBe(0);
+  }, 90_000);
+
+  test('requests that cannot reach the service put up one notice on every page, gone once it answers', async () => {
+    const w = await world(system, owner.token);
+    const page = await signedIn(owner, viewport);
+    let down = false;
+    await page.route('**/graphql', (route) => (down ? route.abort('connectionrefused') : route.continue()));
+    await go(page, `#/org/${w.organizationId}`);
+    await page.getByRole('heading', { name: 'Organization Org', level: 1 }).waitFor(WAIT);
+    const notice = page.getByTestId('service-unreachable');
+    expect(await notice.count()).toBe(0);
+
+    // Down: the next request (Records reads a page) fails, and the notice says so with its time.
+    down = true;
+    await go(page, '#/records');
+    await notice.waitFor(WAIT);
+    expect(await notice.innerText()).toMatch(/^The service cannot be reached \(since \S.*\)\. What this page shows/);
+    expect(await notice.getAttribute('role')).toBe('alert');
+    // Console-wide: another page, which asks nothing itself, still carries it.
+    await go(page, `#/org/${w.organizationId}`);
+    await page.getByRole('heading', { name: 'Organization Org', level: 1 }).waitFor(WAIT);
+    await notice.waitFor(WAIT);
+    await checkPage(page, shot('service-unreachable'));
+
+    // Back: the console's own probe finds the service again; the notice goes without a reload.
+    down = false;
+    await notice.waitFor({ state: 'detached', timeout: 20_000 });
+    await page.getByRole('heading', { name: 'Organization Org', level: 1 }).waitFor(WAIT);
   }, 90_000);
 });
