@@ -255,4 +255,60 @@ describe.each([
     await players.getByRole('row', { name: /test-player-1 test account/ }).waitFor(WAIT);
     await checkPage(page, 'Game Game: Players', shot('game-test-player'));
   }, 120_000);
+
+  test('long names never scroll the page sideways; members fit a phone; adding one says what happens next', async () => {
+    const longName = `Long${'w'.repeat(96)}`;
+    const organizationId = (await ok(system, owner.token, { type: 'createOrganization', name: longName })).id;
+    await ok(system, owner.token, { type: 'fundOrganization', organizationId, amountCredits: 1000 });
+    const projectId = (
+      await ok(system, owner.token, { type: 'createProject', organizationId, name: longName, maxPayoutCredits: 1000 })
+    ).id;
+    const gameId = (
+      await ok(system, owner.token, {
+        type: 'createGame',
+        projectId,
+        name: longName,
+        platform: 'web',
+        maxPayoutCredits: 1000,
+        dailyPlayerCapCredits: 100,
+      })
+    ).id;
+    await ok(system, owner.token, { type: 'createRule', gameId, eventType: `e.${'r'.repeat(40)}`, rewardCredits: 5 });
+    await ok(system, owner.token, { type: 'issueKey', gameId, kind: 'secret', name: longName });
+    await addMember(system, owner.token, organizationId, adminDev, 'admin');
+    const page = await signedIn(owner, viewport);
+    for (const [hash, title, name] of [
+      [`#/org/${organizationId}`, `Organization ${longName}`, 'organization'],
+      [`#/project/${projectId}`, `Project ${longName}`, 'project'],
+      [`#/game/${gameId}`, `Game ${longName}`, 'game'],
+      [`#/game/${gameId}/rules`, `Game ${longName}: Rules`, 'rules'],
+      [`#/game/${gameId}/keys`, `Game ${longName}: Keys`, 'keys'],
+      [`#/org/${organizationId}/activity`, `Activity of ${longName}`, 'activity'],
+    ] as const) {
+      await go(page, hash);
+      await page.getByRole('heading', { level: 1 }).first().waitFor(WAIT);
+      await until('the page titled', async () => (await page.title()).startsWith(title), WAIT.timeout);
+      await checkPage(page, title, shot(`long-name-${name}`));
+    }
+
+    // Members: every member's actions within the screen's width, and what happens next after adding one.
+    await go(page, `#/org/${organizationId}`);
+    const members = page.getByRole('table', { name: 'Members' });
+    await members.waitFor(WAIT);
+    const innerWidth = await page.evaluate(() => (globalThis as any).innerWidth as number);
+    for (const name of ['Change role', 'Remove']) {
+      const box = await members.getByRole('button', { name, exact: true }).first().boundingBox();
+      expect(box).not.toBeNull();
+      expect(box!.x + box!.width).toBeLessThanOrEqual(innerWidth);
+    }
+    await page.getByRole('button', { name: 'Invite a member', exact: true }).click();
+    const invite = page.getByRole('form', { name: 'Invite a member' });
+    await invite.getByLabel('E-mail (development sign-in) or identity user id').fill(viewer.email);
+    await invite.getByRole('button', { name: 'Add member' }).click();
+    const added = page.getByTestId('member-added');
+    await added.waitFor(WAIT);
+    expect(await added.innerText()).toContain(`${viewer.email} is added as viewer.`);
+    expect(await added.innerText()).toContain('until they sign in and accept the membership');
+    await checkPage(page, `Organization ${longName}`, shot('member-added'));
+  }, 120_000);
 });
