@@ -127,7 +127,7 @@ describe.each([
     const delivery = page.locator('details.delivery').filter({ hasText: 'webhook.test' });
     await delivery
       .locator('summary')
-      .filter({ hasText: /^delivered webhook\.test .* 1 attempt\(s\) · last: 200 in/ })
+      .filter({ hasText: /^delivered webhook\.test .* 1 attempt · last: 200 in/ })
       .waitFor(WAIT);
     await delivery.locator('summary').click();
     await delivery.getByText(first!.id).waitFor(WAIT);
@@ -225,6 +225,35 @@ describe.each([
     expect(await secretOf(urls[1]!)).toBe(secrets[1]);
     expect(await page.getByTestId('webhook-secrets-unhidden').count()).toBe(0);
   }, 120_000);
+
+  test('a test message not sent yet says why: the endpoint is disabled', async () => {
+    const w = await world(system, owner.token);
+    const receiver = new WebhookReceiver();
+    receivers.push(receiver);
+    const url = await receiver.start(0);
+    const created = await ok(system, owner.token, {
+      type: 'createWebhookEndpoint',
+      gameId: w.gameId,
+      url,
+      eventTypes: ['decision.accepted'],
+    });
+    await ok(system, owner.token, { type: 'updateWebhookEndpoint', webhookEndpointId: created.id, enabled: false });
+    await ok(system, owner.token, { type: 'sendTestWebhook', webhookEndpointId: created.id });
+    const page = await signedIn(owner, viewport);
+    await openTab(page, w.gameId);
+    const summary = page.locator('details.delivery summary').filter({ hasText: 'webhook.test' });
+    await summary.waitFor(WAIT);
+    expect(await summary.innerText()).toMatch(
+      /^pending webhook\.test · .* · not sent yet: the endpoint is disabled, it is sent once enabled$/,
+    );
+    expect(await summary.innerText()).not.toContain('0 attempt');
+    await checkPage(page, shot('webhooks-not-sent'));
+    // Enabled: it goes, and says so.
+    receiver.secret = created.secret!;
+    await action(page, `Enable ${url}`, 'Enable').click();
+    await until('the test message received', async () => receiver.received.length === 1, 20_000);
+    await summary.filter({ hasText: /^delivered webhook\.test .* 1 attempt · last: 200 in/ }).waitFor(WAIT);
+  }, 90_000);
 
   test('a viewer sees the endpoints and their deliveries, and no action', async () => {
     const w = await world(system, owner.token);

@@ -102,6 +102,18 @@ function SecretBanner({
   );
 }
 
+/**
+ * How far a delivery got: its attempts, or, before the first one, why it waits (the endpoint disabled: until it is
+ * enabled; else its turn, with when it is due).
+ */
+export function attemptsText(delivery: WebhookDelivery, endpoint: WebhookEndpoint): string {
+  const count = delivery.attempts.length;
+  if (count > 0) return `${count} ${count === 1 ? 'attempt' : 'attempts'}`;
+  if (delivery.state !== 'pending') return 'no attempt';
+  if (!endpoint.enabled) return 'not sent yet: the endpoint is disabled, it is sent once enabled';
+  return `not sent yet: waiting for its turn${delivery.nextAttemptAt ? `, due ${time(delivery.nextAttemptAt)}` : ''}`;
+}
+
 /** An endpoint's recent deliveries with their attempts, the payload as the receiver got it, and redeliver. */
 function Deliveries({ endpoint, write }: { endpoint: WebhookEndpoint; write: boolean }) {
   const [nudge, setNudge] = useState(0);
@@ -116,7 +128,7 @@ function Deliveries({ endpoint, write }: { endpoint: WebhookEndpoint; write: boo
           <details key={delivery.id} className="delivery">
             <summary>
               <span className={`state state-${delivery.state}`}>{delivery.state}</span> {delivery.eventType} ·{' '}
-              {time(delivery.createdAt)} · {delivery.attempts.length} attempt(s)
+              {time(delivery.createdAt)} · {attemptsText(delivery, endpoint)}
               {last ? ` · last: ${last.statusCode ?? last.error} in ${last.latencyMs} ms` : ''}
             </summary>
             <p>
