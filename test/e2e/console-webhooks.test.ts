@@ -255,6 +255,51 @@ describe.each([
     await summary.filter({ hasText: /^delivered webhook\.test .* 1 attempt · last: 200 in/ }).waitFor(WAIT);
   }, 90_000);
 
+  test("an endpoint's URL and event types are edited; its deliveries are paged", async () => {
+    const w = await world(system, owner.token);
+    const first = new WebhookReceiver();
+    const second = new WebhookReceiver();
+    receivers.push(first, second);
+    const [url, moved] = [await first.start(0), await second.start(0)];
+    const created = await ok(system, owner.token, {
+      type: 'createWebhookEndpoint',
+      gameId: w.gameId,
+      url,
+      eventTypes: ['decision.accepted'],
+    });
+    // 25 test messages held back by a disabled endpoint: more than a page of 20.
+    await ok(system, owner.token, { type: 'updateWebhookEndpoint', webhookEndpointId: created.id, enabled: false });
+    for (let i = 0; i < 25; i++)
+      await ok(system, owner.token, { type: 'sendTestWebhook', webhookEndpointId: created.id });
+    const page = await signedIn(owner, viewport);
+    await openTab(page, w.gameId);
+    const summaries = page.locator('details.delivery');
+    await until('a page of deliveries', async () => (await summaries.count()) === 20, 20_000);
+    expect(await page.getByTestId('deliveries-shown').innerText()).toBe(
+      '20 deliveries shown, newest first; older ones follow.',
+    );
+    await page.getByRole('button', { name: 'Older deliveries' }).click();
+    await until('every delivery', async () => (await summaries.count()) === 25, 20_000);
+    expect(await page.getByTestId('deliveries-shown').innerText()).toBe('25 deliveries shown, newest first.');
+    expect(await page.getByRole('button', { name: 'Older deliveries' }).count()).toBe(0);
+    const ids = await summaries.evaluateAll((all) => all.map((d: any) => d.textContent as string));
+    expect(new Set(ids).size).toBe(25);
+
+    // Edit: another URL and other event types; the list says so.
+    await page.getByRole('button', { name: 'Edit URL and event types' }).click();
+    const edit = page.getByRole('form', { name: `Edit ${url}` });
+    expect(await edit.getByLabel('URL').inputValue()).toBe(url);
+    expect(await edit.getByLabel('decision.accepted').isChecked()).toBe(true);
+    expect(await edit.getByLabel('game.paused').isChecked()).toBe(false);
+    await edit.getByLabel('URL').fill(moved);
+    await edit.getByLabel('game.paused').check();
+    await checkPage(page, shot('webhooks-edit'));
+    await edit.getByRole('button', { name: 'Save endpoint' }).click();
+    await page.getByRole('heading', { name: moved, exact: true }).waitFor(WAIT);
+    await page.getByText('decision.accepted, game.paused · disabled (').waitFor(WAIT);
+    expect(await page.getByRole('heading', { name: url, exact: true }).count()).toBe(0);
+  }, 120_000);
+
   test('a viewer sees the endpoints and their deliveries, and no action', async () => {
     const w = await world(system, owner.token);
     await addMember(system, owner.token, w.organizationId, viewer, 'viewer');

@@ -2,6 +2,8 @@ import { useEffect, useRef, useState } from 'react';
 import {
   type ActionResult,
   client,
+  failureOf,
+  type ServerFailure,
   WEBHOOK_DELIVERIES,
   WEBHOOK_ENDPOINTS,
   type WebhookDelivery,
@@ -56,12 +58,18 @@ async function endpointsOf(gameId: string) {
   return result.data?.webhookEndpoints ?? [];
 }
 
-async function deliveriesOf(id: string) {
+const DELIVERIES_PAGE = 20;
+
+/** One page of an endpoint's deliveries, newest first, and the cursor of the next (older) one. */
+async function deliveriesOf(id: string, after?: string) {
   const result = await client.query<{
     webhookDeliveries: { deliveries: WebhookDelivery[]; nextCursor: string | null } | null;
-  }>({ query: WEBHOOK_DELIVERIES, variables: { id, first: 20 }, fetchPolicy: 'network-only' });
+  }>({ query: WEBHOOK_DELIVERIES, variables: { id, first: DELIVERIES_PAGE, after }, fetchPolicy: 'network-only' });
   if (result.error) throw result.error;
-  return result.data?.webhookDeliveries?.deliveries ?? [];
+  return {
+    deliveries: result.data?.webhookDeliveries?.deliveries ?? [],
+    nextCursor: result.data?.webhookDeliveries?.nextCursor ?? null,
+  };
 }
 
 /** A signing secret shown once: the endpoint's id and URL, and whether it is a new endpoint's or a rotated one. */
@@ -118,11 +126,41 @@ export function attemptsText(delivery: WebhookDelivery, endpoint: WebhookEndpoin
 function Deliveries({ endpoint, write }: { endpoint: WebhookEndpoint; write: boolean }) {
   const [nudge, setNudge] = useState(0);
   const page = usePoll(() => deliveriesOf(endpoint.id), `${endpoint.id}/${nudge}`, 3000);
+  // Older pages loaded with "Older deliveries" (the newest page keeps being read every 3 s above them).
+  const [older, setOlder] = useState<{ deliveries: WebhookDelivery[]; nextCursor: string | null } | undefined>();
+  const [loadingOlder, setLoadingOlder] = useState(false);
+  const [olderFailure, setOlderFailure] = useState<ServerFailure | undefined>();
+  const newest = page.value?.deliveries ?? [];
+  const seen = new Set(newest.map((d) => d.id));
+  const shown = [...newest, ...(older?.deliveries ?? []).filter((d) => !seen.has(d.id))];
+  const nextCursor = older ? older.nextCursor : (page.value?.nextCursor ?? null);
+  const loadOlder = async () => {
+    if (!nextCursor) return;
+    setLoadingOlder(true);
+    try {
+      const next = await deliveriesOf(endpoint.id, nextCursor);
+      setOlder((before) => ({
+        deliveries: [...(before?.deliveries ?? []), ...next.deliveries],
+        nextCursor: next.nextCursor,
+      }));
+      setOlderFailure(undefined);
+    } catch (failure) {
+      setOlderFailure(failureOf(failure));
+    } finally {
+      setLoadingOlder(false);
+    }
+  };
   return (
     <>
       {page.error && <FailureAlert failure={page.error} />}
-      {page.value && page.value.length === 0 && <p className="empty">No deliveries yet: send a test message.</p>}
-      {(page.value ?? []).map((delivery) => {
+      {page.value && shown.length === 0 && <p className="empty">No deliveries yet: send a test message.</p>}
+      {shown.length > 0 && (
+        <p className="hint" data-testid="deliveries-shown">
+          {shown.length} {shown.length === 1 ? 'delivery' : 'deliveries'} shown, newest first
+          {nextCursor ? '; older ones follow' : ''}.
+        </p>
+      )}
+      {shown.map((delivery) => {
         const last = delivery.attempts.at(-1);
         return (
           <details key={delivery.id} className="delivery">
@@ -179,6 +217,12 @@ function Deliveries({ endpoint, write }: { endpoint: WebhookEndpoint; write: boo
           </details>
         );
       })}
+      {olderFailure && <FailureAlert failure={olderFailure} />}
+      {nextCursor && (
+        <button type="button" className="secondary" disabled={loadingOlder} onClick={() => void loadOlder()}>
+          Older deliveries
+        </button>
+      )}
     </>
   );
 }
@@ -260,6 +304,35 @@ export function WebhooksSection({ gameId, write }: { gameId: string; write: bool
                 fields={[]}
                 onDone={reload}
               />{' '}
+              <Reveal label="Edit URL and event types">
+                <ActionForm
+                  action="updateWebhookEndpoint"
+                  title={`Edit ${endpoint.url}`}
+                  submitLabel="Save endpoint"
+                  fixed={{ webhookEndpointId: endpoint.id }}
+                  fields={[
+                    {
+                      name: 'url',
+                      label: 'URL',
+                      kind: 'text',
+                      initial: endpoint.url,
+                      rule: 'Enter the receiver’s URL, starting with https:// (or http:// where private addresses are allowed).',
+                    },
+                    ...EVENT_TYPES.map((type) => ({
+                      name: type,
+                      label: type,
+                      kind: 'checkbox' as const,
+                      initial: endpoint.eventTypes.includes(type),
+                    })),
+                  ]}
+                  transform={async (input) => ({
+                    webhookEndpointId: input.webhookEndpointId,
+                    url: input.url,
+                    eventTypes: EVENT_TYPES.filter((type) => input[type] === true),
+                  })}
+                  onDone={reload}
+                />
+              </Reveal>{' '}
               <ActionForm
                 compact
                 action="rotateWebhookSecret"
