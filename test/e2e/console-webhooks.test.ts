@@ -291,6 +291,10 @@ describe.each([
     expect(await edit.getByLabel('URL').inputValue()).toBe(url);
     expect(await edit.getByLabel('decision.accepted').isChecked()).toBe(true);
     expect(await edit.getByLabel('game.paused').isChecked()).toBe(false);
+    // A URL without its scheme: the sentence says what is needed, nothing changes.
+    await edit.getByLabel('URL').fill('example.com/hooks');
+    await edit.getByRole('button', { name: 'Save endpoint' }).click();
+    await edit.getByRole('alert').filter({ hasText: 'whole URL, scheme included: https://' }).waitFor(WAIT);
     await edit.getByLabel('URL').fill(moved);
     await edit.getByLabel('game.paused').check();
     await checkPage(page, shot('webhooks-edit'));

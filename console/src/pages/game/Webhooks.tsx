@@ -21,6 +21,11 @@ const EVENT_TYPES = [
   'game.resumed',
 ];
 
+// What a refused URL needs, whatever the refusal (no scheme, http:// or a private address where not allowed).
+const URL_RULE =
+  'Enter the receiver’s whole URL, scheme included: https://… to a public address (http:// and private ' +
+  'addresses only where this service allows them, as on the development default).';
+
 const time = (value: string | null) => (value ? new Date(value).toLocaleString() : '');
 
 const VERIFY_SNIPPETS: Array<[string, string]> = [
@@ -316,7 +321,7 @@ export function WebhooksSection({ gameId, write }: { gameId: string; write: bool
                       label: 'URL',
                       kind: 'text',
                       initial: endpoint.url,
-                      rule: 'Enter the receiver’s URL, starting with https:// (or http:// where private addresses are allowed).',
+                      rule: URL_RULE,
                     },
                     ...EVENT_TYPES.map((type) => ({
                       name: type,
@@ -386,7 +391,7 @@ export function WebhooksSection({ gameId, write }: { gameId: string; write: bool
                 name: 'url',
                 label: 'URL',
                 kind: 'text',
-                rule: 'Enter an https:// URL of a public address.',
+                rule: URL_RULE,
               },
               ...EVENT_TYPES.map((type) => ({ name: type, label: type, kind: 'checkbox' as const, initial: true })),
             ]}
