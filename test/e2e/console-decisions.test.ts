@@ -316,7 +316,9 @@ test("the search's export: the game's matching decisions in its window, oldest f
     return { name: download.suggestedFilename(), text: readFileSync(await download.path(), 'utf8') };
   };
   const csv = await save('Export CSV');
-  expect(csv.name).toMatch(new RegExp(`^decisions-${w.gameId.slice(0, 8)}-\\d{4}-\\d{2}-\\d{2}\\.csv$`));
+  expect(csv.name).toMatch(
+    new RegExp(`^decisions-${w.gameId.slice(0, 8)}-\\d{4}-\\d{2}-\\d{2}T\\d{4}-to-\\d{4}-\\d{2}-\\d{2}T\\d{4}\\.csv$`),
+  );
   const rows = csv.text.split('\r\n');
   expect(rows[0]).toBe(
     'id,eventId,gameId,organizationId,playerId,eventType,occurredAt,status,reason,rewardCredits,createdAt,gameTime,externalPlayerId',
