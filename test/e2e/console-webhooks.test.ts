@@ -134,6 +134,11 @@ describe.each([
     const attempts = delivery.getByRole('table', { name: `Attempts of ${first!.id}` });
     await attempts.getByRole('cell', { name: 'answered 200' }).waitFor(WAIT);
     expect(await delivery.locator('pre.payload').innerText()).toBe(first!.body);
+    // The same payload indented for reading, behind its own disclosure.
+    await delivery.getByRole('button', { name: 'Payload formatted' }).click();
+    expect(await delivery.getByTestId('payload-formatted').innerText()).toBe(
+      JSON.stringify(JSON.parse(first!.body), null, 2),
+    );
     await checkPage(page, shot('webhooks-delivery'));
 
     // Redeliver: the same webhook-id again, a second attempt in the table.

@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState } from 'react';
+import { useEffect, useId, useRef, useState } from 'react';
 import {
   type ActionResult,
   client,
@@ -115,6 +115,39 @@ function SecretBanner({
   );
 }
 
+/** A payload as indented JSON, for reading (the raw bytes above stay what the signature covers). */
+function formatted(payload: string): string | undefined {
+  try {
+    return JSON.stringify(JSON.parse(payload), null, 2);
+  } catch {
+    return undefined;
+  }
+}
+
+/** "Payload formatted": the payload indented, shown on demand (a button, as the delivery is itself a disclosure). */
+function FormattedPayload({ payload }: { payload: string }) {
+  const [open, setOpen] = useState(false);
+  const id = useId();
+  const text = formatted(payload);
+  if (!text) return null;
+  return (
+    <>
+      <button
+        type="button"
+        className="link-button"
+        aria-expanded={open}
+        aria-controls={id}
+        onClick={() => setOpen(!open)}
+      >
+        Payload formatted
+      </button>
+      <pre id={id} hidden={!open} data-testid="payload-formatted">
+        {text}
+      </pre>
+    </>
+  );
+}
+
 /**
  * How far a delivery got: its attempts, or, before the first one, why it waits (the endpoint disabled: until it is
  * enabled; else its turn, with when it is due).
@@ -180,6 +213,7 @@ function Deliveries({ endpoint, write }: { endpoint: WebhookEndpoint; write: boo
             </p>
             <p>Payload as the receiver got it:</p>
             <pre className="payload">{delivery.payload}</pre>
+            <FormattedPayload payload={delivery.payload} />
             {delivery.attempts.length > 0 && (
               <TableBox label="Attempts">
                 <table className="stack" aria-label={`Attempts of ${delivery.id}`}>
