@@ -159,6 +159,18 @@ test('at 1280 px: a shared search, filters, pages both ways, back and forward, t
   await page.getByRole('button', { name: 'Older page' }).click();
   await expectShown(page, rejected.slice(25));
   expect(query(page).get('after')).toBeTruthy();
+  // The new page is read from its top: the summary above the table has the focus and is in view.
+  const top = await page.evaluate(() => {
+    const active = (globalThis as any).document.activeElement;
+    return {
+      focused: active?.className as string,
+      top: active?.getBoundingClientRect().top as number,
+      height: (globalThis as any).innerHeight as number,
+    };
+  });
+  expect(top.focused).toBe('search-summary');
+  expect(top.top).toBeGreaterThanOrEqual(0);
+  expect(top.top).toBeLessThan(top.height);
   expect(await page.getByRole('button', { name: 'Older page' }).isDisabled()).toBe(true);
   await page.getByRole('button', { name: 'Newer page' }).click();
   await expectShown(page, rejected.slice(0, 25));
