@@ -1,13 +1,15 @@
 import { useQuery } from '@apollo/client/react';
-import { type FormEvent, lazy, Suspense, useEffect, useId, useRef, useState } from 'react';
+import { type FormEvent, Suspense, useEffect, useId, useRef, useState, useSyncExternalStore } from 'react';
 import {
   ACCESS,
   client,
   failureOf,
+  onConnectivity,
   onSessionEnded,
   type ServerFailure,
   SNAPSHOT,
   type Snapshot,
+  serviceUnreachableSince,
   setSessionToken,
 } from './api.ts';
 import {
@@ -20,17 +22,20 @@ import {
   type SignInConfig,
 } from './auth.ts';
 import { FailureAlert, FailureText, useTitle } from './components.tsx';
+import { lazyPage, PageBoundary } from './page-loading.tsx';
+import { activityFilterOf } from './pages/activity/filter.ts';
 import { OrganizationPage, ProjectPage } from './pages/Organization.tsx';
 import { Overview } from './pages/Overview.tsx';
 import { SearchBox } from './SearchBox.tsx';
 import { searchTextOf } from './search.ts';
 
-const GamePage = lazy(() => import('./pages/Game.tsx'));
-const RecordsPage = lazy(() => import('./pages/Records.tsx'));
-const SearchPage = lazy(() => import('./pages/objects/SearchPage.tsx'));
-const DecisionPage = lazy(() => import('./pages/objects/DecisionPage.tsx'));
-const PlayerPage = lazy(() => import('./pages/objects/PlayerPage.tsx'));
-const KeyPage = lazy(() => import('./pages/objects/KeyPage.tsx'));
+const GamePage = lazyPage(() => import('./pages/Game.tsx'));
+const RecordsPage = lazyPage(() => import('./pages/Records.tsx'));
+const SearchPage = lazyPage(() => import('./pages/objects/SearchPage.tsx'));
+const DecisionPage = lazyPage(() => import('./pages/objects/DecisionPage.tsx'));
+const PlayerPage = lazyPage(() => import('./pages/objects/PlayerPage.tsx'));
+const KeyPage = lazyPage(() => import('./pages/objects/KeyPage.tsx'));
+const ActivityPage = lazyPage(() => import('./pages/activity/ActivityPage.tsx'));
 
 const readRoute = () => window.location.hash.replace(/^#\/?/, '').replace(/\?.*$/, '').split('/').filter(Boolean);
 
@@ -108,6 +113,43 @@ function SignIn({
       )}
       {failure && <FailureAlert failure={failure} />}
     </main>
+  );
+}
+
+/** How often the console asks the service again while it does not answer. */
+const PROBE_MS = 5000;
+
+/**
+ * The console-wide notice while the service does not answer (any page's request failed to reach it): since when, and
+ * that what the page shows was read before. The service is asked again every few seconds (the access query, the
+ * cheapest); once it answers the notice goes and `onBack` reads the snapshot again.
+ */
+function ConnectionNotice({ onBack }: { onBack: () => void }) {
+  const since = useSyncExternalStore(onConnectivity, serviceUnreachableSince);
+  const wasDown = useRef(false);
+  const back = useRef(onBack);
+  back.current = onBack;
+  useEffect(() => {
+    if (since === undefined) {
+      if (wasDown.current) back.current();
+      wasDown.current = false;
+      return;
+    }
+    wasDown.current = true;
+    const timer = setInterval(() => {
+      void client.query({ query: ACCESS, fetchPolicy: 'network-only' }).catch(() => undefined);
+    }, PROBE_MS);
+    return () => clearInterval(timer);
+  }, [since]);
+  if (since === undefined) return null;
+  return (
+    <div className="banner banner-bad connection-notice" role="alert" data-testid="service-unreachable">
+      <p>
+        <strong>The service cannot be reached</strong> (since {new Date(since).toLocaleTimeString()}). What this page
+        shows was read before and may be out of date; actions cannot be sent. The console keeps trying and reads
+        everything again once the service answers.
+      </p>
+    </div>
   );
 }
 
@@ -202,7 +244,16 @@ function Console({ email, onSignOut }: { email: string; onSignOut: () => void })
   let page: React.ReactNode = <p>Loading…</p>;
   if (snapshot) {
     const [kind, id] = route;
-    if (kind === 'org' && id) page = <OrganizationPage snapshot={snapshot} organizationId={id} reload={reload} />;
+    if (kind === 'org' && id && route[2] === 'activity')
+      page = (
+        <ActivityPage
+          key={window.location.hash}
+          snapshot={snapshot}
+          organizationId={id}
+          filter={activityFilterOf(window.location.hash)}
+        />
+      );
+    else if (kind === 'org' && id) page = <OrganizationPage snapshot={snapshot} organizationId={id} reload={reload} />;
     else if (kind === 'project' && id) page = <ProjectPage snapshot={snapshot} projectId={id} reload={reload} />;
     else if (kind === 'game' && id)
       page = <GamePage key={id} snapshot={snapshot} gameId={id} tab={route[2]} reload={reload} />;
@@ -253,8 +304,11 @@ function Console({ email, onSignOut }: { email: string; onSignOut: () => void })
         </div>
         <div className="content">
           <main id="main" tabIndex={-1}>
+            <ConnectionNotice onBack={reload} />
             {failure && <FailureAlert failure={failure} />}
-            <Suspense fallback={<p>Loading…</p>}>{page}</Suspense>
+            <PageBoundary resetKey={`${route[0] ?? ''}/${route[1] ?? ''}`}>
+              <Suspense fallback={<p>Loading…</p>}>{page}</Suspense>
+            </PageBoundary>
           </main>
           <footer>
             Sandbox test credit only: 1,000 credits = $1 of test value, and no real money moves. Amounts in dollars are

@@ -37,12 +37,46 @@ export function onSessionEnded(listener: SessionEndedListener): () => void {
   };
 }
 
+// Whether the service answers, from every request the console makes: since when it has not (a refused or dropped
+// connection, or a 502/503/504: the gateway or what is behind it down), or undefined while it answers. The console
+// shows one notice for all pages from it (App.tsx), so that data read before is not taken for current.
+let unreachableSince: number | undefined;
+const connectivityListeners = new Set<() => void>();
+
+function markReachable(reachable: boolean): void {
+  const next = reachable ? undefined : (unreachableSince ?? Date.now());
+  if (next === unreachableSince) return;
+  unreachableSince = next;
+  for (const listener of [...connectivityListeners]) listener();
+}
+
+/** Since when the service has not answered (Date.now()), or undefined while it answers. */
+export const serviceUnreachableSince = () => unreachableSince;
+
+/** Calls `listener` whenever the service stops or starts answering; returns the unsubscribe. */
+export function onConnectivity(listener: () => void): () => void {
+  connectivityListeners.add(listener);
+  return () => {
+    connectivityListeners.delete(listener);
+  };
+}
+
+const UNAVAILABLE_STATUSES = new Set([502, 503, 504]);
+
 const httpLink = new HttpLink({
   uri: GRAPHQL_PATH,
-  fetch: (input, init) => {
+  fetch: async (input, init) => {
     const headers = new Headers(init?.headers);
     if (sessionToken) headers.set('Authorization', `Bearer ${sessionToken}`);
-    return fetch(input, { ...init, headers });
+    try {
+      const response = await fetch(input, { ...init, headers });
+      markReachable(!UNAVAILABLE_STATUSES.has(response.status));
+      return response;
+    } catch (error) {
+      // A request the console itself cancelled says nothing about the service.
+      if (!(error instanceof DOMException && error.name === 'AbortError')) markReachable(false);
+      throw error;
+    }
   },
 });
 
@@ -124,6 +158,8 @@ export interface Game {
   budgetCredits: number;
   spentCredits: number;
   dailyPlayerCapCredits: number;
+  /** The game's clock when the snapshot was read: real time plus advancedSeconds (advanceGameClock). */
+  clock: { now: string; advancedSeconds: number };
 }
 export interface Key {
   id: string;
@@ -172,7 +208,7 @@ export const SNAPSHOT = gql`
       projects { id organizationId name maxPayoutCredits budgetCredits spentCredits }
       games {
         id projectId organizationId name platform status maxPayoutCredits budgetCredits spentCredits
-        dailyPlayerCapCredits
+        dailyPlayerCapCredits clock { now advancedSeconds }
       }
       keys { id gameId kind name prefix publicKey createdAt revokedAt }
       rules { id gameId eventType rewardCredits active createdAt }
@@ -242,7 +278,7 @@ export const RECORDS = gql`
         node {
           id gameId organizationId createdAt
           ... on DeveloperEvent { eventId playerId eventType occurredAt status reason rewardCredits }
-          ... on DeveloperPlayer { externalPlayerId creditsUserId username linkedAt }
+          ... on DeveloperPlayer { externalPlayerId creditsUserId username linkedAt test }
         }
       }
       pageInfo { endCursor hasNextPage }
@@ -274,6 +310,8 @@ export interface PlayerRecord {
   creditsUserId: string | null;
   username: string | null;
   linkedAt: string | null;
+  /** Linked by createTestPlayer to a test account of the sandbox. */
+  test?: boolean;
 }
 export interface RecordsPage {
   records: {
@@ -416,3 +454,69 @@ export async function runAction(action: string, input: Record<string, unknown>):
 
 export const isFailure = (value: unknown): value is ServerFailure =>
   typeof value === 'object' && value !== null && 'code' in value && 'message' in value;
+
+export const AUDIT_LOG = gql`
+  query ConsoleAuditLog($organizationId: ID!, $filter: AuditFilter, $first: Int, $after: String) {
+    auditLog(organizationId: $organizationId, filter: $filter, first: $first, after: $after) {
+      edges {
+        node {
+          id organizationId projectId gameId action targetKind targetId changes requestId createdAt
+          actor { identityUserId email }
+        }
+      }
+      pageInfo { endCursor hasNextPage }
+    }
+  }
+`;
+
+/** One audit entry: a successful console action (who, what, on which object, each field's from and to). */
+export interface AuditEntry {
+  id: string;
+  organizationId: string;
+  projectId: string | null;
+  gameId: string | null;
+  action: string;
+  targetKind: string | null;
+  targetId: string;
+  changes: Record<string, { from: unknown; to: unknown }>;
+  requestId: string | null;
+  createdAt: string;
+  actor: { identityUserId: string; email: string | null };
+}
+
+/** The audit trail's filters (AuditFilter): each one given must match. */
+export interface AuditFilter {
+  projectId?: string;
+  gameId?: string;
+  actor?: string;
+  action?: string;
+  from?: string;
+  to?: string;
+}
+
+/** One page of an organization's audit trail, newest first; throws the server's failure. */
+export async function auditPage(
+  organizationId: string,
+  filter: AuditFilter,
+  first: number,
+  after?: string,
+): Promise<{ entries: AuditEntry[]; endCursor: string | null; hasNextPage: boolean }> {
+  const result = await client.query<{
+    auditLog: {
+      edges: Array<{ node: AuditEntry }>;
+      pageInfo: { endCursor: string | null; hasNextPage: boolean };
+    } | null;
+  }>({
+    query: AUDIT_LOG,
+    variables: { organizationId, filter, first, after },
+    fetchPolicy: 'network-only',
+    errorPolicy: 'all',
+  });
+  if (result.error) throw failureOf(result.error);
+  const page = result.data?.auditLog;
+  return {
+    entries: page?.edges.map((edge) => edge.node) ?? [],
+    endCursor: page?.pageInfo.endCursor ?? null,
+    hasNextPage: page?.pageInfo.hasNextPage ?? false,
+  };
+}

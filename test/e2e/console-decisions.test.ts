@@ -159,6 +159,18 @@ test('at 1280 px: a shared search, filters, pages both ways, back and forward, t
   await page.getByRole('button', { name: 'Older page' }).click();
   await expectShown(page, rejected.slice(25));
   expect(query(page).get('after')).toBeTruthy();
+  // The new page is read from its top: the summary above the table has the focus and is in view.
+  const top = await page.evaluate(() => {
+    const active = (globalThis as any).document.activeElement;
+    return {
+      focused: active?.className as string,
+      top: active?.getBoundingClientRect().top as number,
+      height: (globalThis as any).innerHeight as number,
+    };
+  });
+  expect(top.focused).toBe('search-summary');
+  expect(top.top).toBeGreaterThanOrEqual(0);
+  expect(top.top).toBeLessThan(top.height);
   expect(await page.getByRole('button', { name: 'Older page' }).isDisabled()).toBe(true);
   await page.getByRole('button', { name: 'Newer page' }).click();
   await expectShown(page, rejected.slice(0, 25));
@@ -316,7 +328,9 @@ test("the search's export: the game's matching decisions in its window, oldest f
     return { name: download.suggestedFilename(), text: readFileSync(await download.path(), 'utf8') };
   };
   const csv = await save('Export CSV');
-  expect(csv.name).toMatch(new RegExp(`^decisions-${w.gameId.slice(0, 8)}-\\d{4}-\\d{2}-\\d{2}\\.csv$`));
+  expect(csv.name).toMatch(
+    new RegExp(`^decisions-${w.gameId.slice(0, 8)}-\\d{4}-\\d{2}-\\d{2}T\\d{4}-to-\\d{4}-\\d{2}-\\d{2}T\\d{4}\\.csv$`),
+  );
   const rows = csv.text.split('\r\n');
   expect(rows[0]).toBe(
     'id,eventId,gameId,organizationId,playerId,eventType,occurredAt,status,reason,rewardCredits,createdAt,gameTime,externalPlayerId',

@@ -127,13 +127,18 @@ describe.each([
     const delivery = page.locator('details.delivery').filter({ hasText: 'webhook.test' });
     await delivery
       .locator('summary')
-      .filter({ hasText: /^delivered webhook\.test .* 1 attempt\(s\) · last: 200 in/ })
+      .filter({ hasText: /^delivered webhook\.test .* 1 attempt · last: 200 in/ })
       .waitFor(WAIT);
     await delivery.locator('summary').click();
     await delivery.getByText(first!.id).waitFor(WAIT);
     const attempts = delivery.getByRole('table', { name: `Attempts of ${first!.id}` });
     await attempts.getByRole('cell', { name: 'answered 200' }).waitFor(WAIT);
     expect(await delivery.locator('pre.payload').innerText()).toBe(first!.body);
+    // The same payload indented for reading, behind its own disclosure.
+    await delivery.getByRole('button', { name: 'Payload formatted' }).click();
+    expect(await delivery.getByTestId('payload-formatted').innerText()).toBe(
+      JSON.stringify(JSON.parse(first!.body), null, 2),
+    );
     await checkPage(page, shot('webhooks-delivery'));
 
     // Redeliver: the same webhook-id again, a second attempt in the table.
@@ -166,6 +171,142 @@ describe.each([
     await confirm(page, `Delete the endpoint ${url}?`, 'Delete endpoint');
     await page.getByText('No webhook endpoints yet.').waitFor(WAIT);
     expect(await heading.count()).toBe(0);
+  }, 120_000);
+
+  test('two endpoints created in a row: both secrets stay until hidden, each banner names its endpoint', async () => {
+    const w = await world(system, owner.token);
+    const first = new WebhookReceiver();
+    const second = new WebhookReceiver();
+    receivers.push(first, second);
+    const urls = [await first.start(0), await second.start(0)];
+    const page = await signedIn(owner, viewport);
+    await openTab(page, w.gameId);
+    await page.getByText('No webhook endpoints yet.').waitFor(WAIT);
+    for (const url of urls) {
+      const reveal = page.getByRole('button', { name: 'New webhook endpoint', exact: true });
+      if ((await reveal.getAttribute('aria-expanded')) !== 'true') await reveal.click();
+      const form = page.getByRole('form', { name: 'New webhook endpoint' });
+      await form.getByLabel('URL').fill(url);
+      await form.getByRole('button', { name: 'Create endpoint' }).click();
+      await page.getByRole('status', { name: `New webhook secret of ${url}`, exact: true }).waitFor(WAIT);
+    }
+    // Both banners, the newest first (with the focus), each naming its endpoint's URL and holding its own secret.
+    const banners = page.getByRole('status', { name: /^New webhook secret of / });
+    expect(await banners.count()).toBe(2);
+    const secretOf = (url: string) =>
+      page
+        .getByRole('status', { name: `New webhook secret of ${url}`, exact: true })
+        .getByTestId('webhook-secret')
+        .innerText();
+    const secrets = [await secretOf(urls[0]!), await secretOf(urls[1]!)];
+    expect(secrets[0]).not.toBe(secrets[1]);
+    expect(await banners.first().innerText()).toContain(`Signing secret of ${urls[1]}, shown this once`);
+    expect(await banners.nth(1).innerText()).toContain(`Signing secret of ${urls[0]}, shown this once`);
+    expect(
+      await page.evaluate(() => (globalThis as any).document.activeElement?.getAttribute('aria-label') as string),
+    ).toBe(`New webhook secret of ${urls[1]}`);
+    expect(await page.getByTestId('webhook-secrets-unhidden').innerText()).toContain('2 signing secrets are shown');
+    await page.getByRole('heading', { name: urls[1]! }).waitFor(WAIT);
+    await checkPage(page, shot('webhooks-two-secrets'));
+
+    // Each secret is the one its endpoint signs with: a test message to each verifies under its banner's secret.
+    first.secret = secrets[0]!;
+    second.secret = secrets[1]!;
+    await action(page, `Send a test message to ${urls[0]}`, 'Send test').click();
+    await action(page, `Send a test message to ${urls[1]}`, 'Send test').click();
+    await until(
+      'both test messages received',
+      async () => first.received.length + second.received.length === 2,
+      20_000,
+    );
+    expect(first.rejectedSignatures + second.rejectedSignatures).toBe(0);
+
+    // Hiding the first endpoint's banner leaves the second one's.
+    await page
+      .getByRole('status', { name: `New webhook secret of ${urls[0]}`, exact: true })
+      .getByRole('button', { name: 'Done, hide it' })
+      .click();
+    await until('one banner left', async () => (await banners.count()) === 1, 20_000);
+    expect(await secretOf(urls[1]!)).toBe(secrets[1]);
+    expect(await page.getByTestId('webhook-secrets-unhidden').count()).toBe(0);
+  }, 120_000);
+
+  test('a test message not sent yet says why: the endpoint is disabled', async () => {
+    const w = await world(system, owner.token);
+    const receiver = new WebhookReceiver();
+    receivers.push(receiver);
+    const url = await receiver.start(0);
+    const created = await ok(system, owner.token, {
+      type: 'createWebhookEndpoint',
+      gameId: w.gameId,
+      url,
+      eventTypes: ['decision.accepted'],
+    });
+    await ok(system, owner.token, { type: 'updateWebhookEndpoint', webhookEndpointId: created.id, enabled: false });
+    await ok(system, owner.token, { type: 'sendTestWebhook', webhookEndpointId: created.id });
+    const page = await signedIn(owner, viewport);
+    await openTab(page, w.gameId);
+    const summary = page.locator('details.delivery summary').filter({ hasText: 'webhook.test' });
+    await summary.waitFor(WAIT);
+    expect(await summary.innerText()).toMatch(
+      /^pending webhook\.test · .* · not sent yet: the endpoint is disabled, it is sent once enabled$/,
+    );
+    expect(await summary.innerText()).not.toContain('0 attempt');
+    await checkPage(page, shot('webhooks-not-sent'));
+    // Enabled: it goes, and says so.
+    receiver.secret = created.secret!;
+    await action(page, `Enable ${url}`, 'Enable').click();
+    await until('the test message received', async () => receiver.received.length === 1, 20_000);
+    await summary.filter({ hasText: /^delivered webhook\.test .* 1 attempt · last: 200 in/ }).waitFor(WAIT);
+  }, 90_000);
+
+  test("an endpoint's URL and event types are edited; its deliveries are paged", async () => {
+    const w = await world(system, owner.token);
+    const first = new WebhookReceiver();
+    const second = new WebhookReceiver();
+    receivers.push(first, second);
+    const [url, moved] = [await first.start(0), await second.start(0)];
+    const created = await ok(system, owner.token, {
+      type: 'createWebhookEndpoint',
+      gameId: w.gameId,
+      url,
+      eventTypes: ['decision.accepted'],
+    });
+    // 25 test messages held back by a disabled endpoint: more than a page of 20.
+    await ok(system, owner.token, { type: 'updateWebhookEndpoint', webhookEndpointId: created.id, enabled: false });
+    for (let i = 0; i < 25; i++)
+      await ok(system, owner.token, { type: 'sendTestWebhook', webhookEndpointId: created.id });
+    const page = await signedIn(owner, viewport);
+    await openTab(page, w.gameId);
+    const summaries = page.locator('details.delivery');
+    await until('a page of deliveries', async () => (await summaries.count()) === 20, 20_000);
+    expect(await page.getByTestId('deliveries-shown').innerText()).toBe(
+      '20 deliveries shown, newest first; older ones follow.',
+    );
+    await page.getByRole('button', { name: 'Older deliveries' }).click();
+    await until('every delivery', async () => (await summaries.count()) === 25, 20_000);
+    expect(await page.getByTestId('deliveries-shown').innerText()).toBe('25 deliveries shown, newest first.');
+    expect(await page.getByRole('button', { name: 'Older deliveries' }).count()).toBe(0);
+    const ids = await summaries.evaluateAll((all) => all.map((d: any) => d.textContent as string));
+    expect(new Set(ids).size).toBe(25);
+
+    // Edit: another URL and other event types; the list says so.
+    await page.getByRole('button', { name: 'Edit URL and event types' }).click();
+    const edit = page.getByRole('form', { name: `Edit ${url}` });
+    expect(await edit.getByLabel('URL').inputValue()).toBe(url);
+    expect(await edit.getByLabel('decision.accepted').isChecked()).toBe(true);
+    expect(await edit.getByLabel('game.paused').isChecked()).toBe(false);
+    // A URL without its scheme: the sentence says what is needed, nothing changes.
+    await edit.getByLabel('URL').fill('example.com/hooks');
+    await edit.getByRole('button', { name: 'Save endpoint' }).click();
+    await edit.getByRole('alert').filter({ hasText: 'whole URL, scheme included: https://' }).waitFor(WAIT);
+    await edit.getByLabel('URL').fill(moved);
+    await edit.getByLabel('game.paused').check();
+    await checkPage(page, shot('webhooks-edit'));
+    await edit.getByRole('button', { name: 'Save endpoint' }).click();
+    await page.getByRole('heading', { name: moved, exact: true }).waitFor(WAIT);
+    await page.getByText('decision.accepted, game.paused · disabled (').waitFor(WAIT);
+    expect(await page.getByRole('heading', { name: url, exact: true }).count()).toBe(0);
   }, 120_000);
 
   test('a viewer sees the endpoints and their deliveries, and no action', async () => {

@@ -532,7 +532,7 @@ test('journey 5: keys; an event posted with one shows live', async () => {
   const banners = page.locator('.issued');
   await banners.first().waitFor(WAIT);
   const publicKey = await page.getByTestId('issued-key').innerText();
-  expect(await banners.first().innerText()).toContain('New public key (the table shows it too)');
+  expect(await banners.first().innerText()).toContain('New public key “browser” (the table shows it too)');
   expect(await page.locator('main').innerText()).not.toContain('shown this once');
   expect(await page.getByRole('table', { name: 'Keys' }).getByRole('cell', { name: publicKey }).count()).toBe(1);
   await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: system.url });
@@ -548,7 +548,7 @@ test('journey 5: keys; an event posted with one shows live', async () => {
   expect(await focusInside('.issued')).toBe(true);
   expect(await banners.first().getByRole('button', { name: 'Copy secret key' }).count()).toBe(1);
   expect(await banners.first().getByRole('button', { name: 'Copied' }).count()).toBe(0);
-  expect(await banners.first().innerText()).toContain('New secret key, shown this once');
+  expect(await banners.first().innerText()).toContain('New secret key “server”, shown this once');
   expect(await issued.count()).toBe(2);
   // A second secret key never replaces the first one's banner: both stay, with a warning, until each is hidden.
   await submit('New key', { 'Key name': 'spare', Kind: 'secret' });

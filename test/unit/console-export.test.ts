@@ -4,6 +4,7 @@
 import {
   cutShortBy,
   DECISION_EXPORT_PATH,
+  decisionsText,
   exportCurl,
   exportedCount,
   exportFileName,
@@ -83,7 +84,10 @@ test("a game's own player id is sent as the player id the console looked up", ()
 });
 
 test('the file name, and the same request as a curl command with the token left to fill in', () => {
-  expect(exportFileName(GAME, '2026-10-28T21:00:00.000Z', 'csv')).toBe('decisions-3f2c0e4a-2026-10-28.csv');
+  expect(exportFileName(GAME, '2026-10-28T21:00:00.000Z', '2026-10-29T21:30:00.000Z', 'csv')).toBe(
+    'decisions-3f2c0e4a-2026-10-28T2100-to-2026-10-29T2130.csv',
+  );
+  expect([decisionsText(1), decisionsText(2500)]).toEqual(['1 decision', '2,500 decisions']);
   expect(exportCurl('https://rewards.example', 'gameId=g&format=ndjson', 'd.ndjson')).toBe(
     `curl -fsS -H "Authorization: Bearer $TOKEN" 'https://rewards.example${DECISION_EXPORT_PATH}?gameId=g&format=ndjson' -o d.ndjson`,
   );

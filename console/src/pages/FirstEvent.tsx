@@ -1,7 +1,7 @@
 // The empty state of a game without decisions: what to run to send its first event, as commands that work when
 // pasted into a shell (bash or zsh), for this game, at this console's own address.
-import type { Key, Rule } from '../api.ts';
-import { CopyButton } from '../components.tsx';
+import type { ActionResult, Key, Rule } from '../api.ts';
+import { ActionForm, CopyButton } from '../components.tsx';
 
 /** `"..."` with the characters a double-quoted shell word treats specially escaped (none occur in ids). */
 const json = (pairs: Array<[string, string]>) =>
@@ -39,17 +39,28 @@ export function Command({ label, command }: { label: string; command: string }) 
 
 /** "Send your first event": the curl line for this game, with what is known filled in. */
 export function FirstEvent({
+  gameId,
   keys,
   rules,
   shownKey,
   playerId,
+  playerLinked,
+  write,
+  onTestPlayer,
 }: {
+  gameId: string;
   keys: Key[];
   rules: Rule[];
   /** A secret key of this game shown on the page right now (just created). */
   shownKey: string | undefined;
-  /** A player of this game, when it has one. */
+  /** A player of this game, when it has one (a linked one if there is any). */
   playerId: string | undefined;
+  /** Whether that player is linked to an account (its events can be accepted). */
+  playerLinked: boolean;
+  /** The caller may run actions (link a test player). */
+  write: boolean;
+  /** A test player was linked (createTestPlayer): its id. */
+  onTestPlayer: (result: ActionResult) => void;
 }) {
   const origin = window.location.origin;
   const hasSecret = keys.some((k) => k.kind === 'secret' && !k.revokedAt);
@@ -74,10 +85,34 @@ export function FirstEvent({
             one the event is rejected with <code>unknown_or_inactive_rule</code>.
           </li>
         )}
+        {write && !playerLinked && (
+          <li>
+            Link a test player: a player of this game linked to a test account of the sandbox, so that its events can be
+            accepted without your app (the command below then uses it).
+            <ActionForm
+              compact
+              action="createTestPlayer"
+              title="Link a test player"
+              submitLabel="Link a test player"
+              fixed={{ gameId }}
+              fields={[
+                {
+                  name: 'externalPlayerId',
+                  label: 'Player id in your game',
+                  kind: 'text',
+                  initial: 'test-player-1',
+                  rule: 'Enter an id of 1 to 200 characters, without control characters, not used in this game yet.',
+                },
+              ]}
+              onDone={onTestPlayer}
+            />
+          </li>
+        )}
         {!playerId && (
           <li>
-            Create a player: ask for a link intent for its in-game id. The answer's <code>playerId</code> is the player;
-            set <code>PLAYER_ID</code> to it.
+            {write ? 'Or create a player your game’s way' : 'Create a player'}: ask for a link intent for its in-game
+            id. The answer's <code>playerId</code> is the player; set <code>PLAYER_ID</code> to it. It stays unlinked
+            (its events are rejected with <code>player_not_linked</code>) until the player approves the link in the app.
             <Command label="Create a player" command={linkIntentCommand(origin, key)} />
           </li>
         )}

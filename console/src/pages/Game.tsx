@@ -1,13 +1,14 @@
 import { useEffect, useMemo, useRef, useState } from 'react';
-import { type ActionResult, canWrite, type EventRecord, type PlayerRecord, type Snapshot } from '../api.ts';
+import { canWrite, type EventRecord, type PlayerRecord, type Snapshot } from '../api.ts';
 import { Section, useTitle } from '../components.tsx';
 import { useLiveDecisions } from '../live.ts';
 import { usePoll, useThrottled } from '../poll.ts';
 import { eventCommand } from './FirstEvent.tsx';
 import { GameBudget } from './game/Budget.tsx';
 import { ChartsSection } from './game/ChartsSection.tsx';
+import { GameClockSection, RecentChangesSection } from './game/Clock.tsx';
 import { GameFigures, GameHeadline } from './game/Headline.tsx';
-import { KeysSection } from './game/Keys.tsx';
+import { type IssuedKey, KeysSection } from './game/Keys.tsx';
 import { LiveDecisionsSection } from './game/LiveDecisions.tsx';
 import { LinkIntentsSection, PlayersSection } from './game/Players.tsx';
 import { RulesSection } from './game/Rules.tsx';
@@ -41,7 +42,8 @@ export default function GamePage({
 }) {
   const tab: TabId = GAME_TABS.find((t) => t.id === tabName)?.id ?? 'overview';
   const game = snapshot.games.find((g) => g.id === gameId);
-  const [issued, setIssued] = useState<ActionResult[]>([]);
+  const [issued, setIssued] = useState<IssuedKey[]>([]);
+  const [testPlayer, setTestPlayer] = useState<string | undefined>();
   // Decisions arrive over the subscription while it works; the newest 20 are read at once, again once the gateway
   // says the subscription is live (what was decided before it), and then polled every second only while it does not
   // work (every 30 s otherwise, as a safety net).
@@ -95,7 +97,10 @@ export default function GamePage({
   // A one-time banner goes as soon as its key is revoked; the newest secret shown feeds the first event's command.
   const shown = issued.filter((r) => r.issuedKey && !keys.find((k) => k.id === r.id)?.revokedAt);
   const shownSecret = shown.find((r) => r.kind === 'secret')?.issuedKey ?? undefined;
-  const firstPlayer = players.value?.[0]?.id;
+  // The first event's player: a test player just linked, else the newest linked player, else the newest player.
+  const linkedPlayer = players.value?.find((p) => p.creditsUserId !== null)?.id;
+  const firstPlayer = testPlayer ?? linkedPlayer ?? players.value?.[0]?.id;
+  const firstPlayerLinked = testPlayer !== undefined || linkedPlayer !== undefined;
   const activeRule = rules.find((r) => r.active);
   const sendCommand = eventCommand(
     window.location.origin,
@@ -135,8 +140,13 @@ export default function GamePage({
               rules={rules}
               shownSecret={shownSecret}
               firstPlayer={firstPlayer}
+              firstPlayerLinked={firstPlayerLinked}
+              write={write}
+              onTestPlayer={(result) => setTestPlayer(result.id)}
               players={players.value}
             />
+            <GameClockSection game={game} write={write} reload={reload} />
+            <RecentChangesSection snapshot={snapshot} game={game} allowed={write} role={org?.role} />
           </>
         )}
         {tab === 'charts' && (
@@ -162,7 +172,7 @@ export default function GamePage({
         )}
         {tab === 'players' && (
           <>
-            <PlayersSection gameId={game.id} players={players.value} />
+            <PlayersSection gameId={game.id} write={write} players={players.value} />
             <LinkIntentsSection gameId={game.id} />
           </>
         )}

@@ -1,3 +1,4 @@
+import { useState } from 'react';
 import { CREDITS_MAX, PLATFORMS } from '../../../services/runtime/src/contracts/vocabulary.ts';
 import { canManageMembers, canWrite, type Member, type Snapshot } from '../api.ts';
 import {
@@ -45,7 +46,8 @@ export function OrganizationPage({
       <h1>Organization {org.name}</h1>
       <p>
         Your role: <strong>{org.role}</strong>.{' '}
-        {org.unlimitedFunding ? 'Unlimited funding.' : `Balance: ${creditsWithDollars(org.balanceCredits)}.`}
+        {org.unlimitedFunding ? 'Unlimited funding.' : `Balance: ${creditsWithDollars(org.balanceCredits)}.`}{' '}
+        <a href={`#/org/${org.id}/activity`}>Activity: who changed what</a>
       </p>
       {!org.joined && (
         <div className="banner banner-warn" data-testid="not-joined">
@@ -146,7 +148,7 @@ export function OrganizationPage({
       </Section>
       <Section title="Members">
         <TableBox label="Members">
-          <table aria-label="Members">
+          <table aria-label="Members" className="stack members">
             <thead>
               <tr>
                 <th scope="col">Member</th>
@@ -160,7 +162,7 @@ export function OrganizationPage({
                 const who = memberName(m);
                 return (
                   <tr key={m.id}>
-                    <td>
+                    <td className="member">
                       {m.email ?? (
                         <span className="muted">
                           {m.joined ? 'E-mail not known' : 'E-mail hidden until they accept the membership'}
@@ -173,10 +175,10 @@ export function OrganizationPage({
                         <code>{m.identityUserId}</code>
                       </details>
                     </td>
-                    <td>{m.role}</td>
-                    <td>{new Date(m.createdAt).toLocaleString()}</td>
+                    <td data-label="Role">{m.role}</td>
+                    <td data-label="Since">{new Date(m.createdAt).toLocaleString()}</td>
                     {canManageMembers(org.role) && (
-                      <td>
+                      <td className="member-actions">
                         {m.role !== 'owner' && (
                           <>
                             <ActionForm
@@ -238,6 +240,39 @@ export function OrganizationPage({
  * subject is derived from the e-mail; with another provider, type the subject (identity user id) itself.
  */
 function MemberInvite({ organizationId, reload }: { organizationId: string; reload: () => void }) {
+  // What happens next for the member just added (their e-mail or id, and role), until the next addition.
+  const [added, setAdded] = useState<{ who: string; role: string } | undefined>();
+  return (
+    <>
+      {added && (
+        <p className="banner" role="status" data-testid="member-added">
+          <strong>
+            {added.who} is added as {added.role}.
+          </strong>{' '}
+          They are listed with “E-mail hidden” until they sign in and accept the membership on this organization’s page;
+          their role applies from then on. To sign in they need the operator’s invitation for their e-mail (
+          <code>npm run admin -- invite EMAIL</code>); without it the sign-in is refused with{' '}
+          <code>DEVELOPER_INVITATION_REQUIRED</code>.
+        </p>
+      )}
+      <MemberInviteForm
+        organizationId={organizationId}
+        onAdded={(who, role) => {
+          setAdded({ who, role });
+          reload();
+        }}
+      />
+    </>
+  );
+}
+
+function MemberInviteForm({
+  organizationId,
+  onAdded,
+}: {
+  organizationId: string;
+  onAdded: (who: string, role: string) => void;
+}) {
   return (
     <Reveal label="Invite a member">
       <p className="hint" id="invite-needs">
@@ -266,7 +301,7 @@ function MemberInvite({ organizationId, reload }: { organizationId: string; relo
           if (value.includes('@')) input.identityUserId = await developerSubjectOf(value);
           return input;
         }}
-        onDone={reload}
+        onDone={(_result, input) => onAdded(String(input.identityUserId), String(input.role))}
       />
     </Reveal>
   );

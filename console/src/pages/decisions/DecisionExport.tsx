@@ -8,6 +8,7 @@ import { CopyButton, FailureText } from '../../components.tsx';
 import {
   cutShortBy,
   DECISION_EXPORT_PATH,
+  decisionsText,
   type ExportFormat,
   exportCurl,
   exportedCount,
@@ -65,8 +66,8 @@ export function DecisionExport({ search, disabled }: { search: Search; disabled:
     };
   }, [search.game, search.player]);
   const preview = exportPlan(search, 'ndjson', Date.now(), playerId);
-  const curl = (plan: { query: string; from: string }) =>
-    exportCurl(window.location.origin, plan.query, exportFileName(search.game ?? '', plan.from, 'ndjson'));
+  const curl = (plan: { query: string; from: string; to: string }) =>
+    exportCurl(window.location.origin, plan.query, exportFileName(search.game ?? '', plan.from, plan.to, 'ndjson'));
 
   const run = async (format: ExportFormat) => {
     setState({ kind: 'running', format, bytes: 0 });
@@ -97,7 +98,7 @@ export function DecisionExport({ search, disabled }: { search: Search; disabled:
       const blob = new Blob(chunks as BlobPart[], { type: response.headers.get('content-type') ?? 'text/plain' });
       const text = await blob.text();
       cut ??= format === 'ndjson' ? cutShortBy(text) : undefined;
-      const fileName = exportFileName(search.game!, plan.from, format);
+      const fileName = exportFileName(search.game!, plan.from, plan.to, format);
       saveFile(blob, fileName);
       setState({ kind: 'saved', fileName, records: exportedCount(text, format), bytes, cut });
     } catch (error) {
@@ -136,11 +137,11 @@ export function DecisionExport({ search, disabled }: { search: Search; disabled:
         {state.kind === 'running' && `Exporting… ${size(state.bytes)} received.`}
         {state.kind === 'saved' &&
           !state.cut &&
-          `Saved ${state.fileName}: ${state.records.toLocaleString('en-US')} decisions (${size(state.bytes)}).`}
+          `Saved ${state.fileName}: ${decisionsText(state.records)} (${size(state.bytes)}).`}
       </p>
       {state.kind === 'saved' && state.cut && (
         <p className="error" role="alert">
-          The export was cut short after {state.records.toLocaleString('en-US')} decisions (saved as {state.fileName}):{' '}
+          The export was cut short after {decisionsText(state.records)} (saved as {state.fileName}):{' '}
           <FailureText failure={state.cut} />. Export again from the last decision's received time to get the rest.
         </p>
       )}

@@ -59,6 +59,14 @@ export default function DecisionSearch({ snapshot, gameId }: { snapshot: Snapsho
     };
   }, [gameId]);
 
+  // A page turned from the pager at the table's foot brings the reader back to the top of the results (the summary
+  // takes the focus, which scrolls it into view), instead of leaving them at the bottom of the new page.
+  const summaryRef = useRef<HTMLParagraphElement>(null);
+  const turnPage = (next: Search) => {
+    go(next);
+    summaryRef.current?.focus();
+  };
+
   /** Goes to a search: a new history entry, so that back returns to the one before. */
   const go = useCallback((next: Search) => {
     window.history.pushState(null, '', searchHash(next));
@@ -241,7 +249,7 @@ export default function DecisionSearch({ snapshot, gameId }: { snapshot: Snapsho
         </div>
       </form>
       {failure && <SearchFailure failure={failure} onRestart={() => go(firstPage(search))} />}
-      <p className="search-summary" aria-live="polite">
+      <p className="search-summary" aria-live="polite" ref={summaryRef} tabIndex={-1}>
         {problemCount > 0
           ? 'Fix the highlighted filters to search.'
           : loading
@@ -314,7 +322,7 @@ export default function DecisionSearch({ snapshot, gameId }: { snapshot: Snapsho
               type="button"
               className="secondary"
               disabled={!(search.after || search.before)}
-              onClick={() => go(firstPage(search))}
+              onClick={() => turnPage(firstPage(search))}
             >
               Newest
             </button>{' '}
@@ -322,7 +330,7 @@ export default function DecisionSearch({ snapshot, gameId }: { snapshot: Snapsho
               type="button"
               className="secondary"
               disabled={!pageInfo?.hasPreviousPage || !pageInfo.startCursor}
-              onClick={() => go({ ...search, after: undefined, before: pageInfo?.startCursor ?? undefined })}
+              onClick={() => turnPage({ ...search, after: undefined, before: pageInfo?.startCursor ?? undefined })}
             >
               Newer page
             </button>{' '}
@@ -330,7 +338,7 @@ export default function DecisionSearch({ snapshot, gameId }: { snapshot: Snapsho
               type="button"
               className="secondary"
               disabled={!pageInfo?.hasNextPage || !pageInfo.endCursor}
-              onClick={() => go({ ...search, before: undefined, after: pageInfo?.endCursor ?? undefined })}
+              onClick={() => turnPage({ ...search, before: undefined, after: pageInfo?.endCursor ?? undefined })}
             >
               Older page
             </button>

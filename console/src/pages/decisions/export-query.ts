@@ -44,10 +44,18 @@ export function exportPlan(search: Search, format: ExportFormat, nowMs: number, 
   return { query: query.toString(), from, to };
 }
 
-/** The saved file's name: the game's id and the window's start day, `decisions-<game>-<yyyy-mm-dd>.<format>`. */
-export function exportFileName(gameId: string, from: string, format: ExportFormat): string {
-  return `decisions-${gameId.slice(0, 8)}-${from.slice(0, 10)}.${format}`;
+/**
+ * The saved file's name: the game's id and the window, its start and end to the minute in UTC,
+ * `decisions-<game>-<yyyy-mm-ddThhmm>-to-<yyyy-mm-ddThhmm>.<format>`, so that two exports of one day differ.
+ */
+export function exportFileName(gameId: string, from: string, to: string, format: ExportFormat): string {
+  const minute = (iso: string) => iso.slice(0, 16).replace(':', '');
+  return `decisions-${gameId.slice(0, 8)}-${minute(from)}-to-${minute(to)}.${format}`;
 }
+
+/** "1 decision", "2,500 decisions". */
+export const decisionsText = (count: number) =>
+  `${count.toLocaleString('en-US')} ${count === 1 ? 'decision' : 'decisions'}`;
 
 /** The same export with curl, for one too large for a browser tab: the token is the reader's to fill in. */
 export function exportCurl(origin: string, query: string, fileName: string): string {

@@ -1,10 +1,11 @@
-import { lazy, Suspense } from 'react';
+import { Suspense } from 'react';
 import type { Game } from '../../api.ts';
 import { Section } from '../../components.tsx';
 import type { LiveDecisions } from '../../live.ts';
+import { lazyPage } from '../../page-loading.tsx';
 import { Command } from '../FirstEvent.tsx';
 
-const Charts = lazy(() => import('../Charts.tsx'));
+const Charts = lazyPage(() => import('../Charts.tsx'));
 
 export interface ChartsSectionProps {
   game: Game;

@@ -3,6 +3,7 @@ import { client, type Game, type Organization, type Project } from '../../api.ts
 import { credits, dollars, FailureAlert } from '../../components.tsx';
 import { usePoll } from '../../poll.ts';
 import { GameBanners, gameState } from '../state.tsx';
+import { spanText } from './Clock.tsx';
 
 export interface GameHeadlineProps {
   game: Game;
@@ -26,7 +27,9 @@ export function GameHeadline({ game, org, project, write, reload }: GameHeadline
           </>
         )}
         . Platform {game.platform}, status <strong>{game.status}</strong>, daily cap per player{' '}
-        {credits(game.dailyPlayerCapCredits)} credits ({dollars(game.dailyPlayerCapCredits)}). Your role: {org?.role}.
+        {credits(game.dailyPlayerCapCredits)} credits ({dollars(game.dailyPlayerCapCredits)}).
+        {game.clock.advancedSeconds > 0 && ` Game clock ${spanText(game.clock.advancedSeconds)} ahead of real time.`}{' '}
+        Your role: {org?.role}.
       </p>
       <GameBanners game={game} write={write} reload={reload} />
     </>

@@ -3,6 +3,9 @@ import type { ActionResult, Key } from '../../api.ts';
 import { ActionForm, CopyButton, Reveal, Section, TableBox } from '../../components.tsx';
 import { objectAddress } from '../../search.ts';
 
+/** A key issued on this page: the action's answer and the name it was given (the banner names its key). */
+export type IssuedKey = ActionResult & { name?: string };
+
 export interface KeysSectionProps {
   gameId: string;
   keys: Key[];
@@ -12,8 +15,8 @@ export interface KeysSectionProps {
    * The keys issued on this page whose banner is still shown (until hidden or the key revoked), newest first: a second
    * key never replaces the banner of a first secret nobody has hidden yet.
    */
-  shown: ActionResult[];
-  addIssued: (result: ActionResult) => void;
+  shown: IssuedKey[];
+  addIssued: (result: IssuedKey) => void;
   hideIssued: (id: string) => void;
 }
 
@@ -42,12 +45,19 @@ export function KeysSection({ gameId, keys, write, reload, shown, addIssued, hid
           role="status"
           tabIndex={-1}
           ref={index === 0 ? issuedRef : undefined}
-          aria-label={`New ${result.kind} key`}
+          aria-label={`New ${result.kind} key${result.name ? ` ${result.name}` : ''}`}
         >
           <p>
-            {result.kind === 'secret'
-              ? 'New secret key, shown this once: '
-              : 'New public key (the table shows it too): '}
+            New {result.kind} key
+            {result.name ? (
+              <>
+                {' '}
+                “<span className="name">{result.name}</span>”
+              </>
+            ) : (
+              ''
+            )}
+            {result.kind === 'secret' ? ', shown this once: ' : ' (the table shows it too): '}
             <code data-testid="issued-key">{result.issuedKey}</code>
           </p>
           <CopyButton
@@ -140,8 +150,8 @@ export function KeysSection({ gameId, keys, write, reload, shown, addIssued, hid
               },
               { name: 'kind', label: 'Kind', kind: 'select', options: ['secret', 'public'], initial: 'secret' },
             ]}
-            onDone={(result) => {
-              addIssued(result);
+            onDone={(result, input) => {
+              addIssued({ ...result, name: String(input.name) });
               reload();
             }}
           />

@@ -1,4 +1,4 @@
-import type { EventRecord, Key, PlayerRecord, Rule, ServerFailure } from '../../api.ts';
+import type { ActionResult, EventRecord, Key, PlayerRecord, Rule, ServerFailure } from '../../api.ts';
 import { credits, FailureAlert, Section, TableBox, when } from '../../components.tsx';
 import type { LiveDecisions } from '../../live.ts';
 import { reasonLabel } from '../decisions/reasons.ts';
@@ -29,6 +29,12 @@ export interface LiveDecisionsSectionProps {
   /** The secret key shown once, if any (for the first event's command). */
   shownSecret: string | undefined;
   firstPlayer: string | undefined;
+  /** Whether firstPlayer is linked to an account. */
+  firstPlayerLinked: boolean;
+  /** The caller may run actions. */
+  write: boolean;
+  /** A test player was linked from the first event's guide. */
+  onTestPlayer: (result: ActionResult) => void;
   /** The game's newest players (their external ids name the player column), if read. */
   players?: PlayerRecord[] | undefined;
 }
@@ -66,6 +72,9 @@ export function LiveDecisionsSection({
   rules,
   shownSecret,
   firstPlayer,
+  firstPlayerLinked,
+  write,
+  onTestPlayer,
   players,
 }: LiveDecisionsSectionProps) {
   return (
@@ -74,7 +83,16 @@ export function LiveDecisionsSection({
       <LiveIndicator live={live} />
       {error && <FailureAlert failure={error} />}
       {loaded && decisions.length === 0 ? (
-        <FirstEvent keys={keys} rules={rules} shownKey={shownSecret} playerId={firstPlayer} />
+        <FirstEvent
+          gameId={gameId}
+          keys={keys}
+          rules={rules}
+          shownKey={shownSecret}
+          playerId={firstPlayer}
+          playerLinked={firstPlayerLinked}
+          write={write}
+          onTestPlayer={onTestPlayer}
+        />
       ) : (
         <TableBox label="Live decisions">
           <table aria-label="Live decisions" className="stack">

@@ -14,15 +14,19 @@
 --     which equals the sum of the accepted rewards created before p_from), plus the replay's own acceptances;
 --   - the player's day total on the UTC day of p_from: the player's accepted credits that day before p_from; each
 --     later day starts at 0; plus the replay's own acceptances;
---   - the minute's attempts: the game's stored decisions of the UTC minute of p_from before p_from; every replayed
---     event is an attempt (as every stored decision was one); each later minute starts at 0;
+--   - the rate limit: held as stored. A decision stored as rate_limited stays rate_limited (the check comes first,
+--     so such an event never touched the spend or a day total), and any other decision passes the rate limit in the
+--     replay. The minute's attempts cannot be counted again from the stored rows: the ledger counted them in its
+--     minute counters (ledger.game_minute_counters) under the EVENT_RATE_LIMIT_PER_MINUTE of that moment, so a
+--     recount would move decisions between rate_limited and the other reasons for causes the proposal has no part in.
+--     p_rate_limit_per_minute is kept in the signature for its callers and no longer read;
 --   - the rules: the proposed one (p_event_type, p_reward, p_active) in place of the game's rule of that type,
 --     the others as they are now; the game's budget, ceiling and status as they are now, its daily player cap the
 --     proposed p_daily_cap; players' links and platform accounts as they are now.
 -- Events of one receipt instant (one batch) replay in id order, which may differ from their arrival order.
 -- Game clocks (migration 0020): each decision replays at its stored game time (created_at + its
 -- clock_offset_seconds, null: 0): the occurredAt window and the UTC day of the daily cap on the game's clock as the
--- ledger decided it, the minute in real time; the days of the answer are days of the game's clock. The day of p_from
+-- ledger decided it; the days of the answer are days of the game's clock. The day of p_from
 -- is taken on the clock of the game's last decision before p_from.
 --
 -- Answer (jsonb): considered, spentBefore, flipCount, stored / proposed { accepted, rejected, credits, reasons {reason:
@@ -59,11 +63,8 @@ create or replace function ledger.simulate_rule(
     v_reason text;
     v_status text;
     v_paid bigint;
-    v_minute timestamptz;
     v_day date;
-    v_cur_minute timestamptz := date_trunc('minute', p_from, 'UTC');
     v_cur_day date := (p_from at time zone 'UTC')::date;
-    v_attempts integer;
     v_day_total bigint;
     v_from_offset bigint;
     -- Day totals of the current UTC day: player, credits.
@@ -142,20 +143,10 @@ create or replace function ledger.simulate_rule(
                 and ((e2.created_at + coalesce(e2.clock_offset_seconds, 0) * interval '1 second')
                   at time zone 'UTC')::date = v_cur_day
               group by e2.player_id) s;
-    select count(*)::integer into v_attempts
-      from ledger.events e2
-      where e2.game_id = p_game_id and e2.created_at >= v_cur_minute and e2.created_at < p_from;
-
     for e in c_events
     loop
       v_considered := v_considered + 1;
-      v_minute := date_trunc('minute', e.created_at, 'UTC');
       v_day := (e.game_time at time zone 'UTC')::date;
-      if v_minute <> v_cur_minute then
-        v_cur_minute := v_minute;
-        v_attempts := 0;
-      end if;
-      v_attempts := v_attempts + 1;
       if v_day <> v_cur_day then
         if d_started then
           v_days := v_days || jsonb_build_object('day', v_cur_day::text,
@@ -170,14 +161,19 @@ create or replace function ledger.simulate_rule(
       end if;
       d_started := true;
 
-      -- The state this event meets under the proposal, then the ledger's own decision.
+      -- The state this event meets under the proposal, then the ledger's own decision; the rate limit's outcome as
+      -- stored (one attempt of a limit of one: never rate_limited unless it was).
       k := array_position(ru_types, e.event_type);
       v_reward := ru_rewards[k];
       k := array_position(dt_players, e.player_id);
       v_day_total := coalesce(dt_credits[k], 0);
-      v_reason := ledger.decision_reason(v_attempts, p_rate_limit_per_minute, e.occurred_at, e.game_time, v_reward,
-        v_game.status, e.credits_user_id is not null, e.account_status, v_day_total, p_daily_cap, v_spent,
-        v_game.budget_credits, v_game.max_payout_credits);
+      if e.reason = 'rate_limited' then
+        v_reason := 'rate_limited';
+      else
+        v_reason := ledger.decision_reason(1, 1, e.occurred_at, e.game_time, v_reward,
+          v_game.status, e.credits_user_id is not null, e.account_status, v_day_total, p_daily_cap, v_spent,
+          v_game.budget_credits, v_game.max_payout_credits);
+      end if;
       if v_reason is null then
         v_status := 'accepted';
         v_paid := v_reward;
