@@ -216,6 +216,12 @@ describe('webhooks', () => {
     const test = await ok(system, token, { type: 'sendTestWebhook', webhookEndpointId: endpointId });
     await until('the test delivered', async () => receiver.ofType('webhook.test').length === 1);
     expect(receiver.ofType('webhook.test')[0]!.id).toBe(test.id);
+    // The payload docs/webhooks.md documents.
+    expect(receiver.ofType('webhook.test')[0]!.verified).toEqual({
+      type: 'webhook.test',
+      timestamp: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/),
+      data: { webhookEndpointId: endpointId, gameId: world.game.gameId, organizationId: world.game.organizationId },
+    });
     await until('the test recorded', async () => {
       const [row] = await sql<{ state: string }>(db, `select state from ledger.webhook_messages where id = $1`, [
         test.id,
