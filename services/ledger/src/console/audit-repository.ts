@@ -5,6 +5,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { optionalText, queryRows, rowReader, text } from '#runtime/db/rows.ts';
 import { isoMicrosSql, isoSql } from '#runtime/db/sql.ts';
 import type { CursorPosition } from '../domain/records-cursor.ts';
+import type { Statement } from './read-repository.ts';
 
 export interface AuditEntryRow {
   id: string;
@@ -49,10 +50,8 @@ const entryFields = {
 const readEntry = rowReader({ ...entryFields, actor: text('actor'), actorEmail: optionalText('actor_email') });
 const readPosition = rowReader<CursorPosition>({ createdAt: text('position_at'), id: text('id') });
 
-export async function readAuditEntries(
-  em: EntityManager,
-  q: AuditQuery,
-): Promise<{ entries: AuditEntryRow[]; positions: CursorPosition[] }> {
+/** The page's statement (its plan is tested over a million entries: audit-reads.test.ts). */
+export function auditEntriesStatement(q: AuditQuery): Statement {
   const where = ['a.organization_id = ?'];
   const params: unknown[] = [q.organizationId];
   const filters: [string, string | undefined][] = [
@@ -72,17 +71,24 @@ export async function readAuditEntries(
     where.push('(a.created_at, a.id) < (?::timestamptz, ?::bigint)');
     params.push(q.after.createdAt, q.after.id);
   }
-  const rows = await queryRows(
-    em,
-    `select a.id::text as id, a.organization_id, a.project_id, a.game_id, a.actor, a.actor_email, a.action,
+  return {
+    sql: `select a.id::text as id, a.organization_id, a.project_id, a.game_id, a.actor, a.actor_email, a.action,
             a.target_kind, a.target_id, coalesce(a.changes, '{}'::jsonb)::text as changes, a.request_id,
             ${isoSql('a.created_at', 'created_at')}, ${isoMicrosSql('a.created_at', 'position_at')}
        from ledger.audit_log a
       where ${where.join(' and ')}
       order by a.created_at desc, a.id desc
       limit ?`,
-    [...params, q.take],
-  );
+    params: [...params, q.take],
+  };
+}
+
+export async function readAuditEntries(
+  em: EntityManager,
+  q: AuditQuery,
+): Promise<{ entries: AuditEntryRow[]; positions: CursorPosition[] }> {
+  const statement = auditEntriesStatement(q);
+  const rows = await queryRows(em, statement.sql, statement.params);
   return {
     entries: rows.map((row) => {
       const { actor, actorEmail, ...entry } = readEntry(row);
