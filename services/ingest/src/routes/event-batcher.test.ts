@@ -5,13 +5,15 @@
 import { randomUUID } from 'node:crypto';
 import { pino } from 'pino';
 import { ledgerOps } from '#runtime/contracts/operations.ts';
+import { LedgerOutcomeError } from '#runtime/contracts/record-events-wire.ts';
+import type { AppError } from '#runtime/errors.ts';
 import { createMetrics } from '#runtime/metrics.ts';
 import { isRepeatable, resumeEventWriteCopies } from '#runtime/transport/deadline.ts';
 import { InProcessTransport } from '#runtime/transport/in-process.ts';
-import { bind } from '#runtime/transport/operation.ts';
+import { bind, type Transport } from '#runtime/transport/operation.ts';
 import { uuidText } from '#runtime/validation/uuid.ts';
 import { EdgeEventBatcher, type RecordEventInit } from './event-batcher.ts';
-import { proposedDecisionId } from './event-decision.ts';
+import { EVENT_OUTCOME_UNKNOWN, proposedDecisionId } from './event-decision.ts';
 
 const ctx = { requestId: 'test' };
 /** The decided event's eventId, from its GameEventResult text. */
@@ -214,6 +216,39 @@ describe('the ledger and proposed decision ids', () => {
       } finally {
         await transport.close();
       }
+    }
+  });
+});
+
+describe('an answer of one of several copies', () => {
+  /** A transport whose every RecordEvents answer came while copies were out, each event refused "nothing stored". */
+  const copiedTransport = (copied: boolean) =>
+    ({
+      kind: 'nats',
+      call: async (
+        _operation: unknown,
+        request: { events: unknown[] },
+        _ctx: unknown,
+        options?: { copied?: boolean },
+      ) => {
+        if (options) options.copied = copied;
+        return request.events.map(
+          () =>
+            new LedgerOutcomeError(503, 'retry_later', 'The ledger is temporarily unavailable; nothing was stored.'),
+        );
+      },
+    }) as unknown as Transport;
+
+  it("answers a copy's 503 as of unknown outcome (another copy may still decide it); a lone request's as it is", async () => {
+    for (const copied of [true, false]) {
+      const batcher = new EdgeEventBatcher(copiedTransport(copied), { batchMax: 256, inFlightMax: 1, keysMax: 8 });
+      const error = await batcher.record(event(1), ctx).catch((e: unknown) => e);
+      expect({ copied, status: (error as AppError).status, message: (error as AppError).message }).toEqual({
+        copied,
+        status: 503,
+        message: copied ? EVENT_OUTCOME_UNKNOWN : 'The ledger is temporarily unavailable; nothing was stored.',
+      });
+      batcher.close();
     }
   });
 });

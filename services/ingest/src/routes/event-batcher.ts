@@ -46,8 +46,9 @@ import {
 } from '#runtime/contracts/record-events-wire.ts';
 import { AppError } from '#runtime/errors.ts';
 import { pauseEventWriteCopies } from '#runtime/transport/deadline.ts';
-import { type CallContext, callWired, type Transport } from '#runtime/transport/operation.ts';
+import { type CallContext, type CallOptions, callWired, type Transport } from '#runtime/transport/operation.ts';
 import { uuidText } from '#runtime/validation/uuid.ts';
+import { EVENT_OUTCOME_UNKNOWN } from './event-decision.ts';
 
 /** One event's RecordEventRequest as the edge holds it (the edge's codec writes it: record-events-wire.ts). */
 export type RecordEventInit = EdgeEventRequest;
@@ -151,12 +152,13 @@ class RecordEventsPolicy implements BatchPolicy<EdgeEvent, EdgeDecision> {
     for (const batch of batches) for (const event of batch) requests.push(event.request);
     // The first event's request id and trace travel in the headers; the ledger logs per request.
     // The batcher calls at the end of the event-loop turn with the turn's events: the request leaves at once.
+    const options: CallOptions = { gathered: true };
     const outcomes = await callWired(
       this.transport,
       recordEventsAtEdge,
       { events: requests },
       ((batches[0] as EdgeEvent[])[0] as EdgeEvent).ctx,
-      { gathered: true },
+      options,
     );
     checkProposedIds(requests, outcomes);
     let offset = 0;
@@ -164,6 +166,11 @@ class RecordEventsPolicy implements BatchPolicy<EdgeEvent, EdgeDecision> {
       batch.map(() => {
         const outcome = outcomes[offset++];
         if (outcome instanceof LedgerOutcomeError) {
+          // The answer of one of several copies (CallOptions.copied): its "nothing was stored" does not cover the
+          // others, which may still decide the event. Its outcome is unknown; a retry with its eventId tells.
+          if (options.copied && outcome.status === 503) {
+            return new Rejected(AppError.withStatus(503, 'retry_later', EVENT_OUTCOME_UNKNOWN));
+          }
           return new Rejected(AppError.withStatus(outcome.status, toErrorCode(outcome.code), outcome.message));
         }
         if (outcome !== undefined) return outcome;

@@ -82,6 +82,11 @@ export function isRepeatable(subject: string): boolean {
   return EVENT_SUBJECTS.has(subject) && performance.now() >= eventWriteCopiesPausedUntil;
 }
 
+/** Whether `subject` is an event write (RecordEvent, RecordEvents): copies of it may each have stored. */
+export function isEventWrite(subject: string): boolean {
+  return EVENT_SUBJECTS.has(subject);
+}
+
 /** How long a caller waits for the reply to a request of `subject`. */
 export function timeoutFor(subject: string, timeouts: RequestTimeouts): number {
   return EVENT_SUBJECTS.has(subject)

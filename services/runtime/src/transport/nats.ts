@@ -28,6 +28,7 @@ import {
   BUDGET_HEADER,
   DEFAULT_TRY_TIMEOUT_PERCENT,
   deadlineFromBudget,
+  isEventWrite,
   isRepeatable,
   requestBudget,
   timeoutFor,
@@ -164,6 +165,9 @@ const FLUSH_RECONNECT_WAIT_MS = 30_000;
 function undeliveredBackoffMs(attempt: number): number {
   return Math.min(400, 25 * 2 ** attempt);
 }
+
+/** Replies that answered while more than one copy of their request was out (CallOptions.copied). */
+const copiedReplies = new WeakSet<Msg>();
 
 export class NatsTransport implements Transport {
   readonly kind = 'nats' as const;
@@ -302,7 +306,10 @@ export class NatsTransport implements Transport {
       /** Once every copy sent has settled and no other will be sent: the verdict described above. */
       const concludeIfSettled = () => {
         if (done || settledCopies < sent || timer !== undefined) return;
-        if (errorReply !== undefined && errorReplies + undelivered === sent) finish(() => resolve(errorReply as Msg));
+        // An event write's copies each answered for itself: one's "nothing was stored" does not cover another that
+        // was delivered, so with several sent the outcome is unknown (a timeout), whatever the errors say.
+        const errorAnswers = errorReply !== undefined && (sent === 1 || !isEventWrite(subject));
+        if (errorAnswers && errorReplies + undelivered === sent) finish(() => resolve(errorReply as Msg));
         else if (undelivered === sent) finish(() => reject(lastFailure));
         else finish(() => reject(new RequestFailure('timeout', `request to ${subject} timed out (${sent} copies)`)));
       };
@@ -316,6 +323,7 @@ export class NatsTransport implements Transport {
             if (done) return;
             if (!ServiceError.isServiceError(reply)) {
               this.copies.answered();
+              if (sent > 1) copiedReplies.add(reply);
               finish(() => resolve(reply));
             } else if (sent === 1) {
               finish(() => resolve(reply));
@@ -372,17 +380,16 @@ export class NatsTransport implements Transport {
     ctx: CallContext,
     options?: CallOptions,
   ): Promise<MessageShape<O>> {
-    return traceRequest(operation, 'nats', ctx, (carried) =>
-      this.request(operation, request, carried, options?.gathered === true),
-    );
+    return traceRequest(operation, 'nats', ctx, (carried) => this.request(operation, request, carried, options));
   }
 
   private async request<I extends DescMessage, O extends DescMessage>(
     operation: Operation<I, O>,
     request: MessageInitShape<I>,
     ctx: CallContext,
-    gathered: boolean,
+    options: CallOptions | undefined,
   ): Promise<MessageShape<O>> {
+    const gathered = options?.gathered === true;
     const started = performance.now();
     let outcome = 'ok';
     try {
@@ -441,6 +448,7 @@ export class NatsTransport implements Transport {
         outcome = 'error';
         throw decodeError(reply.data);
       }
+      if (options && copiedReplies.has(reply)) options.copied = true;
       return decodeReply(operation, reply.data);
     } finally {
       const seconds = (performance.now() - started) / 1000;

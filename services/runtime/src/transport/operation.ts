@@ -170,6 +170,12 @@ export interface CallOptions {
    * transport holds a request to the end of the turn, so that the requests of one turn leave in one socket write.
    */
   gathered?: boolean;
+  /**
+   * Set by the NATS transport (an answer, not an argument): the answer came while more than one copy of the request was
+   * out (a repeatable request sent again after its per-try timeout). A copy's "nothing was stored" then says nothing
+   * of the other copies, which may still store: the caller answers such a failure as of unknown outcome.
+   */
+  copied?: boolean;
 }
 
 export interface Transport {
