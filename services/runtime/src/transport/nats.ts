@@ -274,8 +274,10 @@ export class NatsTransport implements Transport {
    * whole request (its work is as useful when it ends after the copy's try: another copy finds it done).
    * - The first reply that is not a service error is the answer; later ones are dropped.
    * - A service error reply is the answer when it is the only copy; once copies were sent it is the answer only if
-   *   every other copy also answered an error or was never delivered. Otherwise another copy may have done the work,
-   *   so its "nothing was stored" would not be true: the request fails as timed out (outcome unknown).
+   *   every other copy also answered an error or was never delivered, and never for an event write (each copy's
+   *   error speaks for that copy only). Otherwise another copy may have done the work, so its "nothing was stored"
+   *   would not be true: the request fails as timed out (outcome unknown). A reply that answers while copies are out
+   *   marks the call's options `copied` (its per-event refusals are then of unknown outcome to the edge).
    * - The first copy undelivered (no responders) fails at once, as a single request would (the caller's loop sends
    *   it again); once copies were sent, the request fails as undelivered only if none was delivered.
    */
