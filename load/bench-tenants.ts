@@ -1,5 +1,6 @@
 // npm run bench:tenants: tenant isolation at the gateway. One developer (the victim) reads its snapshot
-// at the web console's pace while another (the attacker, a valid account) floods: reads, rule dry-runs, reconnects.
+// at the web console's pace while another (the attacker, a valid account) floods: reads, its team's reads, rule
+// dry-runs, reconnects.
 // Prints the victim's snapshot latency per phase next to its latency alone, and what the attacker got.
 import { fork } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -30,7 +31,10 @@ Options:
   --dry-run-clients N   attacker's clients sending simulateRule                 default 10
   --decisions N         decisions stored in the attacker's game (dry-runs replay them)  default 50000
   --pause MS            victim's pause between two snapshots                    default 100
-  --phases LIST         which phases, comma-separated: paced, reads, dry-runs, reconnects  default all four
+  --phases LIST         which phases, comma-separated: paced, reads, team-reads, dry-runs, reconnects
+                        (team-reads: A and --team - 1 developers added to A's organization flood reads
+                        together, each as A does alone)                         default all five
+  --team N              developers of A's organization in the team-reads flood  default 4
   --env KEY=VALUE       a setting of the service (repeatable), e.g. DEVELOPER_IN_FLIGHT_MAX=4 to compare
   --cpu-prof DIR        run the service with node --cpu-prof (profiles in DIR, summarized at the end)
   --help                this text
@@ -43,6 +47,9 @@ interface Developer {
   email: string;
   token: string;
   gameId: string;
+  organizationId: string;
+  /** The tokens of A's teammates (the team-reads flood): developers added to A's organization. */
+  team?: string[];
 }
 
 async function call(base: string, method: string, path: string, token: string, body?: unknown) {
@@ -65,7 +72,11 @@ async function action(base: string, token: string, body: Record<string, unknown>
 }
 
 /** An invited developer with an organization, a project and a funded game. */
-async function developer(base: string, adminToken: string, sign: (email: string) => Promise<string>) {
+async function developer(
+  base: string,
+  adminToken: string,
+  sign: (email: string) => Promise<string>,
+): Promise<Developer> {
   const email = `tenant-${randomUUID().slice(0, 8)}@example.com`;
   const invited = await call(base, 'POST', '/api/admin/v1/invitations', adminToken, { email });
   if (invited.status !== 200) throw new Error(`invitation: ${invited.status}`);
@@ -91,7 +102,7 @@ async function developer(base: string, adminToken: string, sign: (email: string)
   });
   await action(base, token, { type: 'allocateGame', gameId, amountCredits: 1_000_000 });
   await action(base, token, { type: 'createRule', gameId, eventType: 'level.up', rewardCredits: 1 });
-  return { email, token, gameId } satisfies Developer;
+  return { email, token, gameId, organizationId } satisfies Developer;
 }
 
 /** `count` stored decisions of one player in the game over the last day (what a dry-run replays). */
@@ -252,6 +263,23 @@ const FLOODS: Record<
       });
     },
   },
+  'team-reads': {
+    name: (spec) =>
+      `flooding reads by a team (A and ${spec.attacker.team?.length ?? 0} developers of A's organization, each ${spec.concurrency} clients)`,
+    run: (spec, stop) => {
+      const tokens = [spec.attacker.token, ...(spec.attacker.team ?? [])];
+      let n = 0;
+      return floodLoop(spec.concurrency * tokens.length, stop, async () => {
+        n += 1;
+        const token = tokens[n % tokens.length] as string;
+        const path =
+          Math.floor(n / tokens.length) % 2 === 0
+            ? '/api/developer/v1/console'
+            : `/api/developer/v1/records?kind=events&gameId=${spec.attacker.gameId}&limit=100`;
+        return String((await call(spec.base, 'GET', path, token)).status);
+      });
+    },
+  },
   'dry-runs': {
     name: (spec) => `dry-runs (${spec.dryRunClients} clients, simulateRule over the stored decisions)`,
     run: (spec, stop) =>
@@ -358,7 +386,8 @@ async function main(): Promise<void> {
       'dry-run-clients': { type: 'string', default: '10' },
       decisions: { type: 'string', default: '50000' },
       pause: { type: 'string', default: '100' },
-      phases: { type: 'string', default: 'paced,reads,dry-runs,reconnects' },
+      phases: { type: 'string', default: 'paced,reads,team-reads,dry-runs,reconnects' },
+      team: { type: 'string', default: '4' },
       env: { type: 'string', multiple: true, default: [] },
       'cpu-prof': { type: 'string' },
       'flood-child': { type: 'string' },
@@ -400,6 +429,24 @@ async function main(): Promise<void> {
   try {
     const victim = await developer(base, adminToken, identity.signDeveloper);
     const attacker = await developer(base, adminToken, identity.signDeveloper);
+    // A's teammates: invited, added to A's organization by A (members read what A reads).
+    attacker.team = [];
+    for (let i = 1; i < Number(values.team); i++) {
+      const email = `team-${randomUUID().slice(0, 8)}@example.com`;
+      const invited = await call(base, 'POST', '/api/admin/v1/invitations', adminToken, { email });
+      if (invited.status !== 200) throw new Error(`invitation: ${invited.status}`);
+      const token = await identity.signDeveloper(email);
+      const access = await call(base, 'GET', '/api/developer/v1/access', token);
+      if (access.status !== 200) throw new Error(`access: ${access.status}`);
+      await action(base, attacker.token, {
+        type: 'addMember',
+        organizationId: attacker.organizationId,
+        // The subject load/lib/identity.ts signs a developer's token with.
+        identityUserId: `load|${runId}|${email}`,
+        role: 'viewer',
+      });
+      attacker.team.push(token);
+    }
     await storeDecisions(system.databaseUrl, attacker.gameId, Number(values.decisions));
     log(`two developers ready; ${Number(values.decisions).toLocaleString('en')} decisions in the attacker's game`);
     const dryRunInput = {

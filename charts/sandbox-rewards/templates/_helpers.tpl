@@ -199,6 +199,7 @@ Usage: include "sandbox-rewards.programConfig" (dict "root" $ "program" "ledger"
 {{- $_ := set $env "SIMULATE_RULE_MAX_EVENTS" (toString $c.simulateRuleMaxEvents) -}}
 {{- $_ := set $env "LEDGER_RETENTION_INTERVAL_SECONDS" (toString $c.ledgerRetentionIntervalSeconds) -}}
 {{- $_ := set $env "LEDGER_RETENTION_BATCH" (toString $c.ledgerRetentionBatch) -}}
+{{- $_ := set $env "CONSOLE_READS_PER_ORGANIZATION_MAX" (toString $c.consoleReadsPerOrganizationMax) -}}
 {{- else if eq .program "identity-admission" -}}
 {{- $opt := dict
   "DEVELOPER_JWKS" $c.developer.jwks

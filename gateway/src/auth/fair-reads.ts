@@ -1,14 +1,15 @@
-// Fair console reads: the gateway's calls to the ledger for a developer's reads (the snapshot, record pages,
-// decision search, decision statistics, link intents, export pages, the search box, webhook endpoints and deliveries)
-// go out at most CONSOLE_READS_IN_FLIGHT_MAX at once in this process, at most CONSOLE_READS_PER_DEVELOPER_MAX of one
-// developer; the rest wait here, one queue per developer, served in turns (the developer served least recently first).
-// One developer's admitted reads therefore never hold more than their share of the ledger's database connections, and
-// another developer's read waits for at most the reads already out, not behind the first developer's queue. A waiting
-// read keeps its in-flight slot of the developer limits (developer-limits.ts), so a queue is never longer than
-// DEVELOPER_IN_FLIGHT_MAX.
+// Fair console reads: the gateway's calls to the ledger for a developer's reads (consoleReadOperations: the
+// snapshot, record pages, decision search and figures, link intents, export pages, the search box, webhook endpoints
+// and deliveries, the audit log) go out at most CONSOLE_READS_IN_FLIGHT_MAX at once in this process, at most
+// CONSOLE_READS_PER_DEVELOPER_MAX of one developer; the rest wait here, one queue per developer, served in turns (the
+// developer served least recently first). One developer's admitted reads therefore never hold more than their share
+// of the ledger's database connections, and another developer's read waits for at most the reads already out, not
+// behind the first developer's queue. A waiting read keeps its in-flight slot of the developer limits
+// (developer-limits.ts), so a queue is never longer than DEVELOPER_IN_FLIGHT_MAX. The ledger bounds the developers
+// of one organization together (services/ledger/src/console/organization-turns.ts).
 import type { DescMessage, MessageInitShape, MessageShape } from '@bufbuild/protobuf';
 import { Gauge } from 'prom-client';
-import { ledgerOps } from '#runtime/contracts/operations.ts';
+import { consoleReadOperations } from '#runtime/contracts/operations.ts';
 import type { Metrics } from '#runtime/metrics.ts';
 import type { CallContext, CallOptions, Operation, Transport } from '#runtime/transport/operation.ts';
 
@@ -108,19 +109,6 @@ export class FairScheduler {
   }
 }
 
-/** The ledger operations scheduled as console reads (their request carries the developer as `principal`). */
-const CONSOLE_READS: ReadonlySet<Operation<DescMessage, DescMessage>> = new Set<Operation<DescMessage, DescMessage>>([
-  ledgerOps.getSnapshot,
-  ledgerOps.listRecords,
-  ledgerOps.listDecisions,
-  ledgerOps.decisionStats,
-  ledgerOps.listLinkIntents,
-  ledgerOps.exportDecisions,
-  ledgerOps.searchConsole,
-  ledgerOps.listWebhookEndpoints,
-  ledgerOps.listWebhookDeliveries,
-]);
-
 /**
  * `transport` with its console reads scheduled by a FairScheduler keyed by the developer (the request's
  * `principal.identityUserId`); every other call goes straight through.
@@ -149,7 +137,7 @@ export function fairReadsTransport(transport: Transport, settings: FairReadSetti
       options?: CallOptions,
     ): Promise<MessageShape<O>> {
       const developer = (request as { principal?: { identityUserId?: string } }).principal?.identityUserId;
-      if (developer === undefined || !CONSOLE_READS.has(operation as unknown as Operation<DescMessage, DescMessage>)) {
+      if (developer === undefined || !consoleReadOperations.has(operation as unknown as Operation)) {
         return transport.call(operation, request, ctx, options);
       }
       return scheduler.run(developer, () => transport.call(operation, request, ctx, options));

@@ -8,6 +8,13 @@ import { SIMULATION_MAX_EVENTS_DEFAULT } from '#runtime/contracts/simulation.ts'
 import { stateOwner } from '#runtime/program.ts';
 import { PACKAGE_VERSION } from '#runtime/version.ts';
 import { consoleEndpoints } from './console/endpoints.ts';
+import {
+  CONSOLE_READS_PER_ORGANIZATION_DEFAULT,
+  MemberOrganizations,
+  OrganizationTurns,
+  withOrganizationTurns,
+} from './console/organization-turns.ts';
+import { memberOrganizationIds } from './console/read-repository.ts';
 import { EVENT_BATCH_MAX_DEFAULT, EVENT_GROUP_KEYS_MAX_DEFAULT, eventEndpoints } from './events/index.ts';
 import { linkEndpoints } from './links/index.ts';
 import { ledgerMigrations } from './migrations/index.ts';
@@ -40,6 +47,8 @@ export interface LedgerConfig {
   /** SIMULATE_RULE_PER_ORGANIZATION_MAX, SIMULATE_RULE_LEDGER_MAX: dry-runs at once (simulation/simulation.ts). */
   simulationsPerOrganizationMax: number;
   simulationsMax: number;
+  /** CONSOLE_READS_PER_ORGANIZATION_MAX: console reads of one organization's members at once (console/organization-turns.ts). */
+  consoleReadsPerOrganizationMax: number;
   /** Seconds between runs of the retention clean-up; 0 turns it off. */
   retentionIntervalSeconds: number;
   /** Most rows the retention clean-up removes per table in one run. */
@@ -114,6 +123,11 @@ export const ledger = stateOwner<LedgerConfig>({
         { min: 1, max: 100 },
       ),
       simulationsMax: reader.int('SIMULATE_RULE_LEDGER_MAX', SIMULATIONS_PER_LEDGER_DEFAULT, { min: 1, max: 1_000 }),
+      consoleReadsPerOrganizationMax: reader.int(
+        'CONSOLE_READS_PER_ORGANIZATION_MAX',
+        CONSOLE_READS_PER_ORGANIZATION_DEFAULT,
+        { min: 1, max: 1_000 },
+      ),
       retentionIntervalSeconds: reader.int('LEDGER_RETENTION_INTERVAL_SECONDS', RETENTION_INTERVAL_SECONDS_DEFAULT, {
         min: 0,
         max: 86_400,
@@ -207,31 +221,36 @@ export const ledger = stateOwner<LedgerConfig>({
           service: 'ledger',
           version: PACKAGE_VERSION,
           description: 'Console, events, links and configuration',
-          endpoints: [
-            ...consoleEndpoints({
-              database,
-              clock: deps.clock,
-              logger: deps.logger,
-              transport: deps.transport,
-              webhooks: {
-                allowPrivateAddresses: webhooks.allowPrivateAddresses,
-                allowedPorts: webhooks.allowedPorts,
-                secretKey,
-              },
-            }),
-            ...webhookReadEndpoints({ database, logger: deps.logger }),
-            ...eventEndpoints(deps, config),
-            ...linkEndpoints(deps),
-            ...simulationEndpoints(
-              { database, logger: deps.logger },
-              {
-                rateLimitPerMinute: config.eventRateLimitPerMinute,
-                maxEvents: config.simulateRuleMaxEvents,
-                perOrganizationMax: config.simulationsPerOrganizationMax,
-                max: config.simulationsMax,
-              },
-            ),
-          ],
+          endpoints: withOrganizationTurns(
+            [
+              ...consoleEndpoints({
+                database,
+                clock: deps.clock,
+                logger: deps.logger,
+                transport: deps.transport,
+                webhooks: {
+                  allowPrivateAddresses: webhooks.allowPrivateAddresses,
+                  allowedPorts: webhooks.allowedPorts,
+                  secretKey,
+                },
+              }),
+              ...webhookReadEndpoints({ database, logger: deps.logger }),
+              ...eventEndpoints(deps, config),
+              ...linkEndpoints(deps),
+              ...simulationEndpoints(
+                { database, logger: deps.logger },
+                {
+                  rateLimitPerMinute: config.eventRateLimitPerMinute,
+                  maxEvents: config.simulateRuleMaxEvents,
+                  perOrganizationMax: config.simulationsPerOrganizationMax,
+                  max: config.simulationsMax,
+                },
+              ),
+            ],
+            new OrganizationTurns(config.consoleReadsPerOrganizationMax),
+            new MemberOrganizations((identityUserId) => memberOrganizationIds(database, identityUserId)),
+            deps.metrics,
+          ),
         },
       ],
     };

@@ -2,6 +2,7 @@
 // export. Everything is scoped in SQL to the organizations where the caller is a member right now, so membership is
 // checked by every query.
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Database } from '#runtime/db/database.ts';
 import {
   credits,
   type Field,
@@ -110,6 +111,15 @@ export interface EventRecord {
 
 /** `organization_id in (...)`: the organizations where the identity (the first parameter) is a member. */
 export const MEMBER_ORGS = `(select m.organization_id from ledger.members m where m.identity_user_id = ?)`;
+
+/** The organizations where the identity is a member: what its console reads cover (organization-turns.ts). */
+export async function memberOrganizationIds(database: Database, identityUserId: string): Promise<string[]> {
+  const rows = await database.query<{ id: string }>(
+    'select m.organization_id::text as id from ledger.members m where m.identity_user_id = ?',
+    [identityUserId],
+  );
+  return rows.map((row) => row.id);
+}
 
 /** A statement and its parameters (`?` placeholders, in order). */
 export interface Statement {

@@ -31,3 +31,20 @@ export const identityOps = operationsOf('identity', IdentityService);
 
 /** The ledger's operations (proto/rewards/v1/ledger_service.proto). */
 export const ledgerOps = operationsOf('ledger', LedgerService);
+
+/**
+ * The ledger's console reads (each request carries the developer as `principal`): the gateway schedules them per
+ * developer (gateway/src/auth/fair-reads.ts), the ledger per organization (its console/organization-turns.ts).
+ */
+export const consoleReadOperations: ReadonlySet<Operation> = new Set<Operation>([
+  ledgerOps.getSnapshot,
+  ledgerOps.listRecords,
+  ledgerOps.listDecisions,
+  ledgerOps.decisionStats,
+  ledgerOps.listLinkIntents,
+  ledgerOps.exportDecisions,
+  ledgerOps.searchConsole,
+  ledgerOps.listWebhookEndpoints,
+  ledgerOps.listWebhookDeliveries,
+  ledgerOps.listAuditEntries,
+] as unknown as Operation[]);
