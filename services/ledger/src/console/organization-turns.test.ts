@@ -1,4 +1,6 @@
-import { MemberOrganizations, OrganizationTurns } from './organization-turns.ts';
+import { ledgerOps } from '#runtime/contracts/operations.ts';
+import { bind } from '#runtime/transport/operation.ts';
+import { MemberOrganizations, OrganizationTurns, withOrganizationTurns } from './organization-turns.ts';
 
 /** Work that ends when its `finish` is called. */
 function held() {
@@ -106,5 +108,28 @@ describe('MemberOrganizations', () => {
     // dev-1 was the oldest: forgotten, looked up again.
     await members.of('dev-1');
     expect(lookups).toEqual(['dev-1', 'dev-1', 'dev-2', 'dev-3', 'dev-1']);
+  });
+});
+
+describe('withOrganizationTurns', () => {
+  it("a read whose developer's organizations cannot be looked up runs and answers as it would (its own error)", async () => {
+    const members = new MemberOrganizations(async () => {
+      throw new Error('connection refused');
+    });
+    const [snapshot, other] = withOrganizationTurns(
+      [
+        bind(ledgerOps.getSnapshot, async () => {
+          throw new Error('the console is temporarily unavailable');
+        }),
+        bind(ledgerOps.listAuditEntries, async () => ({ entries: [], nextCursor: '', cursors: [] })),
+      ],
+      new OrganizationTurns(1),
+      members,
+    );
+    const ctx = {} as never;
+    await expect(snapshot?.handle({ principal: { identityUserId: 'dev-1' } } as never, ctx)).rejects.toThrow(
+      'the console is temporarily unavailable',
+    );
+    await expect(other?.handle({ principal: { identityUserId: 'dev-1' } } as never, ctx)).resolves.toBeDefined();
   });
 });

@@ -95,6 +95,8 @@ export class OrganizationTurns {
   }
 }
 
+const NO_ORGANIZATIONS: readonly string[] = [];
+
 function shares(a: readonly string[], b: readonly string[]): boolean {
   return a.some((x) => b.includes(x));
 }
@@ -163,7 +165,8 @@ export function withOrganizationTurns(
     const handle: Handler<DescMessage, DescMessage> = async (request, ctx) => {
       const developer = (request as { principal?: { identityUserId?: string } }).principal?.identityUserId;
       if (!developer) return inner(request, ctx);
-      const organizations = await members.of(developer);
+      // A failed lookup (the database unreachable) leaves the read to fail as reads do, with the console's own error.
+      const organizations = await members.of(developer).catch(() => NO_ORGANIZATIONS);
       return turns.run(organizations, () => inner(request, ctx));
     };
     return { ...binding, handle };
