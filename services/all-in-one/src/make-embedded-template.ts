@@ -4,7 +4,7 @@
 // initdb in a child process (embedded-new-data.ts), every migration of the state owners applied (as `npm start`
 // applies them), the template databases dropped (a first start writes every file of the folder, and PGlite serves
 // one database), shut down cleanly (a first start then needs no recovery) and packed as a gzipped tarball
-// (docs/decisions.md, "The embedded template archive"). Run it again after adding a migration
+// (docs/decisions.md, "The embedded template is built, not committed"). Run it again after adding a migration
 // (test/integration/programs/embedded-template.test.ts fails until then) or after `npm install <package>` upgraded
 // @electric-sql/pglite (a first start on a new DATA_DIR fails until then); other versions' files are deleted.
 import { mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
