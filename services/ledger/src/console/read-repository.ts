@@ -2,6 +2,7 @@
 // export. Everything is scoped in SQL to the organizations where the caller is a member right now, so membership is
 // checked by every query.
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { isoMicrosSql, isoSql } from '#runtime/db/sql.ts';
 import {
   credits,
   type Field,
@@ -13,8 +14,7 @@ import {
   RowShapeError,
   rowReader,
   text,
-} from '#runtime/db/rows.ts';
-import { isoMicrosSql, isoSql } from '#runtime/db/sql.ts';
+} from '../db/rows.ts';
 import type { CursorPosition, RecordKind } from '../domain/records-cursor.ts';
 
 export interface Organization {

@@ -4,9 +4,9 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Database } from '#runtime/db/database.ts';
-import { type Field, flag, numeric, optionalText, queryRows, rowReader, text } from '#runtime/db/rows.ts';
 import { isoSql } from '#runtime/db/sql.ts';
 import { invariant } from '#runtime/invariant.ts';
+import { type Field, flag, numeric, optionalText, queryRows, rowReader, text } from '../db/rows.ts';
 import { endpointsOfGameLockKey } from './limits.ts';
 
 export interface EndpointRow {

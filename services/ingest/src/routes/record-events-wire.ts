@@ -11,11 +11,10 @@
 //   DecisionQuota message objects, no string per field and no BigInt per event.
 // edgeDecisionOf maps the generated RecordEventResponse to the same shape (RecordEvent, unbatched).
 import { Buffer, isUtf8 } from 'node:buffer';
-import { withWire } from '../transport/operation.ts';
-import { eventRecordJson } from './event-record.ts';
-import type { DeveloperEvent } from './gen/rewards/v1/console_pb.ts';
-import type { DecisionQuota, RecordEventResponse } from './gen/rewards/v1/events_pb.ts';
-import { ledgerOps } from './operations.ts';
+import { eventRecordJson } from '#runtime/contracts/event-record.ts';
+import type { DeveloperEvent } from '#runtime/contracts/gen/rewards/v1/console_pb.ts';
+import type { DecisionQuota, RecordEventResponse } from '#runtime/contracts/gen/rewards/v1/events_pb.ts';
+import { ledgerOps } from '#runtime/contracts/operations.ts';
 import {
   fieldSize,
   int64Varint,
@@ -25,7 +24,8 @@ import {
   writeString,
   writeUint64,
   writeVarint,
-} from './wire-writer.ts';
+} from '#runtime/contracts/wire-writer.ts';
+import { withWire } from '#runtime/transport/operation.ts';
 
 /** One event of a RecordEventsRequest as the edge holds it (RecordEventRequest's fields; absent is the default). */
 export interface EdgeEventRequest {
