@@ -73,7 +73,7 @@ const USERS = new Set([...PROGRAMS, 'services/launcher', 'services/all-in-one', 
 const SINGLE_USER: ReadonlyMap<string, string> = new Map([
   [
     'services/runtime/src/transport/in-process.ts',
-    'the Transport beside nats.ts, sharing its serving (transport/serving.ts); every test composes programs on it',
+    'the Transport beside nats.ts, sharing its codec and serving (transport/codec.ts); every test composes programs on it',
   ],
   [
     'services/runtime/src/db/embedded.ts',
