@@ -91,8 +91,8 @@ export const EDGE_IN_FLIGHT_MAX_DEFAULT = 8;
 // request raise the peak but also the latency at half of it (docs/benchmarks.md, "One call for several games").
 export const EDGE_KEYS_MAX_DEFAULT = 8;
 // 32, two long batches (EVENT_LIMITS.longBatchMin): each of a flooding game's replies answers at most 32 of its HTTP
-// requests in one event-loop turn of the edge. Measured with npm run bench:fair against 128: another game's p99 beside
-// the flood 3.7 x of alone instead of 10.9 x, the flooding game's own rate 5 % lower (docs/reliability.md, "Fair
+// requests in one event-loop turn of the edge. Against 128, npm run bench:fair measured another game's p99 beside the
+// flood a third of what it was, for a few per cent of the flooding game's own rate (docs/reliability.md, "Fair
 // ingest"). While the flood is paced its bound is one long batch (16: flood-pacer.ts, inFlightMax). A batch request of
 // 100 events (CONTRACT section 11.1) travels in four requests, one after the other.
 export const EDGE_KEY_IN_FLIGHT_MAX_DEFAULT: number = 2 * EVENT_LIMITS.longBatchMin;
