@@ -1,25 +1,12 @@
 // A stored decision (a row of ledger.events) as the ledger reads it: the one mapping of its columns to DeveloperEvent's
 // fields, for every read that shows decisions: the console's lists, records pages, search and export
 // (console/read-repository.ts, console/search-repository.ts) and the webhooks' message bodies (webhooks/repository.ts).
+import type { DeveloperEvent } from '#runtime/contracts/gen/rewards/v1/console_pb.ts';
 import { isoSql } from '#runtime/db/sql.ts';
 import { credits, type Field, optionalText, rowReader, text } from './rows.ts';
 
-/** A decision as DeveloperEvent has it (the ledger hands it on as that message). */
-export interface DecisionRow {
-  id: string;
-  eventId: string;
-  gameId: string;
-  organizationId: string;
-  playerId: string;
-  eventType: string;
-  occurredAt: string;
-  status: string;
-  reason?: string;
-  rewardCredits: bigint;
-  createdAt: string;
-  /** The game's clock when decided (createdAt + its clock offset then); GraphQL, the export and webhooks only. */
-  gameTime: string;
-}
+/** A decision as DeveloperEvent has it (the ledger hands it on as that message): the generated type's fields. */
+export type DecisionRow = Omit<DeveloperEvent, '$typeName' | '$unknown'>;
 
 /**
  * The select list of a decision from the table alias `table` (e.g. `p` in `from ledger.events p`), each column named
