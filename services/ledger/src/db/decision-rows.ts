@@ -8,43 +8,52 @@ import { credits, type Field, optionalText, rowReader, text } from './rows.ts';
 /** A decision as DeveloperEvent has it (the ledger hands it on as that message): the generated type's fields. */
 export type DecisionRow = Omit<DeveloperEvent, '$typeName' | '$unknown'>;
 
+/** One field of a decision: its column (the name it is selected as), how it is read, and its SQL if not the column. */
+interface DecisionColumn<V> {
+  column: string;
+  read: (name: string) => Field<V>;
+  select?: (table: string, name: string) => string;
+}
+
+/** A timestamptz column as the API's text (isoSql). */
+const iso = (column: string) => (table: string, name: string) => isoSql(`${table}.${column}`, name);
+
+/** Every field of a decision, in DeveloperEvent's order: the one place that says which column each is. */
+const DECISION_COLUMNS: { [K in keyof DecisionRow]-?: DecisionColumn<DecisionRow[K]> } = {
+  id: { column: 'id', read: text },
+  eventId: { column: 'event_id', read: text },
+  gameId: { column: 'game_id', read: text },
+  organizationId: { column: 'organization_id', read: text },
+  playerId: { column: 'player_id', read: text },
+  eventType: { column: 'event_type', read: text },
+  occurredAt: { column: 'occurred_at', read: text, select: iso('occurred_at') },
+  status: { column: 'status', read: text },
+  reason: { column: 'reason', read: optionalText },
+  rewardCredits: { column: 'reward_credits', read: credits },
+  createdAt: { column: 'created_at', read: text, select: iso('created_at') },
+  gameTime: {
+    column: 'game_time',
+    read: text,
+    select: (t, name) =>
+      isoSql(`(${t}.created_at + coalesce(${t}.clock_offset_seconds, 0) * interval '1 second')`, name),
+  },
+};
+
 /**
  * The select list of a decision from the table alias `table` (e.g. `p` in `from ledger.events p`), each column named
  * `prefix` + its name (a prefix tells a joined decision's columns from the row's own).
  */
 export function decisionColumns(table: string, prefix = ''): string {
-  const t = table;
-  const as = (column: string) => `${t}.${column} as ${prefix}${column}`;
-  return [
-    as('id'),
-    as('event_id'),
-    as('game_id'),
-    as('organization_id'),
-    as('player_id'),
-    as('event_type'),
-    isoSql(`${t}.occurred_at`, `${prefix}occurred_at`),
-    as('status'),
-    as('reason'),
-    as('reward_credits'),
-    isoSql(`${t}.created_at`, `${prefix}created_at`),
-    isoSql(`(${t}.created_at + coalesce(${t}.clock_offset_seconds, 0) * interval '1 second')`, `${prefix}game_time`),
-  ].join(', ');
+  return Object.values<DecisionColumn<unknown>>(DECISION_COLUMNS)
+    .map(({ column, select }) => select?.(table, prefix + column) ?? `${table}.${column} as ${prefix}${column}`)
+    .join(', ');
 }
 
 /** Reads a decision selected with decisionColumns(table, prefix). */
 export function decisionRow(prefix = ''): Field<DecisionRow> {
-  return rowReader<DecisionRow>({
-    id: text(`${prefix}id`),
-    eventId: text(`${prefix}event_id`),
-    gameId: text(`${prefix}game_id`),
-    organizationId: text(`${prefix}organization_id`),
-    playerId: text(`${prefix}player_id`),
-    eventType: text(`${prefix}event_type`),
-    occurredAt: text(`${prefix}occurred_at`),
-    status: text(`${prefix}status`),
-    reason: optionalText(`${prefix}reason`),
-    rewardCredits: credits(`${prefix}reward_credits`),
-    createdAt: text(`${prefix}created_at`),
-    gameTime: text(`${prefix}game_time`),
-  });
+  const fields = Object.entries<DecisionColumn<unknown>>(DECISION_COLUMNS).map(([field, { column, read }]) => [
+    field,
+    read(prefix + column),
+  ]);
+  return rowReader<DecisionRow>(Object.fromEntries(fields));
 }
