@@ -69,16 +69,13 @@ RUN node --liftoff-only services/all-in-one/src/make-embedded-template.ts
 FROM node:${NODE_VERSION}-slim AS runtime
 # NODE_COMPILE_CACHE: Node's compile cache, filled below at build time, so that the programs load their modules
 # without Node's TypeScript type stripper (about 13 MiB less per process; docs/benchmarks.md, "Memory").
-# MALLOC_ARENA_MAX=1: one malloc arena for all of a program's threads, up to 8 MiB less per program at the peak (as
-# PROGRAM_ENVIRONMENT in services/launcher/tools/processes.ts and the npm start scripts).
 ENV NODE_ENV=production \
     HTTP_PORT=8080 \
     PORT=8080 \
     HOST=0.0.0.0 \
     METRICS_PORT=9464 \
     DATA_DIR=/tmp/data \
-    NODE_COMPILE_CACHE=/app/.cache/node-compile-cache \
-    MALLOC_ARENA_MAX=1
+    NODE_COMPILE_CACHE=/app/.cache/node-compile-cache
 WORKDIR /app
 # Sources and dependencies stay owned by root and read-only for the runtime user;
 # the only writable place the programs need is /tmp (an emptyDir in Kubernetes).
@@ -86,26 +83,19 @@ COPY --from=deps /app/node_modules ./node_modules
 COPY . .
 COPY --from=console /app/console/dist ./console/dist
 COPY --from=template /app/services/runtime/src/db/embedded-template ./services/runtime/src/db/embedded-template
-# Each program's entry with --warm-compile-cache loads what a start loads, writes the compile cache and exits (the
-# same flags and paths as the ENTRYPOINT: the cache is keyed by both). Read-only at run time: a file the cache lacks
-# is compiled as without it, and Node's write of it fails quietly.
+# Each program's entry with --warm-compile-cache loads what a start loads, writes the compile cache and exits (started
+# as the ENTRYPOINT starts it, so with the same flags and paths: the cache is keyed by both). Read-only at run time: a
+# file the cache lacks is compiled as without it, and Node's write of it fails quietly.
 RUN for entry in services/identity-admission/src/main.ts services/ledger/src/main.ts gateway/src/main.ts \
         services/ingest/src/main.ts services/links/src/main.ts; do \
-      node --liftoff-only --no-maglev --max-semi-space-size=4 --heap-growing-percent=25 \
-        --import /app/services/runtime/src/tracing/register.ts "$entry" --warm-compile-cache || exit 1; \
+      sh /app/services/runtime/start.sh "$entry" --warm-compile-cache || exit 1; \
     done
 # 1000 is the `node` user of the base image; numeric so runAsNonRoot can verify it.
 USER 1000:1000
 EXPOSE 8080
-# Exec form: node is PID 1 and receives SIGTERM itself; every program handles it
-# (drains NATS, finishes in-flight requests, exits within about 10 s).
-# --liftoff-only keeps WebAssembly (PGlite in the all-in-one, Node's TypeScript type stripper everywhere) on its
-# baseline compiler: the optimizing compiles held hundreds of MiB at a time; --no-maglev leaves out V8's mid-tier
-# JavaScript compiler (3-6 MiB less per program at the peak, no CPU lost); --max-semi-space-size=4 bounds V8's
-# young generation to 2 x 4 MiB instead of 2 x 16 (docs/benchmarks.md, "Memory"); --heap-growing-percent=25
-# collects the old generation once it has grown by a quarter (docs/benchmarks.md, "Memory at the peak").
-# --import loads the tracing register file before the program: it does nothing unless an OTLP endpoint is set
-# (OTEL_EXPORTER_OTLP_ENDPOINT, see docs/deploy.md "Traces"), then starts the OpenTelemetry SDK, which ESM
-# instrumentation needs to happen before the program's modules load.
-ENTRYPOINT ["node", "--liftoff-only", "--no-maglev", "--max-semi-space-size=4", "--heap-growing-percent=25", "--import", "/app/services/runtime/src/tracing/register.ts"]
+# Exec form, and start.sh execs node: node is PID 1 and receives SIGTERM itself; every program handles it
+# (drains NATS, finishes in-flight requests, exits within about 10 s). start.sh starts node with the programs' flags
+# and environment (services/runtime/node-flags, why each) and the tracing register file, loaded before the program:
+# it does nothing unless an OTLP endpoint is set (OTEL_EXPORTER_OTLP_ENDPOINT, see docs/deploy.md "Traces").
+ENTRYPOINT ["sh", "/app/services/runtime/start.sh"]
 CMD ["services/all-in-one/src/main.ts"]

@@ -450,8 +450,8 @@ info "nats-server on 127.0.0.1:$NATS_PORT"
 # The Dockerfile's RUN step: every entry with --warm-compile-cache fills the compile cache and exits 0.
 COMPILE_CACHE="$APP/.cache/node-compile-cache"
 for entry in "${present[@]}"; do
-  (cd "$APP" && exec env NODE_COMPILE_CACHE="$COMPILE_CACHE" "$NODE24" --liftoff-only --no-maglev --max-semi-space-size=4 \
-      --heap-growing-percent=25 --import "$APP/services/runtime/src/tracing/register.ts" "$entry" --warm-compile-cache) \
+  (cd "$APP" && exec env NODE_COMPILE_CACHE="$COMPILE_CACHE" PROGRAM_NODE="$NODE24" \
+      sh "$APP/services/runtime/start.sh" "$entry" --warm-compile-cache) \
     >"$WORK/warm.log" 2>&1 || { cat "$WORK/warm.log"; fail "$entry --warm-compile-cache"; }
 done
 [[ -n "$(ls -A "$COMPILE_CACHE" 2>/dev/null)" ]] || fail "--warm-compile-cache wrote nothing to $COMPILE_CACHE"
@@ -460,9 +460,10 @@ info "compile cache filled: $(du -sh "$COMPILE_CACHE" | cut -f1)"
 for entry in "${present[@]}"; do
   port="$(free_port)"
   log="$WORK/$(echo "$entry" | tr '/' '_').log"
-  info "start: HTTP_PORT=$port NATS_URL=nats://127.0.0.1:$NATS_PORT node $entry"
+  info "start: HTTP_PORT=$port NATS_URL=nats://127.0.0.1:$NATS_PORT sh services/runtime/start.sh $entry"
   (cd "$APP" && exec env HTTP_PORT="$port" NATS_URL="nats://127.0.0.1:$NATS_PORT" LOG_LEVEL=info \
-      DATA_DIR="$WORK/data" NODE_ENV=production NODE_COMPILE_CACHE="$COMPILE_CACHE" "$NODE24" "$entry") >"$log" 2>&1 &
+      DATA_DIR="$WORK/data" NODE_ENV=production NODE_COMPILE_CACHE="$COMPILE_CACHE" PROGRAM_NODE="$NODE24" \
+      sh "$APP/services/runtime/start.sh" "$entry") >"$log" 2>&1 &
   pid=$!
   PIDS+=("$pid")
   status=0

@@ -6,63 +6,30 @@
 // that the curl it shows, run in bash, gets a first accepted decision. Each state: no sideways scroll, axe-core
 // without any violation, a screenshot.
 import { dirname } from 'node:path';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { axeViolations, launchChromium, SCREENSHOTS, WAIT } from '../support/browser.ts';
+import type { Page } from 'playwright-core';
+import { ConsoleBrowser, checkPage, DESKTOP, goTo, PHONE, WAIT } from '../support/browser.ts';
 import { runCommand } from '../support/cli.ts';
 import { addMember, type Developer, developer, ok, world } from '../support/console.ts';
 import { until } from '../support/ingest.ts';
-import { startTestSystem, type TestSystem } from '../support/system.ts';
+import type { TestSystem } from '../support/system.ts';
 
+let session: ConsoleBrowser;
 let system: TestSystem;
-let browser: Browser;
-const contexts: BrowserContext[] = [];
 let owner: Developer;
 let adminDev: Developer;
 let viewer: Developer;
-const DESKTOP = { width: 1280, height: 800 };
-const PHONE = { width: 390, height: 844 };
 
 beforeAll(async () => {
-  browser = await launchChromium();
-  system = await startTestSystem();
+  session = await ConsoleBrowser.start();
+  system = session.system;
   owner = await developer(system);
   adminDev = await developer(system);
   viewer = await developer(system);
 });
 
 afterAll(async () => {
-  for (const context of contexts) await context.close().catch(() => undefined);
-  await browser?.close();
-  await system?.stop();
+  await session?.stop();
 });
-
-async function signedIn(who: Developer, viewport: { width: number; height: number }): Promise<Page> {
-  const context = await browser.newContext({ viewport });
-  contexts.push(context);
-  const page = await context.newPage();
-  await page.goto(`${system.url}/console/`);
-  await page.getByLabel('E-mail').fill(who.email);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('heading', { name: 'Organizations', level: 1 }).waitFor(WAIT);
-  return page;
-}
-
-async function go(page: Page, hash: string) {
-  await page.evaluate((h) => {
-    (globalThis as any).location.hash = h;
-  }, hash);
-}
-
-async function checkPage(page: Page, title: string, screenshot: string) {
-  const { scrollWidth, innerWidth } = await page.evaluate(() => ({
-    scrollWidth: (globalThis as any).document.scrollingElement.scrollWidth as number,
-    innerWidth: (globalThis as any).innerWidth as number,
-  }));
-  expect(scrollWidth).toBeLessThanOrEqual(innerWidth);
-  expect(await page.title()).toBe(`${title} · Sandbox Rewards console`);
-  expect(await axeViolations(page)).toEqual([]);
-  await page.screenshot({ path: `${SCREENSHOTS}${screenshot}.png`, fullPage: true });
-}
 
 /** The texts of a column's cells (the action's words) of the table's body rows. */
 async function actions(page: Page, table: string): Promise<string[]> {
@@ -104,8 +71,8 @@ describe.each([
     });
     await ok(system, adminDev.token, { type: 'updateGame', gameId: w.gameId, dailyPlayerCapCredits: 250 });
 
-    const page = await signedIn(owner, viewport);
-    await go(page, `#/org/${w.organizationId}`);
+    const page = await session.signedIn(owner, viewport);
+    await goTo(page, `#/org/${w.organizationId}`);
     await page.getByRole('link', { name: 'Activity: who changed what' }).click();
     await page.getByRole('heading', { name: 'Activity of Org', level: 1 }).waitFor(WAIT);
     const table = page.getByRole('table', { name: 'Activity' });
@@ -119,7 +86,7 @@ describe.each([
     const updated = table.locator('tbody tr').first();
     expect(await updated.innerText()).toContain(adminDev.email);
     expect(await updated.innerText()).toMatch(/dailyPlayerCapCredits: 100 → 250/);
-    await checkPage(page, 'Activity of Org', shot('activity'));
+    await checkPage(page, shot('activity'), 'Activity of Org');
 
     // Filtered by action: one entry, whose target links to the game's rules.
     const filters = page.getByRole('form', { name: 'Filter the activity' });
@@ -146,7 +113,7 @@ describe.each([
         JSON.stringify(['Game updated updateGame', 'Rule created createRule', 'Membership accepted acceptMembership']),
       WAIT.timeout,
     );
-    await checkPage(page, 'Activity of Org', shot('activity-filtered'));
+    await checkPage(page, shot('activity-filtered'), 'Activity of Org');
     // Each target is a link to its page: the rule's leads to the game's Rules tab.
     await table.getByRole('link', { name: 'Rule level.up' }).click();
     await page.waitForURL(new RegExp(`#/game/${w.gameId}/rules$`), WAIT);
@@ -154,7 +121,7 @@ describe.each([
     expect(rule.id).toBeTruthy();
 
     // The game filter from the game page: the long-named game's entries only.
-    await go(page, `#/game/${other.id}`);
+    await goTo(page, `#/game/${other.id}`);
     await page.getByRole('link', { name: 'All activity of this game' }).click();
     await until(
       "the other game's entry",
@@ -162,22 +129,22 @@ describe.each([
       WAIT.timeout,
     );
     await table.getByRole('link', { name: `Game ${longName}` }).waitFor(WAIT);
-    await checkPage(page, 'Activity of Org', shot('activity-game'));
+    await checkPage(page, shot('activity-game'), 'Activity of Org');
 
     // A viewer: the page says the trail is for owners and admins, without an error.
-    const viewerPage = await signedIn(viewer, viewport);
-    await go(viewerPage, `#/org/${w.organizationId}/activity`);
+    const viewerPage = await session.signedIn(viewer, viewport);
+    await goTo(viewerPage, `#/org/${w.organizationId}/activity`);
     const note = viewerPage.getByTestId('activity-forbidden');
     await note.waitFor(WAIT);
     expect(await note.innerText()).toContain('shown to its owner and admins only. Your role here is viewer');
     expect(await viewerPage.getByRole('table', { name: 'Activity' }).count()).toBe(0);
-    await checkPage(viewerPage, 'Activity of Org', shot('activity-viewer'));
+    await checkPage(viewerPage, shot('activity-viewer'), 'Activity of Org');
   }, 120_000);
 
   test("the game page's clock moves forward after a confirmation; its recent changes say so", async () => {
     const w = await world(system, owner.token);
-    const page = await signedIn(owner, viewport);
-    await go(page, `#/game/${w.gameId}`);
+    const page = await session.signedIn(owner, viewport);
+    await goTo(page, `#/game/${w.gameId}`);
     const clock = page.getByTestId('game-clock');
     await clock.waitFor(WAIT);
     expect(await clock.innerText()).toContain('(real time: never advanced).');
@@ -193,7 +160,7 @@ describe.each([
     const said = await dialog.innerText();
     expect(said).toContain('for good: a clock never moves back');
     expect(said).toContain("The daily cap's day and the occurredAt window follow the clock");
-    await checkPage(page, 'Game Game', shot('game-clock-confirm'));
+    await checkPage(page, shot('game-clock-confirm'), 'Game Game');
     await dialog.getByRole('button', { name: 'Advance the clock' }).click();
     await dialog.waitFor({ state: 'hidden', ...WAIT });
 
@@ -209,26 +176,26 @@ describe.each([
       WAIT.timeout,
     );
     expect(await changes.locator('tbody tr').first().innerText()).toContain('seconds: 86400');
-    await checkPage(page, 'Game Game', shot('game-clock-advanced'));
+    await checkPage(page, shot('game-clock-advanced'), 'Game Game');
   }, 120_000);
 
   test("an empty game's guide links a test player: its curl, run in bash, gets a first accepted decision", async () => {
     const w = await world(system, owner.token);
     await ok(system, owner.token, { type: 'createRule', gameId: w.gameId, eventType: 'level.up', rewardCredits: 10 });
-    const page = await signedIn(owner, viewport);
+    const page = await session.signedIn(owner, viewport);
     // A secret key made on the page: the guide's command uses it.
-    await go(page, `#/game/${w.gameId}/keys`);
+    await goTo(page, `#/game/${w.gameId}/keys`);
     await page.getByRole('button', { name: 'New key', exact: true }).click();
     const keyForm = page.getByRole('form', { name: 'New key' });
     await keyForm.getByLabel('Key name').fill('server');
     await keyForm.getByRole('button', { name: 'Create key' }).click();
     const key = await page.getByTestId('issued-key').innerText();
-    await go(page, `#/game/${w.gameId}/overview`);
+    await goTo(page, `#/game/${w.gameId}/overview`);
     const first = page.getByTestId('first-event');
     await first.waitFor(WAIT);
     const link = first.getByRole('form', { name: 'Link a test player' });
     expect(await link.getByLabel('Player id in your game').inputValue()).toBe('test-player-1');
-    await checkPage(page, 'Game Game', shot('game-first-event-test-player'));
+    await checkPage(page, shot('game-first-event-test-player'), 'Game Game');
     await link.getByRole('button', { name: 'Link a test player' }).click();
 
     // The guide now shows one command, the event, with the key and the linked test player.
@@ -250,10 +217,10 @@ describe.each([
     await page.getByRole('table', { name: 'Live decisions' }).getByText('accepted').first().waitFor(WAIT);
 
     // The Players tab lists it as a test player.
-    await go(page, `#/game/${w.gameId}/players`);
+    await goTo(page, `#/game/${w.gameId}/players`);
     const players = page.getByRole('table', { name: 'Players' });
     await players.getByRole('row', { name: /test-player-1 test account/ }).waitFor(WAIT);
-    await checkPage(page, 'Game Game: Players', shot('game-test-player'));
+    await checkPage(page, shot('game-test-player'), 'Game Game: Players');
   }, 120_000);
 
   test('long names never scroll the page sideways; members fit a phone; adding one says what happens next', async () => {
@@ -276,7 +243,7 @@ describe.each([
     await ok(system, owner.token, { type: 'createRule', gameId, eventType: `e.${'r'.repeat(40)}`, rewardCredits: 5 });
     await ok(system, owner.token, { type: 'issueKey', gameId, kind: 'secret', name: longName });
     await addMember(system, owner.token, organizationId, adminDev, 'admin');
-    const page = await signedIn(owner, viewport);
+    const page = await session.signedIn(owner, viewport);
     for (const [hash, title, name] of [
       [`#/org/${organizationId}`, `Organization ${longName}`, 'organization'],
       [`#/project/${projectId}`, `Project ${longName}`, 'project'],
@@ -285,14 +252,14 @@ describe.each([
       [`#/game/${gameId}/keys`, `Game ${longName}: Keys`, 'keys'],
       [`#/org/${organizationId}/activity`, `Activity of ${longName}`, 'activity'],
     ] as const) {
-      await go(page, hash);
+      await goTo(page, hash);
       await page.getByRole('heading', { level: 1 }).first().waitFor(WAIT);
       await until('the page titled', async () => (await page.title()).startsWith(title), WAIT.timeout);
-      await checkPage(page, title, shot(`long-name-${name}`));
+      await checkPage(page, shot(`long-name-${name}`), title);
     }
 
     // Members: every member's actions within the screen's width, and what happens next after adding one.
-    await go(page, `#/org/${organizationId}`);
+    await goTo(page, `#/org/${organizationId}`);
     const members = page.getByRole('table', { name: 'Members' });
     await members.waitFor(WAIT);
     const innerWidth = await page.evaluate(() => (globalThis as any).innerWidth as number);
@@ -309,6 +276,6 @@ describe.each([
     await added.waitFor(WAIT);
     expect(await added.innerText()).toContain(`${viewer.email} is added as viewer.`);
     expect(await added.innerText()).toContain('until they sign in and accept the membership');
-    await checkPage(page, `Organization ${longName}`, shot('member-added'));
+    await checkPage(page, shot('member-added'), `Organization ${longName}`);
   }, 120_000);
 });

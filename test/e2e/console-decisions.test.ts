@@ -6,26 +6,22 @@
 // a title, and axe-core with no violation of any impact.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import AxeBuilder from '@axe-core/playwright';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { REASONS } from '../../console/src/pages/decisions/reasons.ts';
 import { DECISION_REASONS } from '../../services/runtime/src/contracts/vocabulary.ts';
-import { firstRowLayout, launchChromium, SCREENSHOTS, WAIT } from '../support/browser.ts';
+import { ConsoleBrowser, checkPage, DESKTOP, firstRowLayout, goTo, PHONE, WAIT } from '../support/browser.ts';
 import { type Developer, developer, insertPlayer, ok, type World, world } from '../support/console.ts';
 import { sql } from '../support/database.ts';
 import { expectDecision, postEvent } from '../support/ingest.ts';
 import { until } from '../support/live.ts';
-import { startTestSystem, type TestSystem } from '../support/system.ts';
+import type { TestSystem } from '../support/system.ts';
 
+let session: ConsoleBrowser;
 let system: TestSystem;
-let browser: Browser;
-const contexts: BrowserContext[] = [];
 let owner: Developer;
 let w: World;
 let hero: string;
 let other: string;
-const DESKTOP = { width: 1280, height: 800 };
-const PHONE = { width: 390, height: 844 };
 /** The game's decisions, newest first: hero's 30 (every reason, and accepted ones), then other's 2. */
 const decisions: Array<{ id: string; playerId: string; reason: string | null }> = [];
 
@@ -54,8 +50,8 @@ async function insertDecision(playerId: string, minutesAgo: number, reason: stri
 }
 
 beforeAll(async () => {
-  browser = await launchChromium();
-  system = await startTestSystem();
+  session = await ConsoleBrowser.start();
+  system = session.system;
   owner = await developer(system);
   w = await world(system, owner.token);
   hero = await insertPlayer(system, w.gameId, { externalPlayerId: 'hero' });
@@ -69,27 +65,12 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const context of contexts) await context.close().catch(() => undefined);
-  await browser?.close();
-  await system?.stop();
+  await session?.stop();
 });
 
-async function signedIn(viewport: { width: number; height: number }): Promise<Page> {
-  const context = await browser.newContext({ viewport });
-  contexts.push(context);
-  const page = await context.newPage();
-  await page.goto(`${system.url}/console/`);
-  await page.getByLabel('E-mail').fill(owner.email);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('heading', { name: 'Organizations', level: 1 }).waitFor(WAIT);
-  return page;
-}
-
-/** Follows a link of the console as a person would paste it: the hash of the page's URL. */
+/** Follows a link of the console as a person would paste it (goTo), and waits for the Records page. */
 async function open(page: Page, hash: string) {
-  await page.evaluate((h) => {
-    (globalThis as any).location.hash = h;
-  }, hash);
+  await goTo(page, hash);
   await page.getByRole('heading', { name: 'Records', level: 1 }).waitFor(WAIT);
 }
 
@@ -109,21 +90,6 @@ async function expectShown(page: Page, ids: string[]) {
 const hashOf = (page: Page) => new URL(page.url()).hash;
 const query = (page: Page) => new URLSearchParams(hashOf(page).split('?')[1] ?? '');
 
-async function checkPage(page: Page, name: string) {
-  const { scrollWidth, innerWidth } = await page.evaluate(() => ({
-    scrollWidth: (globalThis as any).document.scrollingElement.scrollWidth as number,
-    innerWidth: (globalThis as any).innerWidth as number,
-  }));
-  expect(scrollWidth).toBeLessThanOrEqual(innerWidth);
-  expect(await page.title()).toBe('Records: decisions · Sandbox Rewards console');
-  const results = await new AxeBuilder({ page }).analyze();
-  const violations = results.violations.map(
-    (v) => `${v.impact}: ${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`,
-  );
-  expect(violations).toEqual([]);
-  await page.screenshot({ path: `${SCREENSHOTS}${name}.png`, fullPage: true });
-}
-
 const isFocused = (page: Page, selector: string) =>
   page.evaluate(
     (s) => (globalThis as any).document.activeElement === (globalThis as any).document.querySelector(s),
@@ -139,7 +105,7 @@ test('every rejection reason has words and a fix', () => {
 });
 
 test('at 1280 px: a shared search, filters, pages both ways, back and forward, the detail panel', async () => {
-  const page = await signedIn(DESKTOP);
+  const page = await session.signedIn(owner, DESKTOP);
   // A link with filters opens that search; the form shows them.
   await open(page, `#/records?game=${w.gameId}&status=rejected`);
   const rejected = decisions.filter((d) => d.reason !== null).map((d) => d.id);
@@ -153,7 +119,7 @@ test('at 1280 px: a shared search, filters, pages both ways, back and forward, t
   expect(await table.getByRole('link', { name: 'sidekick' }).count()).toBe(2);
   // The count is what is shown, never read as the total: more are on the next page.
   expect(await page.locator('.search-summary').innerText()).toBe('25 shown matching 2 filters; more on other pages.');
-  await checkPage(page, 'decisions');
+  await checkPage(page, 'decisions', 'Records: decisions');
 
   // Older page, then newer: the same decisions; back and forward follow.
   await page.getByRole('button', { name: 'Older page' }).click();
@@ -215,7 +181,7 @@ test('at 1280 px: a shared search, filters, pages both ways, back and forward, t
     'No metadata is stored for this event: none was sent, or it was decided before the ledger kept metadata.',
   );
   expect(await panel.getByRole('link', { name: 'Open Game' }).getAttribute('href')).toBe(`#/game/${w.gameId}/overview`);
-  await checkPage(page, 'decisions-detail');
+  await checkPage(page, 'decisions-detail', 'Records: decisions');
   // Escape closes it and gives the focus back to the row's button.
   await page.keyboard.press('Escape');
   await panel.waitFor({ state: 'detached', ...WAIT });
@@ -265,11 +231,11 @@ test('at 1280 px: a shared search, filters, pages both ways, back and forward, t
   expect(await alert.innerText()).toContain("A game's own player id (like hero-9) is looked up in one game");
   expect(await playerField.getAttribute('aria-invalid')).toBe('true');
   expect(sent).toBe(0);
-  await checkPage(page, 'decisions-input');
+  await checkPage(page, 'decisions-input', 'Records: decisions');
 }, 180_000);
 
 test('at 390 px: no sideways scroll, the panel over the list, focus and axe', async () => {
-  const page = await signedIn(PHONE);
+  const page = await session.signedIn(owner, PHONE);
   await open(page, `#/records/events/${w.gameId}`);
   await expectShown(
     page,
@@ -285,11 +251,11 @@ test('at 390 px: no sideways scroll, the panel over the list, focus and axe', as
   const toggle = page.getByRole('button', { name: 'Filters (1)' });
   expect(await toggle.getAttribute('aria-expanded')).toBe('false');
   expect(await filters.isVisible()).toBe(false);
-  await checkPage(page, 'phone-decisions');
+  await checkPage(page, 'phone-decisions', 'Records: decisions');
   await toggle.click();
   expect(await toggle.getAttribute('aria-expanded')).toBe('true');
   await filters.waitFor({ state: 'visible', ...WAIT });
-  await checkPage(page, 'phone-decisions-filters');
+  await checkPage(page, 'phone-decisions-filters', 'Records: decisions');
   await toggle.click();
   await filters.waitFor({ state: 'hidden', ...WAIT });
   const target = decisions.find((d) => d.reason === 'daily_player_cap')!;
@@ -304,14 +270,14 @@ test('at 390 px: no sideways scroll, the panel over the list, focus and axe', as
   const box = await panel.boundingBox();
   expect(box!.x).toBeGreaterThanOrEqual(0);
   expect(box!.x + box!.width).toBeLessThanOrEqual(PHONE.width);
-  await checkPage(page, 'phone-decisions-detail');
+  await checkPage(page, 'phone-decisions-detail', 'Records: decisions');
   await panel.getByRole('button', { name: 'Close' }).click();
   await panel.waitFor({ state: 'detached', ...WAIT });
   expect(await details.evaluate((el) => el === (globalThis as any).document.activeElement)).toBe(true);
 }, 180_000);
 
 test("the search's export: the game's matching decisions in its window, oldest first, as CSV and NDJSON", async () => {
-  const page = await signedIn(DESKTOP);
+  const page = await session.signedIn(owner, DESKTOP);
   // Without a game the export says why it cannot run.
   await open(page, '#/records?status=rejected');
   await page.getByText('Choose a game in the filters: an export holds the decisions of one game.').waitFor(WAIT);
@@ -356,14 +322,14 @@ test("the search's export: the game's matching decisions in its window, oldest f
   );
   expect(command).toContain(`playerId=`);
   expect(command).not.toContain(owner.token);
-  await checkPage(page, 'decisions-export-1280');
+  await checkPage(page, 'decisions-export-1280', 'Records: decisions');
 
   // On a phone: the section and its long curl command stay inside the screen; axe finds nothing.
-  const phone = await signedIn(PHONE);
+  const phone = await session.signedIn(owner, PHONE);
   await open(phone, `#/records?game=${w.gameId}&player=hero&status=rejected`);
   await phone.getByText('Export with curl (for a large export)').click();
   await phone.locator('.decision-export pre').waitFor(WAIT);
-  await checkPage(phone, 'decisions-export-390');
+  await checkPage(phone, 'decisions-export-390', 'Records: decisions');
 }, 120_000);
 
 test("the event's metadata in the detail panel, posted through the service, at 1280 and 390 px", async () => {
@@ -403,7 +369,7 @@ test("the event's metadata in the detail panel, posted through the service, at 1
     [DESKTOP, ''],
     [PHONE, 'phone-'],
   ] as const) {
-    const page = await signedIn(viewport);
+    const page = await session.signedIn(owner, viewport);
     await open(page, `#/records?game=${gameId}`);
     await expectShown(page, [without.id, withMetadata.id]);
     const panel = page.getByRole('region', { name: 'Record', exact: true });
@@ -426,7 +392,7 @@ test("the event's metadata in the detail panel, posted through the service, at 1
     expect(bounds.x + bounds.width).toBeLessThanOrEqual(viewport.width);
     await box.focus();
     expect(await box.evaluate((el) => el === (globalThis as any).document.activeElement)).toBe(true);
-    await checkPage(page, `${prefix}decisions-metadata`);
+    await checkPage(page, `${prefix}decisions-metadata`, 'Records: decisions');
     // Escape from inside the box still closes the panel.
     await page.keyboard.press('Escape');
     await panel.waitFor({ state: 'detached', ...WAIT });
@@ -441,7 +407,7 @@ test("the event's metadata in the detail panel, posted through the service, at 1
     await sentence.waitFor(WAIT);
     await sentence.scrollIntoViewIfNeeded();
     expect(await panel.getByRole('region', { name: 'Event metadata' }).count()).toBe(0);
-    await checkPage(page, `${prefix}decisions-no-metadata`);
+    await checkPage(page, `${prefix}decisions-no-metadata`, 'Records: decisions');
     await page.keyboard.press('Escape');
     await panel.waitFor({ state: 'detached', ...WAIT });
   }

@@ -4,56 +4,23 @@
 // once the chunk is served again; "Reload" brings it back too. Requests that do not reach the service put up one
 // notice on every page, which goes by itself once the service answers. Each failure state: no sideways scroll,
 // axe-core without any violation, a screenshot.
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { axeViolations, launchChromium, SCREENSHOTS, WAIT } from '../support/browser.ts';
+import { ConsoleBrowser, checkPage, DESKTOP, goTo, PHONE, WAIT } from '../support/browser.ts';
 import { type Developer, developer, world } from '../support/console.ts';
-import { startTestSystem, type TestSystem } from '../support/system.ts';
+import type { TestSystem } from '../support/system.ts';
 
+let session: ConsoleBrowser;
 let system: TestSystem;
-let browser: Browser;
-const contexts: BrowserContext[] = [];
 let owner: Developer;
-const DESKTOP = { width: 1280, height: 800 };
-const PHONE = { width: 390, height: 844 };
 
 beforeAll(async () => {
-  browser = await launchChromium();
-  system = await startTestSystem();
+  session = await ConsoleBrowser.start();
+  system = session.system;
   owner = await developer(system);
 });
 
 afterAll(async () => {
-  for (const context of contexts) await context.close().catch(() => undefined);
-  await browser?.close();
-  await system?.stop();
+  await session?.stop();
 });
-
-async function signedIn(who: Developer, viewport: { width: number; height: number }): Promise<Page> {
-  const context = await browser.newContext({ viewport });
-  contexts.push(context);
-  const page = await context.newPage();
-  await page.goto(`${system.url}/console/`);
-  await page.getByLabel('E-mail').fill(who.email);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('heading', { name: 'Organizations', level: 1 }).waitFor(WAIT);
-  return page;
-}
-
-async function go(page: Page, hash: string) {
-  await page.evaluate((h) => {
-    (globalThis as any).location.hash = h;
-  }, hash);
-}
-
-async function checkPage(page: Page, screenshot: string) {
-  const { scrollWidth, innerWidth } = await page.evaluate(() => ({
-    scrollWidth: (globalThis as any).document.scrollingElement.scrollWidth as number,
-    innerWidth: (globalThis as any).innerWidth as number,
-  }));
-  expect(scrollWidth).toBeLessThanOrEqual(innerWidth);
-  expect(await axeViolations(page)).toEqual([]);
-  await page.screenshot({ path: `${SCREENSHOTS}${screenshot}.png`, fullPage: true });
-}
 
 describe.each([
   ['1280', DESKTOP],
@@ -63,7 +30,7 @@ describe.each([
 
   test('a page whose code cannot load says so, and comes back by itself once it is served', async () => {
     const w = await world(system, owner.token);
-    const page = await signedIn(owner, viewport);
+    const page = await session.signedIn(owner, viewport);
     // The game page's chunk cannot be fetched (the server restarting), the rest of the console was loaded before.
     const chunk = /\/console\/assets\/Game-[^/]*\.js$/;
     let refused = 0;
@@ -71,7 +38,7 @@ describe.each([
       refused += 1;
       return route.abort('connectionrefused');
     });
-    await go(page, `#/game/${w.gameId}`);
+    await goTo(page, `#/game/${w.gameId}`);
     const alert = page.getByRole('alert').filter({ hasText: 'This page could not be loaded' });
     await alert.waitFor(WAIT);
     expect(await alert.innerText()).toContain('comes back by itself once the server answers again');
@@ -94,10 +61,10 @@ describe.each([
 
   test('"Reload" brings a page back whose code failed to load', async () => {
     await world(system, owner.token);
-    const page = await signedIn(owner, viewport);
+    const page = await session.signedIn(owner, viewport);
     const chunk = /\/console\/assets\/Records-[^/]*\.js$/;
     await page.route(chunk, (route) => route.abort('connectionrefused'));
-    await go(page, '#/records');
+    await goTo(page, '#/records');
     const alert = page.getByRole('alert').filter({ hasText: 'This page could not be loaded' });
     await alert.waitFor(WAIT);
     await page.unroute(chunk);
@@ -108,22 +75,22 @@ describe.each([
 
   test('requests that cannot reach the service put up one notice on every page, gone once it answers', async () => {
     const w = await world(system, owner.token);
-    const page = await signedIn(owner, viewport);
+    const page = await session.signedIn(owner, viewport);
     let down = false;
     await page.route('**/graphql', (route) => (down ? route.abort('connectionrefused') : route.continue()));
-    await go(page, `#/org/${w.organizationId}`);
+    await goTo(page, `#/org/${w.organizationId}`);
     await page.getByRole('heading', { name: 'Organization Org', level: 1 }).waitFor(WAIT);
     const notice = page.getByTestId('service-unreachable');
     expect(await notice.count()).toBe(0);
 
     // Down: the next request (Records reads a page) fails, and the notice says so with its time.
     down = true;
-    await go(page, '#/records');
+    await goTo(page, '#/records');
     await notice.waitFor(WAIT);
     expect(await notice.innerText()).toMatch(/^The service cannot be reached \(since \S.*\)\. What this page shows/);
     expect(await notice.getAttribute('role')).toBe('alert');
     // Console-wide: another page, which asks nothing itself, still carries it.
-    await go(page, `#/org/${w.organizationId}`);
+    await goTo(page, `#/org/${w.organizationId}`);
     await page.getByRole('heading', { name: 'Organization Org', level: 1 }).waitFor(WAIT);
     await notice.waitFor(WAIT);
     await checkPage(page, shot('service-unreachable'));

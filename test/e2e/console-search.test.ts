@@ -6,15 +6,14 @@
 // use today); the players view's id filter; the game page's tabs all in view on a phone. Each page: no sideways
 // scroll, its title, axe-core without any violation.
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { axeViolations, launchChromium, SCREENSHOTS, WAIT } from '../support/browser.ts';
+import type { Page } from 'playwright-core';
+import { ConsoleBrowser, checkPage, DESKTOP, goTo, PHONE, WAIT } from '../support/browser.ts';
 import { type Developer, developer, insertPlayer, ok, type World, world } from '../support/console.ts';
 import { sql } from '../support/database.ts';
-import { startTestSystem, type TestSystem } from '../support/system.ts';
+import type { TestSystem } from '../support/system.ts';
 
+let session: ConsoleBrowser;
 let system: TestSystem;
-let browser: Browser;
-const contexts: BrowserContext[] = [];
 let owner: Developer;
 let w: World;
 let hero: string;
@@ -22,12 +21,10 @@ let keyId: string;
 let keyPrefix: string;
 const accepted = { id: randomUUID(), eventId: randomUUID() };
 const rejected = { id: randomUUID(), eventId: randomUUID() };
-const DESKTOP = { width: 1280, height: 800 };
-const PHONE = { width: 390, height: 844 };
 
 beforeAll(async () => {
-  browser = await launchChromium();
-  system = await startTestSystem();
+  session = await ConsoleBrowser.start();
+  system = session.system;
   owner = await developer(system);
   w = await world(system, owner.token);
   await ok(system, owner.token, { type: 'updateGame', gameId: w.gameId, name: 'Moon Quest' });
@@ -60,32 +57,8 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const context of contexts) await context.close().catch(() => undefined);
-  await browser?.close();
-  await system?.stop();
+  await session?.stop();
 });
-
-async function signedIn(viewport: { width: number; height: number }): Promise<Page> {
-  const context = await browser.newContext({ viewport });
-  contexts.push(context);
-  const page = await context.newPage();
-  await page.goto(`${system.url}/console/`);
-  await page.getByLabel('E-mail').fill(owner.email);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('heading', { name: 'Organizations', level: 1 }).waitFor(WAIT);
-  return page;
-}
-
-async function checkPage(page: Page, title: string, screenshot: string) {
-  const { scrollWidth, innerWidth } = await page.evaluate(() => ({
-    scrollWidth: (globalThis as any).document.scrollingElement.scrollWidth as number,
-    innerWidth: (globalThis as any).innerWidth as number,
-  }));
-  expect(scrollWidth).toBeLessThanOrEqual(innerWidth);
-  expect(await page.title()).toBe(`${title} · Sandbox Rewards console`);
-  expect(await axeViolations(page)).toEqual([]);
-  await page.screenshot({ path: `${SCREENSHOTS}${screenshot}.png`, fullPage: true });
-}
 
 /** Types into the search box and presses Enter: the results page of that text. */
 async function search(page: Page, text: string) {
@@ -110,7 +83,7 @@ describe.each([
   const shot = (name: string) => (width === '390' ? `phone-${name}` : name);
 
   test('`/` focuses the box; ids and names are found, grouped, each a link to its page', async () => {
-    const page = await signedIn(viewport);
+    const page = await session.signedIn(owner, viewport);
     // `/` outside a field focuses the box (and types nothing into it).
     await page.locator('main').click({ position: { x: 5, y: 5 } });
     await page.keyboard.press('/');
@@ -126,7 +99,7 @@ describe.each([
     expect(new URL(page.url()).hash).toBe('#/search?q=hero-9');
     expect(await page.locator('.search-summary').innerText()).toBe('1 found for “hero-9”.');
     await group(page, 'Players (1)').getByRole('link', { name: 'hero-9' }).waitFor(WAIT);
-    await checkPage(page, 'Search: hero-9', shot('search'));
+    await checkPage(page, shot('search'), 'Search: hero-9');
 
     await search(page, rejected.eventId);
     await group(page, 'Decisions (1)')
@@ -144,7 +117,7 @@ describe.each([
   }, 90_000);
 
   test("a player's page, a decision's page and a key's page, each at its own address", async () => {
-    const page = await signedIn(viewport);
+    const page = await session.signedIn(owner, viewport);
     await search(page, 'hero-9');
     await group(page, 'Players (1)').getByRole('link', { name: 'hero-9' }).click();
     await page.getByRole('heading', { name: 'Player hero-9', level: 1 }).waitFor(WAIT);
@@ -157,7 +130,7 @@ describe.each([
     const recent = page.getByRole('region', { name: 'Recent decisions' }).getByRole('link', { name: /^level\.up/ });
     await recent.first().waitFor(WAIT);
     expect(await recent.count()).toBe(2);
-    await checkPage(page, 'Player hero-9', shot('player'));
+    await checkPage(page, shot('player'), 'Player hero-9');
 
     // The newest decision: rejected for a missing rule; its fix is on the game's Rules tab.
     await recent.first().click();
@@ -170,22 +143,20 @@ describe.each([
     );
     const others = page.getByRole('region', { name: 'Other decisions of hero-9' });
     await others.getByRole('link', { name: 'level.up: accepted' }).waitFor(WAIT);
-    await checkPage(page, 'Decision level.up: rejected', shot('decision'));
+    await checkPage(page, shot('decision'), 'Decision level.up: rejected');
     // Its address opens it again, as a shared link would.
     await page.reload();
     await page.getByRole('heading', { name: 'Decision: level.up, rejected', level: 1 }).waitFor(WAIT);
 
-    await page.evaluate((h) => {
-      (globalThis as any).location.hash = h;
-    }, `#/key/${keyId}`);
+    await goTo(page, `#/key/${keyId}`);
     await page.getByRole('heading', { name: 'Key server', level: 1 }).waitFor(WAIT);
     await page.getByText('2 events posted today; last used').waitFor(WAIT);
     await page.getByText('When the key was last used before today is not stored').waitFor(WAIT);
-    await checkPage(page, 'Key server', shot('key'));
+    await checkPage(page, shot('key'), 'Key server');
   }, 90_000);
 
   test("the players view finds a player by the game's own id or the player id", async () => {
-    const page = await signedIn(viewport);
+    const page = await session.signedIn(owner, viewport);
     await page.evaluate(() => {
       (globalThis as any).location.hash = '#/records/players';
     });
@@ -202,11 +173,11 @@ describe.each([
     await filters.getByLabel('Player (the game’s own id or player id)').fill('nobody-here');
     await filters.getByRole('button', { name: 'Show records' }).click();
     await page.getByText('No player nobody-here matches these filters.').waitFor(WAIT);
-    await checkPage(page, 'Records: players', shot('records-players'));
+    await checkPage(page, shot('records-players'), 'Records: players');
   }, 90_000);
 
   test('short pages fit the screen, a new page keeps the top bar in view, an open decision cuts no column', async () => {
-    const page = await signedIn(viewport);
+    const page = await session.signedIn(owner, viewport);
     const metrics = () =>
       page.evaluate(() => ({
         scrollY: (globalThis as any).scrollY as number,
@@ -224,9 +195,7 @@ describe.each([
     expect(await page.evaluate(() => (globalThis as any).document.activeElement.id)).toBe('main');
     expect((await metrics()).scrollY).toBe(0);
     // A form sent with Enter keeps the focus in the form.
-    await page.evaluate((h) => {
-      (globalThis as any).location.hash = h;
-    }, `#/org/${w.organizationId}`);
+    await goTo(page, `#/org/${w.organizationId}`);
     await page.getByRole('button', { name: 'New project' }).click();
     await page.getByLabel('Project name').fill(`Second ${width}`);
     await page.getByLabel('Project ceiling (credits)').fill('1,000');
@@ -234,9 +203,7 @@ describe.each([
     await page.getByRole('status').filter({ hasText: 'done' }).first().waitFor(WAIT);
     expect(await page.evaluate(() => (globalThis as any).document.activeElement.tagName)).not.toBe('BODY');
     // An open decision leaves every column of its row in view: beside the panel the rows stack as on a phone.
-    await page.evaluate((h) => {
-      (globalThis as any).location.hash = h;
-    }, `#/records?game=${w.gameId}`);
+    await goTo(page, `#/records?game=${w.gameId}`);
     await page.getByRole('button', { name: `Open record ${rejected.id}` }).click();
     await page.getByRole('region', { name: 'Record', exact: true }).waitFor(WAIT);
     const cut = await page.getByRole('table', { name: 'Records page' }).evaluate((table) => {
@@ -250,10 +217,8 @@ describe.each([
   }, 90_000);
 
   test("the game page's tabs are all in view", async () => {
-    const page = await signedIn(viewport);
-    await page.evaluate((h) => {
-      (globalThis as any).location.hash = h;
-    }, `#/game/${w.gameId}/players`);
+    const page = await session.signedIn(owner, viewport);
+    await goTo(page, `#/game/${w.gameId}/players`);
     const tabs = page.getByRole('navigation', { name: 'Game sections' }).getByRole('link');
     await tabs.first().waitFor(WAIT);
     const innerWidth = await page.evaluate(() => (globalThis as any).innerWidth as number);

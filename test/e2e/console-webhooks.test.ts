@@ -4,66 +4,37 @@
 // delivery and its attempt, redelivers it (the same webhook-id), disables and enables the endpoint, rotates the secret
 // (the next message verifies under the new one) and deletes it; a viewer sees the endpoint and its deliveries but no
 // action. Each state: no sideways scroll, its title, axe-core without any violation, a screenshot.
-import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
-import { axeViolations, launchChromium, SCREENSHOTS, WAIT } from '../support/browser.ts';
+import type { Locator, Page } from 'playwright-core';
+import { ConsoleBrowser, checkPage, DESKTOP, goTo, PHONE, WAIT } from '../support/browser.ts';
 import { addMember, type Developer, developer, ok, world } from '../support/console.ts';
 import { until } from '../support/ingest.ts';
-import { startTestSystem, type TestSystem } from '../support/system.ts';
+import type { TestSystem } from '../support/system.ts';
 import { WebhookReceiver } from '../support/webhook-receiver.ts';
 
+let session: ConsoleBrowser;
 let system: TestSystem;
-let browser: Browser;
-const contexts: BrowserContext[] = [];
 const receivers: WebhookReceiver[] = [];
 let owner: Developer;
 let viewer: Developer;
-const DESKTOP = { width: 1280, height: 800 };
-const PHONE = { width: 390, height: 844 };
 const TITLE = 'Game Game: Webhooks';
 
 beforeAll(async () => {
-  browser = await launchChromium();
-  system = await startTestSystem({
+  session = await ConsoleBrowser.start({
     env: { WEBHOOK_ALLOW_PRIVATE_ADDRESSES: 'true', WEBHOOK_POLL_INTERVAL_MS: '100' },
   });
+  system = session.system;
   owner = await developer(system);
   viewer = await developer(system);
 });
 
 afterAll(async () => {
-  for (const context of contexts) await context.close().catch(() => undefined);
   for (const receiver of receivers) await receiver.stop();
-  await browser?.close();
-  await system?.stop();
+  await session?.stop();
 });
 
-async function signedIn(who: Developer, viewport: { width: number; height: number }): Promise<Page> {
-  const context = await browser.newContext({ viewport });
-  contexts.push(context);
-  const page = await context.newPage();
-  await page.goto(`${system.url}/console/`);
-  await page.getByLabel('E-mail').fill(who.email);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('heading', { name: 'Organizations', level: 1 }).waitFor(WAIT);
-  return page;
-}
-
 async function openTab(page: Page, gameId: string) {
-  await page.evaluate((h) => {
-    (globalThis as any).location.hash = h;
-  }, `#/game/${gameId}/webhooks`);
+  await goTo(page, `#/game/${gameId}/webhooks`);
   await page.getByRole('heading', { name: 'Webhooks' }).first().waitFor(WAIT);
-}
-
-async function checkPage(page: Page, screenshot: string) {
-  const { scrollWidth, innerWidth } = await page.evaluate(() => ({
-    scrollWidth: (globalThis as any).document.scrollingElement.scrollWidth as number,
-    innerWidth: (globalThis as any).innerWidth as number,
-  }));
-  expect(scrollWidth).toBeLessThanOrEqual(innerWidth);
-  expect(await page.title()).toBe(`${TITLE} · Sandbox Rewards console`);
-  expect(await axeViolations(page)).toEqual([]);
-  await page.screenshot({ path: `${SCREENSHOTS}${screenshot}.png`, fullPage: true });
 }
 
 /** A compact action form's button (each form is named after its action and endpoint). */
@@ -94,7 +65,7 @@ describe.each([
     const receiver = new WebhookReceiver();
     receivers.push(receiver);
     const url = await receiver.start(0);
-    const page = await signedIn(owner, viewport);
+    const page = await session.signedIn(owner, viewport);
     await openTab(page, w.gameId);
     await page.getByText('No webhook endpoints yet.').waitFor(WAIT);
 
@@ -112,7 +83,7 @@ describe.each([
     await page
       .getByText('decision.accepted, decision.rejected, game.budget_low, game.budget_exhausted, game.resumed · enabled')
       .waitFor(WAIT);
-    await checkPage(page, shot('webhooks-created'));
+    await checkPage(page, shot('webhooks-created'), TITLE);
     await page.getByRole('button', { name: 'Done, hide it' }).click();
     await page.getByRole('status', { name: 'New webhook secret' }).waitFor({ state: 'detached', ...WAIT });
     await page.reload();
@@ -139,7 +110,7 @@ describe.each([
     expect(await delivery.getByTestId('payload-formatted').innerText()).toBe(
       JSON.stringify(JSON.parse(first!.body), null, 2),
     );
-    await checkPage(page, shot('webhooks-delivery'));
+    await checkPage(page, shot('webhooks-delivery'), TITLE);
 
     // Redeliver: the same webhook-id again, a second attempt in the table.
     await action(page, `Redeliver ${first!.id}`, 'Redeliver').click();
@@ -160,7 +131,7 @@ describe.each([
     const rotated = await bannerSecret(page);
     expect(rotated).not.toBe(secret);
     receiver.secret = rotated;
-    await checkPage(page, shot('webhooks-rotated'));
+    await checkPage(page, shot('webhooks-rotated'), TITLE);
     await page.getByRole('button', { name: 'Done, hide it' }).click();
     await action(page, `Send a test message to ${url}`, 'Send test').click();
     await until('the test under the new secret received', async () => receiver.received.length === 3, 20_000);
@@ -179,7 +150,7 @@ describe.each([
     const second = new WebhookReceiver();
     receivers.push(first, second);
     const urls = [await first.start(0), await second.start(0)];
-    const page = await signedIn(owner, viewport);
+    const page = await session.signedIn(owner, viewport);
     await openTab(page, w.gameId);
     await page.getByText('No webhook endpoints yet.').waitFor(WAIT);
     for (const url of urls) {
@@ -207,7 +178,7 @@ describe.each([
     ).toBe(`New webhook secret of ${urls[1]}`);
     expect(await page.getByTestId('webhook-secrets-unhidden').innerText()).toContain('2 signing secrets are shown');
     await page.getByRole('heading', { name: urls[1]! }).waitFor(WAIT);
-    await checkPage(page, shot('webhooks-two-secrets'));
+    await checkPage(page, shot('webhooks-two-secrets'), TITLE);
 
     // Each secret is the one its endpoint signs with: a test message to each verifies under its banner's secret.
     first.secret = secrets[0]!;
@@ -244,7 +215,7 @@ describe.each([
     });
     await ok(system, owner.token, { type: 'updateWebhookEndpoint', webhookEndpointId: created.id, enabled: false });
     await ok(system, owner.token, { type: 'sendTestWebhook', webhookEndpointId: created.id });
-    const page = await signedIn(owner, viewport);
+    const page = await session.signedIn(owner, viewport);
     await openTab(page, w.gameId);
     const summary = page.locator('details.delivery summary').filter({ hasText: 'webhook.test' });
     await summary.waitFor(WAIT);
@@ -252,7 +223,7 @@ describe.each([
       /^pending webhook\.test · .* · not sent yet: the endpoint is disabled, it is sent once enabled$/,
     );
     expect(await summary.innerText()).not.toContain('0 attempt');
-    await checkPage(page, shot('webhooks-not-sent'));
+    await checkPage(page, shot('webhooks-not-sent'), TITLE);
     // Enabled: it goes, and says so.
     receiver.secret = created.secret!;
     await action(page, `Enable ${url}`, 'Enable').click();
@@ -276,7 +247,7 @@ describe.each([
     await ok(system, owner.token, { type: 'updateWebhookEndpoint', webhookEndpointId: created.id, enabled: false });
     for (let i = 0; i < 25; i++)
       await ok(system, owner.token, { type: 'sendTestWebhook', webhookEndpointId: created.id });
-    const page = await signedIn(owner, viewport);
+    const page = await session.signedIn(owner, viewport);
     await openTab(page, w.gameId);
     const summaries = page.locator('details.delivery');
     await until('a page of deliveries', async () => (await summaries.count()) === 20, 20_000);
@@ -302,7 +273,7 @@ describe.each([
     await edit.getByRole('alert').filter({ hasText: 'whole URL, scheme included: https://' }).waitFor(WAIT);
     await edit.getByLabel('URL').fill(moved);
     await edit.getByLabel('game.paused').check();
-    await checkPage(page, shot('webhooks-edit'));
+    await checkPage(page, shot('webhooks-edit'), TITLE);
     await edit.getByRole('button', { name: 'Save endpoint' }).click();
     await page.getByRole('heading', { name: moved, exact: true }).waitFor(WAIT);
     await page.getByText('decision.accepted, game.paused · disabled (').waitFor(WAIT);
@@ -325,7 +296,7 @@ describe.each([
     await ok(system, owner.token, { type: 'sendTestWebhook', webhookEndpointId: created.id });
     await until('the test message received', async () => receiver.received.length === 1, 20_000);
 
-    const page = await signedIn(viewer, viewport);
+    const page = await session.signedIn(viewer, viewport);
     await openTab(page, w.gameId);
     await page.getByRole('heading', { name: url }).waitFor(WAIT);
     const delivery = page.locator('details.delivery').filter({ hasText: 'webhook.test' });
@@ -339,6 +310,6 @@ describe.each([
       expect(await page.getByRole('button', { name }).count()).toBe(0);
     }
     expect(await page.locator('main form').count()).toBe(0);
-    await checkPage(page, shot('webhooks-viewer'));
+    await checkPage(page, shot('webhooks-viewer'), TITLE);
   }, 90_000);
 });

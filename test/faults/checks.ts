@@ -1,6 +1,7 @@
 // What the fault suite checks: the shape of every answer, each answer against the decision stored in the database,
 // and the ledger's invariants in SQL over the whole database.
 import type pg from 'pg';
+import type { EventRecordJson } from '#runtime/contracts/event-record.ts';
 import { gameEventResultSchema } from '#runtime/contracts/ingest-shapes.ts';
 import { createAjv, describeAjvError } from '#runtime/validation/ajv.ts';
 import type { SentRequest } from './load.ts';
@@ -80,20 +81,8 @@ export const CHECK = {
 const ajv = createAjv();
 const validateResult = ajv.compile(gameEventResultSchema);
 
-export interface Decision {
-  id: string;
-  eventId: string;
-  gameId: string;
-  organizationId: string;
-  playerId: string;
-  eventType: string;
-  occurredAt: string;
-  status: string;
-  reason: string | null;
-  rewardCredits: number;
-  createdAt: string;
-  replayed: boolean;
-}
+/** A decision as the service answers it: the event record (eventRecordJson's) and whether it was a replay. */
+export type Decision = EventRecordJson & { replayed: boolean };
 
 const describe = (r: SentRequest) =>
   `${r.kind} ${r.copy.eventId} after ${(r.answeredAt ?? r.sentAt) - r.sentAt} ms: ` +

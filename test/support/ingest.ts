@@ -1,7 +1,9 @@
 // Helpers of the game SDK tests: event bodies, the event call, and strict checks of the response shapes.
+
 import { randomUUID } from 'node:crypto';
 import { gameEventResultSchema, gamePublicConfigSchema } from '#runtime/contracts/ingest-shapes.ts';
 import { createAjv, describeAjvError } from '#runtime/validation/ajv.ts';
+import type { GameEventResult } from '../../clients/game-server/src/client.ts';
 import type { EventWorld } from './ledger-fixtures.ts';
 import { type ApiResponse, api, type RequestOptions } from './system.ts';
 
@@ -45,21 +47,8 @@ export function expectDecision(response: ApiResponse) {
   if (!resultValidator(response.body.data)) {
     throw new Error(`not a GameEventResult: ${describeAjvError(resultValidator.errors, 'data')}`);
   }
-  return response.body.data as {
-    id: string;
-    eventId: string;
-    gameId: string;
-    organizationId: string;
-    playerId: string;
-    eventType: string;
-    occurredAt: string;
-    status: 'accepted' | 'rejected';
-    reason: string | null;
-    rewardCredits: number;
-    createdAt: string;
-    replayed: boolean;
-    mode: 'sandbox';
-  };
+  // The game server SDK's type of it (the shape a game server reads), as a plain object type.
+  return response.body.data as Pick<GameEventResult, keyof GameEventResult>;
 }
 
 /** Asserts a strict GamePublicConfig. */

@@ -10,6 +10,7 @@
 import { pipeline, Readable } from 'node:stream';
 import type Koa from 'koa';
 import { DECISION_EXPORT_PATH, decisionExportProblem } from '#runtime/contracts/decision-search.ts';
+import { EVENT_RECORD_FIELDS } from '#runtime/contracts/event-record.ts';
 import type { DeveloperEvent } from '#runtime/contracts/gen/rewards/v1/console_pb.ts';
 import { AppError } from '#runtime/errors.ts';
 import type { Transport } from '#runtime/transport/operation.ts';
@@ -23,21 +24,7 @@ import { decisionExportQueryParameters } from '../schemas/console.ts';
 export { DECISION_EXPORT_PATH };
 
 /** The CSV columns, in order: DeveloperEvent's fields, gameTime, then externalPlayerId (the NDJSON lines' keys, in order). */
-export const DECISION_EXPORT_COLUMNS = [
-  'id',
-  'eventId',
-  'gameId',
-  'organizationId',
-  'playerId',
-  'eventType',
-  'occurredAt',
-  'status',
-  'reason',
-  'rewardCredits',
-  'createdAt',
-  'gameTime',
-  'externalPlayerId',
-] as const;
+export const DECISION_EXPORT_COLUMNS = [...EVENT_RECORD_FIELDS, 'gameTime', 'externalPlayerId'] as const;
 
 export interface DecisionExportQuery {
   gameId: string;

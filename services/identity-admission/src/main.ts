@@ -1,3 +1,5 @@
+// The identity-admission program's own process (`npm run start:identity-admission`, a container of the image with this entry): the program
+// alone, on NATS (runStandalone). The all-in-one process composes it with the others instead.
 import { runStandalone } from '#runtime/program.ts';
 import { identityAdmission } from './program.ts';
 

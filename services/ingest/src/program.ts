@@ -29,7 +29,7 @@ export interface IngestConfig {
   eventKeyRequestsMax: number;
   /** Most event requests of one organization's games handled at once (routes/events.ts). */
   eventOrganizationRequestsMax: number;
-  /** Leave a key's own connections unread while it is at that bound (http/key-admission.ts). */
+  /** Leave a key's own connections unread while it is at that bound (routes/key-admission.ts). */
   eventHoldConnections: boolean;
   /** Flood pacing's target, other keys' round trip over the quiet one (0: off; event-batcher.ts). */
   floodPacingTarget: number;

@@ -1,11 +1,11 @@
 // One launcher for the programs as separate processes, the way Kubernetes runs them: each replica is
-// `node <the start:* scripts' flags> <entry file>` (Node 24 itself, never through npm, which would not pass signals
-// on), on its own HTTP port, with its own log file, and can be signalled, stopped (SIGTERM, then its exit awaited),
+// `node <the flags of services/runtime/node-flags> <entry file>` (Node 24 itself, never through npm, which would not
+// pass signals on), on its own HTTP port, with its own log file, and can be signalled, stopped (SIGTERM, then its exit awaited),
 // started again on the same port and waited for (/readyz 200). Used by the benchmarks (load/lib/system.ts), the
 // fault suite (test/faults/system.ts) and the program tests (test/support/processes.ts). The launcher's other mode,
 // the programs in one process, is in-process.ts. A tool for development and CI machines, never part of a program.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
+import { createWriteStream, mkdirSync, readFileSync, type WriteStream } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { WARM_COMPILE_CACHE_FLAG } from '#runtime/compile-cache.ts';
 import { type LaunchedProgram, PROGRAM_ENTRIES, PROGRAMS } from '../src/programs.ts';
@@ -14,34 +14,34 @@ import { freePort } from './servers.ts';
 export { EDGES, type LaunchedProgram, PROGRAM_ENTRIES, PROGRAMS, type ProgramName } from '../src/programs.ts';
 
 /**
- * Node's options for every program, as `npm run start:<program>`, the image's ENTRYPOINT and the chart use them
- * (docs/benchmarks.md, "Memory"): `--liftoff-only` (WebAssembly stays baseline-compiled: no optimizing compiles of
- * PGlite's and the TypeScript type stripper's code, which held hundreds of MiB at a time), `--no-maglev` (no mid-tier
- * JavaScript compiler: its compilations cost 3-6 MiB per program at the peak, and the ledger's CPU per event was
- * lower without it), `--max-semi-space-size=4`
- * (V8's young generation at most 2 x 4 MiB instead of 2 x 16: the programs allocate small short-lived objects per
- * request), `--heap-growing-percent=25` (the old generation is collected when it has grown by a quarter over what
- * the last full collection kept, instead of V8's up to 4 x: under deep queues the requests in flight outlive two
- * young collections and their garbage is promoted; docs/benchmarks.md, "Memory at the peak"), then the tracing
- * register file (it does nothing unless an OTLP endpoint is set).
+ * Node's flags and start environment for every program, read from services/runtime/node-flags (where they are written
+ * once, with why each), the file services/runtime/start.sh reads for the npm start scripts and the image.
  */
-export const PROGRAM_NODE_OPTIONS = [
-  '--liftoff-only',
-  '--no-maglev',
-  '--max-semi-space-size=4',
-  '--heap-growing-percent=25',
-  '--import',
-  './services/runtime/src/tracing/register.ts',
-] as const;
+function readProgramStart(): { flags: string[]; environment: Record<string, string> } {
+  const flags: string[] = [];
+  const environment: Record<string, string> = {};
+  for (const line of readFileSync(resolve(import.meta.dirname, '../../runtime/node-flags'), 'utf8').split('\n')) {
+    if (line === '' || line.startsWith('#')) continue;
+    if (line.startsWith('--')) flags.push(line);
+    else if (line.includes('=')) environment[line.slice(0, line.indexOf('='))] = line.slice(line.indexOf('=') + 1);
+    else throw new Error(`services/runtime/node-flags: unreadable line ${line}`);
+  }
+  return { flags, environment };
+}
+const programStart = readProgramStart();
 
 /**
- * The environment every program starts with, as the npm start scripts and the image set it: `MALLOC_ARENA_MAX=1`.
- * glibc's malloc gives threads arenas of their own (up to 8 per CPU), and a program's threads (V8's compiler and
- * garbage-collector helpers, libuv's pool) each kept one: one arena for all holds up to 8 MiB less per program at the
- * peak than glibc's default and 3-4 MiB less than two, for no measurable CPU (docs/benchmarks.md, "Memory at the
- * peak"). glibc reads it when the process starts: JavaScript cannot set it.
+ * Node's options for every program as start.sh gives them: the flags of services/runtime/node-flags, then the tracing
+ * register file (it does nothing unless an OTLP endpoint is set), relative to the repository's root.
  */
-export const PROGRAM_ENVIRONMENT = { MALLOC_ARENA_MAX: '1' } as const;
+export const PROGRAM_NODE_OPTIONS: readonly string[] = [
+  ...programStart.flags,
+  '--import',
+  './services/runtime/src/tracing/register.ts',
+];
+
+/** The environment every program starts with, from services/runtime/node-flags (`MALLOC_ARENA_MAX=1`). */
+export const PROGRAM_ENVIRONMENT: Readonly<Record<string, string>> = programStart.environment;
 
 /**
  * More node flags for the programs the benchmarks start, from NODE_OPTIONS_EXTRA (space-separated; after

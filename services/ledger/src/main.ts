@@ -1,3 +1,5 @@
+// The ledger program's own process (`npm run start:ledger`, a container of the image with this entry): the program
+// alone, on NATS (runStandalone). The all-in-one process composes it with the others instead.
 import { runStandalone } from '#runtime/program.ts';
 import { ledger } from './program.ts';
 

@@ -13,8 +13,8 @@ import type { Database } from './db/database.ts';
 import type { MigrationSet } from './db/migrations.ts';
 import { readDatabaseUrl } from './db/url.ts';
 import { AppError } from './errors.ts';
+import { admitted, type RequestAdmission, type RequestHandler } from './http/admission.ts';
 import { createHttpApp, type Readiness } from './http/app.ts';
-import { admitted, type RequestAdmission, type RequestHandler } from './http/key-admission.ts';
 import { reportInvariantsTo } from './invariant.ts';
 import { Lifecycle, stopOnSignals } from './lifecycle.ts';
 import { createLogger, type Logger } from './logger.ts';
@@ -426,7 +426,7 @@ export async function runStandalone<C>(module: ProgramModule<C>): Promise<void> 
           'database',
           async () => {
             // Loaded here, not at the top: the programs without a database (gateway, ingest, links) never load
-            // MikroORM, its migrator and the driver (about 30 MiB of code and heap each; docs/benchmarks.md, "Memory").
+            // MikroORM, its migrator and the driver, tens of MiB of code and heap (docs/benchmarks.md, "Memory").
             const { Database, migrate } = await import('./db/database.ts');
             await migrate(databaseUrl, [migrations], logger);
             return Database.open({

@@ -10,22 +10,13 @@ import { type AuditQuery, auditEntriesStatement } from '../../../services/ledger
 import type { Statement } from '../../../services/ledger/src/console/read-repository.ts';
 import { ledgerMigrations } from '../../../services/ledger/src/migrations/index.ts';
 import { createTestDatabase } from '../../support/database.ts';
+import { explainPlan, type PlanNode, rowsRead, scansOf } from '../../support/plans.ts';
 
 const ORGANIZATIONS = 500;
 const ENTRIES = 1_000_000;
 const PAGE = 50;
 /** Organization n's id. */
 const organizationId = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
-
-interface PlanNode {
-  'Node Type': string;
-  'Relation Name'?: string;
-  'Index Name'?: string;
-  'Actual Rows'?: number;
-  'Actual Loops'?: number;
-  'Rows Removed by Filter'?: number;
-  Plans?: PlanNode[];
-}
 
 let client: pg.Client;
 
@@ -57,34 +48,10 @@ afterAll(async () => {
   await client?.end();
 });
 
-function numbered(statement: Statement): string {
-  let n = 0;
-  return statement.sql.replace(/\?/g, () => `$${++n}`);
-}
-
-async function plan(statement: Statement): Promise<PlanNode> {
-  const result = await client.query(`explain (analyze, format json) ${numbered(statement)}`, statement.params);
-  return (result.rows[0]['QUERY PLAN'] as Array<{ Plan: PlanNode }>)[0]!.Plan;
-}
-
-const nodes = (root: PlanNode): PlanNode[] => [root, ...(root.Plans ?? []).flatMap(nodes)];
+const plan = (statement: Statement) => explainPlan(client, statement, true);
 
 /** The audit_log scans (an index's name, or the node type) and the rows they read (returned and filtered out). */
-function auditScans(root: PlanNode): { scans: string[]; rowsRead: number } {
-  const scans = nodes(root).filter((n) => n['Relation Name'] === 'audit_log');
-  return {
-    // A bitmap scan by the indexes its bitmap index scans use.
-    scans: scans.flatMap((n) =>
-      n['Node Type'] === 'Bitmap Heap Scan'
-        ? nodes(n).flatMap((b) => b['Index Name'] ?? [])
-        : [n['Index Name'] ?? n['Node Type']],
-    ),
-    rowsRead: scans.reduce(
-      (sum, n) => sum + ((n['Actual Rows'] ?? 0) + (n['Rows Removed by Filter'] ?? 0)) * (n['Actual Loops'] ?? 1),
-      0,
-    ),
-  };
-}
+const auditScans = (root: PlanNode) => ({ scans: scansOf(root, 'audit_log'), rowsRead: rowsRead(root, 'audit_log') });
 
 const query = (q: Partial<AuditQuery>): AuditQuery => ({ organizationId: organizationId(7), take: PAGE + 1, ...q });
 

@@ -9,6 +9,7 @@
 // them. Every list in a checked response is made non-empty, so that its elements are checked too.
 
 import { randomUUID } from 'node:crypto';
+import { EVENT_RECORD_FIELDS } from '#runtime/contracts/event-record.ts';
 import { act, addMember, CONSOLE, type Developer, developer, RECORDS, world } from '../../support/console.ts';
 import { CONFIG_PATH, EVENTS_PATH } from '../../support/ingest.ts';
 import { type ApiResponse, admin, api, startTestSystem, type TestSystem } from '../../support/system.ts';
@@ -73,20 +74,8 @@ const DeveloperPlayer = fields(
   'linkedAt',
   'createdAt',
 );
-// "### Event record (`DeveloperEvent`, console view)"
-const DeveloperEvent = fields(
-  'id',
-  'eventId',
-  'gameId',
-  'organizationId',
-  'playerId',
-  'eventType',
-  'occurredAt',
-  'status',
-  'reason',
-  'rewardCredits',
-  'createdAt',
-);
+// "### Event record (`DeveloperEvent`, console view)": eventRecordJson's members, the one mapping of a decision.
+const DeveloperEvent = fields(...EVENT_RECORD_FIELDS);
 // "### Event decision (`GameEventResult`)": all fields of the event record plus `replayed` and `mode`.
 const GameEventResult: Shape = { ...DeveloperEvent, ...fields('replayed', 'mode') };
 // "### Link and player shapes"

@@ -29,6 +29,7 @@ import {
 import { ledgerMigrations } from '../../../services/ledger/src/migrations/index.ts';
 import { countWindowDecisionsStatement } from '../../../services/ledger/src/simulation/repository.ts';
 import { createTestDatabase } from '../../support/database.ts';
+import { explainPlan, numbered, type PlanNode, rowsRead, scansOf } from '../../support/plans.ts';
 
 const ORGANIZATIONS = 500;
 const DECISIONS = 1_000_000;
@@ -39,16 +40,6 @@ const small = { identity: tenantIdentity(SMALL), ...tenantIds(SMALL) };
 const large = { identity: tenantIdentity(1), ...tenantIds(1) };
 const NOW = new Date();
 const HOUR_MS = 3_600_000;
-
-interface PlanNode {
-  'Node Type': string;
-  'Relation Name'?: string;
-  'Index Name'?: string;
-  'Actual Rows'?: number;
-  'Actual Loops'?: number;
-  'Rows Removed by Filter'?: number;
-  Plans?: PlanNode[];
-}
 
 let client: pg.Client;
 
@@ -82,41 +73,7 @@ afterAll(async () => {
   await client?.end();
 });
 
-/** The statement with PostgreSQL's placeholders. */
-function numbered(statement: Statement): string {
-  let n = 0;
-  return statement.sql.replace(/\?/g, () => `$${++n}`);
-}
-
-async function plan(statement: Statement, analyze = false): Promise<PlanNode> {
-  const options = analyze ? 'analyze, format json' : 'format json';
-  const result = await client.query(`explain (${options}) ${numbered(statement)}`, statement.params);
-  return (result.rows[0]['QUERY PLAN'] as Array<{ Plan: PlanNode }>)[0]!.Plan;
-}
-
-function nodes(root: PlanNode): PlanNode[] {
-  return [root, ...(root.Plans ?? []).flatMap(nodes)];
-}
-
-/** The scans of a table: `Seq Scan` or the index each uses (a bitmap scan's: its bitmap index scans'). */
-function scansOf(root: PlanNode, table: string): string[] {
-  return nodes(root)
-    .filter((n) => n['Relation Name'] === table)
-    .flatMap((n) => {
-      if (n['Node Type'] === 'Bitmap Heap Scan') return nodes(n).flatMap((b) => b['Index Name'] ?? []);
-      return [n['Index Name'] ?? n['Node Type']];
-    });
-}
-
-/** The rows the scans of a table read (returned plus removed by a filter), over all loops. */
-function rowsRead(root: PlanNode, table: string): number {
-  return nodes(root)
-    .filter((n) => n['Relation Name'] === table)
-    .reduce(
-      (sum, n) => sum + ((n['Actual Rows'] ?? 0) + (n['Rows Removed by Filter'] ?? 0)) * (n['Actual Loops'] ?? 1),
-      0,
-    );
-}
+const plan = (statement: Statement, analyze = false) => explainPlan(client, statement, analyze);
 
 /** Asserts every scan of the table is one of the indexes (at least one scan), and returns the plan. */
 async function expectIndexes(statement: Statement, table: string, indexes: string[]): Promise<PlanNode> {

@@ -5,9 +5,9 @@
 // answered while none of A's has been.
 
 import { Agent, request as httpRequest } from 'node:http';
-import { FLOOD_PACER_DEFAULTS } from '#runtime/batching/flood-pacer.ts';
 import { EVENT_LIMITS } from '#runtime/contracts/event-limits.ts';
 import { EDGE_KEY_IN_FLIGHT_MAX_DEFAULT } from '../../../services/ingest/src/routes/event-batcher.ts';
+import { FLOOD_PACER_DEFAULTS } from '../../../services/ingest/src/routes/flood-pacer.ts';
 import { sql } from '../../support/database.ts';
 import { EVENTS_PATH, eventBody, expectDecision, postEvent, programMetric, until } from '../../support/ingest.ts';
 import { createEventWorld, createKey, createProject, gameState, holdGameRow } from '../../support/ledger-fixtures.ts';
@@ -219,7 +219,7 @@ describe("fair ingest: another game's event does not wait for a flood's long bat
   });
 });
 
-// Flood pacing (#runtime/batching/flood-pacer.ts): while another game's requests to the ledger take more than twice
+// Flood pacing (services/ingest/src/routes/flood-pacer.ts): while another game's requests to the ledger take more than twice
 // their quiet round trip, a flood's long batches wait after each call; a flood alone never does. B's requests are
 // made slow here by holding B's game row for a while during each (what a saturated machine does to them, in a way a
 // test can count on); A's flood is four batch requests of 100 events at once (calls of 32 of them, long batches, more
@@ -294,7 +294,7 @@ describe('fair ingest: a flood is paced while another game’s requests are slow
   });
 });
 
-// A flood's keep-alive connections are left unread while its key is at its bound (#runtime/http/key-admission.ts):
+// A flood's keep-alive connections are left unread while its key is at its bound (services/ingest/src/routes/key-admission.ts):
 // game A's closed loop on more connections than its bound lets in (INGEST_EVENT_KEY_IN_FLIGHT_MAX 4: 8 requests in
 // the app) runs until ingest reports connections held; then every request A sent has its decision, and once A is
 // quiet nothing is held and nothing waits. A's own http.Agent: the test's other requests (fetch) never share its

@@ -1,8 +1,11 @@
-// Node's flags of the programs are one rule written in three places that must agree: PROGRAM_NODE_OPTIONS (tests and
-// benchmarks), the npm start scripts and the image's ENTRYPOINT (so the chart). V8 reads them at start, and
-// `--liftoff-only` is not allowed in NODE_OPTIONS, so they cannot come from one environment variable. The same for
-// the environment glibc reads at start (PROGRAM_ENVIRONMENT: the launcher, the start scripts, the image's ENV).
-import { readFileSync } from 'node:fs';
+// Node's flags and start environment of the programs are written once, in services/runtime/node-flags, and every way
+// a program starts goes through what reads it: the npm start scripts and the image (ENTRYPOINT, compile-cache step)
+// through services/runtime/start.sh, the launcher's processes (tests, benchmarks) through PROGRAM_NODE_OPTIONS and
+// PROGRAM_ENVIRONMENT. V8 and glibc read them at start, and `--liftoff-only` is not allowed in NODE_OPTIONS.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { PROGRAM_ENTRIES, PROGRAM_ENVIRONMENT, PROGRAMS } from '../../../services/launcher/tools/processes.ts';
 import { PROGRAM_NODE_OPTIONS } from '../../support/processes.ts';
 
@@ -11,7 +14,7 @@ const packageJson = JSON.parse(readFileSync('package.json', 'utf8')) as { script
 describe("the programs' node flags", () => {
   const startScripts = Object.entries(packageJson.scripts).filter(([name]) => /^start(:|$)/.test(name));
 
-  test('every npm start script runs node with PROGRAM_ENVIRONMENT and PROGRAM_NODE_OPTIONS, then its entry', () => {
+  test('every npm start script is start.sh with its entry', () => {
     expect(startScripts.map(([name]) => name).sort()).toEqual([
       'start',
       'start:gateway',
@@ -20,51 +23,50 @@ describe("the programs' node flags", () => {
       'start:ledger',
       'start:links',
     ]);
-    const assignments = Object.entries(PROGRAM_ENVIRONMENT).map(([key, value]) => `${key}=${value}`);
     for (const [name, script] of startScripts) {
-      const words = script.split(/\s+/);
-      const command = words.indexOf('node');
-      expect({
+      expect({ name, script }).toEqual({
         name,
-        environment: words.slice(0, command),
-        command: words[command],
-        flags: words.slice(command + 1, -1),
-      }).toEqual({ name, environment: assignments, command: 'node', flags: [...PROGRAM_NODE_OPTIONS] });
-      expect(words.at(-1)).toMatch(/\/src\/main\.ts$/);
+        script: expect.stringMatching(/^sh services\/runtime\/start\.sh \S+\/src\/main\.ts$/),
+      });
     }
   });
 
-  test("the image's ENTRYPOINT is node with the same flags (the register file under /app)", () => {
-    const line = readFileSync('Dockerfile', 'utf8')
-      .split('\n')
-      .find((l) => l.startsWith('ENTRYPOINT '));
-    expect(line).toBeDefined();
-    const entrypoint = JSON.parse((line as string).slice('ENTRYPOINT '.length)) as string[];
-    expect(entrypoint).toEqual(['node', ...PROGRAM_NODE_OPTIONS.map((f) => f.replace(/^\.\//, '/app/'))]);
+  test('start.sh starts node with PROGRAM_NODE_OPTIONS and PROGRAM_ENVIRONMENT, then the entry and its arguments', () => {
+    const folder = mkdtempSync(join(tmpdir(), 'node-flags-'));
+    try {
+      const probe = join(folder, 'probe.mjs');
+      writeFileSync(
+        probe,
+        `console.log(JSON.stringify({ flags: process.execArgv, environment: { ${Object.keys(PROGRAM_ENVIRONMENT)
+          .map((key) => `${JSON.stringify(key)}: process.env[${JSON.stringify(key)}]`)
+          .join(', ')} }, argv: process.argv.slice(1) }));`,
+      );
+      const run = spawnSync('sh', ['services/runtime/start.sh', probe, '--warm-compile-cache'], {
+        env: { PATH: process.env.PATH ?? '', PROGRAM_NODE: process.execPath },
+        encoding: 'utf8',
+      });
+      expect(run.stderr).toBe('');
+      expect(JSON.parse(run.stdout)).toEqual({
+        flags: PROGRAM_NODE_OPTIONS.map((flag) => (flag.startsWith('./') ? resolve(flag) : flag)),
+        environment: PROGRAM_ENVIRONMENT,
+        argv: [probe, '--warm-compile-cache'],
+      });
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
   });
 
-  test("the image's compile cache is filled with the same flags, for every program's entry", () => {
+  test("the image's ENTRYPOINT and its compile-cache step start every program through start.sh", () => {
     const dockerfile = readFileSync('Dockerfile', 'utf8');
+    const line = dockerfile.split('\n').find((l) => l.startsWith('ENTRYPOINT '));
+    expect(JSON.parse((line as string).slice('ENTRYPOINT '.length))).toEqual(['sh', '/app/services/runtime/start.sh']);
     // The RUN step's lines, joined at their continuations.
     const run = dockerfile
       .replace(/\\\n\s*/g, ' ')
       .split('\n')
       .find((l) => l.startsWith('RUN ') && l.includes('--warm-compile-cache'));
-    expect(run?.replace(/ +/g, ' ')).toContain(
-      `node ${PROGRAM_NODE_OPTIONS.map((f) => f.replace(/^\.\//, '/app/')).join(' ')} "$entry"`,
-    );
+    expect(run?.replace(/ +/g, ' ')).toContain('sh /app/services/runtime/start.sh "$entry" --warm-compile-cache');
     for (const program of PROGRAMS) expect(run).toContain(PROGRAM_ENTRIES[program]);
     expect(dockerfile).toMatch(/NODE_COMPILE_CACHE=\/app\//);
-  });
-
-  test("the image's ENV sets PROGRAM_ENVIRONMENT", () => {
-    // The runtime stage's ENV instruction, joined at its continuations.
-    const runtime = readFileSync('Dockerfile', 'utf8').split(/^FROM .* AS runtime$/m)[1] ?? '';
-    const env = runtime
-      .replace(/\\\n\s*/g, ' ')
-      .split('\n')
-      .find((l) => l.startsWith('ENV '));
-    const words = env?.split(/\s+/).slice(1) ?? [];
-    for (const [key, value] of Object.entries(PROGRAM_ENVIRONMENT)) expect(words).toContain(`${key}=${value}`);
   });
 });

@@ -1,3 +1,4 @@
+// The identity schema's migrations, in the order they run (each file says what it changes and why).
 import type { MigrationSet } from '#runtime/db/migrations.ts';
 import { IdentityInitial } from './0001-initial.ts';
 import { IdentityPermitLifetime } from './0002-permit-lifetime.ts';

@@ -31,8 +31,8 @@ export function payloadHash(value: unknown): Buffer {
 }
 
 /**
- * SHA-256 of a text's UTF-8 bytes (32 bytes). The digest travels as a 'binary' (latin1) string (one character per byte, exact)
- * into a pooled Buffer: 0.9 µs against 2 µs for crypto.hash's 'buffer' output (Node 24, a 230-byte event body).
+ * SHA-256 of a text's UTF-8 bytes (32 bytes). The digest travels as a 'binary' (latin1) string (one character per
+ * byte, exact) into a pooled Buffer: less than half the time of crypto.hash's 'buffer' output for an event's body.
  */
 function sha256Fast(text: string): Buffer {
   return Buffer.from(hash('sha256', text, 'binary'), 'latin1');

@@ -5,7 +5,6 @@
 import { randomUUID } from 'node:crypto';
 import { pino } from 'pino';
 import { ledgerOps } from '#runtime/contracts/operations.ts';
-import { LedgerOutcomeError } from '#runtime/contracts/record-events-wire.ts';
 import type { AppError } from '#runtime/errors.ts';
 import { createMetrics } from '#runtime/metrics.ts';
 import { isRepeatable, resumeEventWriteCopies } from '#runtime/transport/deadline.ts';
@@ -14,6 +13,7 @@ import { bind, type Transport } from '#runtime/transport/operation.ts';
 import { uuidText } from '#runtime/validation/uuid.ts';
 import { EdgeEventBatcher, type RecordEventInit } from './event-batcher.ts';
 import { EVENT_OUTCOME_UNKNOWN, proposedDecisionId } from './event-decision.ts';
+import { LedgerOutcomeError } from './record-events-wire.ts';
 
 const ctx = { requestId: 'test' };
 /** The decided event's eventId, from its GameEventResult text. */

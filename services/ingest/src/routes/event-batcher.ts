@@ -24,18 +24,19 @@
 // that many events in the ledger's queue and transactions, ahead of other games' events. A "key" here is a queue:
 // its game's once the edge knows the game of the event's credential (key-tenants.ts), so a game's share does not
 // grow with its keys; the credential's own until then. And while other queues' requests are slow, a flooding queue's
-// are spaced out (`pacer`, #runtime/batching/flood-pacer.ts): a flood's events then leave CPU to the others.
+// are spaced out (`pacer`, flood-pacer.ts): a flood's events then leave CPU to the others.
 
-import {
-  FLOOD_PACER_DEFAULTS,
-  FloodPacer,
-  type FloodPacerObserver,
-  type KeyPacer,
-} from '#runtime/batching/flood-pacer.ts';
+import type { KeyPacer } from '#runtime/batching/key-pacer.ts';
 import { type BatchPolicy, batchKey, KeyedBatcher, type Outcome, Rejected } from '#runtime/batching/keyed-batcher.ts';
 import { toErrorCode } from '#runtime/contracts/error-codes.ts';
 import { EVENT_LIMITS } from '#runtime/contracts/event-limits.ts';
 import { ledgerOps } from '#runtime/contracts/operations.ts';
+import { AppError } from '#runtime/errors.ts';
+import { pauseEventWriteCopies } from '#runtime/transport/deadline.ts';
+import { type CallContext, type CallOptions, callWired, type Transport } from '#runtime/transport/operation.ts';
+import { uuidText } from '#runtime/validation/uuid.ts';
+import { EVENT_OUTCOME_UNKNOWN } from './event-decision.ts';
+import { FLOOD_PACER_DEFAULTS, FloodPacer, type FloodPacerObserver } from './flood-pacer.ts';
 import {
   type EdgeDecision,
   type EdgeEventRequest,
@@ -43,12 +44,7 @@ import {
   edgeDecisionOf,
   LedgerOutcomeError,
   recordEventsAtEdge,
-} from '#runtime/contracts/record-events-wire.ts';
-import { AppError } from '#runtime/errors.ts';
-import { pauseEventWriteCopies } from '#runtime/transport/deadline.ts';
-import { type CallContext, type CallOptions, callWired, type Transport } from '#runtime/transport/operation.ts';
-import { uuidText } from '#runtime/validation/uuid.ts';
-import { EVENT_OUTCOME_UNKNOWN } from './event-decision.ts';
+} from './record-events-wire.ts';
 
 /** One event's RecordEventRequest as the edge holds it (the edge's codec writes it: record-events-wire.ts). */
 export type RecordEventInit = EdgeEventRequest;
@@ -95,8 +91,8 @@ export const EDGE_IN_FLIGHT_MAX_DEFAULT = 8;
 // request raise the peak but also the latency at half of it (docs/benchmarks.md, "One call for several games").
 export const EDGE_KEYS_MAX_DEFAULT = 8;
 // 32, two long batches (EVENT_LIMITS.longBatchMin): each of a flooding game's replies answers at most 32 of its HTTP
-// requests in one event-loop turn of the edge. Measured with npm run bench:fair against 128: another game's p99 beside
-// the flood 3.7 x of alone instead of 10.9 x, the flooding game's own rate 5 % lower (docs/reliability.md, "Fair
+// requests in one event-loop turn of the edge. Against 128, npm run bench:fair measured another game's p99 beside the
+// flood a third of what it was, for a few per cent of the flooding game's own rate (docs/reliability.md, "Fair
 // ingest"). While the flood is paced its bound is one long batch (16: flood-pacer.ts, inFlightMax). A batch request of
 // 100 events (CONTRACT section 11.1) travels in four requests, one after the other.
 export const EDGE_KEY_IN_FLIGHT_MAX_DEFAULT: number = 2 * EVENT_LIMITS.longBatchMin;

@@ -5,12 +5,12 @@ import { Buffer } from 'node:buffer';
 import { randomBytes } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import type Koa from 'koa';
-import type { EdgeDecision, EdgeQuota } from '#runtime/contracts/record-events-wire.ts';
 import { AppError, relabelUnavailable } from '#runtime/errors.ts';
 import type { PresentedKey } from '#runtime/http/game-key.ts';
 import { eventCanonicalForms } from '../domain/canonical-json.ts';
 import type { GameEventInput } from '../domain/event-input.ts';
 import type { EdgeEventBatcher, RecordEventInit } from './event-batcher.ts';
+import type { EdgeDecision, EdgeQuota } from './record-events-wire.ts';
 
 /** The RecordEvent request never reached a ledger (no responders, NATS disconnected): known not stored. */
 export const EVENT_NOT_STORED = 'The ledger is temporarily unavailable; retry later. Nothing was stored.';

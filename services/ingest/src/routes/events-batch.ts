@@ -14,7 +14,6 @@ import type Router from '@koa/router';
 import type { Counter } from 'prom-client';
 import { type Outcome, Rejected } from '#runtime/batching/keyed-batcher.ts';
 import { EVENT_ANSWER_LOST } from '#runtime/contracts/event-answer-lost.ts';
-import type { EdgeDecision } from '#runtime/contracts/record-events-wire.ts';
 import { AppError } from '#runtime/errors.ts';
 import { readJsonBodyDeferring } from '#runtime/http/body.ts';
 import type { SecretKeyGate } from '#runtime/http/game-key.ts';
@@ -37,6 +36,7 @@ import {
   setQuotaHeaders,
 } from './event-decision.ts';
 import type { KeyTenants } from './key-tenants.ts';
+import type { EdgeDecision } from './record-events-wire.ts';
 
 export const EVENTS_BATCH_PATH = '/api/game-sdk/v2/events/batch';
 

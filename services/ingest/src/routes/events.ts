@@ -14,11 +14,11 @@ import { Buffer } from 'node:buffer';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type Router from '@koa/router';
 import type { Counter } from 'prom-client';
-import type { KeyPacer } from '#runtime/batching/flood-pacer.ts';
+import type { KeyPacer } from '#runtime/batching/key-pacer.ts';
 import { AppError } from '#runtime/errors.ts';
+import type { RequestAdmission, RequestHandler } from '#runtime/http/admission.ts';
 import { readJsonBodyDeferring } from '#runtime/http/body.ts';
 import { SecretKeyGate } from '#runtime/http/game-key.ts';
-import { KeyAdmission, type RequestAdmission, type RequestHandler } from '#runtime/http/key-admission.ts';
 import { platformGate } from '#runtime/http/platform-gate.ts';
 import type { PlatformSwitch } from '#runtime/platform-switch.ts';
 import type { Transport } from '#runtime/transport/operation.ts';
@@ -33,6 +33,7 @@ import {
 } from './event-batcher.ts';
 import { answerJson, decide, gameEventResultText, setQuotaHeaders } from './event-decision.ts';
 import { addEventBatchRoute, EVENTS_BATCH_PATH } from './events-batch.ts';
+import { KeyAdmission } from './key-admission.ts';
 import { KeyTenants } from './key-tenants.ts';
 
 export const EVENTS_PATH = '/api/game-sdk/v2/events';
@@ -62,7 +63,7 @@ export interface EventAdmissionOptions {
 }
 
 /**
- * The event routes' admission (#runtime/http/key-admission.ts), two in a row: at most `gameInAppMax` event requests
+ * The event routes' admission (key-admission.ts), two in a row: at most `gameInAppMax` event requests
  * (single or batch) of one game are handled at once, then at most `organizationInAppMax` of one organization's games;
  * the rest wait in front of the app, and with `holdConnections` a client's own connections are not read while its
  * game is at its bound (INGEST_EVENT_HOLD_CONNECTIONS). The game is known once one of its credential's events was

@@ -1,6 +1,6 @@
 import { Buffer } from 'node:buffer';
-import type { EdgeDecision } from '#runtime/contracts/record-events-wire.ts';
 import { KeyTenants } from './key-tenants.ts';
+import type { EdgeDecision } from './record-events-wire.ts';
 
 const decision = (gameId: string, organizationId: string): EdgeDecision => ({
   json: Buffer.from(JSON.stringify({ id: 'd', eventId: 'e', gameId, organizationId, status: 'accepted' })),

@@ -12,7 +12,7 @@
 // again with its next decision). A key revoked later stays its game's until forgotten: it is refused by the ledger
 // anyway, and grouping its requests with its game's only bounds them more.
 
-import type { EdgeDecision } from '#runtime/contracts/record-events-wire.ts';
+import type { EdgeDecision } from './record-events-wire.ts';
 
 export interface KeyTenant {
   /** The game's queue and admission key. */

@@ -2,8 +2,8 @@
 // keyset page over the index audit_log_by_organization_and_id (0019). Entries written before 0018 read with
 // targetKind, e-mail and request id absent and changes {}.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { optionalText, queryRows, rowReader, text } from '#runtime/db/rows.ts';
 import { isoMicrosSql, isoSql } from '#runtime/db/sql.ts';
+import { optionalText, queryRows, rowReader, text } from '../db/rows.ts';
 import type { CursorPosition } from '../domain/records-cursor.ts';
 import type { Statement } from './read-repository.ts';
 

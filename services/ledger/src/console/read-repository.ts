@@ -3,6 +3,8 @@
 // checked by every query.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Database } from '#runtime/db/database.ts';
+import { isoMicrosSql, isoSql } from '#runtime/db/sql.ts';
+import { type DecisionRow, decisionColumns, decisionRow } from '../db/decision-rows.ts';
 import {
   credits,
   type Field,
@@ -14,8 +16,7 @@ import {
   RowShapeError,
   rowReader,
   text,
-} from '#runtime/db/rows.ts';
-import { isoMicrosSql, isoSql } from '#runtime/db/sql.ts';
+} from '../db/rows.ts';
 import type { CursorPosition, RecordKind } from '../domain/records-cursor.ts';
 
 export interface Organization {
@@ -93,21 +94,8 @@ export interface Player {
   /** Created by createTestPlayer; GraphQL only. */
   test: boolean;
 }
-export interface EventRecord {
-  id: string;
-  eventId: string;
-  gameId: string;
-  organizationId: string;
-  playerId: string;
-  eventType: string;
-  occurredAt: string;
-  status: string;
-  reason?: string;
-  rewardCredits: bigint;
-  createdAt: string;
-  /** The game's clock when decided (createdAt + its clock offset then); GraphQL and the export only. */
-  gameTime: string;
-}
+/** A decision as the console shows it (db/decision-rows.ts: the ledger's one reading of a stored decision). */
+export type EventRecord = DecisionRow;
 
 /** `organization_id in (...)`: the organizations where the identity (the first parameter) is a member. */
 export const MEMBER_ORGS = `(select m.organization_id from ledger.members m where m.identity_user_id = ?)`;
@@ -297,23 +285,8 @@ export const playerRow = rowReader<Player>({
 export const PLAYER_COLUMNS = `p.id, p.game_id, p.organization_id, p.external_player_id, p.credits_user_id, p.username,
   ${isoSql('p.linked_at', 'linked_at')}, ${isoSql('p.created_at', 'created_at')}, p.test`;
 
-export const eventRow = rowReader<EventRecord>({
-  id,
-  eventId: text('event_id'),
-  gameId,
-  organizationId,
-  playerId: text('player_id'),
-  eventType: text('event_type'),
-  occurredAt: text('occurred_at'),
-  status: text('status'),
-  reason: optionalText('reason'),
-  rewardCredits: credits('reward_credits'),
-  createdAt,
-  gameTime: text('game_time'),
-});
-export const EVENT_COLUMNS = `p.id, p.event_id, p.game_id, p.organization_id, p.player_id, p.event_type,
-  ${isoSql('p.occurred_at', 'occurred_at')}, p.status, p.reason, p.reward_credits, ${isoSql('p.created_at', 'created_at')},
-  ${isoSql("(p.created_at + coalesce(p.clock_offset_seconds, 0) * interval '1 second')", 'game_time')}`;
+export const eventRow = decisionRow();
+export const EVENT_COLUMNS = decisionColumns('p');
 
 export interface SnapshotLists {
   organizations: Organization[];

@@ -4,8 +4,8 @@
 // decisions one probe per game of the caller ((id, game_id) primary keys, players_one_per_external_id,
 // events_one_decision), a player's rewards through events_by_player, a key's use through events_by_game.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { credits, numeric, optionalText, queryRows, rowReader, text } from '#runtime/db/rows.ts';
 import { isoSql } from '#runtime/db/sql.ts';
+import { credits, numeric, optionalText, queryRows, rowReader, text } from '../db/rows.ts';
 import {
   EVENT_COLUMNS,
   type EventRecord,

@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Database } from '#runtime/db/database.ts';
-import { credits, type Field, flag, queryRows, rowReader, text } from '#runtime/db/rows.ts';
+import { credits, type Field, flag, queryRows, rowReader, text } from '../db/rows.ts';
 import { WebhookTx } from '../webhooks/repository.ts';
 
 export type Role = 'owner' | 'admin' | 'viewer';

@@ -8,8 +8,8 @@ import { EVENT_LIMITS } from '#runtime/contracts/event-limits.ts';
 import type { Database } from '#runtime/db/database.ts';
 import type { FailoverClient } from '#runtime/db/failover.ts';
 import { classifyDatabaseFailure, sqlStateOf } from '#runtime/db/failures.ts';
-import { creditsValue, numericValue, RowShapeError, textValue } from '#runtime/db/rows.ts';
 import { DeadlinePassedError, remainingMs } from '#runtime/transport/deadline.ts';
+import { creditsValue, numericValue, RowShapeError, textValue } from '../db/rows.ts';
 
 export type RecordOutcome = 'decided' | 'replayed' | 'invalid_key' | 'invalid_player' | 'event_conflict';
 

@@ -1,3 +1,4 @@
+// The ledger schema's migrations, in the order they run (each file says what it changes and why).
 import type { MigrationSet } from '#runtime/db/migrations.ts';
 import { LedgerInitial } from './0001-initial.ts';
 import { LedgerRecordEvent } from './0003-record-event.ts';

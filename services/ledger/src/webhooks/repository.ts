@@ -4,9 +4,10 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Database } from '#runtime/db/database.ts';
-import { type Field, flag, numeric, optionalText, queryRows, rowReader, text } from '#runtime/db/rows.ts';
 import { isoSql } from '#runtime/db/sql.ts';
 import { invariant } from '#runtime/invariant.ts';
+import { type DecisionRow, decisionColumns, decisionRow } from '../db/decision-rows.ts';
+import { type Field, flag, numeric, optionalText, queryRows, rowReader, text } from '../db/rows.ts';
 import { endpointsOfGameLockKey } from './limits.ts';
 
 export interface EndpointRow {
@@ -204,47 +205,13 @@ export interface ClaimedMessage {
   retryStartedAtMs: number;
   /** The message's data (JSON text), or the decision it reports. */
   data: string | undefined;
-  decision: DecisionFields | undefined;
+  decision: DecisionRow | undefined;
 }
 
-export interface DecisionFields {
-  id: string;
-  eventId: string;
-  gameId: string;
-  organizationId: string;
-  playerId: string;
-  eventType: string;
-  occurredAt: string;
-  status: string;
-  reason: string | undefined;
-  rewardCredits: number;
-  createdAt: string;
-  /** The game's clock when it was decided (CONTRACT section 11.2). */
-  gameTime: string;
-}
-
-const decisionFields = rowReader<DecisionFields>({
-  id: text('d_id'),
-  eventId: text('d_event_id'),
-  gameId: text('d_game_id'),
-  organizationId: text('d_organization_id'),
-  playerId: text('d_player_id'),
-  eventType: text('d_event_type'),
-  occurredAt: text('d_occurred_at'),
-  status: text('d_status'),
-  reason: optionalText('d_reason'),
-  rewardCredits: numeric('d_reward_credits'),
-  createdAt: text('d_created_at'),
-  gameTime: text('d_game_time'),
-});
-
-/** The columns a message's body is rendered from (m: the message, d: its decision, if any). */
+/** The columns a message's body is rendered from (m: the message, d: its decision, if any, its columns `d_`...). */
 const MESSAGE_BODY_COLUMNS = `m.id, m.event_type, ${isoSql('m.created_at', 'created_at')}, m.data::text as data,
-  d.id as d_id, d.event_id as d_event_id, d.game_id as d_game_id, d.organization_id as d_organization_id,
-  d.player_id as d_player_id, d.event_type as d_event_type, ${isoSql('d.occurred_at', 'd_occurred_at')},
-  d.status as d_status, d.reason as d_reason, d.reward_credits::text as d_reward_credits,
-  ${isoSql('d.created_at', 'd_created_at')},
-  ${isoSql("(d.created_at + coalesce(d.clock_offset_seconds, 0) * interval '1 second')", 'd_game_time')}`;
+  ${decisionColumns('d', 'd_')}`;
+const decisionFields = decisionRow('d_');
 
 function bodyFields(row: Record<string, unknown>) {
   return {
@@ -283,7 +250,7 @@ export interface DeliveryRow {
   finishedAt: string | undefined;
   positionAt: string;
   data: string | undefined;
-  decision: DecisionFields | undefined;
+  decision: DecisionRow | undefined;
   attempts: AttemptRow[];
 }
 

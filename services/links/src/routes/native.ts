@@ -15,11 +15,11 @@ import { sha256 } from '#runtime/credentials/keys.ts';
 import { AppError } from '#runtime/errors.ts';
 import { readJsonBody } from '#runtime/http/body.ts';
 import { retryLater } from '#runtime/http/game-key.ts';
-import { admitNative, NATIVE_UNAVAILABLE_CODE } from '#runtime/http/native-session.ts';
 import { platformGate } from '#runtime/http/platform-gate.ts';
 import type { PlatformSwitch } from '#runtime/platform-switch.ts';
 import type { Transport } from '#runtime/transport/operation.ts';
 import { checkLinkTokenBody } from '../domain/requests.ts';
+import { admitNative, NATIVE_UNAVAILABLE_CODE } from './native-session.ts';
 
 export const INSPECT_PATH = '/api/native/v1/link-intents/inspect';
 export const APPROVE_PATH = '/api/native/v1/link-intents/approve';

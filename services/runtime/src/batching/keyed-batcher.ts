@@ -53,7 +53,7 @@
 // waits and stops the pause timer, which never keeps the process alive on its own.
 
 import { invariant, reportBroken } from '../invariant.ts';
-import type { KeyPacer } from './flood-pacer.ts';
+import type { KeyPacer } from './key-pacer.ts';
 
 /**
  * The answer to one event that has no result: the error its caller receives. Told apart from a result by instanceof;

@@ -13,42 +13,36 @@ import {
   uuidSchema as uuid,
 } from '#runtime/contracts/json-schema.ts';
 import { DECISION_REASONS } from '#runtime/contracts/vocabulary.ts';
+import { EVENT_RECORD_FIELDS, type EventRecordField } from './event-record.ts';
 import { OCCURRED_AT_PATTERN } from './occurred-at.ts';
+
+/** The event record's members (eventRecordJson's, every one and no other: the compiler holds them to it). */
+const eventRecordProperties = {
+  id: uuid,
+  eventId: uuid,
+  gameId: uuid,
+  organizationId: uuid,
+  playerId: uuid,
+  eventType: eventTypeSchema,
+  occurredAt: dateTime,
+  status: eventStatusSchema,
+  reason: { enum: [...DECISION_REASONS, null] },
+  rewardCredits: credits,
+  createdAt: dateTime,
+} as const satisfies Record<EventRecordField, unknown>;
+
+const gameEventResultProperties = {
+  ...eventRecordProperties,
+  replayed: { type: 'boolean' },
+  mode: { const: 'sandbox' },
+} as const;
 
 export const gameEventResultSchema = {
   title: 'GameEventResult',
   type: 'object',
   additionalProperties: false,
-  required: [
-    'id',
-    'eventId',
-    'gameId',
-    'organizationId',
-    'playerId',
-    'eventType',
-    'occurredAt',
-    'status',
-    'reason',
-    'rewardCredits',
-    'createdAt',
-    'replayed',
-    'mode',
-  ],
-  properties: {
-    id: uuid,
-    eventId: uuid,
-    gameId: uuid,
-    organizationId: uuid,
-    playerId: uuid,
-    eventType: eventTypeSchema,
-    occurredAt: dateTime,
-    status: eventStatusSchema,
-    reason: { enum: [...DECISION_REASONS, null] },
-    rewardCredits: credits,
-    createdAt: dateTime,
-    replayed: { type: 'boolean' },
-    mode: { const: 'sandbox' },
-  },
+  required: [...EVENT_RECORD_FIELDS, 'replayed', 'mode'],
+  properties: gameEventResultProperties,
 } as const;
 
 export const gamePublicConfigSchema = {

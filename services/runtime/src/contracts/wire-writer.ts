@@ -1,6 +1,6 @@
 // The protobuf wire format's writing side, for the hand-written codecs of the event path (the edge's request:
-// record-events-wire.ts; the ledger's reply and decision notice: services/ledger/src/events/reply-wire.ts). Each codec
-// sizes a message first and then writes it into one buffer of that size, in the bytes the generated encoder
+// services/ingest/src/routes/record-events-wire.ts; the ledger's reply and decision notice:
+// services/ledger/src/events/reply-wire.ts). Each codec sizes a message first and then writes it into one buffer of that size, in the bytes the generated encoder
 // (protobuf-es `toBinary`) writes: fields in number order, proto3 defaults left out. The codecs' tests hold them to
 // the generated encoder byte for byte.
 import type { Buffer } from 'node:buffer';

@@ -33,7 +33,7 @@ export function embeddedTemplatePath(): string | undefined {
 /**
  * A new data folder is needed and the installed PGlite has no built template: `npm ci` ran without its `prepare`
  * script (--ignore-scripts), or PGlite was upgraded by `npm install <package>`, which runs none. The start fails with
- * this message rather than run initdb: that peaks at about 560 MiB and takes seconds more (docs/decisions.md, "The
+ * this message rather than run initdb, which holds far more memory and takes seconds more (docs/decisions.md, "The
  * embedded template is built, not committed").
  */
 export class EmbeddedTemplateMissingError extends Error {

@@ -10,7 +10,7 @@ import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics.ts';
 import { tracingRunning } from '../tracing/settings.ts';
 import type { CallContext } from '../transport/operation.ts';
-import { arrivedAt } from './key-admission.ts';
+import { arrivedAt } from './admission.ts';
 import { routesWithStaticPaths } from './static-routes.ts';
 
 declare module 'koa' {

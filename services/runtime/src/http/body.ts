@@ -83,8 +83,8 @@ const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
 /**
  * The raw body, counted as it streams in: the 413 as soon as the bytes pass `limit` (the rest of the body is then
  * read and dropped, so the 413 goes out on the connection). Plain listeners, not the
- * stream's async iterator, which costs a promise and a tick per chunk and event (about 17 µs of the ingest edge's CPU
- * per event at npm run bench's peak, docs/benchmarks.md).
+ * stream's async iterator, which costs a promise and a tick per chunk and event (a visible share of the ingest edge's
+ * CPU per event at npm run bench's peak, docs/benchmarks.md).
  */
 function readRaw(req: Koa.Context['req'], limit: number, tooLarge: () => AppError): Promise<Buffer> {
   return new Promise<Buffer>((resolve, reject) => {

@@ -1,3 +1,4 @@
+// The platform switch's gate: the first check of every non-operator API route, and its 503 when it cannot be read.
 import type Koa from 'koa';
 import type { ErrorCode } from '../contracts/error-codes.ts';
 import { AppError } from '../errors.ts';

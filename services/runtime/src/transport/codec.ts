@@ -1,5 +1,5 @@
-// Encoding shared by both transports, so that the in-process transport carries exactly the NATS bytes.
-
+// What both transports share: the encoding, so that the in-process transport carries exactly the NATS bytes, and the
+// serving side's bookkeeping (handlers in flight, how a served service stops).
 import {
   create,
   type DescMessage,
@@ -14,7 +14,14 @@ import { AppError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics.ts';
 import { DeadlinePassedError, withDeadline } from './deadline.ts';
-import { type CallContext, EncodedNotice, type EndpointBinding, type Operation, type Topic } from './operation.ts';
+import {
+  type CallContext,
+  EncodedNotice,
+  type EndpointBinding,
+  type Operation,
+  type ServedService,
+  type Topic,
+} from './operation.ts';
 
 export type HandlerOutcome =
   | { ok: true; data: Uint8Array }
@@ -180,5 +187,30 @@ export class InFlight {
 
   get size(): number {
     return this.running.size;
+  }
+}
+
+/**
+ * The services a transport serves, and how each stops (both transports alike): taken off the transport first, so that
+ * no new request reaches it, then its handlers in flight awaited. close() stops them all.
+ */
+export class ServedServices {
+  private readonly served = new Set<ServedService>();
+
+  /** A service now served, whose handlers `inFlight` tracks; `unserve` takes it off the transport. */
+  add(inFlight: InFlight, unserve: () => Promise<void> | void): ServedService {
+    const served: ServedService = {
+      stop: async () => {
+        await unserve();
+        await inFlight.settle();
+        this.served.delete(served);
+      },
+    };
+    this.served.add(served);
+    return served;
+  }
+
+  async stopAll(): Promise<void> {
+    for (const served of [...this.served]) await served.stop();
   }
 }

@@ -11,6 +11,7 @@ import {
   InFlight,
   noticeReceiver,
   runEndpoint,
+  ServedServices,
 } from './codec.ts';
 import { type RequestTimeouts, requestBudget, timeoutFor } from './deadline.ts';
 import type {
@@ -29,7 +30,7 @@ import { traceHandler, traceRequest } from './trace-context.ts';
 export class InProcessTransport implements Transport {
   readonly kind = 'in-process' as const;
   private readonly endpoints = new Map<string, EndpointBinding>();
-  private readonly served = new Set<ServedService>();
+  private readonly served = new ServedServices();
   /** Notice receivers per subject (exact subjects, no wildcards). */
   private readonly receivers = new Map<string, Set<(data: Uint8Array) => void>>();
   private readonly logger: Logger;
@@ -106,15 +107,9 @@ export class InProcessTransport implements Transport {
       };
       this.endpoints.set(binding.operation.subject, tracked);
     }
-    const served: ServedService = {
-      stop: async () => {
-        for (const binding of definition.endpoints) this.endpoints.delete(binding.operation.subject);
-        await inFlight.settle();
-        this.served.delete(served);
-      },
-    };
-    this.served.add(served);
-    return served;
+    return this.served.add(inFlight, () => {
+      for (const binding of definition.endpoints) this.endpoints.delete(binding.operation.subject);
+    });
   }
 
   /**
@@ -173,7 +168,7 @@ export class InProcessTransport implements Transport {
   }
 
   async close(): Promise<void> {
-    for (const served of [...this.served]) await served.stop();
+    await this.served.stopAll();
     this.receivers.clear();
     this.closed = true;
   }

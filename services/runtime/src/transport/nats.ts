@@ -23,6 +23,7 @@ import {
   InFlight,
   noticeReceiver,
   runEndpoint,
+  ServedServices,
 } from './codec.ts';
 import {
   BUDGET_HEADER,
@@ -173,7 +174,7 @@ export class NatsTransport implements Transport {
   readonly kind = 'nats' as const;
   private readonly nc: NatsConnection;
   private readonly options: NatsTransportOptions;
-  private readonly served = new Set<ServedService>();
+  private readonly served = new ServedServices();
   private connected = true;
   private readonly requestTurn = new TurnGate();
   /** The replies of every served endpoint and the notices, written together at the end of a loop turn. */
@@ -508,15 +509,7 @@ export class NatsTransport implements Transport {
     // The subscriptions are live on the server once a flush returns: only then is the service reachable.
     await this.flushLive();
     logger.info({ service: name, endpoints: definition.endpoints.length }, 'serving on NATS');
-    const served: ServedService = {
-      stop: async () => {
-        await service.stop();
-        await inFlight.settle();
-        this.served.delete(served);
-      },
-    };
-    this.served.add(served);
-    return served;
+    return this.served.add(inFlight, () => service.stop().then(() => undefined));
   }
 
   /**
@@ -595,7 +588,7 @@ export class NatsTransport implements Transport {
   }
 
   async close(): Promise<void> {
-    for (const served of [...this.served]) await served.stop();
+    await this.served.stopAll();
     // Notices published just before: handed to the client now, so that the drain writes them.
     this.turnWrites.flush();
     if (!this.nc.isClosed()) await this.nc.drain();
@@ -623,8 +616,8 @@ interface PendingReply {
 /**
  * Request-reply over one wildcard inbox subscription of the connection (what nats.js's own request() does), doing
  * less per request: a Map entry and a timer. nats.js's request() also builds a request object, a deferred, a timeout
- * promise and, on every reply, a RequestError("cancelled") whose stack trace is captured and thrown away (about 11 µs
- * of the ingest edge's CPU per event in npm run bench's profile, docs/benchmarks.md). A reply that arrives after its
+ * promise and, on every reply, a RequestError("cancelled") whose stack trace is captured and thrown away (a visible
+ * share of the ingest edge's CPU per event in npm run bench's profile, docs/benchmarks.md). A reply that arrives after its
  * request timed out or was failed finds no entry and is dropped, as nats.js drops it.
  */
 class ReplyInbox {

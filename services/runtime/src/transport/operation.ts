@@ -23,7 +23,7 @@ export interface Operation<I extends DescMessage = DescMessage, O extends DescMe
 }
 
 /**
- * A caller's own codec of an operation's request and reply (the edge's RecordEvents: contracts/record-events-wire.ts):
+ * A caller's own codec of an operation's request and reply (the edge's RecordEvents: services/ingest/src/routes/record-events-wire.ts):
  * the bytes of the generated messages, in the caller's shapes. A server's own reply encoder is `bindEncoded`'s.
  */
 export interface WireCodec<Q, R> {

@@ -31,15 +31,7 @@
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-
-export type RequestHandler = (request: IncomingMessage, response: ServerResponse) => void;
-
-/** Something in front of the app that hands each request to `next`, now or later. */
-export interface RequestAdmission {
-  admit(request: IncomingMessage, response: ServerResponse, next: RequestHandler): void;
-  /** The server is closing: stop leaving connections unread, and read again every one left so far. */
-  release?(): void;
-}
+import { arrivals, type RequestAdmission, type RequestHandler } from '#runtime/http/admission.ts';
 
 export interface KeyAdmissionOptions {
   /** The request's key (e.g. its credential), or undefined for a request this admission does not hold. */
@@ -54,14 +46,6 @@ export interface KeyAdmissionOptions {
   inAppMax: number;
   /** Hold a key's own connections while the key is at its bound (default true). */
   holdConnections?: boolean;
-}
-
-/** When each request that waited here arrived (performance.now()): the app's duration counts from then. */
-const arrivals = new WeakMap<IncomingMessage, number>();
-
-/** When the request arrived, if it waited in front of the app (undefined: it entered as it arrived). */
-export function arrivedAt(request: IncomingMessage): number | undefined {
-  return arrivals.get(request);
 }
 
 interface Waiter {
@@ -216,12 +200,4 @@ export class KeyAdmission implements RequestAdmission {
       remaining--;
     }
   }
-}
-
-/** The app's handler behind the admissions, the first one outermost. */
-export function admitted(admissions: readonly RequestAdmission[], app: RequestHandler): RequestHandler {
-  return admissions.reduceRight<RequestHandler>(
-    (next, admission) => (request, response) => admission.admit(request, response, next),
-    app,
-  );
 }

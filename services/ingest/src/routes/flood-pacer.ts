@@ -21,20 +21,8 @@
 // What the pacer keeps per key (a flood's run of calls, a paced key's time to resume) is forgotten once the key has had
 // no call for `forgetMs`: keys that flooded once, or that were rotated, do not stay for ever.
 
-import { invariant } from '../invariant.ts';
-
-/** When a key's next call may leave, and what the calls that ended took. */
-export interface KeyPacer {
-  /** performance.now() time before which the key's next call may not leave; at or before `now`: it may. */
-  notBefore(key: string, now: number): number;
-  /**
-   * The most events the key may have in calls out now, if the pacer bounds it below the batcher's own bound;
-   * undefined: the batcher's bound.
-   */
-  inFlightMax?(key: string, now: number): number | undefined;
-  /** A call ended: each key's events in it, when it left and when its answer came (performance.now() times). */
-  ended(batches: ReadonlyArray<{ key: string; size: number }>, sentAt: number, endedAt: number): void;
-}
+import type { KeyPacer } from '#runtime/batching/key-pacer.ts';
+import { invariant } from '#runtime/invariant.ts';
 
 export interface FloodPacerOptions {
   /** A key's batch of at least this many events is a long one (the batcher's `longBatchMin`). */

@@ -11,8 +11,9 @@ import {
   type ServerResponse,
 } from 'node:http';
 import { type AddressInfo, connect, type Socket } from 'node:net';
-import { closeServer } from '../program.ts';
-import { admitted, arrivedAt, KeyAdmission } from './key-admission.ts';
+import { admitted, arrivedAt } from '#runtime/http/admission.ts';
+import { closeServer } from '#runtime/program.ts';
+import { KeyAdmission } from './key-admission.ts';
 
 interface Held {
   id: string;

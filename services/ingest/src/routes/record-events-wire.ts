@@ -11,11 +11,10 @@
 //   DecisionQuota message objects, no string per field and no BigInt per event.
 // edgeDecisionOf maps the generated RecordEventResponse to the same shape (RecordEvent, unbatched).
 import { Buffer, isUtf8 } from 'node:buffer';
-import { withWire } from '../transport/operation.ts';
-import { eventRecordJson } from './event-record.ts';
-import type { DeveloperEvent } from './gen/rewards/v1/console_pb.ts';
-import type { DecisionQuota, RecordEventResponse } from './gen/rewards/v1/events_pb.ts';
-import { ledgerOps } from './operations.ts';
+import { EVENT_RECORD_FIELDS, eventRecordJson } from '#runtime/contracts/event-record.ts';
+import type { DeveloperEvent } from '#runtime/contracts/gen/rewards/v1/console_pb.ts';
+import type { DecisionQuota, RecordEventResponse } from '#runtime/contracts/gen/rewards/v1/events_pb.ts';
+import { ledgerOps } from '#runtime/contracts/operations.ts';
 import {
   fieldSize,
   int64Varint,
@@ -25,7 +24,8 @@ import {
   writeString,
   writeUint64,
   writeVarint,
-} from './wire-writer.ts';
+} from '#runtime/contracts/wire-writer.ts';
+import { withWire } from '#runtime/transport/operation.ts';
 
 /** One event of a RecordEventsRequest as the edge holds it (RecordEventRequest's fields; absent is the default). */
 export interface EdgeEventRequest {
@@ -313,22 +313,15 @@ function expectWireType(reader: Reader, wireType: number, field: number): void {
 // characters escaped (\b \t \n \f \r, else \u00xx), other characters as they are (the reply's strings are valid
 // UTF-8: checked as the generated decoder checks them, so no lone surrogate reaches the text).
 const ascii = (text: string): Buffer => Buffer.from(text, 'latin1');
-/** The members before each string field of DeveloperEvent (by field number), then the record's tail. */
+/**
+ * The members before each field of DeveloperEvent, by field number: the record's keys are in field-number order
+ * (EVENT_RECORD_FIELDS). rewardCredits (10) is written after reason, as a number.
+ */
 const MEMBER_BEFORE: Buffer[] = [
   ascii(''),
-  ascii('{"id":'),
-  ascii(',"eventId":'),
-  ascii(',"gameId":'),
-  ascii(',"organizationId":'),
-  ascii(',"playerId":'),
-  ascii(',"eventType":'),
-  ascii(',"occurredAt":'),
-  ascii(',"status":'),
-  ascii(',"reason":'),
-  ascii(''),
-  ascii(',"createdAt":'),
+  ...EVENT_RECORD_FIELDS.map((key, i) => ascii(`${i === 0 ? '{' : ','}${JSON.stringify(key)}:`)),
 ];
-const REWARD_CREDITS = ascii(',"rewardCredits":');
+const REWARD_CREDITS = MEMBER_BEFORE[10] as Buffer;
 const NULL = ascii('null');
 const REPLAYED_TRUE = ascii(',"replayed":true,"mode":"sandbox"}');
 const REPLAYED_FALSE = ascii(',"replayed":false,"mode":"sandbox"}');

@@ -2,10 +2,10 @@
 // headers exactly as received; identity-admission runs the five checks in the contract's order. The links service
 // calls this before it looks at a link token, so a country denial (GEO_BLOCKED) comes first.
 import type Koa from 'koa';
-import type { NativePrincipal } from '../contracts/gen/rewards/v1/identity_pb.ts';
-import { identityOps } from '../contracts/operations.ts';
-import { AppError, relabelUnavailable } from '../errors.ts';
-import type { Transport } from '../transport/operation.ts';
+import type { NativePrincipal } from '#runtime/contracts/gen/rewards/v1/identity_pb.ts';
+import { identityOps } from '#runtime/contracts/operations.ts';
+import { AppError, relabelUnavailable } from '#runtime/errors.ts';
+import type { Transport } from '#runtime/transport/operation.ts';
 
 export const NATIVE_HEADERS = {
   country: 'X-Client-Country',

@@ -14,7 +14,7 @@ import {
   RecordEventsRequestSchema,
   type RecordEventsResponse,
   RecordEventsResponseSchema,
-} from './gen/rewards/v1/events_pb.ts';
+} from '#runtime/contracts/gen/rewards/v1/events_pb.ts';
 import {
   decodeRecordEventsReply,
   type EdgeEventRequest,
