@@ -122,9 +122,8 @@ export class FloodPacer implements KeyPacer {
    * A paced flood's calls are one long batch at a time, the shortest there is (`longBatchMin` events): each of its
    * calls is a burst of work in every process on its way (its HTTP answers and its client's next requests at the
    * edge, its decisions in the ledger and PostgreSQL), and another key's event that meets one waits for that CPU on
-   * two shared cores. Halving the burst from 32 to 16 events took another game's p99 beside a flood from a median
-   * 1.94 x of alone to 1.53 x (docs/reliability.md, "Fair ingest"). A flood nobody else waits for keeps the batcher's
-   * bound.
+   * two shared cores. A shorter burst shortens another game's wait behind it (measured: docs/reliability.md, "Fair
+   * ingest"). A flood nobody else waits for keeps the batcher's bound.
    */
   inFlightMax(key: string, now: number): number | undefined {
     if (this.currentPace(now) === 0) return undefined;

@@ -10,7 +10,7 @@
 // need (docs/reliability.md, "Fair ingest"). Waiting here, a request holds only what Node made when it read it.
 //
 // Waiting parsed still costs a request and a response object per request, and with a thousand of them the young
-// generation promotes those too (B's p99 1.64 x of alone with A at 64 in flight, 2.1-2.6 x with A at 1,000). So a key
+// generation promotes those too (docs/reliability.md, "Fair ingest", has the figures). So a key
 // at its bound also stops being read: when one of its requests is answered on a connection that is its client's own
 // (see below) while the key is at its bound, that connection is held (not read: its client's next request, whatever
 // it is, stays in the kernel's socket buffer, unparsed) and joins the key's held connections; each time the key has
