@@ -234,6 +234,55 @@ describe('webhooks', () => {
     expect(receiver.rejectedSignatures).toBe(0);
   });
 
+  it("filters the deliveries by state, type, window and webhook-id; shows the rotated secret's overlap", async () => {
+    const FILTERED = `query($id: UUID!, $filter: WebhookDeliveryFilter) {
+      webhookDeliveries(webhookEndpointId: $id, first: 100, filter: $filter) { deliveries { id eventType state createdAt } }
+    }`;
+    const all = (await gql(system, token, FILTERED, { id: endpointId })).body.data?.webhookDeliveries
+      .deliveries as Array<{
+      id: string;
+      eventType: string;
+      state: string;
+      createdAt: string;
+    }>;
+    expect(new Set(all.map((d) => d.eventType)).size).toBeGreaterThan(2);
+    const read = async (filter: Record<string, unknown>) => {
+      const result = await gql(system, token, FILTERED, { id: endpointId, filter });
+      expect(result.body.errors).toBeUndefined();
+      return result.body.data?.webhookDeliveries.deliveries as typeof all;
+    };
+    expect(await read({ eventType: 'webhook.test' })).toEqual(all.filter((d) => d.eventType === 'webhook.test'));
+    expect(await read({ state: 'delivered', eventType: 'decision.rejected' })).toEqual(
+      all.filter((d) => d.state === 'delivered' && d.eventType === 'decision.rejected'),
+    );
+    const target = all[Math.floor(all.length / 2)]!;
+    expect(await read({ webhookId: target.id.toUpperCase() })).toEqual([target]);
+    expect(await read({ from: target.createdAt })).toEqual(all.filter((d) => d.createdAt >= target.createdAt));
+    expect(await read({ to: target.createdAt })).toEqual(all.filter((d) => d.createdAt < target.createdAt));
+    expect(await read({ from: new Date(Date.now() + 3_600_000).toISOString() })).toEqual([]);
+    for (const [filter, named] of [
+      [{ state: 'lost' }, 'filter.state'],
+      [{ eventType: 'decision.maybe' }, 'filter.eventType'],
+      [{ from: target.createdAt, to: target.createdAt }, 'filter.to'],
+    ] as const) {
+      const refused = await gql(system, token, FILTERED, { id: endpointId, filter });
+      expect(refused.body.errors?.[0]?.extensions?.code).toBe('INVALID_RECORD_QUERY');
+      expect(refused.body.errors?.[0]?.message).toContain(named);
+    }
+    // The rotation above took the default overlap, 86,400 s: the previous secret's end is a day after it.
+    const endpoints = await gql(
+      system,
+      token,
+      `query($g: UUID!) { webhookEndpoints(gameId: $g) { id previousSecretExpiresAt } }`,
+      {
+        g: world.game.gameId,
+      },
+    );
+    const expires = Date.parse(endpoints.body.data?.webhookEndpoints[0].previousSecretExpiresAt);
+    expect(expires).toBeGreaterThan(Date.now() + 86_400_000 - 600_000);
+    expect(expires).toBeLessThanOrEqual(Date.now() + 86_400_000);
+  });
+
   it('disables an endpoint failing for long, says so in the reads, and sends nothing more to it', async () => {
     // The earlier tests' messages all delivered first: one still in flight would take the 500 meant for the test
     // webhook, and its success after would clear the failure.
