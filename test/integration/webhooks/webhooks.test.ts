@@ -283,6 +283,47 @@ describe('webhooks', () => {
     expect(expires).toBeLessThanOrEqual(Date.now() + 86_400_000);
   });
 
+  it('recovers the failed deliveries written since a time, each again with its own webhook-id', async () => {
+    await until('no message pending', async () => {
+      const [row] = await sql<{ n: number }>(
+        db,
+        `select count(*)::int as n from ledger.webhook_messages where endpoint_id = $1 and state = 'pending'`,
+        [endpointId],
+      );
+      return row!.n === 0;
+    });
+    // Every message so far failed, as if the receiver had been down through its retries.
+    const failed = await sql<{ id: string; at: string }>(
+      db,
+      `update ledger.webhook_messages set state = 'failed' where endpoint_id = $1 and state = 'delivered'
+       returning id::text, to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as at`,
+      [endpointId],
+    );
+    expect(failed.length).toBeGreaterThan(3);
+    const since = [...failed].sort((a, b) => a.at.localeCompare(b.at))[Math.floor(failed.length / 2)]!.at;
+    const expected = failed.filter((m) => m.at >= since).map((m) => m.id);
+    receiver.received = [];
+    const result = await gql(
+      system,
+      token,
+      `mutation($input: RecoverWebhookDeliveriesInput!) { recoverWebhookDeliveries(input: $input) { id } }`,
+      { input: { webhookEndpointId: endpointId, since } },
+    );
+    expect(result.body.errors).toBeUndefined();
+    expect(result.body.data?.recoverWebhookDeliveries.id).toBe(endpointId);
+    await until('the recovered messages delivered', async () =>
+      expected.every((id) => receiver.received.some((r) => r.id === id)),
+    );
+    expect(new Set(receiver.received.map((r) => r.id))).toEqual(new Set(expected));
+    const [older] = await sql<{ n: number }>(
+      db,
+      `select count(*)::int as n from ledger.webhook_messages where endpoint_id = $1 and state = 'failed'`,
+      [endpointId],
+    );
+    expect(older!.n).toBe(failed.length - expected.length);
+    expect(receiver.rejectedSignatures).toBe(0);
+  });
+
   it('disables an endpoint failing for long, says so in the reads, and sends nothing more to it', async () => {
     // The earlier tests' messages all delivered first: one still in flight would take the 500 meant for the test
     // webhook, and its success after would clear the failure.

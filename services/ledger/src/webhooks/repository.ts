@@ -189,6 +189,31 @@ export class WebhookTx {
     return row === undefined ? undefined : text('endpoint_id')(row);
   }
 
+  /**
+   * Makes every failed message of the endpoint written at or after `since` pending and due now (recover), as
+   * redeliver does one; none when more than `most` match (the count read first, up to `most + 1`). The number made
+   * pending, or undefined when there were too many.
+   */
+  async recoverFailed(endpointId: string, since: string, most: number): Promise<number | undefined> {
+    const [counted] = await queryRows(
+      this.em,
+      `select count(*)::int as n from (
+         select 1 from ledger.webhook_messages
+          where endpoint_id = ? and created_at >= ?::timestamptz and state = 'failed' limit ?) f`,
+      [endpointId, since, most + 1],
+    );
+    if (numeric('n')(counted ?? { n: 0 }) > most) return undefined;
+    const rows = await queryRows(
+      this.em,
+      `update ledger.webhook_messages
+          set state = 'pending', next_attempt_at = now(), retry_started_at = now(), finished_at = null
+        where endpoint_id = ? and created_at >= ?::timestamptz and state = 'failed'
+       returning id`,
+      [endpointId, since],
+    );
+    return rows.length;
+  }
+
   /** Makes a message pending and due now (redeliver); its id, so its webhook-id, stays. */
   async redeliver(messageId: string): Promise<void> {
     await this.em.execute(
