@@ -594,6 +594,17 @@ export interface components {
             /** Format: uuid */
             webhookDeliveryId: string;
         };
+        RecoverWebhookDeliveriesAction: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "recoverWebhookDeliveries";
+            /** Format: uuid */
+            webhookEndpointId: string;
+            /** Format: date-time */
+            since: string;
+        };
         AdvanceGameClockAction: {
             /**
              * @description discriminator enum property added by openapi-typescript
@@ -614,7 +625,7 @@ export interface components {
             gameId: string;
             externalPlayerId: string;
         };
-        DeveloperAction: components["schemas"]["CreateOrganizationAction"] | components["schemas"]["FundOrganizationAction"] | components["schemas"]["CreateProjectAction"] | components["schemas"]["UpdateProjectAction"] | components["schemas"]["AllocateProjectAction"] | components["schemas"]["CreateGameAction"] | components["schemas"]["UpdateGameAction"] | components["schemas"]["AllocateGameAction"] | components["schemas"]["CreateRuleAction"] | components["schemas"]["UpdateRuleAction"] | components["schemas"]["IssueKeyAction"] | components["schemas"]["RevokeKeyAction"] | components["schemas"]["AddMemberAction"] | components["schemas"]["UpdateMemberAction"] | components["schemas"]["RemoveMemberAction"] | components["schemas"]["AcceptMembershipAction"] | components["schemas"]["CreateWebhookEndpointAction"] | components["schemas"]["UpdateWebhookEndpointAction"] | components["schemas"]["DeleteWebhookEndpointAction"] | components["schemas"]["RotateWebhookSecretAction"] | components["schemas"]["SendTestWebhookAction"] | components["schemas"]["RedeliverWebhookAction"] | components["schemas"]["AdvanceGameClockAction"] | components["schemas"]["CreateTestPlayerAction"];
+        DeveloperAction: components["schemas"]["CreateOrganizationAction"] | components["schemas"]["FundOrganizationAction"] | components["schemas"]["CreateProjectAction"] | components["schemas"]["UpdateProjectAction"] | components["schemas"]["AllocateProjectAction"] | components["schemas"]["CreateGameAction"] | components["schemas"]["UpdateGameAction"] | components["schemas"]["AllocateGameAction"] | components["schemas"]["CreateRuleAction"] | components["schemas"]["UpdateRuleAction"] | components["schemas"]["IssueKeyAction"] | components["schemas"]["RevokeKeyAction"] | components["schemas"]["AddMemberAction"] | components["schemas"]["UpdateMemberAction"] | components["schemas"]["RemoveMemberAction"] | components["schemas"]["AcceptMembershipAction"] | components["schemas"]["CreateWebhookEndpointAction"] | components["schemas"]["UpdateWebhookEndpointAction"] | components["schemas"]["DeleteWebhookEndpointAction"] | components["schemas"]["RotateWebhookSecretAction"] | components["schemas"]["SendTestWebhookAction"] | components["schemas"]["RedeliverWebhookAction"] | components["schemas"]["RecoverWebhookDeliveriesAction"] | components["schemas"]["AdvanceGameClockAction"] | components["schemas"]["CreateTestPlayerAction"];
         DeveloperOrganization: {
             /** Format: uuid */
             id: string;

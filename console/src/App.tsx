@@ -13,13 +13,17 @@ import {
   setSessionToken,
 } from './api.ts';
 import {
+  announceSignOut,
   devSignIn,
   forgetDevSession,
+  holdSession,
   keepDevSession,
   keptDevSession,
   oidcSignIn,
   oidcSignOut,
+  onSignedOutElsewhere,
   type SignInConfig,
+  sessionFromOtherTabs,
 } from './auth.ts';
 import { FailureAlert, FailureText, useTitle } from './components.tsx';
 import { lazyPage, PageBoundary } from './page-loading.tsx';
@@ -325,8 +329,11 @@ export function App({ config, initialToken }: { config: SignInConfig; initialTok
   const [failure, setFailure] = useState<ServerFailure | undefined>();
   // The session token, in memory only (for the provider's sign-out).
   const token = useRef<string | undefined>(undefined);
-  // A development session kept in this tab (a reload): signed in again without asking (auth.ts).
-  const [restoring, setRestoring] = useState(() => config.kind === 'dev' && keptDevSession() !== undefined);
+  // A development session kept in this tab (a reload), or the session of another open tab (a link opened in a new
+  // tab): signed in again without asking (auth.ts). Until the other tabs answer, the page says it is signing in.
+  const [restoring, setRestoring] = useState(
+    () => !initialToken && config.kind !== 'none' && typeof BroadcastChannel !== 'undefined',
+  );
   const signedIn = async (value: string, restored = false) => {
     token.current = value;
     setSessionToken(value);
@@ -335,11 +342,13 @@ export function App({ config, initialToken }: { config: SignInConfig; initialTok
       if (result.error || !result.data?.access) throw result.error ?? new Error('No access.');
       setFailure(undefined);
       if (config.kind === 'dev') keepDevSession(value);
+      holdSession(value);
       setSession({ email: result.data.access.email });
     } catch (error) {
       token.current = undefined;
       setSessionToken(undefined);
       forgetDevSession();
+      holdSession(undefined);
       // A kept session the server no longer takes (expired, invitation revoked) just asks for a sign-in again.
       if (!restored) setFailure(failureOf(error));
     } finally {
@@ -348,11 +357,25 @@ export function App({ config, initialToken }: { config: SignInConfig; initialTok
   };
   // biome-ignore lint/correctness/useExhaustiveDependencies: once, for the OIDC redirect's token or the kept session
   useEffect(() => {
-    if (initialToken) void signedIn(initialToken);
-    else if (config.kind === 'dev') {
-      const kept = keptDevSession();
-      if (kept) void signedIn(kept, true);
+    if (initialToken) {
+      void signedIn(initialToken);
+      return;
     }
+    const kept = config.kind === 'dev' ? keptDevSession() : undefined;
+    if (kept) {
+      void signedIn(kept, true);
+      return;
+    }
+    if (config.kind === 'none') return;
+    let asking = true;
+    void sessionFromOtherTabs().then((handed) => {
+      if (!asking) return;
+      if (handed) void signedIn(handed, true);
+      else setRestoring(false);
+    });
+    return () => {
+      asking = false;
+    };
   }, []);
   // The server ended the session (the live socket closed with 4401, e.g. SESSION_EXPIRED): back to the sign-in page
   // with the reason; the token and the cached data are forgotten (the provider's session is left as it is).
@@ -360,11 +383,26 @@ export function App({ config, initialToken }: { config: SignInConfig; initialTok
     () =>
       onSessionEnded((ended) => {
         forgetDevSession();
+        holdSession(undefined);
         token.current = undefined;
         setSessionToken(undefined);
         void client.clearStore();
         setSession(undefined);
         setFailure(ended);
+      }),
+    [],
+  );
+  // Another tab signed this session out: this one forgets it too (that tab ends the provider's session).
+  useEffect(
+    () =>
+      onSignedOutElsewhere(() => {
+        forgetDevSession();
+        holdSession(undefined);
+        token.current = undefined;
+        setSessionToken(undefined);
+        void client.clearStore();
+        setSession(undefined);
+        setFailure(undefined);
       }),
     [],
   );
@@ -374,6 +412,8 @@ export function App({ config, initialToken }: { config: SignInConfig; initialTok
         email={session.email}
         onSignOut={() => {
           const idToken = token.current;
+          if (idToken) announceSignOut(idToken);
+          holdSession(undefined);
           forgetDevSession();
           token.current = undefined;
           setSessionToken(undefined);

@@ -107,7 +107,9 @@ export type FieldSpec =
   | { name: string; label: string; kind: 'text'; optional?: boolean; initial?: string; rule?: string }
   | { name: string; label: string; kind: 'credits'; optional?: boolean; initial?: string; min?: number }
   | { name: string; label: string; kind: 'select'; options: string[]; initial?: string }
-  | { name: string; label: string; kind: 'checkbox'; initial?: boolean };
+  | { name: string; label: string; kind: 'checkbox'; initial?: boolean }
+  /** A local date and time (datetime-local), sent as an RFC 3339 instant. */
+  | { name: string; label: string; kind: 'datetime'; initial?: string };
 
 /** What went wrong with a submission: in the browser (no code) or at the server (its code). */
 export interface Problem {
@@ -165,6 +167,19 @@ export interface ActionFormProps {
 /** The server's refusals of an amount that passes a ceiling or limit. */
 const LIMIT_CODES = new Set(['limit_exceeded', 'project_limit', 'game_limit', 'insufficient_funds']);
 
+/** A datetime-local input's value (the browser's time zone) as an RFC 3339 instant; undefined when not a time. */
+export function instantOf(local: string): string | undefined {
+  if (!/^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d+)?)?$/.test(local.trim())) return undefined;
+  const time = new Date(local.trim()).getTime();
+  return Number.isFinite(time) ? new Date(time).toISOString() : undefined;
+}
+
+/** An instant as a datetime-local input's value, in the browser's time zone, to the minute. */
+export function localInputValue(instant: Date): string {
+  const pad = (n: number) => String(n).padStart(2, '0');
+  return `${instant.getFullYear()}-${pad(instant.getMonth() + 1)}-${pad(instant.getDate())}T${pad(instant.getHours())}:${pad(instant.getMinutes())}`;
+}
+
 const initialValues = (fields: FieldSpec[]) =>
   Object.fromEntries(fields.map((f) => [f.name, f.kind === 'checkbox' ? (f.initial ?? false) : (f.initial ?? '')]));
 
@@ -218,6 +233,10 @@ export function ActionForm(props: ActionFormProps) {
         input[field.name] = parsed.value;
       } else if (field.kind === 'text' && text.trim() === '') {
         return { problem: { field: field.name, sentence: `${field.label} cannot be empty.` } };
+      } else if (field.kind === 'datetime') {
+        const instant = instantOf(text);
+        if (!instant) return { problem: { field: field.name, sentence: 'Enter a date and a time.' } };
+        input[field.name] = instant;
       } else input[field.name] = text;
     }
     return { input };
@@ -327,7 +346,7 @@ export function ActionForm(props: ActionFormProps) {
                 ) : (
                   <input
                     {...common}
-                    type="text"
+                    type={field.kind === 'datetime' ? 'datetime-local' : 'text'}
                     inputMode={field.kind === 'credits' ? 'numeric' : undefined}
                     autoComplete="off"
                     value={String(values[field.name] ?? '')}

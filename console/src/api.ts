@@ -350,7 +350,9 @@ export interface LinkIntentsPage {
 
 export const WEBHOOK_ENDPOINTS = gql`
   query ConsoleWebhookEndpoints($gameId: UUID!) {
-    webhookEndpoints(gameId: $gameId) { id url eventTypes enabled disabledReason failingSince createdAt }
+    webhookEndpoints(gameId: $gameId) {
+      id url eventTypes enabled disabledReason failingSince createdAt previousSecretExpiresAt
+    }
   }
 `;
 
@@ -362,11 +364,13 @@ export interface WebhookEndpoint {
   disabledReason: string | null;
   failingSince: string | null;
   createdAt: string;
+  /** While the secret replaced by the last rotation still signs: until when. */
+  previousSecretExpiresAt: string | null;
 }
 
 export const WEBHOOK_DELIVERIES = gql`
-  query ConsoleWebhookDeliveries($id: UUID!, $first: Int, $after: String) {
-    webhookDeliveries(webhookEndpointId: $id, first: $first, after: $after) {
+  query ConsoleWebhookDeliveries($id: UUID!, $first: Int, $after: String, $filter: WebhookDeliveryFilter) {
+    webhookDeliveries(webhookEndpointId: $id, first: $first, after: $after, filter: $filter) {
       deliveries {
         id eventType state createdAt nextAttemptAt finishedAt payload
         attempts { attempt startedAt latencyMs statusCode error responseExcerpt }
@@ -375,6 +379,15 @@ export const WEBHOOK_DELIVERIES = gql`
     }
   }
 `;
+
+/** What the deliveries view is narrowed to (GraphQL WebhookDeliveryFilter); absent fields do not narrow. */
+export interface WebhookDeliveryFilter {
+  state?: 'pending' | 'delivered' | 'failed';
+  eventType?: string;
+  from?: string;
+  to?: string;
+  webhookId?: string;
+}
 
 export interface WebhookDelivery {
   id: string;
@@ -417,6 +430,7 @@ export const ACTION_INPUTS: Record<string, string> = {
   rotateWebhookSecret: 'WebhookEndpointInput',
   sendTestWebhook: 'WebhookEndpointInput',
   redeliverWebhook: 'RedeliverWebhookInput',
+  recoverWebhookDeliveries: 'RecoverWebhookDeliveriesInput',
   advanceGameClock: 'AdvanceGameClockInput',
   createTestPlayer: 'CreateTestPlayerInput',
 };

@@ -1,4 +1,5 @@
-// Sign-in. Tokens never go to localStorage (docs/console-ui.md, "Sign-in"):
+// Sign-in. Tokens never go to localStorage (docs/console-ui.md, "Sign-in"); a new tab takes the session of an open one
+// over a BroadcastChannel (below):
 // - dev: the local development identity provider of `npm start` signs a session for a typed e-mail
 //   (POST /console/dev-session, present only when no DEVELOPER_JWKS is configured). The token is kept in this tab's
 //   sessionStorage until it expires, so that a reload keeps the sign-in; signing out, the server ending the session
@@ -132,4 +133,98 @@ export async function oidcCallback(config: Extract<SignInConfig, { kind: 'oidc' 
   } finally {
     window.history.replaceState(null, '', '/console/');
   }
+}
+
+// ---- one sign-in for every tab of the console (docs/console-ui.md, "Sign-in": "A new tab") ----
+// A tab that opens without a session of its own asks the other tabs of the same origin over a BroadcastChannel
+// (same origin only, never stored); a signed-in tab answers with its token while it has not expired. Signing out in
+// one tab signs out every tab holding the same session.
+
+const CHANNEL = 'console.session';
+type SessionMessage =
+  | { type: 'ask'; id: string }
+  | { type: 'token'; id: string; token: string }
+  | { type: 'signed-out'; fingerprint: string };
+
+let channel: BroadcastChannel | undefined;
+/** The session this tab holds (handed to a new tab that asks), if any. */
+let held: string | undefined;
+const signedOutListeners = new Set<() => void>();
+
+/** An unexpired JWT (more than 5 s left). */
+const usable = (token: string) => {
+  const exp = expiryOf(token);
+  return exp !== undefined && exp * 1000 > Date.now() + 5000;
+};
+
+/**
+ * What a sign-out names: the token's subject, issue and expiry times (claims, not the credential), equal for every
+ * tab holding the same session. No Web Crypto: the console may be served over plain http off loopback.
+ */
+function fingerprintOf(token: string): string {
+  try {
+    const claims = JSON.parse(atob((token.split('.')[1] ?? '').replace(/-/g, '+').replace(/_/g, '/'))) as Record<
+      string,
+      unknown
+    >;
+    return JSON.stringify([claims.sub, claims.iat, claims.exp]);
+  } catch {
+    return '';
+  }
+}
+
+function sessionChannel(): BroadcastChannel | undefined {
+  if (channel || typeof BroadcastChannel === 'undefined') return channel;
+  channel = new BroadcastChannel(CHANNEL);
+  channel.addEventListener('message', (event: MessageEvent<SessionMessage>) => {
+    const message = event.data;
+    if (message?.type === 'ask' && held && usable(held)) {
+      channel?.postMessage({ type: 'token', id: message.id, token: held } satisfies SessionMessage);
+    } else if (message?.type === 'signed-out' && held && fingerprintOf(held) === message.fingerprint) {
+      for (const listener of signedOutListeners) listener();
+    }
+  });
+  return channel;
+}
+
+/** The session this tab now holds (undefined: none), to hand to a new tab that asks. */
+export function holdSession(token: string | undefined): void {
+  held = token;
+  sessionChannel();
+}
+
+/**
+ * The session of another open tab of the console, or undefined when none answers within `waitMs` (no other tab, or
+ * none signed in). Only an unexpired token is taken.
+ */
+export function sessionFromOtherTabs(waitMs = 500): Promise<string | undefined> {
+  const open = sessionChannel();
+  if (!open) return Promise.resolve(undefined);
+  // A correlation id, not a secret (crypto.randomUUID needs a secure context).
+  const id = `${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`;
+  return new Promise((resolve) => {
+    const done = (token: string | undefined) => {
+      clearTimeout(timer);
+      open.removeEventListener('message', listener);
+      resolve(token);
+    };
+    const listener = (event: MessageEvent<SessionMessage>) => {
+      const message = event.data;
+      if (message?.type === 'token' && message.id === id && usable(message.token)) done(message.token);
+    };
+    const timer = setTimeout(() => done(undefined), waitMs);
+    open.addEventListener('message', listener);
+    open.postMessage({ type: 'ask', id } satisfies SessionMessage);
+  });
+}
+
+/** Tells the other tabs that this session was signed out: those holding it sign out too. */
+export function announceSignOut(token: string): void {
+  sessionChannel()?.postMessage({ type: 'signed-out', fingerprint: fingerprintOf(token) } satisfies SessionMessage);
+}
+
+/** Runs `listener` when another tab signs out the session this tab holds; answers the unsubscribe. */
+export function onSignedOutElsewhere(listener: () => void): () => void {
+  signedOutListeners.add(listener);
+  return () => signedOutListeners.delete(listener);
 }

@@ -103,14 +103,52 @@ export const objectAddress = {
   decision: (id: string) => `#/decision/${id}`,
 };
 
+export interface FoundItem {
+  id: string;
+  href: string;
+  label: string;
+  detail: string;
+}
+
 export interface FoundGroup {
   kind: keyof typeof objectAddress;
   title: string;
-  items: Array<{ id: string; href: string; label: string; detail: string }>;
+  items: FoundItem[];
+}
+
+/** The names of the projects and organizations results sit in (from the snapshot), to tell same names apart. */
+export interface Places {
+  project: (projectId: string) => string | undefined;
+  organization: (organizationId: string) => string | undefined;
+}
+
+const NO_PLACES: Places = { project: () => undefined, organization: () => undefined };
+
+/** "Org › Project", each name or, unknown, the start of its id. */
+const placeOf = (places: Places, organizationId: string, projectId?: string) =>
+  [
+    places.organization(organizationId) ?? `organization ${organizationId.slice(0, 8)}`,
+    ...(projectId ? [places.project(projectId) ?? `project ${projectId.slice(0, 8)}`] : []),
+  ].join(' › ');
+
+/** Items that still read alike (same label and detail) end with the start of their id. */
+function distinguished(items: FoundItem[]): FoundItem[] {
+  const seen = new Map<string, number>();
+  for (const item of items)
+    seen.set(`${item.label}\n${item.detail}`, (seen.get(`${item.label}\n${item.detail}`) ?? 0) + 1);
+  return items.map((item) =>
+    (seen.get(`${item.label}\n${item.detail}`) ?? 0) > 1
+      ? { ...item, detail: `${item.detail}, id ${item.id.slice(0, 8)}` }
+      : item,
+  );
 }
 
 /** The results as the page lists them: one group per kind with matches, decisions and players first. */
-export function groupsOf(found: SearchFound, gameName: (gameId: string) => string): FoundGroup[] {
+export function groupsOf(
+  found: SearchFound,
+  gameName: (gameId: string) => string,
+  places: Places = NO_PLACES,
+): FoundGroup[] {
   const groups: FoundGroup[] = [
     {
       kind: 'decision',
@@ -145,7 +183,12 @@ export function groupsOf(found: SearchFound, gameName: (gameId: string) => strin
     {
       kind: 'game',
       title: 'Games',
-      items: found.games.map((g) => ({ id: g.id, href: objectAddress.game(g.id), label: g.name, detail: 'game' })),
+      items: found.games.map((g) => ({
+        id: g.id,
+        href: objectAddress.game(g.id),
+        label: g.name,
+        detail: `game in ${placeOf(places, g.organizationId, g.projectId)}`,
+      })),
     },
     {
       kind: 'project',
@@ -154,7 +197,7 @@ export function groupsOf(found: SearchFound, gameName: (gameId: string) => strin
         id: p.id,
         href: objectAddress.project(p.id),
         label: p.name,
-        detail: 'project',
+        detail: `project in ${placeOf(places, p.organizationId)}`,
       })),
     },
     {
@@ -168,7 +211,9 @@ export function groupsOf(found: SearchFound, gameName: (gameId: string) => strin
       })),
     },
   ];
-  return groups.filter((group) => group.items.length > 0);
+  return groups
+    .filter((group) => group.items.length > 0)
+    .map((group) => ({ ...group, items: distinguished(group.items) }));
 }
 
 /** Whether a key press outside a field should focus the search box: `/`, as on many sites. */

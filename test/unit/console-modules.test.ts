@@ -6,6 +6,9 @@ import {
   DEFAULT_PAGE_SIZE,
   firstPage,
   isExternalPlayerId,
+  newerPage,
+  olderPage,
+  pageNumberOf,
   readSearch,
   searchHash,
   searchProblems,
@@ -95,6 +98,26 @@ describe('the records search in the URL', () => {
     expect(searchProblems({ size: 25, from: '2026-01-02T00:00:00Z', to: '2026-01-01T00:00:00Z' }).to).toBe(
       'The end of the window must be after its start.',
     );
+  });
+
+  it('numbers the pages from the newest: Older page counts up, Newer page down to the newest', () => {
+    const first = readSearch('#/records?game=00000000-0000-4000-8000-000000000001');
+    expect(pageNumberOf(first)).toBe(1);
+    const second = olderPage(first, 'c1');
+    expect(second).toMatchObject({ after: 'c1', before: undefined, page: 2 });
+    expect(searchHash(second)).toContain('after=c1&page=2');
+    const third = olderPage(readSearch(searchHash(second)), 'c2');
+    expect(pageNumberOf(third)).toBe(3);
+    expect(pageNumberOf(readSearch(searchHash(third)))).toBe(3);
+    const back = newerPage(third, 'c3');
+    expect(back).toMatchObject({ before: 'c3', after: undefined, page: 2 });
+    expect(newerPage(back, 'c4')).toEqual(firstPage(back));
+    expect(pageNumberOf(newerPage(back, 'c4'))).toBe(1);
+    // A number without a cursor, or a cursor without a number, names no page number.
+    expect(readSearch('#/records?page=4').page).toBeUndefined();
+    expect(pageNumberOf(readSearch('#/records?after=c9'))).toBeUndefined();
+    expect(readSearch('#/records?after=c9&page=0').page).toBeUndefined();
+    expect(firstPage(third).page).toBeUndefined();
   });
 
   it('pages forward with first/after and backward with last/before', () => {

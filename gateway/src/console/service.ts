@@ -240,7 +240,16 @@ export async function readWebhookEndpoints(
 export async function readWebhookDeliveries(
   transport: Transport,
   principal: PrincipalInit,
-  query: { webhookEndpointId: string; cursor?: string; limit: number },
+  query: {
+    webhookEndpointId: string;
+    cursor?: string;
+    limit: number;
+    state?: string;
+    eventType?: string;
+    fromMicros?: bigint;
+    toMicros?: bigint;
+    webhookId?: string;
+  },
   call: CallContext,
 ) {
   return callLedger(transport, ledgerOps.listWebhookDeliveries, { principal, ...query }, call);

@@ -15,6 +15,7 @@ export const webhookEndpointJson = (e: WebhookEndpoint) => ({
   disabledReason: orNull(e.disabledReason),
   failingSince: orNull(e.failingSince),
   createdAt: e.createdAt,
+  previousSecretExpiresAt: orNull(e.previousSecretExpiresAt),
 });
 
 export const webhookDeliveryPageJson = (reply: ListWebhookDeliveriesResponse) => ({

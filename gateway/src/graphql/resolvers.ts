@@ -8,6 +8,7 @@ import type { SimulationDecision, SimulationFigures } from '#runtime/contracts/g
 import { simulationInputProblem } from '#runtime/contracts/simulation.ts';
 import { AppError } from '#runtime/errors.ts';
 import {
+  epochMicros,
   readAudit,
   readDecisionStats,
   readDecisions,
@@ -417,6 +418,11 @@ async function webhookDeliveries(_parent: unknown, args: Args, context: GraphQLC
     );
   }
   const after = typeof args.after === 'string' ? args.after : undefined;
+  // The values are checked by the ledger (400 INVALID_RECORD_QUERY); the instants are DateTime scalars already.
+  const filter = (args.filter ?? {}) as Args;
+  const given = (name: string) => (typeof filter[name] === 'string' ? (filter[name] as string) : undefined);
+  const from = given('from');
+  const to = given('to');
   const reply = await readWebhookDeliveries(
     context.transport,
     context.consolePrincipal,
@@ -424,6 +430,11 @@ async function webhookDeliveries(_parent: unknown, args: Args, context: GraphQLC
       webhookEndpointId: String(args.webhookEndpointId),
       limit: first,
       ...(after === undefined ? {} : { cursor: after }),
+      ...(given('state') === undefined ? {} : { state: given('state') }),
+      ...(given('eventType') === undefined ? {} : { eventType: given('eventType') }),
+      ...(from === undefined ? {} : { fromMicros: epochMicros(from) }),
+      ...(to === undefined ? {} : { toMicros: epochMicros(to) }),
+      ...(given('webhookId') === undefined ? {} : { webhookId: given('webhookId') }),
     },
     context.call,
   );

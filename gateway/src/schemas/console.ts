@@ -119,6 +119,7 @@ export const consoleActionSchemas: Record<string, JsonSchema> = {
   ),
   sendTestWebhook: action('sendTestWebhook', { webhookEndpointId: uuid }),
   redeliverWebhook: action('redeliverWebhook', { webhookDeliveryId: uuid }),
+  recoverWebhookDeliveries: action('recoverWebhookDeliveries', { webhookEndpointId: uuid, since: dateTime }),
   advanceGameClock: action('advanceGameClock', {
     gameId: uuid,
     seconds: { type: 'integer', minimum: 1, maximum: 31_536_000 },

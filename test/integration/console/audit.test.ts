@@ -368,6 +368,17 @@ describe('one entry per successful action', () => {
       action: 'redeliverWebhook',
       changes: { webhookDeliveryId: { from: null, to: tested.result.id } },
     });
+    const since = '2026-01-01T00:00:00.000Z';
+    const recovered = await acted(owner.token, {
+      type: 'recoverWebhookDeliveries',
+      webhookEndpointId: endpointId,
+      since,
+    });
+    expect(await entryOf(recovered.requestId)).toMatchObject({
+      ...onEndpoint,
+      action: 'recoverWebhookDeliveries',
+      changes: { since: { from: null, to: since } },
+    });
     const deleted = await acted(owner.token, { type: 'deleteWebhookEndpoint', webhookEndpointId: endpointId });
     expect(await entryOf(deleted.requestId)).toMatchObject({ ...onEndpoint, changes: {} });
     // No secret of the endpoint anywhere in the stored rows either.
@@ -385,6 +396,7 @@ describe('one entry per successful action', () => {
       'rotateWebhookSecret',
       'sendTestWebhook',
       'redeliverWebhook',
+      'recoverWebhookDeliveries',
       'deleteWebhookEndpoint',
     ]) {
       seen.add(type);

@@ -61,7 +61,7 @@ describe('/openapi.json', () => {
       expect(doc.components.schemas[name]).toEqual(JSON.parse(JSON.stringify(schema)));
     }
     const action = doc.components.schemas.DeveloperAction;
-    expect(action.oneOf).toHaveLength(24);
+    expect(action.oneOf).toHaveLength(25);
     expect(Object.keys(action.discriminator.mapping).sort()).toEqual(
       [
         'acceptMembership',
@@ -78,6 +78,7 @@ describe('/openapi.json', () => {
         'deleteWebhookEndpoint',
         'fundOrganization',
         'issueKey',
+        'recoverWebhookDeliveries',
         'redeliverWebhook',
         'removeMember',
         'revokeKey',

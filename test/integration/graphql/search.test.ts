@@ -84,6 +84,10 @@ test('a name finds the organization, project and game that contain it, case-inse
   expect(idsOf((await search('ORG')).organizations)).toEqual([w.organizationId]);
   // % and _ are letters here, not patterns.
   expect((await search('%')).organizations).toEqual([]);
+  // Each word, in any order, as the start or any part of a word of the name.
+  expect(idsOf((await search('quest MOON')).games)).toEqual([w.gameId]);
+  expect(idsOf((await search('moo  que')).games)).toEqual([w.gameId]);
+  expect((await search('moon quests')).games).toEqual([]);
 });
 
 test("the game's own player id finds the player, with today's and all-time rewards", async () => {

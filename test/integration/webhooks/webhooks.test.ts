@@ -234,6 +234,96 @@ describe('webhooks', () => {
     expect(receiver.rejectedSignatures).toBe(0);
   });
 
+  it("filters the deliveries by state, type, window and webhook-id; shows the rotated secret's overlap", async () => {
+    const FILTERED = `query($id: UUID!, $filter: WebhookDeliveryFilter) {
+      webhookDeliveries(webhookEndpointId: $id, first: 100, filter: $filter) { deliveries { id eventType state createdAt } }
+    }`;
+    const all = (await gql(system, token, FILTERED, { id: endpointId })).body.data?.webhookDeliveries
+      .deliveries as Array<{
+      id: string;
+      eventType: string;
+      state: string;
+      createdAt: string;
+    }>;
+    expect(new Set(all.map((d) => d.eventType)).size).toBeGreaterThan(2);
+    const read = async (filter: Record<string, unknown>) => {
+      const result = await gql(system, token, FILTERED, { id: endpointId, filter });
+      expect(result.body.errors).toBeUndefined();
+      return result.body.data?.webhookDeliveries.deliveries as typeof all;
+    };
+    expect(await read({ eventType: 'webhook.test' })).toEqual(all.filter((d) => d.eventType === 'webhook.test'));
+    expect(await read({ state: 'delivered', eventType: 'decision.rejected' })).toEqual(
+      all.filter((d) => d.state === 'delivered' && d.eventType === 'decision.rejected'),
+    );
+    const target = all[Math.floor(all.length / 2)]!;
+    expect(await read({ webhookId: target.id.toUpperCase() })).toEqual([target]);
+    expect(await read({ from: target.createdAt })).toEqual(all.filter((d) => d.createdAt >= target.createdAt));
+    expect(await read({ to: target.createdAt })).toEqual(all.filter((d) => d.createdAt < target.createdAt));
+    expect(await read({ from: new Date(Date.now() + 3_600_000).toISOString() })).toEqual([]);
+    for (const [filter, named] of [
+      [{ state: 'lost' }, 'filter.state'],
+      [{ eventType: 'decision.maybe' }, 'filter.eventType'],
+      [{ from: target.createdAt, to: target.createdAt }, 'filter.to'],
+    ] as const) {
+      const refused = await gql(system, token, FILTERED, { id: endpointId, filter });
+      expect(refused.body.errors?.[0]?.extensions?.code).toBe('INVALID_RECORD_QUERY');
+      expect(refused.body.errors?.[0]?.message).toContain(named);
+    }
+    // The rotation above took the default overlap, 86,400 s: the previous secret's end is a day after it.
+    const endpoints = await gql(
+      system,
+      token,
+      `query($g: UUID!) { webhookEndpoints(gameId: $g) { id previousSecretExpiresAt } }`,
+      {
+        g: world.game.gameId,
+      },
+    );
+    const expires = Date.parse(endpoints.body.data?.webhookEndpoints[0].previousSecretExpiresAt);
+    expect(expires).toBeGreaterThan(Date.now() + 86_400_000 - 600_000);
+    expect(expires).toBeLessThanOrEqual(Date.now() + 86_400_000);
+  });
+
+  it('recovers the failed deliveries written since a time, each again with its own webhook-id', async () => {
+    await until('no message pending', async () => {
+      const [row] = await sql<{ n: number }>(
+        db,
+        `select count(*)::int as n from ledger.webhook_messages where endpoint_id = $1 and state = 'pending'`,
+        [endpointId],
+      );
+      return row!.n === 0;
+    });
+    // Every message so far failed, as if the receiver had been down through its retries.
+    const failed = await sql<{ id: string; at: string }>(
+      db,
+      `update ledger.webhook_messages set state = 'failed' where endpoint_id = $1 and state = 'delivered'
+       returning id::text, to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as at`,
+      [endpointId],
+    );
+    expect(failed.length).toBeGreaterThan(3);
+    const since = [...failed].sort((a, b) => a.at.localeCompare(b.at))[Math.floor(failed.length / 2)]!.at;
+    const expected = failed.filter((m) => m.at >= since).map((m) => m.id);
+    receiver.received = [];
+    const result = await gql(
+      system,
+      token,
+      `mutation($input: RecoverWebhookDeliveriesInput!) { recoverWebhookDeliveries(input: $input) { id } }`,
+      { input: { webhookEndpointId: endpointId, since } },
+    );
+    expect(result.body.errors).toBeUndefined();
+    expect(result.body.data?.recoverWebhookDeliveries.id).toBe(endpointId);
+    await until('the recovered messages delivered', async () =>
+      expected.every((id) => receiver.received.some((r) => r.id === id)),
+    );
+    expect(new Set(receiver.received.map((r) => r.id))).toEqual(new Set(expected));
+    const [older] = await sql<{ n: number }>(
+      db,
+      `select count(*)::int as n from ledger.webhook_messages where endpoint_id = $1 and state = 'failed'`,
+      [endpointId],
+    );
+    expect(older!.n).toBe(failed.length - expected.length);
+    expect(receiver.rejectedSignatures).toBe(0);
+  });
+
   it('disables an endpoint failing for long, says so in the reads, and sends nothing more to it', async () => {
     // The earlier tests' messages all delivered first: one still in flight would take the 500 meant for the test
     // webhook, and its success after would clear the failure.

@@ -28,6 +28,7 @@ export const ACTION_LABELS: Record<string, string> = {
   rotateWebhookSecret: 'Webhook secret rotated',
   sendTestWebhook: 'Webhook test sent',
   redeliverWebhook: 'Webhook delivery resent',
+  recoverWebhookDeliveries: 'Failed webhook deliveries resent',
   advanceGameClock: 'Game clock advanced',
   createTestPlayer: 'Test player linked',
 };

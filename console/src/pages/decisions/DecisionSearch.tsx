@@ -2,7 +2,8 @@
 // event type and a time window, all kept in the URL (search.ts); pages both ways with a fixed page-size menu; a
 // player column; a detail panel that says in words why a decision went the way it did and what fixes it; the
 // search's export (DecisionExport.tsx).
-import { type FormEvent, useCallback, useEffect, useId, useRef, useState } from 'react';
+import { useQuery } from '@apollo/client/react';
+import { type FormEvent, useCallback, useEffect, useId, useMemo, useRef, useState } from 'react';
 import { client, failureOf, type ServerFailure, type Snapshot } from '../../api.ts';
 import { credits, dollars, TableBox, useTitle, when } from '../../components.tsx';
 import { DecisionDetail } from './DecisionDetail.tsx';
@@ -16,13 +17,17 @@ import {
   type DecisionsResult,
   firstPage,
   isExternalPlayerId,
+  newerPage,
+  olderPage,
   PAGE_SIZES,
+  pageNumberOf,
   readSearch,
   type Search,
   searchHash,
   searchProblems,
   variablesOf,
 } from './search.ts';
+import { aboutDecisions, pagesOf, TOTAL_STATS, type TotalBucket, totalOf, totalWindow } from './total.ts';
 import './decisions.css';
 
 export default function DecisionSearch({ snapshot, gameId }: { snapshot: Snapshot; gameId?: string | undefined }) {
@@ -40,6 +45,21 @@ export default function DecisionSearch({ snapshot, gameId }: { snapshot: Snapsho
   const opener = useRef<HTMLElement | null>(null);
   const problems = searchProblems(search);
   const problemCount = Object.keys(problems).length;
+  // The total, estimated from the game's statistics where they count the search's filters (total.ts).
+  const window_ = useMemo(
+    () => (problemCount > 0 ? undefined : totalWindow(search, Date.now())),
+    [search, problemCount],
+  );
+  const stats = useQuery<{ decisionStats: { buckets: TotalBucket[] } | null }>(TOTAL_STATS, {
+    variables: window_ ?? { gameId: '', from: '', to: '' },
+    skip: !window_,
+    fetchPolicy: 'network-only',
+  });
+  const total =
+    window_ && stats.data?.decisionStats && !stats.loading
+      ? totalOf(stats.data.decisionStats.buckets, search)
+      : undefined;
+  const pageNumber = pageNumberOf(search);
   const filtersShown = filtersOpen || problemCount > 0;
 
   // Back and forward (and links to #/records?…) change the URL: the page follows it.
@@ -256,7 +276,7 @@ export default function DecisionSearch({ snapshot, gameId }: { snapshot: Snapsho
             ? 'Searching…'
             : failure
               ? 'No records to show: the search did not answer (above).'
-              : summaryOf(edges.length, filtered, Boolean(pageInfo?.hasNextPage || search.after || search.before))}
+              : `${pageNumber && pageNumber > 1 ? `Page ${pageNumber}: ` : ''}${summaryOf(edges.length, filtered, Boolean(pageInfo?.hasNextPage || search.after || search.before))}${total === undefined ? '' : ` In all ${aboutDecisions(total)} (an estimate from the game's statistics).`}`}
       </p>
       <div className={selected ? 'decisions-layout with-detail' : 'decisions-layout'}>
         <div className="decisions-list">
@@ -330,7 +350,7 @@ export default function DecisionSearch({ snapshot, gameId }: { snapshot: Snapsho
               type="button"
               className="secondary"
               disabled={!pageInfo?.hasPreviousPage || !pageInfo.startCursor}
-              onClick={() => turnPage({ ...search, after: undefined, before: pageInfo?.startCursor ?? undefined })}
+              onClick={() => pageInfo?.startCursor && turnPage(newerPage(search, pageInfo.startCursor))}
             >
               Newer page
             </button>{' '}
@@ -338,10 +358,17 @@ export default function DecisionSearch({ snapshot, gameId }: { snapshot: Snapsho
               type="button"
               className="secondary"
               disabled={!pageInfo?.hasNextPage || !pageInfo.endCursor}
-              onClick={() => turnPage({ ...search, before: undefined, after: pageInfo?.endCursor ?? undefined })}
+              onClick={() => pageInfo?.endCursor && turnPage(olderPage(search, pageInfo.endCursor))}
             >
               Older page
             </button>
+            {pageNumber !== undefined && ' '}
+            {pageNumber !== undefined && (
+              <span className="page-number" data-testid="page-number">
+                Page {pageNumber.toLocaleString('en-US')}
+                {total !== undefined ? ` of about ${pagesOf(total, search.size).toLocaleString('en-US')}` : ''}
+              </span>
+            )}
           </nav>
         </div>
         {selected && (

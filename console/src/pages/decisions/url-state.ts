@@ -24,6 +24,11 @@ export interface Search {
   /** The page after this cursor (older decisions), or before it (newer ones). */
   after?: string | undefined;
   before?: string | undefined;
+  /**
+   * Which page this is, counted from the newest (2 and up; absent: the first): where "Older page" and "Newer page"
+   * have taken the reader, so that the page can say "Page 3". A position to read, not a cursor.
+   */
+  page?: number | undefined;
 }
 
 /** The URL's parameters in the order they are written. */
@@ -41,6 +46,7 @@ export const SEARCH_KEYS = [
   'size',
   'after',
   'before',
+  'page',
 ] as const;
 
 /** The search the current URL names (`#/records?…`); `gameId` is the older `#/records/events/<gameId>` route's. */
@@ -53,9 +59,14 @@ export function readSearch(hash: string, gameId?: string): Search {
     if (key === 'size') {
       const size = Number(value);
       search.size = (PAGE_SIZES as readonly number[]).includes(size) ? size : DEFAULT_PAGE_SIZE;
+    } else if (key === 'page') {
+      const page = Number(value);
+      // Only with a cursor: the first page has no number in its address.
+      if (Number.isInteger(page) && page >= 2 && page <= 1_000_000) search.page = page;
     } else search[key] = value;
   }
   if (search.game === undefined && gameId) search.game = gameId;
+  if (!search.after && !search.before) search.page = undefined;
   return search;
 }
 
@@ -73,7 +84,33 @@ export function searchHash(search: Search): string {
 }
 
 /** The same search from its first page (filters changed: cursors are bound to the filters). */
-export const firstPage = (search: Search): Search => ({ ...search, after: undefined, before: undefined });
+export const firstPage = (search: Search): Search => ({
+  ...search,
+  after: undefined,
+  before: undefined,
+  page: undefined,
+});
+
+/** The page after `search`'s (older decisions, from `cursor`), one further from the newest. */
+export const olderPage = (search: Search, cursor: string): Search => ({
+  ...search,
+  before: undefined,
+  after: cursor,
+  page: (search.page ?? 1) + 1,
+});
+
+/**
+ * The page before `search`'s (newer decisions, up to `cursor`), one nearer the newest: from page 2, the newest page
+ * itself. A page of unknown number (an address without one) stays unnumbered.
+ */
+export const newerPage = (search: Search, cursor: string): Search => {
+  if (search.page === 2) return firstPage(search);
+  return { ...search, after: undefined, before: cursor, page: search.page === undefined ? undefined : search.page - 1 };
+};
+
+/** The number of the page `search` names: 1 for the newest, undefined when an address with a cursor gave none. */
+export const pageNumberOf = (search: Search): number | undefined =>
+  search.page ?? (search.after || search.before ? undefined : 1);
 
 /** A player's decisions (the link a players list or a live table can give). */
 export const playerHash = (gameId: string, playerId: string) =>

@@ -1,16 +1,9 @@
-import { useEffect, useId, useRef, useState } from 'react';
-import {
-  type ActionResult,
-  client,
-  failureOf,
-  type ServerFailure,
-  WEBHOOK_DELIVERIES,
-  WEBHOOK_ENDPOINTS,
-  type WebhookDelivery,
-  type WebhookEndpoint,
-} from '../../api.ts';
-import { ActionForm, CopyButton, FailureAlert, Reveal, Section, TableBox } from '../../components.tsx';
+import { useEffect, useRef, useState } from 'react';
+import { type ActionResult, client, WEBHOOK_ENDPOINTS, type WebhookEndpoint } from '../../api.ts';
+import { ActionForm, CopyButton, FailureAlert, Reveal, Section } from '../../components.tsx';
 import { usePoll } from '../../poll.ts';
+import { Deliveries } from './WebhookDeliveries.tsx';
+import { SAMPLE_DATA, SAMPLE_WHEN, samplePayload } from './webhook-samples.ts';
 
 const EVENT_TYPES = [
   'decision.accepted',
@@ -20,6 +13,27 @@ const EVENT_TYPES = [
   'game.paused',
   'game.resumed',
 ];
+
+// rotateWebhookSecret's overlapSeconds (CONTRACT section 11.2), as the rotate form offers them; the first is the default.
+const OVERLAPS: Record<string, number> = {
+  'overlap 1 day': 86_400,
+  'overlap 1 hour': 3_600,
+  'overlap 7 days': 604_800,
+  'no overlap': 0,
+};
+const OVERLAP_DEFAULT = 'overlap 1 day';
+
+/** What a rotation with this overlap does, for its confirmation. */
+export function overlapSentence(seconds: number): string {
+  if (seconds === 0) {
+    return 'Messages are signed with the new secret only from now on: a receiver still holding the old one refuses them.';
+  }
+  const until = new Date(Date.now() + seconds * 1000).toLocaleString();
+  return (
+    `Messages are signed with the new secret from now on, and with the previous one as well until ${until}: ` +
+    'update your receiver before then.'
+  );
+}
 
 // What a refused URL needs, whatever the refusal (no scheme, http:// or a private address where not allowed).
 const URL_RULE =
@@ -63,20 +77,6 @@ async function endpointsOf(gameId: string) {
   return result.data?.webhookEndpoints ?? [];
 }
 
-const DELIVERIES_PAGE = 20;
-
-/** One page of an endpoint's deliveries, newest first, and the cursor of the next (older) one. */
-async function deliveriesOf(id: string, after?: string) {
-  const result = await client.query<{
-    webhookDeliveries: { deliveries: WebhookDelivery[]; nextCursor: string | null } | null;
-  }>({ query: WEBHOOK_DELIVERIES, variables: { id, first: DELIVERIES_PAGE, after }, fetchPolicy: 'network-only' });
-  if (result.error) throw result.error;
-  return {
-    deliveries: result.data?.webhookDeliveries?.deliveries ?? [],
-    nextCursor: result.data?.webhookDeliveries?.nextCursor ?? null,
-  };
-}
-
 /** A signing secret shown once: the endpoint's id and URL, and whether it is a new endpoint's or a rotated one. */
 interface ShownSecret {
   result: ActionResult;
@@ -112,157 +112,6 @@ function SecretBanner({
         Done, hide it
       </button>
     </div>
-  );
-}
-
-/** A payload as indented JSON, for reading (the raw bytes above stay what the signature covers). */
-function formatted(payload: string): string | undefined {
-  try {
-    return JSON.stringify(JSON.parse(payload), null, 2);
-  } catch {
-    return undefined;
-  }
-}
-
-/** "Payload formatted": the payload indented, shown on demand (a button, as the delivery is itself a disclosure). */
-function FormattedPayload({ payload }: { payload: string }) {
-  const [open, setOpen] = useState(false);
-  const id = useId();
-  const text = formatted(payload);
-  if (!text) return null;
-  return (
-    <>
-      <button
-        type="button"
-        className="link-button"
-        aria-expanded={open}
-        aria-controls={id}
-        onClick={() => setOpen(!open)}
-      >
-        Payload formatted
-      </button>
-      <pre id={id} hidden={!open} data-testid="payload-formatted">
-        {text}
-      </pre>
-    </>
-  );
-}
-
-/**
- * How far a delivery got: its attempts, or, before the first one, why it waits (the endpoint disabled: until it is
- * enabled; else its turn, with when it is due).
- */
-export function attemptsText(delivery: WebhookDelivery, endpoint: WebhookEndpoint): string {
-  const count = delivery.attempts.length;
-  if (count > 0) return `${count} ${count === 1 ? 'attempt' : 'attempts'}`;
-  if (delivery.state !== 'pending') return 'no attempt';
-  if (!endpoint.enabled) return 'not sent yet: the endpoint is disabled, it is sent once enabled';
-  return `not sent yet: waiting for its turn${delivery.nextAttemptAt ? `, due ${time(delivery.nextAttemptAt)}` : ''}`;
-}
-
-/** An endpoint's recent deliveries with their attempts, the payload as the receiver got it, and redeliver. */
-function Deliveries({ endpoint, write }: { endpoint: WebhookEndpoint; write: boolean }) {
-  const [nudge, setNudge] = useState(0);
-  const page = usePoll(() => deliveriesOf(endpoint.id), `${endpoint.id}/${nudge}`, 3000);
-  // Older pages loaded with "Older deliveries" (the newest page keeps being read every 3 s above them).
-  const [older, setOlder] = useState<{ deliveries: WebhookDelivery[]; nextCursor: string | null } | undefined>();
-  const [loadingOlder, setLoadingOlder] = useState(false);
-  const [olderFailure, setOlderFailure] = useState<ServerFailure | undefined>();
-  const newest = page.value?.deliveries ?? [];
-  const seen = new Set(newest.map((d) => d.id));
-  const shown = [...newest, ...(older?.deliveries ?? []).filter((d) => !seen.has(d.id))];
-  const nextCursor = older ? older.nextCursor : (page.value?.nextCursor ?? null);
-  const loadOlder = async () => {
-    if (!nextCursor) return;
-    setLoadingOlder(true);
-    try {
-      const next = await deliveriesOf(endpoint.id, nextCursor);
-      setOlder((before) => ({
-        deliveries: [...(before?.deliveries ?? []), ...next.deliveries],
-        nextCursor: next.nextCursor,
-      }));
-      setOlderFailure(undefined);
-    } catch (failure) {
-      setOlderFailure(failureOf(failure));
-    } finally {
-      setLoadingOlder(false);
-    }
-  };
-  return (
-    <>
-      {page.error && <FailureAlert failure={page.error} />}
-      {page.value && shown.length === 0 && <p className="empty">No deliveries yet: send a test message.</p>}
-      {shown.length > 0 && (
-        <p className="hint" data-testid="deliveries-shown">
-          {shown.length} {shown.length === 1 ? 'delivery' : 'deliveries'} shown, newest first
-          {nextCursor ? '; older ones follow' : ''}.
-        </p>
-      )}
-      {shown.map((delivery) => {
-        const last = delivery.attempts.at(-1);
-        return (
-          <details key={delivery.id} className="delivery">
-            <summary>
-              <span className={`state state-${delivery.state}`}>{delivery.state}</span> {delivery.eventType} ·{' '}
-              {time(delivery.createdAt)} · {attemptsText(delivery, endpoint)}
-              {last ? ` · last: ${last.statusCode ?? last.error} in ${last.latencyMs} ms` : ''}
-            </summary>
-            <p>
-              webhook-id <code>{delivery.id}</code>
-              {delivery.nextAttemptAt ? ` · next attempt ${time(delivery.nextAttemptAt)}` : ''}
-            </p>
-            <p>Payload as the receiver got it:</p>
-            <pre className="payload">{delivery.payload}</pre>
-            <FormattedPayload payload={delivery.payload} />
-            {delivery.attempts.length > 0 && (
-              <TableBox label="Attempts">
-                <table className="stack" aria-label={`Attempts of ${delivery.id}`}>
-                  <thead>
-                    <tr>
-                      <th scope="col">Status</th>
-                      <th scope="col">Attempt</th>
-                      <th scope="col">Started</th>
-                      <th scope="col">Latency</th>
-                      <th scope="col">Response</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {delivery.attempts.map((a) => (
-                      <tr key={a.attempt}>
-                        <td className="lead">{a.statusCode ?? a.error}</td>
-                        <td data-label="Attempt">{a.attempt}</td>
-                        <td data-label="Started">{time(a.startedAt)}</td>
-                        <td data-label="Latency">{a.latencyMs} ms</td>
-                        <td data-label="Response">
-                          <code>{a.responseExcerpt}</code>
-                        </td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </TableBox>
-            )}
-            {write && (
-              <ActionForm
-                compact
-                action="redeliverWebhook"
-                title={`Redeliver ${delivery.id}`}
-                submitLabel="Redeliver"
-                fixed={{ webhookDeliveryId: delivery.id }}
-                fields={[]}
-                onDone={() => setNudge((n) => n + 1)}
-              />
-            )}
-          </details>
-        );
-      })}
-      {olderFailure && <FailureAlert failure={olderFailure} />}
-      {nextCursor && (
-        <button type="button" className="secondary" disabled={loadingOlder} onClick={() => void loadOlder()}>
-          Older deliveries
-        </button>
-      )}
-    </>
   );
 }
 
@@ -314,6 +163,13 @@ export function WebhooksSection({ gameId, write }: { gameId: string; write: bool
           <p>
             {endpoint.eventTypes.join(', ')} · {endpoint.enabled ? 'enabled' : `disabled (${endpoint.disabledReason})`}
           </p>
+          {endpoint.previousSecretExpiresAt && (
+            <p className="banner" data-testid="previous-secret">
+              The previous signing secret still signs until {time(endpoint.previousSecretExpiresAt)}: until then every
+              delivery carries two signatures, one with each secret, so your receiver verifies with either. Switch it to
+              the new secret before then.
+            </p>
+          )}
           {endpoint.disabledReason === 'failing' && (
             <p className="banner banner-warn" role="alert">
               Disabled because every delivery failed since {time(endpoint.failingSince)}. Fix the receiver, then enable
@@ -378,16 +234,29 @@ export function WebhooksSection({ gameId, write }: { gameId: string; write: bool
                 title={`Rotate the secret of ${endpoint.url}`}
                 submitLabel="Rotate secret"
                 fixed={{ webhookEndpointId: endpoint.id }}
-                fields={[]}
-                danger={() => ({
+                fields={[
+                  {
+                    name: 'overlap',
+                    label: 'How long the previous secret keeps signing',
+                    kind: 'select',
+                    options: Object.keys(OVERLAPS),
+                    initial: OVERLAP_DEFAULT,
+                  },
+                ]}
+                transform={async (input) => ({
+                  webhookEndpointId: input.webhookEndpointId,
+                  overlapSeconds: OVERLAPS[String(input.overlap)] ?? 86_400,
+                })}
+                danger={(input) => ({
                   title: 'Rotate the signing secret?',
-                  body: 'Messages are signed with the new secret from now on; the old one stops verifying.',
+                  body: overlapSentence(OVERLAPS[String(input.overlap)] ?? 86_400),
                   confirmLabel: 'Rotate secret',
                 })}
                 onDone={(result) => {
                   // The old secret's banner (if still shown) is of no use any more: the new one replaces it.
                   hideSecrets(endpoint.id);
                   showSecret({ result, url: endpoint.url, rotated: true });
+                  reload();
                 }}
               />{' '}
               <ActionForm
@@ -441,6 +310,21 @@ export function WebhooksSection({ gameId, write }: { gameId: string; write: bool
           />
         </Reveal>
       )}
+      <details className="verify">
+        <summary>Sample payloads</summary>
+        <p>
+          What each message type’s body looks like (made-up ids and figures; the fields are the service’s, see
+          docs/webhooks.md). Each is POSTed with the headers webhook-id, webhook-timestamp and webhook-signature.
+        </p>
+        {Object.keys(SAMPLE_DATA).map((type) => (
+          <details key={type} className="sample" data-testid={`sample-${type}`}>
+            <summary>{type}</summary>
+            <p>{SAMPLE_WHEN[type]}</p>
+            <pre>{samplePayload(type)}</pre>
+            <CopyButton value={samplePayload(type)} label={`Copy the ${type} sample`} />
+          </details>
+        ))}
+      </details>
       <details className="verify">
         <summary>Verify a signature</summary>
         {VERIFY_SNIPPETS.map(([title, code]) => (

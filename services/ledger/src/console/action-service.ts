@@ -27,6 +27,7 @@ import type {
 import type {
   CreateWebhookEndpointAction,
   DeleteWebhookEndpointAction,
+  RecoverWebhookDeliveriesAction,
   RedeliverWebhookAction,
   RotateWebhookSecretAction,
   SendTestWebhookAction,
@@ -67,6 +68,8 @@ export const CLOCK_AHEAD_SECONDS_MAX = 315_360_000;
 /** rotateWebhookSecret's `overlapSeconds`: 0 to a week, absent: a day. */
 export const WEBHOOK_SECRET_OVERLAP_SECONDS_MAX = 604_800;
 export const WEBHOOK_SECRET_OVERLAP_SECONDS_DEFAULT = 86_400;
+/** recoverWebhookDeliveries: the most failed messages one action sends again (one transaction's update). */
+export const WEBHOOK_RECOVER_MAX = 10_000;
 // The document's player id rule (the players table's CHECK says the same).
 // biome-ignore lint/suspicious/noControlCharactersInRegex: the control characters are what is refused.
 const EXTERNAL_PLAYER_ID = /^[^\u0000-\u001f\u007f]{1,200}$/u;
@@ -861,6 +864,28 @@ export class ConsoleActions {
           changes: created({ webhookDeliveryId: messageId }),
         },
       };
+    });
+  }
+
+  /**
+   * Every failed message of the endpoint written since `since` again, each with its own webhook-id (as
+   * redeliverWebhook does one); at most WEBHOOK_RECOVER_MAX at once. The result's id is the endpoint's.
+   */
+  async recoverWebhookDeliveries(
+    principal: ConsolePrincipal,
+    a: RecoverWebhookDeliveriesAction,
+  ): Promise<ActionResult> {
+    // Checked at the edge as an RFC 3339 date-time; kept as given (to the microsecond) for PostgreSQL.
+    if (!Number.isFinite(Date.parse(a.since))) throw invalid('since must be an RFC 3339 date-time.');
+    const since = a.since;
+    return this.onEndpoint(principal, 'recoverWebhookDeliveries', a.webhookEndpointId, async (tx, endpoint) => {
+      const recovered = await tx.webhooks.recoverFailed(endpoint.id, since, WEBHOOK_RECOVER_MAX);
+      if (recovered === undefined) {
+        throw invalid(
+          `More than ${WEBHOOK_RECOVER_MAX.toLocaleString('en-US')} failed deliveries since ${since}: choose a later since.`,
+        );
+      }
+      return { id: endpoint.id, details: { since, recovered }, changes: created({ since }) };
     });
   }
 

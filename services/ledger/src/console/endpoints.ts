@@ -161,6 +161,9 @@ export function consoleEndpoints(deps: ConsoleDeps): EndpointBinding[] {
         case 'redeliverWebhook':
           result = actions.redeliverWebhook(principal, action.value);
           break;
+        case 'recoverWebhookDeliveries':
+          result = actions.recoverWebhookDeliveries(principal, action.value);
+          break;
         case 'advanceGameClock':
           result = actions.advanceGameClock(principal, action.value);
           break;

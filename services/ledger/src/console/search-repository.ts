@@ -55,18 +55,32 @@ const MEMBER_GAMES = `(select g.id from ledger.games g where g.organization_id i
 /** `%` and `_` in the text are literal in a name search. */
 const likePattern = (value: string) => `%${value.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
+/** The most words of a text a name is matched on (the rest still has to be in the name as typed). */
+const NAME_WORDS_MAX = 8;
+
 /**
- * The statements of one search, by kind. Organizations, projects and games by id or by a name that contains the
- * text; keys by id or prefix; players by id or the game's own id; decisions by id or event id.
+ * The patterns a name must all match (`ilike all`), as JSON text: each word of the text, in any order and case, so
+ * that "quest moon" and "moo que" find "Moon Quest"; a text of one word is that word, as before.
+ */
+function namePatterns(text: string): string {
+  const words = text.split(/\s+/).filter(Boolean);
+  const kept = words.length > NAME_WORDS_MAX ? [text] : words;
+  return JSON.stringify(kept.map(likePattern));
+}
+const NAME_MATCHES = (column: string) => `${column} ilike all (array(select jsonb_array_elements_text(?::jsonb)))`;
+
+/**
+ * The statements of one search, by kind. Organizations, projects and games by id or by a name that contains each
+ * word of the text (namePatterns); keys by id or prefix; players by id or the game's own id; decisions by id or event id.
  */
 export function searchStatements(
   q: SearchQuery,
 ): Record<'organizations' | 'projects' | 'games' | 'keys' | 'players' | 'decisions', Statement> {
   const id = q.uuid ? q.text.toLowerCase() : null;
-  const name = likePattern(q.text);
+  const name = namePatterns(q.text);
   const named = (table: 'projects' | 'games'): Statement => ({
     sql: `select p.id from ledger.${table} p
-           where p.organization_id in ${MEMBER_ORGS} and (p.id = ?::uuid or p.name ilike ?)
+           where p.organization_id in ${MEMBER_ORGS} and (p.id = ?::uuid or ${NAME_MATCHES('p.name')})
            order by p.created_at, p.id limit ?`,
     params: [q.identityUserId, id, name, SEARCH_LIMIT],
   });
@@ -80,7 +94,7 @@ export function searchStatements(
   return {
     organizations: {
       sql: `select o.id from ledger.organizations o
-             where o.id in ${MEMBER_ORGS} and (o.id = ?::uuid or o.name ilike ?)
+             where o.id in ${MEMBER_ORGS} and (o.id = ?::uuid or ${NAME_MATCHES('o.name')})
              order by o.created_at, o.id limit ?`,
       params: [q.identityUserId, id, name, SEARCH_LIMIT],
     },

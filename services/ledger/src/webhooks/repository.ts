@@ -6,6 +6,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Database } from '#runtime/db/database.ts';
 import { isoSql } from '#runtime/db/sql.ts';
 import { invariant } from '#runtime/invariant.ts';
+import type { Statement } from '../console/read-repository.ts';
 import { type DecisionRow, decisionColumns, decisionRow } from '../db/decision-rows.ts';
 import { type Field, flag, numeric, optionalText, queryRows, rowReader, text } from '../db/rows.ts';
 import { endpointsOfGameLockKey } from './limits.ts';
@@ -20,6 +21,7 @@ export interface EndpointRow {
   disabledReason: string | undefined;
   failingSince: string | undefined;
   createdAt: string;
+  previousSecretExpiresAt: string | undefined;
 }
 
 const jsonList =
@@ -37,9 +39,23 @@ const endpointRow = rowReader<EndpointRow>({
   disabledReason: optionalText('disabled_reason'),
   failingSince: optionalText('failing_since'),
   createdAt: text('created_at'),
+  previousSecretExpiresAt: optionalText('previous_secret_expires_at'),
 });
+// The previous secret's end only while it still signs (the worker's rule): an overlap that ended reads as none.
 const ENDPOINT_COLUMNS = `e.id, e.game_id, e.organization_id, e.url, array_to_json(e.event_types)::text as event_types,
-  e.enabled, e.disabled_reason, ${isoSql('e.failing_since', 'failing_since')}, ${isoSql('e.created_at', 'created_at')}`;
+  e.enabled, e.disabled_reason, ${isoSql('e.failing_since', 'failing_since')}, ${isoSql('e.created_at', 'created_at')},
+  ${isoSql('case when e.previous_secret_ciphertext is not null and e.previous_secret_expires_at > now() then e.previous_secret_expires_at end', 'previous_secret_expires_at')}`;
+
+/** What a deliveries read may be narrowed to (every field optional). */
+export interface DeliveryFilter {
+  state?: string | undefined;
+  eventType?: string | undefined;
+  /** created_at in [fromMicros, toMicros), epoch microseconds. */
+  fromMicros?: bigint | undefined;
+  toMicros?: bigint | undefined;
+  /** The message's id: its webhook-id. */
+  webhookId?: string | undefined;
+}
 
 /** The webhook statements of one console action's transaction. */
 export class WebhookTx {
@@ -174,6 +190,31 @@ export class WebhookTx {
     return row === undefined ? undefined : text('endpoint_id')(row);
   }
 
+  /**
+   * Makes every failed message of the endpoint written at or after `since` pending and due now (recover), as
+   * redeliver does one; none when more than `most` match (the count read first, up to `most + 1`). The number made
+   * pending, or undefined when there were too many.
+   */
+  async recoverFailed(endpointId: string, since: string, most: number): Promise<number | undefined> {
+    const [counted] = await queryRows(
+      this.em,
+      `select count(*)::int as n from (
+         select 1 from ledger.webhook_messages
+          where endpoint_id = ? and created_at >= ?::timestamptz and state = 'failed' limit ?) f`,
+      [endpointId, since, most + 1],
+    );
+    if (numeric('n')(counted ?? { n: 0 }) > most) return undefined;
+    const rows = await queryRows(
+      this.em,
+      `update ledger.webhook_messages
+          set state = 'pending', next_attempt_at = now(), retry_started_at = now(), finished_at = null
+        where endpoint_id = ? and created_at >= ?::timestamptz and state = 'failed'
+       returning id`,
+      [endpointId, since],
+    );
+    return rows.length;
+  }
+
   /** Makes a message pending and due now (redeliver); its id, so its webhook-id, stays. */
   async redeliver(messageId: string): Promise<void> {
     await this.em.execute(
@@ -183,6 +224,61 @@ export class WebhookTx {
       [messageId],
     );
   }
+}
+
+/**
+ * One page of an endpoint's messages, newest first by (created_at, id), with every attempt of each; the filters
+ * narrow the range of webhook_messages_by_endpoint (endpoint_id, created_at desc, id desc), which leads with the
+ * endpoint: the window bounds the range, state and type are checked on the rows it reads, a webhook-id is one row.
+ */
+export function deliveriesStatement(
+  endpointId: string,
+  after: { createdAt: string; id: string } | undefined,
+  take: number,
+  filter: DeliveryFilter = {},
+): Statement {
+  const conditions: string[] = [];
+  const values: unknown[] = [];
+  if (after) {
+    conditions.push('(m.created_at, m.id) < (?::timestamptz, ?::uuid)');
+    values.push(after.createdAt, after.id);
+  }
+  if (filter.state !== undefined) {
+    conditions.push('m.state = ?');
+    values.push(filter.state);
+  }
+  if (filter.eventType !== undefined) {
+    conditions.push('m.event_type = ?');
+    values.push(filter.eventType);
+  }
+  if (filter.fromMicros !== undefined) {
+    conditions.push("m.created_at >= 'epoch'::timestamptz + ?::bigint * interval '1 microsecond'");
+    values.push(String(filter.fromMicros));
+  }
+  if (filter.toMicros !== undefined) {
+    conditions.push("m.created_at < 'epoch'::timestamptz + ?::bigint * interval '1 microsecond'");
+    values.push(String(filter.toMicros));
+  }
+  if (filter.webhookId !== undefined) {
+    conditions.push('m.id = ?::uuid');
+    values.push(filter.webhookId);
+  }
+  return {
+    sql: `select ${MESSAGE_BODY_COLUMNS}, m.endpoint_id, m.state, ${isoSql('m.next_attempt_at', 'next_attempt_at')},
+              ${isoSql('m.finished_at', 'finished_at')},
+              to_char(m.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as position_at,
+              (select coalesce(json_agg(json_build_object('attempt', a.attempt,
+                   'startedAt', to_char(a.started_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+                   'latencyMs', a.latency_ms, 'statusCode', a.status_code, 'error', a.error,
+                   'responseExcerpt', a.response_excerpt) order by a.attempt), '[]')::text
+                 from ledger.webhook_attempts a where a.message_id = m.id) as attempts
+         from ledger.webhook_messages m left join ledger.events d on d.id = m.decision_id and d.game_id = m.game_id
+        where m.endpoint_id = ?
+          ${conditions.map((c) => `and ${c}`).join('\n          ')}
+        order by m.created_at desc, m.id desc
+        limit ?`,
+    params: [endpointId, ...values, take],
+  };
 }
 
 /** The smallest UUID: a round robin with no endpoint served yet starts at the first. */
@@ -572,28 +668,15 @@ export class WebhookRepository {
     return row && { gameId: row.game_id, organizationId: row.organization_id };
   }
 
-  /** One page of an endpoint's messages, newest first by (created_at, id), with every attempt of each. */
+  /** One page of an endpoint's messages (deliveriesStatement), with every attempt of each. */
   async listDeliveries(
     endpointId: string,
     after: { createdAt: string; id: string } | undefined,
     take: number,
+    filter: DeliveryFilter = {},
   ): Promise<DeliveryRow[]> {
-    const rows = await this.db.query<Record<string, unknown>>(
-      `select ${MESSAGE_BODY_COLUMNS}, m.endpoint_id, m.state, ${isoSql('m.next_attempt_at', 'next_attempt_at')},
-              ${isoSql('m.finished_at', 'finished_at')},
-              to_char(m.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as position_at,
-              (select coalesce(json_agg(json_build_object('attempt', a.attempt,
-                   'startedAt', to_char(a.started_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
-                   'latencyMs', a.latency_ms, 'statusCode', a.status_code, 'error', a.error,
-                   'responseExcerpt', a.response_excerpt) order by a.attempt), '[]')::text
-                 from ledger.webhook_attempts a where a.message_id = m.id) as attempts
-         from ledger.webhook_messages m left join ledger.events d on d.id = m.decision_id and d.game_id = m.game_id
-        where m.endpoint_id = ?
-          ${after ? 'and (m.created_at, m.id) < (?::timestamptz, ?::uuid)' : ''}
-        order by m.created_at desc, m.id desc
-        limit ?`,
-      [endpointId, ...(after ? [after.createdAt, after.id] : []), take],
-    );
+    const statement = deliveriesStatement(endpointId, after, take, filter);
+    const rows = await this.db.query<Record<string, unknown>>(statement.sql, statement.params);
     return rows.map((row) => ({
       id: text('id')(row),
       endpointId: text('endpoint_id')(row),

@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file rewards/v1/webhooks.proto.
  */
 export const file_rewards_v1_webhooks: GenFile = /*@__PURE__*/
-  fileDesc("ChlyZXdhcmRzL3YxL3dlYmhvb2tzLnByb3RvEgpyZXdhcmRzLnYxIlAKG0NyZWF0ZVdlYmhvb2tFbmRwb2ludEFjdGlvbhIPCgdnYW1lX2lkGAEgASgJEgsKA3VybBgCIAEoCRITCgtldmVudF90eXBlcxgDIAMoCSKLAQobVXBkYXRlV2ViaG9va0VuZHBvaW50QWN0aW9uEhsKE3dlYmhvb2tfZW5kcG9pbnRfaWQYASABKAkSEAoDdXJsGAIgASgJSACIAQESEwoLZXZlbnRfdHlwZXMYAyADKAkSFAoHZW5hYmxlZBgEIAEoCEgBiAEBQgYKBF91cmxCCgoIX2VuYWJsZWQiOgobRGVsZXRlV2ViaG9va0VuZHBvaW50QWN0aW9uEhsKE3dlYmhvb2tfZW5kcG9pbnRfaWQYASABKAkiagoZUm90YXRlV2ViaG9va1NlY3JldEFjdGlvbhIbChN3ZWJob29rX2VuZHBvaW50X2lkGAEgASgJEhwKD292ZXJsYXBfc2Vjb25kcxgCIAEoBUgAiAEBQhIKEF9vdmVybGFwX3NlY29uZHMiNAoVU2VuZFRlc3RXZWJob29rQWN0aW9uEhsKE3dlYmhvb2tfZW5kcG9pbnRfaWQYASABKAkiNQoWUmVkZWxpdmVyV2ViaG9va0FjdGlvbhIbChN3ZWJob29rX2RlbGl2ZXJ5X2lkGAEgASgJIu4BCg9XZWJob29rRW5kcG9pbnQSCgoCaWQYASABKAkSDwoHZ2FtZV9pZBgCIAEoCRIXCg9vcmdhbml6YXRpb25faWQYAyABKAkSCwoDdXJsGAQgASgJEhMKC2V2ZW50X3R5cGVzGAUgAygJEg8KB2VuYWJsZWQYBiABKAgSHAoPZGlzYWJsZWRfcmVhc29uGAcgASgJSACIAQESGgoNZmFpbGluZ19zaW5jZRgIIAEoCUgBiAEBEhIKCmNyZWF0ZWRfYXQYCSABKAlCEgoQX2Rpc2FibGVkX3JlYXNvbkIQCg5fZmFpbGluZ19zaW5jZSKrAQoOV2ViaG9va0F0dGVtcHQSDwoHYXR0ZW1wdBgBIAEoDRISCgpzdGFydGVkX2F0GAIgASgJEhIKCmxhdGVuY3lfbXMYAyABKA0SGAoLc3RhdHVzX2NvZGUYBCABKA1IAIgBARISCgVlcnJvchgFIAEoCUgBiAEBEhgKEHJlc3BvbnNlX2V4Y2VycHQYBiABKAlCDgoMX3N0YXR1c19jb2RlQggKBl9lcnJvciKMAgoPV2ViaG9va0RlbGl2ZXJ5EgoKAmlkGAEgASgJEhsKE3dlYmhvb2tfZW5kcG9pbnRfaWQYAiABKAkSEgoKZXZlbnRfdHlwZRgDIAEoCRINCgVzdGF0ZRgEIAEoCRISCgpjcmVhdGVkX2F0GAUgASgJEhwKD25leHRfYXR0ZW1wdF9hdBgGIAEoCUgAiAEBEhgKC2ZpbmlzaGVkX2F0GAcgASgJSAGIAQESDwoHcGF5bG9hZBgIIAEoCRIsCghhdHRlbXB0cxgJIAMoCzIaLnJld2FyZHMudjEuV2ViaG9va0F0dGVtcHRCEgoQX25leHRfYXR0ZW1wdF9hdEIOCgxfZmluaXNoZWRfYXRiBnByb3RvMw");
+  fileDesc("ChlyZXdhcmRzL3YxL3dlYmhvb2tzLnByb3RvEgpyZXdhcmRzLnYxIlAKG0NyZWF0ZVdlYmhvb2tFbmRwb2ludEFjdGlvbhIPCgdnYW1lX2lkGAEgASgJEgsKA3VybBgCIAEoCRITCgtldmVudF90eXBlcxgDIAMoCSKLAQobVXBkYXRlV2ViaG9va0VuZHBvaW50QWN0aW9uEhsKE3dlYmhvb2tfZW5kcG9pbnRfaWQYASABKAkSEAoDdXJsGAIgASgJSACIAQESEwoLZXZlbnRfdHlwZXMYAyADKAkSFAoHZW5hYmxlZBgEIAEoCEgBiAEBQgYKBF91cmxCCgoIX2VuYWJsZWQiOgobRGVsZXRlV2ViaG9va0VuZHBvaW50QWN0aW9uEhsKE3dlYmhvb2tfZW5kcG9pbnRfaWQYASABKAkiagoZUm90YXRlV2ViaG9va1NlY3JldEFjdGlvbhIbChN3ZWJob29rX2VuZHBvaW50X2lkGAEgASgJEhwKD292ZXJsYXBfc2Vjb25kcxgCIAEoBUgAiAEBQhIKEF9vdmVybGFwX3NlY29uZHMiNAoVU2VuZFRlc3RXZWJob29rQWN0aW9uEhsKE3dlYmhvb2tfZW5kcG9pbnRfaWQYASABKAkiNQoWUmVkZWxpdmVyV2ViaG9va0FjdGlvbhIbChN3ZWJob29rX2RlbGl2ZXJ5X2lkGAEgASgJIkwKHlJlY292ZXJXZWJob29rRGVsaXZlcmllc0FjdGlvbhIbChN3ZWJob29rX2VuZHBvaW50X2lkGAEgASgJEg0KBXNpbmNlGAIgASgJIrYCCg9XZWJob29rRW5kcG9pbnQSCgoCaWQYASABKAkSDwoHZ2FtZV9pZBgCIAEoCRIXCg9vcmdhbml6YXRpb25faWQYAyABKAkSCwoDdXJsGAQgASgJEhMKC2V2ZW50X3R5cGVzGAUgAygJEg8KB2VuYWJsZWQYBiABKAgSHAoPZGlzYWJsZWRfcmVhc29uGAcgASgJSACIAQESGgoNZmFpbGluZ19zaW5jZRgIIAEoCUgBiAEBEhIKCmNyZWF0ZWRfYXQYCSABKAkSJwoacHJldmlvdXNfc2VjcmV0X2V4cGlyZXNfYXQYCiABKAlIAogBAUISChBfZGlzYWJsZWRfcmVhc29uQhAKDl9mYWlsaW5nX3NpbmNlQh0KG19wcmV2aW91c19zZWNyZXRfZXhwaXJlc19hdCKrAQoOV2ViaG9va0F0dGVtcHQSDwoHYXR0ZW1wdBgBIAEoDRISCgpzdGFydGVkX2F0GAIgASgJEhIKCmxhdGVuY3lfbXMYAyABKA0SGAoLc3RhdHVzX2NvZGUYBCABKA1IAIgBARISCgVlcnJvchgFIAEoCUgBiAEBEhgKEHJlc3BvbnNlX2V4Y2VycHQYBiABKAlCDgoMX3N0YXR1c19jb2RlQggKBl9lcnJvciKMAgoPV2ViaG9va0RlbGl2ZXJ5EgoKAmlkGAEgASgJEhsKE3dlYmhvb2tfZW5kcG9pbnRfaWQYAiABKAkSEgoKZXZlbnRfdHlwZRgDIAEoCRINCgVzdGF0ZRgEIAEoCRISCgpjcmVhdGVkX2F0GAUgASgJEhwKD25leHRfYXR0ZW1wdF9hdBgGIAEoCUgAiAEBEhgKC2ZpbmlzaGVkX2F0GAcgASgJSAGIAQESDwoHcGF5bG9hZBgIIAEoCRIsCghhdHRlbXB0cxgJIAMoCzIaLnJld2FyZHMudjEuV2ViaG9va0F0dGVtcHRCEgoQX25leHRfYXR0ZW1wdF9hdEIOCgxfZmluaXNoZWRfYXRiBnByb3RvMw");
 
 /**
  * @generated from message rewards.v1.CreateWebhookEndpointAction
@@ -156,6 +156,33 @@ export const RedeliverWebhookActionSchema: GenMessage<RedeliverWebhookAction> = 
   messageDesc(file_rewards_v1_webhooks, 5);
 
 /**
+ * Sends again every failed message of the endpoint written at or after `since` (each its own webhook-id): they
+ * become pending and due now. At most 10,000 such messages per action.
+ *
+ * @generated from message rewards.v1.RecoverWebhookDeliveriesAction
+ */
+export type RecoverWebhookDeliveriesAction = Message<"rewards.v1.RecoverWebhookDeliveriesAction"> & {
+  /**
+   * @generated from field: string webhook_endpoint_id = 1;
+   */
+  webhookEndpointId: string;
+
+  /**
+   * RFC 3339.
+   *
+   * @generated from field: string since = 2;
+   */
+  since: string;
+};
+
+/**
+ * Describes the message rewards.v1.RecoverWebhookDeliveriesAction.
+ * Use `create(RecoverWebhookDeliveriesActionSchema)` to create a new message.
+ */
+export const RecoverWebhookDeliveriesActionSchema: GenMessage<RecoverWebhookDeliveriesAction> = /*@__PURE__*/
+  messageDesc(file_rewards_v1_webhooks, 6);
+
+/**
  * @generated from message rewards.v1.WebhookEndpoint
  */
 export type WebhookEndpoint = Message<"rewards.v1.WebhookEndpoint"> & {
@@ -207,6 +234,13 @@ export type WebhookEndpoint = Message<"rewards.v1.WebhookEndpoint"> & {
    * @generated from field: string created_at = 9;
    */
   createdAt: string;
+
+  /**
+   * While the secret replaced by the last rotation still signs (its overlap): when it stops; absent otherwise.
+   *
+   * @generated from field: optional string previous_secret_expires_at = 10;
+   */
+  previousSecretExpiresAt?: string | undefined;
 };
 
 /**
@@ -214,7 +248,7 @@ export type WebhookEndpoint = Message<"rewards.v1.WebhookEndpoint"> & {
  * Use `create(WebhookEndpointSchema)` to create a new message.
  */
 export const WebhookEndpointSchema: GenMessage<WebhookEndpoint> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_webhooks, 6);
+  messageDesc(file_rewards_v1_webhooks, 7);
 
 /**
  * @generated from message rewards.v1.WebhookAttempt
@@ -260,7 +294,7 @@ export type WebhookAttempt = Message<"rewards.v1.WebhookAttempt"> & {
  * Use `create(WebhookAttemptSchema)` to create a new message.
  */
 export const WebhookAttemptSchema: GenMessage<WebhookAttempt> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_webhooks, 7);
+  messageDesc(file_rewards_v1_webhooks, 8);
 
 /**
  * @generated from message rewards.v1.WebhookDelivery
@@ -325,5 +359,5 @@ export type WebhookDelivery = Message<"rewards.v1.WebhookDelivery"> & {
  * Use `create(WebhookDeliverySchema)` to create a new message.
  */
 export const WebhookDeliverySchema: GenMessage<WebhookDelivery> = /*@__PURE__*/
-  messageDesc(file_rewards_v1_webhooks, 8);
+  messageDesc(file_rewards_v1_webhooks, 9);
 
