@@ -192,8 +192,8 @@ if (STEP.rate > 0 && seconds(STEP.duration) > 0) {
 
 const thresholds = {
   // Any failed request (status >= 400 or network error) beyond 1% fails the run; stop early if the
-  // service is clearly down.
-  http_req_failed: [{ threshold: 'rate<0.01', abortOnFail: true, delayAbortEval: '15s' }],
+  // service is clearly down (unless ABORT_ON_FAIL=false: npm run bench:soak keeps an hour's figures over a bad minute).
+  http_req_failed: [{ threshold: 'rate<0.01', abortOnFail: __ENV.ABORT_ON_FAIL !== 'false', delayAbortEval: '15s' }],
 };
 for (const name of Object.keys(scenarios)) {
   if (name === 'peak' || name === 'step' || name === 'stepWarmup') {

@@ -94,6 +94,10 @@ export const gateway: ProgramModule<GatewayConfig> = {
     const adminToken = config.adminToken;
     // One set of limits per developer for every developer route of this process: REST, GraphQL, WebSocket.
     const limits = new DeveloperLimits(config.developerLimits, deps.metrics);
+    deps.metrics.collections.track('gateway', {
+      developer_limit_subjects: () => limits.size,
+      developer_limit_tokens: () => limits.tokensRemembered,
+    });
     const graphql = await createGraphQLConsole({
       transport,
       platform,

@@ -56,6 +56,8 @@ export interface LoadSystem {
   mode: SystemMode;
   /** Base URL per edge (the same URL for all three in all-in-one mode). */
   urls: { gateway: string; ingest: string; links: string; ledger: string };
+  /** Each program's (or the all-in-one process's) base URL, where its /metrics answers too. */
+  programUrls: Record<string, string>;
   databaseUrl: string;
   /** The run's database name (its PostgreSQL backends carry it in their command line). */
   databaseName: string;
@@ -176,6 +178,7 @@ export async function startLoadSystem(options: LoadSystemOptions): Promise<LoadS
     return {
       mode: options.mode,
       urls: { gateway: urlOf('gateway'), ingest: urlOf('ingest'), links: urlOf('links'), ledger: urlOf('ledger') },
+      programUrls: Object.fromEntries(started.replicas.map((replica) => [replica.name, replica.url])),
       databaseUrl,
       databaseName,
       natsUrl,

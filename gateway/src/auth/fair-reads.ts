@@ -115,6 +115,7 @@ export class FairScheduler {
  */
 export function fairReadsTransport(transport: Transport, settings: FairReadSettings, metrics?: Metrics): Transport {
   const scheduler = new FairScheduler(settings);
+  metrics?.collections.track('gateway', { fair_reads_developers: () => scheduler.counts.keys });
   if (metrics && !metrics.registry.getSingleMetric('console_reads')) {
     new Gauge({
       name: 'console_reads',

@@ -145,6 +145,11 @@ class DecisionFeed {
     this.transport = transport;
   }
 
+  /** Games with listeners on this gateway (its map's entries). */
+  get size(): number {
+    return this.games.size;
+  }
+
   /** Resolves once the game's subscription is live; the function returned stops this listener. */
   async listen(gameId: string, listener: Listener): Promise<() => void> {
     const key = gameId.toLowerCase();
@@ -409,6 +414,10 @@ class LiveHub {
     this.limits = limits;
     this.feed = new DecisionFeed(transport);
     const registers = metrics ? [metrics.registry] : [];
+    metrics?.collections.track('gateway', {
+      live_developers: () => this.byDeveloper.size,
+      live_games: () => this.feed.size,
+    });
     this.subscribers = metrics
       ? new Gauge({
           name: 'graphql_live_subscriptions',

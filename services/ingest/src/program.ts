@@ -150,7 +150,18 @@ export const ingest: ProgramModule<IngestConfig> = {
         queued: (depth: number) => queueDepth.set(depth),
       },
     };
-    let events: { close(): void } | undefined;
+    let events: ReturnType<typeof addEventRoutes> | undefined;
+    // Every map keyed by a credential, game or organization, and the edge's queue (runtime_collection_entries).
+    deps.metrics.collections.track('ingest', {
+      key_tenants: () => tenants.size,
+      admission_games: () => admission.keysKept.game,
+      admission_organizations: () => admission.keysKept.organization,
+      batcher_keys_in_line: () => events?.batcher.sizes.line ?? 0,
+      batcher_keys_in_flight: () => events?.batcher.sizes.keyInFlight ?? 0,
+      batcher_events_queued: () => events?.batcher.sizes.queued ?? 0,
+      flood_pacer_resume_at: () => pacer?.sizes.resumeAt ?? 0,
+      flood_pacer_flood_runs: () => pacer?.sizes.floodRuns ?? 0,
+    });
     return {
       name: 'ingest',
       admission,

@@ -211,6 +211,12 @@ export const ledger = stateOwner<LedgerConfig>({
         )
       : undefined;
     worker?.start();
+    if (worker) {
+      deps.metrics.collections.track('ledger', {
+        webhook_organizations_in_flight: () => worker.sizes.organizationsInFlight,
+        webhook_messages_in_flight: () => worker.sizes.inFlight,
+      });
+    }
     return {
       name: 'ledger',
       close: async () => {
@@ -238,7 +244,7 @@ export const ledger = stateOwner<LedgerConfig>({
               ...eventEndpoints(deps, config),
               ...linkEndpoints(deps),
               ...simulationEndpoints(
-                { database, logger: deps.logger },
+                { database, logger: deps.logger, metrics: deps.metrics },
                 {
                   rateLimitPerMinute: config.eventRateLimitPerMinute,
                   maxEvents: config.simulateRuleMaxEvents,

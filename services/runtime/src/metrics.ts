@@ -16,6 +16,40 @@ export interface Metrics {
   lateWorkDropped: Counter<'stage'>;
   queueGroupMember: Gauge<'service'>;
   invariantViolations: Counter<'name'>;
+  /** The sizes of the programs' in-memory collections (trackCollections). */
+  collections: CollectionSizes;
+}
+
+/**
+ * The entries of each program's in-memory collections whose keys come from tenants' input (credentials, games,
+ * organizations, developers) and of its queues, read when /metrics is scraped: a collection that only grows shows as
+ * a line that only rises (`npm run bench:soak` prints them at the end of an hour).
+ */
+export class CollectionSizes {
+  /** By program and collection name: a fixed set, registered once each (again: replaced). */
+  private readonly sources = new Map<string, { program: string; collection: string; size: () => number }>();
+
+  constructor(registry: Registry) {
+    const sources = this.sources;
+    new Gauge({
+      name: 'runtime_collection_entries',
+      help:
+        "Entries of a program's in-memory maps and queues keyed by tenants' input (keys, games, organizations, " +
+        'developers), by program and collection: each is bounded or forgets idle keys',
+      labelNames: ['program', 'collection'],
+      registers: [registry],
+      collect() {
+        for (const { program, collection, size } of sources.values()) this.set({ program, collection }, size());
+      },
+    });
+  }
+
+  /** Reports `sizes` (collection name to its current entries) as the program's. */
+  track(program: string, sizes: Record<string, () => number>): void {
+    for (const [collection, size] of Object.entries(sizes)) {
+      this.sources.set(`${program} ${collection}`, { program, collection, size });
+    }
+  }
 }
 
 export function createMetrics(): Metrics {
@@ -111,5 +145,6 @@ export function createMetrics(): Metrics {
       labelNames: ['name'],
       registers: [registry],
     }),
+    collections: new CollectionSizes(registry),
   };
 }

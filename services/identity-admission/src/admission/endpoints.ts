@@ -58,6 +58,10 @@ export async function admissionEndpoints(
     jwksRefreshCooldownMs: config.jwksRefreshCooldownMs,
     requiredClaims: [],
   });
+  deps.metrics.collections.track('identity-admission', {
+    developer_tokens_verified: () => developerVerifier.remembered?.() ?? 0,
+    native_tokens_verified: () => nativeVerifier.remembered?.() ?? 0,
+  });
   for (const kind of ['DEVELOPER', 'NATIVE'] as const) {
     const provider = kind === 'DEVELOPER' ? config.developer : config.native;
     if (!hasProvider(provider) && !deps.devIdentityDataDir) {

@@ -32,6 +32,8 @@ export type VerifyResult =
 
 export interface TokenVerifier {
   verify(token: string): Promise<VerifyResult>;
+  /** Verified tokens remembered now (at most VERIFIED_TOKENS_MAX). */
+  remembered?(): number;
 }
 
 export interface TokenVerifierOptions {
@@ -68,7 +70,7 @@ export function createTokenVerifier(
     audience = dev.audience;
   } else {
     // No provider at all: nothing verifies.
-    return { verify: async () => ({ ok: false, reason: 'invalid' }) };
+    return { verify: async () => ({ ok: false, reason: 'invalid' }), remembered: () => 0 };
   }
   const verifyOptions = {
     issuer,
@@ -84,6 +86,7 @@ export function createTokenVerifier(
   // The key set the remembered tokens verified against (a JWKS URL's): when a fetch brings another, they are forgotten.
   let keySetSeen: string | undefined;
   return {
+    remembered: () => verified.size,
     async verify(token) {
       // A token verified before, against the key set in force now, is the same token until its `exp` (a JWKS URL's
       // set only while it is fresh: past JWKS_CACHE_MAX_AGE_MS, a full verification fetches it again as jose would).
@@ -126,6 +129,10 @@ export function createTokenVerifier(
  */
 class VerifiedTokens {
   private readonly tokens = new Map<string, { payload: JWTPayload; expiresAtMs: number }>();
+
+  get size(): number {
+    return this.tokens.size;
+  }
 
   get(token: string): JWTPayload | undefined {
     const entry = this.tokens.get(token);

@@ -244,6 +244,11 @@ export class EdgeEventBatcher {
     return this.batcher.submit(queue ?? batchKey(request.keyHash ?? new Uint8Array()), { request, ctx });
   }
 
+  /** The keyed batcher's map entries and events queued (KeyedBatcher.sizes). */
+  get sizes(): KeyedBatcher<EdgeEvent, EdgeDecision>['sizes'] {
+    return this.batcher.sizes;
+  }
+
   /** Rejects what still waits and stops the batcher's pause timer (KeyedBatcher.close); the requests out end. */
   close(): void {
     this.batcher.close();

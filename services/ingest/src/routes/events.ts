@@ -122,6 +122,11 @@ export class EventAdmission implements RequestAdmission {
     return this.game.waiting + this.organization.waiting;
   }
 
+  /** Games (or credentials) and organizations with event requests in the app or waiting. */
+  get keysKept(): { game: number; organization: number } {
+    return { game: this.game.keysKept, organization: this.organization.keysKept };
+  }
+
   /** Connections not read now, their game being at its bound (the organization's admission holds none). */
   get held(): number {
     return this.game.held + this.organization.held;
@@ -147,7 +152,7 @@ export interface EventRouteDeps {
 }
 
 /** Adds the event routes; returns their batcher's close (the program's, once its HTTP server has closed). */
-export function addEventRoutes(router: Router, deps: EventRouteDeps): { close(): void } {
+export function addEventRoutes(router: Router, deps: EventRouteDeps): { close(): void; batcher: EdgeEventBatcher } {
   const { transport } = deps;
   const keys = new SecretKeyGate(transport);
   const tenants = deps.tenants ?? new KeyTenants();
@@ -183,5 +188,5 @@ export function addEventRoutes(router: Router, deps: EventRouteDeps): { close():
   });
 
   addEventBatchRoute(router, { platform: deps.platform, keys, ledger, tenants, decisions: deps.decisions });
-  return { close: () => ledger.close() };
+  return { close: () => ledger.close(), batcher: ledger };
 }

@@ -133,6 +133,7 @@ test('keys that flooded once, or were rotated, are forgotten once they have had 
   // Another key's calls go on: the last flood is forgotten too, forgetMs after its last call.
   now = shortCalls(p, now, (2 * FLOOD_PACER_DEFAULTS.forgetMs) / 20, 12);
   expect(p.keysKept).toBe(0);
+  expect(p.sizes).toEqual({ resumeAt: 0, floodRuns: 0 });
   // A key whose calls go on keeps its run.
   for (let i = 0; i < FLOOD_PACER_DEFAULTS.floodCalls; i++) p.ended(flood('A'), now - 30, now);
   now = shortCalls(p, now, FLOOD_PACER_DEFAULTS.forgetMs / 20, 12);

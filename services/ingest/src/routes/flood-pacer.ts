@@ -135,6 +135,11 @@ export class FloodPacer implements KeyPacer {
     return new Set([...this.floodRuns.keys(), ...this.resumeAt.keys()]).size;
   }
 
+  /** Entries of its per-key maps: paced keys' times to resume, floods' runs of calls. */
+  get sizes(): { resumeAt: number; floodRuns: number } {
+    return { resumeAt: this.resumeAt.size, floodRuns: this.floodRuns.size };
+  }
+
   ended(batches: ReadonlyArray<{ key: string; size: number }>, sentAt: number, endedAt: number): void {
     const ms = endedAt - sentAt;
     this.forgetIdle(endedAt);

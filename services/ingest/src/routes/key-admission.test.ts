@@ -148,6 +148,16 @@ describe('KeyAdmission', () => {
     expect((await Promise.all(a.map((s) => s.answer))).sort()).toEqual(['a1', 'a2', 'a3']);
   });
 
+  it('forgets a key once it has nothing in the app or waiting: keys seen once leave nothing behind', async () => {
+    const ids = Array.from({ length: 50 }, (_, i) => `k${i}`);
+    const sent = ids.map((id) => send(id, id));
+    await until(() => entered.length === ids.length);
+    expect(admission.keysKept).toBe(ids.length);
+    for (const id of ids) release(id);
+    expect((await Promise.all(sent.map((s) => s.answer))).sort()).toEqual([...ids].sort());
+    await poll(async () => admission.keysKept === 0);
+  });
+
   it('drops a waiting request whose client went away, and lets the next one in', async () => {
     const a1 = send('a1', 'A');
     const a2 = send('a2', 'A');

@@ -120,6 +120,11 @@ export class KeyAdmission implements RequestAdmission {
     return this.heldCount;
   }
 
+  /** Keys with requests in the app or waiting (its map's entries). */
+  get keysKept(): number {
+    return this.keys.size;
+  }
+
   release(): void {
     this.holding = false;
     for (const state of this.keys.values()) this.readAgain(state, state.held.length);

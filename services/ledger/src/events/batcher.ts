@@ -183,6 +183,11 @@ export class DecisionBatcher {
     return this.batcher.submit(batchKey(params.keyHash), params);
   }
 
+  /** The keyed batcher's map entries and events queued (KeyedBatcher.sizes). */
+  get sizes(): KeyedBatcher<RecordEventParams, RecordResult>['sizes'] {
+    return this.batcher.sizes;
+  }
+
   /** The keyed batcher's counters against its queues, read in full (tests: KeyedBatcher.assertConsistent). */
   assertConsistent(): void {
     this.batcher.assertConsistent();

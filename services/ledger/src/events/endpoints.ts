@@ -59,6 +59,11 @@ export function eventEndpoints(deps: EventEndpointDeps, config: EventEndpointCon
     publishDecision(decision.gameId, encodeDecision(params.eventId.toLowerCase(), decision)),
   );
   const batcher = decisionBatcher(events, config, decisionBatchMetrics(deps.metrics), deps.logger);
+  deps.metrics?.collections.track('ledger', {
+    batcher_keys_in_line: () => batcher.sizes.line,
+    batcher_keys_out: () => batcher.sizes.out,
+    batcher_events_queued: () => batcher.sizes.queued,
+  });
 
   /** One event, validated and decided (through its key's batch); throws the AppError RecordEvent answers. */
   const recordOne = async (request: RecordEventRequest, ctx: CallContext): Promise<DecisionAnswer> => {

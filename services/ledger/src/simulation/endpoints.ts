@@ -3,6 +3,7 @@ import { ledgerOps } from '#runtime/contracts/operations.ts';
 import { DECISION_CHECK_ORDER } from '#runtime/contracts/vocabulary.ts';
 import type { Database } from '#runtime/db/database.ts';
 import type { Logger } from '#runtime/logger.ts';
+import type { Metrics } from '#runtime/metrics.ts';
 import { bind, type EndpointBinding } from '#runtime/transport/operation.ts';
 import { principalOf, translateStoreError } from '../console/endpoints.ts';
 import { ConsoleRepository } from '../console/write-repository.ts';
@@ -12,6 +13,7 @@ import { RuleSimulations, type SimulationConfig } from './simulation.ts';
 export interface SimulationDeps {
   database: Database;
   logger: Logger;
+  metrics?: Metrics | undefined;
 }
 
 /** Figures as the message carries them: reasons in the order the decision checks them. */
@@ -30,6 +32,7 @@ function figures(row: SimulationFiguresRow) {
 
 export function simulationEndpoints(deps: SimulationDeps, config: SimulationConfig): EndpointBinding[] {
   const simulations = new RuleSimulations(new ConsoleRepository(deps.database), config);
+  deps.metrics?.collections.track('ledger', { simulation_organizations: () => simulations.organizationsRunning });
   return [
     bind(ledgerOps.simulateRule, async (request) => {
       const principal = principalOf(request.principal);

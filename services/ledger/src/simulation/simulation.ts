@@ -43,6 +43,11 @@ export class SimulationSlots {
     this.max = max;
   }
 
+  /** Organizations with a dry-run running (its map's entries). */
+  get organizations(): number {
+    return this.byOrganization.size;
+  }
+
   /** A slot for a dry-run of `organizationId`'s game, or 429 TOO_MANY_REQUESTS; release it with the returned call. */
   take(organizationId: string): () => void {
     const held = this.byOrganization.get(organizationId) ?? 0;
@@ -94,6 +99,11 @@ export class RuleSimulations {
       config.perOrganizationMax ?? SIMULATIONS_PER_ORGANIZATION_DEFAULT,
       config.max ?? SIMULATIONS_PER_LEDGER_DEFAULT,
     );
+  }
+
+  /** Organizations with a dry-run running. */
+  get organizationsRunning(): number {
+    return this.slots.organizations;
   }
 
   async simulate(r: SimulationRequest): Promise<SimulationRow> {

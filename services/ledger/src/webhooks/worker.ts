@@ -104,6 +104,11 @@ export class WebhookWorker {
   private polling: Promise<unknown> | undefined;
   private stopped = false;
 
+  /** Organizations with messages in flight (its map's entries) and messages in flight. */
+  get sizes(): { organizationsInFlight: number; inFlight: number } {
+    return { organizationsInFlight: this.inFlightByOrganization.size, inFlight: this.inFlight.size };
+  }
+
   constructor(
     repository: WebhookRepository,
     secretKey: () => Promise<Buffer>,

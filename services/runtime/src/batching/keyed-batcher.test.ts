@@ -61,6 +61,7 @@ function harness(
   return {
     submit: (e: Item) => batcher.submit(String(e.key), e),
     submitAll: (key: number, events: Item[]) => batcher.submitAll(String(key), events),
+    sizes: () => batcher.sizes,
     held,
     calls: () => held.map((h) => h.batches),
     hold: () => {
@@ -290,6 +291,19 @@ describe('the ledger’s way: one call per key at a time, several keys in one ca
     await expect(refused.submit('1', item(1, 'a2'))).rejects.toThrow(QueueFullError);
     await expect(first).rejects.toThrow('the recovery failed');
   });
+});
+
+test('every key leaves the maps once its events are answered: a thousand keys seen once leave nothing behind', async () => {
+  for (const way of ['ledger', 'edge'] as const) {
+    const h = harness({ batchMax: 64, concurrencyMax: 2, keysMax: 8, keyInFlightMax: 4, queuedMax: 10_000 }, way);
+    h.hold();
+    const answers = Array.from({ length: 1000 }, (_, key) => h.submit(item(key, `k${key}`)));
+    await turn();
+    expect(h.sizes().line + h.sizes().out).toBeGreaterThan(0);
+    h.release();
+    expect(await Promise.all(answers)).toHaveLength(1000);
+    expect(h.sizes()).toEqual({ line: 0, out: 0, keyInFlight: 0, queued: 0 });
+  }
 });
 
 describe('the edge’s way: several calls of a key, leaving at the end of the loop turn', () => {

@@ -273,6 +273,11 @@ export class KeyedBatcher<T, R> {
     this.observer = observer;
   }
 
+  /** Entries of its per-key maps (keys in line, keys with a call out, keys with events in flight) and events queued. */
+  get sizes(): { line: number; out: number; keyInFlight: number; queued: number } {
+    return { line: this.line.size, out: this.out.size, keyInFlight: this.keyInFlight.size, queued: this.queued };
+  }
+
   /** Queues one event of a key (batchKey); resolves with its result, or rejects, once its call is done. */
   submit(key: string, item: T): Promise<R> {
     if (this.closed) return Promise.reject(new BatcherClosedError());
