@@ -217,6 +217,15 @@ export const ledger = stateOwner<LedgerConfig>({
         webhook_messages_in_flight: () => worker.sizes.inFlight,
       });
     }
+    const organizationTurns = new OrganizationTurns(config.consoleReadsPerOrganizationMax);
+    const memberOrganizations = new MemberOrganizations((identityUserId) =>
+      memberOrganizationIds(database, identityUserId),
+    );
+    deps.metrics.collections.track('ledger', {
+      console_read_turns_organizations: () => organizationTurns.counts.organizations,
+      console_reads_waiting: () => organizationTurns.counts.waiting,
+      member_organizations: () => memberOrganizations.size,
+    });
     return {
       name: 'ledger',
       close: async () => {
@@ -253,8 +262,8 @@ export const ledger = stateOwner<LedgerConfig>({
                 },
               ),
             ],
-            new OrganizationTurns(config.consoleReadsPerOrganizationMax),
-            new MemberOrganizations((identityUserId) => memberOrganizationIds(database, identityUserId)),
+            organizationTurns,
+            memberOrganizations,
             deps.metrics,
           ),
         },
