@@ -158,7 +158,7 @@ describe('fair ingest: a flooding game leaves other games their share', () => {
     } finally {
       for (const hold of holds) await hold.release();
     }
-  });
+  }, 60_000);
 });
 
 // A flood's long batch (EVENT_LIMITS.longBatchMin events of one key or more) goes to the database in a call of its
