@@ -213,6 +213,12 @@ interface Answer {
   text: string;
 }
 
+/**
+ * Each rotated game's budget: far more than its events spend (a credit each), small enough for the project's 1e11 to
+ * fund a thousand games (eight hours of rotations every 30 s).
+ */
+const GAME_BUDGET_CREDITS = 100_000_000;
+
 interface RotatedGame {
   index: number;
   id: string;
@@ -396,12 +402,12 @@ class Rotator {
         projectId: this.projectId,
         name: `soak ${index}`,
         platform: 'web',
-        maxPayoutCredits: 1_000_000_000,
+        maxPayoutCredits: GAME_BUDGET_CREDITS,
         dailyPlayerCapCredits: 0,
       })
     ).id;
     this.figures.gamesCreated += 1;
-    await this.act({ type: 'allocateGame', gameId, amountCredits: 1_000_000_000 });
+    await this.act({ type: 'allocateGame', gameId, amountCredits: GAME_BUDGET_CREDITS });
     await this.act({ type: 'createRule', gameId, eventType: 'level_complete', rewardCredits: 1 });
     const key = await this.act({ type: 'issueKey', gameId, kind: 'secret', name: `soak ${index}` });
     this.figures.keysIssued += 1;
@@ -582,8 +588,12 @@ interface Sample {
   loadAverage1m: number;
   /** VmRSS, MiB, by process. */
   rss: Record<string, number>;
+  /** RssAnon (VmRSS without file-backed pages: the binary's code read in as it runs), MiB, by process. */
+  rssAnon: Record<string, number>;
   /** V8 heap used, MiB, by program. */
   heapUsed: Record<string, number>;
+  /** Active handles (mostly sockets: the edges' count follows k6's connections), by program. */
+  handles: Record<string, number>;
   /** runtime_collection_entries by `program collection`. */
   collections: Record<string, number>;
 }
@@ -608,16 +618,32 @@ async function takeSample(
   programUrls: Record<string, string>,
 ): Promise<Sample> {
   const rss: Record<string, number> = {};
-  for (const p of processes) rss[p.name] = rssMiB(p.pid, 'VmRSS');
+  const rssAnon: Record<string, number> = {};
+  for (const p of processes) {
+    rss[p.name] = rssMiB(p.pid, 'VmRSS');
+    rssAnon[p.name] = rssMiB(p.pid, 'RssAnon');
+  }
   const heapUsed: Record<string, number> = {};
+  const handles: Record<string, number> = {};
   const collections: Record<string, number> = {};
   for (const [name, url] of Object.entries(programUrls)) {
     const text = await metricsText(url);
     const heap = /^nodejs_heap_size_used_bytes (\S+)$/m.exec(text)?.[1];
     if (heap !== undefined) heapUsed[name] = Number(heap) / 1048576;
+    const active = /^nodejs_active_handles_total (\S+)$/m.exec(text)?.[1];
+    if (active !== undefined) handles[name] = Number(active);
     collectionsOf(text, collections);
   }
-  return { t, at: new Date().toISOString(), loadAverage1m: machine().loadAverage1m, rss, heapUsed, collections };
+  return {
+    t,
+    at: new Date().toISOString(),
+    loadAverage1m: machine().loadAverage1m,
+    rss,
+    rssAnon,
+    heapUsed,
+    handles,
+    collections,
+  };
 }
 
 /** Least-squares slope of y over x. */
@@ -839,6 +865,9 @@ async function main(): Promise<void> {
         const points = measured
           .filter((s) => Number.isFinite(s.rss[name]))
           .map((s) => [s.t / 3600, s.rss[name]!] as [number, number]);
+        const anon = measured
+          .filter((s) => Number.isFinite(s.rssAnon[name]))
+          .map((s) => [s.t / 3600, s.rssAnon[name]!] as [number, number]);
         const heap = measured
           .filter((s) => Number.isFinite(s.heapUsed[name]))
           .map((s) => [s.t / 3600, s.heapUsed[name]!] as [number, number]);
@@ -849,6 +878,9 @@ async function main(): Promise<void> {
             last: values.at(-1) ?? Number.NaN,
             max: Math.max(...values),
             slopeMiBPerHour: slope(points),
+            anonFirst: anon[0]?.[1] ?? Number.NaN,
+            anonLast: anon.at(-1)?.[1] ?? Number.NaN,
+            anonSlopeMiBPerHour: slope(anon),
             heapSlopeMiBPerHour: slope(heap),
             heapFirst: heap[0]?.[1] ?? Number.NaN,
             heapLast: heap.at(-1)?.[1] ?? Number.NaN,
@@ -872,6 +904,13 @@ async function main(): Promise<void> {
     const k6Scenarios = scenarios(k6Result.summary);
     const httpReqs = k6Result.summary?.metrics?.http_reqs?.values?.count ?? Number.NaN;
     const decisions = k6Result.summary?.metrics?.ingest_decisions?.values?.count ?? Number.NaN;
+    // k6 adds VUs when answers slow (up to each scenario's maxVUs), each with its own keep-alive connection, and keeps
+    // them to the end: the edges' sockets, and their memory, follow the most it needed.
+    const vusMax = k6Result.summary?.metrics?.vus_max?.values?.max ?? Number.NaN;
+    const handlesAt = (s: Sample | undefined) =>
+      Object.entries(s?.handles ?? {})
+        .map(([n, v]) => `${n} ${v}`)
+        .join(', ');
 
     const f = (n: number, digits = 0) => (Number.isFinite(n) ? n.toFixed(digits) : '-');
     const lines = [
@@ -888,13 +927,13 @@ async function main(): Promise<void> {
       `RSS (VmRSS, MiB; ${underLoad.length} samples every ${options.sampleEveryS} s; slope: least squares over the ` +
         `${measured.length} samples after ${f(warmupUsedS / 60, 1)} min)`,
       '',
-      '| process | first | last | max | slope MiB/h | V8 heap used first / last MiB | heap slope MiB/h |',
-      '|---|---|---|---|---|---|---|',
+      '| process | first | last | max | slope MiB/h | anonymous (RssAnon) first / last, slope MiB/h | V8 heap used first / last MiB | heap slope MiB/h |',
+      '|---|---|---|---|---|---|---|---|',
       ...names.map((name) => {
         const r = rssFigures[name]!;
-        return `| ${name} | ${f(r.first)} | ${f(r.last)} | ${f(r.max)} | ${f(r.slopeMiBPerHour, 1)} | ${f(r.heapFirst)} / ${f(r.heapLast)} | ${f(r.heapSlopeMiBPerHour, 1)} |`;
+        return `| ${name} | ${f(r.first)} | ${f(r.last)} | ${f(r.max)} | ${f(r.slopeMiBPerHour, 1)} | ${f(r.anonFirst)} / ${f(r.anonLast)}, ${f(r.anonSlopeMiBPerHour, 1)} | ${f(r.heapFirst)} / ${f(r.heapLast)} | ${f(r.heapSlopeMiBPerHour, 1)} |`;
       }),
-      `| k6 (the driver) | ${f(k6Rss[0] ?? Number.NaN)} | ${f(k6Rss.at(-1) ?? Number.NaN)} | ${f(Math.max(...k6Rss))} | | | |`,
+      `| k6 (the driver) | ${f(k6Rss[0] ?? Number.NaN)} | ${f(k6Rss.at(-1) ?? Number.NaN)} | ${f(Math.max(...k6Rss))} | | | | |`,
       '',
       'Collections (runtime_collection_entries): at the end of the load, the most under load, after 15 s idle and one event',
       '',
@@ -905,7 +944,9 @@ async function main(): Promise<void> {
         return `| ${name} | ${f(c.end)} | ${f(c.max)} | ${f(c.afterIdle)} |`;
       }),
       '',
-      `k6: exit ${k6Result.exitCode}; ${f(httpReqs)} requests, ${f(decisions)} decisions`,
+      `k6: exit ${k6Result.exitCode}; ${f(httpReqs)} requests, ${f(decisions)} decisions; at most ${f(vusMax)} VUs ` +
+        `(each its own connection); the programs' active handles first: ${handlesAt(underLoad[0])}; last under load: ` +
+        `${handlesAt(underLoad.at(-1))}`,
       '',
       '| scenario | requests | failed | p50 ms | p99 ms |',
       '|---|---|---|---|---|',
@@ -943,7 +984,7 @@ async function main(): Promise<void> {
             loadSeconds,
             rss: rssFigures,
             collections,
-            k6: { exitCode: k6Result.exitCode, httpReqs, decisions, scenarios: k6Scenarios },
+            k6: { exitCode: k6Result.exitCode, httpReqs, decisions, vusMax, scenarios: k6Scenarios },
             statuses,
             driver,
             tables,

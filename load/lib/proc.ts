@@ -24,8 +24,11 @@ export function cpuSecondsSplit(pid: number): { user: number; system: number } {
   }
 }
 
-/** Peak (VmHWM) or current (VmRSS) resident memory of a process, in MiB; NaN once it is gone. */
-export function rssMiB(pid: number, field: 'VmHWM' | 'VmRSS' = 'VmHWM'): number {
+/**
+ * Peak (VmHWM) or current (VmRSS) resident memory of a process, or its anonymous part (RssAnon: the heap and malloc's
+ * memory, without the binary's and libraries' pages), in MiB; NaN once it is gone.
+ */
+export function rssMiB(pid: number, field: 'VmHWM' | 'VmRSS' | 'RssAnon' = 'VmHWM'): number {
   try {
     const status = readFileSync(`/proc/${pid}/status`, 'utf8');
     const kb = Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1]);
