@@ -210,7 +210,8 @@ describe('DeveloperLimits', () => {
     // Not all at the end of the first Retry-After (1 s): the first after one refill, the next one refill later, the
     // third at the most a refusal is held (REFUSAL_HOLD_MAX_MS) rather than later still.
     expect(first.holdMs).toBeGreaterThan(0);
-    expect(first.holdMs).toBeLessThanOrEqual(500);
+    // 500 ms, to within the floating point of the bucket's arithmetic (a hold of 500.00000000000045 ms was seen).
+    expect(first.holdMs).toBeLessThanOrEqual(500 + 1e-6);
     expect(second.holdMs).toBeGreaterThan(first.holdMs);
     expect(third.holdMs).toBeLessThanOrEqual(REFUSAL_HOLD_MAX_MS);
     await Promise.all([first.held(), second.held(), third.held()]);

@@ -1,10 +1,11 @@
 // Event writes are copied like reads (transport/deadline.ts): a ledger the NATS server still routes to after it was
-// cut (nats-server on its default pings notices after minutes) swallows its share of RecordEvents requests; each is
+// cut (nats-server on its default pings notices after minutes) swallows its share of the edge's requests; each is
 // sent again after NATS_TRY_TIMEOUT_PERCENT of its timeout, the first copy still awaited, and the live ledger decides
 // it. Every event is answered 200 as a fresh decision (replayed false: the copy carries the decision id the edge
 // proposed, so the ledger tells the request's own decision from an earlier request's) and decided exactly once.
-// Real PostgreSQL, NATS and the five programs; the swallowing member is a sixth NATS client in the ledger's queue
-// group.
+// Beside a ledger of an earlier release (which decides under ids of its own), no copy reaches it: the edge sends on the
+// proposed-id subjects only ledgers that take the ids serve. Real PostgreSQL, NATS and the five programs; the
+// swallowing member and the earlier-release ledger are further NATS clients in the ledger's queue group.
 
 import { Buffer } from 'node:buffer';
 import { pino } from 'pino';
@@ -12,7 +13,7 @@ import { ledgerOps } from '#runtime/contracts/operations.ts';
 import { bearerGameKey } from '#runtime/http/game-key.ts';
 import { createMetrics } from '#runtime/metrics.ts';
 import { NatsTransport } from '#runtime/transport/nats.ts';
-import { bindEncoded } from '#runtime/transport/operation.ts';
+import { bind, bindEncoded } from '#runtime/transport/operation.ts';
 import { validateEventInput } from '../../../services/ingest/src/domain/event-input.ts';
 import { proposedDecisionId, recordEventRequest } from '../../../services/ingest/src/routes/event-decision.ts';
 import { sql } from '../../support/database.ts';
@@ -58,7 +59,7 @@ describe('copies of event writes', () => {
       description: 'a ledger cut from NATS that the server still routes to',
       endpoints: [
         bindEncoded(
-          ledgerOps.recordEvent,
+          ledgerOps.recordEventWithProposedId,
           () => {
             swallowed++;
             return new Promise<never>((_, reject) => held.push(() => reject(new Error('too late'))));
@@ -125,7 +126,7 @@ describe('copies of event writes', () => {
         for (;;) {
           const reply = await client
             .call(
-              ledgerOps.recordEvent,
+              ledgerOps.recordEventWithProposedId,
               { ...request(proposed), occurredAtMs: BigInt(Date.parse(body.occurredAt)) },
               {
                 requestId: 'copies-test',
@@ -153,5 +154,63 @@ describe('copies of event writes', () => {
     } finally {
       await client.close();
     }
+  });
+});
+
+describe('copies of event writes beside a ledger of an earlier release', () => {
+  let system: TestSystem;
+  let earlier: NatsTransport | undefined;
+  let earlierCalls = 0;
+
+  beforeAll(async () => {
+    system = await startTestSystem({
+      env: {
+        EVENT_RATE_LIMIT_PER_MINUTE: '100000',
+        INGEST_EVENT_BATCH_MAX: '1',
+        NATS_EVENT_REQUEST_TIMEOUT_MS: '4000',
+      },
+    });
+    earlier = await NatsTransport.connect({
+      url: system.natsUrl!,
+      connectionName: 'earlier-release-ledger',
+      requestTimeoutMs: 4000,
+      undeliveredWaitMs: 0,
+      logger: pino({ level: 'silent' }),
+      metrics: createMetrics(),
+    });
+    // A ledger of an earlier release: it serves RecordEvent only, decides under an id of its own (it reads no proposed
+    // id: the decision is made by the real ledger with none), and answers late, well past the edge's per-try timeout
+    // (15 % of 4 s), so that a copy of its request would be sent and would find its decision.
+    await earlier.serve({
+      service: 'ledger',
+      version: '0.2.0',
+      description: 'a ledger of an earlier release',
+      endpoints: [
+        bind(ledgerOps.recordEvent, async (request, ctx) => {
+          earlierCalls++;
+          const reply = await earlier!.call(
+            ledgerOps.recordEventWithProposedId,
+            { ...request, proposedDecisionId: new Uint8Array() },
+            ctx,
+          );
+          await new Promise((resolve) => setTimeout(resolve, 1500));
+          return reply;
+        }),
+      ],
+    });
+  });
+  afterAll(async () => {
+    await earlier?.close().catch(() => undefined);
+    await system?.stop();
+  });
+
+  it('sends it nothing: every event a fresh decision, none answered as a replay of its own copy', async () => {
+    const db = system.databaseUrl!;
+    const world = await createEventWorld(db, { rewardCredits: 1, budgetCredits: 1_000_000 });
+    const answers = await Promise.all(
+      Array.from({ length: EVENTS }, () => postEvent(system.url, world.key.value, eventBody(world))),
+    );
+    for (const answer of answers) expect(expectDecision(answer)).toMatchObject({ replayed: false });
+    expect(earlierCalls).toBe(0);
   });
 });

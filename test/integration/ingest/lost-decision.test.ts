@@ -141,8 +141,14 @@ describe('the ledger receives an event and never answers (killed after its commi
   it('503 retry_later says the outcome is unknown and to retry with the same eventId', async () => {
     const blackhole = await connect({ servers: nats.url });
     try {
-      // Both event operations: the edge sends RecordEvents (edge batching) unless its batch size is 1.
-      for (const subject of ['rewards.v1.ledger.RecordEvent', 'rewards.v1.ledger.RecordEvents']) {
+      // Every event operation: the edge sends RecordEventsWithProposedIds (edge batching) unless its batch size is 1,
+      // and RecordEvent(s) while no ledger serves the proposed-id subjects.
+      for (const subject of [
+        'rewards.v1.ledger.RecordEvent',
+        'rewards.v1.ledger.RecordEvents',
+        'rewards.v1.ledger.RecordEventWithProposedId',
+        'rewards.v1.ledger.RecordEventsWithProposedIds',
+      ]) {
         blackhole.subscribe(subject, { queue: 'ledger', callback: () => undefined });
       }
       await blackhole.flush();

@@ -182,8 +182,8 @@ describe('OpenTelemetry traces across the five programs', () => {
         ),
       'event trace',
     );
-    // The edge sends events as RecordEvents batches (event-batcher.ts); a lone event is a batch of one.
-    expectRequestTrace(receiver.spans, traceId, 'ingest', ['ledger'], 'rewards.v1.ledger.RecordEvents');
+    // The edge sends events as RecordEventsWithProposedIds batches (event-batcher.ts); a lone event is a batch of one.
+    expectRequestTrace(receiver.spans, traceId, 'ingest', ['ledger'], 'rewards.v1.ledger.RecordEventsWithProposedIds');
 
     // The edge's access line (and any line of the request) carries the trace id.
     const lines = await requestLines(programs.ingest!, traceId);

@@ -33,6 +33,7 @@ describe('a malformed request message on a NATS subject', () => {
     'rewards.v1.ledger.GetSnapshot',
     'rewards.v1.ledger.ConsoleAction',
     'rewards.v1.ledger.RecordEvent',
+    'rewards.v1.ledger.RecordEventsWithProposedIds',
     'rewards.v1.identity.AdmitDeveloper',
   ])('%s answers a 400 service error and logs a warning', async (subject) => {
     lines.length = 0;

@@ -3,16 +3,18 @@
 // its own event (an error outcome as the AppError RecordEvent would raise), and that batchMax 1 sends RecordEvent.
 // Which events travel together is the keyed batcher's (services/runtime/src/batching/keyed-batcher.test.ts).
 import { randomUUID } from 'node:crypto';
+import { jest } from '@jest/globals';
 import { pino } from 'pino';
 import { ledgerOps } from '#runtime/contracts/operations.ts';
 import type { AppError } from '#runtime/errors.ts';
 import { createMetrics } from '#runtime/metrics.ts';
-import { isRepeatable, resumeEventWriteCopies } from '#runtime/transport/deadline.ts';
+import { isRepeatable } from '#runtime/transport/deadline.ts';
 import { InProcessTransport } from '#runtime/transport/in-process.ts';
 import { bind, type Transport } from '#runtime/transport/operation.ts';
 import { uuidText } from '#runtime/validation/uuid.ts';
 import { EdgeEventBatcher, type RecordEventInit } from './event-batcher.ts';
 import { EVENT_OUTCOME_UNKNOWN, proposedDecisionId } from './event-decision.ts';
+import { FALLBACK_MS } from './event-write-route.ts';
 import { LedgerOutcomeError } from './record-events-wire.ts';
 
 const ctx = { requestId: 'test' };
@@ -36,7 +38,7 @@ async function ledgerHoldingRequests() {
     version: '1.0.0',
     description: 'holds each RecordEvents request until released',
     endpoints: [
-      bind(ledgerOps.recordEvents, async (request) => {
+      bind(ledgerOps.recordEventsWithProposedIds, async (request) => {
         await new Promise<void>((release) =>
           held.push({
             eventIds: request.events.map((e) => e.eventId),
@@ -60,7 +62,7 @@ async function ledgerHoldingRequests() {
           ),
         };
       }),
-      bind(ledgerOps.recordEvent, async (request) => {
+      bind(ledgerOps.recordEventWithProposedId, async (request) => {
         single.push(request.eventId);
         return { decision: { eventId: request.eventId }, replayed: false };
       }),
@@ -181,41 +183,88 @@ describe('EdgeEventBatcher', () => {
   });
 });
 
-describe('the ledger and proposed decision ids', () => {
-  afterEach(() => resumeEventWriteCopies());
+describe('the subjects of event writes', () => {
+  afterEach(() => jest.restoreAllMocks());
 
-  /** A ledger that answers each event fresh, with the id it proposed or with one of its own. */
-  async function ledgerTaking(proposedIds: boolean) {
+  /** A ledger that answers each event fresh on `operations` (a ledger of an earlier release: RecordEvent(s) only). */
+  async function ledgerServing(earlierRelease: boolean) {
     const transport = new InProcessTransport(pino({ level: 'silent' }), createMetrics());
+    const subjects: string[] = [];
+    const answer = (e: { eventId: string; proposedDecisionId: Uint8Array }) => ({
+      outcome: {
+        case: 'result' as const,
+        value: { decision: { id: earlierRelease ? randomUUID() : uuidText(e.proposedDecisionId), eventId: e.eventId } },
+      },
+    });
+    const operations = earlierRelease
+      ? [ledgerOps.recordEvents]
+      : [ledgerOps.recordEvents, ledgerOps.recordEventsWithProposedIds];
     await transport.serve({
       service: 'ledger',
       version: '1.0.0',
       description: 'answers each event fresh',
-      endpoints: [
-        bind(ledgerOps.recordEvents, async (request) => ({
-          outcomes: request.events.map((e) => {
-            const id = proposedIds ? uuidText(e.proposedDecisionId) : randomUUID();
-            return {
-              outcome: { case: 'result' as const, value: { decision: { id, eventId: e.eventId }, replayed: false } },
-            };
-          }),
-        })),
-      ],
+      endpoints: operations.map((operation) =>
+        bind(operation, async (request) => {
+          subjects.push(operation.subject);
+          return { outcomes: request.events.map(answer) };
+        }),
+      ),
     });
-    return transport;
+    return { transport, subjects };
   }
 
-  it('event writes stay copied while the ledger takes the proposed ids, and pause when one does not', async () => {
-    const subject = ledgerOps.recordEvents.subject;
-    for (const takes of [true, false]) {
-      const transport = await ledgerTaking(takes);
+  it('are copied only on the proposed-id subject, which only a ledger that takes the ids serves', () => {
+    expect(isRepeatable(ledgerOps.recordEventsWithProposedIds.subject)).toBe(true);
+    expect(isRepeatable(ledgerOps.recordEventWithProposedId.subject)).toBe(true);
+    expect(isRepeatable(ledgerOps.recordEvents.subject)).toBe(false);
+    expect(isRepeatable(ledgerOps.recordEvent.subject)).toBe(false);
+  });
+
+  it('go to the proposed-id subject, or to RecordEvents (uncopied) while only earlier ledgers serve', async () => {
+    for (const earlierRelease of [false, true]) {
+      const { transport, subjects } = await ledgerServing(earlierRelease);
       const batcher = new EdgeEventBatcher(transport, { batchMax: 256, inFlightMax: 1, keysMax: 8 });
       try {
-        await batcher.record({ ...event(1), proposedDecisionId: proposedDecisionId() }, ctx);
-        expect({ takes, copied: isRepeatable(subject) }).toEqual({ takes, copied: takes });
+        const sent = { ...event(1), proposedDecisionId: proposedDecisionId() };
+        expect(decidedId(await batcher.record(sent, ctx))).toBe(sent.eventId);
+        const expected = earlierRelease ? ledgerOps.recordEvents : ledgerOps.recordEventsWithProposedIds;
+        expect(subjects).toEqual([expected.subject]);
       } finally {
         await transport.close();
       }
+    }
+  });
+
+  it('try the proposed-id subject again FALLBACK_MS after it found no ledger', async () => {
+    const { transport, subjects } = await ledgerServing(true);
+    const batcher = new EdgeEventBatcher(transport, { batchMax: 256, inFlightMax: 1, keysMax: 8 });
+    let now = 1000;
+    jest.spyOn(performance, 'now').mockImplementation(() => now);
+    try {
+      await batcher.record({ ...event(1), proposedDecisionId: proposedDecisionId() }, ctx);
+      now += FALLBACK_MS - 1;
+      // A ledger that takes the ids joins; the edge, falling back, does not try it yet.
+      await transport.serve({
+        service: 'ledger',
+        version: '1.0.0',
+        description: 'a ledger that takes the proposed ids, joined',
+        endpoints: [
+          bind(ledgerOps.recordEventsWithProposedIds, async (request) => {
+            subjects.push('joined');
+            return {
+              outcomes: request.events.map((e) => ({
+                outcome: { case: 'result' as const, value: { decision: { eventId: e.eventId } } },
+              })),
+            };
+          }),
+        ],
+      });
+      await batcher.record({ ...event(2), proposedDecisionId: proposedDecisionId() }, ctx);
+      now += 1;
+      await batcher.record({ ...event(3), proposedDecisionId: proposedDecisionId() }, ctx);
+      expect(subjects).toEqual([ledgerOps.recordEvents.subject, ledgerOps.recordEvents.subject, 'joined']);
+    } finally {
+      await transport.close();
     }
   });
 });

@@ -32,10 +32,9 @@ import { toErrorCode } from '#runtime/contracts/error-codes.ts';
 import { EVENT_LIMITS } from '#runtime/contracts/event-limits.ts';
 import { ledgerOps } from '#runtime/contracts/operations.ts';
 import { AppError } from '#runtime/errors.ts';
-import { pauseEventWriteCopies } from '#runtime/transport/deadline.ts';
 import { type CallContext, type CallOptions, callWired, type Transport } from '#runtime/transport/operation.ts';
-import { uuidText } from '#runtime/validation/uuid.ts';
 import { EVENT_OUTCOME_UNKNOWN } from './event-decision.ts';
+import { EventWriteRoute } from './event-write-route.ts';
 import { FLOOD_PACER_DEFAULTS, FloodPacer, type FloodPacerObserver } from './flood-pacer.ts';
 import {
   type EdgeDecision,
@@ -44,6 +43,7 @@ import {
   edgeDecisionOf,
   LedgerOutcomeError,
   recordEventsAtEdge,
+  recordEventsAtEdgeUncopied,
 } from './record-events-wire.ts';
 
 /** One event's RecordEventRequest as the edge holds it (the edge's codec writes it: record-events-wire.ts). */
@@ -109,26 +109,6 @@ interface EdgeEvent {
   ctx: CallContext;
 }
 
-/** `{"id":"`: a decision's JSON text begins with its id (record-events-wire.ts). */
-const ID_AT = 7;
-
-/**
- * Whether the ledger that answered took the decision ids the edge proposed, read on the reply's first fresh decision:
- * a ledger of a release before them decides with ids of its own, and while one answers, event writes are not copied
- * (deadline.ts, pauseEventWriteCopies: its decision found by a copy would answer the first sending `replayed: true`).
- */
-function checkProposedIds(requests: readonly RecordEventInit[], outcomes: readonly EdgeOutcome[]): void {
-  for (let i = 0; i < outcomes.length; i++) {
-    const outcome = outcomes[i];
-    if (outcome instanceof LedgerOutcomeError || outcome === undefined || outcome.replayed) continue;
-    const proposed = requests[i]?.proposedDecisionId;
-    const json = outcome.json;
-    if (proposed === undefined || proposed.length !== 16 || json === undefined) return;
-    if (json.toString('latin1', ID_AT, ID_AT + 36) !== uuidText(proposed)) pauseEventWriteCopies();
-    return;
-  }
-}
-
 /**
  * The edge's batch policy: a call is one RecordEvents request (the batches of its keys, flattened, with the first
  * event's request id and trace in the headers), each event answered by its own outcome, read by the edge's codec
@@ -137,9 +117,11 @@ function checkProposedIds(requests: readonly RecordEventInit[], outcomes: readon
  */
 class RecordEventsPolicy implements BatchPolicy<EdgeEvent, EdgeDecision> {
   private readonly transport: Transport;
+  private readonly route: EventWriteRoute;
 
-  constructor(transport: Transport) {
+  constructor(transport: Transport, route: EventWriteRoute) {
     this.transport = transport;
+    this.route = route;
   }
 
   async send(batches: EdgeEvent[][]): Promise<Array<Array<Outcome<EdgeDecision>>>> {
@@ -149,14 +131,16 @@ class RecordEventsPolicy implements BatchPolicy<EdgeEvent, EdgeDecision> {
     // The first event's request id and trace travel in the headers; the ledger logs per request.
     // The batcher calls at the end of the event-loop turn with the turn's events: the request leaves at once.
     const options: CallOptions = { gathered: true };
-    const outcomes = await callWired(
-      this.transport,
-      recordEventsAtEdge,
-      { events: requests },
-      ((batches[0] as EdgeEvent[])[0] as EdgeEvent).ctx,
-      options,
+    const ctx = ((batches[0] as EdgeEvent[])[0] as EdgeEvent).ctx;
+    const outcomes = await this.route.send(options, (proposedIds) =>
+      callWired(
+        this.transport,
+        proposedIds ? recordEventsAtEdge : recordEventsAtEdgeUncopied,
+        { events: requests },
+        ctx,
+        options,
+      ),
     );
-    checkProposedIds(requests, outcomes);
     let offset = 0;
     return batches.map((batch) =>
       batch.map(() => {
@@ -183,6 +167,7 @@ class RecordEventsPolicy implements BatchPolicy<EdgeEvent, EdgeDecision> {
 /** The edge's batcher: events per key (the keyed batcher, several requests of a key may be out), sent to the ledger. */
 export class EdgeEventBatcher {
   private readonly transport: Transport;
+  private readonly route = new EventWriteRoute();
   private readonly options: EdgeBatcherOptions;
   private readonly batcher: KeyedBatcher<EdgeEvent, EdgeDecision>;
   private readonly observer: EdgeBatchObserver | undefined;
@@ -198,7 +183,7 @@ export class EdgeEventBatcher {
     this.options = options;
     this.observer = observer;
     this.batcher = new KeyedBatcher(
-      new RecordEventsPolicy(transport),
+      new RecordEventsPolicy(transport, this.route),
       {
         batchMax: options.batchMax,
         concurrencyMax: options.inFlightMax,
@@ -239,7 +224,17 @@ export class EdgeEventBatcher {
   record(request: RecordEventInit, ctx: CallContext, queue?: string): Promise<EdgeDecision> {
     if (this.options.batchMax === 1) {
       const single = { ...request, occurredAtMs: BigInt(request.occurredAtMs ?? 0) };
-      return this.transport.call(ledgerOps.recordEvent, single, ctx).then(edgeDecisionOf);
+      const options: CallOptions = {};
+      return this.route
+        .send(options, (proposedIds) =>
+          this.transport.call(
+            proposedIds ? ledgerOps.recordEventWithProposedId : ledgerOps.recordEvent,
+            single,
+            ctx,
+            options,
+          ),
+        )
+        .then(edgeDecisionOf);
     }
     return this.batcher.submit(queue ?? batchKey(request.keyHash ?? new Uint8Array()), { request, ctx });
   }

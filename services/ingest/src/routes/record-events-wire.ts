@@ -642,8 +642,13 @@ export function jsonScratchBytes(): number {
   return JsonWriter.scratchBytes;
 }
 
-/** RecordEvents with the edge's codec: the request from EdgeEventRequest, the reply as EdgeOutcome[] (callWired). */
-export const recordEventsAtEdge = withWire(ledgerOps.recordEvents, {
-  encode: encodeRecordEventsRequest,
-  decode: decodeRecordEventsReply,
-});
+const edgeCodec = { encode: encodeRecordEventsRequest, decode: decodeRecordEventsReply };
+
+/**
+ * RecordEventsWithProposedIds with the edge's codec: the request from EdgeEventRequest, the reply as EdgeOutcome[]
+ * (callWired). The edge's event writes, copied after a per-try timeout (event-write-route.ts).
+ */
+export const recordEventsAtEdge = withWire(ledgerOps.recordEventsWithProposedIds, edgeCodec);
+
+/** RecordEvents with the edge's codec: while no ledger serves the proposed-id subject (event-write-route.ts). */
+export const recordEventsAtEdgeUncopied = withWire(ledgerOps.recordEvents, edgeCodec);

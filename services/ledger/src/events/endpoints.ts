@@ -4,7 +4,7 @@
 // The path runs one way: these handlers -> the batcher -> the repository -> SQL. What is checked is validation.ts,
 // the metrics are metrics.ts, the errors answered are errors.ts.
 import type { Clock } from '#runtime/clock.ts';
-import type { RecordEventRequest } from '#runtime/contracts/gen/rewards/v1/events_pb.ts';
+import type { RecordEventRequest, RecordEventsRequest } from '#runtime/contracts/gen/rewards/v1/events_pb.ts';
 import { ledgerOps } from '#runtime/contracts/operations.ts';
 import { decisionsSubject, decisionsTopic } from '#runtime/contracts/subjects.ts';
 import type { Database } from '#runtime/db/database.ts';
@@ -88,21 +88,24 @@ export function eventEndpoints(deps: EventEndpointDeps, config: EventEndpointCon
     };
   };
 
+  /** Several events, each answered by its own outcome. */
+  const recordMany = async (request: RecordEventsRequest, ctx: CallContext): Promise<AnswerOutcome[]> => {
+    checkRecordEventsSize(request);
+    return await Promise.all(
+      request.events.map(
+        (event): Promise<AnswerOutcome> =>
+          recordOne(event, ctx).catch((error: unknown) => outcomeOfError(error, deps.logger, ctx.requestId)),
+      ),
+    );
+  };
+
+  // Each on two subjects: the proposed-id ones, which only a ledger that takes the proposed ids serves (the edge sends
+  // there, copies included), and the first ones, for an edge of an earlier release and the edge's fallback.
   return [
     bindEncoded(ledgerOps.recordEvent, recordOne, encodeRecordEventReply),
-    bindEncoded(
-      ledgerOps.recordEvents,
-      async (request, ctx) => {
-        checkRecordEventsSize(request);
-        return await Promise.all(
-          request.events.map(
-            (event): Promise<AnswerOutcome> =>
-              recordOne(event, ctx).catch((error: unknown) => outcomeOfError(error, deps.logger, ctx.requestId)),
-          ),
-        );
-      },
-      encodeRecordEventsReply,
-    ),
+    bindEncoded(ledgerOps.recordEventWithProposedId, recordOne, encodeRecordEventReply),
+    bindEncoded(ledgerOps.recordEvents, recordMany, encodeRecordEventsReply),
+    bindEncoded(ledgerOps.recordEventsWithProposedIds, recordMany, encodeRecordEventsReply),
     bind(ledgerOps.authenticateGameKey, async (request) => {
       if (!isHash(request.keyHash)) return { valid: false, kind: '' };
       const kind = await events.keyKind(request.keyHash).catch(failures.notStored);

@@ -12,8 +12,21 @@ import { identityOps, ledgerOps } from '../contracts/operations.ts';
 /** The header of a request's budget: milliseconds left until the caller gives up, less the reply margin. */
 export const BUDGET_HEADER = 'Rewards-Budget-Ms';
 
+/**
+ * The ledger's event writes on the subjects only ledgers that take the proposed decision ids serve: the edge's, and
+ * the only event writes copied (REPEATABLE_SUBJECTS).
+ */
+const PROPOSED_ID_EVENT_SUBJECTS = [
+  ledgerOps.recordEventWithProposedId.subject,
+  ledgerOps.recordEventsWithProposedIds.subject,
+];
+
 /** The ledger's event operations: the hot path, whose requests get the shorter event timeout. */
-const EVENT_SUBJECTS = new Set([ledgerOps.recordEvent.subject, ledgerOps.recordEvents.subject]);
+const EVENT_SUBJECTS = new Set([
+  ledgerOps.recordEvent.subject,
+  ledgerOps.recordEvents.subject,
+  ...PROPOSED_ID_EVENT_SUBJECTS,
+]);
 
 export interface RequestTimeouts {
   requestTimeoutMs: number;
@@ -22,12 +35,14 @@ export interface RequestTimeouts {
 }
 
 /**
- * Operations safe to send again while an earlier copy may still be running: reads, and the event writes. A decision
- * is made once per (game, eventId), and each event of a RecordEvent(s) request carries the decision id the edge
- * proposed for it: a copy that finds the decision its first copy made answers it as the request's own (replayed
- * false), not as an earlier request's (the ledger's events/endpoints.ts; docs/decisions.md, "Copies of reads and
- * event writes"). Other writes are never sent twice: not the console actions, link intents or invitations (not
- * keyed). The heavy reads (rule dry-runs, exports) are not copied either.
+ * Operations safe to send again while an earlier copy may still be running: reads, and the event writes on the
+ * proposed-id subjects. A decision is made once per (game, eventId), and each event of such a request carries the
+ * decision id the edge proposed for it: a copy that finds the decision its first copy made answers it as the request's
+ * own (replayed false), not as an earlier request's (the ledger's events/endpoints.ts). Only ledgers that take the
+ * proposed ids serve those subjects, so no copy meets one that decides under an id of its own (whose decision another
+ * copy would answer as a replay); RecordEvent(s) on their first subjects are never copied (docs/decisions.md, "Copies
+ * of reads and event writes"). Other writes are never sent twice: not the console actions, link intents or
+ * invitations (not keyed). The heavy reads (rule dry-runs, exports) are not copied either.
  */
 const REPEATABLE_SUBJECTS = new Set(
   [
@@ -47,39 +62,17 @@ const REPEATABLE_SUBJECTS = new Set(
     identityOps.developerEmails,
     identityOps.listInvitations,
     identityOps.listOperatorAudit,
-  ].map((operation) => operation.subject),
+  ]
+    .map((operation) => operation.subject)
+    .concat(PROPOSED_ID_EVENT_SUBJECTS),
 );
 
 /** NATS_TRY_TIMEOUT_PERCENT's default: a repeatable request is copied after 15 % of its timeout. */
 export const DEFAULT_TRY_TIMEOUT_PERCENT = 15;
 
-/**
- * Until when (performance.now()) event writes are not copied: a ledger of a release before proposed decision ids
- * answered (it decides with ids of its own, so a copy that finds the first copy's decision would answer it
- * `replayed: true`). Set by the edge when a fresh decision's id is not the one it proposed (pauseEventWriteCopies).
- */
-let eventWriteCopiesPausedUntil = Number.NEGATIVE_INFINITY;
-
-/** How long event writes are not copied after an answer of a ledger that ignores proposed decision ids. */
-export const EVENT_WRITE_COPIES_PAUSE_MS = 10 * 60_000;
-
-/** A ledger ignored a proposed decision id: no event write is copied for EVENT_WRITE_COPIES_PAUSE_MS. */
-export function pauseEventWriteCopies(now = performance.now()): void {
-  eventWriteCopiesPausedUntil = now + EVENT_WRITE_COPIES_PAUSE_MS;
-}
-
-/** Tests: event writes copied again at once. */
-export function resumeEventWriteCopies(): void {
-  eventWriteCopiesPausedUntil = Number.NEGATIVE_INFINITY;
-}
-
-/**
- * Whether a request of `subject` may be sent again while an earlier copy is unanswered: the reads
- * (REPEATABLE_SUBJECTS), and the event writes unless a ledger that ignores proposed decision ids answered lately.
- */
+/** Whether a request of `subject` may be sent again while an earlier copy is unanswered (REPEATABLE_SUBJECTS). */
 export function isRepeatable(subject: string): boolean {
-  if (REPEATABLE_SUBJECTS.has(subject)) return true;
-  return EVENT_SUBJECTS.has(subject) && performance.now() >= eventWriteCopiesPausedUntil;
+  return REPEATABLE_SUBJECTS.has(subject);
 }
 
 /** Whether `subject` is an event write (RecordEvent, RecordEvents): copies of it may each have stored. */

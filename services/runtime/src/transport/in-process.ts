@@ -16,6 +16,7 @@ import {
 import { type RequestTimeouts, requestBudget, timeoutFor } from './deadline.ts';
 import type {
   CallContext,
+  CallOptions,
   EncodedNotice,
   EndpointBinding,
   NoticeSubscription,
@@ -53,14 +54,16 @@ export class InProcessTransport implements Transport {
     operation: Operation<I, O>,
     request: MessageInitShape<I>,
     ctx: CallContext,
+    options?: CallOptions,
   ): Promise<MessageShape<O>> {
-    return traceRequest(operation, 'in-process', ctx, (carried) => this.request(operation, request, carried));
+    return traceRequest(operation, 'in-process', ctx, (carried) => this.request(operation, request, carried, options));
   }
 
   private async request<I extends DescMessage, O extends DescMessage>(
     operation: Operation<I, O>,
     request: MessageInitShape<I>,
     ctx: CallContext,
+    options: CallOptions | undefined,
   ): Promise<MessageShape<O>> {
     const started = performance.now();
     const binding = this.endpoints.get(operation.subject);
@@ -68,6 +71,7 @@ export class InProcessTransport implements Transport {
     try {
       if (!binding || this.closed) {
         outcome = 'unavailable';
+        if (!binding && options) options.noResponders = true;
         throw new DependencyUnavailableError(
           operation.service,
           `no responders for ${operation.subject}`,

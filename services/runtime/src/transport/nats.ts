@@ -433,8 +433,9 @@ export class NatsTransport implements Transport {
           break;
         } catch (error) {
           const undelivered = error instanceof RequestFailure && error.kind === 'no_responders';
+          if (undelivered && options?.failNoResponders) options.noResponders = true;
           const pause = undeliveredBackoffMs(attempt);
-          if (undelivered && performance.now() + pause < deadline) {
+          if (undelivered && !options?.failNoResponders && performance.now() + pause < deadline) {
             this.options.metrics.transportUndeliveredRetries.inc({ subject: operation.subject });
             await new Promise((resolve) => setTimeout(resolve, pause));
             continue;

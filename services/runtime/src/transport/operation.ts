@@ -176,6 +176,14 @@ export interface CallOptions {
    * of the other copies, which may still store: the caller answers such a failure as of unknown outcome.
    */
   copied?: boolean;
+  /**
+   * A request that no server takes (no responders) fails at once, with `noResponders` set, instead of being sent again
+   * until the transport's undelivered wait has passed: the caller has another subject to send it on (the edge's event
+   * writes, services/ingest/src/routes/event-write-route.ts).
+   */
+  failNoResponders?: boolean;
+  /** Set by the transport (an answer, not an argument): the request failed because no server takes its subject. */
+  noResponders?: boolean;
 }
 
 export interface Transport {
