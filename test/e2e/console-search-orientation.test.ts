@@ -5,55 +5,29 @@
 // shown, Older page and Newer page counting, the page number kept in the address across a reload. Each state: no
 // sideways scroll, axe-core without any violation, a screenshot.
 import { randomUUID } from 'node:crypto';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { axeViolations, launchChromium, SCREENSHOTS, WAIT } from '../support/browser.ts';
+import type { Page } from 'playwright-core';
+import { ConsoleBrowser, checkPage, DESKTOP, PHONE, WAIT } from '../support/browser.ts';
 import { type Developer, developer, insertPlayer, ok, world } from '../support/console.ts';
 import { sql } from '../support/database.ts';
 import { until } from '../support/ingest.ts';
-import { startTestSystem, type TestSystem } from '../support/system.ts';
+import type { TestSystem } from '../support/system.ts';
 
+let browser: ConsoleBrowser;
 let system: TestSystem;
-let browser: Browser;
-const contexts: BrowserContext[] = [];
 let owner: Developer;
-const DESKTOP = { width: 1280, height: 800 };
-const PHONE = { width: 390, height: 844 };
 /** Decisions of the long search's game: 130, 40 of them rejected. */
 const DECISIONS = 130;
 const REJECTED = 40;
 
 beforeAll(async () => {
-  browser = await launchChromium();
-  system = await startTestSystem();
+  browser = await ConsoleBrowser.start();
+  system = browser.system;
   owner = await developer(system);
 });
 
 afterAll(async () => {
-  for (const context of contexts) await context.close().catch(() => undefined);
-  await browser?.close();
-  await system?.stop();
+  await browser?.stop();
 });
-
-async function signedIn(viewport: { width: number; height: number }): Promise<Page> {
-  const context = await browser.newContext({ viewport });
-  contexts.push(context);
-  const page = await context.newPage();
-  await page.goto(`${system.url}/console/`);
-  await page.getByLabel('E-mail').fill(owner.email);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('heading', { name: 'Organizations', level: 1 }).waitFor(WAIT);
-  return page;
-}
-
-async function checkPage(page: Page, screenshot: string) {
-  const { scrollWidth, innerWidth } = await page.evaluate(() => ({
-    scrollWidth: (globalThis as any).document.scrollingElement.scrollWidth as number,
-    innerWidth: (globalThis as any).innerWidth as number,
-  }));
-  expect(scrollWidth).toBeLessThanOrEqual(innerWidth);
-  expect(await axeViolations(page)).toEqual([]);
-  await page.screenshot({ path: `${SCREENSHOTS}${screenshot}.png`, fullPage: true });
-}
 
 /** `count` decisions of one player in the game over the last hours, the first `rejected` of them rejected. */
 async function decisions(gameId: string, count: number, rejected: number) {
@@ -83,7 +57,7 @@ describe.each([
     const first = await world(system, owner.token);
     const second = await world(system, owner.token);
     for (const w of [first, second]) await ok(system, owner.token, { type: 'updateGame', gameId: w.gameId, name });
-    const page = await signedIn(viewport);
+    const page = await browser.signedIn(owner, viewport);
     const box = page.getByRole('searchbox', { name: 'Search ids and names' });
     await box.fill(`quest ${width} MOON`);
     await box.press('Enter');
@@ -103,7 +77,7 @@ describe.each([
   test('a long decision search says about how many and which page; the page number follows the pager', async () => {
     const w = await world(system, owner.token);
     await decisions(w.gameId, DECISIONS, REJECTED);
-    const page = await signedIn(viewport);
+    const page = await browser.signedIn(owner, viewport);
     await page.evaluate((h) => {
       (globalThis as any).location.hash = h;
     }, `#/records?game=${w.gameId}`);

@@ -3,40 +3,25 @@
 // signed in, without the sign-in form (the session handed over a BroadcastChannel by the open tab, never through
 // localStorage); signing out in one tab signs the other out; a new tab with no signed-in tab open asks to sign in.
 // Each state: no sideways scroll, axe-core without any violation, a screenshot.
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { axeViolations, launchChromium, SCREENSHOTS, WAIT } from '../support/browser.ts';
+import type { Page } from 'playwright-core';
+import { ConsoleBrowser, checkPage, DESKTOP, PHONE, WAIT } from '../support/browser.ts';
 import { type Developer, developer, world } from '../support/console.ts';
 import { until } from '../support/ingest.ts';
-import { startTestSystem, type TestSystem } from '../support/system.ts';
+import type { TestSystem } from '../support/system.ts';
 
+let browser: ConsoleBrowser;
 let system: TestSystem;
-let browser: Browser;
-const contexts: BrowserContext[] = [];
 let owner: Developer;
-const DESKTOP = { width: 1280, height: 800 };
-const PHONE = { width: 390, height: 844 };
 
 beforeAll(async () => {
-  browser = await launchChromium();
-  system = await startTestSystem();
+  browser = await ConsoleBrowser.start();
+  system = browser.system;
   owner = await developer(system);
 });
 
 afterAll(async () => {
-  for (const context of contexts) await context.close().catch(() => undefined);
-  await browser?.close();
-  await system?.stop();
+  await browser?.stop();
 });
-
-async function checkPage(page: Page, screenshot: string) {
-  const { scrollWidth, innerWidth } = await page.evaluate(() => ({
-    scrollWidth: (globalThis as any).document.scrollingElement.scrollWidth as number,
-    innerWidth: (globalThis as any).innerWidth as number,
-  }));
-  expect(scrollWidth).toBeLessThanOrEqual(innerWidth);
-  expect(await axeViolations(page)).toEqual([]);
-  await page.screenshot({ path: `${SCREENSHOTS}${screenshot}.png`, fullPage: true });
-}
 
 /** What the page keeps in localStorage and sessionStorage, as key=value lines. */
 async function stored(page: Page) {
@@ -55,8 +40,7 @@ describe.each([
 
   test('a console link opened in a new tab is signed in; signing out there signs the first tab out', async () => {
     const w = await world(system, owner.token);
-    const context = await browser.newContext({ viewport });
-    contexts.push(context);
+    const context = await browser.newContext(viewport);
     const first = await context.newPage();
     await first.goto(`${system.url}/console/`);
     await first.getByLabel('E-mail').fill(owner.email);
@@ -93,9 +77,8 @@ describe.each([
   }, 120_000);
 
   test('another browser (a context of its own) is not handed the session', async () => {
-    const signedIn = await browser.newContext({ viewport });
-    const other = await browser.newContext({ viewport });
-    contexts.push(signedIn, other);
+    const signedIn = await browser.newContext(viewport);
+    const other = await browser.newContext(viewport);
     const page = await signedIn.newPage();
     await page.goto(`${system.url}/console/`);
     await page.getByLabel('E-mail').fill(owner.email);

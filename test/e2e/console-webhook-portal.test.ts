@@ -6,63 +6,35 @@
 // window again with their webhook-ids, the older one left; a rotation says until when the previous secret still signs,
 // and a receiver still holding it verifies the next message. Each state: no sideways scroll, axe-core without any
 // violation, a screenshot.
-import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
-import { axeViolations, launchChromium, SCREENSHOTS, WAIT } from '../support/browser.ts';
+import type { Locator, Page } from 'playwright-core';
+import { ConsoleBrowser, checkPage, DESKTOP, goTo, PHONE, WAIT } from '../support/browser.ts';
 import { type Developer, developer, ok, world } from '../support/console.ts';
 import { sql } from '../support/database.ts';
 import { until } from '../support/ingest.ts';
-import { startTestSystem, type TestSystem } from '../support/system.ts';
+import type { TestSystem } from '../support/system.ts';
 import { WebhookReceiver } from '../support/webhook-receiver.ts';
 
+let browser: ConsoleBrowser;
 let system: TestSystem;
-let browser: Browser;
-const contexts: BrowserContext[] = [];
 const receivers: WebhookReceiver[] = [];
 let owner: Developer;
-const DESKTOP = { width: 1280, height: 800 };
-const PHONE = { width: 390, height: 844 };
 
 beforeAll(async () => {
-  browser = await launchChromium();
-  system = await startTestSystem({
+  browser = await ConsoleBrowser.start({
     env: { WEBHOOK_ALLOW_PRIVATE_ADDRESSES: 'true', WEBHOOK_POLL_INTERVAL_MS: '100' },
   });
+  system = browser.system;
   owner = await developer(system);
 });
 
 afterAll(async () => {
-  for (const context of contexts) await context.close().catch(() => undefined);
   for (const receiver of receivers) await receiver.stop();
-  await browser?.close();
-  await system?.stop();
+  await browser?.stop();
 });
 
-async function signedIn(who: Developer, viewport: { width: number; height: number }): Promise<Page> {
-  const context = await browser.newContext({ viewport });
-  contexts.push(context);
-  const page = await context.newPage();
-  await page.goto(`${system.url}/console/`);
-  await page.getByLabel('E-mail').fill(who.email);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('heading', { name: 'Organizations', level: 1 }).waitFor(WAIT);
-  return page;
-}
-
 async function openTab(page: Page, gameId: string) {
-  await page.evaluate((h) => {
-    (globalThis as any).location.hash = h;
-  }, `#/game/${gameId}/webhooks`);
+  await goTo(page, `#/game/${gameId}/webhooks`);
   await page.getByRole('heading', { name: 'Webhooks' }).first().waitFor(WAIT);
-}
-
-async function checkPage(page: Page, screenshot: string) {
-  const { scrollWidth, innerWidth } = await page.evaluate(() => ({
-    scrollWidth: (globalThis as any).document.scrollingElement.scrollWidth as number,
-    innerWidth: (globalThis as any).innerWidth as number,
-  }));
-  expect(scrollWidth).toBeLessThanOrEqual(innerWidth);
-  expect(await axeViolations(page)).toEqual([]);
-  await page.screenshot({ path: `${SCREENSHOTS}${screenshot}.png`, fullPage: true });
 }
 
 /** A compact action form's button (each form is named after its action and endpoint). */
@@ -118,7 +90,7 @@ describe.each([
     // The first test message failed, as if its retries had run out.
     const firstTest = receiver.received.find((r) => (r.verified as { type: string }).type === 'webhook.test')!;
     await sql(system.databaseUrl!, `update ledger.webhook_messages set state = 'failed' where id = $1`, [firstTest.id]);
-    const page = await signedIn(owner, viewport);
+    const page = await browser.signedIn(owner, viewport);
     await openTab(page, w.gameId);
     await page.getByRole('heading', { name: url }).waitFor(WAIT);
     const summaries = page.locator('details.delivery summary');
@@ -219,7 +191,7 @@ describe.each([
       `update ledger.webhook_messages set created_at = now() - interval '3 days' where id = $1`,
       [oldest],
     );
-    const page = await signedIn(owner, viewport);
+    const page = await browser.signedIn(owner, viewport);
     await openTab(page, w.gameId);
     await page.getByRole('heading', { name: url }).waitFor(WAIT);
     await until(
@@ -270,7 +242,7 @@ describe.each([
   test('a rotation says until when the previous secret signs; a receiver still holding it verifies', async () => {
     const w = await world(system, owner.token);
     const { receiver, url, secret } = await endpointWithMessages(w.gameId);
-    const page = await signedIn(owner, viewport);
+    const page = await browser.signedIn(owner, viewport);
     await openTab(page, w.gameId);
     await page.getByRole('heading', { name: url }).waitFor(WAIT);
     await action(page, `Rotate the secret of ${url}`, 'Rotate secret').click();

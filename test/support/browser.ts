@@ -81,11 +81,16 @@ export class ConsoleBrowser {
     }
   }
 
-  /** A new page signed in as `who` at `viewport`, on the Organizations page. */
-  async signedIn(who: { email: string }, viewport: Viewport): Promise<Page> {
+  /** A new browser context (its own storage, as another browser profile) at `viewport`, closed by stop(). */
+  async newContext(viewport: Viewport): Promise<BrowserContext> {
     const context = await this.browser.newContext({ viewport });
     this.contexts.push(context);
-    const page = await context.newPage();
+    return context;
+  }
+
+  /** A new page signed in as `who` at `viewport`, on the Organizations page. */
+  async signedIn(who: { email: string }, viewport: Viewport): Promise<Page> {
+    const page = await (await this.newContext(viewport)).newPage();
     await page.goto(`${this.system.url}/console/`);
     await page.getByLabel('E-mail').fill(who.email);
     await page.getByRole('button', { name: 'Sign in' }).click();
