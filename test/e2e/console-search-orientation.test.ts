@@ -5,7 +5,6 @@
 // shown, Older page and Newer page counting, the page number kept in the address across a reload. Each state: no
 // sideways scroll, axe-core without any violation, a screenshot.
 import { randomUUID } from 'node:crypto';
-import type { Page } from 'playwright-core';
 import { ConsoleBrowser, checkPage, DESKTOP, PHONE, WAIT } from '../support/browser.ts';
 import { type Developer, developer, insertPlayer, ok, world } from '../support/console.ts';
 import { sql } from '../support/database.ts';

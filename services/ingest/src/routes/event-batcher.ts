@@ -39,7 +39,6 @@ import { FLOOD_PACER_DEFAULTS, FloodPacer, type FloodPacerObserver } from './flo
 import {
   type EdgeDecision,
   type EdgeEventRequest,
-  type EdgeOutcome,
   edgeDecisionOf,
   LedgerOutcomeError,
   recordEventsAtEdge,
