@@ -1,5 +1,5 @@
-// The fault `upgrade` (issue "Across releases", item 4; docs/reliability.md, "Upgrade and rollback"): the previous
-// release's programs (.ci/previous-release), two replicas of each with the edges behind HAProxy, on a database its
+// The fault `upgrade` (docs/reliability.md, "Upgrade and rollback"): the previous release's programs
+// (.ci/previous-release), two replicas of each with the edges behind HAProxy, on a database its
 // own migrations made, under mixed load: single events (exact duplicates and conflicting copies), batch requests,
 // console actions through the gateway, and a webhook endpoint per game on a receiver that verifies every signature.
 // Meanwhile, as `helm upgrade` then `helm rollback` would: this tree's migrations run on the live database (the hook
