@@ -13,6 +13,7 @@ import {
   EDGE_KEYS_MAX_DEFAULT,
   edgeFloodPacer,
 } from './routes/event-batcher.ts';
+import { FALLBACK_MS } from './routes/event-write-route.ts';
 import { addEventRoutes, eventAdmission } from './routes/events.ts';
 import { KeyTenants } from './routes/key-tenants.ts';
 
@@ -92,6 +93,11 @@ export const ingest: ProgramModule<IngestConfig> = {
       help: 'Events waiting at the edge for a RecordEvents request',
       registers: [deps.metrics.registry],
     });
+    const fallbacks = new Counter({
+      name: 'ingest_event_write_fallbacks_total',
+      help: 'Times no ledger served the proposed-id event subjects, so that event writes went uncopied to RecordEvent(s) for 5 s (a ledger of an earlier release only: a rollback)',
+      registers: [deps.metrics.registry],
+    });
     const floodPauses = new Counter({
       name: 'ingest_flood_pauses_total',
       help: "Calls of a flooding game after which its next waited, other games' requests being slow (flood pacing)",
@@ -148,6 +154,13 @@ export const ingest: ProgramModule<IngestConfig> = {
       observer: {
         batch: (size: number) => batchSizes.observe(size),
         queued: (depth: number) => queueDepth.set(depth),
+        fallback: () => {
+          fallbacks.inc();
+          deps.logger.warn(
+            { fallbackMs: FALLBACK_MS },
+            'no ledger serves the proposed-id event subjects (only ledgers of an earlier release): event writes go uncopied to RecordEvent(s)',
+          );
+        },
       },
     };
     let events: ReturnType<typeof addEventRoutes> | undefined;

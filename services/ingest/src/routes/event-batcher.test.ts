@@ -237,7 +237,9 @@ describe('the subjects of event writes', () => {
 
   it('try the proposed-id subject again FALLBACK_MS after it found no ledger', async () => {
     const { transport, subjects } = await ledgerServing(true);
-    const batcher = new EdgeEventBatcher(transport, { batchMax: 256, inFlightMax: 1, keysMax: 8 });
+    let fallbacks = 0;
+    const observer = { batch: () => undefined, queued: () => undefined, fallback: () => fallbacks++ };
+    const batcher = new EdgeEventBatcher(transport, { batchMax: 256, inFlightMax: 1, keysMax: 8 }, observer);
     let now = 1000;
     jest.spyOn(performance, 'now').mockImplementation(() => now);
     try {
@@ -263,6 +265,8 @@ describe('the subjects of event writes', () => {
       now += 1;
       await batcher.record({ ...event(3), proposedDecisionId: proposedDecisionId() }, ctx);
       expect(subjects).toEqual([ledgerOps.recordEvents.subject, ledgerOps.recordEvents.subject, 'joined']);
+      // One fallback (the metric ingest_event_write_fallbacks_total and a warning), not one per request.
+      expect(fallbacks).toBe(1);
     } finally {
       await transport.close();
     }

@@ -101,6 +101,11 @@ export interface EdgeBatchObserver {
   batch(size: number): void;
   /** Events waiting for a request. */
   queued(depth: number): void;
+  /**
+   * No ledger served the proposed-id event subjects: event writes go to RecordEvent(s), uncopied, for FALLBACK_MS
+   * (event-write-route.ts).
+   */
+  fallback?(): void;
 }
 
 interface EdgeEvent {
@@ -166,7 +171,7 @@ class RecordEventsPolicy implements BatchPolicy<EdgeEvent, EdgeDecision> {
 /** The edge's batcher: events per key (the keyed batcher, several requests of a key may be out), sent to the ledger. */
 export class EdgeEventBatcher {
   private readonly transport: Transport;
-  private readonly route = new EventWriteRoute();
+  private readonly route: EventWriteRoute;
   private readonly options: EdgeBatcherOptions;
   private readonly batcher: KeyedBatcher<EdgeEvent, EdgeDecision>;
   private readonly observer: EdgeBatchObserver | undefined;
@@ -181,6 +186,7 @@ export class EdgeEventBatcher {
     this.transport = transport;
     this.options = options;
     this.observer = observer;
+    this.route = new EventWriteRoute(() => observer?.fallback?.());
     this.batcher = new KeyedBatcher(
       new RecordEventsPolicy(transport, this.route),
       {

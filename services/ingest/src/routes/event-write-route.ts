@@ -12,6 +12,12 @@ export const FALLBACK_MS = 5000;
 
 export class EventWriteRoute {
   private fallbackUntil = Number.NEGATIVE_INFINITY;
+  private readonly onFallback: (() => void) | undefined;
+
+  /** `onFallback`: called each time event writes begin FALLBACK_MS on RecordEvent(s). */
+  constructor(onFallback?: () => void) {
+    this.onFallback = onFallback;
+  }
 
   /**
    * `send(true)` (the proposed-id subject, copies allowed), or `send(false)` (RecordEvent(s), uncopied) when no ledger
@@ -26,6 +32,7 @@ export class EventWriteRoute {
         // Delivered to no one: nothing was decided, so the request is free to go elsewhere.
         if (!options.noResponders) throw error;
         this.fallbackUntil = performance.now() + FALLBACK_MS;
+        this.onFallback?.();
       } finally {
         options.failNoResponders = false;
         options.noResponders = false;
