@@ -28,6 +28,7 @@ import {
 import { FailureAlert, FailureText, useTitle } from './components.tsx';
 import { lazyPage, PageBoundary } from './page-loading.tsx';
 import { activityFilterOf } from './pages/activity/filter.ts';
+import { deliveriesFilterOf } from './pages/game/webhook-filter.ts';
 import { OrganizationPage, ProjectPage } from './pages/Organization.tsx';
 import { Overview } from './pages/Overview.tsx';
 import { SearchBox } from './SearchBox.tsx';
@@ -45,9 +46,16 @@ const readRoute = () => window.location.hash.replace(/^#\/?/, '').replace(/\?.*$
 
 function useHashRoute(): string[] {
   const [route, setRoute] = useState(readRoute);
+  const shown = useRef(route.join('/'));
   useEffect(() => {
     const onChange = () => {
-      setRoute(readRoute());
+      const next = readRoute();
+      const same = next.join('/') === shown.current;
+      shown.current = next.join('/');
+      setRoute(next);
+      // A game page stays as it is when only its address's query changes (a Webhooks tab's delivery filters, Back and
+      // Forward between them): the focus stays where it was (the filter form's button) and nothing scrolls.
+      if (same && next[0] === 'game') return;
       // The new page's main region takes the focus without scrolling the top bar (and its Sandbox badge) away.
       document.getElementById('main')?.focus({ preventScroll: true });
       window.scrollTo(0, 0);
@@ -260,7 +268,16 @@ function Console({ email, onSignOut }: { email: string; onSignOut: () => void })
     else if (kind === 'org' && id) page = <OrganizationPage snapshot={snapshot} organizationId={id} reload={reload} />;
     else if (kind === 'project' && id) page = <ProjectPage snapshot={snapshot} projectId={id} reload={reload} />;
     else if (kind === 'game' && id)
-      page = <GamePage key={id} snapshot={snapshot} gameId={id} tab={route[2]} reload={reload} />;
+      page = (
+        <GamePage
+          key={id}
+          snapshot={snapshot}
+          gameId={id}
+          tab={route[2]}
+          deliveries={route[2] === 'webhooks' ? deliveriesFilterOf(window.location.hash) : undefined}
+          reload={reload}
+        />
+      );
     else if (kind === 'records')
       page = <RecordsPage key={route.join('/')} snapshot={snapshot} kind={route[1]} gameId={route[2]} />;
     else if (kind === 'search') {

@@ -12,6 +12,8 @@ export interface DangerSpec {
   title: string;
   body: string;
   confirmLabel: string;
+  /** false: a confirmation that is not destructive (not red, the focus on the confirm button). Default true. */
+  destructive?: boolean;
 }
 
 /**
@@ -154,8 +156,12 @@ export interface ActionFormProps {
   limit?: (input: Record<string, unknown>) => Problem | undefined;
   /** The room left under the limit this action may pass, as a sentence (added to the server's limit refusals). */
   room?: () => string;
-  /** A destructive action: the confirmation to ask for (undefined: none needed for this input). */
-  danger?: (input: Record<string, unknown>) => DangerSpec | undefined;
+  /**
+   * A destructive action: the confirmation to ask for (undefined: none needed for this input). It may be read from the
+   * server first (a promise; a second submission meanwhile is ignored), and may then be a problem at a field instead
+   * (nothing sent).
+   */
+  danger?: (input: Record<string, unknown>) => DangerSpec | undefined | Promise<DangerSpec | Problem | undefined>;
   onDone?: (result: ActionResult, input: Record<string, unknown>) => void;
   /** Rewrites the input before it is sent (e.g. an e-mail into an identity subject). */
   transform?: (input: Record<string, unknown>) => Promise<Record<string, unknown>>;
@@ -272,8 +278,10 @@ export function ActionForm(props: ActionFormProps) {
     }
   };
 
+  const asking = useRef(false);
   const submit = (event: FormEvent) => {
     event.preventDefault();
+    if (asking.current) return;
     start();
     const built = buildInput();
     if ('problem' in built) {
@@ -285,9 +293,34 @@ export function ActionForm(props: ActionFormProps) {
       setProblem(limited);
       return;
     }
-    const danger = props.danger?.(built.input);
-    if (danger || props.confirm) setPending({ input: built.input, danger });
-    else void run(built.input);
+    const asked = props.danger?.(built.input);
+    const ask = (danger: DangerSpec | undefined) => {
+      if (danger || props.confirm) setPending({ input: built.input, danger });
+      else void run(built.input);
+    };
+    if (!(asked instanceof Promise)) {
+      ask(asked);
+      return;
+    }
+    // Read from the server: the button stays enabled (and focused, for the dialog to give the focus back to it), a
+    // second submission meanwhile is ignored.
+    asking.current = true;
+    void asked.then(
+      (answer) => {
+        asking.current = false;
+        if (answer && 'sentence' in answer) setProblem(answer);
+        else ask(answer);
+      },
+      (thrown: unknown) => {
+        asking.current = false;
+        const failure: ServerFailure = isFailure(thrown) ? thrown : { code: 'error', message: String(thrown) };
+        setProblem({
+          field: props.fields[0]?.name,
+          code: failure.code,
+          sentence: sentenceOf(failure, { action: props.action }),
+        });
+      },
+    );
   };
 
   const errorId = `${id}-error`;
@@ -377,7 +410,7 @@ export function ActionForm(props: ActionFormProps) {
         <ConfirmDialog
           title={pending.danger.title}
           confirmLabel={pending.danger.confirmLabel}
-          destructive
+          destructive={pending.danger.destructive ?? true}
           busy={busy}
           onConfirm={() => void run(pending.input)}
           onCancel={() => setPending(undefined)}

@@ -380,14 +380,15 @@ export const WEBHOOK_DELIVERIES = gql`
   }
 `;
 
-/** What the deliveries view is narrowed to (GraphQL WebhookDeliveryFilter); absent fields do not narrow. */
-export interface WebhookDeliveryFilter {
-  state?: 'pending' | 'delivered' | 'failed';
-  eventType?: string;
-  from?: string;
-  to?: string;
-  webhookId?: string;
-}
+/** Only the ids of a page of deliveries: how many match a filter, up to a page ("Recover failed since…" asks). */
+export const WEBHOOK_DELIVERY_IDS = gql`
+  query ConsoleWebhookDeliveryIds($id: UUID!, $first: Int, $filter: WebhookDeliveryFilter) {
+    webhookDeliveries(webhookEndpointId: $id, first: $first, filter: $filter) {
+      deliveries { id }
+      nextCursor
+    }
+  }
+`;
 
 export interface WebhookDelivery {
   id: string;

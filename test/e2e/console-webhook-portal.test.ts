@@ -1,9 +1,11 @@
 // The Webhooks tab as a delivery portal, in a real browser (Debian's Chromium driven by playwright-core) against the
 // whole service on real PostgreSQL and NATS, with real local receivers that verify every signature with
 // `standardwebhooks`, at 1280 px and at 390 px: an endpoint's deliveries filtered by state, event type and time and
-// found by the webhook-id a receiver logged (a malformed id refused in the browser, nothing sent); a sample payload
-// per event type, the test message's as the service sends it; "Recover failed since…" sends the failures of the
-// window again with their webhook-ids, the older one left; a rotation says until when the previous secret still signs,
+// found by the webhook-id a receiver logged (a malformed id refused in the browser, nothing sent); the filters in the
+// page's address (a reload and a pasted link show the same filtered deliveries, Back and Forward move between them);
+// a sample payload per event type, the test message's as the service sends it; "Recover failed since…" says how many
+// failed deliveries it sends again before it sends anything, then sends the failures of the window again with their
+// webhook-ids, the older one left; a rotation says until when the previous secret still signs,
 // and a receiver still holding it verifies the next message. Each state: no sideways scroll, axe-core without any
 // violation, a screenshot.
 import type { Locator, Page } from 'playwright-core';
@@ -98,17 +100,33 @@ describe.each([
     const filters = page.getByRole('search', { name: `Deliveries of ${url}` });
     const shown = page.getByTestId('deliveries-shown');
 
+    const hash = () => new URL(page.url()).hash;
+    const tab = `#/game/${w.gameId}/webhooks`;
+
     await filters.getByLabel('State').selectOption('failed');
     await filters.getByRole('button', { name: 'Show deliveries' }).click();
     await shown.filter({ hasText: '1 delivery matching failed shown, newest first.' }).waitFor(WAIT);
     await until('the failed one only', async () => (await summaries.count()) === 1, 20_000);
     expect(await summaries.first().innerText()).toMatch(/^failed webhook\.test /);
+    // The filters are in the page's address; the focus stays on the form's button (the page neither moves nor scrolls).
+    expect(hash()).toBe(`${tab}?endpoint=${endpointId}&state=failed`);
+    expect(await page.evaluate(() => (globalThis as any).document.activeElement?.textContent)).toBe('Show deliveries');
 
     await filters.getByLabel('State').selectOption('');
     await filters.getByLabel('Event type').selectOption('game.paused');
     await filters.getByRole('button', { name: 'Show deliveries' }).click();
     await shown.filter({ hasText: '1 delivery matching game.paused shown' }).waitFor(WAIT);
     expect(await summaries.first().innerText()).toMatch(/^delivered game\.paused /);
+    expect(hash()).toBe(`${tab}?endpoint=${endpointId}&type=game.paused`);
+    // A reload shows the same filters and the same delivery.
+    const pausedRow = await summaries.first().innerText();
+    await page.reload();
+    await shown.filter({ hasText: '1 delivery matching game.paused shown' }).waitFor(WAIT);
+    expect(await summaries.count()).toBe(1);
+    expect(await summaries.first().innerText()).toBe(pausedRow);
+    expect(await filters.getByLabel('Event type').inputValue()).toBe('game.paused');
+    expect(await filters.getByLabel('State').inputValue()).toBe('');
+    expect(await filters.getByRole('button', { name: 'Clear the filters' }).count()).toBe(1);
     await checkPage(page, shot('webhooks-filtered'));
 
     // A window that starts in an hour: nothing, and the page says which filters matched nothing.
@@ -124,6 +142,26 @@ describe.each([
       .waitFor(WAIT);
     await filters.getByRole('button', { name: 'Clear the filters' }).click();
     await until('every delivery again', async () => (await summaries.count()) === 4, 20_000);
+    expect(hash()).toBe(tab);
+
+    // Back and Forward move between the filters, the form showing each.
+    await page.goBack();
+    await page
+      .getByTestId('deliveries-none')
+      .filter({ hasText: 'No delivery matches the filters (since' })
+      .waitFor(WAIT);
+    expect(await filters.getByLabel('Since').inputValue()).toBe(local(inAnHour));
+    expect(await filters.getByLabel('Event type').inputValue()).toBe('');
+    await page.goBack();
+    await shown.filter({ hasText: '1 delivery matching game.paused shown' }).waitFor(WAIT);
+    expect(await filters.getByLabel('Event type').inputValue()).toBe('game.paused');
+    expect(await filters.getByLabel('Since').inputValue()).toBe('');
+    await page.goForward();
+    await page.getByTestId('deliveries-none').waitFor(WAIT);
+    await page.goForward();
+    await until('every delivery again', async () => (await summaries.count()) === 4, 20_000);
+    expect(await filters.getByLabel('Since').inputValue()).toBe('');
+    expect(await filters.getByRole('button', { name: 'Clear the filters' }).count()).toBe(0);
 
     // A malformed webhook-id is refused in the browser; nothing is sent.
     const requests = recordRequests(page);
@@ -148,6 +186,24 @@ describe.each([
       .getByRole('cell', { name: 'answered 200' })
       .waitFor(WAIT);
     await checkPage(page, shot('webhooks-found-by-id'));
+    expect(hash()).toBe(`${tab}?endpoint=${endpointId}&webhook-id=${paused.id}`);
+
+    // A pasted address with filters, opened from another page, shows them: the failed test message of the last hour.
+    const hourAgo = new Date(Date.now() - 3_600_000);
+    await goTo(page, '#/');
+    await page.getByRole('heading', { name: 'Organizations', level: 1 }).waitFor(WAIT);
+    await goTo(
+      page,
+      `${tab}?endpoint=${endpointId}&state=failed&type=webhook.test&from=${encodeURIComponent(hourAgo.toISOString())}`,
+    );
+    await shown.filter({ hasText: '1 delivery matching failed · webhook.test · since' }).waitFor(WAIT);
+    expect(await summaries.count()).toBe(1);
+    expect(await summaries.first().innerText()).toMatch(/^failed webhook\.test /);
+    expect(await filters.getByLabel('State').inputValue()).toBe('failed');
+    expect(await filters.getByLabel('Event type').inputValue()).toBe('webhook.test');
+    expect(await filters.getByLabel('Since').inputValue()).toBe(local(hourAgo));
+    expect(await filters.getByLabel('webhook-id').inputValue()).toBe('');
+    await checkPage(page, shot('webhooks-filtered-link'));
 
     // The samples: one per type; the test message's is shaped as the one the receiver got.
     await page.getByText('Sample payloads').click();
@@ -210,7 +266,16 @@ describe.each([
     const offered = new Date(await form.getByLabel('Failed deliveries written since').inputValue()).getTime();
     expect(Math.abs(offered - (Date.now() - 86_400_000))).toBeLessThan(5 * 60_000);
     await checkPage(page, shot('webhooks-recover'));
+    // Before anything is sent, the confirmation says how many failed deliveries go again (read as one page of ids).
+    const requests = recordRequests(page);
     await form.getByRole('button', { name: 'Send the failed deliveries again' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Send 3 failed deliveries again?' });
+    await dialog.waitFor(WAIT);
+    expect(await dialog.innerText()).toContain(`The 3 failed deliveries of ${url} written since `);
+    expect(requests.some((body) => body.includes('ConsoleWebhookDeliveryIds'))).toBe(true);
+    expect(requests.some((body) => body.includes('recoverWebhookDeliveries'))).toBe(false);
+    await checkPage(page, shot('webhooks-recover-confirm'));
+    await dialog.getByRole('button', { name: 'Send them again' }).click();
     await form.getByRole('status').filter({ hasText: 'done' }).waitFor(WAIT);
     const expected = failed.map((f) => f.id).filter((id) => id !== oldest);
     await until(
@@ -231,6 +296,16 @@ describe.each([
           .count()) === 3,
       20_000,
     );
+    expect(new URL(page.url()).hash).toMatch(new RegExp(`^#/game/${w.gameId}/webhooks\\?endpoint=${endpointId}&from=`));
+    // Nothing failed is left in the window: the form says so, and nothing is sent.
+    requests.length = 0;
+    await form.getByRole('button', { name: 'Send the failed deliveries again' }).click();
+    await form
+      .getByRole('alert')
+      .filter({ hasText: 'No failed delivery of this endpoint was written since' })
+      .waitFor(WAIT);
+    expect(await page.getByRole('dialog').count()).toBe(0);
+    expect(requests.some((body) => body.includes('recoverWebhookDeliveries'))).toBe(false);
     const [left] = await sql<{ state: string }>(
       system.databaseUrl!,
       `select state from ledger.webhook_messages where id = $1`,

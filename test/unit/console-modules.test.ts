@@ -1,5 +1,6 @@
 // The web console's pure modules (no browser, no service): money (credits, dollars, amounts checked before sending),
-// the decision reasons in words, and the records search kept in the URL.
+// the decision reasons in words, the records search kept in the URL, and the delivery filters a game's Webhooks tab
+// keeps in its address.
 import { amountAbove, credits, dollars, figure, parseCredits, roomLeft } from '../../console/src/money.ts';
 import { REASONS, reasonLabel } from '../../console/src/pages/decisions/reasons.ts';
 import {
@@ -14,6 +15,7 @@ import {
   searchProblems,
   variablesOf,
 } from '../../console/src/pages/decisions/url-state.ts';
+import { deliveriesAddress, deliveriesFilterOf } from '../../console/src/pages/game/webhook-filter.ts';
 import { CREDITS_MAX, DECISION_REASONS } from '../../services/runtime/src/contracts/vocabulary.ts';
 
 const GAME = '3f2c0e4a-1b2c-4d5e-8f90-a1b2c3d4e5f6';
@@ -127,5 +129,49 @@ describe('the records search in the URL', () => {
       last: 50,
       before: 'c2',
     });
+  });
+});
+
+describe("the Webhooks tab's delivery filters in the address", () => {
+  const ENDPOINT = '5e4d3c2b-1a09-4f8e-9d7c-6b5a4f3e2d1c';
+  const MESSAGE = '3f2c9a1b-7e6d-4c5b-a4f3-e2d1c0b9a8f7';
+
+  it("keeps one endpoint's delivery filters in the Webhooks tab's address and reads them back", () => {
+    const filter = {
+      webhookId: MESSAGE,
+      state: 'failed' as const,
+      eventType: 'game.paused',
+      from: '2026-11-01T00:00:00.000Z',
+      to: '2026-11-02T00:00:00.000Z',
+    };
+    const address = deliveriesAddress(GAME, ENDPOINT, filter);
+    expect(address).toBe(
+      `#/game/${GAME}/webhooks?endpoint=${ENDPOINT}&webhook-id=${MESSAGE}&state=failed&type=game.paused` +
+        '&from=2026-11-01T00%3A00%3A00.000Z&to=2026-11-02T00%3A00%3A00.000Z',
+    );
+    expect(deliveriesFilterOf(address)).toEqual({ endpointId: ENDPOINT, filter });
+    // No filter: the tab's own address, naming no endpoint.
+    expect(deliveriesAddress(GAME, ENDPOINT, {})).toBe(`#/game/${GAME}/webhooks`);
+    expect(deliveriesFilterOf(`#/game/${GAME}/webhooks`)).toEqual({ filter: {} });
+    // A pasted id in upper case is the same id.
+    expect(
+      deliveriesFilterOf(
+        `#/game/${GAME}/webhooks?endpoint=${ENDPOINT.toUpperCase()}&webhook-id=${MESSAGE.toUpperCase()}`,
+      ),
+    ).toEqual({ endpointId: ENDPOINT, filter: { webhookId: MESSAGE } });
+  });
+
+  it('leaves out what the filter form could not have written', () => {
+    const base = `#/game/${GAME}/webhooks?endpoint=${ENDPOINT}`;
+    expect(deliveriesFilterOf(`${base}&state=lost&type=game.deleted&webhook-id=3f2c9a1b&from=soon`)).toEqual({
+      endpointId: ENDPOINT,
+      filter: {},
+    });
+    // A window that ends before it starts keeps its start only.
+    expect(deliveriesFilterOf(`${base}&from=2026-11-02T00:00:00Z&to=2026-11-01T00:00:00Z`).filter).toEqual({
+      from: '2026-11-02T00:00:00.000Z',
+    });
+    // Filters without an endpoint filter nothing.
+    expect(deliveriesFilterOf(`#/game/${GAME}/webhooks?state=failed`)).toEqual({ filter: {} });
   });
 });

@@ -14,6 +14,7 @@ import { LinkIntentsSection, PlayersSection } from './game/Players.tsx';
 import { RulesSection } from './game/Rules.tsx';
 import { newest, page } from './game/records.ts';
 import { WebhooksSection } from './game/Webhooks.tsx';
+import type { DeliveriesFilter } from './game/webhook-filter.ts';
 
 export const GAME_TABS = [
   { id: 'overview', label: 'Overview' },
@@ -33,11 +34,14 @@ export default function GamePage({
   snapshot,
   gameId,
   tab: tabName,
+  deliveries,
   reload,
 }: {
   snapshot: Snapshot;
   gameId: string;
   tab: string | undefined;
+  /** The Webhooks tab's delivery filters, from the address's query. */
+  deliveries?: DeliveriesFilter | undefined;
   reload: () => void;
 }) {
   const tab: TabId = GAME_TABS.find((t) => t.id === tabName)?.id ?? 'overview';
@@ -176,7 +180,9 @@ export default function GamePage({
             <LinkIntentsSection gameId={game.id} />
           </>
         )}
-        {tab === 'webhooks' && <WebhooksSection gameId={game.id} write={write} />}
+        {tab === 'webhooks' && (
+          <WebhooksSection gameId={game.id} write={write} deliveries={deliveries ?? { filter: {} }} />
+        )}
       </div>
     </>
   );

@@ -1,24 +1,30 @@
-import { cloneElement, type FormEvent, type ReactElement, useId, useState } from 'react';
-import { instantOf, localInputValue } from '../../action-form.tsx';
+import { cloneElement, type FormEvent, type ReactElement, useEffect, useId, useState } from 'react';
+import { type DangerSpec, instantOf, localInputValue, type Problem } from '../../action-form.tsx';
 import {
   client,
   failureOf,
   type ServerFailure,
   WEBHOOK_DELIVERIES,
+  WEBHOOK_DELIVERY_IDS,
   type WebhookDelivery,
-  type WebhookDeliveryFilter,
   type WebhookEndpoint,
 } from '../../api.ts';
 import { ActionForm, FailureAlert, Reveal, TableBox } from '../../components.tsx';
+import { sentenceOf } from '../../errors.ts';
 import { usePoll } from '../../poll.ts';
-import { SAMPLE_DATA } from './webhook-samples.ts';
+import {
+  DELIVERY_STATES,
+  DELIVERY_TYPES,
+  deliveriesAddress,
+  UUID,
+  type WebhookDeliveryFilter,
+} from './webhook-filter.ts';
 
 const time = (value: string | null | undefined) => (value ? new Date(value).toLocaleString() : '');
 
 const DELIVERIES_PAGE = 20;
-const STATES = ['pending', 'delivered', 'failed'] as const;
-const TYPES = Object.keys(SAMPLE_DATA);
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** The most deliveries one page holds (webhookDeliveries' `first`): how far "Recover failed since…" counts. */
+const COUNT_PAGE = 100;
 
 /** One page of an endpoint's deliveries, newest first, and the cursor of the next (older) one. */
 async function deliveriesOf(id: string, filter: WebhookDeliveryFilter, after?: string) {
@@ -96,7 +102,15 @@ export function filterWords(filter: WebhookDeliveryFilter): string {
 }
 
 type Draft = { state: string; eventType: string; from: string; to: string; webhookId: string };
-const EMPTY: Draft = { state: '', eventType: '', from: '', to: '', webhookId: '' };
+
+/** The filter form as a filter fills it (the instants in the browser's time zone, to the minute). */
+const draftOf = (filter: WebhookDeliveryFilter): Draft => ({
+  state: filter.state ?? '',
+  eventType: filter.eventType ?? '',
+  from: filter.from ? localInputValue(new Date(filter.from)) : '',
+  to: filter.to ? localInputValue(new Date(filter.to)) : '',
+  webhookId: filter.webhookId ?? '',
+});
 
 /** The draft of the filter form as a filter, or the field the browser refuses (nothing is sent then). */
 function filterOf(draft: Draft): { filter: WebhookDeliveryFilter } | { field: keyof Draft; sentence: string } {
@@ -125,19 +139,28 @@ function filterOf(draft: Draft): { filter: WebhookDeliveryFilter } | { field: ke
   return { filter };
 }
 
-/** The filter form of one endpoint's deliveries: state, type, a window and a webhook-id. */
+/**
+ * The filter form of one endpoint's deliveries: state, type, a window and a webhook-id. It shows the filters in force
+ * (the address's), again whenever they change (Back, Forward, a link, "Clear the filters").
+ */
 function DeliveryFilters({
   endpoint,
-  active,
+  filter,
   apply,
 }: {
   endpoint: WebhookEndpoint;
-  active: boolean;
+  filter: WebhookDeliveryFilter;
   apply: (filter: WebhookDeliveryFilter) => void;
 }) {
   const id = useId();
-  const [draft, setDraft] = useState<Draft>(EMPTY);
+  const [draft, setDraft] = useState<Draft>(() => draftOf(filter));
   const [problem, setProblem] = useState<{ field: keyof Draft; sentence: string } | undefined>();
+  const filterKey = JSON.stringify(filter);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: filterKey stands for the filter in force
+  useEffect(() => {
+    setDraft(draftOf(filter));
+    setProblem(undefined);
+  }, [filterKey]);
   const set = (name: keyof Draft) => (event: { target: { value: string } }) =>
     setDraft((d) => ({ ...d, [name]: event.target.value }));
   const submit = (event: FormEvent) => {
@@ -151,7 +174,7 @@ function DeliveryFilters({
     apply(built.filter);
   };
   const clear = () => {
-    setDraft(EMPTY);
+    setDraft(draftOf({}));
     setProblem(undefined);
     apply({});
   };
@@ -188,7 +211,7 @@ function DeliveryFilters({
           'State',
           <select>
             <option value="">any state</option>
-            {STATES.map((s) => (
+            {DELIVERY_STATES.map((s) => (
               <option key={s} value={s}>
                 {s}
               </option>
@@ -200,7 +223,7 @@ function DeliveryFilters({
           'Event type',
           <select>
             <option value="">any type</option>
-            {TYPES.map((t) => (
+            {DELIVERY_TYPES.map((t) => (
               <option key={t} value={t}>
                 {t}
               </option>
@@ -210,7 +233,7 @@ function DeliveryFilters({
         {field('from', 'Since', <input type="datetime-local" />)}
         {field('to', 'Before', <input type="datetime-local" />)}
         <button type="submit">Show deliveries</button>
-        {active && (
+        {filterKey !== '{}' && (
           <button type="button" className="secondary" onClick={clear}>
             Clear the filters
           </button>
@@ -221,51 +244,115 @@ function DeliveryFilters({
 }
 
 /**
- * An endpoint's deliveries with their attempts, the payload as the receiver got it, and redeliver; filtered by state,
- * type, time and webhook-id, and "Recover failed since…" for owners and admins.
+ * How many failed deliveries of an endpoint were written since an instant: one page of their ids (the API has no
+ * count), so `more` says that page was full and more follow.
  */
-export function Deliveries({ endpoint, write }: { endpoint: WebhookEndpoint; write: boolean }) {
+async function failedSince(endpointId: string, since: string): Promise<{ count: number; more: boolean }> {
+  const result = await client.query<{
+    webhookDeliveries: { deliveries: Array<{ id: string }>; nextCursor: string | null } | null;
+  }>({
+    query: WEBHOOK_DELIVERY_IDS,
+    variables: { id: endpointId, first: COUNT_PAGE, filter: { state: 'failed', from: since } },
+    fetchPolicy: 'network-only',
+  });
+  if (result.error) throw result.error;
+  const page = result.data?.webhookDeliveries;
+  return { count: page?.deliveries.length ?? 0, more: Boolean(page?.nextCursor) };
+}
+
+/**
+ * What "Recover failed since…" asks before it sends anything: how many failed deliveries it sends again (exactly, or
+ * "at least" a full page of them), or, when there is none, a sentence at the field and nothing sent.
+ */
+export function recoverQuestion(
+  url: string,
+  since: string,
+  found: { count: number; more: boolean },
+): DangerSpec | Problem {
+  const { count, more } = found;
+  if (count === 0) {
+    return {
+      field: 'since',
+      sentence: `No failed delivery of this endpoint was written since ${time(since)}: there is nothing to send again.`,
+    };
+  }
+  const what = `${more ? 'at least ' : ''}${count} failed ${count === 1 ? 'delivery' : 'deliveries'}`;
+  return {
+    title: `Send ${what} again?`,
+    body:
+      `${more ? `At least ${count} failed deliveries` : count === 1 ? 'The one failed delivery' : `The ${count} failed deliveries`} ` +
+      `of ${url} written since ${time(since)} ${count === 1 ? 'is' : 'are'} sent again, each with its own webhook-id ` +
+      '(your receiver deduplicates on it), and retried for 24 hours.' +
+      (more
+        ? ` The console counts one page of ${COUNT_PAGE}; more than 10,000 are refused and nothing is sent: then choose a later time.`
+        : ''),
+    confirmLabel: `Send ${count === 1 ? 'it' : 'them'} again`,
+    destructive: false,
+  };
+}
+
+/**
+ * An endpoint's deliveries with their attempts, the payload as the receiver got it, and redeliver; filtered by state,
+ * type, time and webhook-id (the filters in force are the address's: `filter`; applying others changes the address),
+ * and "Recover failed since…" for owners and admins.
+ */
+export function Deliveries({
+  gameId,
+  endpoint,
+  write,
+  filter,
+}: {
+  gameId: string;
+  endpoint: WebhookEndpoint;
+  write: boolean;
+  filter: WebhookDeliveryFilter;
+}) {
   const [nudge, setNudge] = useState(0);
-  const [filter, setFilter] = useState<WebhookDeliveryFilter>({});
   // "Recover failed since…" offers a day ago, fixed when the tab opens (the form keeps what is typed).
   const [dayAgo] = useState(() => localInputValue(new Date(Date.now() - 86_400_000)));
   const filterKey = JSON.stringify(filter);
   const filtered = filterKey !== '{}';
   const page = usePoll(() => deliveriesOf(endpoint.id, filter), `${endpoint.id}/${nudge}/${filterKey}`, 3000);
-  // Older pages loaded with "Older deliveries" (the newest page keeps being read every 3 s above them).
-  const [older, setOlder] = useState<{ deliveries: WebhookDelivery[]; nextCursor: string | null } | undefined>();
+  // Older pages loaded with "Older deliveries" (the newest page keeps being read every 3 s above them), for the
+  // filters they were read with: other filters start from their newest page again.
+  const [older, setOlder] = useState<
+    { key: string; deliveries: WebhookDelivery[]; nextCursor: string | null } | undefined
+  >();
   const [loadingOlder, setLoadingOlder] = useState(false);
-  const [olderFailure, setOlderFailure] = useState<ServerFailure | undefined>();
+  const [olderFailure, setOlderFailure] = useState<{ key: string; failure: ServerFailure } | undefined>();
+  const olderShown = older?.key === filterKey ? older : undefined;
   // A page read for other filters (the poll's last value until the new read answers) is not shown.
   const current = page.value && JSON.stringify(page.value.filter) === filterKey ? page.value : undefined;
   const newest = current?.deliveries ?? [];
   const seen = new Set(newest.map((d) => d.id));
-  const shown = [...newest, ...(older?.deliveries ?? []).filter((d) => !seen.has(d.id))];
-  const nextCursor = older ? older.nextCursor : (current?.nextCursor ?? null);
+  const shown = [...newest, ...(olderShown?.deliveries ?? []).filter((d) => !seen.has(d.id))];
+  const nextCursor = olderShown ? olderShown.nextCursor : (current?.nextCursor ?? null);
+  // Filters are applied through the address (#/game/<id>/webhooks?endpoint=…&state=…): a new history entry, which
+  // the router hands back as `filter`.
   const apply = (next: WebhookDeliveryFilter) => {
-    setOlder(undefined);
-    setOlderFailure(undefined);
-    setFilter(next);
+    window.location.hash = deliveriesAddress(gameId, endpoint.id, next);
   };
   const loadOlder = async () => {
     if (!nextCursor) return;
+    const key = filterKey;
     setLoadingOlder(true);
     try {
       const next = await deliveriesOf(endpoint.id, filter, nextCursor);
       setOlder((before) => ({
-        deliveries: [...(before?.deliveries ?? []), ...next.deliveries],
+        key,
+        deliveries: [...(before?.key === key ? before.deliveries : []), ...next.deliveries],
         nextCursor: next.nextCursor,
       }));
       setOlderFailure(undefined);
     } catch (failure) {
-      setOlderFailure(failureOf(failure));
+      setOlderFailure({ key, failure: failureOf(failure) });
     } finally {
       setLoadingOlder(false);
     }
   };
   return (
     <>
-      <DeliveryFilters endpoint={endpoint} active={filtered} apply={apply} />
+      <DeliveryFilters endpoint={endpoint} filter={filter} apply={apply} />
       {write && (
         <Reveal label="Recover failed since…">
           <p className="hint">
@@ -285,6 +372,19 @@ export function Deliveries({ endpoint, write }: { endpoint: WebhookEndpoint; wri
                 initial: dayAgo,
               },
             ]}
+            danger={async (input) => {
+              const since = String(input.since);
+              try {
+                return recoverQuestion(endpoint.url, since, await failedSince(endpoint.id, since));
+              } catch (thrown) {
+                const failure = failureOf(thrown);
+                return {
+                  field: 'since',
+                  sentence: sentenceOf(failure, { action: 'recoverWebhookDeliveries' }),
+                  code: failure.code,
+                };
+              }
+            }}
             onDone={(_result, input) => apply({ from: String(input.since) })}
           />
         </Reveal>
@@ -362,7 +462,7 @@ export function Deliveries({ endpoint, write }: { endpoint: WebhookEndpoint; wri
           </details>
         );
       })}
-      {olderFailure && <FailureAlert failure={olderFailure} />}
+      {olderFailure?.key === filterKey && <FailureAlert failure={olderFailure.failure} />}
       {nextCursor && (
         <button type="button" className="secondary" disabled={loadingOlder} onClick={() => void loadOlder()}>
           Older deliveries

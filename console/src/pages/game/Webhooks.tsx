@@ -3,6 +3,7 @@ import { type ActionResult, client, WEBHOOK_ENDPOINTS, type WebhookEndpoint } fr
 import { ActionForm, CopyButton, FailureAlert, Reveal, Section } from '../../components.tsx';
 import { usePoll } from '../../poll.ts';
 import { Deliveries } from './WebhookDeliveries.tsx';
+import type { DeliveriesFilter } from './webhook-filter.ts';
 import { SAMPLE_DATA, SAMPLE_WHEN, samplePayload } from './webhook-samples.ts';
 
 const EVENT_TYPES = [
@@ -115,8 +116,19 @@ function SecretBanner({
   );
 }
 
-/** A game's webhook endpoints: create, test, rotate, disable, delete; each endpoint's deliveries. */
-export function WebhooksSection({ gameId, write }: { gameId: string; write: boolean }) {
+/**
+ * A game's webhook endpoints: create, test, rotate, disable, delete; each endpoint's deliveries, one endpoint's
+ * filtered as the address says (`deliveries`, from the address's query).
+ */
+export function WebhooksSection({
+  gameId,
+  write,
+  deliveries,
+}: {
+  gameId: string;
+  write: boolean;
+  deliveries: DeliveriesFilter;
+}) {
   const [nudge, setNudge] = useState(0);
   // Every secret shown and not hidden yet, newest first: a second endpoint (or a rotation) never replaces the banner
   // of a first secret nobody has copied yet.
@@ -279,7 +291,12 @@ export function WebhooksSection({ gameId, write }: { gameId: string; write: bool
               />
             </div>
           )}
-          <Deliveries endpoint={endpoint} write={write} />
+          <Deliveries
+            gameId={gameId}
+            endpoint={endpoint}
+            write={write}
+            filter={deliveries.endpointId === endpoint.id ? deliveries.filter : {}}
+          />
         </div>
       ))}
       {write && (
