@@ -31,18 +31,15 @@ export class EventWriteRoute {
       } catch (error) {
         // Delivered to no one: nothing was decided, so the request is free to go elsewhere.
         if (!options.noResponders) throw error;
-        this.fallbackUntil = performance.now() + FALLBACK_MS;
-        this.onFallback?.();
+        // Requests out together may each find none: one fallback, told once.
+        const now = performance.now();
+        if (now >= this.fallbackUntil) this.onFallback?.();
+        this.fallbackUntil = now + FALLBACK_MS;
       } finally {
         options.failNoResponders = false;
         options.noResponders = false;
       }
     }
     return await send(false);
-  }
-
-  /** Whether event writes go to RecordEvent(s) now (tests, metrics). */
-  get fallingBack(): boolean {
-    return performance.now() < this.fallbackUntil;
   }
 }
