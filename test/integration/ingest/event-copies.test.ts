@@ -30,6 +30,25 @@ function checkedInput(body: unknown) {
   return checked.input;
 }
 
+/** One event per request (every request meets one member of the ledger's queue group on its own), 4 s to answer. */
+const SYSTEM_ENV = {
+  EVENT_RATE_LIMIT_PER_MINUTE: '100000',
+  INGEST_EVENT_BATCH_MAX: '1',
+  NATS_EVENT_REQUEST_TIMEOUT_MS: '4000',
+};
+
+/** Another client of the system's NATS server: a member of the ledger's queue group, or a caller. */
+function natsClient(system: TestSystem, connectionName: string): Promise<NatsTransport> {
+  return NatsTransport.connect({
+    url: system.natsUrl!,
+    connectionName,
+    requestTimeoutMs: 4000,
+    undeliveredWaitMs: 0,
+    logger: pino({ level: 'silent' }),
+    metrics: createMetrics(),
+  });
+}
+
 describe('copies of event writes', () => {
   let system: TestSystem;
   let swallowing: NatsTransport | undefined;
@@ -37,22 +56,8 @@ describe('copies of event writes', () => {
   let swallowed = 0;
 
   beforeAll(async () => {
-    system = await startTestSystem({
-      env: {
-        EVENT_RATE_LIMIT_PER_MINUTE: '100000',
-        // One event per request: every request meets the swallowing member or the live ledger on its own.
-        INGEST_EVENT_BATCH_MAX: '1',
-        NATS_EVENT_REQUEST_TIMEOUT_MS: '4000',
-      },
-    });
-    swallowing = await NatsTransport.connect({
-      url: system.natsUrl!,
-      connectionName: 'swallowing-ledger',
-      requestTimeoutMs: 4000,
-      undeliveredWaitMs: 0,
-      logger: pino({ level: 'silent' }),
-      metrics: createMetrics(),
-    });
+    system = await startTestSystem({ env: SYSTEM_ENV });
+    swallowing = await natsClient(system, 'swallowing-ledger');
     await swallowing.serve({
       service: 'ledger',
       version: '1.0.0',
@@ -106,14 +111,7 @@ describe('copies of event writes', () => {
   it("answers a copy that finds its first copy's decision as the request's own, another request's as a replay", async () => {
     const db = system.databaseUrl!;
     const world = await createEventWorld(db, { rewardCredits: 1, budgetCredits: 1_000_000 });
-    const client = await NatsTransport.connect({
-      url: system.natsUrl!,
-      connectionName: 'copies-client',
-      requestTimeoutMs: 4000,
-      undeliveredWaitMs: 0,
-      logger: pino({ level: 'silent' }),
-      metrics: createMetrics(),
-    });
+    const client = await natsClient(system, 'copies-client');
     try {
       const body = eventBody(world);
       const request = (proposed: Uint8Array) => ({
@@ -163,21 +161,8 @@ describe('copies of event writes beside a ledger of an earlier release', () => {
   let earlierCalls = 0;
 
   beforeAll(async () => {
-    system = await startTestSystem({
-      env: {
-        EVENT_RATE_LIMIT_PER_MINUTE: '100000',
-        INGEST_EVENT_BATCH_MAX: '1',
-        NATS_EVENT_REQUEST_TIMEOUT_MS: '4000',
-      },
-    });
-    earlier = await NatsTransport.connect({
-      url: system.natsUrl!,
-      connectionName: 'earlier-release-ledger',
-      requestTimeoutMs: 4000,
-      undeliveredWaitMs: 0,
-      logger: pino({ level: 'silent' }),
-      metrics: createMetrics(),
-    });
+    system = await startTestSystem({ env: SYSTEM_ENV });
+    earlier = await natsClient(system, 'earlier-release-ledger');
     // A ledger of an earlier release: it serves RecordEvent only, decides under an id of its own (it reads no proposed
     // id: the decision is made by the real ledger with none), and answers late, well past the edge's per-try timeout
     // (15 % of 4 s), so that a copy of its request would be sent and would find its decision.
